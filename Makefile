@@ -1,0 +1,114 @@
+# ksched build. GNU Make; see docs/building.md.
+#
+#   make            build ksched, libksched.{a,so}, example plugins (release)
+#   make demo       install missing deps, build, simulate the demo cluster
+#   make test       install missing deps, build release + ASan/UBSan, run every test
+#   make bench      scheduler_perf-style benchmarks (see bench/)
+#   make install PREFIX=/usr/local
+
+CC      ?= gcc
+PREFIX  ?= /usr/local
+PKGS    := yaml-0.1 jansson libcurl libmicrohttpd
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+LIBS    := $(PKG_LIBS) -lpthread -ldl -lm
+
+WARN    := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -fPIC $(WARN) -Isrc -Iinclude $(PKG_CFLAGS)
+
+# Two build flavours share the source list: release and asan (ASan+UBSan,
+# debug checks such as the NodeInfo immutability check enabled).
+MODE ?= release
+ifeq ($(MODE),asan)
+  OPT := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -DKS_DEBUG=1
+  LDOPT := -fsanitize=address,undefined
+else ifeq ($(MODE),debug)
+  OPT := -O0 -g -DKS_DEBUG=1
+  LDOPT :=
+else
+  OPT := -O2 -g
+  LDOPT :=
+endif
+CFLAGS ?=
+CFLAGS += $(BASE_CFLAGS) $(OPT)
+B := build/$(MODE)
+
+LIB_SRCS  := $(shell find src -name '*.c' -not -path 'src/cmd/*' | sort)
+CMD_SRCS  := $(shell find src/cmd -name '*.c' | sort)
+TEST_SRCS := $(wildcard test/unit/test_*.c)
+TEST_UTIL := $(wildcard test/unit/testutil*.c)
+LIB_OBJS  := $(LIB_SRCS:%.c=$(B)/obj/%.o)
+CMD_OBJS  := $(CMD_SRCS:%.c=$(B)/obj/%.o)
+TEST_BINS := $(TEST_SRCS:test/unit/%.c=$(B)/test/%)
+TEST_UTIL_OBJS := $(TEST_UTIL:%.c=$(B)/obj/%.o)
+PLUGIN_SRCS := $(wildcard examples/plugins/*/*.c)
+PLUGIN_SOS  := $(patsubst examples/plugins/%.c,$(B)/plugins/%.so,$(filter-out examples/plugins/embed/%,$(PLUGIN_SRCS)))
+
+.PHONY: all build deps demo test test-unit test-scenarios test-reference bench bench-quick \
+        install clean fuzz
+all: build
+build: $(B)/ksched $(B)/libksched.a $(B)/libksched.so $(PLUGIN_SOS)
+
+deps:
+	@scripts/deps.sh
+
+$(B)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(B)/libksched.a: $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(B)/libksched.so: $(LIB_OBJS)
+	$(CC) -shared $(LDOPT) -o $@ $^ $(LIBS)
+
+# -rdynamic: out-of-tree plugins resolve the ks_* API from the executable.
+$(B)/ksched: $(CMD_OBJS) $(B)/libksched.a
+	$(CC) $(LDOPT) -rdynamic -o $@ $(CMD_OBJS) -Wl,--whole-archive $(B)/libksched.a -Wl,--no-whole-archive $(LIBS)
+
+$(B)/plugins/%.so: examples/plugins/%.c include/ksched/ksched.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -fPIC -shared $(WARN) -Iinclude $(OPT) $(LDOPT) -o $@ $<
+
+$(B)/test/%: test/unit/%.c $(TEST_UTIL_OBJS) $(B)/libksched.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itest/unit $(LDOPT) -o $@ $< $(TEST_UTIL_OBJS) $(B)/libksched.a $(LIBS) -lcmocka
+
+demo: deps
+	@$(MAKE) --no-print-directory build
+	./$(B)/ksched simulate examples/clusters/demo
+
+# make test: both flavours, every suite, one summary line at the end.
+test: deps
+	@$(MAKE) --no-print-directory MODE=release build test-bins
+	@$(MAKE) --no-print-directory MODE=asan build test-bins
+	@test/run.sh
+
+test-bins: $(TEST_BINS)
+
+test-reference: deps
+	@$(MAKE) --no-print-directory MODE=release build
+	@test/reference/run.sh --ksched $(CURDIR)/build/release/ksched $(if $(SEEDS),--seeds $(SEEDS))
+
+bench: deps
+	@$(MAKE) --no-print-directory MODE=release build
+	@bench/run.sh --nodes 5000
+
+bench-quick: deps
+	@$(MAKE) --no-print-directory MODE=release build
+	@bench/run.sh --nodes 500 --quick
+
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/ksched \
+	    $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 755 $(B)/ksched $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(B)/libksched.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(B)/libksched.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 include/ksched/*.h $(DESTDIR)$(PREFIX)/include/ksched/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' scripts/ksched.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/ksched.pc
+
+clean:
+	rm -rf build
+
+-include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d)

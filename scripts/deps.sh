@@ -1,0 +1,17 @@
+#!/bin/sh
+# Install the Debian packages ksched needs to build and test, only if missing.
+# Idempotent: when everything is present it does nothing and prints nothing.
+set -eu
+PKGS="gcc make pkg-config libyaml-dev libjansson-dev libcurl4-openssl-dev libmicrohttpd-dev libcmocka-dev python3"
+missing=""
+for p in $PKGS; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "deps: installing$missing" >&2
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -1,0 +1,51 @@
+/* Everything loaded from manifests (or listed from an API server): the set
+ * of objects of every kind the scheduler reads, in input order. The cluster
+ * owns the objects it holds (one reference each). */
+#ifndef KS_CLUSTER_H
+#define KS_CLUSTER_H
+
+#include "api/node.h"
+#include "api/objects.h"
+#include "api/pod.h"
+#include "util/xalloc.h"
+
+#define KS_VEC(T) struct { T *v; uint32_t n, cap; }
+
+typedef struct ks_cluster {
+    KS_VEC(ks_node *) nodes;
+    KS_VEC(ks_pod *) pods;
+    KS_VEC(ks_priority_class *) priority_classes;
+    KS_VEC(ks_namespace *) namespaces;
+    KS_VEC(ks_pv *) pvs;
+    KS_VEC(ks_pvc *) pvcs;
+    KS_VEC(ks_storage_class *) storage_classes;
+    KS_VEC(ks_csinode *) csinodes;
+    KS_VEC(ks_pdb *) pdbs;
+    KS_VEC(ks_pod_group *) pod_groups;
+    KS_VEC(ks_workload *) workloads;
+    uint32_t next_input_index;
+    ks_arena *arena; /* documents' trees and shared strings */
+} ks_cluster;
+
+#define KS_VEC_PUSH(vec, x)                                       \
+    do {                                                          \
+        KS_GROW((vec).v, (vec).cap, (size_t)(vec).n + 1);         \
+        (vec).v[(vec).n++] = (x);                                 \
+    } while (0)
+
+ks_cluster *ks_cluster_new(void);
+void ks_cluster_free(ks_cluster *c);
+
+/* Lookups by name (linear or indexed; fine for admission-time use). */
+const ks_priority_class *ks_cluster_priority_class(const ks_cluster *c, ks_id name);
+const ks_priority_class *ks_cluster_default_priority_class(const ks_cluster *c);
+const ks_namespace *ks_cluster_namespace(const ks_cluster *c, ks_id name);
+ks_node *ks_cluster_node(const ks_cluster *c, ks_id name);
+
+/* Fill in what admission would have: priority from priorityClassName (or the
+ * global default class, else 0) when spec.priority is unset, and
+ * preemptionPolicy from the class. Returns false (with *err malloc'd) when a
+ * pod names a PriorityClass that does not exist. */
+bool ks_cluster_admit(ks_cluster *c, char **err);
+
+#endif

@@ -1,0 +1,55 @@
+/* The node as the scheduler sees it: interned labels and taints, the
+ * allocatable vector, images. Immutable and reference counted like ks_pod. */
+#ifndef KS_NODE_H
+#define KS_NODE_H
+
+#include "api/resource.h"
+#include "api/labels.h"
+#include "api/taint.h"
+#include "util/arena.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct ks_tree;
+
+typedef struct ks_node_image {
+    uint32_t nnames;
+    ks_id *names; /* every name the image is known by (normalized) */
+    int64_t size_bytes;
+} ks_node_image;
+
+typedef struct ks_node {
+    atomic_int refs;
+    ks_arena *arena;
+    ks_id name;
+    const char *uid;
+    ks_labels labels;
+    ks_labels annotations;
+    uint32_t ntaints;
+    ks_taint *taints;
+    bool unschedulable;
+    ks_resource allocatable;
+    ks_resource capacity;
+    uint32_t nimages;
+    ks_node_image *images;
+    int64_t creation_ts;
+    uint32_t input_index;
+    struct ks_tree *tree;
+    const char *source_file;
+    int source_line;
+} ks_node;
+
+ks_node *ks_node_new(void);
+static inline ks_node *ks_node_ref(ks_node *n) {
+    atomic_fetch_add_explicit(&n->refs, 1, memory_order_relaxed);
+    return n;
+}
+void ks_node_unref(ks_node *n);
+
+/* Image name as upstream ImageLocality normalizes it (adds ":latest" when
+ * the name has no tag). */
+ks_id ks_normalize_image(const char *image);
+
+#endif

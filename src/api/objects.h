@@ -1,0 +1,128 @@
+/* The other kinds the scheduler reads: PriorityClass, Namespace, storage
+ * (PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode),
+ * PodDisruptionBudget, PodGroup (gang scheduling), and the workload objects
+ * whose selectors default topology spreading uses (Service, ReplicaSet,
+ * StatefulSet, ReplicationController). Each is owned by its arena. */
+#ifndef KS_OBJECTS_H
+#define KS_OBJECTS_H
+
+#include "api/pod.h"
+#include "api/selector.h"
+
+typedef struct ks_priority_class {
+    ks_arena *arena;
+    ks_id name;
+    int32_t value;
+    bool global_default;
+    ks_preemption_policy preemption_policy;
+} ks_priority_class;
+
+typedef struct ks_namespace {
+    ks_arena *arena;
+    ks_id name;
+    ks_labels labels;
+} ks_namespace;
+
+typedef enum {
+    KS_ACCESS_RWO = 1,
+    KS_ACCESS_ROX = 2,
+    KS_ACCESS_RWX = 4,
+    KS_ACCESS_RWOP = 8,
+} ks_access_mode;
+
+typedef struct ks_pv {
+    ks_arena *arena;
+    ks_id name;
+    int64_t capacity;          /* bytes of capacity.storage */
+    uint32_t access_modes;     /* KS_ACCESS_* bits */
+    ks_id storage_class;
+    ks_id claim_ns, claim_name; /* claimRef */
+    bool has_node_affinity;
+    ks_node_selector node_affinity;
+    const char *csi_driver, *volume_handle;
+    ks_id phase;
+    ks_labels labels;
+} ks_pv;
+
+typedef struct ks_pvc {
+    ks_arena *arena;
+    ks_id ns, name;
+    bool has_storage_class;
+    ks_id storage_class;
+    uint32_t access_modes;
+    int64_t request;           /* bytes of resources.requests.storage */
+    ks_id volume_name;
+    ks_id phase;
+    ks_labels annotations;     /* volume.kubernetes.io/selected-node etc. */
+} ks_pvc;
+
+typedef enum { KS_BIND_IMMEDIATE = 0, KS_BIND_WAIT_FOR_FIRST_CONSUMER } ks_binding_mode;
+
+typedef struct ks_storage_class {
+    ks_arena *arena;
+    ks_id name;
+    const char *provisioner;
+    ks_binding_mode binding_mode;
+    uint32_t nallowed_topologies;
+    ks_node_selector_term *allowed_topologies;
+    bool is_default;
+} ks_storage_class;
+
+typedef struct ks_csi_driver_info {
+    const char *name;
+    bool has_allocatable;
+    int32_t allocatable_count;
+    uint32_t ntopology_keys;
+    ks_id *topology_keys;
+} ks_csi_driver_info;
+
+typedef struct ks_csinode {
+    ks_arena *arena;
+    ks_id name;
+    uint32_t ndrivers;
+    ks_csi_driver_info *drivers;
+} ks_csinode;
+
+typedef struct ks_int_or_percent {
+    bool set;
+    bool is_percent;
+    int32_t value;
+} ks_int_or_percent;
+
+typedef struct ks_pdb {
+    ks_arena *arena;
+    ks_id ns, name;
+    ks_label_selector selector;
+    ks_int_or_percent min_available, max_unavailable;
+    int32_t disruptions_allowed; /* status.disruptionsAllowed */
+    uint32_t ndisrupted;
+    ks_id *disrupted_pods;       /* status.disruptedPods names */
+} ks_pdb;
+
+typedef struct ks_pod_group {
+    ks_arena *arena;
+    ks_id ns, name;
+    int32_t min_member;
+    ks_resource min_resources;
+    bool has_min_resources;
+    int32_t schedule_timeout_seconds; /* 0 = unset */
+    int64_t creation_ts;
+} ks_pod_group;
+
+typedef enum {
+    KS_WORKLOAD_SERVICE = 0,
+    KS_WORKLOAD_REPLICASET,
+    KS_WORKLOAD_STATEFULSET,
+    KS_WORKLOAD_RC,
+} ks_workload_kind;
+
+/* A Service, ReplicaSet, StatefulSet or ReplicationController reduced to
+ * what default spreading needs: its namespace and pod selector. */
+typedef struct ks_workload {
+    ks_arena *arena;
+    ks_workload_kind kind;
+    ks_id ns, name;
+    ks_label_selector selector;
+} ks_workload;
+
+#endif

@@ -1,0 +1,208 @@
+/* The pod as the scheduler sees it. Decoded once from a manifest or an API
+ * object; everything the plugins compare is interned and everything they
+ * compute per pod (requests, parsed affinity terms) is precomputed here, like
+ * upstream's PodInfo. A ks_pod is immutable after decoding and reference
+ * counted: caches and snapshots share it. Its memory lives in its arena. */
+#ifndef KS_POD_H
+#define KS_POD_H
+
+#include "api/resource.h"
+#include "api/selector.h"
+#include "api/taint.h"
+#include "util/arena.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct ks_tree;
+
+typedef enum {
+    KS_PHASE_UNKNOWN = 0, /* unset */
+    KS_PHASE_PENDING,
+    KS_PHASE_RUNNING,
+    KS_PHASE_SUCCEEDED,
+    KS_PHASE_FAILED,
+} ks_pod_phase;
+
+typedef enum { KS_PREEMPT_LOWER_PRIORITY = 0, KS_PREEMPT_NEVER } ks_preemption_policy;
+
+typedef struct ks_owner_ref {
+    ks_id kind;
+    const char *api_version;
+    const char *name;
+    const char *uid;
+    bool controller;
+} ks_owner_ref;
+
+typedef struct ks_container_port {
+    int32_t container_port;
+    int32_t host_port; /* 0 when not a host port */
+    ks_id protocol;    /* "TCP" when unset */
+    ks_id host_ip;     /* "" when unset: treated as 0.0.0.0 */
+} ks_container_port;
+
+typedef struct ks_container {
+    const char *name;
+    const char *image;        /* as written */
+    ks_id image_id;           /* normalized name (docker.io/library/x:latest) */
+    ks_resource requests;
+    ks_resource limits;
+    bool has_cpu_request, has_memory_request;
+    bool sidecar;             /* init container with restartPolicy: Always */
+    uint32_t nports;
+    ks_container_port *ports;
+} ks_container;
+
+typedef struct ks_pod_affinity_term {
+    ks_label_selector selector;
+    bool has_ns_selector;
+    ks_label_selector ns_selector;
+    uint32_t nnamespaces;
+    ks_id *namespaces;
+    ks_id topology_key;
+    uint32_t nmatch_label_keys, nmismatch_label_keys;
+    ks_id *match_label_keys, *mismatch_label_keys;
+    int32_t weight; /* preferred terms only */
+} ks_pod_affinity_term;
+
+typedef struct ks_preferred_node_term {
+    int32_t weight;
+    ks_node_selector_term term;
+} ks_preferred_node_term;
+
+typedef enum { KS_DO_NOT_SCHEDULE = 0, KS_SCHEDULE_ANYWAY } ks_unsatisfiable;
+typedef enum { KS_POLICY_HONOR = 0, KS_POLICY_IGNORE } ks_inclusion_policy;
+
+typedef struct ks_spread_constraint {
+    int32_t max_skew;
+    ks_id topology_key;
+    ks_unsatisfiable when_unsatisfiable;
+    ks_label_selector selector;
+    bool has_min_domains;
+    int32_t min_domains;
+    bool has_node_affinity_policy, has_node_taints_policy;
+    ks_inclusion_policy node_affinity_policy; /* default Honor */
+    ks_inclusion_policy node_taints_policy;   /* default Ignore */
+    uint32_t nmatch_label_keys;
+    ks_id *match_label_keys;
+} ks_spread_constraint;
+
+typedef enum {
+    KS_VOL_OTHER = 0,
+    KS_VOL_PVC,
+    KS_VOL_EPHEMERAL,      /* generic ephemeral: claim <pod>-<volume> */
+    KS_VOL_GCE_PD,
+    KS_VOL_AWS_EBS,
+    KS_VOL_RBD,
+    KS_VOL_ISCSI,
+} ks_volume_kind;
+
+typedef struct ks_volume {
+    const char *name;
+    ks_volume_kind kind;
+    const char *claim_name; /* PVC (or the generated name for ephemeral) */
+    bool read_only;
+    const char *disk_id;    /* GCE pdName / EBS volumeID / RBD image / ISCSI iqn+lun */
+    const char *extra;      /* RBD pool+monitors / ISCSI portal, as needed */
+} ks_volume;
+
+typedef struct ks_pod_condition {
+    ks_id type, status;
+    const char *reason, *message;
+} ks_pod_condition;
+
+typedef struct ks_pod {
+    atomic_int refs;
+    ks_arena *arena;
+
+    /* metadata */
+    ks_id ns, name;            /* interned */
+    const char *uid;
+    uint64_t key;              /* ns/name identity for maps: (ns << 32) | name */
+    ks_labels labels;
+    ks_labels annotations;     /* values interned too; read rarely */
+    uint32_t nowners;
+    ks_owner_ref *owners;
+    int64_t creation_ts;       /* unix seconds; 0 when unset */
+    bool has_deletion_ts;
+    int64_t deletion_ts;
+    uint32_t input_index;      /* order of appearance in the input */
+
+    /* spec */
+    ks_id scheduler_name;      /* defaulted to default-scheduler */
+    ks_id node_name;           /* spec.nodeName, 0 when unset */
+    bool has_priority;
+    int32_t priority;          /* spec.priority (resolved by admission) */
+    ks_id priority_class;
+    ks_preemption_policy preemption_policy;
+    ks_labels node_selector;
+    bool has_node_affinity;
+    ks_node_selector required_node_affinity; /* nterms 0 = none */
+    bool has_required_node_affinity;
+    uint32_t npreferred_node;
+    ks_preferred_node_term *preferred_node;
+    uint32_t nreq_affinity, nreq_anti, npref_affinity, npref_anti;
+    ks_pod_affinity_term *req_affinity, *req_anti, *pref_affinity, *pref_anti;
+    uint32_t ntolerations;
+    ks_toleration *tolerations;
+    uint32_t nspread;
+    ks_spread_constraint *spread;
+    uint32_t ncontainers, ninit;
+    ks_container *containers, *init_containers;
+    ks_resource overhead;
+    bool has_overhead;
+    ks_resource pod_level_requests; /* spec.resources.requests (PodLevelResources) */
+    bool has_pod_level_requests;
+    uint32_t nvolumes;
+    ks_volume *volumes;
+    uint32_t ngates;
+    ks_id *scheduling_gates;
+    uint32_t nhost_ports;      /* all containers' host ports, flattened */
+    ks_container_port *host_ports;
+
+    /* status */
+    ks_pod_phase phase;
+    ks_id nominated_node;
+    uint32_t nconditions;
+    ks_pod_condition *conditions;
+
+    /* precomputed (upstream PodInfo) */
+    ks_resource requests;          /* the effective request, with overhead */
+    ks_resource nonzero_requests;  /* cpu/memory with 100m/200Mi defaults */
+
+    /* the decoded source, for printing back (may be NULL) */
+    struct ks_tree *tree;
+    const char *source_file;
+    int source_line;
+} ks_pod;
+
+static inline ks_pod *ks_pod_ref(ks_pod *p) {
+    atomic_fetch_add_explicit(&p->refs, 1, memory_order_relaxed);
+    return p;
+}
+void ks_pod_unref(ks_pod *p);
+
+/* A fresh, empty pod with refs=1 and its own arena. */
+ks_pod *ks_pod_new(void);
+/* A copy sharing nothing mutable: used to change node_name/nominated_node/
+ * priority (for example when binding in the simulator). Pointers into the
+ * original's arena are kept alive by referencing the original. */
+ks_pod *ks_pod_clone(const ks_pod *p);
+
+/* Compute requests and nonzero_requests from containers, init containers,
+ * sidecars, overhead and pod-level requests (upstream PodRequests). */
+void ks_pod_compute_requests(ks_pod *p);
+
+static inline uint64_t ks_pod_key(ks_id ns, ks_id name) { return ((uint64_t)ns << 32) | name; }
+/* "namespace/name" into buf. */
+const char *ks_pod_fullname(const ks_pod *p, char *buf, int n);
+
+bool ks_pod_is_terminating(const ks_pod *p);
+int32_t ks_pod_priority(const ks_pod *p);
+const ks_owner_ref *ks_pod_controller(const ks_pod *p);
+
+#define KS_DEFAULT_MILLI_CPU_REQUEST 100
+#define KS_DEFAULT_MEMORY_REQUEST (200LL * 1024 * 1024)
+
+#endif

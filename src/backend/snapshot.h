@@ -1,0 +1,33 @@
+/* The per-cycle snapshot: copies of the cache's NodeInfos, taken at the
+ * start of each scheduling cycle and updated incrementally (only NodeInfos
+ * whose generation changed are copied). Plugins see it through the handle
+ * as const: one consistent view for the whole cycle. */
+#ifndef KS_SNAPSHOT_H
+#define KS_SNAPSHOT_H
+
+#include "framework/nodeinfo.h"
+#include "util/hash.h"
+
+typedef struct ks_snapshot {
+    /* Nodes in upstream's order: zones interleaved round-robin, zones in
+     * order of first appearance, nodes of a zone in the order added. */
+    ks_node_info **nodes;
+    uint32_t nnodes, nodes_cap;
+    ks_node_info **with_affinity;      /* nodes having pods with (anti)affinity */
+    uint32_t nwith_affinity, with_affinity_cap;
+    ks_node_info **with_required_anti; /* nodes having pods with required anti-affinity */
+    uint32_t nwith_required_anti, with_required_anti_cap;
+    ks_map by_name;                    /* node name id + 1 -> ks_node_info* */
+    ks_map used_pvcs;                  /* (ns<<32|claim)+1 -> (void*)1: claims used by any pod */
+    uint64_t generation;               /* the cache generation it reflects */
+} ks_snapshot;
+
+ks_snapshot *ks_snapshot_new(void);
+void ks_snapshot_free(ks_snapshot *s);
+const ks_node_info *ks_snapshot_get(const ks_snapshot *s, ks_id node_name);
+/* Build a standalone snapshot from nodes and pods (tests, embedders):
+ * pods with node_name set are placed on their nodes. */
+ks_snapshot *ks_snapshot_from(ks_node *const *nodes, size_t nnodes, ks_pod *const *pods,
+                              size_t npods);
+
+#endif

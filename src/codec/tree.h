@@ -1,0 +1,64 @@
+/* A generic document tree, what YAML and JSON both decode into before the
+ * typed decoders read it. Every node remembers its source line (YAML; 0 for
+ * JSON, where jansson does not report positions of values) so that errors
+ * can name file:line and the field path. Scalars keep their text and
+ * whether they were quoted, so "true" the string and true the bool differ. */
+#ifndef KS_TREE_H
+#define KS_TREE_H
+
+#include "util/arena.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum {
+    KT_NULL = 0,
+    KT_BOOL,
+    KT_INT,
+    KT_FLOAT,
+    KT_STRING,
+    KT_MAP,
+    KT_SEQ,
+} kt_type;
+
+typedef struct ks_tree ks_tree;
+
+struct ks_tree {
+    kt_type type;
+    int line;
+    const char *text;  /* scalar text (as written; for KT_STRING the value) */
+    bool bval;
+    int64_t ival;
+    double fval;
+    uint32_t n;        /* entries in a map or a sequence */
+    const char **keys; /* map keys, in document order */
+    ks_tree **items;   /* map values / sequence items */
+};
+
+/* Lookup of a map key; NULL when absent or when t is not a map. */
+const ks_tree *kt_get(const ks_tree *t, const char *key);
+const char *kt_type_name(kt_type t);
+/* Build trees (arena-owned). */
+ks_tree *kt_new(ks_arena *a, kt_type type, int line);
+void kt_map_add(ks_arena *a, ks_tree *map, const char *key, ks_tree *val);
+void kt_seq_add(ks_arena *a, ks_tree *seq, ks_tree *item);
+ks_tree *kt_string(ks_arena *a, const char *s, int line);
+ks_tree *kt_int(ks_arena *a, int64_t v);
+ks_tree *kt_bool(ks_arena *a, bool v);
+/* Deep copy into another arena. */
+ks_tree *kt_copy(ks_arena *a, const ks_tree *t);
+/* Set (replace or append) a key of a map. */
+void kt_map_set(ks_arena *a, ks_tree *map, const char *key, ks_tree *val);
+
+/* Parse a buffer holding one or more documents. `name` is used in error
+ * messages. JSON is recognised by its first non-blank character ({ or [).
+ * On error returns false and writes "name:line: message" to *err (malloc'd).
+ * The documents are allocated in `a`. */
+bool kt_parse(ks_arena *a, const char *name, const char *buf, size_t len, ks_tree ***docs,
+              uint32_t *ndocs, char **err);
+
+/* Emit as JSON (indent > 0 pretty) or as YAML into a malloc'd string. */
+char *kt_to_json(const ks_tree *t, int indent);
+char *kt_to_yaml(const ks_tree *t);
+
+#endif

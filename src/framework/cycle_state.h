@@ -1,0 +1,37 @@
+/* CycleState internals: a small array indexed by ks_state_key, plus an arena
+ * for per-cycle allocations and the flags upstream keeps on CycleState. */
+#ifndef KS_CYCLE_STATE_H
+#define KS_CYCLE_STATE_H
+
+#include "util/arena.h"
+
+#include <ksched/ksched.h>
+
+#define KS_MAX_STATE_KEYS 128
+
+typedef struct ks_state_slot {
+    void *value;
+    void (*free_fn)(void *);
+    void *(*clone_fn)(const void *);
+} ks_state_slot;
+
+struct ks_cycle_state {
+    ks_state_slot slots[KS_MAX_STATE_KEYS];
+    ks_arena *arena;
+    bool record_plugin_metrics;
+    /* Plugins whose PreFilter / PreScore returned Skip: their Filter /
+     * Score are not run in this cycle. Indexed by profile plugin index. */
+    uint64_t skip_filter[4], skip_score[4];
+};
+
+ks_cycle_state *ks_cycle_state_new(void);
+void ks_cycle_state_free(ks_cycle_state *st);
+/* Clear for reuse in the next cycle (frees values, resets the arena). */
+void ks_cycle_state_reset(ks_cycle_state *st);
+/* Copy for a preemption dry run: values cloned where a clone_fn exists. */
+ks_cycle_state *ks_cycle_state_clone(const ks_cycle_state *st);
+
+static inline bool ks_bit_get(const uint64_t *b, unsigned i) { return (b[i >> 6] >> (i & 63)) & 1; }
+static inline void ks_bit_set(uint64_t *b, unsigned i) { b[i >> 6] |= 1ULL << (i & 63); }
+
+#endif

@@ -1,0 +1,25 @@
+/* What in-tree plugins may reach through the framework handle beyond the
+ * public API: the snapshot, the object store (namespaces, PDBs, workloads,
+ * storage objects) and the framework itself (for preemption). */
+#ifndef KS_HANDLE_H
+#define KS_HANDLE_H
+
+#include "api/cluster.h"
+#include "backend/snapshot.h"
+
+#include <ksched/ksched.h>
+
+struct ks_framework;
+
+/* The snapshot of the current cycle. */
+const ks_snapshot *ks_handle_snapshot(const ks_handle *h);
+/* Objects other than nodes and pods, as last seen by the backend. Read-only
+ * for plugins; only changed between cycles. */
+const ks_cluster *ks_handle_objects(const ks_handle *h);
+struct ks_framework *ks_handle_framework(ks_handle *h);
+/* Number of workers for ks_handle_parallelize (profile's parallelism). */
+int ks_handle_parallelism(const ks_handle *h);
+/* Run fn(i, arg) for i in [0, n) on the worker pool; returns when all done. */
+void ks_handle_parallelize(ks_handle *h, size_t n, void (*fn)(size_t i, void *arg), void *arg);
+
+#endif

@@ -1,0 +1,22 @@
+/* Status internals: a code, the reasons, and the plugin that produced it.
+ * NULL is Success everywhere. */
+#ifndef KS_STATUS_H
+#define KS_STATUS_H
+
+#include <ksched/ksched.h>
+
+struct ks_status {
+    ks_code code;
+    uint32_t nreasons, cap;
+    char **reasons;
+    const char *plugin; /* static (the plugin's registered name) */
+};
+
+/* Copy of s (NULL stays NULL). */
+ks_status *ks_status_clone(const ks_status *s);
+void ks_status_set_plugin(ks_status *s, const char *plugin);
+/* All reasons joined with ", " (upstream Status.Message()); malloc'd. */
+char *ks_status_message(const ks_status *s);
+bool ks_code_is_rejected(ks_code c); /* Unschedulable, UnschedulableAndUnresolvable, Pending */
+
+#endif

@@ -1,0 +1,50 @@
+#include "util/xalloc.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+_Noreturn void ks_oom(void) {
+    fputs("ksched: out of memory\n", stderr);
+    abort();
+}
+
+void *ks_xmalloc(size_t n) {
+    void *p = malloc(n ? n : 1);
+    if (!p) ks_oom();
+    return p;
+}
+
+void *ks_xcalloc(size_t n, size_t size) {
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p) ks_oom();
+    return p;
+}
+
+void *ks_xrealloc(void *p, size_t n) {
+    p = realloc(p, n ? n : 1);
+    if (!p) ks_oom();
+    return p;
+}
+
+char *ks_xstrndup(const char *s, size_t n) {
+    char *p = ks_xmalloc(n + 1);
+    memcpy(p, s, n);
+    p[n] = 0;
+    return p;
+}
+
+char *ks_xstrdup(const char *s) { return ks_xstrndup(s, strlen(s)); }
+
+char *ks_xasprintf(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *p = ks_xmalloc((size_t)n + 1);
+    va_start(ap, fmt);
+    vsnprintf(p, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return p;
+}

@@ -1,0 +1,101 @@
+#!/bin/sh
+# Run every test suite and end with one line: "N passed, N failed".
+#   unit       cmocka binaries, in the release and the asan build
+#   scenarios  test/scenarios/*/cmd: run ksched, compare with expected output
+#   reference  differential tests against upstream (test/reference/run.sh)
+# Exit status is non-zero when anything failed.
+set -u
+cd "$(dirname "$0")/.."
+passed=0
+failed=0
+failures=""
+log=build/test-logs
+mkdir -p "$log"
+
+count_cmocka() { # $1 = output file; prints "pass fail"
+    p=$(grep -c '^\[       OK \]' "$1")
+    f=$(grep -c '^\[  FAILED  \] [^0-9]' "$1")
+    echo "$p $f"
+}
+
+for mode in release asan; do
+    for t in build/$mode/test/test_*; do
+        [ -x "$t" ] || continue
+        name="$mode/$(basename "$t")"
+        out="$log/$(echo "$name" | tr / _).log"
+        CMOCKA_MESSAGE_OUTPUT=stdout "$t" >"$out" 2>&1
+        rc=$?
+        set -- $(count_cmocka "$out")
+        passed=$((passed + $1))
+        failed=$((failed + $2))
+        if [ "$rc" -ne 0 ] && [ "$2" -eq 0 ]; then
+            # crashed or a sanitizer fired outside a test's accounting
+            failed=$((failed + 1))
+        fi
+        if [ "$rc" -ne 0 ]; then
+            failures="$failures $name"
+            echo "FAIL $name (see $out)"
+            grep -E '^\[  (FAILED|ERROR)|ERROR: |runtime error|error:' "$out" | head -20
+        else
+            echo "ok   $name ($1 tests)"
+        fi
+    done
+done
+
+# Scenario tests: each directory has `cmd` (a shell line run from the repo
+# root with $KSCHED set) and `expected` (stdout) and optionally `exit` (the
+# expected exit status, default 0).
+for mode in release asan; do
+    KSCHED=$(pwd)/build/$mode/ksched
+    export KSCHED
+    for d in test/scenarios/*/; do
+        [ -f "$d/cmd" ] || continue
+        name="scenario/$mode/$(basename "$d")"
+        out="$log/$(echo "$name" | tr / _).out"
+        sh "$d/cmd" >"$out" 2>"$out.err"
+        rc=$?
+        want=0
+        [ -f "$d/exit" ] && want=$(cat "$d/exit")
+        if [ "$rc" -eq "$want" ] && cmp -s "$out" "$d/expected"; then
+            passed=$((passed + 1))
+            echo "ok   $name"
+        else
+            failed=$((failed + 1))
+            failures="$failures $name"
+            echo "FAIL $name (exit $rc, want $want)"
+            diff -u "$d/expected" "$out" | head -30
+            head -5 "$out.err"
+        fi
+    done
+done
+
+# Differential tests against upstream kube-scheduler (needs Go).
+if [ -x test/reference/run.sh ]; then
+    if command -v go >/dev/null 2>&1; then
+        out="$log/reference.log"
+        test/reference/run.sh --seeds "${REFERENCE_SEEDS:-50}" --ksched "$(pwd)/build/release/ksched" >"$out" 2>&1
+        rc=$?
+        line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out" | tail -1)
+        if [ -n "$line" ]; then
+            p=${line%% passed*}
+            f=${line#*passed, }
+            f=${f%% failed*}
+            passed=$((passed + p))
+            failed=$((failed + f))
+        fi
+        if [ "$rc" -ne 0 ] || [ -z "$line" ]; then
+            [ -z "$line" ] && failed=$((failed + 1))
+            failures="$failures reference"
+            echo "FAIL reference (see $out)"
+            grep -E '^FAIL' "$out" | head -20
+        else
+            echo "ok   reference: $line"
+        fi
+    else
+        echo "skip reference: go not found"
+    fi
+fi
+
+[ -n "$failures" ] && echo "failed:$failures"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
