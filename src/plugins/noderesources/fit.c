@@ -1,0 +1,394 @@
+/* NodeResourcesFit.
+ *
+ * Filter: the node must have room for the pod: one more pod than it runs,
+ * and per resource the pod's request within allocatable minus what the
+ * node's pods already request (cpu, memory, ephemeral-storage, extended and
+ * other scalar resources; extended resources named in ignoredResources or
+ * in a group of ignoredResourceGroups are not checked). A request larger
+ * than the node's whole allocatable is unresolvable (preemption cannot
+ * help).
+ * Score: one of the strategies LeastAllocated, MostAllocated,
+ * RequestedToCapacityRatio over the configured resources and weights. */
+#include "framework/status.h"
+#include "plugins/noderesources/resource_allocation.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+
+#include <ksched/ksched.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct fit {
+    uint32_t nignored;
+    ks_id *ignored;        /* ignoredResources */
+    uint32_t ngroups;
+    char **groups;         /* ignoredResourceGroups */
+    ks_resource_allocation_scorer scorer;
+    ks_state_key pre_filter_key, pre_score_key;
+} fit;
+
+/* The pod's request as Filter checks it. Scalar resources exclude zero
+ * requests and ignored extended resources, and are in name order so the
+ * reasons come out in a stable order. */
+typedef struct pre_filter_state {
+    int64_t milli_cpu, memory, ephemeral_storage;
+    bool empty; /* no request at all: only the pod count is checked */
+    uint32_t nscalar;
+    ks_id scalar_id[KS_MAX_SCALAR];
+    int64_t scalar_val[KS_MAX_SCALAR];
+} pre_filter_state;
+
+typedef struct pre_score_state {
+    int64_t pod_requests[KS_MAX_SCORED_RESOURCES];
+} pre_score_state;
+
+/* ---- args -------------------------------------------------------------- */
+
+static bool is_alnum(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+static bool is_dns_subdomain(const char *s, size_t n) {
+    if (n == 0 || n > 253) return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.';
+        if (!ok) return false;
+    }
+    if (!is_alnum(s[0]) || !is_alnum(s[n - 1])) return false;
+    /* Each dot-separated label starts and ends with an alphanumeric. */
+    for (size_t i = 1; i < n; i++)
+        if (s[i] == '.' && (!is_alnum(s[i - 1]) || !is_alnum(s[i + 1]))) return false;
+    return true;
+}
+
+/* metav1 ValidateLabelName: a qualified name, [prefix/]name. */
+static bool is_qualified_name(const char *v) {
+    const char *slash = strchr(v, '/');
+    const char *name = v;
+    if (slash) {
+        if (strchr(slash + 1, '/')) return false;
+        if (!is_dns_subdomain(v, (size_t)(slash - v))) return false;
+        name = slash + 1;
+    }
+    size_t n = strlen(name);
+    if (n == 0 || n > 63 || !is_alnum(name[0]) || !is_alnum(name[n - 1])) return false;
+    for (size_t i = 0; i < n; i++)
+        if (!is_alnum(name[i]) && name[i] != '-' && name[i] != '_' && name[i] != '.') return false;
+    return true;
+}
+
+#define QNAME_MSG                                                                           \
+    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start " \
+    "and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or "         \
+    "'123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+
+/* Upstream collects every field error and joins them as an aggregate:
+ * one error alone, or "[e1, e2]". */
+typedef struct errlist {
+    ks_strbuf b;
+    int n;
+} errlist;
+
+static void errf(errlist *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void errf(errlist *e, const char *fmt, ...) {
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    if (e->n++) ks_sb_puts(&e->b, ", ");
+    ks_sb_puts(&e->b, buf);
+}
+
+static char *errlist_take(errlist *e) {
+    if (e->n == 0) {
+        ks_sb_free(&e->b);
+        return NULL;
+    }
+    if (e->n == 1) return ks_sb_take(&e->b);
+    char *s = ks_xasprintf("[%s]", ks_sb_str(&e->b));
+    ks_sb_free(&e->b);
+    return s;
+}
+
+static bool parse_int(const ks_args *a, int64_t *v) { return a && ks_args_int(a, v); }
+
+static void parse_shape(const ks_args *shape, fit *pl, errlist *e) {
+    const char *path = "scoringStrategy.shape";
+    size_t n = shape ? ks_args_len(shape) : 0;
+    if (n == 0) {
+        errf(e, "%s: Required value: at least one point must be specified", path);
+        return;
+    }
+    if (n > KS_MAX_SHAPE_POINTS) {
+        errf(e, "%s: Too many: %zu: must have at most %d items", path, n, KS_MAX_SHAPE_POINTS);
+        return;
+    }
+    int64_t util[KS_MAX_SHAPE_POINTS], score[KS_MAX_SHAPE_POINTS];
+    for (size_t i = 0; i < n; i++) {
+        const ks_args *p = ks_args_item(shape, i);
+        util[i] = score[i] = 0;
+        const ks_args *u = ks_args_get(p, "utilization"), *s = ks_args_get(p, "score");
+        if (u && !parse_int(u, &util[i])) errf(e, "%s[%zu].utilization: must be an integer", path, i);
+        if (s && !parse_int(s, &score[i])) errf(e, "%s[%zu].score: must be an integer", path, i);
+    }
+    for (size_t i = 1; i < n; i++) {
+        if (util[i - 1] >= util[i]) {
+            errf(e, "%s[%zu].utilization: Invalid value: %lld: values must be sorted in increasing order",
+                 path, i, (long long)util[i]);
+            break;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (util[i] < 0 || util[i] > 100)
+            errf(e, "%s[%zu].utilization: Invalid value: %lld: not in valid range [0, 100]", path, i,
+                 (long long)util[i]);
+        if (score[i] < 0 || score[i] > KS_MAX_CUSTOM_PRIORITY_SCORE)
+            errf(e, "%s[%zu].score: Invalid value: %lld: not in valid range [0, %d]", path, i,
+                 (long long)score[i], KS_MAX_CUSTOM_PRIORITY_SCORE);
+    }
+    pl->scorer.nshape = (uint32_t)n;
+    for (size_t i = 0; i < n; i++) {
+        /* Shape scores are 0..10; the scheduler's are 0..100. */
+        pl->scorer.shape[i] = (ks_shape_point){
+            .utilization = util[i],
+            .score = score[i] * (KS_MAX_NODE_SCORE / KS_MAX_CUSTOM_PRIORITY_SCORE),
+        };
+    }
+}
+
+static void parse_names(const ks_args *list, const char *path, bool group, fit *pl, errlist *e) {
+    size_t n = list ? ks_args_len(list) : 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *v = ks_args_string(ks_args_item(list, i));
+        if (!v) v = "";
+        if (group && strchr(v, '/'))
+            errf(e, "%s[%zu]: Invalid value: \"%s\": resource group name can't contain '/'", path,
+                 i, v);
+        if (!is_qualified_name(v))
+            errf(e, "%s[%zu]: Invalid value: \"%s\": " QNAME_MSG, path, i, v);
+        if (group) {
+            pl->groups = ks_xrealloc(pl->groups, (pl->ngroups + 1) * sizeof(char *));
+            pl->groups[pl->ngroups++] = ks_xstrdup(v);
+        } else {
+            pl->ignored = ks_xrealloc(pl->ignored, (pl->nignored + 1) * sizeof(ks_id));
+            pl->ignored[pl->nignored++] = ks_intern(v);
+        }
+    }
+}
+
+static void destroy(void *self) {
+    fit *pl = self;
+    if (!pl) return;
+    for (uint32_t i = 0; i < pl->ngroups; i++) free(pl->groups[i]);
+    free(pl->groups);
+    free(pl->ignored);
+    free(pl);
+}
+
+static void *create(const ks_args *args, ks_handle *h, char **err) {
+    fit *pl = ks_xcalloc(1, sizeof(*pl));
+    pl->pre_filter_key = ks_state_key_get("PreFilterNodeResourcesFit");
+    pl->pre_score_key = ks_state_key_get("PreScoreNodeResourcesFit");
+    errlist e = {0};
+    ks_sb_init(&e.b);
+
+    parse_names(ks_args_get(args, "ignoredResources"), "ignoredResources", false, pl, &e);
+    parse_names(ks_args_get(args, "ignoredResourceGroups"), "ignoredResourceGroups", true, pl, &e);
+
+    /* v1 defaults: no scoringStrategy means LeastAllocated on cpu and
+     * memory; a strategy without resources gets cpu and memory. */
+    const ks_args *strategy = ks_args_get(args, "scoringStrategy");
+    const char *type = "LeastAllocated";
+    if (strategy) {
+        const char *t = ks_args_string(ks_args_get(strategy, "type"));
+        type = t ? t : "";
+    }
+    ks_resource_allocation_scorer *r = &pl->scorer;
+    r->use_requested = false;
+    if (strcmp(type, "LeastAllocated") == 0) {
+        r->name = "LeastAllocated";
+        r->scorer = ks_least_resource_scorer;
+    } else if (strcmp(type, "MostAllocated") == 0) {
+        r->name = "MostAllocated";
+        r->scorer = ks_most_resource_scorer;
+    } else if (strcmp(type, "RequestedToCapacityRatio") == 0) {
+        r->name = "RequestedToCapacityRatio";
+        r->scorer = ks_requested_to_capacity_ratio_scorer;
+    } else {
+        errf(&e,
+             "scoringStrategy.type: Unsupported value: \"%s\": supported values: "
+             "\"LeastAllocated\", \"MostAllocated\", \"RequestedToCapacityRatio\"",
+             type);
+    }
+
+    char *rerr = NULL;
+    if (!ks_resource_specs_parse(strategy ? ks_args_get(strategy, "resources") : NULL,
+                                 "scoringStrategy.resources", r, &rerr)) {
+        errf(&e, "%s", rerr);
+        free(rerr);
+    }
+    for (uint32_t i = 0; i < r->nresources; i++) {
+        const ks_resource_spec *s = &r->resources[i];
+        if (s->weight <= 0 || s->weight > 100)
+            errf(&e,
+                 "scoringStrategy.resources[%u].weight: Invalid value: %lld: resource weight of "
+                 "%s not in valid range (0, 100]",
+                 i, (long long)s->weight, s->name);
+    }
+
+    const ks_args *rtcr = strategy ? ks_args_get(strategy, "requestedToCapacityRatio") : NULL;
+    if (rtcr) {
+        parse_shape(ks_args_get(rtcr, "shape"), pl, &e);
+    } else if (r->scorer == ks_requested_to_capacity_ratio_scorer) {
+        /* Upstream would dereference the missing shape; refuse instead. */
+        errf(&e, "scoringStrategy.requestedToCapacityRatio: Required value: "
+                 "required for the RequestedToCapacityRatio strategy");
+    }
+
+    char *msg = errlist_take(&e);
+    if (msg) {
+        *err = msg;
+        destroy(pl);
+        return NULL;
+    }
+    return pl;
+}
+
+/* Upstream (queueing hints and in-place resize on): Pod/Delete and
+ * Pod/UpdatePodScaleDown; Node/Add and Node/UpdateNodeAllocatable. */
+static size_t events_to_register(void *self, ks_cluster_event *out, size_t max) {
+    static const ks_cluster_event ev[] = {
+        {KS_EV_POD, KS_ACT_DELETE | KS_ACT_UPDATE},
+        {KS_EV_NODE, KS_ACT_ADD | KS_ACT_UPDATE},
+    };
+    size_t n = 0;
+    for (; n < max && n < sizeof(ev) / sizeof(ev[0]); n++) out[n] = ev[n];
+    return n;
+}
+
+/* ---- PreFilter / Filter -------------------------------------------------- */
+
+static bool is_ignored(const fit *pl, ks_id id) {
+    for (uint32_t i = 0; i < pl->nignored; i++)
+        if (pl->ignored[i] == id) return true;
+    if (pl->ngroups == 0) return false;
+    /* The group is the part before the first '/'. */
+    const char *name = ks_str(id);
+    const char *slash = strchr(name, '/');
+    size_t glen = slash ? (size_t)(slash - name) : strlen(name);
+    for (uint32_t i = 0; i < pl->ngroups; i++)
+        if (strlen(pl->groups[i]) == glen && memcmp(pl->groups[i], name, glen) == 0) return true;
+    return false;
+}
+
+static ks_status *pre_filter(void *self, ks_cycle_state *st, const ks_pod *pod,
+                             const ks_node_info *const *nodes, size_t nnodes,
+                             ks_pre_filter_result **result) {
+    fit *pl = self;
+    const ks_resource *req = &pod->requests;
+    pre_filter_state *s = ks_cycle_state_alloc(st, sizeof(*s));
+    s->milli_cpu = req->milli_cpu;
+    s->memory = req->memory;
+    s->ephemeral_storage = req->ephemeral_storage;
+    s->empty = req->milli_cpu == 0 && req->memory == 0 && req->ephemeral_storage == 0 &&
+               req->nscalar == 0;
+    for (uint32_t i = 0; i < req->nscalar; i++) {
+        ks_id id = req->scalar_name[i];
+        int64_t v = req->scalar_val[i];
+        if (v == 0) continue;
+        if (ks_resource_is_extended(ks_str(id)) && is_ignored(pl, id)) continue;
+        /* insertion by name */
+        uint32_t j = s->nscalar;
+        while (j > 0 && strcmp(ks_str(s->scalar_id[j - 1]), ks_str(id)) > 0) {
+            s->scalar_id[j] = s->scalar_id[j - 1];
+            s->scalar_val[j] = s->scalar_val[j - 1];
+            j--;
+        }
+        s->scalar_id[j] = id;
+        s->scalar_val[j] = v;
+        s->nscalar++;
+    }
+    ks_cycle_state_write(st, pl->pre_filter_key, s, NULL, NULL);
+    return NULL;
+}
+
+/* Append one reason; the status is created on the first. */
+static void insufficient(ks_status **s, bool unresolvable, const char *fmt, const char *arg) {
+    if (!*s) *s = ks_status_new(KS_UNSCHEDULABLE, fmt, arg);
+    else ks_status_add_reason(*s, fmt, arg);
+    if (unresolvable) (*s)->code = KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+}
+
+static ks_status *filter(void *self, ks_cycle_state *st, const ks_pod *pod,
+                         const ks_node_info *ni) {
+    fit *pl = self;
+    const pre_filter_state *s = ks_cycle_state_read(st, pl->pre_filter_key);
+    if (!s)
+        return ks_status_new(KS_ERROR,
+                             "error reading \"PreFilterNodeResourcesFit\" from cycleState: "
+                             "not found");
+    const ks_resource *alloc = &ni->allocatable, *used = &ni->requested;
+    ks_status *out = NULL;
+
+    if ((int64_t)ni->npods + 1 > alloc->allowed_pods) insufficient(&out, false, "%s", "Too many pods");
+    if (s->empty) return out;
+
+    if (s->milli_cpu > 0 && s->milli_cpu > alloc->milli_cpu - used->milli_cpu)
+        insufficient(&out, s->milli_cpu > alloc->milli_cpu, "Insufficient %s", "cpu");
+    if (s->memory > 0 && s->memory > alloc->memory - used->memory)
+        insufficient(&out, s->memory > alloc->memory, "Insufficient %s", "memory");
+    if (s->ephemeral_storage > 0 &&
+        s->ephemeral_storage > alloc->ephemeral_storage - used->ephemeral_storage)
+        insufficient(&out, s->ephemeral_storage > alloc->ephemeral_storage, "Insufficient %s",
+                     "ephemeral-storage");
+    for (uint32_t i = 0; i < s->nscalar; i++) {
+        int64_t a = ks_resource_get(alloc, s->scalar_id[i]);
+        int64_t u = ks_resource_get(used, s->scalar_id[i]);
+        if (s->scalar_val[i] > a - u)
+            insufficient(&out, s->scalar_val[i] > a, "Insufficient %s", ks_str(s->scalar_id[i]));
+    }
+    return out;
+}
+
+/* ---- PreScore / Score ---------------------------------------------------- */
+
+static ks_status *pre_score(void *self, ks_cycle_state *st, const ks_pod *pod,
+                            const ks_node_info *const *nodes, size_t nnodes) {
+    fit *pl = self;
+    pre_score_state *s = ks_cycle_state_alloc(st, sizeof(*s));
+    ks_pod_resource_request_list(&pl->scorer, pod, s->pod_requests);
+    ks_cycle_state_write(st, pl->pre_score_key, s, NULL, NULL);
+    return NULL;
+}
+
+static ks_status *score(void *self, ks_cycle_state *st, const ks_pod *pod,
+                        const ks_node_info *ni, int64_t *out) {
+    fit *pl = self;
+    const pre_score_state *s = ks_cycle_state_read(st, pl->pre_score_key);
+    pre_score_state local;
+    if (!s) {
+        /* PreScore disabled: compute here, as upstream falls back. */
+        ks_pod_resource_request_list(&pl->scorer, pod, local.pod_requests);
+        s = &local;
+    }
+    if (pl->scorer.nresources == 0) return ks_status_new(KS_ERROR, "resources not found");
+    *out = ks_resource_allocation_score(&pl->scorer, ni, s->pod_requests);
+    return NULL;
+}
+
+const ks_plugin_ops ks_plugin_node_resources_fit = {
+    .abi_version = KS_ABI_VERSION,
+    .name = "NodeResourcesFit",
+    .create = create,
+    .destroy = destroy,
+    .events_to_register = events_to_register,
+    .pre_filter = pre_filter,
+    .filter = filter,
+    .pre_score = pre_score,
+    .score = score,
+};

@@ -1,0 +1,153 @@
+#include "plugins/noderesources/resource_allocation.h"
+#include "util/xalloc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the pod's requests ------------------------------------------------ */
+
+static int64_t resource_value(const ks_resource *r, const ks_resource_spec *s) {
+    switch (s->cls) {
+    case KS_RCLASS_CPU: return r->milli_cpu;
+    case KS_RCLASS_MEMORY: return r->memory;
+    case KS_RCLASS_EPHEMERAL: return r->ephemeral_storage;
+    case KS_RCLASS_SCALAR: return ks_resource_get(r, s->id);
+    default: return 0;
+    }
+}
+
+/* One container's request; a container that does not state a cpu or
+ * memory request counts as asking for the scheduler's defaults. */
+static int64_t container_request(const ks_container *c, const ks_resource_spec *s) {
+    if (s->cls == KS_RCLASS_CPU && !c->has_cpu_request) return KS_DEFAULT_MILLI_CPU_REQUEST;
+    if (s->cls == KS_RCLASS_MEMORY && !c->has_memory_request) return KS_DEFAULT_MEMORY_REQUEST;
+    return resource_value(&c->requests, s);
+}
+
+/* Upstream PodRequests with NonMissingContainerRequests = {100m, 200Mi}
+ * and pod-level requests skipped: regular and sidecar containers add up,
+ * each init container needs its own request plus the sidecars started
+ * before it, and the pod needs the larger of the two; then overhead. */
+static int64_t non_zero_request(const ks_pod *pod, const ks_resource_spec *s) {
+    int64_t sum = 0, sidecars = 0, init_max = 0;
+    for (uint32_t i = 0; i < pod->ncontainers; i++) sum += container_request(&pod->containers[i], s);
+    for (uint32_t i = 0; i < pod->ninit; i++) {
+        const ks_container *c = &pod->init_containers[i];
+        int64_t v = container_request(c, s), need;
+        if (c->sidecar) {
+            sum += v;
+            sidecars += v;
+            need = sidecars;
+        } else {
+            need = v + sidecars;
+        }
+        if (need > init_max) init_max = need;
+    }
+    if (init_max > sum) sum = init_max;
+    if (pod->has_overhead) sum += resource_value(&pod->overhead, s);
+    return sum;
+}
+
+void ks_pod_resource_request_list(const ks_resource_allocation_scorer *r, const ks_pod *pod,
+                                  int64_t *out) {
+    for (uint32_t i = 0; i < r->nresources; i++) {
+        const ks_resource_spec *s = &r->resources[i];
+        out[i] = r->use_requested ? resource_value(&pod->requests, s) : non_zero_request(pod, s);
+    }
+}
+
+bool ks_is_best_effort_request(const int64_t *requests, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++)
+        if (requests[i] != 0) return false;
+    return true;
+}
+
+/* ---- per node ---------------------------------------------------------- */
+
+/* (allocatable, requested including the pod) of one resource on a node;
+ * (0, 0) leaves the resource out of the score: a scalar resource the pod
+ * does not ask for, or one the node does not have. */
+static void allocatable_request(const ks_resource_allocation_scorer *r, const ks_node_info *ni,
+                                const ks_resource_spec *s, int64_t pod_request, int64_t *alloc,
+                                int64_t *req) {
+    const ks_resource *requested = r->use_requested ? &ni->requested : &ni->nonzero_requested;
+    *alloc = *req = 0;
+    if (pod_request == 0 && s->cls == KS_RCLASS_SCALAR) return;
+    switch (s->cls) {
+    case KS_RCLASS_CPU:
+        *alloc = ni->allocatable.milli_cpu;
+        *req = requested->milli_cpu + pod_request;
+        break;
+    case KS_RCLASS_MEMORY:
+        *alloc = ni->allocatable.memory;
+        *req = requested->memory + pod_request;
+        break;
+    case KS_RCLASS_EPHEMERAL:
+        *alloc = ni->allocatable.ephemeral_storage;
+        *req = ni->requested.ephemeral_storage + pod_request;
+        break;
+    case KS_RCLASS_SCALAR:
+        *alloc = ks_resource_get(&ni->allocatable, s->id);
+        *req = ks_resource_get(&ni->requested, s->id) + pod_request;
+        break;
+    default:
+        break;
+    }
+}
+
+int64_t ks_resource_allocation_score(const ks_resource_allocation_scorer *r,
+                                     const ks_node_info *ni, const int64_t *pod_requests) {
+    int64_t requested[KS_MAX_SCORED_RESOURCES] = {0}, allocatable[KS_MAX_SCORED_RESOURCES] = {0};
+    for (uint32_t i = 0; i < r->nresources; i++) {
+        int64_t a, q;
+        allocatable_request(r, ni, &r->resources[i], pod_requests[i], &a, &q);
+        if (a == 0) continue;
+        allocatable[i] = a;
+        requested[i] = q;
+    }
+    return r->scorer(r, requested, allocatable);
+}
+
+/* ---- args -------------------------------------------------------------- */
+
+static void set_spec(ks_resource_spec *s, const char *name, int64_t weight) {
+    s->name = ks_str(ks_intern(name));
+    s->id = ks_intern(name);
+    s->cls = ks_resource_class(name);
+    s->weight = weight;
+}
+
+void ks_resource_specs_default(ks_resource_allocation_scorer *r) {
+    r->nresources = 2;
+    set_spec(&r->resources[0], "cpu", 1);
+    set_spec(&r->resources[1], "memory", 1);
+}
+
+bool ks_resource_specs_parse(const ks_args *list, const char *path,
+                             ks_resource_allocation_scorer *r, char **err) {
+    size_t n = list ? ks_args_len(list) : 0;
+    if (n == 0) {
+        ks_resource_specs_default(r);
+        return true;
+    }
+    if (n > KS_MAX_SCORED_RESOURCES) {
+        *err = ks_xasprintf("%s: Too many: %zu: must have at most %d items", path, n,
+                            KS_MAX_SCORED_RESOURCES);
+        return false;
+    }
+    r->nresources = 0;
+    for (size_t i = 0; i < n; i++) {
+        const ks_args *item = ks_args_item(list, i);
+        const char *name = ks_args_string(ks_args_get(item, "name"));
+        int64_t weight = 0;
+        const ks_args *w = ks_args_get(item, "weight");
+        if (w && !ks_args_int(w, &weight)) {
+            *err = ks_xasprintf("%s[%zu].weight: Invalid value: must be an integer", path, i);
+            return false;
+        }
+        if (weight == 0) weight = 1;
+        set_spec(&r->resources[r->nresources++], name ? name : "", weight);
+    }
+    return true;
+}

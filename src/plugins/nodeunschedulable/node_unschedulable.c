@@ -1,0 +1,54 @@
+/* NodeUnschedulable: reject nodes with spec.unschedulable unless the pod
+ * tolerates the node.kubernetes.io/unschedulable:NoSchedule taint. */
+#include "framework/nodeinfo.h"
+#include "util/xalloc.h"
+
+#include <ksched/ksched.h>
+
+#include <stdlib.h>
+
+typedef struct node_unschedulable {
+    ks_taint unschedulable_taint;
+} node_unschedulable;
+
+static void *create(const ks_args *args, ks_handle *h, char **err) {
+    node_unschedulable *pl = ks_xcalloc(1, sizeof(*pl));
+    pl->unschedulable_taint = (ks_taint){
+        .key = ks_intern("node.kubernetes.io/unschedulable"),
+        .value = KS_ID_NONE,
+        .effect = KS_EFFECT_NO_SCHEDULE,
+    };
+    return pl;
+}
+
+static void destroy(void *self) { free(self); }
+
+/* Upstream (queueing hints on): Node/Add|UpdateNodeTaint and
+ * Pod/UpdatePodToleration. */
+static size_t events_to_register(void *self, ks_cluster_event *out, size_t max) {
+    static const ks_cluster_event ev[] = {
+        {KS_EV_NODE, KS_ACT_ADD | KS_ACT_UPDATE},
+        {KS_EV_POD, KS_ACT_UPDATE},
+    };
+    size_t n = 0;
+    for (; n < max && n < sizeof(ev) / sizeof(ev[0]); n++) out[n] = ev[n];
+    return n;
+}
+
+static ks_status *filter(void *self, ks_cycle_state *st, const ks_pod *pod,
+                         const ks_node_info *ni) {
+    node_unschedulable *pl = self;
+    if (!ni->node->unschedulable) return NULL;
+    if (ks_tolerations_tolerate(pod->tolerations, pod->ntolerations, &pl->unschedulable_taint))
+        return NULL;
+    return ks_status_new(KS_UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) were unschedulable");
+}
+
+const ks_plugin_ops ks_plugin_node_unschedulable = {
+    .abi_version = KS_ABI_VERSION,
+    .name = "NodeUnschedulable",
+    .create = create,
+    .destroy = destroy,
+    .events_to_register = events_to_register,
+    .filter = filter,
+};
