@@ -95,12 +95,14 @@ void ks_node_info_add_pod(ks_node_info *ni, ks_pod *pod) {
 
 static bool same_pod(const ks_pod *a, const ks_pod *b) { return a == b || a->key == b->key; }
 
-/* Remove the first element equal to pod from an array, keeping order
- * (upstream keeps pod order stable for deterministic iteration). */
+/* Remove the first element equal to pod from an array the way upstream's
+ * removeFromSlice does: the last element takes its place. Pod order is
+ * observable (preemption visits a node's pods in this order and sorts them
+ * with an unstable sort), so it must evolve exactly as upstream's. */
 static bool remove_from(ks_pod **arr, uint32_t *n, const ks_pod *pod) {
     for (uint32_t i = 0; i < *n; i++) {
         if (same_pod(arr[i], pod)) {
-            memmove(&arr[i], &arr[i + 1], (*n - i - 1) * sizeof(*arr));
+            arr[i] = arr[*n - 1];
             (*n)--;
             return true;
         }
