@@ -163,6 +163,8 @@ typedef struct ks_pod {
 
     /* status */
     ks_pod_phase phase;
+    bool has_start_time;
+    int64_t start_time;        /* status.startTime, unix seconds (preemption order) */
     ks_id nominated_node;
     uint32_t nconditions;
     ks_pod_condition *conditions;
