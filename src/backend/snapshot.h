@@ -20,6 +20,10 @@ typedef struct ks_snapshot {
     ks_map by_name;                    /* node name id + 1 -> ks_node_info* */
     ks_map used_pvcs;                  /* (ns<<32|claim)+1 -> (void*)1: claims used by any pod */
     uint64_t generation;               /* the cache generation it reflects */
+    /* Observability: NodeInfos copied from the cache, in total and by the
+     * last update (incrementality is tested through these). */
+    uint64_t copied_total;
+    uint32_t copied_last;
 } ks_snapshot;
 
 ks_snapshot *ks_snapshot_new(void);
@@ -29,5 +33,7 @@ const ks_node_info *ks_snapshot_get(const ks_snapshot *s, ks_id node_name);
  * pods with node_name set are placed on their nodes. */
 ks_snapshot *ks_snapshot_from(ks_node *const *nodes, size_t nnodes, ks_pod *const *pods,
                               size_t npods);
+/* Whether a pod bound to some node uses the claim ns/name. */
+bool ks_snapshot_pvc_used(const ks_snapshot *s, ks_id ns, ks_id claim);
 
 #endif

@@ -55,6 +55,7 @@ void ks_cycle_state_reset(ks_cycle_state *st) {
     st->record_plugin_metrics = false;
     memset(st->skip_filter, 0, sizeof(st->skip_filter));
     memset(st->skip_score, 0, sizeof(st->skip_score));
+    memset(st->skip_pre_bind, 0, sizeof(st->skip_pre_bind));
 }
 
 ks_cycle_state *ks_cycle_state_clone(const ks_cycle_state *st) {
@@ -75,6 +76,7 @@ ks_cycle_state *ks_cycle_state_clone(const ks_cycle_state *st) {
     c->record_plugin_metrics = st->record_plugin_metrics;
     memcpy(c->skip_filter, st->skip_filter, sizeof(c->skip_filter));
     memcpy(c->skip_score, st->skip_score, sizeof(c->skip_score));
+    memcpy(c->skip_pre_bind, st->skip_pre_bind, sizeof(c->skip_pre_bind));
     return c;
 }
 

@@ -22,6 +22,8 @@ struct ks_cycle_state {
     /* Plugins whose PreFilter / PreScore returned Skip: their Filter /
      * Score are not run in this cycle. Indexed by profile plugin index. */
     uint64_t skip_filter[4], skip_score[4];
+    /* PreBind plugins whose PreBindPreFlight returned Skip. */
+    uint64_t skip_pre_bind[4];
 };
 
 ks_cycle_state *ks_cycle_state_new(void);

@@ -1,0 +1,151 @@
+/* The scheduling queue (upstream backend/queue, v1.34 defaults: queueing
+ * hints on, pop from backoffQ on):
+ *
+ *   activeQ        pods ready to be tried, ordered by the QueueSort plugin
+ *   backoffQ       pods waiting out their backoff, ordered by expiry then
+ *                  QueueSort; popped directly when activeQ is empty
+ *   errorBackoffQ  pods that failed with an error (not a rejection)
+ *   unschedulable  pods rejected by plugins, waiting for a cluster event
+ *                  that one of their rejecting plugins registered for (or
+ *                  the 5 minute leftover flush)
+ *
+ * Gated pods (PreEnqueue rejected) stay in the unschedulable map until an
+ * event their gating plugin registered for moves them.
+ *
+ * Events that arrive while a pod is being scheduled ("in flight") are
+ * remembered and considered when the pod comes back rejected.
+ *
+ * Queueing hints are simplified: an event requeues a pod when any of its
+ * rejecting plugins registered that event (EventsToRegister); a plugin
+ * that registered nothing is interested in every event.
+ *
+ * The nominator (pods nominated to nodes by preemption) lives here too.
+ *
+ * Thread-safe: one mutex; ks_queue_pop can block (real clock). */
+#ifndef KS_QUEUE_H
+#define KS_QUEUE_H
+
+#include "framework/framework.h"
+#include "util/clock.h"
+
+#include <ksched/framework.h>
+#include <ksched/ksched.h>
+
+typedef struct ks_queue ks_queue;
+
+typedef enum ks_qwhere {
+    KS_Q_NONE = 0,    /* in flight (popped) or gone */
+    KS_Q_ACTIVE,
+    KS_Q_BACKOFF,
+    KS_Q_ERROR_BACKOFF,
+    KS_Q_UNSCHEDULABLE,
+} ks_qwhere;
+
+struct ks_queued_pod {
+    ks_pod *pod;                     /* referenced; replaced on updates */
+    ks_framework *fw;                /* the pod's profile */
+    int64_t timestamp_ns;            /* last (re)enqueue */
+    int64_t initial_attempt_ns;      /* 0 until first moved to activeQ */
+    uint32_t attempts;
+    uint32_t unschedulable_count;
+    uint32_t consecutive_errors;
+    int64_t backoff_expiration_ns;   /* 0 = not computed */
+    ks_plugin_mask unschedulable_plugins;
+    ks_plugin_mask pending_plugins;
+    int gating_plugin;               /* plugin index, -1 = not gated */
+    /* queue bookkeeping */
+    ks_qwhere where;
+    int heap_index;
+    uint64_t mutation_epoch;         /* cluster epoch at its last pop */
+};
+
+typedef enum { KS_NOMINATE_NOOP = 0, KS_NOMINATE_OVERRIDE } ks_nominating_mode;
+
+typedef struct ks_nominating_info {
+    ks_nominating_mode mode;
+    ks_id node; /* with OVERRIDE: 0 clears */
+} ks_nominating_info;
+
+typedef struct ks_queue_options {
+    ks_clock *clock;
+    int64_t initial_backoff_ns;       /* podInitialBackoffSeconds */
+    int64_t max_backoff_ns;           /* podMaxBackoffSeconds */
+    int64_t max_in_unschedulable_ns;  /* 0 = 5 minutes */
+    /* The profile for a scheduler name (NULL: not ours). */
+    ks_framework *(*framework_for)(void *ctx, ks_id scheduler_name);
+    /* The latest version of a pod as the backend reported it (referenced),
+     * NULL when it does not exist. Used by the nominator. */
+    ks_pod *(*lookup_pod)(void *ctx, uint64_t pod_key);
+    void *ctx;
+} ks_queue_options;
+
+ks_queue *ks_queue_new(const ks_queue_options *o);
+void ks_queue_free(ks_queue *q);
+/* Wake a blocked ks_queue_pop; later pops return NULL. */
+void ks_queue_close(ks_queue *q);
+
+/* A new unscheduled pod. */
+void ks_queue_add(ks_queue *q, ks_pod *pod);
+/* An unscheduled pod changed. `relevant` is false for a status-only
+ * change, which never moves a pod. */
+void ks_queue_update(ks_queue *q, ks_pod *old_pod, ks_pod *new_pod, bool relevant);
+void ks_queue_delete(ks_queue *q, const ks_pod *pod);
+
+/* The next pod to schedule (in flight from now on, owned by the caller
+ * until handed back with ks_queue_add_unschedulable or freed with
+ * ks_queue_done + ks_queued_pod_free). NULL when there is none (and not
+ * blocking) or the queue is closed. */
+ks_queued_pod *ks_queue_pop(ks_queue *q, bool block);
+/* The pod's scheduling attempt is over as far as events are concerned. */
+void ks_queue_done(ks_queue *q, uint64_t pod_key);
+void ks_queued_pod_free(ks_queued_pod *qp);
+/* Hand a failed pod back: it goes to unschedulable, backoffQ or activeQ
+ * depending on its rejecting plugins and the events seen while in flight.
+ * Takes ownership of qp. Error when the pod is already queued. */
+ks_status *ks_queue_add_unschedulable(ks_queue *q, ks_queued_pod *qp);
+int64_t ks_queue_scheduling_cycle(ks_queue *q);
+
+/* A cluster event: move the unschedulable pods it may help. precheck (may
+ * be NULL) filters the pods considered. target: for a wildcard event, the
+ * only pod it is for (0 = all). */
+void ks_queue_move_all(ks_queue *q, ks_cluster_event ev, uint64_t target_key,
+                       bool (*precheck)(const ks_pod *pod, void *arg), void *arg);
+/* Move a pod from unschedulable/backoff to activeQ (ForceActivate). */
+void ks_queue_activate(ks_queue *q, const ks_pod *pod);
+
+/* Timers. */
+void ks_queue_flush_backoff_completed(ks_queue *q);
+void ks_queue_flush_unschedulable_leftover(ks_queue *q);
+/* Earliest backoff expiry in the (error) backoff queues, INT64_MAX if none. */
+int64_t ks_queue_next_backoff_expiry(ks_queue *q);
+/* Backoff duration for a failure count (exponential, capped). */
+int64_t ks_queue_backoff_duration(const ks_queue *q, uint32_t count);
+
+/* The nominator. */
+void ks_queue_add_nominated(ks_queue *q, ks_pod *pod, const ks_nominating_info *ni);
+void ks_queue_delete_nominated(ks_queue *q, const ks_pod *pod);
+size_t ks_queue_nominated_pods(ks_queue *q, ks_id node, ks_pod **out, size_t max);
+size_t ks_queue_nominated_count(ks_queue *q, ks_id node);
+/* The node a pod is nominated to in the nominator (0 = none). */
+ks_id ks_queue_nominated_node(ks_queue *q, uint64_t pod_key);
+
+/* Introspection (tests, simulator, debugging). */
+typedef struct ks_queue_stats {
+    size_t active, backoff, error_backoff, unschedulable, gated, in_flight;
+} ks_queue_stats;
+void ks_queue_stats_get(ks_queue *q, ks_queue_stats *out);
+/* Where a pod is; fills *out (copy, pod referenced — release with
+ * ks_pod_unref) when non-NULL and the pod is queued. */
+ks_qwhere ks_queue_where(ks_queue *q, uint64_t pod_key, ks_queued_pod *out);
+/* Visit every queued pod (not in flight), under the queue lock. */
+void ks_queue_foreach(ks_queue *q, void (*fn)(void *arg, const ks_queued_pod *qp), void *arg);
+
+/* Cluster mutation epoch: bumped by every event that can change a
+ * scheduling result. A pod popped in the current epoch that fails again
+ * has nothing new to try (used to detect a simulation at rest). */
+uint64_t ks_queue_epoch(ks_queue *q);
+/* True when every pod in the error backoff queue was last tried in the
+ * current epoch (and the other queues are empty). */
+bool ks_queue_at_rest(ks_queue *q);
+
+#endif

@@ -1,0 +1,173 @@
+/* Framework runtime internals: the registry, one profile's plugin
+ * instances and per-extension-point lists, and what the scheduler plugs
+ * into a framework (the environment: backend calls, the nominator, the
+ * waiting pods map, the worker pool). The run functions themselves are
+ * declared in <ksched/framework.h>. */
+#ifndef KS_FRAMEWORK_H
+#define KS_FRAMEWORK_H
+
+#include "api/cluster.h"
+#include "backend/snapshot.h"
+#include "config/config.h"
+#include "framework/parallelize.h"
+#include "framework/waiting_pods.h"
+
+#include <ksched/framework.h>
+#include <ksched/ksched.h>
+
+/* ---- registry ------------------------------------------------------------ */
+
+struct ks_registry {
+    const ks_plugin_ops **ops;
+    uint32_t n, cap;
+};
+
+ks_registry *ks_registry_new(void);
+void ks_registry_free(ks_registry *reg);
+const ks_plugin_ops *ks_registry_find(const ks_registry *reg, const char *name);
+/* Which extension points the named plugin implements (KS_EP_BIT mask),
+ * 0 when unknown; a ks_plugin_points_fn for ks_config_resolve with the
+ * registry as ctx. */
+uint32_t ks_registry_points(void *reg, const char *name);
+uint32_t ks_plugin_ops_points(const ks_plugin_ops *ops);
+
+/* src/plugins/registry.c: the in-tree plugins. */
+extern const ks_plugin_ops *const ks_intree_plugins[];
+extern const size_t ks_intree_plugins_count;
+
+/* ---- environment ------------------------------------------------------- */
+
+/* A pod status change sent through the API dispatcher: an optional
+ * condition and an optional nominatedNodeName override. */
+typedef struct ks_status_patch {
+    bool has_condition;
+    const char *cond_type;    /* "PodScheduled", "DisruptionTarget" */
+    const char *cond_status;  /* "True" / "False" */
+    const char *cond_reason;
+    const char *cond_message;
+    bool set_nominated;       /* override nominatedNodeName ... */
+    const char *nominated;    /* ... with this ("" clears) */
+} ks_status_patch;
+
+/* What the scheduler provides to a framework's plugins through the handle.
+ * A framework built for an embedder has none: backend calls then fail with
+ * an Error status and objects are empty. */
+typedef struct ks_framework_env {
+    void *ctx;
+    ks_status *(*bind)(void *ctx, const ks_pod *pod, const char *node);
+    ks_status *(*delete_pod)(void *ctx, const ks_pod *pod);
+    void (*patch_status)(void *ctx, const ks_pod *pod, const ks_status_patch *patch);
+    void (*event)(void *ctx, const ks_pod *regarding, const char *type, const char *reason,
+                  const char *action, const char *note);
+    const ks_cluster *(*objects)(void *ctx);
+    /* Move the pod (unschedulable or backing off) to activeQ. */
+    void (*activate)(void *ctx, const ks_pod *pod);
+    /* Nominated pods on a node (refs taken into out; returns the count,
+     * which may exceed max). */
+    size_t (*nominated_pods)(void *ctx, ks_id node, ks_pod **out, size_t max);
+    size_t (*nominated_count)(void *ctx, ks_id node);
+} ks_framework_env;
+
+/* ---- the framework ---------------------------------------------------- */
+
+#define KS_MAX_PLUGINS 256
+
+typedef struct ks_plugin_inst {
+    const ks_plugin_ops *ops;
+    void *self;
+    const char *name;   /* ops->name, static */
+    unsigned index;
+    /* EventsToRegister, for plugins that can reject (PreEnqueue, PreFilter,
+     * Filter, Reserve, Permit). all_events: nothing registered means any
+     * event may help, so that no pod is ever stranded. */
+    bool enqueue_ext;
+    bool all_events;
+    ks_cluster_event *events;
+    size_t nevents;
+} ks_plugin_inst;
+
+typedef struct ks_ep_list {
+    ks_plugin_inst **v;
+    uint32_t n;
+} ks_ep_list;
+
+struct ks_handle {
+    struct ks_framework *fw;
+};
+
+struct ks_framework {
+    char *profile_name;
+    bool has_percentage;
+    int32_t percentage_of_nodes_to_score;
+    ks_plugin_inst *plugins;
+    uint32_t nplugins;
+    ks_ep_list ep[KS_EP_COUNT];
+    int64_t *score_weights;  /* parallel to ep[KS_EP_SCORE] */
+    struct ks_handle handle;
+    const ks_snapshot *snapshot;
+    ks_framework_env env;
+    ks_waiting_pods *waiting;  /* shared by the scheduler's profiles */
+    bool owns_waiting;
+    ks_parallelizer *par;
+    bool owns_par;
+    bool checksums;            /* debug immutability check */
+};
+
+/* Attach the scheduler's environment, waiting pods map and worker pool
+ * (shared across profiles). */
+void ks_framework_set_env(ks_framework *fw, const ks_framework_env *env);
+void ks_framework_share(ks_framework *fw, ks_waiting_pods *wp, ks_parallelizer *par);
+
+/* The waiting pods map (a private one when none was shared). */
+ks_waiting_pods *ks_framework_waiting(ks_framework *fw);
+/* Non-blocking WaitOnPermit for the simulated loop: false while the pod
+ * waits; true with *out set (NULL: allowed, or the pod was not waiting). */
+bool ks_framework_try_wait_on_permit(ks_framework *fw, const ks_pod *pod, bool block,
+                                     ks_status **out);
+
+/* Plugin statuses carry the plugin name (static string). */
+const ks_plugin_inst *ks_framework_plugin(const ks_framework *fw, const char *name);
+
+/* QueueSort less of the profile's queue sort plugin. */
+bool ks_framework_less(const ks_framework *fw, const ks_queued_pod *a, const ks_queued_pod *b);
+/* PreEnqueue of every plugin; on rejection returns the status and sets
+ * *gating_plugin to the plugin index. Starts with `first` (>= 0) when a
+ * plugin gated the pod before, as upstream does. */
+ks_status *ks_framework_run_pre_enqueue(ks_framework *fw, const ks_pod *pod, int first,
+                                        int *gating_plugin);
+
+/* The mask of plugins in the status' plugin field (by name). */
+void ks_framework_mask_status(const ks_framework *fw, const ks_status *s, ks_plugin_mask *m);
+
+/* ---- node status map --------------------------------------------------- */
+
+typedef struct ks_node_status_entry {
+    ks_id node;
+    ks_status *status;
+} ks_node_status_entry;
+
+struct ks_node_status_map {
+    ks_node_status_entry *v;
+    uint32_t n, cap;
+    ks_map index;          /* node id + 1 -> entry index + 1 */
+    ks_status *absent;     /* NULL = UnschedulableAndUnresolvable, no reason */
+};
+
+void ks_node_status_map_init(ks_node_status_map *m);
+void ks_node_status_map_clear(ks_node_status_map *m);
+void ks_node_status_map_put(ks_node_status_map *m, ks_id node, ks_status *s);
+const ks_status *ks_node_status_map_lookup(const ks_node_status_map *m, ks_id node);
+/* The absent status (a static UnschedulableAndUnresolvable when unset). */
+const ks_status *ks_node_status_map_absent_status(const ks_node_status_map *m);
+
+/* ---- PreFilter result -------------------------------------------------- */
+
+struct ks_pre_filter_result {
+    ks_cycle_state *st;
+    ks_id *nodes;     /* sorted, unique (arena) */
+    uint32_t n, cap;
+};
+
+bool ks_pre_filter_result_has_id(const ks_pre_filter_result *r, ks_id id);
+
+#endif

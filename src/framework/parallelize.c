@@ -1,0 +1,142 @@
+#include "framework/parallelize.h"
+#include "util/xalloc.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+typedef struct job {
+    size_t n, chunk;
+    void (*fn)(size_t i, void *arg);
+    void *arg;
+    atomic_bool *stop;
+    atomic_size_t next; /* next chunk start */
+} job;
+
+struct ks_parallelizer {
+    int parallelism;
+    int nthreads;
+    pthread_t *threads;
+    pthread_mutex_t mu;
+    pthread_cond_t work_cv, done_cv;
+    pthread_mutex_t job_mu; /* one job at a time */
+    job *cur;
+    uint64_t job_seq;       /* bumped per job: workers join each job once */
+    int busy;               /* workers inside the current job */
+    bool quit;
+};
+
+/* Set while a thread runs job work: a nested ks_parallelize from inside
+ * fn runs inline instead of waiting for workers that are all busy. */
+static _Thread_local bool in_job;
+
+size_t ks_parallelize_chunk_size(size_t n, int parallelism) {
+    if (parallelism < 1) parallelism = 1;
+    size_t s = (size_t)sqrt((double)n);
+    size_t r = n / (size_t)parallelism + 1;
+    if (s > r) s = r;
+    else if (s < 1) s = 1;
+    return s;
+}
+
+static void run_chunks(job *j) {
+    bool was = in_job;
+    in_job = true;
+    for (;;) {
+        if (j->stop && atomic_load(j->stop)) break;
+        size_t start = atomic_fetch_add(&j->next, j->chunk);
+        if (start >= j->n) break;
+        size_t end = start + j->chunk;
+        if (end > j->n) end = j->n;
+        for (size_t i = start; i < end; i++) j->fn(i, j->arg);
+    }
+    in_job = was;
+}
+
+static void *worker(void *arg) {
+    ks_parallelizer *p = arg;
+    uint64_t seen = 0;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (!p->quit && (p->cur == NULL || p->job_seq == seen)) pthread_cond_wait(&p->work_cv, &p->mu);
+        if (p->quit) break;
+        seen = p->job_seq;
+        job *j = p->cur;
+        p->busy++;
+        pthread_mutex_unlock(&p->mu);
+        run_chunks(j);
+        pthread_mutex_lock(&p->mu);
+        if (--p->busy == 0) pthread_cond_broadcast(&p->done_cv);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+ks_parallelizer *ks_parallelizer_new(int parallelism) {
+    ks_parallelizer *p = ks_xcalloc(1, sizeof(*p));
+    if (parallelism < 1) parallelism = 1;
+    p->parallelism = parallelism;
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_mutex_init(&p->job_mu, NULL);
+    pthread_cond_init(&p->work_cv, NULL);
+    pthread_cond_init(&p->done_cv, NULL);
+    /* The calling thread works too: parallelism - 1 helpers. */
+    p->nthreads = parallelism - 1;
+    if (p->nthreads > 0) {
+        p->threads = ks_xcalloc((size_t)p->nthreads, sizeof(pthread_t));
+        for (int i = 0; i < p->nthreads; i++) {
+            if (pthread_create(&p->threads[i], NULL, worker, p) != 0) {
+                p->nthreads = i;
+                break;
+            }
+        }
+    }
+    return p;
+}
+
+void ks_parallelizer_free(ks_parallelizer *p) {
+    if (!p) return;
+    pthread_mutex_lock(&p->mu);
+    p->quit = true;
+    pthread_cond_broadcast(&p->work_cv);
+    pthread_mutex_unlock(&p->mu);
+    for (int i = 0; i < p->nthreads; i++) pthread_join(p->threads[i], NULL);
+    free(p->threads);
+    pthread_mutex_destroy(&p->mu);
+    pthread_mutex_destroy(&p->job_mu);
+    pthread_cond_destroy(&p->work_cv);
+    pthread_cond_destroy(&p->done_cv);
+    free(p);
+}
+
+int ks_parallelizer_parallelism(const ks_parallelizer *p) { return p ? p->parallelism : 1; }
+
+void ks_parallelize(ks_parallelizer *p, size_t n, void (*fn)(size_t i, void *arg), void *arg,
+                    atomic_bool *stop) {
+    if (n == 0) return;
+    job j = {.n = n, .fn = fn, .arg = arg, .stop = stop};
+    int par = p ? p->parallelism : 1;
+    j.chunk = ks_parallelize_chunk_size(n, par);
+    atomic_init(&j.next, 0);
+    size_t chunks = (n + j.chunk - 1) / j.chunk;
+    if (!p || p->nthreads == 0 || chunks <= 1 || in_job) {
+        run_chunks(&j);
+        return;
+    }
+    pthread_mutex_lock(&p->job_mu);
+    pthread_mutex_lock(&p->mu);
+    p->cur = &j;
+    p->job_seq++;
+    pthread_cond_broadcast(&p->work_cv);
+    pthread_mutex_unlock(&p->mu);
+    run_chunks(&j);
+    pthread_mutex_lock(&p->mu);
+    /* Workers that have not picked the job up yet must not start it once
+     * we return (j lives on our stack): clear it, then wait for those
+     * already inside. */
+    p->cur = NULL;
+    while (p->busy > 0) pthread_cond_wait(&p->done_cv, &p->mu);
+    pthread_mutex_unlock(&p->mu);
+    pthread_mutex_unlock(&p->job_mu);
+}

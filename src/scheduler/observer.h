@@ -1,0 +1,60 @@
+/* Hooks to watch the scheduler work (the simulator's trace and --explain,
+ * tests). Everything an observer receives is valid only for the call. All
+ * hooks run on the scheduling thread, except on_bound/on_bind_failed which
+ * run where the binding cycle runs (the loop in simulated mode). */
+#ifndef KS_OBSERVER_H
+#define KS_OBSERVER_H
+
+#include "scheduler/diagnosis.h"
+
+#include <ksched/framework.h>
+
+typedef enum ks_attempt_result {
+    KS_ATTEMPT_SCHEDULED = 0,     /* assumed, reserved, permitted (maybe waiting) */
+    KS_ATTEMPT_UNSCHEDULABLE,     /* rejected: FitError */
+    KS_ATTEMPT_ERROR,             /* an error status */
+    KS_ATTEMPT_SKIPPED,           /* deleted or already assumed: not tried */
+} ks_attempt_result;
+
+/* One scheduling attempt of one pod. */
+typedef struct ks_attempt_record {
+    const ks_pod *pod;
+    const ks_framework *fw;
+    uint32_t attempt;                 /* 1 for the first try */
+    int64_t time_ns;                  /* scheduler clock */
+    ks_attempt_result result;
+    const ks_snapshot *snapshot;
+    const ks_cycle_state *state;
+    /* PreFilter */
+    const ks_status *pre_filter_status;
+    const ks_pre_filter_result *pre_filter_result; /* NULL: all nodes */
+    /* Filter: the nodes evaluated (in evaluation order) and the verdict on
+     * each (NULL = passed). nevaluated may be less than the number of
+     * nodes (percentageOfNodesToScore). */
+    size_t nevaluated;
+    const ks_node_info *const *evaluated;
+    const ks_status *const *verdicts;
+    bool nominated_node_fast_path;    /* the nominated node alone was tried and fit */
+    /* Score (NULL when fewer than two nodes fit or nothing was scored). */
+    const ks_score_result *scores;
+    const char *chosen_node;          /* NULL unless SCHEDULED */
+    /* Failure */
+    const ks_status *status;          /* the failing status (NULL on success) */
+    const char *message;              /* FailedScheduling message, or NULL */
+    const ks_diagnosis *diagnosis;    /* NULL unless a FitError */
+    bool post_filter_ran;
+    const ks_status *post_filter_status;
+    const char *nominated_node;       /* PostFilter's nomination, or NULL */
+    bool waiting_on_permit;
+} ks_attempt_record;
+
+typedef struct ks_observer {
+    void *ctx;
+    void (*on_attempt)(void *ctx, const ks_attempt_record *r);
+    void (*on_bound)(void *ctx, const ks_pod *pod, const char *node);
+    /* Binding cycle failure (permit rejection/timeout, PreBind, Bind). */
+    void (*on_bind_failed)(void *ctx, const ks_pod *pod, const char *node,
+                           const ks_status *status, const char *message);
+} ks_observer;
+
+#endif

@@ -1,0 +1,86 @@
+/* The scheduler: profiles (one framework per schedulerName), the cache and
+ * snapshot, the scheduling queue, the API dispatcher and a backend, wired
+ * together the way kube-scheduler's Scheduler is.
+ *
+ * Two ways to run the same loop:
+ *
+ * - simulated clock (simulate, tests): nothing blocks and nothing runs
+ *   behind the caller's back. ks_scheduler_schedule_one() tries one pod;
+ *   its binding cycle runs right after it (or when the Permit wait ends);
+ *   API calls execute when the loop drains the dispatcher.
+ *   ks_scheduler_run_until_idle() loops, jumping the clock to the next
+ *   timer when nothing is runnable, until nothing can make progress.
+ * - real clock (run): ks_scheduler_run() blocks on the queue; binding
+ *   cycles run on their own threads, API calls on the dispatcher thread,
+ *   timers (backoff flush every second, unschedulable flush every 30 s) on
+ *   a timer thread.
+ */
+#ifndef KS_SCHEDULER_H
+#define KS_SCHEDULER_H
+
+#include "backend/cache.h"
+#include "backend/queue.h"
+#include "config/config.h"
+#include "scheduler/api_dispatcher.h"
+#include "scheduler/backend.h"
+#include "scheduler/observer.h"
+
+typedef struct ks_scheduler ks_scheduler;
+
+typedef struct ks_scheduler_options {
+    const ks_config *config;     /* resolved; borrowed, must outlive the scheduler */
+    ks_registry *registry;       /* NULL = ks_default_registry() */
+    const ks_backend *backend;   /* borrowed */
+    ks_clock *clock;             /* NULL = real clock; borrowed */
+    uint64_t seed;               /* PRNG for selectHost ties (0 = fixed default) */
+    /* Pick the highest score with ties going to the smallest node name,
+     * instead of upstream's random choice among the top scores (the
+     * differential tests need one answer). */
+    bool deterministic_ties;
+    int parallelism;             /* 0 = config's parallelism */
+    const ks_observer *observer; /* optional, borrowed */
+} ks_scheduler_options;
+
+ks_scheduler *ks_scheduler_new(const ks_scheduler_options *o, char **err);
+void ks_scheduler_free(ks_scheduler *s);
+
+/* List and watch the backend (the initial objects are added at once). */
+ks_status *ks_scheduler_start(ks_scheduler *s);
+
+/* Simulated clock: one scheduling attempt (plus its binding cycle when it
+ * can run now). false when no pod was runnable. */
+bool ks_scheduler_schedule_one(ks_scheduler *s);
+/* Simulated clock: schedule until nothing can make progress: activeQ and
+ * backoffQ empty, no pod waiting on Permit, no API call pending, no timer
+ * other than the unschedulable flush (and error-backoff pods that already
+ * failed since the last cluster change). Returns the attempts made. */
+size_t ks_scheduler_run_until_idle(ks_scheduler *s);
+
+/* Real clock: schedule until ks_scheduler_stop() (from another thread or a
+ * signal-safe flag poll). */
+void ks_scheduler_run(ks_scheduler *s);
+void ks_scheduler_stop(ks_scheduler *s);
+
+/* Parts, for the simulator, the server and tests. */
+ks_framework *ks_scheduler_framework(ks_scheduler *s, const char *scheduler_name);
+size_t ks_scheduler_nframeworks(const ks_scheduler *s);
+ks_framework *ks_scheduler_framework_at(ks_scheduler *s, size_t i);
+ks_queue *ks_scheduler_queue(ks_scheduler *s);
+ks_cache *ks_scheduler_cache(ks_scheduler *s);
+ks_api_dispatcher *ks_scheduler_dispatcher(ks_scheduler *s);
+ks_clock *ks_scheduler_clock(ks_scheduler *s);
+const ks_snapshot *ks_scheduler_snapshot(ks_scheduler *s);
+ks_waiting_pods *ks_scheduler_waiting_pods(ks_scheduler *s);
+/* The latest version of a pod the scheduler has seen (referenced). */
+ks_pod *ks_scheduler_pod(ks_scheduler *s, uint64_t pod_key);
+
+/* Counters. */
+typedef struct ks_scheduler_stats {
+    uint64_t attempts, scheduled, unschedulable, errors, bound, bind_failures;
+} ks_scheduler_stats;
+void ks_scheduler_stats_get(ks_scheduler *s, ks_scheduler_stats *out);
+
+/* upstream numFeasibleNodesToFind. percentage 0 = adaptive. */
+uint32_t ks_num_feasible_nodes_to_find(int32_t percentage, uint32_t num_all_nodes);
+
+#endif

@@ -1,0 +1,47 @@
+/* The in-memory backend: a ks_cluster standing in for the API server.
+ * Binding sets the pod's node (a new ks_pod, since pods are immutable),
+ * status patches set conditions and nominatedNodeName, deletions remove
+ * pods; each produces the watch event an informer would see, delivered
+ * synchronously to the scheduler. Events are recorded in order.
+ * Deterministic and single-threaded (one mutex guards it anyway). */
+#ifndef KS_MEMORY_BACKEND_H
+#define KS_MEMORY_BACKEND_H
+
+#include "scheduler/backend.h"
+
+typedef struct ks_memory_backend ks_memory_backend;
+
+typedef struct ks_recorded_event {
+    uint64_t pod_key;
+    char *pod_name;  /* "ns/name" */
+    char *type, *reason, *action, *note;
+    int64_t time_ns;
+} ks_recorded_event;
+
+/* The backend works on `cluster` in place (borrowed; must outlive it). */
+ks_memory_backend *ks_memory_backend_new(ks_cluster *cluster);
+void ks_memory_backend_free(ks_memory_backend *mb);
+const ks_backend *ks_memory_backend_iface(ks_memory_backend *mb);
+
+size_t ks_memory_backend_nevents(const ks_memory_backend *mb);
+const ks_recorded_event *ks_memory_backend_event(const ks_memory_backend *mb, size_t i);
+
+/* Counters of the calls received, for tests. */
+typedef struct ks_memory_backend_stats {
+    uint64_t binds, status_patches, deletes, events, bind_failures;
+} ks_memory_backend_stats;
+void ks_memory_backend_stats_get(const ks_memory_backend *mb, ks_memory_backend_stats *out);
+/* Make the next n binds fail with an Error (tests). */
+void ks_memory_backend_fail_binds(ks_memory_backend *mb, int n);
+
+/* Simulate cluster changes from outside (tests, simulator scenarios):
+ * each delivers the watch event. The cluster takes the references given. */
+void ks_memory_backend_add_node(ks_memory_backend *mb, ks_node *node);
+void ks_memory_backend_update_node(ks_memory_backend *mb, ks_node *node);
+void ks_memory_backend_remove_node(ks_memory_backend *mb, ks_id name);
+void ks_memory_backend_add_pod(ks_memory_backend *mb, ks_pod *pod);
+void ks_memory_backend_remove_pod(ks_memory_backend *mb, uint64_t pod_key);
+/* The current version of a pod (borrowed), NULL when absent. */
+ks_pod *ks_memory_backend_pod(const ks_memory_backend *mb, uint64_t pod_key);
+
+#endif

@@ -1,0 +1,100 @@
+#include "util/clock.h"
+#include "util/xalloc.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <stdlib.h>
+#include <time.h>
+
+static ks_clock real_clock = {.simulated = false};
+
+ks_clock *ks_clock_real(void) { return &real_clock; }
+
+ks_clock *ks_clock_sim_new(int64_t start_ns) {
+    ks_clock *c = ks_xcalloc(1, sizeof(*c));
+    c->simulated = true;
+    c->sim_now = start_ns;
+    return c;
+}
+
+void ks_clock_free(ks_clock *c) {
+    if (c && c != &real_clock) free(c);
+}
+
+int64_t ks_clock_now(const ks_clock *c) {
+    if (c && c->simulated) return c->sim_now;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * KS_NS_PER_SEC + ts.tv_nsec;
+}
+
+void ks_clock_sim_set(ks_clock *c, int64_t t) {
+    if (c->simulated && t > c->sim_now) c->sim_now = t;
+}
+
+bool ks_clock_cond_wait(const ks_clock *c, pthread_cond_t *cv, pthread_mutex_t *mu,
+                        int64_t deadline_ns) {
+    if (c && c->simulated) return ks_clock_now(c) < deadline_ns;
+    if (deadline_ns == INT64_MAX) {
+        pthread_cond_wait(cv, mu);
+        return true;
+    }
+    /* Condition variables wait on CLOCK_REALTIME by default, the same
+     * base as ks_clock_now for the real clock. */
+    struct timespec ts = {.tv_sec = deadline_ns / KS_NS_PER_SEC,
+                          .tv_nsec = deadline_ns % KS_NS_PER_SEC};
+    return pthread_cond_timedwait(cv, mu, &ts) != ETIMEDOUT;
+}
+
+int64_t ks_monotonic_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * KS_NS_PER_SEC + ts.tv_nsec;
+}
+
+/* Print v / 10^prec with the fraction's trailing zeros dropped. */
+static int put_frac(char *buf, int n, uint64_t v, int prec) {
+    uint64_t div = 1;
+    for (int i = 0; i < prec; i++) div *= 10;
+    uint64_t ip = v / div, fp = v % div;
+    if (fp == 0) return snprintf(buf, (size_t)n, "%llu", (unsigned long long)ip);
+    char f[24];
+    snprintf(f, sizeof(f), "%0*llu", prec, (unsigned long long)fp);
+    size_t len = strlen(f);
+    while (len > 0 && f[len - 1] == '0') f[--len] = 0;
+    return snprintf(buf, (size_t)n, "%llu.%s", (unsigned long long)ip, f);
+}
+
+void ks_format_duration(int64_t ns, char *buf, int n) {
+    if (n <= 0) return;
+    if (ns == 0) {
+        snprintf(buf, (size_t)n, "0s");
+        return;
+    }
+    int off = 0;
+    uint64_t u = ns < 0 ? (uint64_t)(-(ns + 1)) + 1 : (uint64_t)ns;
+    if (ns < 0 && off < n - 1) buf[off++] = '-';
+    buf[off] = 0;
+    char *p = buf + off;
+    int left = n - off;
+    if (u < 1000) {
+        snprintf(p, (size_t)left, "%lluns", (unsigned long long)u);
+    } else if (u < 1000000) {
+        int w = put_frac(p, left, u, 3);
+        if (w < left) snprintf(p + w, (size_t)(left - w), "\xc2\xb5s");
+    } else if (u < (uint64_t)KS_NS_PER_SEC) {
+        int w = put_frac(p, left, u, 6);
+        if (w < left) snprintf(p + w, (size_t)(left - w), "ms");
+    } else {
+        uint64_t h = u / (3600ULL * KS_NS_PER_SEC);
+        u -= h * 3600ULL * KS_NS_PER_SEC;
+        uint64_t m = u / (60ULL * KS_NS_PER_SEC);
+        u -= m * 60ULL * KS_NS_PER_SEC;
+        int w = 0;
+        if (h) w += snprintf(p + w, (size_t)(left - w), "%lluh", (unsigned long long)h);
+        if ((h || m) && w < left) w += snprintf(p + w, (size_t)(left - w), "%llum", (unsigned long long)m);
+        if (w < left) w += put_frac(p + w, left - w, u, 9);
+        if (w < left) snprintf(p + w, (size_t)(left - w), "s");
+    }
+}

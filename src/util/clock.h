@@ -1,0 +1,41 @@
+/* Time for the scheduler: the real clock, or a simulated one that only
+ * moves when told to. The simulator runs the real scheduling loop on the
+ * simulated clock: when nothing is runnable it jumps to the next timer
+ * (backoff expiry, permit timeout, flush), so a simulation finishes at
+ * once and always the same way. Times are nanoseconds since the epoch. */
+#ifndef KS_CLOCK_H
+#define KS_CLOCK_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define KS_NS_PER_SEC 1000000000LL
+#define KS_NS_PER_MS 1000000LL
+
+typedef struct ks_clock {
+    bool simulated;
+    int64_t sim_now; /* simulated clock only */
+} ks_clock;
+
+/* The process-wide real clock (never freed). */
+ks_clock *ks_clock_real(void);
+ks_clock *ks_clock_sim_new(int64_t start_ns);
+void ks_clock_free(ks_clock *c); /* no-op for the real clock */
+
+int64_t ks_clock_now(const ks_clock *c);
+/* Simulated clock: move to t (never backwards). */
+void ks_clock_sim_set(ks_clock *c, int64_t t);
+
+/* Wait on cv until signalled or until the clock reaches deadline_ns
+ * (INT64_MAX: no deadline). With the simulated clock this does not block:
+ * it returns at once. Returns false on timeout. */
+bool ks_clock_cond_wait(const ks_clock *c, pthread_cond_t *cv, pthread_mutex_t *mu,
+                        int64_t deadline_ns);
+/* A duration as Go's time.Duration.String() prints it ("10s", "1m30s",
+ * "1.5s", "100ms", "0s"). */
+void ks_format_duration(int64_t ns, char *buf, int n);
+/* Monotonic real time for measurements (never simulated). */
+int64_t ks_monotonic_ns(void);
+
+#endif
