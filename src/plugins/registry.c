@@ -1,13 +1,34 @@
-/* The in-tree plugins, one line each. Plugin files live next to this one
- * (one file per plugin, upstream names) and define `ks_plugin_<name>`. */
+/* The in-tree plugins, one line each. Plugin files live in subdirectories
+ * of this one (one file per plugin, upstream names) and each defines a
+ * `const ks_plugin_ops ks_plugin_<name>`. */
 #include "framework/framework.h"
 
 #include <stddef.h>
 
-/* extern const ks_plugin_ops ks_plugin_NodeResourcesFit; */
+extern const ks_plugin_ops ks_plugin_priority_sort;
+extern const ks_plugin_ops ks_plugin_scheduling_gates;
+extern const ks_plugin_ops ks_plugin_node_unschedulable;
+extern const ks_plugin_ops ks_plugin_node_name;
+extern const ks_plugin_ops ks_plugin_taint_toleration;
+extern const ks_plugin_ops ks_plugin_node_affinity;
+extern const ks_plugin_ops ks_plugin_node_ports;
+extern const ks_plugin_ops ks_plugin_node_resources_fit;
+extern const ks_plugin_ops ks_plugin_node_resources_balanced_allocation;
+extern const ks_plugin_ops ks_plugin_image_locality;
+extern const ks_plugin_ops ks_plugin_default_binder;
 
 const ks_plugin_ops *const ks_intree_plugins[] = {
-    /* &ks_plugin_NodeResourcesFit, */
+    &ks_plugin_priority_sort,
+    &ks_plugin_scheduling_gates,
+    &ks_plugin_node_unschedulable,
+    &ks_plugin_node_name,
+    &ks_plugin_taint_toleration,
+    &ks_plugin_node_affinity,
+    &ks_plugin_node_ports,
+    &ks_plugin_node_resources_fit,
+    &ks_plugin_node_resources_balanced_allocation,
+    &ks_plugin_image_locality,
+    &ks_plugin_default_binder,
     NULL,
 };
 
