@@ -59,9 +59,14 @@ static int put_frac(char *buf, int n, uint64_t v, int prec) {
     for (int i = 0; i < prec; i++) div *= 10;
     uint64_t ip = v / div, fp = v % div;
     if (fp == 0) return snprintf(buf, (size_t)n, "%llu", (unsigned long long)ip);
+    /* prec digits, zero padded, trailing zeros dropped */
     char f[24];
-    snprintf(f, sizeof(f), "%0*llu", prec, (unsigned long long)fp);
-    size_t len = strlen(f);
+    int len = prec < 20 ? prec : 20;
+    f[len] = 0;
+    for (int i = len - 1; i >= 0; i--) {
+        f[i] = (char)('0' + fp % 10);
+        fp /= 10;
+    }
     while (len > 0 && f[len - 1] == '0') f[--len] = 0;
     return snprintf(buf, (size_t)n, "%llu.%s", (unsigned long long)ip, f);
 }
