@@ -33,16 +33,20 @@ CFLAGS ?=
 CFLAGS += $(BASE_CFLAGS) $(OPT)
 B := build/$(MODE)
 
-LIB_SRCS  := $(shell find src -name '*.c' -not -path 'src/cmd/*' | sort)
-CMD_SRCS  := $(shell find src/cmd -name '*.c' | sort)
+# Everything but main() is in libksched, so that a custom scheduler binary
+# can link it and call ks_main() (see examples/plugins/embed).
+LIB_SRCS  := $(shell find src -name '*.c' -not -path 'src/cmd/main.c' | sort)
+CMD_SRCS  := $(wildcard src/cmd/main.c)
 TEST_SRCS := $(wildcard test/unit/test_*.c)
 TEST_UTIL := $(wildcard test/unit/testutil*.c)
 LIB_OBJS  := $(LIB_SRCS:%.c=$(B)/obj/%.o)
 CMD_OBJS  := $(CMD_SRCS:%.c=$(B)/obj/%.o)
 TEST_BINS := $(TEST_SRCS:test/unit/%.c=$(B)/test/%)
 TEST_UTIL_OBJS := $(TEST_UTIL:%.c=$(B)/obj/%.o)
-PLUGIN_SRCS := $(wildcard examples/plugins/*/*.c)
-PLUGIN_SOS  := $(patsubst examples/plugins/%.c,$(B)/plugins/%.so,$(filter-out examples/plugins/embed/%,$(PLUGIN_SRCS)))
+# Example plugins: examples/plugins/<name>/<name>.c -> $(B)/plugins/<name>.so
+# (one directory, so that --plugin-dir $(B)/plugins loads them all).
+PLUGIN_NAMES := $(filter-out embed,$(notdir $(patsubst %/,%,$(dir $(wildcard examples/plugins/*/*.c)))))
+PLUGIN_SOS  := $(foreach p,$(PLUGIN_NAMES),$(B)/plugins/$(p).so)
 
 .PHONY: all build deps demo test test-unit test-scenarios test-reference bench bench-quick \
         install clean fuzz
@@ -67,9 +71,34 @@ $(B)/libksched.so: $(LIB_OBJS)
 $(B)/ksched: $(CMD_OBJS) $(B)/libksched.a
 	$(CC) $(LDOPT) -rdynamic -o $@ $(CMD_OBJS) -Wl,--whole-archive $(B)/libksched.a -Wl,--no-whole-archive $(LIBS)
 
-$(B)/plugins/%.so: examples/plugins/%.c include/ksched/ksched.h
+# Plugins see only the public headers, as out-of-tree ones do.
+define plugin_rule
+$(B)/plugins/$(1).so: examples/plugins/$(1)/$(1).c include/ksched/ksched.h
+	@mkdir -p $$(dir $$@)
+	$$(CC) -std=c11 -fPIC -shared $$(WARN) -Iinclude $$(OPT) $$(LDOPT) -o $$@ $$<
+endef
+$(foreach p,$(PLUGIN_NAMES),$(eval $(call plugin_rule,$(p))))
+
+# Test plugins (loader error paths, a C++ plugin): built like out-of-tree
+# ones, against the public header only.
+TEST_PLUGIN_SOS := $(patsubst test/unit/plugins/%.c,$(B)/test/plugins/%.so,$(wildcard test/unit/plugins/*.c)) \
+                   $(patsubst test/unit/plugins/%.cpp,$(B)/test/plugins/%.so,$(wildcard test/unit/plugins/*.cpp))
+CXX ?= g++
+
+$(B)/test/plugins/%.so: test/unit/plugins/%.c include/ksched/ksched.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -fPIC -shared $(WARN) -Iinclude $(OPT) $(LDOPT) -o $@ $<
+
+$(B)/test/plugins/%.so: test/unit/plugins/%.cpp include/ksched/ksched.h
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++17 -pedantic -fPIC -shared $(WARN:-Wstrict-prototypes=) -Iinclude $(OPT) $(LDOPT) -o $@ $<
+
+# Tests that load plugins get the whole library exported to them, as the
+# ksched binary does (-rdynamic, whole archive).
+$(B)/test/test_plugin_%: test/unit/test_plugin_%.c $(TEST_UTIL_OBJS) $(B)/libksched.a $(PLUGIN_SOS) $(TEST_PLUGIN_SOS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itest/unit -DKS_BUILD_DIR='"$(B)"' $(LDOPT) -rdynamic -o $@ $< $(TEST_UTIL_OBJS) \
+	    -Wl,--whole-archive $(B)/libksched.a -Wl,--no-whole-archive $(LIBS) -lcmocka
 
 $(B)/test/%: test/unit/%.c $(TEST_UTIL_OBJS) $(B)/libksched.a
 	@mkdir -p $(dir $@)

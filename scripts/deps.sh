@@ -2,7 +2,7 @@
 # Install the Debian packages ksched needs to build and test, only if missing.
 # Idempotent: when everything is present it does nothing and prints nothing.
 set -eu
-PKGS="gcc make pkg-config libyaml-dev libjansson-dev libcurl4-openssl-dev libmicrohttpd-dev libcmocka-dev python3"
+PKGS="gcc g++ make pkg-config libyaml-dev libjansson-dev libcurl4-openssl-dev libmicrohttpd-dev libcmocka-dev python3"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -107,6 +107,7 @@ typedef struct ks_pod_group {
     bool has_min_resources;
     int32_t schedule_timeout_seconds; /* 0 = unset */
     int64_t creation_ts;
+    struct ks_tree *tree; /* the decoded object, for plugins (may be NULL) */
 } ks_pod_group;
 
 typedef enum {

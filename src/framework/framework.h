@@ -20,11 +20,16 @@
 struct ks_registry {
     const ks_plugin_ops **ops;
     uint32_t n, cap;
+    char *error; /* first refusal not yet taken (see ks_registry_take_error) */
 };
 
 ks_registry *ks_registry_new(void);
 void ks_registry_free(ks_registry *reg);
 const ks_plugin_ops *ks_registry_find(const ks_registry *reg, const char *name);
+/* The first refusal by ks_registry_add since the last call (malloc'd, the
+ * caller frees), NULL when none: the loader reports it even when the
+ * plugin ignored the error. */
+char *ks_registry_take_error(ks_registry *reg);
 /* Which extension points the named plugin implements (KS_EP_BIT mask),
  * 0 when unknown; a ks_plugin_points_fn for ks_config_resolve with the
  * registry as ctx. */

@@ -10,7 +10,22 @@ ks_registry *ks_registry_new(void) { return ks_xcalloc(1, sizeof(ks_registry)); 
 void ks_registry_free(ks_registry *reg) {
     if (!reg || reg == ks_default_registry()) return;
     free(reg->ops);
+    free(reg->error);
     free(reg);
+}
+
+char *ks_registry_take_error(ks_registry *reg) {
+    char *e = reg->error;
+    reg->error = NULL;
+    return e;
+}
+
+/* Refuse: the message goes to the caller and is kept for the loader. */
+static bool refuse(ks_registry *reg, char **err, char *msg) {
+    if (!reg->error) reg->error = ks_xstrdup(msg);
+    if (err) *err = msg;
+    else free(msg);
+    return false;
 }
 
 const ks_plugin_ops *ks_registry_find(const ks_registry *reg, const char *name) {
@@ -20,22 +35,19 @@ const ks_plugin_ops *ks_registry_find(const ks_registry *reg, const char *name) 
 }
 
 bool ks_registry_add(ks_registry *reg, const ks_plugin_ops *ops, char **err) {
-    if (!ops || !ops->name || !*ops->name) {
-        if (err) *err = ks_xstrdup("plugin has no name");
-        return false;
+    /* abi_version first: a plugin of another ABI may not even have a name
+     * where we look for one. */
+    if (ops && ops->abi_version != KS_ABI_VERSION) {
+        /* Its struct layout may differ from ours, so none of its pointers
+         * can be trusted; the name is read only to say who was refused. */
+        return refuse(reg, err,
+                      ks_xasprintf("plugin \"%s\" was built for ksched plugin ABI %u, this ksched "
+                                   "provides %u",
+                                   ops->name ? ops->name : "", ops->abi_version, KS_ABI_VERSION));
     }
-    /* Refuse a plugin built against another ABI: its struct layout may
-     * differ from ours, so none of its pointers can be trusted. */
-    if (ops->abi_version != KS_ABI_VERSION) {
-        if (err)
-            *err = ks_xasprintf("plugin %s: ABI version %u, ksched expects %u", ops->name,
-                                ops->abi_version, KS_ABI_VERSION);
-        return false;
-    }
-    if (ks_registry_find(reg, ops->name)) {
-        if (err) *err = ks_xasprintf("a plugin named %s already exists", ops->name);
-        return false;
-    }
+    if (!ops || !ops->name || !*ops->name) return refuse(reg, err, ks_xstrdup("plugin has no name"));
+    if (ks_registry_find(reg, ops->name))
+        return refuse(reg, err, ks_xasprintf("plugin \"%s\" is already registered", ops->name));
     KS_GROW(reg->ops, reg->cap, reg->n + 1);
     reg->ops[reg->n++] = ops;
     return true;

@@ -1,0 +1,277 @@
+/* The read-only accessors of the public plugin API (include/ksched/ksched.h)
+ * over the internal object model: pods, nodes, NodeInfo, names, logging.
+ * Thin on purpose: plugins get strings and integers, never our structs, so
+ * the structs can change without breaking the plugin ABI. */
+#include "api/node.h"
+#include "api/pod.h"
+#include "api/quantity.h"
+#include "api/resource.h"
+#include "codec/tree.h"
+#include "framework/plugin_api.h"
+#include "framework/nodeinfo.h"
+#include "util/intern.h"
+#include "util/log.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+/* ---- names ---- */
+
+ks_name_id ks_intern_name(const char *s) { return ks_intern(s ? s : ""); }
+const char *ks_name_str(ks_name_id id) { return ks_str(id); }
+
+/* A label value by key string; NULL when absent. Looking the key up
+ * without interning it keeps plugins from growing the intern table with
+ * keys no object has. */
+static const char *label_value(const ks_labels *l, const char *key) {
+    if (!key) return NULL;
+    ks_id k = ks_intern_find(key);
+    ks_id v;
+    if (k == KS_ID_INVALID || !ks_labels_get(l, k, &v)) return NULL;
+    return ks_str(v);
+}
+
+static void label_at(const ks_labels *l, size_t i, const char **key, const char **value) {
+    const char *k = NULL, *v = NULL;
+    if (i < l->n) {
+        k = ks_str(l->kv[i].key);
+        v = ks_str(l->kv[i].value);
+    }
+    if (key) *key = k;
+    if (value) *value = v;
+}
+
+/* One resource of a vector by name, in the units ks_resource keeps. */
+static int64_t resource_by_name(const ks_resource *r, const char *name) {
+    if (!name) return 0;
+    switch (ks_resource_class(name)) {
+    case KS_RCLASS_CPU: return r->milli_cpu;
+    case KS_RCLASS_MEMORY: return r->memory;
+    case KS_RCLASS_EPHEMERAL: return r->ephemeral_storage;
+    case KS_RCLASS_PODS: return r->allowed_pods;
+    case KS_RCLASS_SCALAR: {
+        ks_id id = ks_intern_find(name);
+        return id == KS_ID_INVALID ? 0 : ks_resource_get(r, id);
+    }
+    default: return 0;
+    }
+}
+
+/* ---- pods ---- */
+
+const char *ks_pod_namespace(const ks_pod *p) { return ks_str(p->ns); }
+const char *ks_pod_name(const ks_pod *p) { return ks_str(p->name); }
+const char *ks_pod_uid(const ks_pod *p) { return p->uid ? p->uid : ""; }
+const char *ks_pod_label(const ks_pod *p, const char *key) { return label_value(&p->labels, key); }
+const char *ks_pod_annotation(const ks_pod *p, const char *key) {
+    return label_value(&p->annotations, key);
+}
+size_t ks_pod_nlabels(const ks_pod *p) { return p->labels.n; }
+void ks_pod_label_at(const ks_pod *p, size_t i, const char **key, const char **value) {
+    label_at(&p->labels, i, key, value);
+}
+const char *ks_pod_scheduler_name(const ks_pod *p) { return ks_str(p->scheduler_name); }
+const char *ks_pod_node_name(const ks_pod *p) { return ks_str(p->node_name); }
+const char *ks_pod_nominated_node_name(const ks_pod *p) { return ks_str(p->nominated_node); }
+
+const char *ks_pod_phase_name(const ks_pod *p) {
+    switch (p->phase) {
+    case KS_PHASE_PENDING: return "Pending";
+    case KS_PHASE_RUNNING: return "Running";
+    case KS_PHASE_SUCCEEDED: return "Succeeded";
+    case KS_PHASE_FAILED: return "Failed";
+    default: return "";
+    }
+}
+
+int32_t ks_pod_get_priority(const ks_pod *p) { return ks_pod_priority(p); }
+size_t ks_pod_nscheduling_gates(const ks_pod *p) { return p->ngates; }
+int64_t ks_pod_request(const ks_pod *p, const char *resource) {
+    return resource_by_name(&p->requests, resource);
+}
+int64_t ks_pod_creation_unix(const ks_pod *p) { return p->creation_ts; }
+
+/* The public API hands out const objects; reference counts are the one
+ * field that changes, and it is atomic. */
+const ks_pod *ks_pod_retain(const ks_pod *p) {
+    if (p) ks_pod_ref((ks_pod *)p);
+    return p;
+}
+void ks_pod_release(const ks_pod *p) {
+    if (p) ks_pod_unref((ks_pod *)p);
+}
+
+/* ---- nodes ---- */
+
+const char *ks_node_name(const ks_node *n) { return ks_str(n->name); }
+const char *ks_node_label(const ks_node *n, const char *key) { return label_value(&n->labels, key); }
+const char *ks_node_annotation(const ks_node *n, const char *key) {
+    return label_value(&n->annotations, key);
+}
+size_t ks_node_nlabels(const ks_node *n) { return n->labels.n; }
+void ks_node_label_at(const ks_node *n, size_t i, const char **key, const char **value) {
+    label_at(&n->labels, i, key, value);
+}
+size_t ks_node_ntaints(const ks_node *n) { return n->ntaints; }
+
+void ks_node_taint(const ks_node *n, size_t i, const char **key, const char **value,
+                   const char **effect) {
+    const ks_taint *t = i < n->ntaints ? &n->taints[i] : NULL;
+    if (key) *key = t ? ks_str(t->key) : NULL;
+    if (value) *value = t ? ks_str(t->value) : NULL;
+    if (effect) *effect = t ? ks_effect_name(t->effect) : NULL;
+}
+
+bool ks_node_is_unschedulable(const ks_node *n) { return n->unschedulable; }
+int64_t ks_node_allocatable(const ks_node *n, const char *resource) {
+    return resource_by_name(&n->allocatable, resource);
+}
+int64_t ks_node_capacity(const ks_node *n, const char *resource) {
+    return resource_by_name(&n->capacity, resource);
+}
+const ks_node *ks_node_retain(const ks_node *n) {
+    if (n) ks_node_ref((ks_node *)n);
+    return n;
+}
+void ks_node_release(const ks_node *n) {
+    if (n) ks_node_unref((ks_node *)n);
+}
+
+/* ---- NodeInfo (the rest is with the framework, src/framework/framework.c) ---- */
+
+const char *ks_node_info_name(const ks_node_info *ni) { return ks_str(ni->name); }
+
+/* ---- logging ---- */
+
+bool ks_log_enabled(int v) { return KS_V(v); }
+
+static void log_v(char severity, int v, const char *file, int line, const char *fmt,
+                  va_list ap) {
+    if (severity == 'I' && !KS_V(v)) return;
+    char buf[1024];
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    ks_log_write(severity, file ? file : "plugin", line, "%s", buf);
+}
+
+void ks_log_at(char severity, int v, const char *file, int line, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    log_v(severity, v, file, line, fmt, ap);
+    va_end(ap);
+}
+
+void ks_logf(int v, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    log_v('I', v, "plugin", 0, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- args: the two readers that need the object model ---- */
+
+bool ks_args_quantity(const ks_args *a, const char *resource, int64_t *out) {
+    if (!a || !resource || !a->text) return false;
+    if (a->type != KT_STRING && a->type != KT_INT && a->type != KT_FLOAT) return false;
+    const char *why;
+    bool milli = ks_resource_class(resource) == KS_RCLASS_CPU;
+    return ks_quantity_parse_int(a->text, milli, out, &why);
+}
+
+/* RFC 3339 as Kubernetes writes metadata timestamps: a date, 'T', a time,
+ * optional fraction, then 'Z' or an offset. */
+bool ks_args_time(const ks_args *a, int64_t *unix_seconds) {
+    if (!a || a->type != KT_STRING || !a->text) return false;
+    struct tm tm = {0};
+    int n = 0;
+    if (sscanf(a->text, "%4d-%2d-%2d%*1[Tt ]%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+               &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &n) != 6 || n == 0)
+        return false;
+    const char *p = a->text + n;
+    if (*p == '.')
+        for (p++; *p >= '0' && *p <= '9'; p++) {}
+    int64_t offset = 0;
+    if (*p == 'Z' || *p == 'z') {
+        p++;
+    } else if (*p == '+' || *p == '-') {
+        int hh, mm, m = 0;
+        if (sscanf(p + 1, "%2d:%2d%n", &hh, &mm, &m) != 2 || m != 5) return false;
+        offset = (hh * 3600 + mm * 60) * (*p == '-' ? -1 : 1);
+        p += 1 + m;
+    } else {
+        return false;
+    }
+    if (*p) return false;
+    if (tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour > 23 ||
+        tm.tm_min > 59 || tm.tm_sec > 60)
+        return false;
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    *unix_seconds = (int64_t)timegm(&tm) - offset;
+    return true;
+}
+
+/* ---- objects as trees ---- */
+
+static pthread_mutex_t tree_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static ks_tree *quantity_tree(ks_arena *a, ks_id name, int64_t v) {
+    char buf[64];
+    ks_rclass c = ks_resource_class(ks_str(name));
+    if (c == KS_RCLASS_CPU) ks_quantity_format_milli(v, buf, sizeof(buf));
+    else if (c == KS_RCLASS_MEMORY || c == KS_RCLASS_EPHEMERAL || ks_resource_is_hugepages(ks_str(name)))
+        ks_quantity_format_bytes(v, buf, sizeof(buf));
+    else snprintf(buf, sizeof(buf), "%lld", (long long)v);
+    return kt_string(a, buf, 0);
+}
+
+static void add_resource(ks_arena *a, ks_tree *map, ks_id name, int64_t v) {
+    kt_map_add(a, map, ks_str(name), quantity_tree(a, name, v));
+}
+
+static ks_tree *build_pod_group_tree(const ks_pod_group *pg) {
+    ks_arena *a = pg->arena;
+    ks_tree *t = kt_new(a, KT_MAP, 0);
+    kt_map_add(a, t, "apiVersion", kt_string(a, "scheduling.x-k8s.io/v1alpha1", 0));
+    kt_map_add(a, t, "kind", kt_string(a, "PodGroup", 0));
+    ks_tree *meta = kt_new(a, KT_MAP, 0);
+    kt_map_add(a, meta, "name", kt_string(a, ks_str(pg->name), 0));
+    kt_map_add(a, meta, "namespace", kt_string(a, ks_str(pg->ns), 0));
+    if (pg->creation_ts) {
+        char buf[32];
+        time_t ts = (time_t)pg->creation_ts;
+        struct tm tm;
+        gmtime_r(&ts, &tm);
+        strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+        kt_map_add(a, meta, "creationTimestamp", kt_string(a, buf, 0));
+    }
+    kt_map_add(a, t, "metadata", meta);
+    ks_tree *spec = kt_new(a, KT_MAP, 0);
+    kt_map_add(a, spec, "minMember", kt_int(a, pg->min_member));
+    if (pg->has_min_resources) {
+        const ks_resource *r = &pg->min_resources;
+        ks_tree *mr = kt_new(a, KT_MAP, 0);
+        if (r->milli_cpu) add_resource(a, mr, KS_RES_CPU, r->milli_cpu);
+        if (r->memory) add_resource(a, mr, KS_RES_MEMORY, r->memory);
+        if (r->ephemeral_storage) add_resource(a, mr, KS_RES_EPHEMERAL, r->ephemeral_storage);
+        if (r->allowed_pods) add_resource(a, mr, KS_RES_PODS, r->allowed_pods);
+        for (uint32_t i = 0; i < r->nscalar; i++) add_resource(a, mr, r->scalar_name[i], r->scalar_val[i]);
+        kt_map_add(a, spec, "minResources", mr);
+    }
+    if (pg->schedule_timeout_seconds)
+        kt_map_add(a, spec, "scheduleTimeoutSeconds", kt_int(a, pg->schedule_timeout_seconds));
+    kt_map_add(a, t, "spec", spec);
+    return t;
+}
+
+const ks_tree *ks_pod_group_tree(const ks_pod_group *pg) {
+    pthread_mutex_lock(&tree_lock);
+    /* Built once and kept on the object: a cache, not a change to what the
+     * object says, hence the cast. */
+    ks_pod_group *w = (ks_pod_group *)pg;
+    if (!w->tree) w->tree = build_pod_group_tree(pg);
+    pthread_mutex_unlock(&tree_lock);
+    return pg->tree;
+}
