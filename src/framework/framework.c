@@ -2,6 +2,7 @@
  * the small containers the run functions hand around (PreFilter node
  * sets, per-node status maps). The run functions are in runtime.c. */
 #include "framework/framework.h"
+#include "framework/plugin_api.h"
 #include "api/node.h"
 #include "api/pod.h"
 #include "framework/cycle_state.h"
@@ -313,6 +314,11 @@ const ks_args *ks_handle_get_object(ks_handle *h, const char *kind, const char *
     } else if (strcmp(kind, "Pod") == 0) {
         for (uint32_t i = 0; i < c->pods.n; i++)
             if (c->pods.v[i]->name == nid && c->pods.v[i]->ns == nsid) return c->pods.v[i]->tree;
+    } else if (strcmp(kind, "PodGroup") == 0) {
+        for (uint32_t i = 0; i < c->pod_groups.n; i++) {
+            const ks_pod_group *pg = c->pod_groups.v[i];
+            if (pg->name == nid && pg->ns == nsid) return ks_pod_group_tree(pg);
+        }
     }
     return NULL;
 }
@@ -359,6 +365,8 @@ int64_t ks_node_info_allocatable(const ks_node_info *ni, const char *resource) {
     return resource_of(&ni->allocatable, resource);
 }
 int64_t ks_node_info_requested(const ks_node_info *ni, const char *resource) {
+    /* Pods are counted, not requested (upstream uses len(Pods)). */
+    if (ks_resource_class(resource) == KS_RCLASS_PODS) return ni->npods;
     return resource_of(&ni->requested, resource);
 }
 

@@ -8,8 +8,10 @@
 #include "api/resource.h"
 #include "codec/tree.h"
 #include "framework/plugin_api.h"
+#include "framework/framework.h"
 #include "framework/nodeinfo.h"
 #include "util/intern.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 #include <pthread.h>
@@ -274,4 +276,55 @@ const ks_tree *ks_pod_group_tree(const ks_pod_group *pg) {
     if (!w->tree) w->tree = build_pod_group_tree(pg);
     pthread_mutex_unlock(&tree_lock);
     return pg->tree;
+}
+
+/* ---- the handle's reach into the scheduler (see ks_framework_env) ---- */
+
+/* Without a scheduler behind the framework (an embedder's framework), the
+ * pods a plugin can see are the ones in the snapshot. */
+static size_t list_snapshot_pods(const ks_snapshot *snap, ks_id ns, ks_id key, ks_id value,
+                                 const ks_pod **out, size_t max) {
+    size_t n = 0;
+    for (uint32_t i = 0; snap && i < snap->nnodes; i++) {
+        const ks_node_info *ni = snap->nodes[i];
+        for (uint32_t j = 0; j < ni->npods; j++) {
+            const ks_pod *p = ni->pods[j];
+            if (!ks_pod_matches(p, ns, key, value)) continue;
+            if (n < max) out[n] = p;
+            n++;
+        }
+    }
+    return n;
+}
+
+bool ks_pod_matches(const ks_pod *p, ks_id ns, ks_id key, ks_id value) {
+    if (ns != KS_ID_INVALID && p->ns != ns) return false;
+    if (key == KS_ID_INVALID) return true;
+    ks_id v;
+    return ks_labels_get(&p->labels, key, &v) && v == value;
+}
+
+size_t ks_handle_list_pods(ks_handle *h, const char *ns, const char *label_key,
+                           const char *label_value, const ks_pod **out, size_t max) {
+    ks_id nsid = KS_ID_INVALID, key = KS_ID_INVALID, value = KS_ID_INVALID;
+    /* A string never interned is on no object: nothing can match. */
+    if (ns && (nsid = ks_intern_find(ns)) == KS_ID_INVALID) return 0;
+    if (label_key) {
+        key = ks_intern_find(label_key);
+        value = ks_intern_find(label_value ? label_value : "");
+        if (key == KS_ID_INVALID || value == KS_ID_INVALID) return 0;
+    }
+    const ks_framework *fw = h->fw;
+    if (fw->env.list_pods) return fw->env.list_pods(fw->env.ctx, nsid, key, value, out, max);
+    return list_snapshot_pods(fw->snapshot, nsid, key, value, out, max);
+}
+
+void ks_handle_activate_pod(ks_handle *h, const ks_pod *pod) {
+    const ks_framework *fw = h->fw;
+    if (fw->env.activate && pod) fw->env.activate(fw->env.ctx, pod);
+}
+
+int64_t ks_handle_now_ns(const ks_handle *h) {
+    const ks_framework *fw = h->fw;
+    return fw->env.now ? fw->env.now(fw->env.ctx) : ks_clock_now(ks_clock_real());
 }

@@ -12,4 +12,8 @@
  * once from the typed fields (in the object's arena). */
 const ks_tree *ks_pod_group_tree(const ks_pod_group *pg);
 
+/* True when pod is in namespace ns and has label key=value (KS_ID_INVALID
+ * ns or key: any), as ks_handle_list_pods selects. */
+bool ks_pod_matches(const ks_pod *p, ks_id ns, ks_id key, ks_id value);
+
 #endif
