@@ -1,0 +1,113 @@
+// Command kschedref runs the upstream kube-scheduler v1.34 framework over a
+// cluster described by manifests and prints a ksched-trace/v1 document.
+//
+// Usage: kschedref [--config FILE] [--v N] PATH...
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"k8s.io/klog/v2"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config/latest"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config/validation"
+	"k8s.io/utils/ptr"
+)
+
+func usage() {
+	fmt.Fprintf(os.Stderr, "usage: kschedref [--config FILE] [--v N] PATH...\n")
+	flag.PrintDefaults()
+}
+
+// loadConfig decodes and defaults a KubeSchedulerConfiguration exactly like
+// kube-scheduler does (strict decoding, v1 defaults), or returns the defaults.
+func loadConfig(path string) (*config.KubeSchedulerConfiguration, error) {
+	var cfg *config.KubeSchedulerConfiguration
+	if path == "" {
+		c, err := latest.Default()
+		if err != nil {
+			return nil, err
+		}
+		cfg = c
+	} else {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		obj, gvk, err := scheme.Codecs.UniversalDecoder().Decode(data, nil, nil)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		c, ok := obj.(*config.KubeSchedulerConfiguration)
+		if !ok {
+			return nil, fmt.Errorf("%s: couldn't decode as KubeSchedulerConfiguration, got %s", path, gvk)
+		}
+		c.TypeMeta.APIVersion = gvk.GroupVersion().String()
+		cfg = c
+	}
+	if err := validation.ValidateKubeSchedulerConfiguration(cfg); err != nil {
+		return nil, fmt.Errorf("invalid configuration: %w", err)
+	}
+	cfg.PercentageOfNodesToScore = ptr.To[int32](100)
+	return cfg, nil
+}
+
+func main() {
+	var cfgPath string
+	var verbosity int
+	flag.StringVar(&cfgPath, "config", "", "KubeSchedulerConfiguration file (default: the v1 defaults)")
+	flag.IntVar(&verbosity, "v", -1, "klog verbosity (default: upstream logging off)")
+	flag.Usage = usage
+	flag.Parse()
+	if flag.NArg() == 0 {
+		usage()
+		os.Exit(2)
+	}
+
+	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(klogFlags)
+	if verbosity < 0 {
+		_ = klogFlags.Set("logtostderr", "false")
+		_ = klogFlags.Set("alsologtostderr", "false")
+		_ = klogFlags.Set("stderrthreshold", "FATAL")
+		klog.SetOutput(io.Discard)
+	} else {
+		_ = klogFlags.Set("v", fmt.Sprint(verbosity))
+	}
+
+	if err := run(cfgPath, flag.Args()); err != nil {
+		fmt.Fprintf(os.Stderr, "kschedref: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run(cfgPath string, paths []string) error {
+	cfg, err := loadConfig(cfgPath)
+	if err != nil {
+		return err
+	}
+	cluster, err := LoadCluster(paths)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sim, err := NewSim(ctx, cfg, cluster)
+	if err != nil {
+		return err
+	}
+	if err := sim.Run(); err != nil {
+		return err
+	}
+	w := bufio.NewWriter(os.Stdout)
+	if err := WriteTrace(w, &sim.trace); err != nil {
+		return err
+	}
+	return w.Flush()
+}
