@@ -271,6 +271,7 @@ func (c *Cluster) finish() error {
 		if err := c.admitPriority(p); err != nil {
 			return fmt.Errorf("pod %q: %w", key, err)
 		}
+		applyCreateMutations(p)
 		pods = append(pods, p)
 	}
 	c.Pods = pods
@@ -322,4 +323,51 @@ func (c *Cluster) admitPriority(p *v1.Pod) error {
 		p.Spec.PreemptionPolicy = &pol
 	}
 	return nil
+}
+
+// applyCreateMutations does what the API server's pod strategy does on
+// creation with the v1.34 default feature gates: matchLabelKeys and
+// mismatchLabelKeys of pod (anti-)affinity terms, and matchLabelKeys of
+// topology spread constraints, are merged into the label selectors.
+// Applying it to an already-mutated pod only repeats requirements.
+func applyCreateMutations(p *v1.Pod) {
+	add := func(sel *metav1.LabelSelector, keys []string, op metav1.LabelSelectorOperator) {
+		for _, k := range keys {
+			if v, ok := p.Labels[k]; ok {
+				sel.MatchExpressions = append(sel.MatchExpressions, metav1.LabelSelectorRequirement{Key: k, Operator: op, Values: []string{v}})
+			}
+		}
+	}
+	term := func(t *v1.PodAffinityTerm) {
+		if (len(t.MatchLabelKeys) == 0 && len(t.MismatchLabelKeys) == 0) || t.LabelSelector == nil {
+			return
+		}
+		add(t.LabelSelector, t.MatchLabelKeys, metav1.LabelSelectorOpIn)
+		add(t.LabelSelector, t.MismatchLabelKeys, metav1.LabelSelectorOpNotIn)
+	}
+	if a := p.Spec.Affinity; a != nil {
+		if pa := a.PodAffinity; pa != nil {
+			for i := range pa.PreferredDuringSchedulingIgnoredDuringExecution {
+				term(&pa.PreferredDuringSchedulingIgnoredDuringExecution[i].PodAffinityTerm)
+			}
+			for i := range pa.RequiredDuringSchedulingIgnoredDuringExecution {
+				term(&pa.RequiredDuringSchedulingIgnoredDuringExecution[i])
+			}
+		}
+		if pa := a.PodAntiAffinity; pa != nil {
+			for i := range pa.PreferredDuringSchedulingIgnoredDuringExecution {
+				term(&pa.PreferredDuringSchedulingIgnoredDuringExecution[i].PodAffinityTerm)
+			}
+			for i := range pa.RequiredDuringSchedulingIgnoredDuringExecution {
+				term(&pa.RequiredDuringSchedulingIgnoredDuringExecution[i])
+			}
+		}
+	}
+	for i := range p.Spec.TopologySpreadConstraints {
+		c := &p.Spec.TopologySpreadConstraints[i]
+		if len(c.MatchLabelKeys) == 0 || c.LabelSelector == nil {
+			continue
+		}
+		add(c.LabelSelector, c.MatchLabelKeys, metav1.LabelSelectorOpIn)
+	}
 }
