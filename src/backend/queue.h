@@ -49,13 +49,15 @@ struct ks_queued_pod {
     uint32_t attempts;
     uint32_t unschedulable_count;
     uint32_t consecutive_errors;
-    int64_t backoff_expiration_ns;   /* 0 = not computed */
+    int64_t backoff_expiration_ns;   /* valid when backoff_computed */
+    bool backoff_computed;
     ks_plugin_mask unschedulable_plugins;
     ks_plugin_mask pending_plugins;
     int gating_plugin;               /* plugin index, -1 = not gated */
     /* queue bookkeeping */
     ks_qwhere where;
     int heap_index;
+    bool counted_gated;              /* counted as gated while unschedulable */
     uint64_t mutation_epoch;         /* cluster epoch at its last pop */
 };
 
@@ -71,8 +73,10 @@ typedef struct ks_queue_options {
     int64_t initial_backoff_ns;       /* podInitialBackoffSeconds */
     int64_t max_backoff_ns;           /* podMaxBackoffSeconds */
     int64_t max_in_unschedulable_ns;  /* 0 = 5 minutes */
-    /* The profile for a scheduler name (NULL: not ours). */
-    ks_framework *(*framework_for)(void *ctx, ks_id scheduler_name);
+    /* The profiles; the first one's QueueSort orders activeQ (upstream
+     * requires every profile to use the same QueueSort). */
+    ks_framework *const *frameworks;
+    size_t nframeworks;
     /* The latest version of a pod as the backend reported it (referenced),
      * NULL when it does not exist. Used by the nominator. */
     ks_pod *(*lookup_pod)(void *ctx, uint64_t pod_key);
@@ -116,8 +120,12 @@ void ks_queue_activate(ks_queue *q, const ks_pod *pod);
 /* Timers. */
 void ks_queue_flush_backoff_completed(ks_queue *q);
 void ks_queue_flush_unschedulable_leftover(ks_queue *q);
-/* Earliest backoff expiry in the (error) backoff queues, INT64_MAX if none. */
+/* When the first pod in the (error) backoff queues completes its backoff,
+ * INT64_MAX if none. */
 int64_t ks_queue_next_backoff_expiry(ks_queue *q);
+/* When the first unschedulable pod becomes due for the leftover flush
+ * (INT64_MAX if none). */
+int64_t ks_queue_next_unschedulable_flush(ks_queue *q);
 /* Backoff duration for a failure count (exponential, capped). */
 int64_t ks_queue_backoff_duration(const ks_queue *q, uint32_t count);
 

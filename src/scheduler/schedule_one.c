@@ -1,0 +1,753 @@
+/* One scheduling attempt (upstream schedule_one.go): the scheduling cycle
+ * (snapshot, PreFilter, Filter with the nominated pods, PostFilter on
+ * failure, PreScore, Score, host selection, assume, Reserve, Permit), the
+ * binding cycle (WaitOnPermit, PreBind, Bind, PostBind) and the failure
+ * handling shared by both. */
+#include "api/pod.h"
+#include "framework/cycle_state.h"
+#include "framework/status.h"
+#include "scheduler/scheduler_internal.h"
+#include "util/log.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MIN_FEASIBLE_NODES_TO_FIND 100
+#define MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND 5
+
+uint32_t ks_num_feasible_nodes_to_find(int32_t percentage, uint32_t n) {
+    if (n < MIN_FEASIBLE_NODES_TO_FIND) return n;
+    int64_t pct = percentage;
+    if (pct == 0) {
+        /* Adaptive: 50% of a 100-node cluster down to 5% from 5625 nodes. */
+        pct = 50 - (int64_t)n / 125;
+        if (pct < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND) pct = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND;
+    }
+    int64_t num = (int64_t)n * pct / 100;
+    if (num < MIN_FEASIBLE_NODES_TO_FIND) return MIN_FEASIBLE_NODES_TO_FIND;
+    return (uint32_t)num;
+}
+
+/* ---- what a failed attempt carries to the failure handler --------------- */
+
+typedef struct attempt {
+    ks_scheduler *s;
+    ks_framework *fw;
+    ks_cycle_state *st;
+    ks_queued_pod *qp;
+    const ks_pod *pod;
+    ks_status *status;          /* failure (NULL on success) */
+    bool no_nodes;
+    ks_fit_error *fit;          /* when the failure is a FitError */
+    ks_nominating_info ni;
+    /* success */
+    ks_id host;
+    ks_pod *assumed;
+    bool waiting;
+    /* observer record pieces */
+    ks_attempt_record rec;
+    ks_status *pre_filter_status;
+    ks_status *post_filter_status;
+    char *nominated;
+    ks_score_result scores;
+    bool has_scores;
+} attempt;
+
+static ks_nominating_info failure_nominating_info(void) {
+    /* NominatedNodeNameForExpectation is off in v1.34: a failure clears
+     * the nomination. */
+    return (ks_nominating_info){.mode = KS_NOMINATE_OVERRIDE, .node = 0};
+}
+
+static ks_fit_error *new_fit_error(size_t num_all_nodes) {
+    ks_fit_error *fe = ks_xcalloc(1, sizeof(*fe));
+    fe->num_all_nodes = num_all_nodes;
+    ks_diagnosis_init(&fe->diagnosis);
+    return fe;
+}
+
+static void free_fit_error(ks_fit_error *fe) {
+    if (!fe) return;
+    ks_diagnosis_free(&fe->diagnosis);
+    free(fe);
+}
+
+/* A status carrying the FitError message, as upstream's
+ * NewStatus(code).WithError(fitErr). */
+static ks_status *fit_status(ks_code code, const ks_fit_error *fe) {
+    char *msg = ks_fit_error_message(fe);
+    ks_status *s = ks_status_new(code, "%s", msg);
+    free(msg);
+    return s;
+}
+
+/* A FitError for a pod rejected on its one chosen node (Reserve, Permit). */
+static ks_fit_error *single_node_fit_error(const ks_framework *fw, ks_id node, const ks_status *s) {
+    ks_fit_error *fe = new_fit_error(1);
+    ks_node_status_map_put(&fe->diagnosis.statuses, node, ks_status_clone(s));
+    ks_diagnosis_add_plugin_status(&fe->diagnosis, fw, s);
+    return fe;
+}
+
+/* ---- Filter across nodes ------------------------------------------------ */
+
+typedef struct filter_job {
+    ks_framework *fw;
+    ks_cycle_state *st;
+    const ks_pod *pod;
+    const ks_node_info *const *nodes;
+    size_t n;
+    uint32_t start;
+    ks_status **verdicts;  /* per evaluation index */
+    atomic_size_t feasible;
+    size_t want;
+    atomic_bool stop;
+} filter_job;
+
+static void filter_node(size_t i, void *arg) {
+    filter_job *j = arg;
+    const ks_node_info *ni = j->nodes[(j->start + i) % j->n];
+    ks_status *s = ks_framework_run_filter_with_nominated_pods(j->fw, j->st, j->pod, ni);
+    j->verdicts[i] = s;
+    if (s && s->code == KS_ERROR) {
+        atomic_store(&j->stop, true);
+    } else if (!s) {
+        if (atomic_fetch_add(&j->feasible, 1) + 1 >= j->want) atomic_store(&j->stop, true);
+    }
+}
+
+/* upstream findNodesThatPassFilters, evaluated as if sequentially: nodes
+ * are tried from the rotating start index until `want` fit. The worker
+ * pool finishes every chunk it starts, so the evaluated nodes are always a
+ * prefix of that order and the answer does not depend on thread timing. */
+static ks_status *pass_filters(attempt *a, ks_diagnosis *diag, const ks_node_info *const *nodes, size_t n,
+                               const ks_node_info ***feasible_out, size_t *nfeasible) {
+    ks_scheduler *s = a->s;
+    ks_framework *fw = a->fw;
+    int32_t pct = fw->has_percentage ? fw->percentage_of_nodes_to_score : s->cfg->percentage_of_nodes_to_score;
+    size_t want = ks_num_feasible_nodes_to_find(pct, (uint32_t)n);
+    if (!ks_framework_has_score_plugins(fw)) want = 1;
+    const ks_node_info **feasible = ks_cycle_state_alloc(a->st, (want ? want : 1) * sizeof(*feasible));
+    *feasible_out = feasible;
+    *nfeasible = 0;
+    if (n == 0) return NULL;
+    if (!ks_framework_has_filter_plugins(fw)) {
+        for (size_t i = 0; i < want; i++) feasible[i] = nodes[(s->next_start_node_index + i) % n];
+        *nfeasible = want;
+        a->rec.nevaluated = want;
+        a->rec.evaluated = feasible;
+        a->rec.verdicts = ks_cycle_state_alloc(a->st, (want ? want : 1) * sizeof(ks_status *));
+        return NULL;
+    }
+    filter_job j = {.fw = fw, .st = a->st, .pod = a->pod, .nodes = nodes, .n = n,
+                    .start = s->next_start_node_index % (uint32_t)n, .want = want};
+    j.verdicts = ks_cycle_state_alloc(a->st, n * sizeof(ks_status *));
+    atomic_init(&j.feasible, 0);
+    atomic_init(&j.stop, false);
+    ks_parallelize(fw->par, n, filter_node, &j, &j.stop);
+
+    /* Walk the evaluation order: keep the first `want` feasible nodes and
+     * stop there, like a sequential search would. */
+    const ks_node_info **evaluated = ks_cycle_state_alloc(a->st, n * sizeof(*evaluated));
+    const ks_status **verdicts = ks_cycle_state_alloc(a->st, n * sizeof(*verdicts));
+    size_t nev = 0, nf = 0;
+    ks_status *err = NULL;
+    size_t i = 0;
+    for (; i < n && nf < want && !err; i++) {
+        const ks_node_info *ni = nodes[(j.start + i) % n];
+        ks_status *v = j.verdicts[i];
+        j.verdicts[i] = NULL;
+        if (!v) {
+            /* Passed. (Nodes never evaluated also have no verdict, but they
+             * all lie after the point where this walk stops: the pool ran a
+             * prefix of the order holding `want` passes or the error.) */
+            feasible[nf++] = ni;
+            evaluated[nev] = ni;
+            verdicts[nev++] = NULL;
+            continue;
+        }
+        evaluated[nev] = ni;
+        verdicts[nev++] = v;
+        if (v->code == KS_ERROR) {
+            err = v; /* the attempt's status from now on */
+            continue;
+        }
+        ks_node_status_map_put(&diag->statuses, ni->name, v);
+        ks_diagnosis_add_plugin_status(diag, fw, v);
+    }
+    /* Verdicts past the cut belong to nodes a sequential search would not
+     * have reached. */
+    for (; i < n; i++) ks_status_free(j.verdicts[i]);
+    a->rec.nevaluated = nev;
+    a->rec.evaluated = evaluated;
+    a->rec.verdicts = verdicts;
+    *nfeasible = nf;
+    return err;
+}
+
+static ks_status *find_nodes_that_fit(attempt *a, ks_diagnosis *diag, const ks_node_info ***feasible,
+                                       size_t *nfeasible) {
+    ks_scheduler *s = a->s;
+    ks_framework *fw = a->fw;
+    const ks_snapshot *snap = s->snap;
+    const ks_node_info *const *all = (const ks_node_info *const *)snap->nodes;
+    size_t nall = snap->nnodes;
+    *nfeasible = 0;
+    *feasible = NULL;
+
+    ks_pre_filter_result *pfr = NULL;
+    ks_status *pst = ks_framework_run_pre_filter(fw, a->st, a->pod, &pfr, &diag->unschedulable_plugins);
+    a->rec.pre_filter_result = pfr;
+    if (pst) {
+        a->pre_filter_status = ks_status_clone(pst);
+        a->rec.pre_filter_status = a->pre_filter_status;
+    }
+    if (!ks_status_is_success(pst)) {
+        if (!ks_code_is_rejected(pst->code)) return pst;
+        /* Every node gets the PreFilter status (preemption reads it). */
+        diag->pre_filter_msg = ks_status_message(pst);
+        ks_diagnosis_add_plugin_status(diag, fw, pst);
+        ks_node_status_map_set_absent(&diag->statuses, pst);
+        return NULL;
+    }
+    ks_status_free(pst);
+
+    /* A nominated node (set by an earlier preemption) is likely the only
+     * one that fits: try it alone first. */
+    if (a->pod->nominated_node) {
+        const ks_node_info *ni = ks_snapshot_get(snap, a->pod->nominated_node);
+        if (ni) {
+            const ks_node_info *one[1] = {ni};
+            ks_status *e = pass_filters(a, diag, one, 1, feasible, nfeasible);
+            if (e) {
+                char *m = ks_status_message(e);
+                ks_errorf("evaluation failed on nominated node %s: %s", ks_str(ni->name), m);
+                free(m);
+                ks_status_free(e);
+                *nfeasible = 0;
+            }
+            if (*nfeasible) {
+                a->rec.nominated_node_fast_path = true;
+                return NULL;
+            }
+        }
+    }
+
+    const ks_node_info *const *nodes = all;
+    size_t n = nall;
+    if (pfr) {
+        const ks_node_info **sub = ks_cycle_state_alloc(a->st, (nall ? nall : 1) * sizeof(*sub));
+        n = 0;
+        for (size_t i = 0; i < nall; i++)
+            if (ks_pre_filter_result_has_id(pfr, all[i]->name)) sub[n++] = all[i];
+        nodes = sub;
+        /* The nodes the PreFilter set left out. */
+        ks_strbuf b;
+        ks_sb_init(&b);
+        ks_sb_puts(&b, "node(s) didn't satisfy plugin(s) [");
+        const char *names[KS_MAX_PLUGINS];
+        size_t nn = 0;
+        for (uint32_t k = 0; k < fw->nplugins; k++)
+            if (ks_plugin_mask_has(&diag->unschedulable_plugins, k)) names[nn++] = fw->plugins[k].name;
+        for (size_t x = 1; x < nn; x++) /* few names: insertion sort */
+            for (size_t y = x; y > 0 && strcmp(names[y - 1], names[y]) > 0; y--) {
+                const char *t = names[y];
+                names[y] = names[y - 1];
+                names[y - 1] = t;
+            }
+        for (size_t k = 0; k < nn; k++) {
+            if (k) ks_sb_putc(&b, ' ');
+            ks_sb_puts(&b, names[k]);
+        }
+        ks_sb_putc(&b, ']');
+        ks_node_status_map_set_absent(&diag->statuses,
+                                      ks_status_new(KS_UNSCHEDULABLE_AND_UNRESOLVABLE, "%s", ks_sb_str(&b)));
+        ks_sb_free(&b);
+    }
+    ks_status *err = pass_filters(a, diag, nodes, n, feasible, nfeasible);
+    /* Move the start on by the nodes looked at, whatever happened, so
+     * that every node gets its turn across pods. */
+    size_t processed = *nfeasible + diag->statuses.n;
+    if (nall) s->next_start_node_index = (uint32_t)((s->next_start_node_index + processed) % nall);
+    return err;
+}
+
+/* ---- scoring and host selection ------------------------------------------ */
+
+static uint64_t next_rand(ks_scheduler *s) {
+    /* splitmix64: small, seedable, good enough for breaking ties. */
+    uint64_t z = (s->rng += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static const ks_node_info *select_host(ks_scheduler *s, const ks_score_result *r) {
+    size_t best = 0;
+    if (s->deterministic_ties) {
+        for (size_t i = 1; i < r->nnodes; i++) {
+            if (r->total[i] > r->total[best] ||
+                (r->total[i] == r->total[best] &&
+                 strcmp(ks_str(r->nodes[i]->name), ks_str(r->nodes[best]->name)) < 0))
+                best = i;
+        }
+        return r->nodes[best];
+    }
+    /* Reservoir sampling among the top scores: each of the k nodes sharing
+     * the top score is picked with probability 1/k. */
+    size_t count = 1;
+    for (size_t i = 1; i < r->nnodes; i++) {
+        if (r->total[i] > r->total[best]) {
+            best = i;
+            count = 1;
+        } else if (r->total[i] == r->total[best]) {
+            count++;
+            if (next_rand(s) % count == 0) best = i;
+        }
+    }
+    return r->nodes[best];
+}
+
+static ks_status *prioritize(attempt *a, const ks_node_info **nodes, size_t n, ks_score_result *out) {
+    ks_framework *fw = a->fw;
+    if (!ks_framework_has_score_plugins(fw)) {
+        /* Without Score plugins every node scores 1. */
+        memset(out, 0, sizeof(*out));
+        out->nnodes = n;
+        out->nodes = nodes;
+        out->total = ks_cycle_state_alloc(a->st, n * sizeof(int64_t));
+        for (size_t i = 0; i < n; i++) out->total[i] = 1;
+        return NULL;
+    }
+    ks_status *st = ks_framework_run_pre_score(fw, a->st, a->pod, nodes, n);
+    if (st) return st;
+    return ks_framework_run_score(fw, a->st, a->pod, nodes, n, out);
+}
+
+/* upstream schedulePod: the host, or a FitError / error. */
+static ks_status *schedule_pod(attempt *a) {
+    ks_scheduler *s = a->s;
+    ks_status *st = ks_cache_update_snapshot(s->cache, s->snap);
+    if (st) return st;
+    a->rec.snapshot = s->snap;
+    if (s->snap->nnodes == 0) {
+        a->no_nodes = true;
+        return ks_status_new(KS_UNSCHEDULABLE_AND_UNRESOLVABLE, KS_ERR_NO_NODES_AVAILABLE);
+    }
+    ks_fit_error *fe = new_fit_error(s->snap->nnodes);
+    const ks_node_info **feasible = NULL;
+    size_t nf = 0;
+    st = find_nodes_that_fit(a, &fe->diagnosis, &feasible, &nf);
+    if (st) {
+        free_fit_error(fe);
+        return st;
+    }
+    if (nf == 0) {
+        a->fit = fe;
+        return fit_status(KS_UNSCHEDULABLE, fe);
+    }
+    free_fit_error(fe);
+    if (nf == 1) {
+        a->host = feasible[0]->name;
+        return NULL;
+    }
+    st = prioritize(a, feasible, nf, &a->scores);
+    if (st) return st;
+    a->has_scores = true;
+    a->rec.scores = &a->scores;
+    a->host = select_host(s, &a->scores)->name;
+    return NULL;
+}
+
+/* ---- the scheduling cycle ------------------------------------------------ */
+
+static ks_status *scheduling_cycle(attempt *a) {
+    ks_scheduler *s = a->s;
+    ks_framework *fw = a->fw;
+    ks_status *st = schedule_pod(a);
+    if (st) {
+        a->ni = failure_nominating_info();
+        if (a->no_nodes || !a->fit) return st;
+        /* No node fits: PostFilter (preemption) may make room for a later
+         * attempt. Its nomination goes to the failure handler, which is the
+         * only place a pod's nominatedNodeName changes on failure. */
+        if (!ks_framework_has_post_filter_plugins(fw)) {
+            a->ni = (ks_nominating_info){.mode = KS_NOMINATE_NOOP};
+            return st;
+        }
+        ks_status_free(st);
+        char *nominated = NULL;
+        ks_status *pf = ks_framework_run_post_filter(fw, a->st, a->pod, &a->fit->diagnosis.statuses, &nominated);
+        a->rec.post_filter_ran = true;
+        a->post_filter_status = pf;
+        a->rec.post_filter_status = pf;
+        a->fit->diagnosis.post_filter_msg = ks_status_message(pf);
+        if (pf && pf->code == KS_ERROR)
+            ks_errorf("status after running PostFilter plugins for pod %s/%s: %s", ks_str(a->pod->ns),
+                      ks_str(a->pod->name), a->fit->diagnosis.post_filter_msg);
+        if (nominated) {
+            a->ni = (ks_nominating_info){.mode = KS_NOMINATE_OVERRIDE, .node = ks_intern(nominated)};
+            a->nominated = nominated;
+            a->rec.nominated_node = *nominated ? nominated : NULL;
+        } else {
+            a->ni = (ks_nominating_info){.mode = KS_NOMINATE_NOOP};
+        }
+        return fit_status(KS_UNSCHEDULABLE, a->fit);
+    }
+
+    /* Assume: the next cycle sees the pod on its node before the binding
+     * is done. */
+    const char *host = ks_str(a->host);
+    ks_pod *assumed = ks_pod_clone(a->pod);
+    assumed->node_name = a->host;
+    st = ks_cache_assume_pod(s->cache, assumed);
+    if (st) {
+        ks_pod_unref(assumed);
+        a->ni = failure_nominating_info();
+        return st;
+    }
+    ks_queue_delete_nominated(s->queue, assumed);
+    a->assumed = assumed;
+
+    st = ks_framework_run_reserve(fw, a->st, assumed, host);
+    if (!st) {
+        st = ks_framework_run_permit(fw, a->st, assumed, host);
+        if (st && st->code == KS_WAIT) {
+            ks_status_free(st);
+            a->waiting = true;
+            a->rec.waiting_on_permit = true;
+            st = NULL;
+        }
+    }
+    if (st) {
+        /* Reserve or Permit said no: undo everything this cycle did. */
+        ks_framework_run_unreserve(fw, a->st, assumed, host);
+        ks_status *fs = ks_cache_forget_pod(s->cache, assumed);
+        if (fs) {
+            char *m = ks_status_message(fs);
+            ks_errorf("scheduler cache ForgetPod failed: %s", m);
+            free(m);
+            ks_status_free(fs);
+        }
+        a->ni = failure_nominating_info();
+        if (ks_code_is_rejected(st->code)) {
+            a->fit = single_node_fit_error(fw, a->host, st);
+            ks_status *f = fit_status(st->code, a->fit);
+            ks_status_free(st);
+            st = f;
+        }
+        return st;
+    }
+    return NULL;
+}
+
+/* ---- failure handling ------------------------------------------------------ */
+
+typedef struct failure {
+    ks_framework *fw;
+    ks_queued_pod *qp;       /* ownership passes to the handler */
+    const ks_status *status;
+    const ks_fit_error *fit;
+    bool no_nodes;
+    ks_nominating_info ni;
+} failure;
+
+/* upstream handleSchedulingFailure. The one place where a pod that failed
+ * gets its nominatedNodeName changed, and it sends at most one pod status
+ * write per failed attempt (condition and nomination in one patch). */
+static void handle_failure(ks_scheduler *s, failure *f) {
+    ks_queued_pod *qp = f->qp;
+    ks_pod *pod = ks_pod_ref(qp->pod);
+    uint64_t key = pod->key;
+    bool rejected = ks_code_is_rejected(ks_status_code(f->status));
+    const char *reason = rejected ? "Unschedulable" : "SchedulerError";
+    char *msg = ks_status_message(f->status);
+    char name[512];
+    ks_pod_fullname(pod, name, sizeof(name));
+
+    if (f->no_nodes) {
+        ks_infof(2, "Unable to schedule pod; no nodes are registered to the cluster; waiting pod=\"%s\"", name);
+    } else if (f->fit) {
+        qp->unschedulable_plugins = f->fit->diagnosis.unschedulable_plugins;
+        qp->pending_plugins = f->fit->diagnosis.pending_plugins;
+        ks_infof(2, "Unable to schedule pod; no fit; waiting pod=\"%s\" err=\"%s\"", name, msg);
+    } else {
+        ks_errorf("Error scheduling pod; retrying pod=\"%s\" err=\"%s\"", name, msg);
+    }
+
+    /* Requeue the version the backend has now, unless it is gone or was
+     * bound in the meantime. */
+    ks_pod *cached = ks_sched_lookup_pod(s, key);
+    ks_pod *nominate = pod;
+    if (!cached) {
+        ks_infof(1, "Pod doesn't exist in informer cache pod=\"%s\"", name);
+        ks_queue_done(s->queue, key);
+        ks_queued_pod_free(qp);
+    } else if (cached->node_name) {
+        ks_infof(1, "Pod has been assigned to node. Abort adding it back to queue. pod=\"%s\" node=\"%s\"", name,
+                 ks_str(cached->node_name));
+        ks_queue_done(s->queue, key);
+        ks_queued_pod_free(qp);
+    } else {
+        if (qp->pod != cached) {
+            ks_pod_ref(cached);
+            ks_pod_unref(qp->pod);
+            qp->pod = cached;
+        }
+        nominate = cached;
+        ks_status *e = ks_queue_add_unschedulable(s->queue, qp); /* takes qp, calls done */
+        if (e) {
+            char *m = ks_status_message(e);
+            ks_errorf("%s", m);
+            free(m);
+            ks_status_free(e);
+        }
+    }
+    /* The nominator learns the outcome now rather than when the status
+     * patch comes back as an update. */
+    ks_queue_add_nominated(s->queue, nominate, &f->ni);
+
+    char *note = ks_truncate_message(msg);
+    ks_api_dispatcher_event(s->disp, pod, "Warning", "FailedScheduling", "Scheduling", note);
+    free(note);
+    ks_status_patch patch = {.has_condition = true,
+                             .cond_type = "PodScheduled",
+                             .cond_status = "False",
+                             .cond_reason = reason,
+                             .cond_message = msg,
+                             .set_nominated = f->ni.mode == KS_NOMINATE_OVERRIDE,
+                             .nominated = f->ni.node ? ks_str(f->ni.node) : ""};
+    ks_status_free(ks_api_dispatcher_patch_status(s->disp, pod, &patch, NULL, NULL));
+    free(msg);
+    if (cached) ks_pod_unref(cached);
+    ks_pod_unref(pod);
+}
+
+/* ---- the binding cycle ----------------------------------------------------- */
+
+static bool not_this_pod(const ks_pod *pod, void *arg) { return pod->key != *(uint64_t *)arg; }
+
+static void binding_failed(binding_cycle *bc, ks_status *st, ks_fit_error *fit) {
+    ks_scheduler *s = bc->s;
+    ks_framework_run_unreserve(bc->fw, bc->st, bc->assumed, bc->node);
+    ks_status *fs = ks_cache_forget_pod(s->cache, bc->assumed);
+    bool forgot = fs == NULL;
+    if (fs) {
+        char *m = ks_status_message(fs);
+        ks_errorf("scheduler cache ForgetPod failed: %s", m);
+        free(m);
+        ks_status_free(fs);
+    }
+    uint64_t key = bc->assumed->key;
+    bool rejected = ks_code_is_rejected(ks_status_code(st));
+    /* Forgetting the assumed pod frees its resources: the same as an
+     * assigned pod going away, for the pods waiting on them (not for this
+     * pod itself when it was rejected: it goes back as unschedulable). */
+    ks_cluster_event ev = {KS_EV_ASSIGNED_POD, KS_ACT_DELETE};
+    if (forgot && !rejected) ks_queue_move_all(s->queue, ev, 0, NULL, NULL);
+
+    char *msg = ks_status_message(st);
+    if (s->obs && s->obs->on_bind_failed) s->obs->on_bind_failed(s->obs->ctx, bc->assumed, bc->node, st, msg);
+    free(msg);
+    ks_sched_stat(s, &s->stats.bind_failures);
+
+    failure f = {.fw = bc->fw, .qp = bc->qp, .status = st, .fit = fit, .ni = failure_nominating_info()};
+    bc->qp = NULL;
+    handle_failure(s, &f);
+    if (forgot && rejected) ks_queue_move_all(s->queue, ev, 0, not_this_pod, &key);
+}
+
+void ks_sched_run_binding_cycle(binding_cycle *bc) {
+    ks_scheduler *s = bc->s;
+    ks_framework *fw = bc->fw;
+    ks_status *st = NULL;
+    ks_framework_try_wait_on_permit(fw, bc->assumed, true, &st);
+    if (st) {
+        ks_fit_error *fit = NULL;
+        if (ks_code_is_rejected(st->code)) {
+            fit = new_fit_error(1);
+            ks_node_status_map_put(&fit->diagnosis.statuses, ks_intern(bc->node), ks_status_clone(st));
+            int i = ks_framework_plugin_index(fw, st->plugin);
+            if (i >= 0) ks_plugin_mask_add(&fit->diagnosis.unschedulable_plugins, (unsigned)i);
+            ks_status *f = fit_status(st->code, fit);
+            ks_status_free(st);
+            st = f;
+        }
+        binding_failed(bc, st, fit);
+        ks_status_free(st);
+        free_fit_error(fit);
+        ks_sched_free_binding_cycle(bc);
+        return;
+    }
+    /* From here on a failure is not "unschedulable": the pod goes to
+     * backoff, so the events of this attempt are no longer needed. */
+    ks_queue_done(s->queue, bc->assumed->key);
+    st = ks_framework_run_pre_bind(fw, bc->st, bc->assumed, bc->node);
+    if (!st) {
+        st = ks_framework_run_bind(fw, bc->st, bc->assumed, bc->node);
+        ks_status_free(ks_cache_finish_binding(s->cache, bc->assumed));
+        if (!st) {
+            char note[1024];
+            snprintf(note, sizeof(note), "Successfully assigned %s/%s to %s", ks_str(bc->assumed->ns),
+                     ks_str(bc->assumed->name), bc->node);
+            ks_api_dispatcher_event(s->disp, bc->assumed, "Normal", "Scheduled", "Binding", note);
+        }
+    }
+    if (st) {
+        binding_failed(bc, st, NULL);
+        ks_status_free(st);
+        ks_sched_free_binding_cycle(bc);
+        return;
+    }
+    ks_infof(2, "Successfully bound pod to node pod=\"%s/%s\" node=\"%s\"", ks_str(bc->assumed->ns),
+             ks_str(bc->assumed->name), bc->node);
+    ks_sched_stat(s, &s->stats.bound);
+    ks_framework_run_post_bind(fw, bc->st, bc->assumed, bc->node);
+    if (s->obs && s->obs->on_bound) s->obs->on_bound(s->obs->ctx, bc->assumed, bc->node);
+    ks_sched_free_binding_cycle(bc);
+}
+
+void ks_sched_free_binding_cycle(binding_cycle *bc) {
+    if (!bc) return;
+    ks_cycle_state_free(bc->st);
+    ks_queued_pod_free(bc->qp);
+    ks_pod_unref(bc->assumed);
+    free(bc->node);
+    free(bc);
+}
+
+size_t ks_sched_run_ready_bindings(ks_scheduler *s) {
+    size_t ran = 0;
+    for (;;) {
+        binding_cycle **pp = &s->parked, *bc = NULL;
+        for (; *pp; pp = &(*pp)->next) {
+            ks_waiting_pod *w = ks_waiting_pods_get(s->waiting, (*pp)->assumed->key);
+            if (!w || ks_waiting_pod_decided(w)) {
+                bc = *pp;
+                *pp = bc->next;
+                break;
+            }
+        }
+        if (!bc) break;
+        bc->next = NULL;
+        ks_sched_run_binding_cycle(bc);
+        ran++;
+    }
+    /* The removals may have taken the last element. */
+    s->parked_tail = &s->parked;
+    while (*s->parked_tail) s->parked_tail = &(*s->parked_tail)->next;
+    return ran;
+}
+
+static void *binding_thread(void *arg) {
+    binding_cycle *bc = arg;
+    ks_scheduler *s = bc->s;
+    ks_sched_run_binding_cycle(bc);
+    pthread_mutex_lock(&s->mu);
+    s->bindings_running--;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+/* ---- one attempt ------------------------------------------------------------ */
+
+static void notify_attempt(attempt *a) {
+    ks_scheduler *s = a->s;
+    if (!s->obs || !s->obs->on_attempt) return;
+    a->rec.pod = a->pod;
+    a->rec.fw = a->fw;
+    a->rec.state = a->st;
+    a->rec.time_ns = ks_clock_now(s->clock);
+    s->obs->on_attempt(s->obs->ctx, &a->rec);
+}
+
+bool ks_sched_schedule_one(ks_scheduler *s, bool block) {
+    ks_queued_pod *qp = ks_queue_pop(s->queue, block);
+    if (!qp) return false;
+    ks_framework *fw = qp->fw;
+    const ks_pod *pod = qp->pod;
+    attempt a = {.s = s, .fw = fw, .qp = qp, .pod = pod};
+    a.rec.attempt = qp->attempts;
+    if (!fw) {
+        ks_errorf("profile not found for scheduler name \"%s\"", ks_str(pod->scheduler_name));
+        ks_queue_done(s->queue, pod->key);
+        ks_queued_pod_free(qp);
+        return true;
+    }
+    ks_sched_stat(s, &s->stats.attempts);
+    if (pod->has_deletion_ts || ks_cache_is_assumed(s->cache, pod)) {
+        if (pod->has_deletion_ts) {
+            char note[1024];
+            snprintf(note, sizeof(note), "skip schedule deleting pod: %s/%s", ks_str(pod->ns), ks_str(pod->name));
+            ks_api_dispatcher_event(s->disp, pod, "Warning", "FailedScheduling", "Scheduling", note);
+        }
+        a.rec.result = KS_ATTEMPT_SKIPPED;
+        notify_attempt(&a);
+        ks_queue_done(s->queue, pod->key);
+        ks_queued_pod_free(qp);
+        return true;
+    }
+    ks_infof(3, "Attempting to schedule pod pod=\"%s/%s\"", ks_str(pod->ns), ks_str(pod->name));
+    a.st = ks_cycle_state_new();
+    int64_t start = ks_clock_now(s->clock);
+    ks_status *st = scheduling_cycle(&a);
+
+    if (st) {
+        a.status = st;
+        a.rec.status = st;
+        a.rec.result = ks_code_is_rejected(st->code) ? KS_ATTEMPT_UNSCHEDULABLE : KS_ATTEMPT_ERROR;
+        char *msg = ks_status_message(st);
+        a.rec.message = msg;
+        a.rec.diagnosis = a.fit ? &a.fit->diagnosis : NULL;
+        notify_attempt(&a);
+        ks_sched_stat(s, a.rec.result == KS_ATTEMPT_UNSCHEDULABLE ? &s->stats.unschedulable : &s->stats.errors);
+        failure f = {.fw = fw, .qp = qp, .status = st, .fit = a.fit, .no_nodes = a.no_nodes, .ni = a.ni};
+        handle_failure(s, &f);
+        free(msg);
+        ks_status_free(st);
+        free_fit_error(a.fit);
+        if (a.assumed) ks_pod_unref(a.assumed);
+    } else {
+        a.rec.result = KS_ATTEMPT_SCHEDULED;
+        a.rec.chosen_node = ks_str(a.host);
+        notify_attempt(&a);
+        ks_sched_stat(s, &s->stats.scheduled);
+        binding_cycle *bc = ks_xcalloc(1, sizeof(*bc));
+        bc->s = s;
+        bc->fw = fw;
+        bc->st = a.st;
+        bc->qp = qp;
+        bc->assumed = a.assumed;
+        bc->node = ks_xstrdup(ks_str(a.host));
+        bc->start_ns = start;
+        a.st = NULL;
+        if (s->simulated) {
+            /* Binding runs right after the scheduling cycle, or once the
+             * Permit wait ends. */
+            if (a.waiting) {
+                *s->parked_tail = bc;
+                s->parked_tail = &bc->next;
+            } else {
+                ks_sched_run_binding_cycle(bc);
+            }
+        } else {
+            pthread_mutex_lock(&s->mu);
+            s->bindings_running++;
+            pthread_mutex_unlock(&s->mu);
+            pthread_t t;
+            pthread_attr_t attr;
+            pthread_attr_init(&attr);
+            pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+            if (pthread_create(&t, &attr, binding_thread, bc) != 0) binding_thread(bc);
+            pthread_attr_destroy(&attr);
+        }
+    }
+    ks_status_free(a.pre_filter_status);
+    ks_status_free(a.post_filter_status);
+    free(a.nominated);
+    ks_cycle_state_free(a.st);
+    return true;
+}

@@ -1,0 +1,522 @@
+/* The scheduler object: profiles, cache, queue and dispatcher wired to a
+ * backend (upstream scheduler.go), the handlers for the backend's watch
+ * events (eventhandlers.go), and the two loops: simulated and real time. */
+#include "api/node.h"
+#include "api/pod.h"
+#include "framework/status.h"
+#include "scheduler/scheduler_internal.h"
+#include "util/log.h"
+#include "util/xalloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define BACKOFF_FLUSH_PERIOD_NS KS_NS_PER_SEC
+#define LEFTOVER_FLUSH_PERIOD_NS (30LL * KS_NS_PER_SEC)
+#define ASSUMED_CLEANUP_PERIOD_NS KS_NS_PER_SEC
+/* A simulation that keeps failing with errors in a changing cluster is cut
+ * off rather than looping forever. */
+#define MAX_SIM_ITERATIONS 50000000ULL
+
+void ks_sched_stat(ks_scheduler *s, uint64_t *field) {
+    pthread_mutex_lock(&s->mu);
+    (*field)++;
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* ---- the pod store (what an informer would hold) ----------------------- */
+
+ks_pod *ks_sched_lookup_pod(ks_scheduler *s, uint64_t key) {
+    pthread_mutex_lock(&s->pods_mu);
+    ks_pod *p = ks_map_get(&s->pods, key + 1);
+    if (p) ks_pod_ref(p);
+    pthread_mutex_unlock(&s->pods_mu);
+    return p;
+}
+
+static void store_pod(ks_scheduler *s, ks_pod *pod) {
+    pthread_mutex_lock(&s->pods_mu);
+    ks_pod *old = ks_map_put(&s->pods, pod->key + 1, ks_pod_ref(pod));
+    pthread_mutex_unlock(&s->pods_mu);
+    if (old) ks_pod_unref(old);
+}
+
+static void forget_pod(ks_scheduler *s, const ks_pod *pod) {
+    pthread_mutex_lock(&s->pods_mu);
+    ks_pod *old = ks_map_del(&s->pods, pod->key + 1);
+    pthread_mutex_unlock(&s->pods_mu);
+    if (old) ks_pod_unref(old);
+}
+
+static ks_pod *lookup_for_queue(void *ctx, uint64_t key) { return ks_sched_lookup_pod(ctx, key); }
+
+/* ---- the environment plugins reach through the handle ------------------- */
+
+static ks_status *env_bind(void *ctx, const ks_pod *pod, const char *node) {
+    ks_scheduler *s = ctx;
+    return ks_api_dispatcher_bind_sync(s->disp, pod, node);
+}
+
+static ks_status *env_delete(void *ctx, const ks_pod *pod) {
+    ks_scheduler *s = ctx;
+    return ks_api_dispatcher_delete(s->disp, pod, NULL, NULL);
+}
+
+static void env_patch(void *ctx, const ks_pod *pod, const ks_status_patch *patch) {
+    ks_scheduler *s = ctx;
+    ks_status_free(ks_api_dispatcher_patch_status(s->disp, pod, patch, NULL, NULL));
+}
+
+static void env_event(void *ctx, const ks_pod *regarding, const char *type, const char *reason,
+                      const char *action, const char *note) {
+    ks_scheduler *s = ctx;
+    ks_api_dispatcher_event(s->disp, regarding, type, reason, action, note);
+}
+
+static const ks_cluster *env_objects(void *ctx) {
+    ks_scheduler *s = ctx;
+    return s->backend->objects ? s->backend->objects(s->backend->ctx) : NULL;
+}
+
+static void env_activate(void *ctx, const ks_pod *pod) {
+    ks_scheduler *s = ctx;
+    ks_queue_activate(s->queue, pod);
+}
+
+static size_t env_nominated(void *ctx, ks_id node, ks_pod **out, size_t max) {
+    ks_scheduler *s = ctx;
+    return ks_queue_nominated_pods(s->queue, node, out, max);
+}
+
+static size_t env_nominated_count(void *ctx, ks_id node) {
+    ks_scheduler *s = ctx;
+    return ks_queue_nominated_count(s->queue, node);
+}
+
+/* ---- creation ------------------------------------------------------------- */
+
+ks_scheduler *ks_scheduler_new(const ks_scheduler_options *o, char **err) {
+    if (err) *err = NULL;
+    if (!o->config || !o->backend) {
+        if (err) *err = ks_xstrdup("a scheduler needs a configuration and a backend");
+        return NULL;
+    }
+    ks_scheduler *s = ks_xcalloc(1, sizeof(*s));
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_mutex_init(&s->pods_mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    s->cfg = o->config;
+    s->reg = o->registry ? o->registry : ks_default_registry();
+    s->backend = o->backend;
+    s->clock = o->clock ? o->clock : ks_clock_real();
+    s->simulated = s->clock->simulated;
+    s->deterministic_ties = o->deterministic_ties;
+    s->rng = o->seed ? o->seed : 0x6b73636865640001ULL;
+    s->obs = o->observer;
+    s->parked_tail = &s->parked;
+    s->last_leftover_flush = ks_clock_now(s->clock);
+
+    int par = o->parallelism > 0 ? o->parallelism : s->cfg->parallelism;
+    s->par = ks_parallelizer_new(par > 0 ? par : KS_DEFAULT_PARALLELISM);
+    s->waiting = ks_waiting_pods_new(s->clock);
+    s->snap = ks_snapshot_new();
+    s->cache = ks_cache_new(s->clock, 0);
+
+    ks_framework_env env = {.ctx = s,
+                            .bind = env_bind,
+                            .delete_pod = env_delete,
+                            .patch_status = env_patch,
+                            .event = env_event,
+                            .objects = env_objects,
+                            .activate = env_activate,
+                            .nominated_pods = env_nominated,
+                            .nominated_count = env_nominated_count};
+    s->fws = ks_xcalloc(s->cfg->nprofiles ? s->cfg->nprofiles : 1, sizeof(*s->fws));
+    for (uint32_t i = 0; i < s->cfg->nprofiles; i++) {
+        ks_framework_options fo = {.parallelism = 1};
+        ks_framework *fw = ks_framework_new(s->reg, &s->cfg->profiles[i], &fo, err);
+        if (!fw) {
+            ks_scheduler_free(s);
+            return NULL;
+        }
+        ks_framework_share(fw, s->waiting, s->par);
+        ks_framework_set_env(fw, &env);
+        ks_framework_set_snapshot(fw, s->snap);
+        s->fws[s->nfws++] = fw;
+    }
+    if (s->nfws == 0) {
+        if (err) *err = ks_xstrdup("the configuration has no profile");
+        ks_scheduler_free(s);
+        return NULL;
+    }
+
+    ks_queue_options qo = {.clock = s->clock,
+                           .initial_backoff_ns = s->cfg->pod_initial_backoff_seconds * KS_NS_PER_SEC,
+                           .max_backoff_ns = s->cfg->pod_max_backoff_seconds * KS_NS_PER_SEC,
+                           .frameworks = s->fws,
+                           .nframeworks = s->nfws,
+                           .lookup_pod = lookup_for_queue,
+                           .ctx = s};
+    s->queue = ks_queue_new(&qo);
+    s->disp = ks_api_dispatcher_new(s->backend, s->clock, !s->simulated);
+    return s;
+}
+
+static void wait_bindings(ks_scheduler *s) {
+    pthread_mutex_lock(&s->mu);
+    while (s->bindings_running > 0) pthread_cond_wait(&s->cv, &s->mu);
+    pthread_mutex_unlock(&s->mu);
+}
+
+void ks_scheduler_free(ks_scheduler *s) {
+    if (!s) return;
+    ks_scheduler_stop(s);
+    if (s->backend && s->backend->stop && s->started) s->backend->stop(s->backend->ctx);
+    /* Binding threads blocked on Permit: reject them so they finish. */
+    if (s->waiting) {
+        ks_waiting_pod *buf[64];
+        size_t n;
+        while ((n = ks_waiting_pods_list(s->waiting, buf, 64)) > 0) {
+            size_t k = n < 64 ? n : 64;
+            bool any = false;
+            for (size_t i = 0; i < k; i++) {
+                if (!ks_waiting_pod_decided(buf[i])) {
+                    ks_waiting_pod_reject(buf[i], "", "scheduler stopped");
+                    any = true;
+                }
+            }
+            if (!any) break;
+        }
+    }
+    wait_bindings(s);
+    while (s->parked) {
+        binding_cycle *bc = s->parked;
+        s->parked = bc->next;
+        ks_sched_free_binding_cycle(bc);
+    }
+    ks_api_dispatcher_free(s->disp);
+    ks_queue_free(s->queue);
+    for (size_t i = 0; i < s->nfws; i++) ks_framework_free(s->fws[i]);
+    free(s->fws);
+    ks_cache_free(s->cache);
+    ks_snapshot_free(s->snap);
+    ks_waiting_pods_free(s->waiting);
+    ks_parallelizer_free(s->par);
+    uint64_t k;
+    void *v;
+    for (size_t it = 0; ks_map_next(&s->pods, &it, &k, &v);) ks_pod_unref(v);
+    ks_map_free(&s->pods);
+    pthread_mutex_destroy(&s->mu);
+    pthread_mutex_destroy(&s->pods_mu);
+    pthread_cond_destroy(&s->cv);
+    free(s);
+}
+
+/* ---- event handlers ----------------------------------------------------- */
+
+static ks_framework *framework_for(ks_scheduler *s, ks_id scheduler_name) {
+    for (size_t i = 0; i < s->nfws; i++)
+        if (ks_intern(s->fws[i]->profile_name) == scheduler_name) return s->fws[i];
+    return NULL;
+}
+
+static bool responsible(ks_scheduler *s, const ks_pod *pod) {
+    return framework_for(s, pod->scheduler_name) != NULL;
+}
+
+static void move_all(ks_scheduler *s, uint32_t resource, uint32_t action) {
+    ks_cluster_event ev = {resource, action};
+    ks_queue_move_all(s->queue, ev, 0, NULL, NULL);
+}
+
+static bool labels_equal(const ks_labels *a, const ks_labels *b) {
+    if (a->n != b->n) return false;
+    for (uint32_t i = 0; i < a->n; i++)
+        if (a->kv[i].key != b->kv[i].key || a->kv[i].value != b->kv[i].value) return false;
+    return true;
+}
+
+/* upstream NodeSchedulingPropertiesChange, as one coarse Update. */
+static bool node_changed(const ks_node *a, const ks_node *b) {
+    if (a->unschedulable != b->unschedulable && !b->unschedulable) return true;
+    if (!ks_resource_equal(&a->allocatable, &b->allocatable)) return true;
+    if (!labels_equal(&a->labels, &b->labels) || !labels_equal(&a->annotations, &b->annotations)) return true;
+    if (a->ntaints != b->ntaints) return true;
+    for (uint32_t i = 0; i < a->ntaints; i++)
+        if (a->taints[i].key != b->taints[i].key || a->taints[i].value != b->taints[i].value ||
+            a->taints[i].effect != b->taints[i].effect)
+            return true;
+    return false;
+}
+
+/* Whether a pod changed in a way that can change a scheduling result
+ * (upstream PodSchedulingPropertiesChange minus the generic update, which
+ * its queueing hints skip for status-only changes). */
+static bool pod_changed(const ks_pod *a, const ks_pod *b) {
+    if (!labels_equal(&a->labels, &b->labels)) return true;
+    if (a->ntolerations != b->ntolerations) return true;
+    if (a->ngates != b->ngates) return true;
+    return !ks_resource_equal(&a->requests, &b->requests);
+}
+
+typedef struct prio_check {
+    int32_t prio;
+} prio_check;
+
+static bool le_priority(const ks_pod *pod, void *arg) {
+    return ks_pod_priority(pod) <= ((prio_check *)arg)->prio;
+}
+
+/* upstream deletePodFromSchedulingQueue. */
+static void unassigned_deleted(ks_scheduler *s, ks_pod *pod) {
+    ks_queue_delete(s->queue, pod);
+    ks_cluster_event ev = {KS_EV_ASSIGNED_POD, KS_ACT_DELETE};
+    if (ks_waiting_pods_reject(s->waiting, pod->key, "", "removed")) {
+        ks_queue_move_all(s->queue, ev, 0, NULL, NULL);
+    } else if (pod->nominated_node) {
+        /* Its nomination held room that lower-priority pods may now use. */
+        prio_check pc = {ks_pod_priority(pod)};
+        ks_queue_move_all(s->queue, ev, 0, le_priority, &pc);
+    }
+}
+
+static void assigned_added(ks_scheduler *s, ks_pod *pod) {
+    ks_status *e = ks_cache_add_pod(s->cache, pod);
+    if (e) {
+        char *m = ks_status_message(e);
+        ks_errorf("scheduler cache AddPod failed: %s", m);
+        free(m);
+        ks_status_free(e);
+    }
+    move_all(s, KS_EV_ASSIGNED_POD, KS_ACT_ADD);
+}
+
+static void assigned_deleted(ks_scheduler *s, ks_pod *pod) {
+    ks_status *e = ks_cache_remove_pod(s->cache, pod);
+    if (e) {
+        char *m = ks_status_message(e);
+        ks_errorf("scheduler cache RemovePod failed: %s", m);
+        free(m);
+        ks_status_free(e);
+    }
+    move_all(s, KS_EV_ASSIGNED_POD, KS_ACT_DELETE);
+}
+
+static void on_pod(ks_scheduler *s, const ks_watch_event *ev) {
+    ks_pod *o = ev->old_pod, *n = ev->new_pod;
+    switch (ev->type) {
+    case KS_WATCH_ADDED:
+        store_pod(s, n);
+        if (n->node_name) assigned_added(s, n);
+        else if (responsible(s, n)) ks_queue_add(s->queue, n);
+        break;
+    case KS_WATCH_MODIFIED: {
+        store_pod(s, n);
+        bool oa = o->node_name != 0, na = n->node_name != 0;
+        if (oa && na) {
+            ks_status *e = ks_cache_update_pod(s->cache, o, n);
+            if (e) {
+                char *m = ks_status_message(e);
+                ks_errorf("scheduler cache UpdatePod failed: %s", m);
+                free(m);
+                ks_status_free(e);
+            }
+            if (pod_changed(o, n)) move_all(s, KS_EV_ASSIGNED_POD, KS_ACT_UPDATE);
+        } else if (!oa && !na) {
+            if (!responsible(s, n) || ks_cache_is_assumed(s->cache, n)) break;
+            ks_queue_update(s->queue, o, n, pod_changed(o, n));
+            if (o->nominated_node && o->nominated_node != n->nominated_node) {
+                prio_check pc = {ks_pod_priority(o)};
+                ks_cluster_event e = {KS_EV_ASSIGNED_POD, KS_ACT_DELETE};
+                ks_queue_move_all(s->queue, e, 0, le_priority, &pc);
+            }
+        } else if (!oa && na) {
+            /* Bound: it leaves the scheduling queue and joins the cache. */
+            if (responsible(s, o)) unassigned_deleted(s, o);
+            assigned_added(s, n);
+        } else {
+            assigned_deleted(s, o);
+            if (responsible(s, n)) ks_queue_add(s->queue, n);
+        }
+        break;
+    }
+    case KS_WATCH_DELETED:
+        forget_pod(s, o);
+        if (o->node_name) assigned_deleted(s, o);
+        else if (responsible(s, o)) unassigned_deleted(s, o);
+        break;
+    }
+}
+
+static void on_node(ks_scheduler *s, const ks_watch_event *ev) {
+    switch (ev->type) {
+    case KS_WATCH_ADDED:
+        ks_cache_add_node(s->cache, ev->new_node);
+        move_all(s, KS_EV_NODE, KS_ACT_ADD);
+        break;
+    case KS_WATCH_MODIFIED:
+        ks_cache_update_node(s->cache, ev->old_node, ev->new_node);
+        if (node_changed(ev->old_node, ev->new_node)) move_all(s, KS_EV_NODE, KS_ACT_UPDATE);
+        break;
+    case KS_WATCH_DELETED: {
+        move_all(s, KS_EV_NODE, KS_ACT_DELETE);
+        ks_status *e = ks_cache_remove_node(s->cache, ev->old_node);
+        if (e) {
+            char *m = ks_status_message(e);
+            ks_errorf("scheduler cache RemoveNode failed: %s", m);
+            free(m);
+            ks_status_free(e);
+        }
+        break;
+    }
+    }
+}
+
+static void on_watch(void *arg, const ks_watch_event *ev) {
+    ks_scheduler *s = arg;
+    uint32_t action = ev->type == KS_WATCH_ADDED ? KS_ACT_ADD : ev->type == KS_WATCH_DELETED ? KS_ACT_DELETE : KS_ACT_UPDATE;
+    switch (ev->kind) {
+    case KS_KIND_POD: on_pod(s, ev); break;
+    case KS_KIND_NODE: on_node(s, ev); break;
+    case KS_KIND_PVC: move_all(s, KS_EV_PVC, action); break;
+    case KS_KIND_PV: move_all(s, KS_EV_PV, action); break;
+    case KS_KIND_STORAGE_CLASS: move_all(s, KS_EV_STORAGE_CLASS, action); break;
+    case KS_KIND_CSINODE: move_all(s, KS_EV_CSINODE, action); break;
+    case KS_KIND_POD_GROUP: move_all(s, KS_EV_POD_GROUP, action); break;
+    default: break; /* read on demand; no requeue */
+    }
+}
+
+ks_status *ks_scheduler_start(ks_scheduler *s) {
+    if (s->started) return NULL;
+    s->started = true;
+    if (!s->backend->start) return ks_status_new(KS_ERROR, "the backend cannot list and watch");
+    return s->backend->start(s->backend->ctx, on_watch, s);
+}
+
+/* ---- the simulated loop -------------------------------------------------- */
+
+bool ks_scheduler_schedule_one(ks_scheduler *s) {
+    ks_api_dispatcher_drain(s->disp);
+    ks_sched_run_ready_bindings(s);
+    bool did = ks_sched_schedule_one(s, false);
+    ks_api_dispatcher_drain(s->disp);
+    return did;
+}
+
+/* Fire the timers due at the current (simulated) time. */
+static void fire_timers(ks_scheduler *s) {
+    int64_t now = ks_clock_now(s->clock);
+    ks_cache_cleanup_assumed(s->cache, now);
+    ks_waiting_pods_expire(s->waiting, now);
+    ks_queue_flush_backoff_completed(s->queue);
+    if (now - s->last_leftover_flush >= LEFTOVER_FLUSH_PERIOD_NS) {
+        ks_queue_flush_unschedulable_leftover(s->queue);
+        s->last_leftover_flush = now;
+    }
+}
+
+size_t ks_scheduler_run_until_idle(ks_scheduler *s) {
+    size_t attempts = 0;
+    if (!s->simulated) return 0;
+    for (uint64_t iter = 0; iter < MAX_SIM_ITERATIONS; iter++) {
+        ks_api_dispatcher_drain(s->disp);
+        if (ks_sched_run_ready_bindings(s)) continue;
+        if (ks_sched_schedule_one(s, false)) {
+            attempts++;
+            continue;
+        }
+        if (ks_api_dispatcher_pending(s->disp)) continue;
+        /* Nothing runnable now. */
+        bool waiting = ks_waiting_pods_count(s->waiting) > 0;
+        if (!waiting && ks_queue_at_rest(s->queue)) break;
+        int64_t next = ks_queue_next_backoff_expiry(s->queue);
+        int64_t w = ks_waiting_pods_next_deadline(s->waiting);
+        if (w < next) next = w;
+        if (next == INT64_MAX) break;
+        ks_clock_sim_set(s->clock, next);
+        fire_timers(s);
+    }
+    ks_api_dispatcher_drain(s->disp);
+    return attempts;
+}
+
+/* ---- the real-time loop ------------------------------------------------- */
+
+static void *timer_thread(void *arg) {
+    ks_scheduler *s = arg;
+    int64_t next_backoff = ks_clock_now(s->clock) + BACKOFF_FLUSH_PERIOD_NS;
+    int64_t next_leftover = ks_clock_now(s->clock) + LEFTOVER_FLUSH_PERIOD_NS;
+    pthread_mutex_lock(&s->mu);
+    while (!s->stopping) {
+        int64_t deadline = next_backoff < next_leftover ? next_backoff : next_leftover;
+        ks_clock_cond_wait(s->clock, &s->cv, &s->mu, deadline);
+        if (s->stopping) break;
+        int64_t now = ks_clock_now(s->clock);
+        pthread_mutex_unlock(&s->mu);
+        if (now >= next_backoff) {
+            ks_queue_flush_backoff_completed(s->queue);
+            ks_cache_cleanup_assumed(s->cache, now);
+            next_backoff = now + BACKOFF_FLUSH_PERIOD_NS;
+        }
+        if (now >= next_leftover) {
+            ks_queue_flush_unschedulable_leftover(s->queue);
+            next_leftover = now + LEFTOVER_FLUSH_PERIOD_NS;
+        }
+        pthread_mutex_lock(&s->mu);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+void ks_scheduler_run(ks_scheduler *s) {
+    if (s->simulated) {
+        ks_scheduler_run_until_idle(s);
+        return;
+    }
+    pthread_mutex_lock(&s->mu);
+    bool stop = s->stopping;
+    if (!stop && !s->timer_running && pthread_create(&s->timer, NULL, timer_thread, s) == 0)
+        s->timer_running = true;
+    pthread_mutex_unlock(&s->mu);
+    while (!stop) {
+        ks_sched_schedule_one(s, true);
+        pthread_mutex_lock(&s->mu);
+        stop = s->stopping;
+        pthread_mutex_unlock(&s->mu);
+    }
+}
+
+void ks_scheduler_stop(ks_scheduler *s) {
+    pthread_mutex_lock(&s->mu);
+    bool was = s->stopping;
+    s->stopping = true;
+    pthread_cond_broadcast(&s->cv);
+    bool timer = s->timer_running;
+    s->timer_running = false;
+    pthread_mutex_unlock(&s->mu);
+    if (was) return;
+    if (s->queue) ks_queue_close(s->queue);
+    if (timer) pthread_join(s->timer, NULL);
+}
+
+/* ---- accessors ------------------------------------------------------------- */
+
+ks_framework *ks_scheduler_framework(ks_scheduler *s, const char *name) {
+    return framework_for(s, ks_intern(name ? name : KS_DEFAULT_SCHEDULER_NAME));
+}
+size_t ks_scheduler_nframeworks(const ks_scheduler *s) { return s->nfws; }
+ks_framework *ks_scheduler_framework_at(ks_scheduler *s, size_t i) { return i < s->nfws ? s->fws[i] : NULL; }
+ks_queue *ks_scheduler_queue(ks_scheduler *s) { return s->queue; }
+ks_cache *ks_scheduler_cache(ks_scheduler *s) { return s->cache; }
+ks_api_dispatcher *ks_scheduler_dispatcher(ks_scheduler *s) { return s->disp; }
+ks_clock *ks_scheduler_clock(ks_scheduler *s) { return s->clock; }
+const ks_snapshot *ks_scheduler_snapshot(ks_scheduler *s) { return s->snap; }
+ks_waiting_pods *ks_scheduler_waiting_pods(ks_scheduler *s) { return s->waiting; }
+ks_pod *ks_scheduler_pod(ks_scheduler *s, uint64_t key) { return ks_sched_lookup_pod(s, key); }
+
+void ks_scheduler_stats_get(ks_scheduler *s, ks_scheduler_stats *out) {
+    pthread_mutex_lock(&s->mu);
+    *out = s->stats;
+    pthread_mutex_unlock(&s->mu);
+}

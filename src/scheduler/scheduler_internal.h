@@ -1,0 +1,75 @@
+/* The scheduler's state, shared by scheduler.c (setup, event handlers,
+ * loops) and schedule_one.c (the scheduling and binding cycles). */
+#ifndef KS_SCHEDULER_INTERNAL_H
+#define KS_SCHEDULER_INTERNAL_H
+
+#include "scheduler/diagnosis.h"
+#include "scheduler/scheduler.h"
+
+#include <pthread.h>
+
+/* One pod's binding cycle: everything the scheduling cycle hands over. */
+typedef struct binding_cycle {
+    struct ks_scheduler *s;
+    ks_framework *fw;
+    ks_cycle_state *st;
+    ks_queued_pod *qp;   /* the pod's queue entry (unassigned pod) */
+    ks_pod *assumed;     /* the assumed copy, node set (referenced) */
+    char *node;
+    int64_t start_ns;
+    struct binding_cycle *next;
+} binding_cycle;
+
+struct ks_scheduler {
+    const ks_config *cfg;
+    ks_registry *reg;
+    const ks_backend *backend;
+    ks_clock *clock;
+    bool simulated;
+    bool deterministic_ties;
+    uint64_t rng;
+    const ks_observer *obs;
+
+    ks_framework **fws;
+    size_t nfws;
+    ks_parallelizer *par;
+    ks_waiting_pods *waiting;
+    ks_cache *cache;
+    ks_snapshot *snap;
+    ks_queue *queue;
+    ks_api_dispatcher *disp;
+
+    uint32_t next_start_node_index;
+
+    /* What the backend last reported for every pod (the informer cache). */
+    pthread_mutex_t pods_mu;
+    ks_map pods; /* pod key + 1 -> ks_pod* (referenced) */
+
+    /* Simulated clock: binding cycles waiting on Permit, in order. */
+    binding_cycle *parked, **parked_tail;
+
+    /* Real clock: binding threads and the timer thread. */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int bindings_running;
+    bool stopping;
+    bool started;
+    pthread_t timer;
+    bool timer_running;
+
+    int64_t last_leftover_flush;
+    ks_scheduler_stats stats;
+};
+
+/* schedule_one.c */
+bool ks_sched_schedule_one(struct ks_scheduler *s, bool block);
+void ks_sched_run_binding_cycle(binding_cycle *bc);
+void ks_sched_free_binding_cycle(binding_cycle *bc);
+/* Run the parked binding cycles whose Permit wait is over. */
+size_t ks_sched_run_ready_bindings(struct ks_scheduler *s);
+
+/* scheduler.c */
+ks_pod *ks_sched_lookup_pod(struct ks_scheduler *s, uint64_t key);
+void ks_sched_stat(struct ks_scheduler *s, uint64_t *field);
+
+#endif
