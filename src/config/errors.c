@@ -67,14 +67,60 @@ void cfg_err_line(cfg_ctx *c, int line, const char *fmt, ...) {
 void cfg_err_path(cfg_ctx *c, const char *path, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    err_prefixed(c, cfg_path_line(c->root, path), fmt, ap);
+    err_prefixed(c, cfg_path_line(c, path), fmt, ap);
     va_end(ap);
 }
 
 /* Walk "a.b[2].c" through the source tree. Segments that are not found
  * (defaults, merged lists, "[key]" subscripts) end the walk: the deepest
  * node reached is the best place to point at. */
-static const ks_tree *path_walk(const ks_tree *root, const char *path, int *line_out, bool *complete) {
+/* Line n (1-based) of the source: start and length. */
+static bool source_line(const cfg_ctx *c, int n, const char **start, size_t *len) {
+    if (!c->src || n <= 0) return false;
+    const char *p = c->src, *end = c->src + c->srclen;
+    for (int i = 1; i < n; i++) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl) return false;
+        p = nl + 1;
+    }
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    *start = p;
+    *len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+    return true;
+}
+
+/* Whether the line holds `key` followed (after an optional closing quote
+ * and blanks) by ':'. */
+static bool line_has_key(const char *l, size_t n, const char *key) {
+    size_t k = strlen(key);
+    for (size_t i = 0; k && i + k <= n; i++) {
+        if (memcmp(l + i, key, k) != 0) continue;
+        size_t j = i + k;
+        if (j < n && (l[j] == '"' || l[j] == '\'')) j++;
+        while (j < n && l[j] == ' ') j++;
+        if (j < n && l[j] == ':') return true;
+    }
+    return false;
+}
+
+int cfg_key_line(const cfg_ctx *c, const char *key, const ks_tree *value) {
+    int vl = value ? value->line : 0;
+    const char *l;
+    size_t n;
+    if (vl <= 0 || !source_line(c, vl, &l, &n) || line_has_key(l, n, key)) return vl;
+    /* walk up over blank and comment lines to the key */
+    for (int up = vl - 1; up > 0 && up >= vl - 50; up--) {
+        if (!source_line(c, up, &l, &n)) break;
+        if (line_has_key(l, n, key)) return up;
+        size_t i = 0;
+        while (i < n && (l[i] == ' ' || l[i] == '\t' || l[i] == '\r')) i++;
+        if (i < n && l[i] != '#') break;
+    }
+    return vl;
+}
+
+static const ks_tree *path_walk(const cfg_ctx *c, const char *path, int *line_out, bool *complete) {
+    const ks_tree *root = c->root;
     const ks_tree *t = root;
     int line = t ? t->line : 0;
     const char *p = path;
@@ -91,14 +137,21 @@ static const ks_tree *path_walk(const ks_tree *root, const char *path, int *line
         } else {
             size_t n = strcspn(p, ".[");
             const ks_tree *next = NULL;
+            const char *key = NULL;
             if (t->type == KT_MAP) {
                 for (uint32_t i = 0; i < t->n; i++) {
-                    if (strlen(t->keys[i]) == n && memcmp(t->keys[i], p, n) == 0) next = t->items[i];
+                    if (strlen(t->keys[i]) == n && memcmp(t->keys[i], p, n) == 0) {
+                        next = t->items[i];
+                        key = t->keys[i];
+                    }
                 }
             }
             if (!next) break;
             t = next;
             p += n;
+            int kl = cfg_key_line(c, key, t);
+            if (kl > 0) line = kl;
+            continue;
         }
         if (t->line > 0) line = t->line;
     }
@@ -107,17 +160,17 @@ static const ks_tree *path_walk(const ks_tree *root, const char *path, int *line
     return t;
 }
 
-int cfg_path_line(const ks_tree *root, const char *path) {
+int cfg_path_line(const cfg_ctx *c, const char *path) {
     int line;
     bool complete;
-    path_walk(root, path, &line, &complete);
+    path_walk(c, path, &line, &complete);
     return line;
 }
 
-const ks_tree *cfg_path_node(const ks_tree *root, const char *path) {
+const ks_tree *cfg_path_node(const cfg_ctx *c, const char *path) {
     int line;
     bool complete;
-    const ks_tree *t = path_walk(root, path, &line, &complete);
+    const ks_tree *t = path_walk(c, path, &line, &complete);
     return complete ? t : NULL;
 }
 

@@ -17,6 +17,8 @@ typedef struct cfg_ctx {
     ks_config_errors *errs;
     ks_arena *arena;
     uint32_t nerr_start;   /* errs->n when this stage began */
+    const char *src;       /* the file's text, to find the line of a key */
+    size_t srclen;
 } cfg_ctx;
 
 void cfg_err_line(cfg_ctx *c, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -24,9 +26,12 @@ void cfg_err_line(cfg_ctx *c, int line, const char *fmt, ...) __attribute__((for
  * source tree; the deepest node found gives it. */
 void cfg_err_path(cfg_ctx *c, const char *path, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-int cfg_path_line(const ks_tree *root, const char *path);
+int cfg_path_line(const cfg_ctx *c, const char *path);
 /* The node at exactly `path` in the source tree, NULL when not there. */
-const ks_tree *cfg_path_node(const ks_tree *root, const char *path);
+const ks_tree *cfg_path_node(const cfg_ctx *c, const char *path);
+/* The line of `key` whose value is `value`: the tree knows where values
+ * start, and a block value starts on the line after its key. */
+int cfg_key_line(const cfg_ctx *c, const char *key, const ks_tree *value);
 static inline bool cfg_failed(const cfg_ctx *c) { return c->errs->n > c->nerr_start; }
 
 /* ---- upstream field.Error wording -------------------------------------- */

@@ -23,8 +23,11 @@ void ks_config_free(ks_config *cfg) {
 }
 
 /* Decode (doc may be NULL for "no file"), default, validate. */
-static ks_config *build(const char *name, ks_config *cfg, const ks_tree *doc, ks_config_errors *errs) {
+static ks_config *build(const char *name, ks_config *cfg, const ks_tree *doc, const char *src, size_t srclen,
+                        ks_config_errors *errs) {
     cfg_ctx c = {0};
+    c.src = src;
+    c.srclen = srclen;
     c.file = doc ? name : NULL;
     c.root = doc;
     c.errs = errs;
@@ -61,7 +64,7 @@ fail:
 ks_config *ks_config_default(void) {
     ks_config_errors errs;
     ks_config_errors_init(&errs);
-    ks_config *cfg = build("<defaults>", config_new("<defaults>"), NULL, &errs);
+    ks_config *cfg = build("<defaults>", config_new("<defaults>"), NULL, NULL, 0, &errs);
     ks_config_errors_free(&errs);
     return cfg;
 }
@@ -78,23 +81,16 @@ ks_config *ks_config_load_buffer(const char *name, const char *buf, size_t len, 
         return NULL;
     }
     const ks_tree *doc = NULL;
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < ndocs; i++) {
-        if (kt_is_null(docs[i])) continue;
-        if (!doc) doc = docs[i];
-        n++;
+    for (uint32_t i = 0; i < ndocs && !doc; i++) {
+        if (!kt_is_null(docs[i])) doc = docs[i];
     }
-    if (n == 0) {
+    if (!doc) {
         ks_config_errors_add(errs, "%s: the file is empty: want a " KS_CONFIG_KIND " (apiVersion: " KS_CONFIG_API_VERSION ")", name);
         ks_config_free(cfg);
         return NULL;
     }
-    if (n > 1) {
-        ks_config_errors_add(errs, "%s: expected one document, found %u", name, n);
-        ks_config_free(cfg);
-        return NULL;
-    }
-    return build(name, cfg, doc, errs);
+    /* Like kube-scheduler, only the first document counts. */
+    return build(name, cfg, doc, buf, len, errs);
 }
 
 ks_config *ks_config_load(const char *path, ks_config_errors *errs) {

@@ -164,7 +164,7 @@ static void check_value(cfg_ctx *c, const ks_tree *v, const char *path, sk_kind 
             const char *ip = ks_arena_printf(c->arena, "%s.%s", path, v->keys[i]);
             for (uint32_t j = 0; j < i; j++) {
                 if (strcmp(v->keys[i], v->keys[j]) == 0) {
-                    cfg_err_line(c, v->items[i]->line, "duplicate field \"%s\"", ip);
+                    cfg_err_line(c, cfg_key_line(c, v->keys[i], v->items[i]), "duplicate field \"%s\"", ip);
                 }
             }
             check_value(c, v->items[i], ip, SK_STR, SK_ANY, NULL);
@@ -187,13 +187,14 @@ void sk_check(cfg_ctx *c, const ks_tree *t, const sk_type *ty, const char *path)
         bool dup = false;
         for (uint32_t j = 0; j < i; j++) dup = dup || strcmp(t->keys[j], key) == 0;
         if (dup) {
-            cfg_err_line(c, t->items[i]->line, "duplicate field \"%s\"", fp);
+            cfg_err_line(c, cfg_key_line(c, key, t->items[i]), "duplicate field \"%s\"", fp);
             continue;
         }
         const sk_field *f = ty->fields;
         while (f->name && strcmp(f->name, key) != 0) f++;
         if (!f->name) {
-            cfg_err_line(c, t->items[i]->line ? t->items[i]->line : t->line, "unknown field \"%s\"", fp);
+            int line = cfg_key_line(c, key, t->items[i]);
+            cfg_err_line(c, line ? line : t->line, "unknown field \"%s\"", fp);
             continue;
         }
         check_value(c, t->items[i], fp, f->kind, f->elem, f->sub);

@@ -305,7 +305,7 @@ void va_volume_binding(cfg_ctx *c, const char *path, const ks_tree *args) {
      * is refused (the canonical args drop an empty list, so look at the
      * file). */
     const ks_tree *shape = kt_field(args, "shape");
-    const ks_tree *src = cfg_path_node(c->root, P("%s.shape", path));
+    const ks_tree *src = cfg_path_node(c, P("%s.shape", path));
     if (shape || (src && !kt_is_null(src))) {
         ks_tree tmp = {0};
         tmp.type = KT_SEQ;
