@@ -17,6 +17,12 @@ bool pts_node_has_keys(const ks_node_info *ni, const pts_constraint *c, uint32_t
     return true;
 }
 
+bool pts_node_values(const ks_node_info *ni, const pts_constraint *c, uint32_t n, ks_id *vals) {
+    for (uint32_t i = 0; i < n; i++)
+        if (!ks_ni_label(ni, c[i].key, &vals[i])) return false;
+    return true;
+}
+
 bool pts_selector_matches(const pts_constraint *c, const ks_labels *labels) {
     if (!ks_selector_matches(c->sel, labels)) return false;
     for (uint32_t i = 0; i < c->nextra; i++) {
@@ -187,8 +193,9 @@ static bool same_selector(const pts_constraint *a, const pts_constraint *b) {
            (!a->nextra || !memcmp(a->extra, b->extra, a->nextra * sizeof(*a->extra)));
 }
 
-static void finish(pts_constraint *c, uint32_t n) {
+static void finish(pts_constraint *c, uint32_t n, const ks_pod *pod) {
     for (uint32_t i = 0; i < n; i++) {
+        c[i].self_match = pts_selector_matches(&c[i], &pod->labels);
         c[i].hostname = c[i].key == pts_hostname_key;
         c[i].empty = !c[i].sel->nothing && c[i].sel->nreq == 0 && c[i].nextra == 0;
         c[i].same_as = i;
@@ -230,7 +237,7 @@ uint32_t pts_constraints(const pts *pl, ks_cycle_state *st, const ks_pod *pod, k
                 }
             }
         }
-        finish(c, n);
+        finish(c, n, pod);
         *out = c;
         return n;
     }
@@ -252,7 +259,7 @@ uint32_t pts_constraints(const pts *pl, ks_cycle_state *st, const ks_pod *pod, k
         d->honor_taints = s->taints_policy == KS_POLICY_HONOR;
         d->sel = sel;
     }
-    finish(c, n);
+    finish(c, n, pod);
     *out = c;
     return n;
 }

@@ -45,9 +45,13 @@ static void count_nodes(size_t lo, size_t hi, void *arg) {
     ks_pairbuf buf;
     ks_pairbuf_init(&buf, &c->par);
     int64_t cnt[MAX_CACHED];
+    ks_id vals[MAX_CACHED];
     for (size_t i = lo; i < hi; i++) {
         const ks_node_info *ni = c->nodes[i];
-        if (!ni->node || !pts_node_has_keys(ni, s->c, s->n)) continue;
+        if (!ni->node) continue;
+        /* every key must be on the node; values read once */
+        if (s->n <= MAX_CACHED ? !pts_node_values(ni, s->c, s->n, vals) : !pts_node_has_keys(ni, s->c, s->n))
+            continue;
         bool aff_ok = !c->need_affinity || pts_node_affinity_matches(s->pod, ni);
         bool taints_ok = !c->need_taints || pts_node_taints_tolerated(s->pod, ni);
         for (uint32_t k = 0; k < s->n; k++) {
@@ -57,7 +61,8 @@ static void count_nodes(size_t lo, size_t hi, void *arg) {
                 continue;
             }
             ks_id v = 0;
-            ks_ni_label(ni, pc->key, &v);
+            if (k < MAX_CACHED) v = vals[k];
+            else ks_ni_label(ni, pc->key, &v);
             /* constraints sharing a selector share the count */
             int64_t n;
             if (pc->same_as != k && pc->same_as < MAX_CACHED && cnt[pc->same_as] >= 0) n = cnt[pc->same_as];
@@ -175,8 +180,7 @@ ks_status *pts_filter(void *self, ks_cycle_state *st, const ks_pod *pod, const k
             return ks_status_new(KS_UNSCHEDULABLE_AND_UNRESOLVABLE, PTS_ERR_MISSING_LABEL);
         /* fewer domains than minDomains: the global minimum is taken as 0 */
         int64_t min = s->ndomains[k] < (uint32_t)c->min_domains ? 0 : s->paths[k].num[0];
-        int64_t self_match = pts_selector_matches(c, &pod->labels);
-        int64_t skew = ks_pairtab_get(&s->counts, ks_pair(k, v)) + self_match - min;
+        int64_t skew = ks_pairtab_get(&s->counts, ks_pair(k, v)) + c->self_match - min;
         if (skew > c->max_skew) return ks_status_new(KS_UNSCHEDULABLE, PTS_ERR_CONSTRAINTS);
     }
     return NULL;

@@ -47,6 +47,7 @@ typedef struct pts_constraint {
     uint32_t nextra;            /* matchLabelKeys merged in: key=value */
     ks_label *extra;
     bool empty;                 /* selects everything: counts no pod (upstream quirk) */
+    bool self_match;            /* the incoming pod matches the selector */
     uint32_t same_as;           /* first constraint with the same selector */
 } pts_constraint;
 
@@ -84,6 +85,9 @@ const ks_cluster *pts_objects(const pts *pl);
 uint32_t pts_constraints(const pts *pl, ks_cycle_state *st, const ks_pod *pod, ks_unsatisfiable action,
                          pts_constraint **out);
 bool pts_node_has_keys(const ks_node_info *ni, const pts_constraint *c, uint32_t n);
+/* The node's value for every constraint's key into vals; false when a key
+ * is missing (vals then partly filled). */
+bool pts_node_values(const ks_node_info *ni, const pts_constraint *c, uint32_t n, ks_id *vals);
 bool pts_selector_matches(const pts_constraint *c, const ks_labels *labels);
 /* Pods of ns on the node, not terminating, matching the selector. */
 int64_t pts_count_matching(const pts_constraint *c, const ks_node_info *ni, ks_id ns);
