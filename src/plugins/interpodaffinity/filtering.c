@@ -132,7 +132,8 @@ ks_status *ipa_pre_filter(void *self, ks_cycle_state *st, const ks_pod *pod,
         anti_nodes = (const ks_node_info *const *)snap->with_required_anti;
         nanti_nodes = snap->nwith_required_anti;
     }
-    ks_pairtab_init(&s->existing_anti, 0);
+    /* anti-affinity is mostly per host: about one pair per such node */
+    ks_pairtab_init(&s->existing_anti, nanti_nodes ? (uint32_t)nanti_nodes + 16 : 0);
     if (nanti_nodes) {
         ks_pairtab_par_begin(&c.existing, &s->existing_anti, false);
         c.nodes = anti_nodes;
@@ -143,8 +144,8 @@ ks_status *ipa_pre_filter(void *self, ks_cycle_state *st, const ks_pod *pod,
             if (s->existing_anti.keys[i]) note_existing_key(s, ks_pair_a(s->existing_anti.keys[i]));
     }
 
-    ks_pairtab_init(&s->aff_counts, 0);
-    ks_pairtab_init(&s->anti_counts, 0);
+    ks_pairtab_init(&s->aff_counts, ipa_size_hint(s->aff, s->naff, n));
+    ks_pairtab_init(&s->anti_counts, ipa_size_hint(s->anti, s->nanti, n));
     if ((s->naff || s->nanti) && n) {
         ks_pairtab_par_begin(&c.aff, &s->aff_counts, false);
         ks_pairtab_par_begin(&c.anti, &s->anti_counts, false);

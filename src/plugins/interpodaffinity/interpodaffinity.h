@@ -69,6 +69,7 @@ typedef struct ipa_ps_state {
 } ipa_ps_state;
 
 extern ks_state_key ipa_pf_key, ipa_ps_key;
+extern ks_id ipa_hostname_key;
 
 /* plugin.c */
 const ks_cluster *ipa_objects(const ipa *pl);
@@ -84,6 +85,8 @@ bool ipa_term_matches(const ipa_term *t, const ks_pod *p);
 bool ipa_existing_term_matches(const ks_pod *owner, const ks_pod_affinity_term *t,
                                const ks_pod *p, const ks_labels *ns_labels);
 bool ipa_matches_all(const ipa_term *terms, uint32_t n, const ks_pod *p);
+/* Initial table size: about one entry per node for hostname terms. */
+uint32_t ipa_size_hint(const ipa_term *terms, uint32_t n, size_t nnodes);
 
 /* filtering.c */
 ks_status *ipa_pre_filter(void *self, ks_cycle_state *st, const ks_pod *pod,

@@ -10,6 +10,7 @@
 #include <string.h>
 
 ks_state_key ipa_pf_key = -1, ipa_ps_key = -1;
+ks_id ipa_hostname_key;
 
 const ks_cluster *ipa_objects(const ipa *pl) {
     if (pl->objects) return pl->objects;
@@ -117,6 +118,12 @@ bool ipa_matches_all(const ipa_term *terms, uint32_t n, const ks_pod *p) {
     return true;
 }
 
+uint32_t ipa_size_hint(const ipa_term *terms, uint32_t n, size_t nnodes) {
+    for (uint32_t i = 0; i < n; i++)
+        if (terms[i].key == ipa_hostname_key) return (uint32_t)nnodes + 16;
+    return 16;
+}
+
 bool ipa_existing_term_matches(const ks_pod *owner, const ks_pod_affinity_term *t,
                                const ks_pod *p, const ks_labels *ns_labels) {
     bool ns_ok;
@@ -160,6 +167,7 @@ static void *ipa_create(const ks_args *args, ks_handle *h, char **err) {
     if (ipa_pf_key < 0) {
         ipa_pf_key = ks_state_key_get("PreFilter" IPA_NAME);
         ipa_ps_key = ks_state_key_get("PreScore" IPA_NAME);
+        ipa_hostname_key = ks_intern("kubernetes.io/hostname");
     }
     ipa *pl = ks_xcalloc(1, sizeof(*pl));
     pl->h = h;

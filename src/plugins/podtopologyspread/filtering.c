@@ -111,7 +111,10 @@ ks_status *pts_pre_filter(void *self, ks_cycle_state *st, const ks_pod *pod,
     s->c = c;
     s->ndomains = ks_xcalloc(nc, sizeof(*s->ndomains));
     s->paths = ks_xcalloc(nc, sizeof(*s->paths));
-    ks_pairtab_init(&s->counts, 0);
+    /* hostname domains are about one per node (upstream's sizeHeuristic) */
+    uint32_t hint = 16;
+    for (uint32_t k = 0; k < nc; k++) hint += c[k].hostname ? (uint32_t)n : 0;
+    ks_pairtab_init(&s->counts, hint);
 
     pf_ctx ctx = {.s = s, .nodes = nodes};
     for (uint32_t k = 0; k < nc; k++) {
