@@ -302,6 +302,10 @@ ks_node *tt_node(const char *spec) {
     char *cl[16];
     int k = split(buf, ' ', cl, 16);
     n->name = ks_intern(trim(cl[0]));
+    /* room for any test pod, so that resource plugins pass */
+    n->allocatable.milli_cpu = n->capacity.milli_cpu = 64000;
+    n->allocatable.memory = n->capacity.memory = 256LL << 30;
+    n->allocatable.allowed_pods = n->capacity.allowed_pods = 110;
     for (int i = 1; i < k; i++) {
         char *c = trim(cl[i]);
         if (!*c) continue;
