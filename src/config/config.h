@@ -6,7 +6,10 @@
  *                         v1.34 defaults (default plugins merged with the
  *                         profile's plugins, default plugin args), validate,
  *                         and resolve the per-extension-point plugin lists
- *                         using the built-in table of in-tree plugins.
+ *                         using the built-in table of in-tree plugins. A
+ *                         resolution failure there is not a load failure
+ *                         (the plugin may come from a .so): it only leaves
+ *                         the profile's resolved_ok false.
  *   ks_config_default()   the same for an empty file (what kube-scheduler
  *                         runs with when given no --config).
  *   ks_config_resolve()   (re)build every profile's `resolved` lists; the
@@ -120,7 +123,7 @@ typedef struct ks_plugin_config {
  * expandMultiPointPlugins' reordering: overridden plugins, then multiPoint
  * plugins, then the remaining per-point ones). For KS_EP_SCORE `weight` is
  * the effective weight (per-point weight wins over multiPoint; 0 -> 1);
- * for the other points it is whatever weight was written (unused). */
+ * for the other points it is 0. */
 typedef struct ks_resolved_list {
     ks_plugin_ref *plugins;
     uint32_t n;
@@ -221,12 +224,13 @@ typedef uint32_t (*ks_plugin_points_fn)(void *ctx, const char *plugin);
 uint32_t ks_config_intree_points(void *ctx, const char *plugin);
 
 /* Build each profile's `resolved` lists with upstream's framework rules.
- * fn NULL means ks_config_intree_points. Errors use the framework's wording
- * ("PreFilterPlugin \"Foo\" does not exist", "plugin \"X\" already
- * registered as \"FilterPlugin\"", "only one queue sort plugin required
- * ...", "at least one bind plugin is needed ...", "score plugin \"X\" is
- * not configured with weight" cannot happen since 0 means 1). Returns false
- * if any profile failed. */
+ * fn NULL means ks_config_intree_points. May be called again (the lists
+ * are rebuilt). One error per failing profile, in the framework's wording:
+ * "FILE:LINE: creating profile for scheduler name NAME: " followed by
+ * "PreFilterPlugin \"Foo\" does not exist", "plugin \"X\" does not
+ * extend ScorePlugin plugin", "plugin \"X\" already registered as
+ * \"FilterPlugin\"", "only one queue sort plugin required ...", "at least
+ * one bind plugin is needed ...". Returns false if any profile failed. */
 bool ks_config_resolve(ks_config *cfg, ks_plugin_points_fn fn, void *ctx,
                        ks_config_errors *errs);
 
