@@ -339,7 +339,7 @@ static ks_pod *pod_3c_5k(void) {
 #define MOST "scoringStrategy: {type: MostAllocated}"
 
 static void least_nothing_requested_scores_max(void **st) {
-    node_spec ns[2] = {{CORES(4000), 10000}, {CORES(4000), 10000}};
+    node_spec ns[2] = {{CORES(4000), 10000, NULL, 0}, {CORES(4000), 10000, NULL, 0}};
     int64_t s[2];
     fit_scores(LEAST, tp_pod("p"), ns, 2, NULL, 0, s);
     assert_int_equal(s[0], 100);
@@ -348,7 +348,7 @@ static void least_nothing_requested_scores_max(void **st) {
 
 static void least_differently_sized_nodes(void **st) {
     /* node1: cpu (4000-3000)*100/4000 = 25, mem (10000-5000)*100/10000 = 50 -> 37 */
-    node_spec ns[2] = {{CORES(4000), 10000}, {CORES(6000), 10000}};
+    node_spec ns[2] = {{CORES(4000), 10000, NULL, 0}, {CORES(6000), 10000, NULL, 0}};
     int64_t s[2];
     fit_scores(LEAST, pod_3c_5k(), ns, 2, NULL, 0, s);
     assert_int_equal(s[0], 37);
@@ -356,7 +356,7 @@ static void least_differently_sized_nodes(void **st) {
 }
 
 static void least_existing_pods_count(void **st) {
-    node_spec ns[2] = {{CORES(10000), 20000}, {CORES(10000), 20000}};
+    node_spec ns[2] = {{CORES(10000), 20000, NULL, 0}, {CORES(10000), 20000, NULL, 0}};
     existing ex[4] = {{0, CORES(3000), 0, false}, {0, CORES(3000), 0, false},
                       {1, CORES(3000), 0, false}, {1, CORES(3000), 5000, false}};
     int64_t s[2];
@@ -367,14 +367,14 @@ static void least_existing_pods_count(void **st) {
     fit_scores(LEAST, pod_3c_5k(), ns, 2, ex2, 2, s);
     assert_int_equal(s[0], 57);
     assert_int_equal(s[1], 45);
-    node_spec ns2[2] = {{CORES(10000), 20000}, {CORES(10000), 50000}};
+    node_spec ns2[2] = {{CORES(10000), 20000, NULL, 0}, {CORES(10000), 50000, NULL, 0}};
     fit_scores(LEAST, pod_3c_5k(), ns2, 2, ex2, 2, s);
     assert_int_equal(s[0], 57);
     assert_int_equal(s[1], 60);
 }
 
 static void least_request_over_capacity_scores_zero_for_that_resource(void **st) {
-    node_spec ns[2] = {{CORES(4000), 10000}, {CORES(4000), 10000}};
+    node_spec ns[2] = {{CORES(4000), 10000, NULL, 0}, {CORES(4000), 10000, NULL, 0}};
     existing ex[2] = {{0, CORES(3000), 0, false}, {1, CORES(3000), 5000, false}};
     ks_pod *p = tp_pod("p");
     tp_container(p, CORES(3000), 0);
@@ -385,7 +385,7 @@ static void least_request_over_capacity_scores_zero_for_that_resource(void **st)
 }
 
 static void least_zero_allocatable_scores_zero(void **st) {
-    node_spec ns[2] = {{0, 0}, {0, 0}};
+    node_spec ns[2] = {{0, 0, NULL, 0}, {0, 0, NULL, 0}};
     existing ex[2] = {{0, CORES(3000), 0, false}, {1, CORES(3000), 5000, false}};
     int64_t s[2];
     fit_scores(LEAST, tp_pod("p"), ns, 2, ex, 2, s);
@@ -395,7 +395,7 @@ static void least_zero_allocatable_scores_zero(void **st) {
 
 static void least_weights_are_applied(void **st) {
     /* node1: (25*1 + 50*2)/3 = 41 */
-    node_spec ns[2] = {{CORES(4000), 10000}, {CORES(6000), 10000}};
+    node_spec ns[2] = {{CORES(4000), 10000, NULL, 0}, {CORES(6000), 10000, NULL, 0}};
     int64_t s[2];
     fit_scores("scoringStrategy: {type: LeastAllocated, resources: [{name: memory, weight: 2}, "
                "{name: cpu, weight: 1}]}",
@@ -409,7 +409,7 @@ static void least_weights_are_applied(void **st) {
     "{name: memory, weight: 1}, {name: abc.com/xyz, weight: 1}]}"
 
 static void least_extended_resource_skipped_when_not_requested(void **st) {
-    node_spec ns[2] = {{CORES(6000), 10000}, {CORES(6000), 10000, "abc.com/xyz", 4}};
+    node_spec ns[2] = {{CORES(6000), 10000, NULL, 0}, {CORES(6000), 10000, "abc.com/xyz", 4}};
     int64_t s[2];
     fit_scores(EXT_SET, pod_3c_5k(), ns, 2, NULL, 0, s);
     assert_int_equal(s[0], 50);
@@ -427,7 +427,7 @@ static void least_extended_resource_scored_when_requested(void **st) {
 }
 
 static void least_resource_missing_on_node_is_left_out(void **st) {
-    node_spec ns[2] = {{CORES(6000), 10000}, {CORES(6000), 10000, "abc.com/xyz", 4}};
+    node_spec ns[2] = {{CORES(6000), 10000, NULL, 0}, {CORES(6000), 10000, "abc.com/xyz", 4}};
     ks_pod *p = tp_pod("p");
     tp_container(p, CORES(3000), 4000);
     int64_t s[2];
@@ -440,7 +440,7 @@ static void least_resource_missing_on_node_is_left_out(void **st) {
 
 static void least_containers_without_requests_count_defaults(void **st) {
     /* 100m of 1000m and 200Mi of 1Gi: cpu 90, memory (1024-200)*100/1024 = 80 -> 85 */
-    node_spec ns[1] = {{1000, TP_GI(1)}};
+    node_spec ns[1] = {{1000, TP_GI(1), NULL, 0}};
     ks_pod *p = tp_pod("p");
     tp_container(p, TP_NONE, TP_NONE);
     int64_t s[1];
@@ -453,7 +453,7 @@ static void least_containers_without_requests_count_defaults(void **st) {
 }
 
 static void least_explicit_zero_request_is_not_defaulted(void **st) {
-    node_spec ns[1] = {{1000, TP_GI(1)}};
+    node_spec ns[1] = {{1000, TP_GI(1), NULL, 0}};
     ks_pod *p = tp_pod("p");
     tp_container(p, 0, 0);
     int64_t s[1];
@@ -465,7 +465,7 @@ static void least_defaults_apply_per_container_and_init_container(void **st) {
     /* Two request-less containers: 200m cpu, 400Mi. A request-less init
      * container needs 100m/200Mi, less than the sum. cpu (1000-200)*100/1000
      * = 80; memory (1024-400)*100/1024 = 60 -> 70. */
-    node_spec ns[1] = {{1000, TP_GI(1)}};
+    node_spec ns[1] = {{1000, TP_GI(1), NULL, 0}};
     ks_pod *p = tp_pod("p");
     tp_container(p, TP_NONE, TP_NONE);
     tp_container(p, TP_NONE, TP_NONE);
@@ -477,7 +477,7 @@ static void least_defaults_apply_per_container_and_init_container(void **st) {
 
 static void least_pod_level_requests_are_ignored_by_scoring(void **st) {
     /* Upstream's Fit scorer does not enable pod-level resources. */
-    node_spec ns[1] = {{1000, 1000}};
+    node_spec ns[1] = {{1000, 1000, NULL, 0}};
     ks_pod *p = tp_pod("p");
     tp_container(p, 500, 500);
     p->has_pod_level_requests = true;
@@ -489,7 +489,7 @@ static void least_pod_level_requests_are_ignored_by_scoring(void **st) {
 }
 
 static void least_overhead_is_added_to_score_request(void **st) {
-    node_spec ns[1] = {{1000, 1000}};
+    node_spec ns[1] = {{1000, 1000, NULL, 0}};
     ks_pod *p = tp_pod("p");
     tp_container(p, 400, 400);
     tp_pod_overhead(p, 100, 100);
@@ -499,7 +499,7 @@ static void least_overhead_is_added_to_score_request(void **st) {
 }
 
 static void most_nothing_requested_scores_zero(void **st) {
-    node_spec ns[2] = {{CORES(4000), 10000}, {CORES(4000), 10000}};
+    node_spec ns[2] = {{CORES(4000), 10000, NULL, 0}, {CORES(4000), 10000, NULL, 0}};
     int64_t s[2];
     fit_scores(MOST, tp_pod("p"), ns, 2, NULL, 0, s);
     assert_int_equal(s[0], 0);
@@ -507,7 +507,7 @@ static void most_nothing_requested_scores_zero(void **st) {
 }
 
 static void most_differently_sized_nodes(void **st) {
-    node_spec ns[2] = {{CORES(4000), 10000}, {CORES(6000), 10000}};
+    node_spec ns[2] = {{CORES(4000), 10000, NULL, 0}, {CORES(6000), 10000, NULL, 0}};
     int64_t s[2];
     fit_scores(MOST, pod_3c_5k(), ns, 2, NULL, 0, s);
     assert_int_equal(s[0], 62);
@@ -515,7 +515,7 @@ static void most_differently_sized_nodes(void **st) {
 }
 
 static void most_existing_pods_count(void **st) {
-    node_spec ns[2] = {{CORES(10000), 20000}, {CORES(10000), 20000}};
+    node_spec ns[2] = {{CORES(10000), 20000, NULL, 0}, {CORES(10000), 20000, NULL, 0}};
     existing ex[4] = {{0, CORES(3000), 0, false}, {0, CORES(3000), 0, false},
                       {1, CORES(3000), 0, false}, {1, CORES(3000), 5000, false}};
     int64_t s[2];
@@ -529,7 +529,7 @@ static void most_existing_pods_count(void **st) {
 }
 
 static void most_requested_equal_capacity(void **st) {
-    node_spec ns[2] = {{CORES(5000), 10000}, {CORES(10000), 9000}};
+    node_spec ns[2] = {{CORES(5000), 10000, NULL, 0}, {CORES(10000), 9000, NULL, 0}};
     ks_pod *p = tp_pod("p");
     tp_container(p, CORES(2000), 4000);
     tp_container(p, CORES(3000), 5000);
@@ -540,7 +540,7 @@ static void most_requested_equal_capacity(void **st) {
 }
 
 static void most_weights_are_applied(void **st) {
-    node_spec ns[2] = {{CORES(4000), 10000}, {CORES(6000), 10000}};
+    node_spec ns[2] = {{CORES(4000), 10000, NULL, 0}, {CORES(6000), 10000, NULL, 0}};
     int64_t s[2];
     fit_scores("scoringStrategy: {type: MostAllocated, resources: [{name: memory, weight: 2}, "
                "{name: cpu, weight: 1}]}",
@@ -551,7 +551,7 @@ static void most_weights_are_applied(void **st) {
 
 static void most_request_over_capacity_is_capped(void **st) {
     /* Defaults of request-less pods may exceed a small node: capped at 100. */
-    node_spec ns[1] = {{50, TP_MI(100)}};
+    node_spec ns[1] = {{50, TP_MI(100), NULL, 0}};
     ks_pod *p = tp_pod("p");
     tp_container(p, TP_NONE, TP_NONE);
     int64_t s[1];
@@ -564,7 +564,7 @@ static void most_request_over_capacity_is_capped(void **st) {
     "{shape: [{utilization: 0, score: 10}, {utilization: 100, score: 0}]}}"
 
 static void rtcr_nothing_requested_scores_max(void **st) {
-    node_spec ns[2] = {{CORES(4000), 10000}, {CORES(4000), 10000}};
+    node_spec ns[2] = {{CORES(4000), 10000, NULL, 0}, {CORES(4000), 10000, NULL, 0}};
     existing ex[2] = {{0, 0, 0, true}, {0, 0, 0, true}};
     int64_t s[2];
     fit_scores(RTCR_LEAST, tp_pod("p"), ns, 2, ex, 2, s);
@@ -574,7 +574,7 @@ static void rtcr_nothing_requested_scores_max(void **st) {
 
 static void rtcr_rounds_to_nearest(void **st) {
     /* node1: cpu 75% -> 25, memory 50% -> 50, mean 37.5 -> 38 */
-    node_spec ns[2] = {{CORES(4000), 10000}, {CORES(6000), 10000}};
+    node_spec ns[2] = {{CORES(4000), 10000, NULL, 0}, {CORES(6000), 10000, NULL, 0}};
     existing ex[2] = {{0, 0, 0, true}, {0, 0, 0, true}};
     int64_t s[2];
     fit_scores(RTCR_LEAST, pod_3c_5k(), ns, 2, ex, 2, s);
@@ -612,7 +612,7 @@ static void rtcr_single_extended_resource(void **st) {
 static void rtcr_zero_resource_scores_leave_the_average(void **st) {
     /* shape 0 -> 0, 100 -> 10: cpu 0% scores 0 and is dropped from the
      * average; memory 50% scores 50: the node scores 50, not 25. */
-    node_spec ns[1] = {{1000, 1000}};
+    node_spec ns[1] = {{1000, 1000, NULL, 0}};
     ks_pod *p = tp_pod("p");
     tp_container(p, 0, 500);
     int64_t s[1];
@@ -682,7 +682,7 @@ static void args_reject_group_with_slash(void **st) {
 }
 
 static void args_weight_zero_defaults_to_one(void **st) {
-    node_spec ns[2] = {{CORES(4000), 10000}, {CORES(6000), 10000}};
+    node_spec ns[2] = {{CORES(4000), 10000, NULL, 0}, {CORES(6000), 10000, NULL, 0}};
     int64_t s[2];
     fit_scores("scoringStrategy: {type: LeastAllocated, resources: [{name: memory}, {name: cpu, weight: 0}]}",
                pod_3c_5k(), ns, 2, NULL, 0, s);

@@ -7,6 +7,7 @@
  * Score: the sum of the weights of the preferred terms (the pod's and the
  * args' addedAffinity.preferred) the node matches, normalized to 0..100. */
 #include "framework/nodeinfo.h"
+#include "plugins/helper/args.h"
 #include "plugins/helper/normalize_score.h"
 #include "plugins/nodeaffinity/node_affinity.h"
 #include "util/arena.h"
@@ -14,6 +15,8 @@
 
 #include <ksched/ksched.h>
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -214,14 +217,146 @@ const ks_plugin_ops ks_plugin_node_affinity = {
     .normalize_score = normalize_score,
 };
 
-/* ---- args (placeholder until the codec exposes a node selector decoder) -- */
+/* ---- args ---------------------------------------------------------------- */
+
+static int cmp_id_qsort(const void *a, const void *b) { return cmp_id(a, b); }
+
+static const char *const op_names[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
+
+/* One NodeSelectorRequirement: label expressions accept every operator,
+ * field requirements (metadata.name only) In and NotIn with one value.
+ * Errors follow upstream's labels.NewRequirement / field selector texts. */
+static void parse_requirement(const ks_args *r, bool is_field, const char *path, ks_arena *a,
+                              ks_requirement *out, ks_errlist *e) {
+    const char *key = ks_args_string(ks_args_get(r, "key"));
+    const char *op = ks_args_string(ks_args_get(r, "operator"));
+    const ks_args *vals = ks_args_get(r, "values");
+    size_t nvals = vals ? ks_args_len(vals) : 0;
+    if (!key) key = "";
+    if (!op) op = "";
+    memset(out, 0, sizeof(*out));
+    out->key = ks_intern(key);
+    int opi = -1;
+    for (int i = 0; i < 6; i++)
+        if (strcmp(op, op_names[i]) == 0) opi = i;
+    if (is_field) {
+        if (opi != KS_OP_IN && opi != KS_OP_NOT_IN) {
+            ks_errlist_add(e, "%s.operator: Unsupported value: \"%s\": supported values: \"In\", \"NotIn\"",
+                           path, op);
+            return;
+        }
+        if (nvals != 1) {
+            ks_errlist_add(e, "%s.values: Invalid value: %zu values: must have one element", path, nvals);
+            return;
+        }
+    } else {
+        if (!ks_is_qualified_name(key))
+            ks_errlist_add(e, "%s.key: Invalid value: \"%s\": " KS_QUALIFIED_NAME_MSG, path, key);
+        switch (opi) {
+        case KS_OP_IN:
+        case KS_OP_NOT_IN:
+            if (nvals == 0)
+                ks_errlist_add(e, "%s.values: Invalid value: []: for 'in', 'notin' operators, "
+                                  "values set can't be empty", path);
+            break;
+        case KS_OP_EXISTS:
+        case KS_OP_DOES_NOT_EXIST:
+            if (nvals != 0)
+                ks_errlist_add(e, "%s.values: Invalid value: %zu values: values set must be empty "
+                                  "for exists and does not exist", path, nvals);
+            break;
+        case KS_OP_GT:
+        case KS_OP_LT:
+            if (nvals != 1)
+                ks_errlist_add(e, "%s.values: Invalid value: %zu values: for 'Gt', 'Lt' operators, "
+                                  "exactly one value is required", path, nvals);
+            break;
+        default:
+            ks_errlist_add(e, "%s.operator: Unsupported value: \"%s\": supported values: \"In\", "
+                              "\"NotIn\", \"Exists\", \"DoesNotExist\", \"Gt\", \"Lt\"", path, op);
+            return;
+        }
+    }
+    out->op = (ks_op)opi;
+    out->values = ks_arena_calloc(a, nvals + 1, sizeof(ks_id));
+    for (size_t i = 0; i < nvals; i++) {
+        const char *v = ks_args_string(ks_args_item(vals, i));
+        if (!v) v = "";
+        if (!is_field && !ks_is_label_value(v))
+            ks_errlist_add(e, "%s.values[%zu][%s]: Invalid value: \"%s\": " KS_LABEL_VALUE_MSG, path,
+                           i, key, v);
+        if (opi == KS_OP_GT || opi == KS_OP_LT) {
+            char *end;
+            errno = 0;
+            long long num = strtoll(v, &end, 10);
+            if (!*v || *end || errno)
+                ks_errlist_add(e, "%s.values[%zu]: Invalid value: \"%s\": for 'Gt', 'Lt' operators, "
+                                  "the value must be an integer", path, i, v);
+            out->num = num;
+        }
+        out->values[out->nvalues++] = ks_intern(v);
+    }
+    qsort(out->values, out->nvalues, sizeof(ks_id), cmp_id_qsort);
+}
+
+static void parse_term(const ks_args *t, const char *path, ks_arena *a, ks_node_selector_term *out,
+                       ks_errlist *e) {
+    memset(out, 0, sizeof(*out));
+    const ks_args *exprs = ks_args_get(t, "matchExpressions");
+    const ks_args *fields = ks_args_get(t, "matchFields");
+    size_t ne = exprs ? ks_args_len(exprs) : 0, nf = fields ? ks_args_len(fields) : 0;
+    out->exprs = ks_arena_calloc(a, ne + 1, sizeof(ks_requirement));
+    out->fields = ks_arena_calloc(a, nf + 1, sizeof(ks_requirement));
+    char p[512];
+    for (size_t i = 0; i < ne; i++) {
+        snprintf(p, sizeof(p), "%s.matchExpressions[%zu]", path, i);
+        parse_requirement(ks_args_item(exprs, i), false, p, a, &out->exprs[out->nexpr++], e);
+    }
+    for (size_t i = 0; i < nf; i++) {
+        snprintf(p, sizeof(p), "%s.matchFields[%zu]", path, i);
+        parse_requirement(ks_args_item(fields, i), true, p, a, &out->fields[out->nfields++], e);
+    }
+}
 
 bool ks_node_affinity_args_parse(const ks_args *args, ks_arena *arena, ks_node_affinity_args *out,
                                  char **err) {
     memset(out, 0, sizeof(*out));
-    if (args && ks_args_get(args, "addedAffinity")) {
-        *err = ks_xstrdup("addedAffinity: not supported yet");
-        return false;
+    const ks_args *added = args ? ks_args_get(args, "addedAffinity") : NULL;
+    if (!added) return true;
+    ks_errlist e;
+    ks_errlist_init(&e);
+    char p[256];
+
+    const ks_args *req = ks_args_get(added, "requiredDuringSchedulingIgnoredDuringExecution");
+    if (req) {
+        out->has_required = true;
+        const ks_args *terms = ks_args_get(req, "nodeSelectorTerms");
+        size_t n = terms ? ks_args_len(terms) : 0;
+        out->required.terms = ks_arena_calloc(arena, n + 1, sizeof(ks_node_selector_term));
+        for (size_t i = 0; i < n; i++) {
+            snprintf(p, sizeof(p),
+                     "addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[%zu]", i);
+            parse_term(ks_args_item(terms, i), p, arena, &out->required.terms[out->required.nterms++], &e);
+        }
     }
-    return true;
+
+    const ks_args *pref = ks_args_get(added, "preferredDuringSchedulingIgnoredDuringExecution");
+    size_t n = pref ? ks_args_len(pref) : 0;
+    out->preferred = ks_arena_calloc(arena, n + 1, sizeof(ks_preferred_node_term));
+    for (size_t i = 0; i < n; i++) {
+        const ks_args *t = ks_args_item(pref, i);
+        int64_t w = 0;
+        const ks_args *wa = ks_args_get(t, "weight");
+        if (wa && !ks_args_int(wa, &w))
+            ks_errlist_add(&e, "addedAffinity.preferredDuringSchedulingIgnoredDuringExecution[%zu]"
+                               ".weight: must be an integer", i);
+        snprintf(p, sizeof(p), "addedAffinity.preferredDuringSchedulingIgnoredDuringExecution[%zu]",
+                 i);
+        ks_preferred_node_term *pt = &out->preferred[out->npreferred++];
+        pt->weight = (int32_t)w;
+        parse_term(ks_args_get(t, "preference"), p, arena, &pt->term, &e);
+    }
+
+    *err = ks_errlist_take(&e);
+    return *err == NULL;
 }

@@ -10,6 +10,7 @@
  * Score: one of the strategies LeastAllocated, MostAllocated,
  * RequestedToCapacityRatio over the configured resources and weights. */
 #include "framework/status.h"
+#include "plugins/helper/args.h"
 #include "plugins/noderesources/resource_allocation.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
@@ -47,85 +48,17 @@ typedef struct pre_score_state {
 
 /* ---- args -------------------------------------------------------------- */
 
-static bool is_alnum(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
-static bool is_dns_subdomain(const char *s, size_t n) {
-    if (n == 0 || n > 253) return false;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.';
-        if (!ok) return false;
-    }
-    if (!is_alnum(s[0]) || !is_alnum(s[n - 1])) return false;
-    /* Each dot-separated label starts and ends with an alphanumeric. */
-    for (size_t i = 1; i < n; i++)
-        if (s[i] == '.' && (!is_alnum(s[i - 1]) || !is_alnum(s[i + 1]))) return false;
-    return true;
-}
-
-/* metav1 ValidateLabelName: a qualified name, [prefix/]name. */
-static bool is_qualified_name(const char *v) {
-    const char *slash = strchr(v, '/');
-    const char *name = v;
-    if (slash) {
-        if (strchr(slash + 1, '/')) return false;
-        if (!is_dns_subdomain(v, (size_t)(slash - v))) return false;
-        name = slash + 1;
-    }
-    size_t n = strlen(name);
-    if (n == 0 || n > 63 || !is_alnum(name[0]) || !is_alnum(name[n - 1])) return false;
-    for (size_t i = 0; i < n; i++)
-        if (!is_alnum(name[i]) && name[i] != '-' && name[i] != '_' && name[i] != '.') return false;
-    return true;
-}
-
-#define QNAME_MSG                                                                           \
-    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start " \
-    "and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or "         \
-    "'123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
-
-/* Upstream collects every field error and joins them as an aggregate:
- * one error alone, or "[e1, e2]". */
-typedef struct errlist {
-    ks_strbuf b;
-    int n;
-} errlist;
-
-static void errf(errlist *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void errf(errlist *e, const char *fmt, ...) {
-    char buf[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof(buf), fmt, ap);
-    va_end(ap);
-    if (e->n++) ks_sb_puts(&e->b, ", ");
-    ks_sb_puts(&e->b, buf);
-}
-
-static char *errlist_take(errlist *e) {
-    if (e->n == 0) {
-        ks_sb_free(&e->b);
-        return NULL;
-    }
-    if (e->n == 1) return ks_sb_take(&e->b);
-    char *s = ks_xasprintf("[%s]", ks_sb_str(&e->b));
-    ks_sb_free(&e->b);
-    return s;
-}
-
 static bool parse_int(const ks_args *a, int64_t *v) { return a && ks_args_int(a, v); }
 
-static void parse_shape(const ks_args *shape, fit *pl, errlist *e) {
+static void parse_shape(const ks_args *shape, fit *pl, ks_errlist *e) {
     const char *path = "scoringStrategy.shape";
     size_t n = shape ? ks_args_len(shape) : 0;
     if (n == 0) {
-        errf(e, "%s: Required value: at least one point must be specified", path);
+        ks_errlist_add(e, "%s: Required value: at least one point must be specified", path);
         return;
     }
     if (n > KS_MAX_SHAPE_POINTS) {
-        errf(e, "%s: Too many: %zu: must have at most %d items", path, n, KS_MAX_SHAPE_POINTS);
+        ks_errlist_add(e, "%s: Too many: %zu: must have at most %d items", path, n, KS_MAX_SHAPE_POINTS);
         return;
     }
     int64_t util[KS_MAX_SHAPE_POINTS], score[KS_MAX_SHAPE_POINTS];
@@ -133,22 +66,22 @@ static void parse_shape(const ks_args *shape, fit *pl, errlist *e) {
         const ks_args *p = ks_args_item(shape, i);
         util[i] = score[i] = 0;
         const ks_args *u = ks_args_get(p, "utilization"), *s = ks_args_get(p, "score");
-        if (u && !parse_int(u, &util[i])) errf(e, "%s[%zu].utilization: must be an integer", path, i);
-        if (s && !parse_int(s, &score[i])) errf(e, "%s[%zu].score: must be an integer", path, i);
+        if (u && !parse_int(u, &util[i])) ks_errlist_add(e, "%s[%zu].utilization: must be an integer", path, i);
+        if (s && !parse_int(s, &score[i])) ks_errlist_add(e, "%s[%zu].score: must be an integer", path, i);
     }
     for (size_t i = 1; i < n; i++) {
         if (util[i - 1] >= util[i]) {
-            errf(e, "%s[%zu].utilization: Invalid value: %lld: values must be sorted in increasing order",
+            ks_errlist_add(e, "%s[%zu].utilization: Invalid value: %lld: values must be sorted in increasing order",
                  path, i, (long long)util[i]);
             break;
         }
     }
     for (size_t i = 0; i < n; i++) {
         if (util[i] < 0 || util[i] > 100)
-            errf(e, "%s[%zu].utilization: Invalid value: %lld: not in valid range [0, 100]", path, i,
+            ks_errlist_add(e, "%s[%zu].utilization: Invalid value: %lld: not in valid range [0, 100]", path, i,
                  (long long)util[i]);
         if (score[i] < 0 || score[i] > KS_MAX_CUSTOM_PRIORITY_SCORE)
-            errf(e, "%s[%zu].score: Invalid value: %lld: not in valid range [0, %d]", path, i,
+            ks_errlist_add(e, "%s[%zu].score: Invalid value: %lld: not in valid range [0, %d]", path, i,
                  (long long)score[i], KS_MAX_CUSTOM_PRIORITY_SCORE);
     }
     pl->scorer.nshape = (uint32_t)n;
@@ -161,16 +94,16 @@ static void parse_shape(const ks_args *shape, fit *pl, errlist *e) {
     }
 }
 
-static void parse_names(const ks_args *list, const char *path, bool group, fit *pl, errlist *e) {
+static void parse_names(const ks_args *list, const char *path, bool group, fit *pl, ks_errlist *e) {
     size_t n = list ? ks_args_len(list) : 0;
     for (size_t i = 0; i < n; i++) {
         const char *v = ks_args_string(ks_args_item(list, i));
         if (!v) v = "";
         if (group && strchr(v, '/'))
-            errf(e, "%s[%zu]: Invalid value: \"%s\": resource group name can't contain '/'", path,
+            ks_errlist_add(e, "%s[%zu]: Invalid value: \"%s\": resource group name can't contain '/'", path,
                  i, v);
-        if (!is_qualified_name(v))
-            errf(e, "%s[%zu]: Invalid value: \"%s\": " QNAME_MSG, path, i, v);
+        if (!ks_is_qualified_name(v))
+            ks_errlist_add(e, "%s[%zu]: Invalid value: \"%s\": " KS_QUALIFIED_NAME_MSG, path, i, v);
         if (group) {
             pl->groups = ks_xrealloc(pl->groups, (pl->ngroups + 1) * sizeof(char *));
             pl->groups[pl->ngroups++] = ks_xstrdup(v);
@@ -194,8 +127,8 @@ static void *create(const ks_args *args, ks_handle *h, char **err) {
     fit *pl = ks_xcalloc(1, sizeof(*pl));
     pl->pre_filter_key = ks_state_key_get("PreFilterNodeResourcesFit");
     pl->pre_score_key = ks_state_key_get("PreScoreNodeResourcesFit");
-    errlist e = {0};
-    ks_sb_init(&e.b);
+    ks_errlist e;
+    ks_errlist_init(&e);
 
     parse_names(ks_args_get(args, "ignoredResources"), "ignoredResources", false, pl, &e);
     parse_names(ks_args_get(args, "ignoredResourceGroups"), "ignoredResourceGroups", true, pl, &e);
@@ -220,7 +153,7 @@ static void *create(const ks_args *args, ks_handle *h, char **err) {
         r->name = "RequestedToCapacityRatio";
         r->scorer = ks_requested_to_capacity_ratio_scorer;
     } else {
-        errf(&e,
+        ks_errlist_add(&e,
              "scoringStrategy.type: Unsupported value: \"%s\": supported values: "
              "\"LeastAllocated\", \"MostAllocated\", \"RequestedToCapacityRatio\"",
              type);
@@ -229,13 +162,13 @@ static void *create(const ks_args *args, ks_handle *h, char **err) {
     char *rerr = NULL;
     if (!ks_resource_specs_parse(strategy ? ks_args_get(strategy, "resources") : NULL,
                                  "scoringStrategy.resources", r, &rerr)) {
-        errf(&e, "%s", rerr);
+        ks_errlist_add(&e, "%s", rerr);
         free(rerr);
     }
     for (uint32_t i = 0; i < r->nresources; i++) {
         const ks_resource_spec *s = &r->resources[i];
         if (s->weight <= 0 || s->weight > 100)
-            errf(&e,
+            ks_errlist_add(&e,
                  "scoringStrategy.resources[%u].weight: Invalid value: %lld: resource weight of "
                  "%s not in valid range (0, 100]",
                  i, (long long)s->weight, s->name);
@@ -246,11 +179,11 @@ static void *create(const ks_args *args, ks_handle *h, char **err) {
         parse_shape(ks_args_get(rtcr, "shape"), pl, &e);
     } else if (r->scorer == ks_requested_to_capacity_ratio_scorer) {
         /* Upstream would dereference the missing shape; refuse instead. */
-        errf(&e, "scoringStrategy.requestedToCapacityRatio: Required value: "
+        ks_errlist_add(&e, "scoringStrategy.requestedToCapacityRatio: Required value: "
                  "required for the RequestedToCapacityRatio strategy");
     }
 
-    char *msg = errlist_take(&e);
+    char *msg = ks_errlist_take(&e);
     if (msg) {
         *err = msg;
         destroy(pl);
