@@ -330,8 +330,8 @@ static void fit_scores(const char *args, ks_pod *pod, const node_spec *ns, size_
 /* The usual upstream incoming pod: two containers, 1+2 cores, 2000+3000 bytes. */
 static ks_pod *pod_3c_5k(void) {
     ks_pod *p = tp_pod("p");
-    tp_container(p, CORES(1), 2000);
-    tp_container(p, CORES(2), 3000);
+    tp_container(p, CORES(1000), 2000);
+    tp_container(p, CORES(2000), 3000);
     return p;
 }
 
