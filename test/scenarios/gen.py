@@ -1,0 +1,709 @@
+#!/usr/bin/env python3
+"""Random scheduling scenario generator for ksched differential tests.
+
+    gen.py --seed N [--nodes K] -o DIR
+
+writes DIR/cluster.yaml (and sometimes DIR/config.yaml, a
+KubeSchedulerConfiguration).  The same seed always gives the same files.
+Only objects the API server would accept are produced.  Python 3, stdlib only.
+"""
+
+import argparse
+import json
+import os
+import random
+import re
+import sys
+
+# --------------------------------------------------------------------------
+# a small YAML emitter (block style; every string is double-quoted JSON,
+# which is valid YAML)
+
+_PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_./-]*$")
+
+
+def _key(k):
+    return k if _PLAIN_KEY.match(k) else json.dumps(k)
+
+
+def _scalar(v):
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if v is None:
+        return "null"
+    if isinstance(v, (int, float)):
+        return str(v)
+    return json.dumps(v)
+
+
+def _emit(v, indent, out):
+    pad = "  " * indent
+    if isinstance(v, dict):
+        for k, x in v.items():
+            if isinstance(x, dict) and x:
+                out.append(f"{pad}{_key(k)}:")
+                _emit(x, indent + 1, out)
+            elif isinstance(x, list) and x:
+                out.append(f"{pad}{_key(k)}:")
+                _emit(x, indent, out)
+            elif isinstance(x, dict):
+                out.append(f"{pad}{_key(k)}: {{}}")
+            elif isinstance(x, list):
+                out.append(f"{pad}{_key(k)}: []")
+            else:
+                out.append(f"{pad}{_key(k)}: {_scalar(x)}")
+    elif isinstance(v, list):
+        for x in v:
+            if isinstance(x, (dict, list)) and x:
+                sub = []
+                _emit(x, indent + 1, sub)
+                first = sub[0].lstrip()
+                out.append(f"{pad}- {first}")
+                out.extend(sub[1:])
+            elif isinstance(x, dict):
+                out.append(f"{pad}- {{}}")
+            elif isinstance(x, list):
+                out.append(f"{pad}- []")
+            else:
+                out.append(f"{pad}- {_scalar(x)}")
+    else:
+        out.append(pad + _scalar(v))
+
+
+def to_yaml(docs):
+    out = []
+    for d in docs:
+        out.append("---")
+        _emit(d, 0, out)
+    return "\n".join(out) + "\n"
+
+
+# --------------------------------------------------------------------------
+# quantities
+
+MI = 1024 * 1024
+GI = 1024 * MI
+
+
+def cpu_q(rng, millis):
+    """A CPU quantity string for `millis` millicores, in a random valid form."""
+    if millis % 1000 == 0 and rng.random() < 0.6:
+        return str(millis // 1000)
+    if millis % 100 == 0 and rng.random() < 0.2:
+        return f"{millis / 1000:g}"
+    return f"{millis}m"
+
+
+def mem_q(rng, nbytes):
+    """A memory quantity string for nbytes, in a random valid form."""
+    r = rng.random()
+    if nbytes % GI == 0 and r < 0.4:
+        return f"{nbytes // GI}Gi"
+    if nbytes % MI == 0 and r < 0.8:
+        return f"{nbytes // MI}Mi"
+    if nbytes % 1000000 == 0 and r < 0.9:
+        return f"{nbytes // 1000000}M"
+    return str(nbytes)
+
+
+def ts(rng, base_day=None):
+    day = base_day if base_day is not None else rng.randint(1, 28)
+    return f"2024-03-{day:02d}T{rng.randint(0, 23):02d}:{rng.choice([0, 15, 30, 45]):02d}:00Z"
+
+
+# --------------------------------------------------------------------------
+
+ZONES = ["zone-a", "zone-b", "zone-c", "zone-d"]
+IMAGES = [
+    ("registry.example.com/web/nginx:1.25", 187 * MI),
+    ("registry.example.com/db/postgres:16", 431 * MI),
+    ("registry.example.com/ml/trainer:v3", 2100 * MI),
+    ("registry.example.com/tools/busybox:1.36", 4 * MI),
+    ("registry.example.com/app/api:2024.3", 96 * MI),
+    ("registry.example.com/app/worker:2024.3", 250 * MI),
+    ("registry.example.com/cache/redis:7", 45 * MI),
+]
+INSTANCE_TYPES = ["m5.large", "m5.xlarge", "c5.2xlarge", "r5.4xlarge", "p3.8xlarge"]
+NAMESPACES = [
+    ("default", {}),
+    ("team-a", {"team": "a", "env": "prod"}),
+    ("team-b", {"team": "b", "env": "dev"}),
+    ("batch", {"env": "prod", "workload": "batch"}),
+]
+
+
+class Gen:
+    def __init__(self, seed, nodes=None):
+        self.rng = random.Random(seed)
+        self.seed = seed
+        r = self.rng.random()
+        if nodes is None:
+            if r < 0.70:
+                nodes = self.rng.randint(3, 12)
+            elif r < 0.90:
+                nodes = self.rng.randint(13, 60)
+            elif r < 0.98:
+                nodes = self.rng.randint(61, 200)
+            else:
+                nodes = self.rng.randint(201, 500)
+        self.n_nodes = max(1, nodes)
+        self.docs = []
+        self.nodes = []  # (name, dict, free-resources dict)
+        self.uid = 0
+        self.pod_names = set()
+        self.profiles = ["default-scheduler"]
+        self.config = None
+
+    def next_uid(self, kind):
+        self.uid += 1
+        return f"{kind}-{self.seed}-{self.uid:05d}"
+
+    # ---------------------------------------------------------------- config
+    def gen_config(self):
+        rng = self.rng
+        if rng.random() >= 0.3:
+            return
+        prof = {"schedulerName": "default-scheduler"}
+        plugins = {}
+        plugin_config = []
+        choice = rng.randrange(6)
+        if choice == 0:
+            strategy = rng.choice(["MostAllocated", "LeastAllocated", "RequestedToCapacityRatio"])
+            ss = {"type": strategy, "resources": [{"name": "cpu", "weight": rng.randint(1, 3)},
+                                                   {"name": "memory", "weight": rng.randint(1, 3)}]}
+            if strategy == "RequestedToCapacityRatio":
+                ss["requestedToCapacityRatio"] = {"shape": [{"utilization": 0, "score": 0},
+                                                            {"utilization": 100, "score": 10}]}
+            plugin_config.append({"name": "NodeResourcesFit", "args": {"scoringStrategy": ss}})
+        elif choice == 1:
+            plugin_config.append({"name": "PodTopologySpread", "args": {
+                "defaultingType": "List",
+                "defaultConstraints": [
+                    {"maxSkew": rng.randint(1, 3), "topologyKey": "topology.kubernetes.io/zone",
+                     "whenUnsatisfiable": "ScheduleAnyway"}]}})
+        elif choice == 2:
+            plugins["score"] = {"disabled": [{"name": "ImageLocality"}],
+                                "enabled": [{"name": "NodeResourcesBalancedAllocation", "weight": 5}]}
+        elif choice == 3:
+            plugin_config.append({"name": "InterPodAffinity", "args": {"hardPodAffinityWeight": rng.randint(0, 100)}})
+        elif choice == 4:
+            plugin_config.append({"name": "NodeAffinity", "args": {"addedAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": 30, "preference": {"matchExpressions": [
+                        {"key": "disktype", "operator": "In", "values": ["ssd"]}]}}]}}})
+        else:
+            plugin_config.append({"name": "DefaultPreemption", "args": {
+                "minCandidateNodesPercentage": rng.randint(0, 100), "minCandidateNodesAbsolute": rng.randint(1, 10)}})
+        if plugins:
+            prof["plugins"] = plugins
+        if plugin_config:
+            prof["pluginConfig"] = plugin_config
+        profiles = [prof]
+        if rng.random() < 0.3:
+            profiles.append({"schedulerName": "batch-scheduler", "plugins": {
+                "score": {"disabled": [{"name": "NodeResourcesFit"}],
+                          "enabled": [{"name": "NodeResourcesFit", "weight": 3}]}},
+                "pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {
+                    "type": "MostAllocated", "resources": [{"name": "cpu", "weight": 1},
+                                                           {"name": "memory", "weight": 1}]}}}]})
+            self.profiles.append("batch-scheduler")
+        self.config = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                       "profiles": profiles}
+
+    # ---------------------------------------------------------------- cluster
+    def gen_namespaces(self):
+        self.docs.append({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "kata"},
+                          "handler": "kata", "overhead": {"podFixed": {"cpu": "100m", "memory": "64Mi"}}})
+        for name, labels in NAMESPACES:
+            md = {"name": name}
+            if labels:
+                md["labels"] = dict(labels)
+            self.docs.append({"apiVersion": "v1", "kind": "Namespace", "metadata": md})
+
+    def gen_priority_classes(self):
+        rng = self.rng
+        pcs = [("low", 100, None), ("medium", 1000, None), ("high", 10000, None),
+               ("critical-batch", 5000, "Never")]
+        if rng.random() < 0.3:
+            pcs.append(("everyday", 10, None))
+            self.global_default = "everyday"
+        else:
+            self.global_default = None
+        self.pcs = [p[0] for p in pcs]
+        for name, value, policy in pcs:
+            d = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
+                 "value": value}
+            if policy:
+                d["preemptionPolicy"] = policy
+            if name == self.global_default:
+                d["globalDefault"] = True
+            self.docs.append(d)
+
+    def gen_nodes(self):
+        rng = self.rng
+        n_zones = rng.randint(1, 4) if self.n_nodes > 1 else 1
+        zones = ZONES[:n_zones]
+        self.zones = zones
+        width = max(2, len(str(self.n_nodes)))
+        for i in range(self.n_nodes):
+            zone = zones[i % n_zones] if rng.random() < 0.8 else rng.choice(zones)
+            name = f"node-{i:0{width}d}" if rng.random() < 0.85 else f"{zone}-w{i}"
+            cores = rng.choice([2, 4, 4, 8, 8, 16, 32, 64])
+            mem_gi = cores * rng.choice([2, 4, 8])
+            alloc_cpu = cores * 1000 - rng.choice([0, 0, 80, 100, 250])
+            alloc_mem = mem_gi * GI - rng.choice([0, 0, 256 * MI, 512 * MI, 1000000000])
+            pods = rng.choice([110, 110, 110, 32, 250, 8])
+            gpu = rng.random() < 0.15
+            labels = {
+                "kubernetes.io/hostname": name,
+                "kubernetes.io/os": "linux",
+                "kubernetes.io/arch": rng.choice(["amd64", "amd64", "arm64"]),
+                "topology.kubernetes.io/zone": zone,
+                "topology.kubernetes.io/region": "region-1",
+                "node.kubernetes.io/instance-type": rng.choice(INSTANCE_TYPES),
+                "cores": str(cores),
+            }
+            if rng.random() < 0.6:
+                labels["disktype"] = rng.choice(["ssd", "hdd"])
+            if rng.random() < 0.3:
+                labels["tier"] = rng.choice(["frontend", "backend", "infra"])
+            if gpu:
+                labels["accelerator"] = "nvidia"
+            taints = []
+            if gpu and rng.random() < 0.7:
+                taints.append({"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"})
+            r = rng.random()
+            if r < 0.10:
+                taints.append({"key": "dedicated", "value": rng.choice(["infra", "db"]), "effect": "NoSchedule"})
+            elif r < 0.16:
+                taints.append({"key": "maintenance", "effect": "NoExecute"})
+            elif r < 0.28:
+                taints.append({"key": "spot", "value": "true", "effect": "PreferNoSchedule"})
+            unschedulable = rng.random() < 0.05
+            if unschedulable and rng.random() < 0.5:
+                taints.append({"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule",
+                               "timeAdded": "2024-03-01T00:00:00Z"})
+            alloc = {"cpu": cpu_q(rng, alloc_cpu), "memory": mem_q(rng, alloc_mem), "pods": str(pods),
+                     "ephemeral-storage": rng.choice(["100Gi", "50Gi", "20Gi"])}
+            cap = {"cpu": str(cores), "memory": mem_q(rng, mem_gi * GI), "pods": str(pods),
+                   "ephemeral-storage": "120Gi"}
+            free = {"cpu": alloc_cpu, "memory": alloc_mem, "pods": pods, "gpu": 0, "hp": 0}
+            if gpu:
+                g = rng.choice([1, 2, 4, 8])
+                alloc["nvidia.com/gpu"] = str(g)
+                cap["nvidia.com/gpu"] = str(g)
+                free["gpu"] = g
+            if rng.random() < 0.15:
+                alloc["hugepages-2Mi"] = "1Gi"
+                cap["hugepages-2Mi"] = "1Gi"
+                free["hp"] = GI
+            images = []
+            for img, size in rng.sample(IMAGES, rng.randint(0, 4)):
+                repo, tag = img.rsplit(":", 1)
+                names = [img]
+                if rng.random() < 0.5:
+                    names.insert(0, f"{repo}@sha256:{'%064x' % rng.getrandbits(256)}")
+                images.append({"names": names, "sizeBytes": size + rng.randint(0, 9999)})
+            spec = {}
+            if taints:
+                spec["taints"] = taints
+            if unschedulable:
+                spec["unschedulable"] = True
+            node = {"apiVersion": "v1", "kind": "Node",
+                    "metadata": {"name": name, "labels": labels},
+                    "spec": spec,
+                    "status": {"capacity": cap, "allocatable": alloc, "images": images,
+                               "conditions": [{"type": "Ready", "status": "True"}]}}
+            if rng.random() < 0.1:
+                del node["status"]["allocatable"]  # defaulted from capacity
+                free["cpu"] = cores * 1000
+                free["memory"] = mem_gi * GI
+            self.nodes.append((name, node, free, labels, taints, unschedulable))
+            self.docs.append(node)
+
+    # ---------------------------------------------------------------- pods
+    def resources(self, gpu=False, hugepages=False):
+        """Returns (resources dict, cpu millis, mem bytes, gpu count)."""
+        rng = self.rng
+        r = rng.random()
+        if r < 0.12 and not gpu and not hugepages:
+            return {}, 0, 0, 0
+        cpu = rng.choice([50, 100, 100, 250, 500, 500, 1000, 1500, 2000, 4000])
+        mem = rng.choice([64, 128, 256, 512, 1024, 2048, 4096]) * MI
+        req = {}
+        if rng.random() < 0.9 or hugepages:
+            req["cpu"] = cpu_q(rng, cpu)
+        else:
+            cpu = 0
+        if rng.random() < 0.85 or hugepages:
+            req["memory"] = mem_q(rng, mem)
+        else:
+            mem = 0
+        if rng.random() < 0.1:
+            req["ephemeral-storage"] = rng.choice(["1Gi", "500Mi", "10Gi"])
+        res = {}
+        g = 0
+        lim = {}
+        if gpu:
+            g = rng.choice([1, 1, 2, 4])
+            req["nvidia.com/gpu"] = str(g)
+            lim["nvidia.com/gpu"] = str(g)
+        if hugepages:
+            req["hugepages-2Mi"] = "128Mi"
+            lim["hugepages-2Mi"] = "128Mi"
+        if rng.random() < 0.15 and cpu:
+            # limits only for cpu: requests are defaulted from limits
+            lim["cpu"] = req.pop("cpu")
+        elif rng.random() < 0.2 and mem:
+            lim["memory"] = mem_q(rng, mem * 2)
+        if req:
+            res["requests"] = req
+        if lim:
+            res["limits"] = lim
+        return res, cpu, mem, g
+
+    def container(self, name, image, gpu=False, hugepages=False, ports=None):
+        res, cpu, mem, g = self.resources(gpu, hugepages)
+        c = {"name": name, "image": image}
+        if res:
+            c["resources"] = res
+        if ports:
+            c["ports"] = ports
+        return c, cpu, mem, g
+
+    def pod_name(self, base):
+        name = base
+        i = 0
+        while name in self.pod_names:
+            i += 1
+            name = f"{base}-{i}"
+        self.pod_names.add(name)
+        return name
+
+    def gen_workloads(self):
+        rng = self.rng
+        n_nodes = self.n_nodes
+        n_apps = max(2, min(60, int(n_nodes * rng.uniform(0.4, 1.2)) + rng.randint(1, 4)))
+        self.apps = []
+        for a in range(n_apps):
+            ns = rng.choice(NAMESPACES)[0]
+            app = f"app{a}"
+            kind = rng.choice(["ReplicaSet", "ReplicaSet", "StatefulSet", "none", "none"])
+            self.apps.append((app, ns, kind))
+        for a, (app, ns, kind) in enumerate(self.apps):
+            self.gen_app(a, app, ns, kind)
+        # a few PDBs
+        for app, ns, kind in rng.sample(self.apps, min(len(self.apps), rng.randint(0, 3))):
+            spec = {"selector": {"matchLabels": {"app": app}}}
+            if rng.random() < 0.5:
+                spec["minAvailable"] = rng.randint(0, 3)
+            else:
+                spec["maxUnavailable"] = rng.choice([0, 1, "50%"])
+            self.docs.append({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+                              "metadata": {"name": f"{app}-pdb", "namespace": ns}, "spec": spec,
+                              "status": {"disruptionsAllowed": rng.choice([0, 0, 1, 2]), "currentHealthy": 1,
+                                         "desiredHealthy": 1, "expectedPods": 1}})
+
+    def affinity(self, app, ns):
+        rng = self.rng
+        aff = {}
+        # node affinity
+        if rng.random() < 0.3:
+            exprs = []
+            for _ in range(rng.randint(1, 2)):
+                op = rng.choice(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"])
+                if op in ("In", "NotIn"):
+                    key, vals = rng.choice([("disktype", ["ssd", "hdd"]), ("kubernetes.io/arch", ["amd64", "arm64"]),
+                                            ("topology.kubernetes.io/zone", list(self.zones)),
+                                            ("tier", ["frontend", "backend", "infra"])])
+                    exprs.append({"key": key, "operator": op, "values": rng.sample(vals, rng.randint(1, len(vals)))})
+                elif op in ("Exists", "DoesNotExist"):
+                    exprs.append({"key": rng.choice(["disktype", "tier", "accelerator"]), "operator": op})
+                else:
+                    exprs.append({"key": "cores", "operator": op, "values": [str(rng.choice([2, 4, 8, 16]))]})
+            terms = [{"matchExpressions": exprs}]
+            if rng.random() < 0.2:
+                node = rng.choice(self.nodes)[0]
+                terms.append({"matchFields": [{"key": "metadata.name", "operator": rng.choice(["In", "NotIn"]),
+                                               "values": [node]}]})
+            na = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}
+            aff["nodeAffinity"] = na
+        if rng.random() < 0.3:
+            na = aff.setdefault("nodeAffinity", {})
+            prefs = []
+            for _ in range(rng.randint(1, 3)):
+                key, vals = rng.choice([("disktype", ["ssd"]), ("topology.kubernetes.io/zone", [rng.choice(self.zones)]),
+                                        ("node.kubernetes.io/instance-type", [rng.choice(INSTANCE_TYPES)])])
+                prefs.append({"weight": rng.randint(1, 100),
+                              "preference": {"matchExpressions": [{"key": key, "operator": "In", "values": vals}]}})
+            na["preferredDuringSchedulingIgnoredDuringExecution"] = prefs
+        # inter-pod affinity
+        for kind in ("podAffinity", "podAntiAffinity"):
+            if rng.random() >= 0.25:
+                continue
+            pa = {}
+            if rng.random() < 0.6:
+                pa["requiredDuringSchedulingIgnoredDuringExecution"] = [self.pod_affinity_term(app, ns, kind)]
+            if rng.random() < 0.6:
+                pa["preferredDuringSchedulingIgnoredDuringExecution"] = [
+                    {"weight": rng.randint(1, 100), "podAffinityTerm": self.pod_affinity_term(app, ns, kind)}
+                    for _ in range(rng.randint(1, 2))]
+            if pa:
+                aff[kind] = pa
+        return aff
+
+    def pod_affinity_term(self, app, ns, kind):
+        rng = self.rng
+        target = app if (kind == "podAntiAffinity" and rng.random() < 0.6) else rng.choice(self.apps)[0]
+        sel = {"matchLabels": {"app": target}}
+        if rng.random() < 0.2:
+            sel = {"matchExpressions": [{"key": "app", "operator": "In", "values": [target, rng.choice(self.apps)[0]]}]}
+        term = {"labelSelector": sel,
+                "topologyKey": rng.choice(["kubernetes.io/hostname", "topology.kubernetes.io/zone"])}
+        r = rng.random()
+        if r < 0.2:
+            term["namespaces"] = rng.sample([n for n, _ in NAMESPACES], rng.randint(1, 2))
+        elif r < 0.35:
+            term["namespaceSelector"] = rng.choice([{}, {"matchLabels": {"env": "prod"}},
+                                                    {"matchExpressions": [{"key": "team", "operator": "Exists"}]}])
+        if rng.random() < 0.2:
+            if rng.random() < 0.5:
+                term["matchLabelKeys"] = ["pod-template-hash"]
+            else:
+                term["mismatchLabelKeys"] = ["pod-template-hash"]
+        return term
+
+    def spread(self, app):
+        rng = self.rng
+        if rng.random() >= 0.3:
+            return []
+        out = []
+        keys = rng.sample(["kubernetes.io/hostname", "topology.kubernetes.io/zone"], rng.randint(1, 2))
+        for key in keys:
+            when = rng.choice(["DoNotSchedule", "ScheduleAnyway"])
+            c = {"maxSkew": rng.randint(1, 3), "topologyKey": key, "whenUnsatisfiable": when,
+                 "labelSelector": {"matchLabels": {"app": app}}}
+            if when == "DoNotSchedule" and rng.random() < 0.3:
+                c["minDomains"] = rng.randint(1, 5)
+            if rng.random() < 0.3:
+                c["nodeAffinityPolicy"] = rng.choice(["Honor", "Ignore"])
+            if rng.random() < 0.3:
+                c["nodeTaintsPolicy"] = rng.choice(["Honor", "Ignore"])
+            if rng.random() < 0.25:
+                c["matchLabelKeys"] = ["pod-template-hash"]
+            out.append(c)
+        return out
+
+    def tolerations(self):
+        rng = self.rng
+        out = []
+        if rng.random() < 0.3:
+            out.append({"key": "dedicated", "operator": "Equal", "value": rng.choice(["infra", "db"]),
+                        "effect": "NoSchedule"})
+        if rng.random() < 0.15:
+            out.append({"key": "maintenance", "operator": "Exists", "effect": "NoExecute",
+                        "tolerationSeconds": rng.choice([0, 60, 3600])})
+        if rng.random() < 0.2:
+            out.append({"key": "spot", "operator": "Exists"})
+        if rng.random() < 0.05:
+            out.append({"operator": "Exists"})
+        if rng.random() < 0.05:
+            out.append({"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"})
+        return out
+
+    def gen_app(self, a, app, ns, kind):
+        rng = self.rng
+        replicas = rng.choice([1, 1, 2, 3, 4, 6, 8])
+        if self.n_nodes > 60:
+            replicas = rng.choice([2, 5, 10, 20])
+        image, _ = rng.choice(IMAGES)
+        gpu = rng.random() < 0.08
+        hugepages = rng.random() < 0.05
+        hash_ = "%08x" % rng.getrandbits(32)
+        labels = {"app": app, "pod-template-hash": hash_[:6]}
+        if rng.random() < 0.3:
+            labels["tier"] = rng.choice(["frontend", "backend"])
+        owner = None
+        if kind == "ReplicaSet":
+            uid = self.next_uid("rs")
+            self.docs.append({"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                              "metadata": {"name": f"{app}-{hash_[:6]}", "namespace": ns, "uid": uid,
+                                           "labels": labels},
+                              "spec": {"replicas": replicas, "selector": {"matchLabels": dict(labels)},
+                                       "template": {"metadata": {"labels": dict(labels)},
+                                                    "spec": {"containers": [{"name": "main", "image": image}]}}}})
+            owner = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": f"{app}-{hash_[:6]}", "uid": uid,
+                     "controller": True, "blockOwnerDeletion": True}
+        elif kind == "StatefulSet":
+            uid = self.next_uid("sts")
+            self.docs.append({"apiVersion": "apps/v1", "kind": "StatefulSet",
+                              "metadata": {"name": app, "namespace": ns, "uid": uid},
+                              "spec": {"replicas": replicas, "serviceName": app,
+                                       "selector": {"matchLabels": {"app": app}},
+                                       "template": {"metadata": {"labels": dict(labels)},
+                                                    "spec": {"containers": [{"name": "main", "image": image}]}}}})
+            owner = {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": app, "uid": uid,
+                     "controller": True, "blockOwnerDeletion": True}
+        if kind != "none" or rng.random() < 0.3:
+            self.docs.append({"apiVersion": "v1", "kind": "Service", "metadata": {"name": app, "namespace": ns},
+                              "spec": {"selector": {"app": app}, "ports": [{"port": 80, "protocol": "TCP"}]}})
+        node_selector = {}
+        if rng.random() < 0.15:
+            key, val = rng.choice([("disktype", "ssd"), ("kubernetes.io/arch", "amd64"), ("kubernetes.io/os", "linux"),
+                                   ("topology.kubernetes.io/zone", rng.choice(self.zones))])
+            node_selector[key] = val
+        if gpu and rng.random() < 0.5:
+            node_selector["accelerator"] = "nvidia"
+        affinity = self.affinity(app, ns)
+        spread = self.spread(app)
+        tolerations = self.tolerations()
+        if gpu:
+            tolerations.append({"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"})
+        host_ports = None
+        if rng.random() < 0.12:
+            host_ports = [{"containerPort": rng.choice([8080, 9090]), "hostPort": rng.choice([8080, 9090, 30000]),
+                           "protocol": rng.choice(["TCP", "TCP", "UDP"])}]
+            if rng.random() < 0.3:
+                host_ports[0]["hostIP"] = rng.choice(["0.0.0.0", "10.0.0.1"])
+        prio = None
+        r = rng.random()
+        if r < 0.45:
+            prio = rng.choice(self.pcs)
+        scheduler = "default-scheduler"
+        if len(self.profiles) > 1 and rng.random() < 0.3:
+            scheduler = self.profiles[1]
+        n_init = rng.choice([0, 0, 0, 1, 2])
+        n_side = rng.choice([0, 0, 0, 1])
+        n_main = rng.choice([1, 1, 1, 2, 3])
+        overhead = rng.random() < 0.08
+        gated = rng.random() < 0.04
+        # the template's containers: fixed per app
+        mains = []
+        for i in range(n_main):
+            c, cpu, mem, g = self.container(f"c{i}", image, gpu and i == 0, hugepages and i == 0,
+                                            host_ports if i == 0 else None)
+            mains.append((c, cpu, mem, g))
+        inits = []
+        for i in range(n_init):
+            c, cpu, mem, g = self.container(f"init{i}", "registry.example.com/tools/busybox:1.36")
+            inits.append((c, cpu, mem, g, False))
+        for i in range(n_side):
+            c, cpu, mem, g = self.container(f"sidecar{i}", "registry.example.com/tools/busybox:1.36")
+            c["restartPolicy"] = "Always"
+            inits.append((c, cpu, mem, g, True))
+        # effective request (for placing running replicas)
+        side_cpu = sum(x[1] for x in inits if x[4])
+        side_mem = sum(x[2] for x in inits if x[4])
+        eff_cpu = sum(x[1] for x in mains) + side_cpu
+        eff_mem = sum(x[2] for x in mains) + side_mem
+        acc_cpu = acc_mem = 0
+        for c, cpu, mem, g, side in inits:
+            if side:
+                acc_cpu += cpu
+                acc_mem += mem
+            else:
+                eff_cpu = max(eff_cpu, acc_cpu + cpu)
+                eff_mem = max(eff_mem, acc_mem + mem)
+        if overhead:
+            eff_cpu += 100
+            eff_mem += 64 * MI
+        eff_gpu = sum(x[3] for x in mains)
+        running_share = rng.random()
+        for r_i in range(replicas):
+            name = self.pod_name(f"{app}-{hash_[:5]}-{r_i}" if kind == "ReplicaSet" else f"{app}-{r_i}")
+            spec = {"schedulerName": scheduler,
+                    "containers": [json.loads(json.dumps(x[0])) for x in mains]}
+            if scheduler == "default-scheduler" and rng.random() < 0.5:
+                del spec["schedulerName"]
+            if inits:
+                spec["initContainers"] = [json.loads(json.dumps(x[0])) for x in inits]
+            if node_selector:
+                spec["nodeSelector"] = dict(node_selector)
+            if affinity:
+                spec["affinity"] = json.loads(json.dumps(affinity))
+            if spread:
+                spec["topologySpreadConstraints"] = json.loads(json.dumps(spread))
+            if tolerations:
+                spec["tolerations"] = json.loads(json.dumps(tolerations))
+            if prio:
+                spec["priorityClassName"] = prio
+            if overhead:
+                spec["runtimeClassName"] = "kata"
+                spec["overhead"] = {"cpu": "100m", "memory": "64Mi"}
+            md = {"name": name, "namespace": ns, "labels": dict(labels)}
+            if rng.random() < 0.85:
+                md["creationTimestamp"] = ts(rng, rng.choice([1, 2, 2, 3]))
+            if owner:
+                md["ownerReferences"] = [dict(owner)]
+            pod = {"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": spec}
+            # running or pending?
+            node = None
+            if rng.random() < running_share and not gated:
+                node = self.place(eff_cpu, eff_mem, eff_gpu, host_ports, tolerations)
+            if node is not None:
+                spec["nodeName"] = node
+                status = {"phase": "Running"}
+                if rng.random() < 0.85:
+                    status["startTime"] = ts(rng)
+                pod["status"] = status
+                if prio is None and rng.random() < 0.1:
+                    # an explicit priority as kubectl shows it after admission
+                    spec["priority"] = 0
+            else:
+                if gated:
+                    spec["schedulingGates"] = [{"name": "example.com/quota"}]
+                pod["status"] = {"phase": "Pending"}
+                if rng.random() < 0.05:
+                    pod["status"]["phase"] = rng.choice(["Succeeded", "Failed"])
+            self.docs.append(pod)
+
+    def place(self, cpu, mem, gpu, host_ports, tolerations):
+        """Chooses a node with room for a running replica (resources only)."""
+        rng = self.rng
+        cands = []
+        for name, node, free, labels, taints, unsched in self.nodes:
+            if free["cpu"] >= cpu and free["memory"] >= mem and free["pods"] >= 1 and free["gpu"] >= gpu:
+                cands.append((name, free))
+        if not cands:
+            return None
+        name, free = rng.choice(cands)
+        free["cpu"] -= cpu
+        free["memory"] -= mem
+        free["pods"] -= 1
+        free["gpu"] -= gpu
+        return name
+
+    def run(self):
+        self.gen_config()
+        self.gen_namespaces()
+        self.gen_priority_classes()
+        self.gen_nodes()
+        self.gen_workloads()
+        # shuffle documents a little: object order must not matter except pods
+        return self.docs
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seed", type=int, required=True)
+    ap.add_argument("--nodes", type=int, default=None, help="number of nodes (default: chosen by the seed)")
+    ap.add_argument("-o", "--output", required=True, help="scenario directory to write")
+    args = ap.parse_args(argv)
+    g = Gen(args.seed, args.nodes)
+    docs = g.run()
+    os.makedirs(args.output, exist_ok=True)
+    with open(os.path.join(args.output, "cluster.yaml"), "w") as f:
+        f.write(f"# generated by test/scenarios/gen.py --seed {args.seed}"
+                + (f" --nodes {args.nodes}" if args.nodes is not None else "") + "\n")
+        f.write(to_yaml(docs))
+    cfg_path = os.path.join(args.output, "config.yaml")
+    if g.config is not None:
+        with open(cfg_path, "w") as f:
+            f.write(to_yaml([g.config]))
+    elif os.path.exists(cfg_path):
+        os.remove(cfg_path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
