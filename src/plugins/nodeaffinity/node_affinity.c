@@ -354,7 +354,8 @@ bool ks_node_affinity_args_parse(const ks_args *args, ks_arena *arena, ks_node_a
                  i);
         ks_preferred_node_term *pt = &out->preferred[out->npreferred++];
         pt->weight = (int32_t)w;
-        parse_term(ks_args_get(t, "preference"), p, arena, &pt->term, &e);
+        /* Upstream neither parses nor validates a zero-weight term. */
+        if (w != 0) parse_term(ks_args_get(t, "preference"), p, arena, &pt->term, &e);
     }
 
     *err = ks_errlist_take(&e);
