@@ -3,6 +3,7 @@
  * events (eventhandlers.go), and the two loops: simulated and real time. */
 #include "api/node.h"
 #include "api/pod.h"
+#include "framework/plugin_api.h"
 #include "framework/status.h"
 #include "scheduler/scheduler_internal.h"
 #include "util/log.h"
@@ -88,6 +89,24 @@ static size_t env_nominated(void *ctx, ks_id node, ks_pod **out, size_t max) {
     return ks_queue_nominated_pods(s->queue, node, out, max);
 }
 
+static size_t env_list_pods(void *ctx, ks_id ns, ks_id key, ks_id value, const ks_pod **out, size_t max) {
+    ks_scheduler *s = ctx;
+    size_t n = 0;
+    pthread_mutex_lock(&s->pods_mu);
+    uint64_t k;
+    void *v;
+    for (size_t it = 0; ks_map_next(&s->pods, &it, &k, &v);) {
+        const ks_pod *p = v;
+        if (!ks_pod_matches(p, ns, key, value)) continue;
+        if (n < max) out[n] = p;
+        n++;
+    }
+    pthread_mutex_unlock(&s->pods_mu);
+    return n;
+}
+
+static int64_t env_now(void *ctx) { return ks_clock_now(((ks_scheduler *)ctx)->clock); }
+
 static size_t env_nominated_count(void *ctx, ks_id node) {
     ks_scheduler *s = ctx;
     return ks_queue_nominated_count(s->queue, node);
@@ -130,7 +149,9 @@ ks_scheduler *ks_scheduler_new(const ks_scheduler_options *o, char **err) {
                             .objects = env_objects,
                             .activate = env_activate,
                             .nominated_pods = env_nominated,
-                            .nominated_count = env_nominated_count};
+                            .nominated_count = env_nominated_count,
+                            .list_pods = env_list_pods,
+                            .now = env_now};
     s->fws = ks_xcalloc(s->cfg->nprofiles ? s->cfg->nprofiles : 1, sizeof(*s->fws));
     for (uint32_t i = 0; i < s->cfg->nprofiles; i++) {
         ks_framework_options fo = {.parallelism = 1};

@@ -1,0 +1,325 @@
+#include "sim/memory_backend.h"
+#include "api/node.h"
+#include "api/pod.h"
+#include "framework/status.h"
+#include "util/xalloc.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct ks_memory_backend {
+    pthread_mutex_t mu;
+    ks_cluster *c;
+    ks_backend iface;
+    ks_watch_fn fn;
+    void *arg;
+    ks_map index; /* pod key + 1 -> position in c->pods + 1 */
+    ks_recorded_event *events;
+    size_t nevents, events_cap;
+    ks_memory_backend_stats stats;
+    int fail_binds;
+};
+
+/* ---- pods by key ----------------------------------------------------------- */
+
+static void reindex(ks_memory_backend *mb) {
+    ks_map_clear(&mb->index);
+    for (uint32_t i = 0; i < mb->c->pods.n; i++)
+        ks_map_put(&mb->index, mb->c->pods.v[i]->key + 1, (void *)(uintptr_t)(i + 1));
+}
+
+static int pod_pos(ks_memory_backend *mb, uint64_t key) {
+    uintptr_t at = (uintptr_t)ks_map_get(&mb->index, key + 1);
+    return at ? (int)at - 1 : -1;
+}
+
+/* Deliver a watch event outside the lock: the scheduler's handlers may call
+ * back into the backend. */
+static void deliver(ks_memory_backend *mb, ks_watch_type type, ks_kind kind, ks_pod *op, ks_pod *np,
+                    ks_node *on, ks_node *nn) {
+    if (!mb->fn) return;
+    ks_watch_event ev = {.type = type, .kind = kind, .old_pod = op, .new_pod = np, .old_node = on,
+                         .new_node = nn};
+    mb->fn(mb->arg, &ev);
+}
+
+static ks_status *not_found(const ks_pod *pod) {
+    return ks_status_new(KS_ERROR, "pods \"%s\" not found", ks_str(pod->name));
+}
+
+/* Replace the pod at pos with np (taking the reference); returns the old. */
+static ks_pod *replace(ks_memory_backend *mb, int pos, ks_pod *np) {
+    ks_pod *old = mb->c->pods.v[pos];
+    mb->c->pods.v[pos] = np;
+    return old;
+}
+
+static void set_condition(ks_pod *np, const char *type, const char *status, const char *reason,
+                          const char *message) {
+    ks_id t = ks_intern(type);
+    uint32_t n = np->nconditions;
+    int at = -1;
+    for (uint32_t i = 0; i < n; i++)
+        if (np->conditions[i].type == t) at = (int)i;
+    ks_pod_condition *v = ks_arena_calloc(np->arena, n + 1, sizeof(*v));
+    if (n) memcpy(v, np->conditions, n * sizeof(*v));
+    ks_pod_condition *c = at >= 0 ? &v[at] : &v[n];
+    c->type = t;
+    c->status = ks_intern(status);
+    c->reason = reason ? ks_arena_strdup(np->arena, reason) : NULL;
+    c->message = message ? ks_arena_strdup(np->arena, message) : NULL;
+    np->conditions = v;
+    np->nconditions = at >= 0 ? n : n + 1;
+}
+
+/* ---- the backend interface ------------------------------------------------ */
+
+static ks_status *mb_start(void *ctx, ks_watch_fn fn, void *arg) {
+    ks_memory_backend *mb = ctx;
+    mb->fn = fn;
+    mb->arg = arg;
+    /* The initial list: nodes first, then pods, in input order. */
+    for (uint32_t i = 0; i < mb->c->nodes.n; i++)
+        deliver(mb, KS_WATCH_ADDED, KS_KIND_NODE, NULL, NULL, NULL, mb->c->nodes.v[i]);
+    pthread_mutex_lock(&mb->mu);
+    uint32_t n = mb->c->pods.n;
+    ks_pod **pods = ks_xmalloc((n ? n : 1) * sizeof(*pods));
+    for (uint32_t i = 0; i < n; i++) pods[i] = ks_pod_ref(mb->c->pods.v[i]);
+    pthread_mutex_unlock(&mb->mu);
+    for (uint32_t i = 0; i < n; i++) {
+        deliver(mb, KS_WATCH_ADDED, KS_KIND_POD, NULL, pods[i], NULL, NULL);
+        ks_pod_unref(pods[i]);
+    }
+    free(pods);
+    return NULL;
+}
+
+static void mb_stop(void *ctx) {
+    ks_memory_backend *mb = ctx;
+    mb->fn = NULL;
+}
+
+static const ks_cluster *mb_objects(void *ctx) { return ((ks_memory_backend *)ctx)->c; }
+
+static ks_status *mb_bind(void *ctx, const ks_pod *pod, const char *node) {
+    ks_memory_backend *mb = ctx;
+    pthread_mutex_lock(&mb->mu);
+    mb->stats.binds++;
+    int pos = pod_pos(mb, pod->key);
+    ks_status *err = NULL;
+    if (mb->fail_binds > 0) {
+        mb->fail_binds--;
+        err = ks_status_new(KS_ERROR, "binding rejected by the test backend");
+    } else if (pos < 0) {
+        err = not_found(pod);
+    } else if (mb->c->pods.v[pos]->node_name) {
+        err = ks_status_new(KS_ERROR, "pod %s is already assigned to node \"%s\"", ks_str(pod->name),
+                            ks_str(mb->c->pods.v[pos]->node_name));
+    }
+    if (err) {
+        mb->stats.bind_failures++;
+        pthread_mutex_unlock(&mb->mu);
+        return err;
+    }
+    ks_pod *np = ks_pod_clone(mb->c->pods.v[pos]);
+    np->node_name = ks_intern(node);
+    /* The API server marks a bound pod scheduled. */
+    set_condition(np, "PodScheduled", "True", NULL, NULL);
+    ks_pod *old = replace(mb, pos, np);
+    ks_pod_ref(np);
+    pthread_mutex_unlock(&mb->mu);
+    deliver(mb, KS_WATCH_MODIFIED, KS_KIND_POD, old, np, NULL, NULL);
+    ks_pod_unref(old);
+    ks_pod_unref(np);
+    return NULL;
+}
+
+static ks_status *mb_patch(void *ctx, const ks_pod *pod, const ks_status_patch *patch) {
+    ks_memory_backend *mb = ctx;
+    pthread_mutex_lock(&mb->mu);
+    mb->stats.status_patches++;
+    int pos = pod_pos(mb, pod->key);
+    if (pos < 0) {
+        pthread_mutex_unlock(&mb->mu);
+        return not_found(pod);
+    }
+    ks_pod *np = ks_pod_clone(mb->c->pods.v[pos]);
+    if (patch->has_condition)
+        set_condition(np, patch->cond_type, patch->cond_status, patch->cond_reason, patch->cond_message);
+    if (patch->set_nominated) np->nominated_node = ks_intern(patch->nominated ? patch->nominated : "");
+    ks_pod *old = replace(mb, pos, np);
+    ks_pod_ref(np);
+    pthread_mutex_unlock(&mb->mu);
+    deliver(mb, KS_WATCH_MODIFIED, KS_KIND_POD, old, np, NULL, NULL);
+    ks_pod_unref(old);
+    ks_pod_unref(np);
+    return NULL;
+}
+
+static ks_pod *take_pod(ks_memory_backend *mb, uint64_t key) {
+    int pos = pod_pos(mb, key);
+    if (pos < 0) return NULL;
+    ks_pod *old = mb->c->pods.v[pos];
+    memmove(&mb->c->pods.v[pos], &mb->c->pods.v[pos + 1], (mb->c->pods.n - (uint32_t)pos - 1) * sizeof(ks_pod *));
+    mb->c->pods.n--;
+    reindex(mb);
+    return old;
+}
+
+static ks_status *mb_delete(void *ctx, const ks_pod *pod) {
+    ks_memory_backend *mb = ctx;
+    pthread_mutex_lock(&mb->mu);
+    mb->stats.deletes++;
+    ks_pod *old = take_pod(mb, pod->key);
+    pthread_mutex_unlock(&mb->mu);
+    if (!old) return not_found(pod);
+    deliver(mb, KS_WATCH_DELETED, KS_KIND_POD, old, NULL, NULL, NULL);
+    ks_pod_unref(old);
+    return NULL;
+}
+
+static void mb_event(void *ctx, const ks_event_record *ev) {
+    ks_memory_backend *mb = ctx;
+    char name[512] = "";
+    if (ev->regarding) ks_pod_fullname(ev->regarding, name, sizeof(name));
+    pthread_mutex_lock(&mb->mu);
+    mb->stats.events++;
+    KS_GROW(mb->events, mb->events_cap, mb->nevents + 1);
+    mb->events[mb->nevents++] = (ks_recorded_event){
+        .pod_key = ev->regarding ? ev->regarding->key : 0,
+        .pod_name = ks_xstrdup(name),
+        .type = ks_xstrdup(ev->type ? ev->type : ""),
+        .reason = ks_xstrdup(ev->reason ? ev->reason : ""),
+        .action = ks_xstrdup(ev->action ? ev->action : ""),
+        .note = ks_xstrdup(ev->note ? ev->note : ""),
+        .time_ns = ev->time_ns,
+    };
+    pthread_mutex_unlock(&mb->mu);
+}
+
+/* ---- lifecycle ------------------------------------------------------------ */
+
+ks_memory_backend *ks_memory_backend_new(ks_cluster *cluster) {
+    ks_memory_backend *mb = ks_xcalloc(1, sizeof(*mb));
+    pthread_mutex_init(&mb->mu, NULL);
+    mb->c = cluster;
+    mb->iface = (ks_backend){.ctx = mb,
+                             .start = mb_start,
+                             .stop = mb_stop,
+                             .objects = mb_objects,
+                             .bind = mb_bind,
+                             .patch_pod_status = mb_patch,
+                             .delete_pod = mb_delete,
+                             .emit_event = mb_event};
+    reindex(mb);
+    return mb;
+}
+
+void ks_memory_backend_free(ks_memory_backend *mb) {
+    if (!mb) return;
+    for (size_t i = 0; i < mb->nevents; i++) {
+        ks_recorded_event *e = &mb->events[i];
+        free(e->pod_name);
+        free(e->type);
+        free(e->reason);
+        free(e->action);
+        free(e->note);
+    }
+    free(mb->events);
+    ks_map_free(&mb->index);
+    pthread_mutex_destroy(&mb->mu);
+    free(mb);
+}
+
+const ks_backend *ks_memory_backend_iface(ks_memory_backend *mb) { return &mb->iface; }
+
+size_t ks_memory_backend_nevents(const ks_memory_backend *mb) { return mb->nevents; }
+
+const ks_recorded_event *ks_memory_backend_event(const ks_memory_backend *mb, size_t i) {
+    return i < mb->nevents ? &mb->events[i] : NULL;
+}
+
+void ks_memory_backend_stats_get(const ks_memory_backend *mb, ks_memory_backend_stats *out) {
+    *out = mb->stats;
+}
+
+void ks_memory_backend_fail_binds(ks_memory_backend *mb, int n) {
+    pthread_mutex_lock(&mb->mu);
+    mb->fail_binds = n;
+    pthread_mutex_unlock(&mb->mu);
+}
+
+ks_pod *ks_memory_backend_pod(const ks_memory_backend *mb, uint64_t key) {
+    uintptr_t at = (uintptr_t)ks_map_get(&mb->index, key + 1);
+    return at ? mb->c->pods.v[at - 1] : NULL;
+}
+
+/* ---- changes from outside ---------------------------------------------- */
+
+void ks_memory_backend_add_node(ks_memory_backend *mb, ks_node *node) {
+    pthread_mutex_lock(&mb->mu);
+    KS_VEC_PUSH(mb->c->nodes, node);
+    pthread_mutex_unlock(&mb->mu);
+    deliver(mb, KS_WATCH_ADDED, KS_KIND_NODE, NULL, NULL, NULL, node);
+}
+
+void ks_memory_backend_update_node(ks_memory_backend *mb, ks_node *node) {
+    pthread_mutex_lock(&mb->mu);
+    ks_node *old = NULL;
+    for (uint32_t i = 0; i < mb->c->nodes.n; i++) {
+        if (mb->c->nodes.v[i]->name == node->name) {
+            old = mb->c->nodes.v[i];
+            mb->c->nodes.v[i] = node;
+            break;
+        }
+    }
+    if (!old) KS_VEC_PUSH(mb->c->nodes, node);
+    pthread_mutex_unlock(&mb->mu);
+    if (old) {
+        deliver(mb, KS_WATCH_MODIFIED, KS_KIND_NODE, NULL, NULL, old, node);
+        ks_node_unref(old);
+    } else {
+        deliver(mb, KS_WATCH_ADDED, KS_KIND_NODE, NULL, NULL, NULL, node);
+    }
+}
+
+void ks_memory_backend_remove_node(ks_memory_backend *mb, ks_id name) {
+    pthread_mutex_lock(&mb->mu);
+    ks_node *old = NULL;
+    for (uint32_t i = 0; i < mb->c->nodes.n; i++) {
+        if (mb->c->nodes.v[i]->name == name) {
+            old = mb->c->nodes.v[i];
+            memmove(&mb->c->nodes.v[i], &mb->c->nodes.v[i + 1], (mb->c->nodes.n - i - 1) * sizeof(ks_node *));
+            mb->c->nodes.n--;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&mb->mu);
+    if (!old) return;
+    deliver(mb, KS_WATCH_DELETED, KS_KIND_NODE, NULL, NULL, old, NULL);
+    ks_node_unref(old);
+}
+
+void ks_memory_backend_add_pod(ks_memory_backend *mb, ks_pod *pod) {
+    pthread_mutex_lock(&mb->mu);
+    ks_pod *old = take_pod(mb, pod->key);
+    KS_VEC_PUSH(mb->c->pods, pod);
+    ks_map_put(&mb->index, pod->key + 1, (void *)(uintptr_t)mb->c->pods.n);
+    pthread_mutex_unlock(&mb->mu);
+    if (old) {
+        deliver(mb, KS_WATCH_MODIFIED, KS_KIND_POD, old, pod, NULL, NULL);
+        ks_pod_unref(old);
+    } else {
+        deliver(mb, KS_WATCH_ADDED, KS_KIND_POD, NULL, pod, NULL, NULL);
+    }
+}
+
+void ks_memory_backend_remove_pod(ks_memory_backend *mb, uint64_t key) {
+    pthread_mutex_lock(&mb->mu);
+    ks_pod *old = take_pod(mb, key);
+    pthread_mutex_unlock(&mb->mu);
+    if (!old) return;
+    deliver(mb, KS_WATCH_DELETED, KS_KIND_POD, old, NULL, NULL, NULL);
+    ks_pod_unref(old);
+}
