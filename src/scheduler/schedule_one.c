@@ -604,6 +604,7 @@ void ks_sched_run_binding_cycle(binding_cycle *bc) {
     ks_infof(2, "Successfully bound pod to node pod=\"%s/%s\" node=\"%s\"", ks_str(bc->assumed->ns),
              ks_str(bc->assumed->name), bc->node);
     ks_sched_stat(s, &s->stats.bound);
+    if (s->simulated) s->last_progress = ks_clock_now(s->clock);
     ks_framework_run_post_bind(fw, bc->st, bc->assumed, bc->node);
     if (s->obs && s->obs->on_bound) s->obs->on_bound(s->obs->ctx, bc->assumed, bc->node);
     ks_sched_free_binding_cycle(bc);

@@ -15,9 +15,11 @@
 #define BACKOFF_FLUSH_PERIOD_NS KS_NS_PER_SEC
 #define LEFTOVER_FLUSH_PERIOD_NS (30LL * KS_NS_PER_SEC)
 #define ASSUMED_CLEANUP_PERIOD_NS KS_NS_PER_SEC
-/* A simulation that keeps failing with errors in a changing cluster is cut
- * off rather than looping forever. */
-#define MAX_SIM_ITERATIONS 50000000ULL
+/* A simulation that keeps going without binding anything (pods that keep
+ * requeueing each other, as they would forever in a real cluster) stops
+ * after this much simulated time, or this many loop turns. */
+#define SIM_IDLE_HORIZON_NS (30LL * 60 * KS_NS_PER_SEC)
+#define MAX_SIM_ITERATIONS 10000000ULL
 
 void ks_sched_stat(ks_scheduler *s, uint64_t *field) {
     pthread_mutex_lock(&s->mu);
@@ -134,6 +136,7 @@ ks_scheduler *ks_scheduler_new(const ks_scheduler_options *o, char **err) {
     s->obs = o->observer;
     s->parked_tail = &s->parked;
     s->last_leftover_flush = ks_clock_now(s->clock);
+    s->last_progress = s->last_leftover_flush;
 
     int par = o->parallelism > 0 ? o->parallelism : s->cfg->parallelism;
     s->par = ks_parallelizer_new(par > 0 ? par : KS_DEFAULT_PARALLELISM);
@@ -440,6 +443,7 @@ static void fire_timers(ks_scheduler *s) {
 size_t ks_scheduler_run_until_idle(ks_scheduler *s) {
     size_t attempts = 0;
     if (!s->simulated) return 0;
+    s->last_progress = ks_clock_now(s->clock);
     for (uint64_t iter = 0; iter < MAX_SIM_ITERATIONS; iter++) {
         ks_api_dispatcher_drain(s->disp);
         if (ks_sched_run_ready_bindings(s)) continue;
@@ -455,6 +459,11 @@ size_t ks_scheduler_run_until_idle(ks_scheduler *s) {
         int64_t w = ks_waiting_pods_next_deadline(s->waiting);
         if (w < next) next = w;
         if (next == INT64_MAX) break;
+        if (next - s->last_progress > SIM_IDLE_HORIZON_NS) {
+            ks_infof(1, "simulation: nothing bound for %lld s of simulated time, stopping",
+                     (long long)(SIM_IDLE_HORIZON_NS / KS_NS_PER_SEC));
+            break;
+        }
         ks_clock_sim_set(s->clock, next);
         fire_timers(s);
     }

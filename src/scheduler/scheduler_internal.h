@@ -58,6 +58,7 @@ struct ks_scheduler {
     bool timer_running;
 
     int64_t last_leftover_flush;
+    int64_t last_progress;  /* simulated: last bind (or start) */
     ks_scheduler_stats stats;
 };
 

@@ -1,0 +1,423 @@
+/* The scheduler end to end on the in-memory backend and the simulated
+ * clock: a few hundred pods, failure handling (one status write per failed
+ * attempt, nominatedNodeName set only by the failure handler), Permit
+ * waits across the loop, binding failures, node sampling. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "framework/status.h"
+#include "scheduler/scheduler.h"
+#include "sim/memory_backend.h"
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GI (1LL << 30)
+
+/* ---- fixture ------------------------------------------------------------- */
+
+typedef struct sim {
+    ks_cluster *c;
+    ks_memory_backend *mb;
+    ks_config *cfg;
+    ks_registry *reg;
+    ks_clock *clock;
+    ks_scheduler *s;
+    /* observer */
+    int attempts, bound, bind_failed;
+    char first_eval[64][16]; /* first node evaluated per attempt */
+    char last_msg[1024];
+} sim;
+
+static sim S;
+
+static void on_attempt(void *ctx, const ks_attempt_record *r) {
+    sim *s = ctx;
+    if (s->attempts < 64 && r->nevaluated)
+        snprintf(s->first_eval[s->attempts], sizeof(s->first_eval[0]), "%s", ks_str(r->evaluated[0]->name));
+    if (r->message) snprintf(s->last_msg, sizeof(s->last_msg), "%s", r->message);
+    s->attempts++;
+}
+static void on_bound(void *ctx, const ks_pod *pod, const char *node) { ((sim *)ctx)->bound++; }
+static void on_bind_failed(void *ctx, const ks_pod *pod, const char *node, const ks_status *st, const char *m) {
+    ((sim *)ctx)->bind_failed++;
+}
+static const ks_observer observer = {.ctx = &S, .on_attempt = on_attempt, .on_bound = on_bound,
+                                     .on_bind_failed = on_bind_failed};
+
+static void sim_init(tu_profile *tp, const ks_plugin_ops *const *extra, size_t nextra) {
+    memset(&S, 0, sizeof(S));
+    S.c = ks_cluster_new();
+    S.reg = tu_registry(extra, nextra);
+    tu_profile *ps[1] = {tp};
+    S.cfg = tu_config(ps, 1);
+    S.clock = ks_clock_sim_new(1700000000LL * KS_NS_PER_SEC);
+}
+
+static void sim_start(bool deterministic) {
+    S.mb = ks_memory_backend_new(S.c);
+    ks_scheduler_options o = {.config = S.cfg, .registry = S.reg, .backend = ks_memory_backend_iface(S.mb),
+                              .clock = S.clock, .seed = 42, .deterministic_ties = deterministic,
+                              .observer = &observer};
+    char *err = NULL;
+    S.s = ks_scheduler_new(&o, &err);
+    if (!S.s) fail_msg("scheduler: %s", err);
+    assert_null(ks_scheduler_start(S.s));
+}
+
+static void sim_free(void) {
+    ks_scheduler_free(S.s);
+    ks_memory_backend_free(S.mb);
+    ks_cluster_free(S.c);
+    tu_config_free(S.cfg);
+    ks_registry_free(S.reg);
+    ks_clock_free(S.clock);
+}
+
+static void add_node(const char *name, int64_t cpu, const char *zone) {
+    KS_VEC_PUSH(S.c->nodes, tu_node(name, cpu, 64 * GI, "topology.kubernetes.io/zone", zone, NULL));
+}
+
+static ks_pod *add_pod(const char *name, int64_t cpu, int32_t prio) {
+    ks_pod *p = tu_pod("default", name, cpu, 0, prio);
+    KS_VEC_PUSH(S.c->pods, p);
+    return p;
+}
+
+static const ks_pod *pod_now(const char *name) {
+    return ks_memory_backend_pod(S.mb, ks_pod_key(ks_intern("default"), ks_intern(name)));
+}
+
+static const ks_pod_condition *scheduled_cond(const ks_pod *p) {
+    for (uint32_t i = 0; i < p->nconditions; i++)
+        if (p->conditions[i].type == ks_intern("PodScheduled")) return &p->conditions[i];
+    return NULL;
+}
+
+/* ---- hundreds of pods -------------------------------------------------- */
+
+static void scenario(bool deterministic, char placement[][16]) {
+    tu_profile tp;
+    tu_profile_init(&tp, NULL);
+    tu_profile_add_plugin(&tp, &tu_fit_plugin, 1);
+    sim_init(&tp, NULL, 0);
+    char name[32];
+    for (int i = 0; i < 20; i++) {
+        snprintf(name, sizeof(name), "node-%02d", i);
+        add_node(name, 4000, i % 2 ? "b" : "a");
+    }
+    for (int i = 0; i < 340; i++) {
+        snprintf(name, sizeof(name), "pod-%03d", i);
+        add_pod(name, 250, i % 3);
+    }
+    sim_start(deterministic);
+    size_t attempts = ks_scheduler_run_until_idle(S.s);
+    assert_true(attempts >= 340);
+
+    /* 20 nodes x 16 pods of 250m fit: 320 bound, 20 left unschedulable. */
+    int bound = 0;
+    int64_t used[20] = {0};
+    for (uint32_t i = 0; i < S.c->pods.n; i++) {
+        const ks_pod *p = S.c->pods.v[i];
+        if (placement) snprintf(placement[i], 16, "%s", p->node_name ? ks_str(p->node_name) : "-");
+        if (!p->node_name) {
+            const ks_pod_condition *c = scheduled_cond(p);
+            assert_non_null(c);
+            assert_string_equal(c->reason, "Unschedulable");
+            assert_string_equal(c->message, "0/20 nodes are available: 20 Insufficient cpu.");
+            /* Priority 0 pods lose: they are tried last. */
+            continue;
+        }
+        bound++;
+        used[atoi(ks_str(p->node_name) + 5)] += p->requests.milli_cpu;
+    }
+    assert_int_equal(bound, 320);
+    for (int i = 0; i < 20; i++) assert_int_equal(used[i], 4000);
+    assert_int_equal(S.bound, 320);
+    ks_scheduler_stats st;
+    ks_scheduler_stats_get(S.s, &st);
+    assert_int_equal(st.bound, 320);
+    assert_int_equal(st.scheduled, 320);
+    ks_queue_stats qs;
+    ks_queue_stats_get(ks_scheduler_queue(S.s), &qs);
+    assert_int_equal(qs.unschedulable, 20);
+    assert_int_equal(qs.active + qs.backoff + qs.in_flight, 0);
+    /* Every unschedulable pod is a priority-0 one. */
+    for (uint32_t i = 0; i < S.c->pods.n; i++)
+        if (!S.c->pods.v[i]->node_name) assert_int_equal(S.c->pods.v[i]->priority, 0);
+    /* Events: one Scheduled per bound pod. */
+    int scheduled = 0;
+    for (size_t i = 0; i < ks_memory_backend_nevents(S.mb); i++) {
+        const ks_recorded_event *e = ks_memory_backend_event(S.mb, i);
+        if (strcmp(e->reason, "Scheduled") == 0) {
+            scheduled++;
+            assert_non_null(strstr(e->note, "Successfully assigned default/pod-"));
+        }
+    }
+    assert_int_equal(scheduled, 320);
+    sim_free();
+}
+
+static void test_hundreds_of_pods(void **state) { scenario(true, NULL); }
+
+static void test_same_seed_same_result(void **state) {
+    static char a[340][16], b[340][16];
+    scenario(false, a);
+    scenario(false, b);
+    assert_memory_equal(a, b, sizeof(a));
+}
+
+/* ---- failure handling ------------------------------------------------------ */
+
+static int postfilter_patches_seen = -1;
+static const char *postfilter_nominate;
+static ks_status *postfilter(void *self, ks_cycle_state *st, const ks_pod *pod, const ks_node_status_map *m,
+                             ks_post_filter_result *r) {
+    /* No write has happened for this attempt yet: PostFilter itself never
+     * touches the pod's status. */
+    ks_memory_backend_stats bs;
+    ks_memory_backend_stats_get(S.mb, &bs);
+    postfilter_patches_seen = (int)bs.status_patches;
+    r->nominated_node = postfilter_nominate;
+    return ks_status_new(KS_UNSCHEDULABLE, "preemption: 0/%zu nodes are available: %zu No preemption victims found for incoming pod.",
+                         ks_node_status_map_len(m), ks_node_status_map_len(m));
+}
+static const ks_plugin_ops p_post = {.abi_version = KS_ABI_VERSION, .name = "TestPreempt", .post_filter = postfilter};
+
+static void test_failure_one_write_and_nomination(void **state) {
+    tu_profile tp;
+    tu_profile_init(&tp, NULL);
+    tu_profile_add_plugin(&tp, &tu_fit_plugin, 1);
+    tu_profile_add_plugin(&tp, &p_post, 0);
+    const ks_plugin_ops *extra[] = {&p_post};
+    sim_init(&tp, extra, 1);
+    add_node("n1", 1000, "a");
+    add_node("n2", 1000, "a");
+    add_node("n3", 1000, "b");
+    ks_pod *big = add_pod("big", 2000, 100);
+    big->nominated_node = ks_intern("n2"); /* from an earlier preemption */
+    sim_start(true);
+
+    /* Attempt 1: PostFilter nominates n3. One patch: condition + n3. */
+    postfilter_nominate = "n3";
+    assert_true(ks_scheduler_schedule_one(S.s));
+    assert_int_equal(postfilter_patches_seen, 0);
+    ks_memory_backend_stats bs;
+    ks_memory_backend_stats_get(S.mb, &bs);
+    assert_int_equal(bs.status_patches, 1);
+    const ks_pod *p = pod_now("big");
+    assert_int_equal(p->nominated_node, ks_intern("n3"));
+    assert_string_equal(scheduled_cond(p)->message,
+                        "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No "
+                        "preemption victims found for incoming pod.");
+    assert_string_equal(S.last_msg, scheduled_cond(p)->message);
+    assert_int_equal(ks_queue_nominated_node(ks_scheduler_queue(S.s), p->key), ks_intern("n3"));
+
+    /* Attempt 2: PostFilter says "no node" (""): the failure handler
+     * clears the nomination, again in one write. */
+    ks_queue_activate(ks_scheduler_queue(S.s), p);
+    postfilter_nominate = "";
+    assert_true(ks_scheduler_schedule_one(S.s));
+    ks_memory_backend_stats_get(S.mb, &bs);
+    assert_int_equal(postfilter_patches_seen, 1);
+    assert_int_equal(bs.status_patches, 2);
+    p = pod_now("big");
+    assert_int_equal(p->nominated_node, 0);
+    assert_int_equal(ks_queue_nominated_node(ks_scheduler_queue(S.s), p->key), 0);
+
+    /* Attempt 3: PostFilter has no opinion (NULL): the nomination stays
+     * as it is and the identical condition is not written again. */
+    ks_queue_activate(ks_scheduler_queue(S.s), p);
+    postfilter_nominate = NULL;
+    assert_true(ks_scheduler_schedule_one(S.s));
+    ks_memory_backend_stats_get(S.mb, &bs);
+    assert_int_equal(bs.status_patches, 2);
+    /* Each attempt sent one FailedScheduling event. */
+    int failed = 0;
+    for (size_t i = 0; i < ks_memory_backend_nevents(S.mb); i++)
+        if (strcmp(ks_memory_backend_event(S.mb, i)->reason, "FailedScheduling") == 0) failed++;
+    assert_int_equal(failed, 3);
+    sim_free();
+}
+
+static void test_no_nodes(void **state) {
+    tu_profile tp;
+    tu_profile_init(&tp, NULL);
+    tu_profile_add_plugin(&tp, &tu_fit_plugin, 1);
+    sim_init(&tp, NULL, 0);
+    add_pod("lonely", 100, 0);
+    sim_start(true);
+    ks_scheduler_run_until_idle(S.s);
+    const ks_pod *p = pod_now("lonely");
+    assert_string_equal(scheduled_cond(p)->message, "no nodes available to schedule pods");
+    assert_string_equal(scheduled_cond(p)->reason, "Unschedulable");
+    /* Retried with error backoff until nothing changes; then at rest. */
+    ks_queue_stats qs;
+    ks_queue_stats_get(ks_scheduler_queue(S.s), &qs);
+    assert_int_equal(qs.error_backoff, 1);
+    /* A node appears: scheduled. */
+    ks_memory_backend_add_node(S.mb, tu_node("late", 1000, GI, NULL));
+    ks_scheduler_run_until_idle(S.s);
+    assert_int_equal(pod_now("lonely")->node_name, ks_intern("late"));
+    sim_free();
+}
+
+/* ---- Permit across the loop ------------------------------------------------ */
+
+/* Gang of two: the first member waits; the second allows it. */
+static ks_handle *gang_handle;
+static void *gang_create(const ks_args *a, ks_handle *h, char **err) {
+    gang_handle = h;
+    return h;
+}
+static ks_status *gang_permit(void *self, ks_cycle_state *st, const ks_pod *pod, const char *node,
+                              int64_t *timeout_ms) {
+    ks_waiting_pod *w[4];
+    size_t n = ks_handle_waiting_pods(gang_handle, w, 4);
+    for (size_t i = 0; i < n && i < 4; i++) ks_waiting_pod_allow(w[i], "Gang");
+    if (n) return NULL;
+    *timeout_ms = 5000;
+    return ks_status_new(KS_WAIT, NULL);
+}
+static const ks_plugin_ops p_gang = {.abi_version = KS_ABI_VERSION, .name = "Gang", .create = gang_create,
+                                     .permit = gang_permit};
+
+static void test_permit_gang(void **state) {
+    tu_profile tp;
+    tu_profile_init(&tp, NULL);
+    tu_profile_add_plugin(&tp, &tu_fit_plugin, 1);
+    tu_profile_add_plugin(&tp, &p_gang, 0);
+    const ks_plugin_ops *extra[] = {&p_gang};
+    sim_init(&tp, extra, 1);
+    add_node("n1", 4000, "a");
+    add_pod("m1", 100, 0);
+    sim_start(true);
+
+    /* Alone, the member waits 5 s and is rejected. */
+    int64_t t0 = ks_clock_now(S.clock);
+    assert_true(ks_scheduler_schedule_one(S.s));
+    assert_int_equal(ks_waiting_pods_count(ks_scheduler_waiting_pods(S.s)), 1);
+    assert_int_equal(S.bound, 0);
+    ks_scheduler_run_until_idle(S.s);
+    assert_int_equal(ks_clock_now(S.clock) - t0, 5 * KS_NS_PER_SEC);
+    assert_int_equal(S.bind_failed, 1);
+    const ks_pod *p = pod_now("m1");
+    assert_int_equal(p->node_name, 0);
+    assert_string_equal(scheduled_cond(p)->message,
+                        "0/1 nodes are available: 1 rejected due to timeout after waiting 5s at plugin Gang.");
+    /* Its resources were given back. */
+    assert_int_equal(ks_cache_assumed_count(ks_scheduler_cache(S.s)), 0);
+
+    /* With its partner the pair goes through (a gang plugin would
+     * activate the waiting members; an unscheduled pod's arrival is not an
+     * event that requeues others). */
+    ks_memory_backend_add_pod(S.mb, tu_pod("default", "m2", 100, 0, 0));
+    ks_queue_activate(ks_scheduler_queue(S.s), pod_now("m1"));
+    ks_scheduler_run_until_idle(S.s);
+    assert_int_equal(pod_now("m1")->node_name, ks_intern("n1"));
+    assert_int_equal(pod_now("m2")->node_name, ks_intern("n1"));
+    assert_int_equal(S.bound, 2);
+    sim_free();
+}
+
+/* ---- binding failures ---------------------------------------------------- */
+
+static void test_bind_failure_retried(void **state) {
+    tu_profile tp;
+    tu_profile_init(&tp, NULL);
+    tu_profile_add_plugin(&tp, &tu_fit_plugin, 1);
+    sim_init(&tp, NULL, 0);
+    add_node("n1", 1000, "a");
+    add_pod("p", 100, 0);
+    sim_start(true);
+    ks_memory_backend_fail_binds(S.mb, 1);
+    ks_scheduler_run_until_idle(S.s);
+    const ks_pod *p = pod_now("p");
+    assert_int_equal(p->node_name, ks_intern("n1"));
+    assert_int_equal(S.bind_failed, 1);
+    assert_int_equal(S.bound, 1);
+    bool saw = false;
+    for (size_t i = 0; i < ks_memory_backend_nevents(S.mb); i++) {
+        const ks_recorded_event *e = ks_memory_backend_event(S.mb, i);
+        if (strcmp(e->reason, "FailedScheduling") == 0) {
+            assert_string_equal(e->note, "running Bind plugin \"TestBind\": binding rejected by the test backend");
+            saw = true;
+        }
+    }
+    assert_true(saw);
+    sim_free();
+}
+
+/* ---- sampling and rotation -------------------------------------------------- */
+
+static void test_num_feasible_nodes(void **state) {
+    assert_int_equal(ks_num_feasible_nodes_to_find(0, 50), 50);
+    assert_int_equal(ks_num_feasible_nodes_to_find(0, 100), 100);
+    assert_int_equal(ks_num_feasible_nodes_to_find(0, 1000), 420);
+    assert_int_equal(ks_num_feasible_nodes_to_find(0, 5000), 500);
+    assert_int_equal(ks_num_feasible_nodes_to_find(0, 6000), 300);
+    assert_int_equal(ks_num_feasible_nodes_to_find(30, 1000), 300);
+    assert_int_equal(ks_num_feasible_nodes_to_find(5, 1000), 100);
+    assert_int_equal(ks_num_feasible_nodes_to_find(100, 1000), 1000);
+}
+
+static void test_rotating_start_index(void **state) {
+    tu_profile tp;
+    tu_profile_init(&tp, NULL);
+    tu_profile_add_plugin(&tp, &tu_fit_plugin, 1);
+    tp.p.has_percentage = true;
+    tp.p.percentage_of_nodes_to_score = 50;
+    sim_init(&tp, NULL, 0);
+    char name[32];
+    for (int i = 0; i < 300; i++) {
+        snprintf(name, sizeof(name), "n%03d", i);
+        add_node(name, 4000, "a");
+    }
+    add_pod("p1", 10, 0);
+    add_pod("p2", 10, 0);
+    add_pod("p3", 10, 0);
+    sim_start(true);
+    ks_scheduler_run_until_idle(S.s);
+    /* 150 of 300 nodes are looked at per pod, each time from where the
+     * previous search stopped. */
+    assert_string_equal(S.first_eval[0], "n000");
+    assert_string_equal(S.first_eval[1], "n150");
+    assert_string_equal(S.first_eval[2], "n000");
+    sim_free();
+}
+
+static void test_deleting_pod_skipped(void **state) {
+    tu_profile tp;
+    tu_profile_init(&tp, NULL);
+    sim_init(&tp, NULL, 0);
+    add_node("n1", 1000, "a");
+    ks_pod *p = add_pod("dying", 10, 0);
+    p->has_deletion_ts = true;
+    sim_start(true);
+    ks_scheduler_run_until_idle(S.s);
+    assert_int_equal(pod_now("dying")->node_name, 0);
+    assert_int_equal(ks_memory_backend_nevents(S.mb), 1);
+    assert_string_equal(ks_memory_backend_event(S.mb, 0)->note, "skip schedule deleting pod: default/dying");
+    sim_free();
+}
+
+int main(void) {
+    tu_init();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hundreds_of_pods),
+        cmocka_unit_test(test_same_seed_same_result),
+        cmocka_unit_test(test_failure_one_write_and_nomination),
+        cmocka_unit_test(test_no_nodes),
+        cmocka_unit_test(test_permit_gang),
+        cmocka_unit_test(test_bind_failure_retried),
+        cmocka_unit_test(test_num_feasible_nodes),
+        cmocka_unit_test(test_rotating_start_index),
+        cmocka_unit_test(test_deleting_pod_skipped),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
