@@ -10,6 +10,7 @@
 #include "framework/cycle_state.h"
 #include "framework/framework.h"
 #include "framework/status.h"
+#include "core_stubs.h"
 #include "testutil.h"
 #include "util/clock.h"
 

@@ -9,6 +9,7 @@
 
 #include "backend/queue.h"
 #include "framework/status.h"
+#include "core_stubs.h"
 #include "testutil.h"
 #include "util/clock.h"
 

@@ -1,10 +1,15 @@
 /* Stand-ins for the object model and codec functions that libksched needs
- * but that have not landed yet (issue 2). Every definition is weak: once
- * the real implementation is in libksched.a and gets linked, it wins and
- * these are unused. Delete this file when src/api and src/codec are in.
+ * but that have not landed yet (issue 2), included by the core's test
+ * files only (one binary each). Every definition is weak: once the real
+ * implementation is in libksched.a and gets linked, it wins and these are
+ * unused. Delete this file (and its includes) when src/api and src/codec
+ * are in.
  *
  * Only what the core tests exercise behaves (pods, nodes, labels,
  * resources); the rest returns "nothing". */
+#ifndef KS_CORE_STUBS_H
+#define KS_CORE_STUBS_H
+
 #include "api/cluster.h"
 #include "api/objects.h"
 #include "api/node.h"
@@ -14,6 +19,7 @@
 #include "api/selector.h"
 #include "api/taint.h"
 #include "codec/tree.h"
+#include "util/arena.h"
 
 #include <ksched/ksched.h>
 
@@ -235,3 +241,7 @@ WEAK bool ks_selector_matches(const ks_label_selector *sel, const ks_labels *lab
     return false;
 }
 WEAK const ks_owner_ref *ks_pod_controller(const ks_pod *p) { (void)p; return NULL; }
+
+WEAK void ks_pod_compute_requests(ks_pod *p) { (void)p; }
+
+#endif
