@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <pthread.h>
 
 #define GI (1LL << 30)
 
@@ -407,6 +409,56 @@ static void test_deleting_pod_skipped(void **state) {
     sim_free();
 }
 
+/* ---- the real-time loop --------------------------------------------------- */
+
+static void *run_thread(void *arg) {
+    ks_scheduler_run(arg);
+    return NULL;
+}
+
+static void test_real_clock_threads(void **state) {
+    tu_profile tp;
+    tu_profile_init(&tp, NULL);
+    tu_profile_add_plugin(&tp, &tu_fit_plugin, 1);
+    const ks_plugin_ops *extra[] = {&p_gang};
+    tu_profile_add_plugin(&tp, &p_gang, 0);
+    sim_init(&tp, extra, 1);
+    ks_clock_free(S.clock);
+    S.clock = ks_clock_real();
+    char name[32];
+    for (int i = 0; i < 10; i++) {
+        snprintf(name, sizeof(name), "node-%02d", i);
+        add_node(name, 4000, i % 2 ? "b" : "a");
+    }
+    for (int i = 0; i < 200; i++) {
+        snprintf(name, sizeof(name), "pod-%03d", i);
+        add_pod(name, 200, 0);
+    }
+    sim_start(false);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, run_thread, S.s), 0);
+    /* Gang pods wait on Permit in their binding threads until the next
+     * pod lets them go. Wait (no timing asserted) for all but the last. */
+    ks_scheduler_stats st;
+    for (int i = 0; i < 60000; i++) {
+        ks_scheduler_stats_get(S.s, &st);
+        if (st.bound >= 199) break;
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    ks_scheduler_stop(S.s);
+    pthread_join(t, NULL);
+    ks_scheduler_stats_get(S.s, &st);
+    assert_true(st.bound >= 199);
+    ks_scheduler_free(S.s);
+    S.s = NULL;
+    int bound = 0;
+    for (uint32_t i = 0; i < S.c->pods.n; i++) bound += S.c->pods.v[i]->node_name != 0;
+    assert_true(bound >= 199);
+    S.clock = NULL;
+    sim_free();
+}
+
 int main(void) {
     tu_init();
     const struct CMUnitTest tests[] = {
@@ -419,6 +471,7 @@ int main(void) {
         cmocka_unit_test(test_num_feasible_nodes),
         cmocka_unit_test(test_rotating_start_index),
         cmocka_unit_test(test_deleting_pod_skipped),
+        cmocka_unit_test(test_real_clock_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
