@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 typedef struct job {
     size_t n, chunk;
@@ -81,8 +82,13 @@ ks_parallelizer *ks_parallelizer_new(int parallelism) {
     pthread_mutex_init(&p->job_mu, NULL);
     pthread_cond_init(&p->work_cv, NULL);
     pthread_cond_init(&p->done_cv, NULL);
-    /* The calling thread works too: parallelism - 1 helpers. */
-    p->nthreads = parallelism - 1;
+    /* The calling thread works too: parallelism - 1 helpers, but no more
+     * threads than CPUs: results do not depend on the thread count (see
+     * the header), and extra threads only cost wake-ups. */
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int threads = parallelism;
+    if (cpus > 0 && threads > cpus) threads = (int)cpus;
+    p->nthreads = threads - 1;
     if (p->nthreads > 0) {
         p->threads = ks_xcalloc((size_t)p->nthreads, sizeof(pthread_t));
         for (int i = 0; i < p->nthreads; i++) {
@@ -128,7 +134,9 @@ void ks_parallelize(ks_parallelizer *p, size_t n, void (*fn)(size_t i, void *arg
     pthread_mutex_lock(&p->mu);
     p->cur = &j;
     p->job_seq++;
-    pthread_cond_broadcast(&p->work_cv);
+    /* Wake only as many helpers as there are chunks for. */
+    size_t wake = chunks - 1 < (size_t)p->nthreads ? chunks - 1 : (size_t)p->nthreads;
+    for (size_t i = 0; i < wake; i++) pthread_cond_signal(&p->work_cv);
     pthread_mutex_unlock(&p->mu);
     run_chunks(&j);
     pthread_mutex_lock(&p->mu);
