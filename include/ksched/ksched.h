@@ -241,14 +241,20 @@ typedef struct ks_node_score {
     int64_t score;
 } ks_node_score;
 
-/* Per-node Filter statuses handed to PostFilter: number of nodes with a
- * status, and the status of a node (NULL when it passed or was not tried). */
+/* Per-node Filter statuses handed to PostFilter: the number of nodes with
+ * a status of their own, and the status of a node. A node without one
+ * (not examined, or left out by a PreFilter node set) gets the map's
+ * absent-nodes status: UnschedulableAndUnresolvable, or the PreFilter
+ * rejection when PreFilter failed (upstream NodeToStatus.Get). */
 size_t ks_node_status_map_len(const ks_node_status_map *m);
 const ks_status *ks_node_status_map_get(const ks_node_status_map *m, const char *node_name);
 
 /* What PostFilter may hand back (preemption nominates a node). */
 typedef struct ks_post_filter_result {
-    const char *nominated_node; /* NULL or a node name (copied by the framework) */
+    /* NULL: no opinion (the pod's nomination stays as it is); "": clear
+     * the pod's nomination; else the node to nominate. The framework
+     * copies it; the scheduler's failure handler applies it. */
+    const char *nominated_node;
 } ks_post_filter_result;
 
 /* ---- Queue ------------------------------------------------------------ */
