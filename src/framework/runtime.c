@@ -333,7 +333,13 @@ ks_status *ks_framework_run_post_filter(ks_framework *fw, ks_cycle_state *st, co
     for (uint32_t i = 0; i < l->n; i++) {
         const ks_plugin_inst *pl = l->v[i];
         ks_post_filter_result r = {0};
+        /* PostFilter gets no NodeInfo but can reach the snapshot through
+         * the handle (preemption does): check all of it. */
+        size_t nn;
+        const ks_node_info *const *all = snapshot_nodes(fw, &nn);
+        uint64_t *before = sums(fw, st, all, nn);
         ks_status *s = pl->ops->post_filter(pl->self, st, pod, statuses, &r);
+        check_all(fw, pl, "PostFilter", all, nn, before);
         ks_code c = ks_status_code(s);
         if (c == KS_SUCCESS) {
             ks_status_free(s);
