@@ -223,12 +223,19 @@ func (c *Cluster) add(obj runtime.Object) {
 	}
 	// API-server defaulting (the same defaulting functions the API server runs).
 	legacyscheme.Scheme.Default(obj)
-	if m, err := meta.Accessor(obj); err == nil && m.GetUID() == "" {
-		key := m.GetName()
-		if m.GetNamespace() != "" {
-			key = m.GetNamespace() + "/" + key
+	if m, err := meta.Accessor(obj); err == nil {
+		if m.GetUID() == "" {
+			key := m.GetName()
+			if m.GetNamespace() != "" {
+				key = m.GetNamespace() + "/" + key
+			}
+			m.SetUID(types.UID("uid-" + kindOf(obj) + "-" + key))
 		}
-		m.SetUID(types.UID("uid-" + kindOf(obj) + "-" + key))
+		// every object read from an API server has one; the volume binder's
+		// assume cache needs it
+		if m.GetResourceVersion() == "" {
+			m.SetResourceVersion("1")
+		}
 	}
 }
 

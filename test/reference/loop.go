@@ -194,7 +194,12 @@ func (s *Sim) attempt(pass int, ps *podState) (Attempt, bool, error) {
 			}
 			feasible, filterErr = runFilters(nodes)
 		}
-		att.Filter = s.filterEntries(allNodes, evaluated, diagnosis.NodeToStatus, preRes)
+		if done {
+			// nominated node fast path: only that node was evaluated
+			att.Filter = s.filterEntries(allNodes, evaluated, diagnosis.NodeToStatus, nil)
+		} else {
+			att.Filter = s.filterEntries(allNodes, evaluated, diagnosis.NodeToStatus, preRes)
+		}
 		if filterErr != nil {
 			return fail(ResultError, filterErr.Error(), clearNNN)
 		}

@@ -422,7 +422,12 @@ class Gen:
                 else:
                     exprs.append({"key": "cores", "operator": op, "values": [str(rng.choice([2, 4, 8, 16]))]})
             terms = [{"matchExpressions": exprs}]
-            if rng.random() < 0.2:
+            if rng.random() < 0.15:
+                # a single matchFields term: NodeAffinity's PreFilterResult
+                names = [rng.choice(self.nodes)[0], "node-gone"]
+                terms = [{"matchFields": [{"key": "metadata.name", "operator": "In",
+                                           "values": [rng.choice(names)]}]}]
+            elif rng.random() < 0.2:
                 node = rng.choice(self.nodes)[0]
                 terms.append({"matchFields": [{"key": "metadata.name", "operator": rng.choice(["In", "NotIn"]),
                                                "values": [node]}]})
@@ -673,12 +678,159 @@ class Gen:
         free["gpu"] -= gpu
         return name
 
+    def gen_fillers(self):
+        """Low-priority running pods that fill nodes up (preemption fodder)."""
+        rng = self.rng
+        if rng.random() >= 0.6:
+            return
+        guarded = rng.random() < 0.5
+        if guarded:
+            self.docs.append({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+                              "metadata": {"name": "filler-pdb", "namespace": "batch"},
+                              "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": "filler"}}},
+                              "status": {"disruptionsAllowed": rng.choice([0, 1, 2]), "currentHealthy": 3,
+                                         "desiredHealthy": 2, "expectedPods": 3}})
+        n = 0
+        for name, node, free, labels, taints, unsched in self.nodes:
+            if rng.random() < 0.3:
+                continue
+            share = rng.uniform(0.5, 0.98)
+            for k in range(rng.randint(1, 3)):
+                cpu = int(free["cpu"] * share / (k + 1)) // 10 * 10
+                mem = int(free["memory"] * share / (k + 1)) // MI * MI
+                if cpu < 10 or mem < MI or free["pods"] < 1:
+                    break
+                free["cpu"] -= cpu
+                free["memory"] -= mem
+                free["pods"] -= 1
+                n += 1
+                spec = {"nodeName": name, "containers": [{"name": "work", "image": "registry.example.com/app/worker:2024.3",
+                                                          "resources": {"requests": {"cpu": cpu_q(rng, cpu),
+                                                                                     "memory": mem_q(rng, mem)}}}]}
+                pc = rng.choice(["low", "low", None, "medium"])
+                if pc:
+                    spec["priorityClassName"] = pc
+                tol = [{"operator": "Exists"}] if taints else None
+                if tol:
+                    spec["tolerations"] = tol
+                md = {"name": f"filler-{n}", "namespace": "batch",
+                      "labels": {"app": "filler" if rng.random() < 0.7 else "filler-free"}}
+                status = {"phase": "Running"}
+                if rng.random() < 0.8:
+                    status["startTime"] = ts(rng, rng.choice([1, 1, 2]))
+                self.pod_names.add(md["name"])
+                self.docs.append({"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": spec, "status": status})
+
+    def gen_urgent(self):
+        """A few high-priority pending pods that need preemption."""
+        rng = self.rng
+        if rng.random() >= 0.6:
+            return
+        for i in range(rng.randint(1, 4)):
+            node = rng.choice(self.nodes)
+            cores = int(node[3]["cores"])
+            cpu = int(cores * 1000 * rng.uniform(0.2, 0.7)) // 50 * 50
+            spec = {"priorityClassName": rng.choice(["high", "high", "medium", "critical-batch"]),
+                    "containers": [{"name": "c", "image": "registry.example.com/app/api:2024.3",
+                                    "resources": {"requests": {"cpu": cpu_q(rng, max(cpu, 100)),
+                                                               "memory": mem_q(rng, rng.choice([1, 2, 4]) * GI)}}}]}
+            if rng.random() < 0.3:
+                spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchLabels": {"app": "urgent"}}, "topologyKey": "kubernetes.io/hostname"}]}}
+            md = {"name": self.pod_name(f"urgent-{i}"), "namespace": "default", "labels": {"app": "urgent"}}
+            if rng.random() < 0.8:
+                md["creationTimestamp"] = ts(rng, 5)
+            pod = {"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": spec}
+            if rng.random() < 0.15:
+                pod["status"] = {"phase": "Pending", "nominatedNodeName": node[0]}
+            self.docs.append(pod)
+
+    def gen_volumes(self):
+        """PVs, PVCs and StorageClasses, and pods that use them."""
+        rng = self.rng
+        if rng.random() >= 0.3:
+            return
+        self.docs.append({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+                          "metadata": {"name": "local-wffc"}, "provisioner": "kubernetes.io/no-provisioner",
+                          "volumeBindingMode": "WaitForFirstConsumer"})
+        self.docs.append({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+                          "metadata": {"name": "standard"}, "provisioner": "example.com/csi"})
+        # local PVs pinned to nodes, available for WaitForFirstConsumer claims
+        for i, (name, node, free, labels, taints, unsched) in enumerate(rng.sample(self.nodes, min(len(self.nodes), rng.randint(1, 4)))):
+            self.docs.append({"apiVersion": "v1", "kind": "PersistentVolume",
+                              "metadata": {"name": f"local-pv-{i}"},
+                              "spec": {"capacity": {"storage": rng.choice(["10Gi", "50Gi"])},
+                                       "accessModes": ["ReadWriteOnce"], "storageClassName": "local-wffc",
+                                       "persistentVolumeReclaimPolicy": "Retain",
+                                       "local": {"path": f"/mnt/disk{i}"},
+                                       "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                                           {"key": "kubernetes.io/hostname", "operator": "In", "values": [name]}]}]}}},
+                              "status": {"phase": "Available"}})
+        # a bound zonal volume
+        zone = rng.choice(self.zones)
+        self.docs.append({"apiVersion": "v1", "kind": "PersistentVolume",
+                          "metadata": {"name": "zonal-pv", "labels": {"topology.kubernetes.io/zone": zone}},
+                          "spec": {"capacity": {"storage": "20Gi"}, "accessModes": ["ReadWriteOnce"],
+                                   "storageClassName": "standard", "persistentVolumeReclaimPolicy": "Delete",
+                                   "csi": {"driver": "example.com/csi", "volumeHandle": "vol-1"},
+                                   "claimRef": {"kind": "PersistentVolumeClaim", "namespace": "default",
+                                                "name": "zonal-claim", "uid": "pvc-zonal-claim"},
+                                   "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                                       {"key": "topology.kubernetes.io/zone", "operator": "In", "values": [zone]}]}]}}},
+                          "status": {"phase": "Bound"}})
+        self.docs.append({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                          "metadata": {"name": "zonal-claim", "namespace": "default", "uid": "pvc-zonal-claim",
+                                       "annotations": {"pv.kubernetes.io/bind-completed": "yes",
+                                                       "pv.kubernetes.io/bound-by-controller": "yes"}},
+                          "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "standard",
+                                   "volumeName": "zonal-pv", "resources": {"requests": {"storage": "20Gi"}}},
+                          "status": {"phase": "Bound", "accessModes": ["ReadWriteOnce"], "capacity": {"storage": "20Gi"}}})
+        claims = ["zonal-claim"]
+        for i in range(rng.randint(1, 4)):
+            cname = f"local-claim-{i}"
+            self.docs.append({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                              "metadata": {"name": cname, "namespace": "default"},
+                              "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "local-wffc",
+                                       "resources": {"requests": {"storage": rng.choice(["5Gi", "20Gi"])}}},
+                              "status": {"phase": "Pending"}})
+            claims.append(cname)
+        self.docs.append({"apiVersion": "v1", "kind": "PersistentVolume",
+                          "metadata": {"name": "exclusive-pv"},
+                          "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOncePod"],
+                                   "storageClassName": "standard", "persistentVolumeReclaimPolicy": "Delete",
+                                   "csi": {"driver": "example.com/csi", "volumeHandle": "vol-2"},
+                                   "claimRef": {"kind": "PersistentVolumeClaim", "namespace": "default",
+                                                "name": "exclusive", "uid": "pvc-exclusive"}},
+                          "status": {"phase": "Bound"}})
+        self.docs.append({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                          "metadata": {"name": "exclusive", "namespace": "default", "uid": "pvc-exclusive",
+                                       "annotations": {"pv.kubernetes.io/bind-completed": "yes",
+                                                       "pv.kubernetes.io/bound-by-controller": "yes"}},
+                          "spec": {"accessModes": ["ReadWriteOncePod"], "storageClassName": "standard",
+                                   "volumeName": "exclusive-pv", "resources": {"requests": {"storage": "1Gi"}}},
+                          "status": {"phase": "Bound", "accessModes": ["ReadWriteOncePod"],
+                                     "capacity": {"storage": "1Gi"}}})
+        claims += ["exclusive", "exclusive", "missing-claim"]
+        for i, claim in enumerate(claims):
+            md = {"name": self.pod_name(f"vol-user-{i}"), "namespace": "default", "labels": {"app": "vol-user"}}
+            if rng.random() < 0.7:
+                md["creationTimestamp"] = ts(rng, 4)
+            spec = {"containers": [{"name": "c", "image": "registry.example.com/db/postgres:16",
+                                    "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}}}],
+                    "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": claim}}]}
+            if rng.random() < 0.3:
+                spec["volumes"].append({"name": "scratch", "emptyDir": {}})
+            self.docs.append({"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": spec})
+
     def run(self):
         self.gen_config()
         self.gen_namespaces()
         self.gen_priority_classes()
         self.gen_nodes()
         self.gen_workloads()
+        self.gen_fillers()
+        self.gen_urgent()
+        self.gen_volumes()
         # shuffle documents a little: object order must not matter except pods
         return self.docs
 
