@@ -7,6 +7,7 @@
 #include "api/node.h"
 #include "api/objects.h"
 #include "api/pod.h"
+#include "util/hash.h"
 #include "util/xalloc.h"
 
 #define KS_VEC(T) struct { T *v; uint32_t n, cap; }
@@ -25,6 +26,8 @@ typedef struct ks_cluster {
     KS_VEC(ks_workload *) workloads;
     uint32_t next_input_index;
     ks_arena *arena; /* documents' trees and shared strings */
+    ks_map node_index; /* name id + 1 -> ks_node*, rebuilt when nodes change */
+    uint32_t node_index_n;
 } ks_cluster;
 
 #define KS_VEC_PUSH(vec, x)                                       \
@@ -36,7 +39,11 @@ typedef struct ks_cluster {
 ks_cluster *ks_cluster_new(void);
 void ks_cluster_free(ks_cluster *c);
 
-/* Lookups by name (linear or indexed; fine for admission-time use). */
+/* Lookups by name. PriorityClass and Namespace lookups are linear; the
+ * node index is built on first use after nodes were added (so a first
+ * lookup must not race with another). ks_cluster_priority_class knows the
+ * two built-in classes (system-node-critical, system-cluster-critical)
+ * even when no manifest defines them, as every API server does. */
 const ks_priority_class *ks_cluster_priority_class(const ks_cluster *c, ks_id name);
 const ks_priority_class *ks_cluster_default_priority_class(const ks_cluster *c);
 const ks_namespace *ks_cluster_namespace(const ks_cluster *c, ks_id name);
@@ -47,5 +54,15 @@ ks_node *ks_cluster_node(const ks_cluster *c, ks_id name);
  * preemptionPolicy from the class. Returns false (with *err malloc'd) when a
  * pod names a PriorityClass that does not exist. */
 bool ks_cluster_admit(ks_cluster *c, char **err);
+/* The same for one pod against the classes of c. */
+bool ks_pod_admit(ks_pod *p, const ks_cluster *c, char **err);
+
+/* Namespaces every pod lives in exist in an API server; add the ones no
+ * manifest defined, labelled kubernetes.io/metadata.name=<name> as the
+ * API server labels every namespace. */
+void ks_cluster_add_implicit_namespaces(ks_cluster *c);
+
+/* Move every object of src to the end of dst (src is left empty). */
+void ks_cluster_move(ks_cluster *dst, ks_cluster *src);
 
 #endif

@@ -3,6 +3,7 @@
 #ifndef KS_NODE_H
 #define KS_NODE_H
 
+#include "api/docref.h"
 #include "api/resource.h"
 #include "api/labels.h"
 #include "api/taint.h"
@@ -16,7 +17,7 @@ struct ks_tree;
 
 typedef struct ks_node_image {
     uint32_t nnames;
-    ks_id *names; /* every name the image is known by (normalized) */
+    ks_id *names; /* every name the image is known by, as the node reports it */
     int64_t size_bytes;
 } ks_node_image;
 
@@ -32,6 +33,7 @@ typedef struct ks_node {
     bool unschedulable;
     ks_resource allocatable;
     ks_resource capacity;
+    ks_qlist allocatable_q; /* status.allocatable exactly as written */
     uint32_t nimages;
     ks_node_image *images;
     int64_t creation_ts;
@@ -39,6 +41,7 @@ typedef struct ks_node {
     struct ks_tree *tree;
     const char *source_file;
     int source_line;
+    ks_docref *doc;       /* keeps tree and strings alive */
 } ks_node;
 
 ks_node *ks_node_new(void);
@@ -51,5 +54,10 @@ void ks_node_unref(ks_node *n);
 /* Image name as upstream ImageLocality normalizes it (adds ":latest" when
  * the name has no tag). */
 ks_id ks_normalize_image(const char *image);
+
+/* Node conditions are not kept: the scheduler reads none (taints stand for
+ * them). Lookup of an image size by (already normalized) name, 0 when the
+ * node does not report it. */
+int64_t ks_node_image_size(const ks_node *n, ks_id name);
 
 #endif

@@ -9,18 +9,29 @@
 #include "api/pod.h"
 #include "api/selector.h"
 
+/* Where every object came from: its tree (the document subtree, kept alive
+ * by doc), the file and line, and its place in the input order. */
+#define KS_OBJ_META                                                          \
+    struct ks_tree *tree;                                                    \
+    const char *source_file;                                                 \
+    int source_line;                                                         \
+    uint32_t input_index;                                                    \
+    ks_docref *doc
+
 typedef struct ks_priority_class {
     ks_arena *arena;
     ks_id name;
     int32_t value;
     bool global_default;
     ks_preemption_policy preemption_policy;
+    KS_OBJ_META;
 } ks_priority_class;
 
 typedef struct ks_namespace {
     ks_arena *arena;
     ks_id name;
     ks_labels labels;
+    KS_OBJ_META;
 } ks_namespace;
 
 typedef enum {
@@ -42,6 +53,7 @@ typedef struct ks_pv {
     const char *csi_driver, *volume_handle;
     ks_id phase;
     ks_labels labels;
+    KS_OBJ_META;
 } ks_pv;
 
 typedef struct ks_pvc {
@@ -54,6 +66,7 @@ typedef struct ks_pvc {
     ks_id volume_name;
     ks_id phase;
     ks_labels annotations;     /* volume.kubernetes.io/selected-node etc. */
+    KS_OBJ_META;
 } ks_pvc;
 
 typedef enum { KS_BIND_IMMEDIATE = 0, KS_BIND_WAIT_FOR_FIRST_CONSUMER } ks_binding_mode;
@@ -66,6 +79,7 @@ typedef struct ks_storage_class {
     uint32_t nallowed_topologies;
     ks_node_selector_term *allowed_topologies;
     bool is_default;
+    KS_OBJ_META;
 } ks_storage_class;
 
 typedef struct ks_csi_driver_info {
@@ -81,6 +95,7 @@ typedef struct ks_csinode {
     ks_id name;
     uint32_t ndrivers;
     ks_csi_driver_info *drivers;
+    KS_OBJ_META;
 } ks_csinode;
 
 typedef struct ks_int_or_percent {
@@ -97,6 +112,7 @@ typedef struct ks_pdb {
     int32_t disruptions_allowed; /* status.disruptionsAllowed */
     uint32_t ndisrupted;
     ks_id *disrupted_pods;       /* status.disruptedPods names */
+    KS_OBJ_META;
 } ks_pdb;
 
 typedef struct ks_pod_group {
@@ -107,7 +123,7 @@ typedef struct ks_pod_group {
     bool has_min_resources;
     int32_t schedule_timeout_seconds; /* 0 = unset */
     int64_t creation_ts;
-    struct ks_tree *tree; /* the decoded object, for plugins (may be NULL) */
+    KS_OBJ_META;
 } ks_pod_group;
 
 typedef enum {
@@ -124,6 +140,17 @@ typedef struct ks_workload {
     ks_workload_kind kind;
     ks_id ns, name;
     ks_label_selector selector;
+    KS_OBJ_META;
 } ks_workload;
+
+/* Free an object of any of these kinds: drops its document reference and
+ * its arena (the object itself lives in that arena). */
+#define KS_OBJECT_FREE(o)                                                    \
+    do {                                                                     \
+        if (o) {                                                             \
+            ks_docref_unref((o)->doc);                                       \
+            ks_arena_free((o)->arena);                                       \
+        }                                                                    \
+    } while (0)
 
 #endif

@@ -6,6 +6,7 @@
 #ifndef KS_POD_H
 #define KS_POD_H
 
+#include "api/docref.h"
 #include "api/resource.h"
 #include "api/selector.h"
 #include "api/taint.h"
@@ -45,13 +46,22 @@ typedef struct ks_container_port {
 typedef struct ks_container {
     const char *name;
     const char *image;        /* as written */
-    ks_id image_id;           /* normalized name (docker.io/library/x:latest) */
-    ks_resource requests;
+    ks_id image_id;           /* normalized as ImageLocality does (x -> x:latest) */
+    ks_resource requests;     /* after defaulting requests from limits */
     ks_resource limits;
     bool has_cpu_request, has_memory_request;
     bool sidecar;             /* init container with restartPolicy: Always */
     uint32_t nports;
     ks_container_port *ports;
+    /* Exact lists as written (requests after defaulting from limits). When
+     * req_q.v is NULL (a pod built in code) `requests` and the has_*
+     * flags stand in for them. */
+    ks_qlist req_q, lim_q;
+    /* status.(init)containerStatuses[].resources.requests and
+     * .allocatedResources, which upstream folds into the request while an
+     * in-place resize is in progress. */
+    bool has_status_resources;
+    ks_qlist status_req_q, allocated_q;
 } ks_container;
 
 typedef struct ks_pod_affinity_term {
@@ -103,8 +113,12 @@ typedef struct ks_volume {
     ks_volume_kind kind;
     const char *claim_name; /* PVC (or the generated name for ephemeral) */
     bool read_only;
-    const char *disk_id;    /* GCE pdName / EBS volumeID / RBD image / ISCSI iqn+lun */
-    const char *extra;      /* RBD pool+monitors / ISCSI portal, as needed */
+    const char *disk_id;    /* GCE pdName / EBS volumeID / RBD image / ISCSI iqn */
+    const char *extra;      /* RBD pool */
+    uint32_t nmonitors;     /* RBD monitors */
+    const char **monitors;
+    const char *csi_driver; /* inline CSI volume's driver, else NULL */
+    const struct ks_tree *tree; /* the volume as written */
 } ks_volume;
 
 typedef struct ks_pod_condition {
@@ -135,7 +149,9 @@ typedef struct ks_pod {
     bool has_priority;
     int32_t priority;          /* spec.priority (resolved by admission) */
     ks_id priority_class;
+    bool has_preemption_policy;
     ks_preemption_policy preemption_policy;
+    bool host_network;
     ks_labels node_selector;
     bool has_node_affinity;
     ks_node_selector required_node_affinity; /* nterms 0 = none */
@@ -153,7 +169,9 @@ typedef struct ks_pod {
     ks_resource overhead;
     bool has_overhead;
     ks_resource pod_level_requests; /* spec.resources.requests (PodLevelResources) */
-    bool has_pod_level_requests;
+    bool has_pod_level_requests;    /* upstream IsPodLevelRequestsSet */
+    /* Exact lists behind the two above (v NULL: use the ks_resource). */
+    ks_qlist overhead_q, pod_req_q, pod_lim_q;
     uint32_t nvolumes;
     ks_volume *volumes;
     uint32_t ngates;
@@ -168,15 +186,19 @@ typedef struct ks_pod {
     ks_id nominated_node;
     uint32_t nconditions;
     ks_pod_condition *conditions;
+    bool resize_infeasible;    /* condition PodResizePending reason Infeasible */
 
     /* precomputed (upstream PodInfo) */
     ks_resource requests;          /* the effective request, with overhead */
     ks_resource nonzero_requests;  /* cpu/memory with 100m/200Mi defaults */
 
-    /* the decoded source, for printing back (may be NULL) */
+    /* the decoded source, for printing back (may be NULL). Strings of the
+     * pod may point into the document, which `doc` keeps alive. */
     struct ks_tree *tree;
     const char *source_file;
     int source_line;
+    ks_docref *doc;
+    struct ks_pod *clone_of;   /* a clone keeps its original alive */
 } ks_pod;
 
 static inline ks_pod *ks_pod_ref(ks_pod *p) {
@@ -193,8 +215,10 @@ ks_pod *ks_pod_new(void);
 ks_pod *ks_pod_clone(const ks_pod *p);
 
 /* Compute requests and nonzero_requests from containers, init containers,
- * sidecars, overhead and pod-level requests (upstream PodRequests). */
-void ks_pod_compute_requests(ks_pod *p);
+ * sidecars, overhead and pod-level requests (upstream PodRequests, and the
+ * non-zero variant scoring uses). False when the result has more than
+ * KS_MAX_SCALAR scalar resources or a total does not fit an int64. */
+bool ks_pod_compute_requests(ks_pod *p);
 
 static inline uint64_t ks_pod_key(ks_id ns, ks_id name) { return ((uint64_t)ns << 32) | name; }
 /* "namespace/name" into buf. */

@@ -26,7 +26,30 @@ typedef struct ks_resource {
 /* Well-known resource name ids, valid after ks_api_init(). */
 extern ks_id KS_RES_CPU, KS_RES_MEMORY, KS_RES_EPHEMERAL, KS_RES_PODS;
 
+/* Intern the well-known ids (resources, field keys, defaults). Idempotent
+ * and thread-safe; the api constructors call it, so explicit calls are
+ * only needed before using the ids directly. */
 void ks_api_init(void);
+
+/* A resource list exactly as written (v1.ResourceList): every name, with
+ * the amount in nano-units. Request aggregation works on these, as
+ * upstream sums Quantities before converting them to integers. */
+typedef struct ks_qentry {
+    ks_id name;
+    __int128 nano;
+} ks_qentry;
+
+typedef struct ks_qlist {
+    uint32_t n;
+    ks_qentry *v; /* no duplicate names; order as written */
+} ks_qlist;
+
+/* The entry for name, or NULL. */
+const ks_qentry *ks_qlist_find(const ks_qlist *l, ks_id name);
+/* Resource.Add: convert a list into r (cpu to milli-units, others to
+ * units, rounding up; unknown names ignored). False when a value does not
+ * fit an int64 or there are more than KS_MAX_SCALAR scalar resources. */
+bool ks_resource_add_qlist(ks_resource *r, const ks_qlist *l);
 
 typedef enum {
     KS_RCLASS_IGNORED = 0,

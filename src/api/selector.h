@@ -37,6 +37,8 @@ typedef struct ks_label_selector {
 
 bool ks_selector_matches(const ks_label_selector *sel, const ks_labels *labels);
 bool ks_requirement_matches(const ks_requirement *r, const ks_labels *labels);
+/* strconv.ParseInt(s, 10, 64), as Gt/Lt read label values. */
+bool ks_parse_int64(const char *s, int64_t *out);
 
 /* A node selector term: requirements on labels and on fields; the only
  * field is metadata.name. A term with neither matches nothing. */
@@ -52,7 +54,7 @@ typedef struct ks_node_selector {
     ks_node_selector_term *terms; /* ORed */
 } ks_node_selector;
 
-extern ks_id KS_FIELD_METADATA_NAME;
+extern ks_id KS_FIELD_METADATA_NAME; /* valid after ks_api_init() */
 
 bool ks_node_selector_term_matches(const ks_node_selector_term *t, const ks_labels *labels,
                                    ks_id node_name);

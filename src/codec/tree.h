@@ -27,15 +27,20 @@ struct ks_tree {
     kt_type type;
     int line;
     const char *text;  /* scalar text (as written; for KT_STRING the value) */
-    bool bval;
-    int64_t ival;
-    double fval;
+    union {
+        int64_t ival;  /* KT_INT */
+        double fval;   /* KT_FLOAT */
+        bool bval;     /* KT_BOOL */
+    };
     uint32_t n;        /* entries in a map or a sequence */
+    bool quoted;       /* a YAML scalar written in quotes (always a string) */
     const char **keys; /* map keys, in document order */
     ks_tree **items;   /* map values / sequence items */
 };
 
-/* Lookup of a map key; NULL when absent or when t is not a map. */
+/* Lookup of a map key; NULL when absent or when t is not a map. A key
+ * written twice resolves to its last occurrence, as the upstream decoders
+ * (which overwrite) see it. */
 const ks_tree *kt_get(const ks_tree *t, const char *key);
 const char *kt_type_name(kt_type t);
 /* Build trees (arena-owned). */
@@ -50,8 +55,16 @@ ks_tree *kt_copy(ks_arena *a, const ks_tree *t);
 /* Set (replace or append) a key of a map. */
 void kt_map_set(ks_arena *a, ks_tree *map, const char *key, ks_tree *val);
 
+/* The text a JSON encoder would write for a number (KT_INT or KT_FLOAT):
+ * what resource.Quantity parses when a quantity is written as a number.
+ * Returns NULL for other types. */
+const char *kt_number_text(const ks_tree *t, char *buf, int n);
+
 /* Parse a buffer holding one or more documents. `name` is used in error
  * messages. JSON is recognised by its first non-blank character ({ or [).
+ * YAML plain scalars are typed as sigs.k8s.io/yaml types them (YAML 1.1:
+ * yes/no/on/off are bools, 0x1F and 0o17 ints, 1e3 a float, ~ null).
+ * Null documents (an empty "---" section) are dropped.
  * On error returns false and writes "name:line: message" to *err (malloc'd).
  * The documents are allocated in `a`. */
 bool kt_parse(ks_arena *a, const char *name, const char *buf, size_t len, ks_tree ***docs,

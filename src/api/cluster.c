@@ -1,0 +1,175 @@
+#include "api/cluster.h"
+#include "util/xalloc.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+ks_cluster *ks_cluster_new(void) {
+    ks_api_init();
+    ks_cluster *c = ks_xcalloc(1, sizeof(*c));
+    c->arena = ks_arena_new(4096);
+    ks_map_init(&c->node_index);
+    return c;
+}
+
+#define FREE_OBJECTS(vec)                                                    \
+    do {                                                                     \
+        for (uint32_t i_ = 0; i_ < (vec).n; i_++) KS_OBJECT_FREE((vec).v[i_]); \
+        free((vec).v);                                                       \
+    } while (0)
+
+void ks_cluster_free(ks_cluster *c) {
+    if (!c) return;
+    for (uint32_t i = 0; i < c->nodes.n; i++) ks_node_unref(c->nodes.v[i]);
+    free(c->nodes.v);
+    for (uint32_t i = 0; i < c->pods.n; i++) ks_pod_unref(c->pods.v[i]);
+    free(c->pods.v);
+    FREE_OBJECTS(c->priority_classes);
+    FREE_OBJECTS(c->namespaces);
+    FREE_OBJECTS(c->pvs);
+    FREE_OBJECTS(c->pvcs);
+    FREE_OBJECTS(c->storage_classes);
+    FREE_OBJECTS(c->csinodes);
+    FREE_OBJECTS(c->pdbs);
+    FREE_OBJECTS(c->pod_groups);
+    FREE_OBJECTS(c->workloads);
+    ks_map_free(&c->node_index);
+    ks_arena_free(c->arena);
+    free(c);
+}
+
+#define MOVE_VEC(d, s)                                                       \
+    do {                                                                     \
+        for (uint32_t i_ = 0; i_ < (s).n; i_++) KS_VEC_PUSH(d, (s).v[i_]);  \
+        free((s).v);                                                         \
+        (s).v = NULL;                                                        \
+        (s).n = (s).cap = 0;                                                 \
+    } while (0)
+
+void ks_cluster_move(ks_cluster *dst, ks_cluster *src) {
+    MOVE_VEC(dst->nodes, src->nodes);
+    MOVE_VEC(dst->pods, src->pods);
+    MOVE_VEC(dst->priority_classes, src->priority_classes);
+    MOVE_VEC(dst->namespaces, src->namespaces);
+    MOVE_VEC(dst->pvs, src->pvs);
+    MOVE_VEC(dst->pvcs, src->pvcs);
+    MOVE_VEC(dst->storage_classes, src->storage_classes);
+    MOVE_VEC(dst->csinodes, src->csinodes);
+    MOVE_VEC(dst->pdbs, src->pdbs);
+    MOVE_VEC(dst->pod_groups, src->pod_groups);
+    MOVE_VEC(dst->workloads, src->workloads);
+    if (src->next_input_index > dst->next_input_index) dst->next_input_index = src->next_input_index;
+}
+
+/* The classes every API server creates at start-up. */
+static ks_priority_class builtin_classes[2];
+static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
+
+static void init_builtin(void) {
+    builtin_classes[0].name = ks_intern("system-node-critical");
+    builtin_classes[0].value = 2000001000;
+    builtin_classes[1].name = ks_intern("system-cluster-critical");
+    builtin_classes[1].value = 2000000000;
+}
+
+const ks_priority_class *ks_cluster_priority_class(const ks_cluster *c, ks_id name) {
+    for (uint32_t i = 0; i < c->priority_classes.n; i++)
+        if (c->priority_classes.v[i]->name == name) return c->priority_classes.v[i];
+    pthread_once(&builtin_once, init_builtin);
+    for (size_t i = 0; i < 2; i++)
+        if (builtin_classes[i].name == name) return &builtin_classes[i];
+    return NULL;
+}
+
+/* Among several global defaults, the one with the lowest value wins. */
+const ks_priority_class *ks_cluster_default_priority_class(const ks_cluster *c) {
+    const ks_priority_class *best = NULL;
+    for (uint32_t i = 0; i < c->priority_classes.n; i++) {
+        const ks_priority_class *pc = c->priority_classes.v[i];
+        if (pc->global_default && (!best || pc->value < best->value)) best = pc;
+    }
+    return best;
+}
+
+const ks_namespace *ks_cluster_namespace(const ks_cluster *c, ks_id name) {
+    for (uint32_t i = 0; i < c->namespaces.n; i++)
+        if (c->namespaces.v[i]->name == name) return c->namespaces.v[i];
+    return NULL;
+}
+
+ks_node *ks_cluster_node(const ks_cluster *c, ks_id name) {
+    ks_cluster *m = (ks_cluster *)c;
+    if (m->node_index_n != c->nodes.n) {
+        ks_map_clear(&m->node_index);
+        for (uint32_t i = 0; i < c->nodes.n; i++)
+            ks_map_put(&m->node_index, (uint64_t)c->nodes.v[i]->name + 1, c->nodes.v[i]);
+        m->node_index_n = c->nodes.n;
+    }
+    return ks_map_get(&c->node_index, (uint64_t)name + 1);
+}
+
+/* The Priority admission plugin on pod creation: a named class must exist
+ * and gives the priority; no name means the global default class (whose
+ * name is then recorded), else priority 0. The class's preemptionPolicy
+ * applies when the pod sets none. Pods that already carry a priority were
+ * admitted before (a dump of a live cluster) and keep it. */
+bool ks_pod_admit(ks_pod *p, const ks_cluster *c, char **err) {
+    const ks_priority_class *pc = NULL;
+    if (p->priority_class != KS_ID_NONE) {
+        pc = ks_cluster_priority_class(c, p->priority_class);
+        if (!pc && !p->has_priority) {
+            *err = ks_xasprintf("no PriorityClass with name %s was found", ks_str(p->priority_class));
+            return false;
+        }
+    } else if (!p->has_priority) {
+        pc = ks_cluster_default_priority_class(c);
+        if (pc) p->priority_class = pc->name;
+    }
+    if (!p->has_priority) {
+        p->priority = pc ? pc->value : 0;
+        p->has_priority = true;
+    }
+    if (!p->has_preemption_policy) {
+        p->preemption_policy = pc ? pc->preemption_policy : KS_PREEMPT_LOWER_PRIORITY;
+        p->has_preemption_policy = true;
+    }
+    return true;
+}
+
+bool ks_cluster_admit(ks_cluster *c, char **err) {
+    for (uint32_t i = 0; i < c->pods.n; i++) {
+        ks_pod *p = c->pods.v[i];
+        char *e = NULL;
+        if (!ks_pod_admit(p, c, &e)) {
+            char buf[512];
+            *err = ks_xasprintf("pod %s: %s", ks_pod_fullname(p, buf, sizeof(buf)), e);
+            free(e);
+            return false;
+        }
+    }
+    return true;
+}
+
+void ks_cluster_add_implicit_namespaces(ks_cluster *c) {
+    ks_map seen;
+    ks_map_init(&seen);
+    for (uint32_t i = 0; i < c->namespaces.n; i++)
+        ks_map_put(&seen, (uint64_t)c->namespaces.v[i]->name + 1, c->namespaces.v[i]);
+    ks_id key = ks_intern("kubernetes.io/metadata.name");
+    for (uint32_t i = 0; i < c->pods.n; i++) {
+        ks_id ns = c->pods.v[i]->ns;
+        if (ks_map_get(&seen, (uint64_t)ns + 1)) continue;
+        ks_arena *a = ks_arena_new(256);
+        ks_namespace *n = ks_arena_alloc(a, sizeof(*n));
+        n->arena = a;
+        n->name = ns;
+        n->labels.n = 1;
+        n->labels.kv = ks_arena_alloc(a, sizeof(ks_label));
+        n->labels.kv[0] = (ks_label){key, ns};
+        n->input_index = c->next_input_index++;
+        KS_VEC_PUSH(c->namespaces, n);
+        ks_map_put(&seen, (uint64_t)ns + 1, n);
+    }
+    ks_map_free(&seen);
+}

@@ -1,0 +1,29 @@
+#include "api/labels.h"
+
+#include <stdlib.h>
+
+bool ks_labels_get(const ks_labels *l, ks_id key, ks_id *value) {
+    uint32_t lo = 0, hi = l->n;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (l->kv[mid].key < key) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo < l->n && l->kv[lo].key == key) {
+        if (value) *value = l->kv[lo].value;
+        return true;
+    }
+    return false;
+}
+
+static int cmp_label(const void *a, const void *b) {
+    ks_id x = ((const ks_label *)a)->key, y = ((const ks_label *)b)->key;
+    return x < y ? -1 : x > y;
+}
+
+bool ks_labels_sort(ks_labels *l) {
+    if (l->n > 1) qsort(l->kv, l->n, sizeof(*l->kv), cmp_label);
+    for (uint32_t i = 1; i < l->n; i++)
+        if (l->kv[i].key == l->kv[i - 1].key) return false;
+    return true;
+}

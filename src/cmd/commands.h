@@ -1,0 +1,26 @@
+/* The ksched subcommands. Each lives in its own file src/cmd/<name>.c as
+ * `int cmd_<name>(int argc, char **argv)` (argv[0] is the command name;
+ * returns the exit status) and gets one line in the table below. */
+#ifndef KS_COMMANDS_H
+#define KS_COMMANDS_H
+
+typedef int (*ks_cmd_fn)(int argc, char **argv);
+
+typedef struct ks_command {
+    const char *name;
+    ks_cmd_fn fn;
+    const char *summary; /* one line for `ksched help` */
+} ks_command;
+
+/* Exit statuses shared by the commands. */
+enum { KS_EXIT_OK = 0, KS_EXIT_FAIL = 1, KS_EXIT_BAD_INPUT = 2 };
+
+int cmd_version(int argc, char **argv);
+int cmd_load(int argc, char **argv);
+
+static const ks_command ks_commands[] = {
+    {"version", cmd_version, "print the version"},
+    {"load", cmd_load, "load manifests and print a summary of the cluster"},
+};
+
+#endif

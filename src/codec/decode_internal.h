@@ -1,0 +1,96 @@
+/* Shared machinery of the typed decoders: the field path kept on the stack
+ * while descending (formatted only when an error is reported), and readers
+ * for the value types that report wrong types with the path. */
+#ifndef KS_DECODE_INTERNAL_H
+#define KS_DECODE_INTERNAL_H
+
+#include "codec/decode.h"
+
+/* One step of a field path: a map key or a list index. */
+typedef struct kpath {
+    const struct kpath *up;
+    const char *key; /* NULL: idx */
+    uint32_t idx;
+} kpath;
+
+#define KP(up, k) (&(kpath){(up), (k), 0})
+#define KI(up, i) (&(kpath){(up), NULL, (uint32_t)(i)})
+
+/* The decoding of one object. */
+typedef struct dec {
+    ks_decode_ctx *ctx;
+    ks_arena *a;        /* the object's arena */
+    const char *kind;   /* lowercase, for messages */
+    const char *ns;     /* NULL for cluster-scoped kinds */
+    const char *name;   /* NULL until known */
+    int line;           /* the object's line */
+    bool failed;
+} dec;
+
+void dec_init(dec *d, ks_decode_ctx *ctx, ks_arena *a, const char *kind, const ks_tree *obj);
+void derr(dec *d, const ks_tree *at, const kpath *p, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* A string the object keeps: the tree's own text when the document stays
+ * alive, else a copy in the object's arena. */
+const char *dkeep(dec *d, const char *s);
+
+/* Scalar readers: false when absent or null (no error) or of the wrong
+ * type (error reported). */
+bool d_str(dec *d, const ks_tree *v, const kpath *p, const char **out);
+bool d_bool(dec *d, const ks_tree *v, const kpath *p, bool *out);
+bool d_int64(dec *d, const ks_tree *v, const kpath *p, int64_t *out);
+bool d_int32(dec *d, const ks_tree *v, const kpath *p, int32_t *out);
+/* RFC 3339 time into unix seconds. */
+bool d_time(dec *d, const ks_tree *v, const kpath *p, int64_t *out);
+/* Container checks: true for a map / list, false for absent or null, an
+ * error for anything else. */
+bool d_map(dec *d, const ks_tree *v, const kpath *p);
+bool d_seq(dec *d, const ks_tree *v, const kpath *p);
+/* A string that must be one of `allowed` (NULL-terminated); returns its
+ * index, or -1 when absent (and -2 after reporting a bad value). */
+int d_enum(dec *d, const ks_tree *v, const kpath *p, const char *const *allowed);
+/* An interned string, KS_ID_NONE when absent. */
+ks_id d_id(dec *d, const ks_tree *v, const kpath *p);
+/* A list of strings, interned. */
+bool d_ids(dec *d, const ks_tree *v, const kpath *p, uint32_t *n, ks_id **out);
+
+/* map[string]string, interned and sorted by key. */
+bool d_labels(dec *d, const ks_tree *v, const kpath *p, ks_labels *out);
+/* A quantity, exactly, in nano-units. */
+bool d_quantity(dec *d, const ks_tree *v, const kpath *p, __int128 *nano);
+/* A ResourceList. Quantities must not be negative and must fit an int64
+ * once converted as the scheduler converts them. */
+bool d_qlist(dec *d, const ks_tree *v, const kpath *p, ks_qlist *out);
+/* A ResourceList into a resource vector (Resource.Add semantics). */
+bool d_resource(dec *d, const ks_tree *v, const kpath *p, ks_qlist *q, ks_resource *out);
+
+/* metav1.LabelSelector; absent or null is the nil selector (nothing). */
+bool d_label_selector(dec *d, const ks_tree *v, const kpath *p, ks_label_selector *out);
+/* map[string]string used as a selector (Service, ReplicationController). */
+bool d_map_selector(dec *d, const ks_tree *v, const kpath *p, ks_label_selector *out);
+bool d_node_selector_term(dec *d, const ks_tree *v, const kpath *p, ks_node_selector_term *out);
+bool d_node_selector(dec *d, const ks_tree *v, const kpath *p, ks_node_selector *out);
+
+/* Common metadata: name (required), namespace (defaulted to "default" for
+ * namespaced kinds), labels. */
+typedef struct meta {
+    ks_id name, ns;
+    const char *uid;
+    ks_labels labels, annotations;
+    bool has_creation;
+    int64_t creation_ts;
+    bool has_deletion;
+    int64_t deletion_ts;
+} meta;
+bool d_meta(dec *d, const ks_tree *obj, bool namespaced, meta *m);
+/* Fill in an object's source information. */
+#define D_SET_SOURCE(d, obj, t)                                              \
+    do {                                                                     \
+        (obj)->doc = ks_docref_ref((d)->ctx->doc);                           \
+        (obj)->tree = (d)->ctx->doc ? (struct ks_tree *)(t) : NULL;          \
+        (obj)->source_file = dkeep((d), (d)->ctx->file);                               \
+        (obj)->source_line = (t)->line;                                      \
+        (obj)->input_index = (d)->ctx->next_input_index++;                   \
+    } while (0)
+
+#endif

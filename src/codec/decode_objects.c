@@ -1,0 +1,333 @@
+/* The kinds other than Pod and Node: PriorityClass, Namespace, storage,
+ * PodDisruptionBudget, PodGroup and the workloads whose selectors default
+ * spreading reads. */
+#include "api/quantity.h"
+#include "codec/decode_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static bool absent(const ks_tree *v) { return !v || v->type == KT_NULL; }
+
+/* Each object lives in a small arena of its own. */
+#define NEW_OBJECT(T, o, kindname)                                           \
+    ks_arena *a_ = ks_arena_new(512);                                        \
+    T *o = ks_arena_alloc(a_, sizeof(T));                                    \
+    o->arena = a_;                                                           \
+    dec dd_, *d = &dd_;                                                      \
+    dec_init(d, ctx, a_, kindname, t);                                       \
+    meta m;                                                                  \
+    (void)m
+
+#define FINISH(o)                                                            \
+    do {                                                                     \
+        if (d->failed) {                                                     \
+            KS_OBJECT_FREE(o);                                               \
+            return NULL;                                                     \
+        }                                                                    \
+        D_SET_SOURCE(d, o, t);                                               \
+        return o;                                                            \
+    } while (0)
+
+ks_priority_class *ks_decode_priority_class(const ks_tree *t, ks_decode_ctx *ctx) {
+    static const char *const policies[] = {"PreemptLowerPriority", "Never", NULL};
+    NEW_OBJECT(ks_priority_class, o, "priorityclass");
+    if (d_map(d, t, NULL) && d_meta(d, t, false, &m)) {
+        o->name = m.name;
+        const ks_tree *v = kt_get(t, "value");
+        if (absent(v)) derr(d, t, KP(NULL, "value"), "required");
+        else d_int32(d, v, KP(NULL, "value"), &o->value);
+        d_bool(d, kt_get(t, "globalDefault"), KP(NULL, "globalDefault"), &o->global_default);
+        int p = d_enum(d, kt_get(t, "preemptionPolicy"), KP(NULL, "preemptionPolicy"), policies);
+        o->preemption_policy = p == 1 ? KS_PREEMPT_NEVER : KS_PREEMPT_LOWER_PRIORITY;
+    }
+    FINISH(o);
+}
+
+ks_namespace *ks_decode_namespace(const ks_tree *t, ks_decode_ctx *ctx) {
+    NEW_OBJECT(ks_namespace, o, "namespace");
+    if (d_map(d, t, NULL) && d_meta(d, t, false, &m)) {
+        o->name = m.name;
+        /* the API server always labels a namespace with its name */
+        ks_id key = ks_intern("kubernetes.io/metadata.name");
+        ks_id val;
+        if (!ks_labels_get(&m.labels, key, &val) || val != m.name) {
+            ks_label *kv = ks_arena_calloc(d->a, m.labels.n + 1, sizeof(*kv));
+            uint32_t n = 0;
+            for (uint32_t i = 0; i < m.labels.n; i++)
+                if (m.labels.kv[i].key != key) kv[n++] = m.labels.kv[i];
+            kv[n++] = (ks_label){key, m.name};
+            m.labels.kv = kv;
+            m.labels.n = n;
+            ks_labels_sort(&m.labels);
+        }
+        o->labels = m.labels;
+    }
+    FINISH(o);
+}
+
+static uint32_t d_access_modes(dec *d, const ks_tree *v, const kpath *p) {
+    static const char *const modes[] = {"ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany",
+                                        "ReadWriteOncePod", NULL};
+    uint32_t bits = 0;
+    if (!d_seq(d, v, p)) return 0;
+    for (uint32_t i = 0; i < v->n; i++) {
+        int m = d_enum(d, v->items[i], KI(p, i), modes);
+        if (m >= 0) bits |= 1u << m;
+    }
+    return bits;
+}
+
+/* The storage request or capacity, in bytes. */
+static int64_t d_storage(dec *d, const ks_tree *list, const kpath *p) {
+    ks_qlist q;
+    if (!d_qlist(d, list, p, &q)) return 0;
+    const ks_qentry *e = ks_qlist_find(&q, ks_intern("storage"));
+    int64_t v = 0;
+    if (e) ks_nano_to_value(e->nano, &v);
+    return v;
+}
+
+ks_pv *ks_decode_pv(const ks_tree *t, ks_decode_ctx *ctx) {
+    NEW_OBJECT(ks_pv, o, "persistentvolume");
+    if (d_map(d, t, NULL) && d_meta(d, t, false, &m)) {
+        o->name = m.name;
+        o->labels = m.labels;
+        const ks_tree *spec = kt_get(t, "spec");
+        const kpath *sp = KP(NULL, "spec");
+        if (d_map(d, spec, sp)) {
+            o->capacity = d_storage(d, kt_get(spec, "capacity"), KP(sp, "capacity"));
+            o->access_modes = d_access_modes(d, kt_get(spec, "accessModes"), KP(sp, "accessModes"));
+            o->storage_class = d_id(d, kt_get(spec, "storageClassName"), KP(sp, "storageClassName"));
+            const ks_tree *cr = kt_get(spec, "claimRef");
+            const kpath *cp = KP(sp, "claimRef");
+            if (d_map(d, cr, cp)) {
+                o->claim_ns = d_id(d, kt_get(cr, "namespace"), KP(cp, "namespace"));
+                o->claim_name = d_id(d, kt_get(cr, "name"), KP(cp, "name"));
+            }
+            const ks_tree *na = kt_get(spec, "nodeAffinity");
+            const kpath *np = KP(sp, "nodeAffinity");
+            if (d_map(d, na, np)) {
+                const ks_tree *req = kt_get(na, "required");
+                if (!absent(req)) {
+                    o->has_node_affinity = true;
+                    d_node_selector(d, req, KP(np, "required"), &o->node_affinity);
+                }
+            }
+            const ks_tree *csi = kt_get(spec, "csi");
+            const kpath *csp = KP(sp, "csi");
+            if (d_map(d, csi, csp)) {
+                d_str(d, kt_get(csi, "driver"), KP(csp, "driver"), &o->csi_driver);
+                d_str(d, kt_get(csi, "volumeHandle"), KP(csp, "volumeHandle"), &o->volume_handle);
+                o->csi_driver = dkeep(d, o->csi_driver);
+                o->volume_handle = dkeep(d, o->volume_handle);
+            }
+        }
+        const ks_tree *st = kt_get(t, "status");
+        if (d_map(d, st, KP(NULL, "status")))
+            o->phase = d_id(d, kt_get(st, "phase"), KP(KP(NULL, "status"), "phase"));
+    }
+    FINISH(o);
+}
+
+ks_pvc *ks_decode_pvc(const ks_tree *t, ks_decode_ctx *ctx) {
+    NEW_OBJECT(ks_pvc, o, "persistentvolumeclaim");
+    if (d_map(d, t, NULL) && d_meta(d, t, true, &m)) {
+        o->ns = m.ns;
+        o->name = m.name;
+        o->annotations = m.annotations;
+        const ks_tree *spec = kt_get(t, "spec");
+        const kpath *sp = KP(NULL, "spec");
+        if (d_map(d, spec, sp)) {
+            const ks_tree *sc = kt_get(spec, "storageClassName");
+            if (!absent(sc)) {
+                o->has_storage_class = true;
+                o->storage_class = d_id(d, sc, KP(sp, "storageClassName"));
+            }
+            o->access_modes = d_access_modes(d, kt_get(spec, "accessModes"), KP(sp, "accessModes"));
+            const ks_tree *res = kt_get(spec, "resources");
+            if (d_map(d, res, KP(sp, "resources")))
+                o->request = d_storage(d, kt_get(res, "requests"), KP(KP(sp, "resources"), "requests"));
+            o->volume_name = d_id(d, kt_get(spec, "volumeName"), KP(sp, "volumeName"));
+        }
+        /* the beta annotation names the class when the field is unset */
+        ks_id beta;
+        if (!o->has_storage_class &&
+            ks_labels_get(&m.annotations, ks_intern("volume.beta.kubernetes.io/storage-class"), &beta)) {
+            o->has_storage_class = true;
+            o->storage_class = beta;
+        }
+        const ks_tree *st = kt_get(t, "status");
+        if (d_map(d, st, KP(NULL, "status")))
+            o->phase = d_id(d, kt_get(st, "phase"), KP(KP(NULL, "status"), "phase"));
+    }
+    FINISH(o);
+}
+
+ks_storage_class *ks_decode_storage_class(const ks_tree *t, ks_decode_ctx *ctx) {
+    static const char *const modes[] = {"Immediate", "WaitForFirstConsumer", NULL};
+    NEW_OBJECT(ks_storage_class, o, "storageclass");
+    if (d_map(d, t, NULL) && d_meta(d, t, false, &m)) {
+        o->name = m.name;
+        d_str(d, kt_get(t, "provisioner"), KP(NULL, "provisioner"), &o->provisioner);
+        o->provisioner = dkeep(d, o->provisioner);
+        int bm = d_enum(d, kt_get(t, "volumeBindingMode"), KP(NULL, "volumeBindingMode"), modes);
+        o->binding_mode = bm == 1 ? KS_BIND_WAIT_FOR_FIRST_CONSUMER : KS_BIND_IMMEDIATE;
+        /* allowedTopologies: [{matchLabelExpressions: [{key, values}]}],
+         * each term a node selector term of In requirements */
+        const ks_tree *at = kt_get(t, "allowedTopologies");
+        const kpath *ap = KP(NULL, "allowedTopologies");
+        if (d_seq(d, at, ap) && at->n) {
+            o->allowed_topologies = ks_arena_calloc(d->a, at->n, sizeof(*o->allowed_topologies));
+            for (uint32_t i = 0; i < at->n; i++) {
+                const ks_tree *term = at->items[i];
+                const kpath *tp = KI(ap, i);
+                if (!d_map(d, term, tp)) continue;
+                ks_node_selector_term *nt = &o->allowed_topologies[o->nallowed_topologies++];
+                const ks_tree *ex = kt_get(term, "matchLabelExpressions");
+                const kpath *ep = KP(tp, "matchLabelExpressions");
+                if (!d_seq(d, ex, ep) || !ex->n) continue;
+                nt->exprs = ks_arena_calloc(d->a, ex->n, sizeof(*nt->exprs));
+                for (uint32_t j = 0; j < ex->n; j++) {
+                    const ks_tree *r = ex->items[j];
+                    const kpath *rp = KI(ep, j);
+                    if (!d_map(d, r, rp)) continue;
+                    ks_requirement *req = &nt->exprs[nt->nexpr++];
+                    req->key = d_id(d, kt_get(r, "key"), KP(rp, "key"));
+                    req->op = KS_OP_IN;
+                    d_ids(d, kt_get(r, "values"), KP(rp, "values"), &req->nvalues, &req->values);
+                }
+            }
+        }
+        ks_id v;
+        o->is_default =
+            (ks_labels_get(&m.annotations, ks_intern("storageclass.kubernetes.io/is-default-class"), &v) &&
+             strcmp(ks_str(v), "true") == 0) ||
+            (ks_labels_get(&m.annotations, ks_intern("storageclass.beta.kubernetes.io/is-default-class"), &v) &&
+             strcmp(ks_str(v), "true") == 0);
+    }
+    FINISH(o);
+}
+
+ks_csinode *ks_decode_csinode(const ks_tree *t, ks_decode_ctx *ctx) {
+    NEW_OBJECT(ks_csinode, o, "csinode");
+    if (d_map(d, t, NULL) && d_meta(d, t, false, &m)) {
+        o->name = m.name;
+        const ks_tree *spec = kt_get(t, "spec");
+        const kpath *sp = KP(NULL, "spec");
+        const ks_tree *drv = d_map(d, spec, sp) ? kt_get(spec, "drivers") : NULL;
+        const kpath *dp = KP(sp, "drivers");
+        if (d_seq(d, drv, dp) && drv->n) {
+            o->drivers = ks_arena_calloc(d->a, drv->n, sizeof(*o->drivers));
+            for (uint32_t i = 0; i < drv->n; i++) {
+                const ks_tree *x = drv->items[i];
+                const kpath *ip = KI(dp, i);
+                if (!d_map(d, x, ip)) continue;
+                ks_csi_driver_info *di = &o->drivers[o->ndrivers++];
+                d_str(d, kt_get(x, "name"), KP(ip, "name"), &di->name);
+                di->name = dkeep(d, di->name ? di->name : "");
+                d_ids(d, kt_get(x, "topologyKeys"), KP(ip, "topologyKeys"), &di->ntopology_keys,
+                      &di->topology_keys);
+                const ks_tree *al = kt_get(x, "allocatable");
+                if (d_map(d, al, KP(ip, "allocatable")))
+                    di->has_allocatable = d_int32(d, kt_get(al, "count"),
+                                                  KP(KP(ip, "allocatable"), "count"), &di->allocatable_count);
+            }
+        }
+    }
+    FINISH(o);
+}
+
+/* intstr.IntOrString: an integer, or a string that is an integer or a
+ * percentage ("50%"). */
+static void d_int_or_percent(dec *d, const ks_tree *v, const kpath *p, ks_int_or_percent *out) {
+    memset(out, 0, sizeof(*out));
+    if (absent(v)) return;
+    if (v->type == KT_STRING) {
+        size_t n = strlen(v->text);
+        char *end;
+        long x = strtol(v->text, &end, 10);
+        bool pct = n > 1 && v->text[n - 1] == '%' && end == v->text + n - 1;
+        if ((pct || (n && *end == 0)) && x >= INT32_MIN && x <= INT32_MAX && n && v->text[0] != ' ') {
+            out->set = true;
+            out->is_percent = pct;
+            out->value = (int32_t)x;
+            return;
+        }
+        derr(d, v, p, "invalid value \"%s\": must be an integer or a percentage", v->text);
+        return;
+    }
+    out->set = d_int32(d, v, p, &out->value);
+}
+
+ks_pdb *ks_decode_pdb(const ks_tree *t, ks_decode_ctx *ctx) {
+    NEW_OBJECT(ks_pdb, o, "poddisruptionbudget");
+    if (d_map(d, t, NULL) && d_meta(d, t, true, &m)) {
+        o->ns = m.ns;
+        o->name = m.name;
+        const ks_tree *spec = kt_get(t, "spec");
+        const kpath *sp = KP(NULL, "spec");
+        o->selector.nothing = true;
+        if (d_map(d, spec, sp)) {
+            d_label_selector(d, kt_get(spec, "selector"), KP(sp, "selector"), &o->selector);
+            d_int_or_percent(d, kt_get(spec, "minAvailable"), KP(sp, "minAvailable"), &o->min_available);
+            d_int_or_percent(d, kt_get(spec, "maxUnavailable"), KP(sp, "maxUnavailable"),
+                             &o->max_unavailable);
+        }
+        const ks_tree *st = kt_get(t, "status");
+        const kpath *stp = KP(NULL, "status");
+        if (d_map(d, st, stp)) {
+            d_int32(d, kt_get(st, "disruptionsAllowed"), KP(stp, "disruptionsAllowed"),
+                    &o->disruptions_allowed);
+            const ks_tree *dp = kt_get(st, "disruptedPods");
+            if (d_map(d, dp, KP(stp, "disruptedPods")) && dp->n) {
+                o->disrupted_pods = ks_arena_calloc(d->a, dp->n, sizeof(ks_id));
+                for (uint32_t i = 0; i < dp->n; i++) o->disrupted_pods[o->ndisrupted++] = ks_intern(dp->keys[i]);
+            }
+        }
+    }
+    FINISH(o);
+}
+
+ks_pod_group *ks_decode_pod_group(const ks_tree *t, ks_decode_ctx *ctx) {
+    NEW_OBJECT(ks_pod_group, o, "podgroup");
+    if (d_map(d, t, NULL) && d_meta(d, t, true, &m)) {
+        o->ns = m.ns;
+        o->name = m.name;
+        o->creation_ts = m.has_creation ? m.creation_ts : 0;
+        const ks_tree *spec = kt_get(t, "spec");
+        const kpath *sp = KP(NULL, "spec");
+        if (d_map(d, spec, sp)) {
+            d_int32(d, kt_get(spec, "minMember"), KP(sp, "minMember"), &o->min_member);
+            const ks_tree *mr = kt_get(spec, "minResources");
+            if (!absent(mr))
+                o->has_min_resources = d_resource(d, mr, KP(sp, "minResources"), NULL, &o->min_resources);
+            d_int32(d, kt_get(spec, "scheduleTimeoutSeconds"), KP(sp, "scheduleTimeoutSeconds"),
+                    &o->schedule_timeout_seconds);
+        }
+    }
+    FINISH(o);
+}
+
+ks_workload *ks_decode_workload(const ks_tree *t, ks_workload_kind kind, ks_decode_ctx *ctx) {
+    static const char *const names[] = {"service", "replicaset", "statefulset", "replicationcontroller"};
+    NEW_OBJECT(ks_workload, o, names[kind]);
+    o->kind = kind;
+    if (d_map(d, t, NULL) && d_meta(d, t, true, &m)) {
+        o->ns = m.ns;
+        o->name = m.name;
+        const ks_tree *spec = kt_get(t, "spec");
+        const kpath *sp = KP(NULL, "spec");
+        o->selector.nothing = true;
+        if (d_map(d, spec, sp)) {
+            const ks_tree *sel = kt_get(spec, "selector");
+            /* Services and ReplicationControllers select with a plain map,
+             * the apps kinds with a LabelSelector */
+            if (kind == KS_WORKLOAD_SERVICE || kind == KS_WORKLOAD_RC)
+                d_map_selector(d, sel, KP(sp, "selector"), &o->selector);
+            else
+                d_label_selector(d, sel, KP(sp, "selector"), &o->selector);
+        }
+    }
+    FINISH(o);
+}

@@ -1,0 +1,35 @@
+#include "codec/errors.h"
+#include "util/xalloc.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ks_errors_init(ks_errors *e) { memset(e, 0, sizeof(*e)); }
+
+void ks_errors_free(ks_errors *e) {
+    for (size_t i = 0; i < e->n; i++) free(e->v[i]);
+    free(e->v);
+    memset(e, 0, sizeof(*e));
+}
+
+void ks_errors_take(ks_errors *e, char *msg) {
+    KS_GROW(e->v, e->cap, e->n + 1);
+    e->v[e->n++] = msg;
+}
+
+void ks_errors_add(ks_errors *e, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = NULL;
+    if (vasprintf(&s, fmt, ap) < 0) ks_oom();
+    va_end(ap);
+    ks_errors_take(e, s);
+}
+
+void ks_errors_move(ks_errors *dst, ks_errors *src) {
+    for (size_t i = 0; i < src->n; i++) ks_errors_take(dst, src->v[i]);
+    free(src->v);
+    memset(src, 0, sizeof(*src));
+}

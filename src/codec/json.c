@@ -1,0 +1,171 @@
+/* JSON <-> tree, on jansson. jansson reports no positions for values, so
+ * nodes parsed from JSON carry line 0 (errors then name the file and the
+ * field path only). */
+#include "codec/tree.h"
+#include "codec/tree_internal.h"
+#include "util/xalloc.h"
+
+#include <inttypes.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static ks_tree *from_json(ks_arena *a, json_t *j, int depth) {
+    ks_tree *t;
+    char buf[64];
+    if (depth > 10000) return NULL;
+    switch (json_typeof(j)) {
+    case JSON_OBJECT: {
+        t = kt_new(a, KT_MAP, 0);
+        size_t n = json_object_size(j);
+        if (n) {
+            t->items = ks_arena_calloc(a, kt_cap((uint32_t)n), sizeof(*t->items));
+            t->keys = ks_arena_calloc(a, kt_cap((uint32_t)n), sizeof(*t->keys));
+        }
+        const char *key;
+        size_t klen;
+        json_t *v;
+        json_object_keylen_foreach(j, key, klen, v) {
+            ks_tree *c = from_json(a, v, depth + 1);
+            if (!c) return NULL;
+            t->keys[t->n] = ks_arena_strndup(a, key, klen);
+            t->items[t->n++] = c;
+        }
+        return t;
+    }
+    case JSON_ARRAY: {
+        t = kt_new(a, KT_SEQ, 0);
+        size_t n = json_array_size(j);
+        if (n) t->items = ks_arena_calloc(a, kt_cap((uint32_t)n), sizeof(*t->items));
+        for (size_t i = 0; i < n; i++) {
+            ks_tree *c = from_json(a, json_array_get(j, i), depth + 1);
+            if (!c) return NULL;
+            t->items[t->n++] = c;
+        }
+        return t;
+    }
+    case JSON_STRING:
+        t = kt_new(a, KT_STRING, 0);
+        t->quoted = true;
+        t->text = ks_arena_strndup(a, json_string_value(j), json_string_length(j));
+        return t;
+    case JSON_INTEGER:
+        t = kt_new(a, KT_INT, 0);
+        t->ival = (int64_t)json_integer_value(j);
+        snprintf(buf, sizeof(buf), "%" PRId64, t->ival);
+        t->text = ks_arena_strdup(a, buf);
+        return t;
+    case JSON_REAL:
+        t = kt_new(a, KT_FLOAT, 0);
+        t->fval = json_real_value(j);
+        kt_format_float(t->fval, buf, sizeof(buf), false);
+        t->text = ks_arena_strdup(a, buf);
+        return t;
+    case JSON_TRUE:
+    case JSON_FALSE:
+        t = kt_new(a, KT_BOOL, 0);
+        t->bval = json_is_true(j);
+        t->text = t->bval ? "true" : "false";
+        return t;
+    case JSON_NULL:
+        t = kt_new(a, KT_NULL, 0);
+        t->text = "null";
+        return t;
+    }
+    return NULL;
+}
+
+/* One value after another ("{...}{...}", or one per line) is a stream of
+ * documents, as kubectl reads them. */
+bool kt_parse_json(ks_arena *a, const char *name, const char *buf, size_t len, ks_tree ***docs,
+                   uint32_t *ndocs, char **err) {
+    size_t cap = 4, n = 0, off = 0;
+    ks_tree **out = ks_xmalloc(cap * sizeof(*out));
+    int line_base = 1;
+    for (;;) {
+        while (off < len && (buf[off] == ' ' || buf[off] == '\t' || buf[off] == '\r' ||
+                             buf[off] == '\n')) {
+            if (buf[off] == '\n') line_base++;
+            off++;
+        }
+        if (off >= len) break;
+        json_error_t je;
+        json_t *j = json_loadb(buf + off, len - off, JSON_DISABLE_EOF_CHECK | JSON_DECODE_ANY, &je);
+        if (!j) {
+            *err = ks_xasprintf("%s:%d: %s", name, line_base + je.line - 1, je.text);
+            free(out);
+            return false;
+        }
+        for (size_t i = 0; i < (size_t)je.position; i++)
+            if (buf[off + i] == '\n') line_base++;
+        off += (size_t)je.position;
+        ks_tree *t = from_json(a, j, 0);
+        json_decref(j);
+        if (!t) {
+            *err = ks_xasprintf("%s:%d: nesting too deep", name, line_base);
+            free(out);
+            return false;
+        }
+        if (t->type == KT_NULL) continue;
+        if (n == cap) out = ks_xrealloc(out, (cap *= 2) * sizeof(*out));
+        out[n++] = t;
+    }
+    *docs = ks_arena_calloc(a, n ? n : 1, sizeof(**docs));
+    memcpy(*docs, out, n * sizeof(*out));
+    *ndocs = (uint32_t)n;
+    free(out);
+    return true;
+}
+
+static json_t *to_json(const ks_tree *t, int depth) {
+    if (!t) return json_null();
+    if (depth > 10000) return NULL;
+    switch (t->type) {
+    case KT_NULL: return json_null();
+    case KT_BOOL: return json_boolean(t->bval);
+    case KT_INT: return json_integer((json_int_t)t->ival);
+    case KT_FLOAT: return json_real(t->fval);
+    case KT_STRING: return json_string_nocheck(t->text ? t->text : "");
+    case KT_SEQ: {
+        json_t *arr = json_array();
+        for (uint32_t i = 0; i < t->n; i++) {
+            json_t *c = to_json(t->items[i], depth + 1);
+            if (!c) {
+                json_decref(arr);
+                return NULL;
+            }
+            json_array_append_new(arr, c);
+        }
+        return arr;
+    }
+    case KT_MAP: {
+        json_t *obj = json_object();
+        for (uint32_t i = 0; i < t->n; i++) {
+            json_t *c = to_json(t->items[i], depth + 1);
+            if (!c) {
+                json_decref(obj);
+                return NULL;
+            }
+            json_object_set_new_nocheck(obj, t->keys[i], c);
+        }
+        return obj;
+    }
+    }
+    return NULL;
+}
+
+char *kt_to_json(const ks_tree *t, int indent) {
+    json_t *j = to_json(t, 0);
+    if (!j) return NULL;
+    size_t flags = JSON_ENCODE_ANY | JSON_REAL_PRECISION(17);
+    flags |= indent > 0 ? JSON_INDENT(indent > 31 ? 31 : indent) : JSON_COMPACT;
+    char *s = json_dumps(j, flags);
+    json_decref(j);
+    if (!s) return NULL;
+    /* hand back memory our callers free() */
+    char *r = ks_xstrdup(s);
+    free(s);
+    return r;
+}

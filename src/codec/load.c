@@ -1,0 +1,239 @@
+/* Loading manifests from files, directories and stdin, all or nothing. */
+#include "codec/decode_internal.h"
+#include "util/xalloc.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+typedef struct {
+    char **v;
+    size_t n, cap;
+} strvec;
+
+static void sv_push(strvec *s, char *x) {
+    KS_GROW(s->v, s->cap, s->n + 1);
+    s->v[s->n++] = x;
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static bool manifest_name(const char *name) {
+    size_t n = strlen(name);
+    return (n > 5 && strcmp(name + n - 5, ".yaml") == 0) || (n > 4 && strcmp(name + n - 4, ".yml") == 0) ||
+           (n > 5 && strcmp(name + n - 5, ".json") == 0);
+}
+
+/* Every manifest below dir (recursively) into out; sorted by the caller. */
+static void walk(const char *dir, strvec *out, ks_errors *errs, int depth) {
+    DIR *d = opendir(dir);
+    if (!d) {
+        ks_errors_add(errs, "%s: %s", dir, strerror(errno));
+        return;
+    }
+    if (depth > 64) {
+        closedir(d);
+        ks_errors_add(errs, "%s: directories nested too deeply", dir);
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        size_t dl = strlen(dir);
+        char *path = ks_xasprintf("%s%s%s", dir, dl && dir[dl - 1] == '/' ? "" : "/", e->d_name);
+        struct stat st;
+        if (stat(path, &st) != 0) {
+            /* a dangling link or a file gone meanwhile: only an error when
+             * it would have been read */
+            if (manifest_name(e->d_name)) ks_errors_add(errs, "%s: %s", path, strerror(errno));
+            free(path);
+        } else if (S_ISDIR(st.st_mode)) {
+            walk(path, out, errs, depth + 1);
+            free(path);
+        } else if (S_ISREG(st.st_mode) && manifest_name(e->d_name)) {
+            sv_push(out, path);
+        } else {
+            free(path);
+        }
+    }
+    closedir(d);
+}
+
+static char *read_stream(FILE *f, size_t *len) {
+    size_t cap = 1 << 16, n = 0;
+    char *buf = ks_xmalloc(cap);
+    for (;;) {
+        if (n == cap) buf = ks_xrealloc(buf, cap *= 2);
+        size_t r = fread(buf + n, 1, cap - n, f);
+        n += r;
+        if (r == 0) break;
+    }
+    if (ferror(f)) {
+        free(buf);
+        return NULL;
+    }
+    *len = n;
+    return buf;
+}
+
+/* Parse one buffer and decode its documents into tmp. */
+static void load_one(ks_cluster *tmp, const char *name, const char *buf, size_t len, uint32_t *index,
+                     ks_errors *errs) {
+    ks_arena *a = ks_arena_new(len < 4096 ? 4096 : len + len / 2);
+    ks_docref *doc = ks_docref_new(a);
+    const char *kept_name = ks_arena_strdup(a, name);
+    ks_tree **docs;
+    uint32_t ndocs;
+    char *err = NULL;
+    if (!kt_parse(a, kept_name, buf, len, &docs, &ndocs, &err)) {
+        ks_errors_take(errs, err);
+        ks_docref_unref(doc);
+        return;
+    }
+    ks_decode_ctx ctx = {.file = kept_name, .doc = doc, .next_input_index = *index, .errs = errs};
+    for (uint32_t i = 0; i < ndocs; i++) ks_decode_document(tmp, docs[i], &ctx);
+    *index = ctx.next_input_index;
+    ks_docref_unref(doc); /* the objects hold their own references */
+}
+
+/* Where an object came from, for messages about it. */
+#define WHERE(o) (o)->source_file ? (o)->source_file : "<input>", (o)->source_line
+
+/* Objects are identified by kind and namespace/name; a second definition
+ * is an error, whether in this load or an earlier one. */
+static void check_duplicates(const ks_cluster *c, const ks_cluster *tmp, ks_errors *errs) {
+    ks_map seen;
+    ks_map_init(&seen);
+#define CHECK(vec, kindname, nsexpr)                                                   \
+    do {                                                                               \
+        ks_map_clear(&seen);                                                           \
+        for (int pass = 0; pass < 2; pass++) {                                         \
+            const ks_cluster *src = pass ? tmp : c;                                    \
+            for (uint32_t i = 0; i < src->vec.n; i++) {                                \
+                __typeof__(src->vec.v[0]) o = src->vec.v[i];                           \
+                uint64_t key = ((uint64_t)(nsexpr) << 32 | o->name) + 1;               \
+                __typeof__(o) prev = ks_map_put(&seen, key, (void *)o);                \
+                if (prev && pass) {                                                    \
+                    const char *ns_ = (nsexpr) ? ks_str(nsexpr) : NULL;                \
+                    ks_errors_add(errs, "%s:%d: %s %s%s%s: already defined at %s:%d", \
+                                  WHERE(o), kindname, ns_ ? ns_ : "", ns_ ? "/" : "",  \
+                                  ks_str(o->name), WHERE(prev));                       \
+                }                                                                      \
+            }                                                                          \
+        }                                                                              \
+    } while (0)
+    CHECK(pods, "pod", o->ns);
+    CHECK(nodes, "node", 0);
+    CHECK(priority_classes, "priorityclass", 0);
+    CHECK(namespaces, "namespace", 0);
+    CHECK(pvs, "persistentvolume", 0);
+    CHECK(pvcs, "persistentvolumeclaim", o->ns);
+    CHECK(storage_classes, "storageclass", 0);
+    CHECK(csinodes, "csinode", 0);
+    CHECK(pdbs, "poddisruptionbudget", o->ns);
+    CHECK(pod_groups, "podgroup", o->ns);
+#undef CHECK
+    /* workloads: one namespace per kind */
+    static const char *const wk[] = {"service", "replicaset", "statefulset", "replicationcontroller"};
+    for (int k = 0; k < 4; k++) {
+        ks_map_clear(&seen);
+        for (int pass = 0; pass < 2; pass++) {
+            const ks_cluster *src = pass ? tmp : c;
+            for (uint32_t i = 0; i < src->workloads.n; i++) {
+                ks_workload *o = src->workloads.v[i];
+                if ((int)o->kind != k) continue;
+                ks_workload *prev = ks_map_put(&seen, ((uint64_t)o->ns << 32 | o->name) + 1, o);
+                if (prev && pass)
+                    ks_errors_add(errs, "%s:%d: %s %s/%s: already defined at %s:%d", WHERE(o), wk[k],
+                                  ks_str(o->ns), ks_str(o->name), WHERE(prev));
+            }
+        }
+    }
+    ks_map_free(&seen);
+}
+
+/* Priority admission of the new pods, against every class known (loaded
+ * before or now). */
+static void admit(const ks_cluster *c, ks_cluster *tmp, ks_errors *errs) {
+    ks_cluster view;
+    memset(&view, 0, sizeof(view));
+    for (uint32_t i = 0; i < c->priority_classes.n; i++) KS_VEC_PUSH(view.priority_classes, c->priority_classes.v[i]);
+    for (uint32_t i = 0; i < tmp->priority_classes.n; i++)
+        KS_VEC_PUSH(view.priority_classes, tmp->priority_classes.v[i]);
+    for (uint32_t i = 0; i < tmp->pods.n; i++) {
+        ks_pod *p = tmp->pods.v[i];
+        char *e = NULL;
+        if (!ks_pod_admit(p, &view, &e)) {
+            ks_errors_add(errs, "%s:%d: pod %s/%s: spec.priorityClassName: %s", WHERE(p), ks_str(p->ns),
+                          ks_str(p->name), e);
+            free(e);
+        }
+    }
+    free(view.priority_classes.v);
+}
+
+static bool finish(ks_cluster *c, ks_cluster *tmp, uint32_t index, ks_errors *errs, size_t nerr0) {
+    if (errs->n == nerr0) check_duplicates(c, tmp, errs);
+    if (errs->n == nerr0) admit(c, tmp, errs);
+    bool ok = errs->n == nerr0;
+    if (ok) {
+        ks_cluster_move(c, tmp);
+        c->next_input_index = index;
+        ks_cluster_add_implicit_namespaces(c);
+    }
+    ks_cluster_free(tmp);
+    return ok;
+}
+
+bool ks_load_buffer(ks_cluster *c, const char *name, const char *buf, size_t len, ks_errors *errs) {
+    size_t nerr0 = errs->n;
+    ks_cluster *tmp = ks_cluster_new();
+    uint32_t index = c->next_input_index;
+    load_one(tmp, name, buf, len, &index, errs);
+    return finish(c, tmp, index, errs, nerr0);
+}
+
+bool ks_load_paths(ks_cluster *c, const char *const *paths, size_t n, ks_errors *errs) {
+    size_t nerr0 = errs->n;
+    ks_cluster *tmp = ks_cluster_new();
+    uint32_t index = c->next_input_index;
+    for (size_t i = 0; i < n; i++) {
+        const char *path = paths[i];
+        strvec files = {0};
+        bool is_stdin = strcmp(path, "-") == 0;
+        struct stat st;
+        if (is_stdin) {
+            sv_push(&files, ks_xstrdup("-"));
+        } else if (stat(path, &st) != 0) {
+            ks_errors_add(errs, "%s: %s", path, strerror(errno));
+        } else if (S_ISDIR(st.st_mode)) {
+            walk(path, &files, errs, 0);
+            qsort(files.v, files.n, sizeof(char *), cmp_str);
+        } else {
+            sv_push(&files, ks_xstrdup(path));
+        }
+        for (size_t j = 0; j < files.n; j++) {
+            size_t len = 0;
+            char *buf;
+            if (is_stdin) {
+                buf = read_stream(stdin, &len);
+            } else {
+                FILE *f = fopen(files.v[j], "rb");
+                buf = f ? read_stream(f, &len) : NULL;
+                if (f) fclose(f);
+            }
+            if (!buf) {
+                ks_errors_add(errs, "%s: %s", is_stdin ? "<stdin>" : files.v[j], strerror(errno));
+            } else {
+                load_one(tmp, is_stdin ? "<stdin>" : files.v[j], buf, len, &index, errs);
+                free(buf);
+            }
+            free(files.v[j]);
+        }
+        free(files.v);
+    }
+    return finish(c, tmp, index, errs, nerr0);
+}

@@ -1,0 +1,225 @@
+#include "codec/tree.h"
+#include "codec/tree_internal.h"
+#include "util/xalloc.h"
+
+#include <float.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const ks_tree *kt_get(const ks_tree *t, const char *key) {
+    if (!t || t->type != KT_MAP) return NULL;
+    for (uint32_t i = t->n; i-- > 0;)
+        if (strcmp(t->keys[i], key) == 0) return t->items[i];
+    return NULL;
+}
+
+const char *kt_type_name(kt_type t) {
+    switch (t) {
+    case KT_NULL: return "null";
+    case KT_BOOL: return "bool";
+    case KT_INT: return "int";
+    case KT_FLOAT: return "float";
+    case KT_STRING: return "string";
+    case KT_MAP: return "map";
+    case KT_SEQ: return "list";
+    }
+    return "?";
+}
+
+ks_tree *kt_new(ks_arena *a, kt_type type, int line) {
+    ks_tree *t = ks_arena_alloc(a, sizeof(*t));
+    t->type = type;
+    t->line = line;
+    return t;
+}
+
+/* Map and sequence arrays have room for kt_cap(n) entries (the parsers
+ * allocate them that way too), so adding doubles only at powers of two. */
+size_t kt_cap(uint32_t n) {
+    size_t c = 4;
+    while (c < n) c *= 2;
+    return c;
+}
+
+static void grow_items(ks_arena *a, ks_tree *t, bool keys) {
+    size_t cap = t->n ? kt_cap(t->n) : 0;
+    if (t->n < cap) return;
+    size_t nc = kt_cap(t->n + 1);
+    ks_tree **items = ks_arena_calloc(a, nc, sizeof(*items));
+    if (t->n) memcpy(items, t->items, t->n * sizeof(*items));
+    t->items = items;
+    if (keys) {
+        const char **k = ks_arena_calloc(a, nc, sizeof(*k));
+        if (t->n) memcpy(k, t->keys, t->n * sizeof(*k));
+        t->keys = k;
+    }
+}
+
+void kt_map_add(ks_arena *a, ks_tree *map, const char *key, ks_tree *val) {
+    grow_items(a, map, true);
+    map->keys[map->n] = ks_arena_strdup(a, key);
+    map->items[map->n++] = val;
+}
+
+void kt_seq_add(ks_arena *a, ks_tree *seq, ks_tree *item) {
+    grow_items(a, seq, false);
+    seq->items[seq->n++] = item;
+}
+
+void kt_map_set(ks_arena *a, ks_tree *map, const char *key, ks_tree *val) {
+    for (uint32_t i = map->n; i-- > 0;) {
+        if (strcmp(map->keys[i], key) == 0) {
+            map->items[i] = val;
+            return;
+        }
+    }
+    kt_map_add(a, map, key, val);
+}
+
+ks_tree *kt_string(ks_arena *a, const char *s, int line) {
+    ks_tree *t = kt_new(a, KT_STRING, line);
+    t->text = ks_arena_strdup(a, s);
+    return t;
+}
+
+ks_tree *kt_int(ks_arena *a, int64_t v) {
+    ks_tree *t = kt_new(a, KT_INT, 0);
+    t->ival = v;
+    t->text = ks_arena_printf(a, "%" PRId64, v);
+    return t;
+}
+
+ks_tree *kt_bool(ks_arena *a, bool v) {
+    ks_tree *t = kt_new(a, KT_BOOL, 0);
+    t->bval = v;
+    t->text = v ? "true" : "false";
+    return t;
+}
+
+ks_tree *kt_copy(ks_arena *a, const ks_tree *t) {
+    if (!t) return NULL;
+    ks_tree *c = kt_new(a, t->type, t->line);
+    *c = *t;
+    if (t->text) c->text = ks_arena_strdup(a, t->text);
+    if (t->type == KT_MAP || t->type == KT_SEQ) {
+        c->items = t->n ? ks_arena_calloc(a, kt_cap(t->n), sizeof(*c->items)) : NULL;
+        if (t->type == KT_MAP)
+            c->keys = t->n ? ks_arena_calloc(a, kt_cap(t->n), sizeof(*c->keys)) : NULL;
+        for (uint32_t i = 0; i < t->n; i++) {
+            c->items[i] = kt_copy(a, t->items[i]);
+            if (t->type == KT_MAP) c->keys[i] = ks_arena_strdup(a, t->keys[i]);
+        }
+    }
+    return c;
+}
+
+/* Shortest decimal that reads back as d: its digits and the exponent of
+ * the first digit (d = 0.DIGITS * 10^(exp+1)). */
+static void shortest_digits(double d, char *digits, int *exp10) {
+    char buf[40];
+    for (int prec = 0; prec < 17; prec++) {
+        snprintf(buf, sizeof(buf), "%.*e", prec, d);
+        if (strtod(buf, NULL) == d) break;
+    }
+    /* buf is "D.DDDDe±XX" (d > 0) */
+    int n = 0;
+    char *p = buf;
+    for (; *p && *p != 'e'; p++)
+        if (*p >= '0' && *p <= '9') digits[n++] = *p;
+    while (n > 1 && digits[n - 1] == '0') n--;
+    digits[n] = 0;
+    *exp10 = atoi(p + 1);
+}
+
+void kt_format_float(double d, char *buf, int n, bool yaml) {
+    if (isnan(d)) {
+        snprintf(buf, (size_t)n, yaml ? ".nan" : "NaN");
+        return;
+    }
+    if (isinf(d)) {
+        snprintf(buf, (size_t)n, "%s", d > 0 ? (yaml ? ".inf" : "+Inf") : (yaml ? "-.inf" : "-Inf"));
+        return;
+    }
+    if (d == 0) {
+        snprintf(buf, (size_t)n, "%s%s", signbit(d) ? "-" : "", yaml ? "0.0" : "0");
+        return;
+    }
+    /* As Go's encoding/json writes a float64: shortest digits, plain
+     * notation between 1e-6 and 1e21, else exponent notation. */
+    char dig[24];
+    int e;
+    shortest_digits(fabs(d), dig, &e);
+    int nd = (int)strlen(dig);
+    char out[64];
+    int o = 0;
+    if (d < 0) out[o++] = '-';
+    double ad = fabs(d);
+    if (ad < 1e-6 || ad >= 1e21) {
+        out[o++] = dig[0];
+        if (nd > 1) {
+            out[o++] = '.';
+            for (int i = 1; i < nd; i++) out[o++] = dig[i];
+        }
+        o += snprintf(out + o, sizeof(out) - (size_t)o, "e%c%d", e < 0 ? '-' : '+', e < 0 ? -e : e);
+    } else if (e < 0) {
+        out[o++] = '0';
+        out[o++] = '.';
+        for (int i = 0; i < -e - 1; i++) out[o++] = '0';
+        for (int i = 0; i < nd; i++) out[o++] = dig[i];
+    } else {
+        for (int i = 0; i <= e || i < nd; i++) {
+            if (i == e + 1) out[o++] = '.';
+            out[o++] = i < nd ? dig[i] : '0';
+        }
+        /* YAML needs a mark of floatness to read the value back as one */
+        if (yaml && nd <= e + 1) {
+            out[o++] = '.';
+            out[o++] = '0';
+        }
+    }
+    out[o] = 0;
+    snprintf(buf, (size_t)n, "%s", out);
+}
+
+const char *kt_number_text(const ks_tree *t, char *buf, int n) {
+    if (!t) return NULL;
+    if (t->type == KT_INT) {
+        snprintf(buf, (size_t)n, "%" PRId64, t->ival);
+        return buf;
+    }
+    if (t->type == KT_FLOAT) {
+        kt_format_float(t->fval, buf, n, false);
+        return buf;
+    }
+    return NULL;
+}
+
+bool kt_parse(ks_arena *a, const char *name, const char *buf, size_t len, ks_tree ***docs,
+              uint32_t *ndocs, char **err) {
+    *docs = NULL;
+    *ndocs = 0;
+    *err = NULL;
+    size_t i = 0;
+    /* skip a UTF-8 byte order mark and blanks */
+    if (len >= 3 && (unsigned char)buf[0] == 0xEF && (unsigned char)buf[1] == 0xBB &&
+        (unsigned char)buf[2] == 0xBF)
+        i = 3;
+    while (i < len && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\r' || buf[i] == '\n')) i++;
+    if (i < len && (buf[i] == '{' || buf[i] == '[')) {
+        if (kt_parse_json(a, name, buf, len, docs, ndocs, err)) return true;
+        /* YAML flow style ({a: 1}) also starts this way: accept it when it
+         * parses as YAML, else report the JSON error. */
+        char *yerr = NULL;
+        if (kt_parse_yaml(a, name, buf, len, docs, ndocs, &yerr)) {
+            free(*err);
+            *err = NULL;
+            return true;
+        }
+        free(yerr);
+        return false;
+    }
+    return kt_parse_yaml(a, name, buf, len, docs, ndocs, err);
+}
