@@ -114,7 +114,9 @@ test: deps
 	@$(MAKE) --no-print-directory MODE=asan build test-bins
 	@test/run.sh
 
-test-bins: $(TEST_BINS)
+# The test plugins are named here so that make builds them as ordinary
+# targets (as intermediates of the test_plugin_% rule they were not found).
+test-bins: $(TEST_PLUGIN_SOS) $(TEST_BINS)
 
 test-reference: deps
 	@$(MAKE) --no-print-directory MODE=release build

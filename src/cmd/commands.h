@@ -1,6 +1,7 @@
 /* The ksched subcommands. Each lives in its own file src/cmd/<name>.c as
  * `int cmd_<name>(int argc, char **argv)` (argv[0] is the command name;
- * returns the exit status) and gets one line in the table below. */
+ * returns the exit status) and gets one line in the table below, which
+ * only src/cmd/cli.c (ks_main) includes. */
 #ifndef KS_COMMANDS_H
 #define KS_COMMANDS_H
 
@@ -17,10 +18,12 @@ enum { KS_EXIT_OK = 0, KS_EXIT_FAIL = 1, KS_EXIT_BAD_INPUT = 2 };
 
 int cmd_version(int argc, char **argv);
 int cmd_load(int argc, char **argv);
+int cmd_check_config(int argc, char **argv);
 
 static const ks_command ks_commands[] = {
     {"version", cmd_version, "print the version"},
     {"load", cmd_load, "load manifests and print a summary of the cluster"},
+    {"check-config", cmd_check_config, "validate a KubeSchedulerConfiguration, print it defaulted"},
 };
 
 #endif
