@@ -7,7 +7,6 @@
 
 #include "framework/status.h"
 #include "scheduler/diagnosis.h"
-#include "core_stubs.h"
 #include "testutil.h"
 
 #include <stdio.h>

@@ -10,7 +10,6 @@
 #include "framework/status.h"
 #include "scheduler/api_dispatcher.h"
 #include "sim/memory_backend.h"
-#include "core_stubs.h"
 #include "testutil.h"
 
 #include <stdio.h>

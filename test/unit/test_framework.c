@@ -10,7 +10,6 @@
 #include "framework/cycle_state.h"
 #include "framework/framework.h"
 #include "framework/status.h"
-#include "core_stubs.h"
 #include "testutil.h"
 #include "util/clock.h"
 

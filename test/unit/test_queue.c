@@ -9,7 +9,6 @@
 
 #include "backend/queue.h"
 #include "framework/status.h"
-#include "core_stubs.h"
 #include "testutil.h"
 #include "util/clock.h"
 

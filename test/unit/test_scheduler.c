@@ -11,7 +11,6 @@
 #include "framework/status.h"
 #include "scheduler/scheduler.h"
 #include "sim/memory_backend.h"
-#include "core_stubs.h"
 #include "testutil.h"
 
 #include <stdio.h>
