@@ -27,6 +27,13 @@ typedef struct ipa {
     bool have_all_nodes;
 } ipa;
 
+/* A requirement added to a term by matchLabelKeys (In) or
+ * mismatchLabelKeys (NotIn), with the value taken from the term's pod. */
+typedef struct ipa_extra {
+    ks_id key, value;
+    bool mismatch;
+} ipa_extra;
+
 /* An affinity term of the incoming pod, ready for matching against many
  * existing pods: the namespaceSelector is already resolved into the
  * namespace list (upstream mergeAffinityTermNamespacesIfNotEmpty). */
@@ -37,6 +44,8 @@ typedef struct ipa_term {
     bool all_ns;         /* namespaceSelector: {} */
     uint32_t nns;
     ks_id *ns;           /* sorted */
+    uint32_t nextra;
+    ipa_extra *extra;
 } ipa_term;
 
 /* PreFilter state. The terms live in the cycle arena (shared by clones);

@@ -72,10 +72,29 @@ void ipa_compile_term(ks_cycle_state *st, const ks_cluster *c, const ks_pod *pod
         if (!m || ns[m - 1] != ns[i]) ns[m++] = ns[i];
     out->ns = ns;
     out->nns = m;
-    /* matchLabelKeys / mismatchLabelKeys are not applied here: the API
-     * server merged them into the selector when it created the pod (the
-     * decoder does the same for manifests of pods never created), and the
-     * scheduler matches the selector as it is, as upstream does. */
+
+    /* matchLabelKeys / mismatchLabelKeys: what the API server merges into
+     * the selector at creation; applying it again is harmless. */
+    if (!t->selector.nothing && (t->nmatch_label_keys || t->nmismatch_label_keys)) {
+        out->extra = ks_cycle_state_alloc(
+            st, (t->nmatch_label_keys + t->nmismatch_label_keys) * sizeof(*out->extra));
+        for (uint32_t i = 0; i < t->nmatch_label_keys + t->nmismatch_label_keys; i++) {
+            bool mis = i >= t->nmatch_label_keys;
+            ks_id key = mis ? t->mismatch_label_keys[i - t->nmatch_label_keys] : t->match_label_keys[i];
+            ks_id v;
+            if (ks_labels_get(&pod->labels, key, &v))
+                out->extra[out->nextra++] = (ipa_extra){.key = key, .value = v, .mismatch = mis};
+        }
+    }
+}
+
+static bool extras_match(const ipa_extra *e, uint32_t n, const ks_labels *l) {
+    for (uint32_t i = 0; i < n; i++) {
+        ks_id v;
+        bool eq = ks_labels_get(l, e[i].key, &v) && v == e[i].value;
+        if (eq == e[i].mismatch) return false;
+    }
+    return true;
 }
 
 bool ipa_term_matches(const ipa_term *t, const ks_pod *p) {
@@ -89,7 +108,7 @@ bool ipa_term_matches(const ipa_term *t, const ks_pod *p) {
         }
         if (lo == t->nns || t->ns[lo] != p->ns) return false;
     }
-    return ks_selector_matches(t->sel, &p->labels);
+    return ks_selector_matches(t->sel, &p->labels) && extras_match(t->extra, t->nextra, &p->labels);
 }
 
 bool ipa_matches_all(const ipa_term *terms, uint32_t n, const ks_pod *p) {
@@ -111,7 +130,16 @@ bool ipa_existing_term_matches(const ks_pod *owner, const ks_pod_affinity_term *
     if (term_default_ns(t)) ns_ok = owner->ns == p->ns;
     else ns_ok = has_id(t->namespaces, t->nnamespaces, p->ns) ||
                  (t->has_ns_selector && ks_selector_matches(&t->ns_selector, ns_labels));
-    return ns_ok && ks_selector_matches(&t->selector, &p->labels);
+    if (!ns_ok || !ks_selector_matches(&t->selector, &p->labels)) return false;
+    for (uint32_t i = 0; i < t->nmatch_label_keys + t->nmismatch_label_keys; i++) {
+        bool mis = i >= t->nmatch_label_keys;
+        ks_id key = mis ? t->mismatch_label_keys[i - t->nmatch_label_keys] : t->match_label_keys[i];
+        ks_id want, got;
+        if (!ks_labels_get(&owner->labels, key, &want)) continue;
+        bool eq = ks_labels_get(&p->labels, key, &got) && got == want;
+        if (eq == mis) return false;
+    }
+    return true;
 }
 
 /* ---- plugin ---------------------------------------------------------- */
