@@ -73,8 +73,11 @@ void ipa_compile_term(ks_cycle_state *st, const ks_cluster *c, const ks_pod *pod
     out->ns = ns;
     out->nns = m;
 
-    /* matchLabelKeys / mismatchLabelKeys: what the API server merges into
-     * the selector at creation; applying it again is harmless. */
+    /* matchLabelKeys / mismatchLabelKeys: the API server merges them into
+     * the selector when it creates a pod. Manifests may or may not have
+     * been through it (a creationTimestamp proves nothing), so apply the
+     * merge here for every pod, as the reference loader does: on a selector
+     * already merged it only repeats a requirement. */
     if (!t->selector.nothing && (t->nmatch_label_keys || t->nmismatch_label_keys)) {
         out->extra = ks_cycle_state_alloc(
             st, (t->nmatch_label_keys + t->nmismatch_label_keys) * sizeof(*out->extra));
