@@ -7,6 +7,7 @@
 #include "api/pod.h"
 #include "framework/cycle_state.h"
 #include "framework/status.h"
+#include "util/strbuf.h"
 #include "util/xalloc.h"
 
 #include <stdarg.h>
@@ -231,6 +232,23 @@ bool ks_framework_has_post_filter_plugins(const ks_framework *fw) {
 void ks_framework_mask_status(const ks_framework *fw, const ks_status *s, ks_plugin_mask *m) {
     int i = ks_framework_plugin_index(fw, s ? s->plugin : NULL);
     if (i >= 0) ks_plugin_mask_add(m, (unsigned)i);
+}
+
+static int cmp_cstr(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+size_t ks_framework_mask_names(const ks_framework *fw, const ks_plugin_mask *m, ks_strbuf *b) {
+    const char *names[KS_MAX_PLUGINS];
+    size_t n = 0;
+    for (uint32_t k = 0; k < fw->nplugins; k++)
+        if (ks_plugin_mask_has(m, k)) names[n++] = fw->plugins[k].name;
+    qsort(names, n, sizeof(names[0]), cmp_cstr);
+    for (size_t k = 0; k < n; k++) {
+        if (k) ks_sb_putc(b, ' ');
+        ks_sb_puts(b, names[k]);
+    }
+    return n;
 }
 
 /* ---- the handle ---------------------------------------------------------- */

@@ -11,6 +11,7 @@
 #include "config/config.h"
 #include "framework/parallelize.h"
 #include "framework/waiting_pods.h"
+#include "util/strbuf.h"
 
 #include <ksched/framework.h>
 #include <ksched/ksched.h>
@@ -149,6 +150,10 @@ bool ks_framework_less(const ks_framework *fw, const ks_queued_pod *a, const ks_
  * plugin gated the pod before, as upstream does. */
 ks_status *ks_framework_run_pre_enqueue(ks_framework *fw, const ks_pod *pod, int first,
                                         int *gating_plugin);
+
+/* Append the names of the plugins in m to b, sorted, separated by spaces
+ * (how Go prints a sorted []string inside "[...]"); returns how many. */
+size_t ks_framework_mask_names(const ks_framework *fw, const ks_plugin_mask *m, ks_strbuf *b);
 
 /* The mask of plugins in the status' plugin field (by name). */
 void ks_framework_mask_status(const ks_framework *fw, const ks_status *s, ks_plugin_mask *m);

@@ -103,10 +103,6 @@ static ks_pre_filter_result *merge(ks_cycle_state *st, ks_pre_filter_result *a,
     return r;
 }
 
-static int cmp_str(const void *a, const void *b) {
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 ks_status *ks_framework_run_pre_filter(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                        ks_pre_filter_result **result, ks_plugin_mask *rejectors) {
     size_t n;
@@ -152,23 +148,14 @@ ks_status *ks_framework_run_pre_filter(ks_framework *fw, ks_cycle_state *st, con
         merged = merge(st, merged, r);
         if (merged && merged->n == 0) {
             /* No node is left: name the plugins whose sets did it. */
-            const char *names[KS_MAX_PLUGINS];
-            size_t nn = 0;
-            for (uint32_t k = 0; k < fw->nplugins; k++)
-                if (ks_plugin_mask_has(&with_nodes, k)) names[nn++] = fw->plugins[k].name;
-            qsort(names, nn, sizeof(names[0]), cmp_str);
+            ks_strbuf names;
+            ks_sb_init(&names);
+            size_t nn = ks_framework_mask_names(fw, &with_nodes, &names);
             ks_strbuf b;
             ks_sb_init(&b);
-            if (nn == 1) {
-                ks_sb_printf(&b, "node(s) didn't satisfy plugin %s", names[0]);
-            } else {
-                ks_sb_puts(&b, "node(s) didn't satisfy plugin(s) [");
-                for (size_t k = 0; k < nn; k++) {
-                    if (k) ks_sb_putc(&b, ' ');
-                    ks_sb_puts(&b, names[k]);
-                }
-                ks_sb_puts(&b, "] simultaneously");
-            }
+            if (nn == 1) ks_sb_printf(&b, "node(s) didn't satisfy plugin %s", ks_sb_str(&names));
+            else ks_sb_printf(&b, "node(s) didn't satisfy plugin(s) [%s] simultaneously", ks_sb_str(&names));
+            ks_sb_free(&names);
             ks_status_free(ret);
             ks_status *e = ks_status_new(KS_UNSCHEDULABLE_AND_UNRESOLVABLE, "%s", ks_sb_str(&b));
             ks_sb_free(&b);

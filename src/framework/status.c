@@ -1,4 +1,5 @@
 #include "framework/status.h"
+#include "util/log.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
@@ -99,4 +100,12 @@ char *ks_status_message(const ks_status *s) {
 
 bool ks_code_is_rejected(ks_code c) {
     return c == KS_UNSCHEDULABLE || c == KS_UNSCHEDULABLE_AND_UNRESOLVABLE || c == KS_PENDING;
+}
+
+void ks_status_log_free(const char *what, ks_status *s) {
+    if (!s) return;
+    char *m = ks_status_message(s);
+    ks_errorf("%s: %s", what, m);
+    free(m);
+    ks_status_free(s);
 }

@@ -18,5 +18,9 @@ void ks_status_set_plugin(ks_status *s, const char *plugin);
 /* All reasons joined with ", " (upstream Status.Message()); malloc'd. */
 char *ks_status_message(const ks_status *s);
 bool ks_code_is_rejected(ks_code c); /* Unschedulable, UnschedulableAndUnresolvable, Pending */
+/* Log "<what>: <message>" at error level and free s (no-op for NULL).
+ * For the scheduler's own bookkeeping failures, which upstream logs and
+ * moves on from. */
+void ks_status_log_free(const char *what, ks_status *s);
 
 #endif

@@ -222,10 +222,7 @@ static ks_status *find_nodes_that_fit(attempt *a, ks_diagnosis *diag, const ks_n
             const ks_node_info *one[1] = {ni};
             ks_status *e = pass_filters(a, diag, one, 1, feasible, nfeasible);
             if (e) {
-                char *m = ks_status_message(e);
-                ks_errorf("evaluation failed on nominated node %s: %s", ks_str(ni->name), m);
-                free(m);
-                ks_status_free(e);
+                ks_status_log_free("evaluation failed on the nominated node", e);
                 *nfeasible = 0;
             }
             if (*nfeasible) {
@@ -247,20 +244,7 @@ static ks_status *find_nodes_that_fit(attempt *a, ks_diagnosis *diag, const ks_n
         ks_strbuf b;
         ks_sb_init(&b);
         ks_sb_puts(&b, "node(s) didn't satisfy plugin(s) [");
-        const char *names[KS_MAX_PLUGINS];
-        size_t nn = 0;
-        for (uint32_t k = 0; k < fw->nplugins; k++)
-            if (ks_plugin_mask_has(&diag->unschedulable_plugins, k)) names[nn++] = fw->plugins[k].name;
-        for (size_t x = 1; x < nn; x++) /* few names: insertion sort */
-            for (size_t y = x; y > 0 && strcmp(names[y - 1], names[y]) > 0; y--) {
-                const char *t = names[y];
-                names[y] = names[y - 1];
-                names[y - 1] = t;
-            }
-        for (size_t k = 0; k < nn; k++) {
-            if (k) ks_sb_putc(&b, ' ');
-            ks_sb_puts(&b, names[k]);
-        }
+        ks_framework_mask_names(fw, &diag->unschedulable_plugins, &b);
         ks_sb_putc(&b, ']');
         ks_node_status_map_set_absent(&diag->statuses,
                                       ks_status_new(KS_UNSCHEDULABLE_AND_UNRESOLVABLE, "%s", ks_sb_str(&b)));
@@ -424,13 +408,7 @@ static ks_status *scheduling_cycle(attempt *a) {
     if (st) {
         /* Reserve or Permit said no: undo everything this cycle did. */
         ks_framework_run_unreserve(fw, a->st, assumed, host);
-        ks_status *fs = ks_cache_forget_pod(s->cache, assumed);
-        if (fs) {
-            char *m = ks_status_message(fs);
-            ks_errorf("scheduler cache ForgetPod failed: %s", m);
-            free(m);
-            ks_status_free(fs);
-        }
+        ks_status_log_free("scheduler cache ForgetPod failed", ks_cache_forget_pod(s->cache, assumed));
         a->ni = failure_nominating_info();
         if (ks_code_is_rejected(st->code)) {
             a->fit = single_node_fit_error(fw, a->host, st);
@@ -497,13 +475,8 @@ static void handle_failure(ks_scheduler *s, failure *f) {
             qp->pod = cached;
         }
         nominate = cached;
-        ks_status *e = ks_queue_add_unschedulable(s->queue, qp); /* takes qp, calls done */
-        if (e) {
-            char *m = ks_status_message(e);
-            ks_errorf("%s", m);
-            free(m);
-            ks_status_free(e);
-        }
+        /* takes qp, calls done */
+        ks_status_log_free("requeueing the pod failed", ks_queue_add_unschedulable(s->queue, qp));
     }
     /* The nominator learns the outcome now rather than when the status
      * patch comes back as an update. */
@@ -534,12 +507,7 @@ static void binding_failed(binding_cycle *bc, ks_status *st, ks_fit_error *fit) 
     ks_framework_run_unreserve(bc->fw, bc->st, bc->assumed, bc->node);
     ks_status *fs = ks_cache_forget_pod(s->cache, bc->assumed);
     bool forgot = fs == NULL;
-    if (fs) {
-        char *m = ks_status_message(fs);
-        ks_errorf("scheduler cache ForgetPod failed: %s", m);
-        free(m);
-        ks_status_free(fs);
-    }
+    ks_status_log_free("scheduler cache ForgetPod failed", fs);
     uint64_t key = bc->assumed->key;
     bool rejected = ks_code_is_rejected(ks_status_code(st));
     /* Forgetting the assumed pod frees its resources: the same as an

@@ -305,24 +305,12 @@ static void unassigned_deleted(ks_scheduler *s, ks_pod *pod) {
 }
 
 static void assigned_added(ks_scheduler *s, ks_pod *pod) {
-    ks_status *e = ks_cache_add_pod(s->cache, pod);
-    if (e) {
-        char *m = ks_status_message(e);
-        ks_errorf("scheduler cache AddPod failed: %s", m);
-        free(m);
-        ks_status_free(e);
-    }
+    ks_status_log_free("scheduler cache AddPod failed", ks_cache_add_pod(s->cache, pod));
     move_all(s, KS_EV_ASSIGNED_POD, KS_ACT_ADD);
 }
 
 static void assigned_deleted(ks_scheduler *s, ks_pod *pod) {
-    ks_status *e = ks_cache_remove_pod(s->cache, pod);
-    if (e) {
-        char *m = ks_status_message(e);
-        ks_errorf("scheduler cache RemovePod failed: %s", m);
-        free(m);
-        ks_status_free(e);
-    }
+    ks_status_log_free("scheduler cache RemovePod failed", ks_cache_remove_pod(s->cache, pod));
     move_all(s, KS_EV_ASSIGNED_POD, KS_ACT_DELETE);
 }
 
@@ -338,13 +326,7 @@ static void on_pod(ks_scheduler *s, const ks_watch_event *ev) {
         store_pod(s, n);
         bool oa = o->node_name != 0, na = n->node_name != 0;
         if (oa && na) {
-            ks_status *e = ks_cache_update_pod(s->cache, o, n);
-            if (e) {
-                char *m = ks_status_message(e);
-                ks_errorf("scheduler cache UpdatePod failed: %s", m);
-                free(m);
-                ks_status_free(e);
-            }
+            ks_status_log_free("scheduler cache UpdatePod failed", ks_cache_update_pod(s->cache, o, n));
             if (pod_changed(o, n)) move_all(s, KS_EV_ASSIGNED_POD, KS_ACT_UPDATE);
         } else if (!oa && !na) {
             if (!responsible(s, n) || ks_cache_is_assumed(s->cache, n)) break;
@@ -382,17 +364,10 @@ static void on_node(ks_scheduler *s, const ks_watch_event *ev) {
         ks_cache_update_node(s->cache, ev->old_node, ev->new_node);
         if (node_changed(ev->old_node, ev->new_node)) move_all(s, KS_EV_NODE, KS_ACT_UPDATE);
         break;
-    case KS_WATCH_DELETED: {
+    case KS_WATCH_DELETED:
         move_all(s, KS_EV_NODE, KS_ACT_DELETE);
-        ks_status *e = ks_cache_remove_node(s->cache, ev->old_node);
-        if (e) {
-            char *m = ks_status_message(e);
-            ks_errorf("scheduler cache RemoveNode failed: %s", m);
-            free(m);
-            ks_status_free(e);
-        }
+        ks_status_log_free("scheduler cache RemoveNode failed", ks_cache_remove_node(s->cache, ev->old_node));
         break;
-    }
     }
 }
 

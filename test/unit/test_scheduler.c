@@ -269,6 +269,38 @@ static void test_no_nodes(void **state) {
     sim_free();
 }
 
+/* PreFilter shapes the message: a node set leaves nodes out, a rejection
+ * replaces the per-node reasons. */
+static ks_status *pf_only_n1(void *self, ks_cycle_state *st, const ks_pod *pod, const ks_node_info *const *nodes,
+                             size_t n, ks_pre_filter_result **r) {
+    if (ks_pod_label(pod, "reject")) return ks_status_new(KS_UNSCHEDULABLE_AND_UNRESOLVABLE, "pod says no");
+    *r = ks_pre_filter_result_new(st);
+    ks_pre_filter_result_add(*r, "n1");
+    return NULL;
+}
+static const ks_plugin_ops p_only_n1 = {.abi_version = KS_ABI_VERSION, .name = "OnlyN1", .pre_filter = pf_only_n1};
+
+static void test_prefilter_messages(void **state) {
+    tu_profile tp;
+    tu_profile_init(&tp, NULL);
+    tu_profile_add_plugin(&tp, &p_only_n1, 0);
+    tu_profile_add_plugin(&tp, &tu_fit_plugin, 1);
+    const ks_plugin_ops *extra[] = {&p_only_n1};
+    sim_init(&tp, extra, 1);
+    add_node("n1", 1000, "a");
+    add_node("n2", 8000, "a");
+    add_node("n3", 8000, "b");
+    add_pod("wide", 2000, 0);
+    ks_pod *no = add_pod("no", 10, 0);
+    tu_pod_labels(no, "reject", "yes", NULL);
+    sim_start(true);
+    ks_scheduler_run_until_idle(S.s);
+    assert_string_equal(scheduled_cond(pod_now("wide"))->message,
+                        "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't satisfy plugin(s) [OnlyN1].");
+    assert_string_equal(scheduled_cond(pod_now("no"))->message, "0/3 nodes are available: pod says no.");
+    sim_free();
+}
+
 /* ---- Permit across the loop ------------------------------------------------ */
 
 /* Gang of two: the first member waits; the second allows it. */
@@ -465,6 +497,7 @@ int main(void) {
         cmocka_unit_test(test_same_seed_same_result),
         cmocka_unit_test(test_failure_one_write_and_nomination),
         cmocka_unit_test(test_no_nodes),
+        cmocka_unit_test(test_prefilter_messages),
         cmocka_unit_test(test_permit_gang),
         cmocka_unit_test(test_bind_failure_retried),
         cmocka_unit_test(test_num_feasible_nodes),
