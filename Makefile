@@ -137,7 +137,10 @@ install: build
 	install -m 644 $(B)/libksched.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(B)/libksched.so $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 include/ksched/*.h $(DESTDIR)$(PREFIX)/include/ksched/
-	sed -e 's|@PREFIX@|$(PREFIX)|g' scripts/ksched.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/ksched.pc
+	install -d $(DESTDIR)$(PREFIX)/lib/ksched/plugins
+	$(if $(PLUGIN_SOS),install -m 755 $(PLUGIN_SOS) $(DESTDIR)$(PREFIX)/lib/ksched/plugins/)
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBS@|$(LIBS)|g' scripts/ksched.pc.in \
+	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/ksched.pc
 
 clean:
 	rm -rf build
