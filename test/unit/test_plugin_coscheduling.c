@@ -91,8 +91,10 @@ static void world_free(world *w) {
 
 static void add_group(world *w, const char *name, int min_member, int timeout_s,
                       int64_t min_cpu_milli) {
-    ks_pod_group *pg = calloc(1, sizeof(*pg));
-    pg->arena = ks_arena_new(1024);
+    /* Owned by its arena, as decoded objects are (ks_cluster_free). */
+    ks_arena *a = ks_arena_new(1024);
+    ks_pod_group *pg = ks_arena_alloc(a, sizeof(*pg));
+    pg->arena = a;
     pg->ns = ks_intern("default");
     pg->name = ks_intern(name);
     pg->min_member = min_member;
