@@ -58,12 +58,12 @@ static const char *scores(const char *args, int pod_kind, const nspec *ns, size_
     ks_node_info *nis[4];
     ks_pod *pods[8];
     for (size_t i = 0; i < npl; i++) {
-        char name[16];
+        char name[32]; /* room for any size_t: -O1 checks the bound */
         snprintf(name, sizeof(name), "e%zu", i);
         pods[i] = make(pl[i].kind, name);
     }
     for (size_t i = 0; i < nn; i++) {
-        char name[16];
+        char name[32]; /* room for any size_t: -O1 checks the bound */
         snprintf(name, sizeof(name), "node%zu", i + 1);
         nodes[i] = tp_node(name);
         tp_node_alloc(nodes[i], ns[i].cpu, ns[i].mem, 110);

@@ -76,7 +76,7 @@ static void run(const char *const *images, const int *kinds, size_t n, const int
     ks_pod *pod = image_pod(images);
     ks_node *nodes[4];
     for (size_t i = 0; i < n; i++) {
-        char name[16];
+        char name[32]; /* room for any size_t: -O1 checks the bound */
         snprintf(name, sizeof(name), "node%zu", i + 1);
         nodes[i] = image_node(name, kinds[i]);
     }

@@ -301,7 +301,7 @@ static void scores(ks_pod *pod, const char *const *const *labels, size_t n, cons
     ks_node *nodes[4];
     ks_node_info *nis[4];
     for (size_t i = 0; i < n; i++) {
-        char name[16];
+        char name[32]; /* room for any size_t: -O1 checks the bound */
         snprintf(name, sizeof(name), "node%zu", i + 1);
         nodes[i] = tp_node(name);
         for (const char *const *l = labels[i]; l && *l; l++) {

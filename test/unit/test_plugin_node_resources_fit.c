@@ -298,14 +298,14 @@ static void fit_scores(const char *args, ks_pod *pod, const node_spec *ns, size_
     ks_node_info *nis[8];
     ks_pod *pods[16];
     for (size_t i = 0; i < nn; i++) {
-        char name[16];
+        char name[32]; /* room for any size_t: -O1 checks the bound */
         snprintf(name, sizeof(name), "node%zu", i + 1);
         nodes[i] = tp_node(name);
         tp_node_alloc(nodes[i], ns[i].cpu, ns[i].mem, 110);
         if (ns[i].ext) tp_node_scalar(nodes[i], ns[i].ext, ns[i].ext_val);
     }
     for (size_t i = 0; i < nex; i++) {
-        char name[16];
+        char name[32]; /* room for any size_t: -O1 checks the bound */
         snprintf(name, sizeof(name), "e%zu", i);
         pods[i] = tp_pod(name);
         if (!ex[i].no_containers) tp_container(pods[i], ex[i].cpu, ex[i].mem);
