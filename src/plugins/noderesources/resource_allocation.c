@@ -98,13 +98,14 @@ static void allocatable_request(const ks_resource_allocation_scorer *r, const ks
 
 int64_t ks_resource_allocation_score(const ks_resource_allocation_scorer *r,
                                      const ks_node_info *ni, const int64_t *pod_requests) {
-    int64_t requested[KS_MAX_SCORED_RESOURCES] = {0}, allocatable[KS_MAX_SCORED_RESOURCES] = {0};
+    /* Only the first nresources entries are written and read. */
+    int64_t requested[KS_MAX_SCORED_RESOURCES], allocatable[KS_MAX_SCORED_RESOURCES];
     for (uint32_t i = 0; i < r->nresources; i++) {
         int64_t a, q;
         allocatable_request(r, ni, &r->resources[i], pod_requests[i], &a, &q);
-        if (a == 0) continue;
+        /* A resource the node does not have is left out of the score. */
         allocatable[i] = a;
-        requested[i] = q;
+        requested[i] = a == 0 ? 0 : q;
     }
     return r->scorer(r, requested, allocatable);
 }
