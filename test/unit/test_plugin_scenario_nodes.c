@@ -26,6 +26,7 @@ static const char *const config_yaml =
     "  plugins:\n"
     "    multiPoint:\n"
     "      enabled:\n"
+    "      - name: SchedulingGates\n"
     "      - name: PrioritySort\n"
     "      - name: NodeUnschedulable\n"
     "      - name: NodeName\n"
