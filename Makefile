@@ -51,7 +51,7 @@ PLUGIN_SOS  := $(foreach p,$(PLUGIN_NAMES),$(B)/plugins/$(p).so)
 .PHONY: all build deps demo test test-unit test-scenarios test-reference bench bench-quick \
         install clean fuzz
 all: build
-build: $(B)/ksched $(B)/libksched.a $(B)/libksched.so $(PLUGIN_SOS)
+build: $(B)/ksched $(B)/libksched.a $(B)/libksched.so $(PLUGIN_SOS) $(B)/examples/embed-scheduler
 
 deps:
 	@scripts/deps.sh
@@ -70,6 +70,14 @@ $(B)/libksched.so: $(LIB_OBJS)
 # -rdynamic: out-of-tree plugins resolve the ks_* API from the executable.
 $(B)/ksched: $(CMD_OBJS) $(B)/libksched.a
 	$(CC) $(LDOPT) -rdynamic -o $@ $(CMD_OBJS) -Wl,--whole-archive $(B)/libksched.a -Wl,--no-whole-archive $(LIBS)
+
+# examples/plugins/embed: a custom scheduler binary with a plugin compiled
+# in, linking libksched as an installed program would (public headers
+# only); -rdynamic so that it can still load .so plugins.
+$(B)/examples/embed-scheduler: examples/plugins/embed/main.c include/ksched/ksched.h $(B)/libksched.a
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 $(WARN) -Iinclude $(OPT) $(LDOPT) -rdynamic -o $@ $< \
+	    -Wl,--whole-archive $(B)/libksched.a -Wl,--no-whole-archive $(LIBS)
 
 # Plugins see only the public headers, as out-of-tree ones do.
 define plugin_rule
