@@ -1,0 +1,78 @@
+#include "cmd/common.h"
+#include "codec/decode.h"
+#include "framework/framework.h"
+#include "util/xalloc.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool ks_cli_value(int argc, char **argv, int *i, const char *name, const char **val, char **err) {
+    const char *a = argv[*i];
+    if (a[0] != '-') return false;
+    a += (a[1] == '-') ? 2 : 1;
+    size_t n = strlen(name);
+    if (strncmp(a, name, n) != 0) return false;
+    if (a[n] == '=') {
+        *val = a + n + 1;
+        return true;
+    }
+    if (a[n] != '\0') return false;
+    if (*i + 1 >= argc) {
+        *val = NULL;
+        *err = ks_xasprintf("option %s needs a value", argv[*i]);
+        return true;
+    }
+    *val = argv[++*i];
+    return true;
+}
+
+bool ks_cli_u64(const char *s, uint64_t *out) {
+    if (!s || !*s || *s == '-') return false;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end) return false;
+    *out = v;
+    return true;
+}
+
+/* Out-of-tree plugins answer for themselves; in-tree names the registry
+ * lacks are described by upstream's table so that resolution works and the
+ * framework can report the missing implementation by name. */
+static uint32_t points(void *reg, const char *name) {
+    uint32_t m = ks_registry_points(reg, name);
+    return m ? m : ks_config_intree_points(NULL, name);
+}
+
+ks_config *ks_cli_load_config(const char *path, ks_registry *reg) {
+    ks_config_errors errs;
+    ks_config_errors_init(&errs);
+    ks_config *cfg = path ? ks_config_load(path, &errs) : ks_config_default();
+    if (cfg && !ks_config_resolve(cfg, points, reg, &errs)) {
+        ks_config_free(cfg);
+        cfg = NULL;
+    }
+    if (!cfg)
+        for (uint32_t i = 0; i < errs.n; i++) fprintf(stderr, "%s\n", errs.msgs[i]);
+    ks_config_errors_free(&errs);
+    return cfg;
+}
+
+ks_cluster *ks_cli_load_cluster(const char *const *paths, size_t n) {
+    ks_cluster *c = ks_cluster_new();
+    ks_errors errs;
+    ks_errors_init(&errs);
+    char *err = NULL;
+    if (!ks_load_paths(c, paths, n, &errs) || !ks_cluster_admit(c, &err)) {
+        for (size_t i = 0; i < errs.n; i++) fprintf(stderr, "%s\n", errs.msgs[i]);
+        if (err) fprintf(stderr, "%s\n", err);
+        free(err);
+        ks_errors_free(&errs);
+        ks_cluster_free(c);
+        return NULL;
+    }
+    ks_errors_free(&errs);
+    return c;
+}

@@ -1,0 +1,406 @@
+#include "sim/simulate.h"
+#include "framework/framework.h"
+#include "framework/status.h"
+#include "scheduler/scheduler.h"
+#include "util/clock.h"
+#include "util/hash.h"
+#include "util/xalloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const state_names[] = {
+    [KS_SIM_PENDING] = "Pending",
+    [KS_SIM_SCHEDULED] = "Scheduled",
+    [KS_SIM_UNSCHEDULABLE] = "Unschedulable",
+    [KS_SIM_GATED] = "SchedulingGated",
+    [KS_SIM_PREEMPTED] = "Preempted",
+};
+
+const char *ks_sim_state_name(ks_sim_state s) { return state_names[s]; }
+
+bool ks_sim_is_pending(const ks_config *cfg, const ks_pod *p) {
+    if (p->node_name || ks_pod_is_terminating(p)) return false;
+    if (p->phase == KS_PHASE_SUCCEEDED || p->phase == KS_PHASE_FAILED) return false;
+    return ks_config_profile(cfg, ks_str(p->scheduler_name)) != NULL;
+}
+
+int64_t ks_sim_start_time(const ks_cluster *c) {
+    int64_t t = 0;
+    for (uint32_t i = 0; i < c->pods.n; i++)
+        if (c->pods.v[i]->creation_ts > t) t = c->pods.v[i]->creation_ts;
+    for (uint32_t i = 0; i < c->nodes.n; i++)
+        if (c->nodes.v[i]->creation_ts > t) t = c->nodes.v[i]->creation_ts;
+    return t * KS_NS_PER_SEC;
+}
+
+/* The run's bookkeeping, shared by the observer and the backend wrapper. */
+typedef struct sim_run {
+    const ks_sim_options *opts;
+    ks_memory_backend *mb;
+    const ks_backend *inner;
+    ks_backend wrapped;
+    ks_clock *clock;
+    ks_map index;            /* pod key -> pending pod index + 1 */
+    ks_sim_pod *pods;
+    uint32_t npods;
+    uint32_t next_order;
+    ks_sim_pod *victims;
+    uint32_t nvictims, victims_cap;
+    uint64_t attempts;
+} sim_run;
+
+static ks_sim_pod *pending_of(sim_run *r, const ks_pod *p) {
+    uintptr_t i = (uintptr_t)ks_map_get(&r->index, p->key);
+    return i ? &r->pods[i - 1] : NULL;
+}
+
+static char *dup_or_null(const char *s) { return s ? ks_xstrdup(s) : NULL; }
+
+static void copy_verdict(ks_sim_verdict *v, const ks_node_info *ni, const ks_status *s) {
+    v->node = ni->name;
+    v->code = ks_status_code(s);
+    v->plugin = s ? ks_status_plugin(s) : "";
+    v->nreasons = s ? s->nreasons : 0;
+    if (v->nreasons) {
+        v->reasons = ks_xcalloc(v->nreasons, sizeof(char *));
+        for (uint32_t i = 0; i < v->nreasons; i++) v->reasons[i] = ks_xstrdup(s->reasons[i]);
+    }
+}
+
+static void copy_scores(ks_sim_attempt *a, const ks_score_result *sr) {
+    size_t cells = sr->nnodes * sr->nplugins;
+    a->nscored = (uint32_t)sr->nnodes;
+    a->nplugins = (uint32_t)sr->nplugins;
+    a->scored_nodes = ks_xcalloc(sr->nnodes ? sr->nnodes : 1, sizeof(ks_id));
+    for (size_t i = 0; i < sr->nnodes; i++) a->scored_nodes[i] = sr->nodes[i]->name;
+    a->score_plugins = ks_xcalloc(sr->nplugins ? sr->nplugins : 1, sizeof(char *));
+    a->weights = ks_xcalloc(sr->nplugins ? sr->nplugins : 1, sizeof(int64_t));
+    for (size_t j = 0; j < sr->nplugins; j++) {
+        a->score_plugins[j] = sr->plugins[j]; /* registered names are static */
+        a->weights[j] = sr->weights[j];
+    }
+    a->raw = ks_xcalloc(cells ? cells : 1, sizeof(int64_t));
+    a->normalized = ks_xcalloc(cells ? cells : 1, sizeof(int64_t));
+    a->weighted = ks_xcalloc(cells ? cells : 1, sizeof(int64_t));
+    a->total = ks_xcalloc(sr->nnodes ? sr->nnodes : 1, sizeof(int64_t));
+    if (cells) {
+        memcpy(a->raw, sr->raw, cells * sizeof(int64_t));
+        memcpy(a->normalized, sr->normalized, cells * sizeof(int64_t));
+        memcpy(a->weighted, sr->weighted, cells * sizeof(int64_t));
+    }
+    if (sr->nnodes) memcpy(a->total, sr->total, sr->nnodes * sizeof(int64_t));
+}
+
+static void record_explain(ks_sim_pod *sp, const ks_attempt_record *rec) {
+    sp->explain = ks_xrealloc(sp->explain, (sp->nexplain + 1) * sizeof(*sp->explain));
+    ks_sim_attempt *a = &sp->explain[sp->nexplain++];
+    memset(a, 0, sizeof(*a));
+    a->number = rec->attempt;
+    a->time_ns = rec->time_ns;
+    a->pre_filter_code = ks_status_code(rec->pre_filter_status);
+    a->pre_filter_plugin = ks_status_plugin(rec->pre_filter_status);
+    if (rec->pre_filter_status) a->pre_filter_message = ks_status_message(rec->pre_filter_status);
+    a->pre_filter_narrowed = !ks_pre_filter_result_all_nodes(rec->pre_filter_result);
+    const ks_ep_list *fl = &rec->fw->ep[KS_EP_FILTER];
+    a->nfilter_plugins = fl->n;
+    a->filter_plugins = ks_xcalloc(fl->n ? fl->n : 1, sizeof(char *));
+    for (uint32_t i = 0; i < fl->n; i++) a->filter_plugins[i] = fl->v[i]->name;
+    a->nverdicts = (uint32_t)rec->nevaluated;
+    a->verdicts = ks_xcalloc(rec->nevaluated ? rec->nevaluated : 1, sizeof(ks_sim_verdict));
+    for (size_t i = 0; i < rec->nevaluated; i++)
+        copy_verdict(&a->verdicts[i], rec->evaluated[i], rec->verdicts[i]);
+    if (rec->scores) copy_scores(a, rec->scores);
+    a->selected_node = dup_or_null(rec->chosen_node);
+    a->message = dup_or_null(rec->message);
+    a->post_filter_ran = rec->post_filter_ran;
+    if (rec->post_filter_ran) {
+        a->post_filter_code = ks_status_code(rec->post_filter_status);
+        a->post_filter_plugin = ks_status_plugin(rec->post_filter_status);
+        if (rec->post_filter_status) a->post_filter_message = ks_status_message(rec->post_filter_status);
+        a->nominated_node = dup_or_null(rec->nominated_node);
+    }
+}
+
+static void on_attempt(void *ctx, const ks_attempt_record *rec) {
+    sim_run *r = ctx;
+    if (rec->result == KS_ATTEMPT_SKIPPED) return;
+    r->attempts++;
+    ks_sim_pod *sp = pending_of(r, rec->pod);
+    if (!sp) return;
+    if (!sp->attempts) sp->order = r->next_order++;
+    sp->attempts++;
+    if (r->opts->explain) record_explain(sp, rec);
+}
+
+/* The backend wrapper sees every deletion: the only pods the scheduler
+ * deletes are preemption victims. */
+static ks_status *w_start(void *ctx, ks_watch_fn fn, void *arg) {
+    sim_run *r = ctx;
+    return r->inner->start(r->inner->ctx, fn, arg);
+}
+static void w_stop(void *ctx) {
+    sim_run *r = ctx;
+    r->inner->stop(r->inner->ctx);
+}
+static const ks_cluster *w_objects(void *ctx) {
+    sim_run *r = ctx;
+    return r->inner->objects(r->inner->ctx);
+}
+static ks_status *w_bind(void *ctx, const ks_pod *pod, const char *node) {
+    sim_run *r = ctx;
+    return r->inner->bind(r->inner->ctx, pod, node);
+}
+static ks_status *w_patch(void *ctx, const ks_pod *pod, const ks_status_patch *patch) {
+    sim_run *r = ctx;
+    return r->inner->patch_pod_status(r->inner->ctx, pod, patch);
+}
+static ks_status *w_delete(void *ctx, const ks_pod *pod) {
+    sim_run *r = ctx;
+    ks_pod *cur = ks_memory_backend_pod(r->mb, pod->key);
+    if (cur) ks_pod_ref(cur);
+    ks_status *s = r->inner->delete_pod(r->inner->ctx, pod);
+    if (!s && cur) {
+        KS_GROW(r->victims, r->victims_cap, r->nvictims + 1);
+        ks_sim_pod *v = &r->victims[r->nvictims++];
+        memset(v, 0, sizeof(*v));
+        v->pod = cur;
+        v->input = ks_pod_ref(cur);
+        v->state = KS_SIM_PREEMPTED;
+        v->node = cur->node_name ? ks_xstrdup(ks_str(cur->node_name)) : NULL;
+        v->deleted_ns = ks_clock_now(r->clock);
+        v->order = r->nvictims - 1;
+    } else if (cur) {
+        ks_pod_unref(cur);
+    }
+    return s;
+}
+static void w_event(void *ctx, const ks_event_record *ev) {
+    sim_run *r = ctx;
+    r->inner->emit_event(r->inner->ctx, ev);
+}
+
+static const ks_pod_condition *pod_scheduled_condition(const ks_pod *p) {
+    ks_id type = ks_intern("PodScheduled");
+    for (uint32_t i = 0; i < p->nconditions; i++)
+        if (p->conditions[i].type == type) return &p->conditions[i];
+    return NULL;
+}
+
+/* Read each pending pod's fate off the in-memory cluster. */
+static void settle(sim_run *r) {
+    for (uint32_t i = 0; i < r->npods; i++) {
+        ks_sim_pod *sp = &r->pods[i];
+        ks_pod *cur = ks_memory_backend_pod(r->mb, sp->input->key);
+        sp->pod = ks_pod_ref(cur ? cur : sp->input);
+        const ks_pod *p = sp->pod;
+        if (p->node_name) {
+            sp->state = KS_SIM_SCHEDULED;
+            sp->node = ks_xstrdup(ks_str(p->node_name));
+        } else if (p->ngates && !sp->attempts) {
+            sp->state = KS_SIM_GATED;
+            sp->reason = ks_xstrdup("SchedulingGated");
+            sp->message = ks_xstrdup("Scheduling is blocked due to non-empty scheduling gates");
+        } else {
+            sp->state = sp->attempts ? KS_SIM_UNSCHEDULABLE : KS_SIM_PENDING;
+            const ks_pod_condition *c = pod_scheduled_condition(p);
+            if (c && c->reason) sp->reason = ks_xstrdup(c->reason);
+            if (c && c->message) sp->message = ks_xstrdup(c->message);
+        }
+        if (p->nominated_node) sp->nominated = ks_xstrdup(ks_str(p->nominated_node));
+        if (!sp->attempts) sp->order = r->next_order++;
+    }
+}
+
+static int cmp_order(const void *a, const void *b) {
+    const ks_sim_pod *x = a, *y = b;
+    return (x->order > y->order) - (x->order < y->order);
+}
+
+/* Queue entry order: creationTimestamp, then input order. The in-memory
+ * backend lists pods in the cluster's order, so sort the cluster. */
+static int cmp_pod_entry(const void *a, const void *b) {
+    const ks_pod *x = *(ks_pod *const *)a, *y = *(ks_pod *const *)b;
+    if (x->creation_ts != y->creation_ts) return x->creation_ts < y->creation_ts ? -1 : 1;
+    return (x->input_index > y->input_index) - (x->input_index < y->input_index);
+}
+
+static void collect_events(sim_run *r, ks_sim_result *out) {
+    size_t n = ks_memory_backend_nevents(r->mb);
+    out->events = ks_xcalloc(n ? n : 1, sizeof(ks_sim_event));
+    for (size_t i = 0; i < n; i++) {
+        const ks_recorded_event *e = ks_memory_backend_event(r->mb, i);
+        ks_sim_event *se = &out->events[out->nevents++];
+        ks_pod *p = ks_memory_backend_pod(r->mb, e->pod_key);
+        if (!p) {
+            for (uint32_t v = 0; v < r->nvictims && !p; v++)
+                if (r->victims[v].pod->key == e->pod_key) p = r->victims[v].pod;
+        }
+        if (!p) {
+            uintptr_t idx = (uintptr_t)ks_map_get(&r->index, e->pod_key);
+            if (idx) p = r->pods[idx - 1].input;
+        }
+        se->regarding = p ? ks_pod_ref(p) : NULL;
+        se->type = ks_xstrdup(e->type);
+        se->reason = ks_xstrdup(e->reason);
+        se->action = ks_xstrdup(e->action ? e->action : "");
+        se->note = ks_xstrdup(e->note ? e->note : "");
+        se->controller = ks_xstrdup(p ? ks_str(p->scheduler_name) : "default-scheduler");
+        se->time_ns = e->time_ns;
+    }
+    /* A victim's message is the note of the event that preempted it. */
+    for (uint32_t v = 0; v < r->nvictims; v++) {
+        for (uint32_t i = 0; i < out->nevents; i++) {
+            const ks_sim_event *se = &out->events[i];
+            if (se->regarding && se->regarding->key == r->victims[v].pod->key &&
+                strcmp(se->reason, "Preempted") == 0) {
+                r->victims[v].message = ks_xstrdup(se->note);
+                break;
+            }
+        }
+    }
+}
+
+bool ks_simulate(ks_cluster *cluster, const ks_config *cfg, ks_registry *reg,
+                 const ks_sim_options *opts, ks_sim_result *out, char **err) {
+    memset(out, 0, sizeof(*out));
+    out->cluster = cluster;
+    int64_t wall0 = ks_monotonic_ns();
+
+    qsort(cluster->pods.v, cluster->pods.n, sizeof(ks_pod *), cmp_pod_entry);
+
+    sim_run r;
+    memset(&r, 0, sizeof(r));
+    r.opts = opts;
+    ks_map_init(&r.index);
+    r.pods = ks_xcalloc(cluster->pods.n ? cluster->pods.n : 1, sizeof(ks_sim_pod));
+    for (uint32_t i = 0; i < cluster->pods.n; i++) {
+        ks_pod *p = cluster->pods.v[i];
+        if (!ks_sim_is_pending(cfg, p)) continue;
+        r.pods[r.npods].input = ks_pod_ref(p);
+        ks_map_put(&r.index, p->key, (void *)(uintptr_t)(r.npods + 1));
+        r.npods++;
+    }
+
+    out->start_ns = ks_sim_start_time(cluster);
+    r.clock = ks_clock_sim_new(out->start_ns);
+    r.mb = ks_memory_backend_new(cluster);
+    r.inner = ks_memory_backend_iface(r.mb);
+    r.wrapped = (ks_backend){
+        .ctx = &r,
+        .start = w_start,
+        .stop = w_stop,
+        .objects = w_objects,
+        .bind = w_bind,
+        .patch_pod_status = w_patch,
+        .delete_pod = w_delete,
+        .emit_event = w_event,
+    };
+    ks_observer obs = {.ctx = &r, .on_attempt = on_attempt};
+
+    /* A percentage given on the command line overrides the configuration
+     * (the differential tests score every node). */
+    ks_config *tuned = NULL;
+    const ks_config *use = cfg;
+    if (opts->percentage_of_nodes_to_score >= 0) {
+        tuned = ks_xmalloc(sizeof(*tuned));
+        *tuned = *cfg;
+        tuned->percentage_of_nodes_to_score = opts->percentage_of_nodes_to_score;
+        use = tuned;
+    }
+    ks_scheduler_options so = {
+        .config = use,
+        .registry = reg,
+        .backend = &r.wrapped,
+        .clock = r.clock,
+        .seed = opts->seed,
+        .deterministic_ties = opts->deterministic_ties,
+        .parallelism = opts->parallelism,
+        .observer = &obs,
+    };
+    bool ok = false;
+    ks_scheduler *s = ks_scheduler_new(&so, err);
+    if (!s) goto done;
+    ks_status *st = ks_scheduler_start(s);
+    if (st) {
+        *err = ks_status_message(st);
+        ks_status_free(st);
+        goto done;
+    }
+    ks_scheduler_run_until_idle(s);
+    out->end_ns = ks_clock_now(r.clock);
+    out->attempts = r.attempts;
+
+    settle(&r);
+    collect_events(&r, out);
+    qsort(r.pods, r.npods, sizeof(ks_sim_pod), cmp_order);
+    out->pods = r.pods;
+    out->npods = r.npods;
+    out->victims = r.victims;
+    out->nvictims = r.nvictims;
+    r.pods = NULL;
+    r.victims = NULL;
+    ok = true;
+done:
+    if (s) ks_scheduler_free(s);
+    if (!ok) {
+        for (uint32_t i = 0; i < r.npods; i++) ks_pod_unref(r.pods[i].input);
+        free(r.pods);
+    }
+    ks_memory_backend_free(r.mb);
+    ks_clock_free(r.clock);
+    ks_map_free(&r.index);
+    free(tuned);
+    out->wall_seconds = (double)(ks_monotonic_ns() - wall0) / 1e9;
+    return ok;
+}
+
+static void free_attempt(ks_sim_attempt *a) {
+    free(a->pre_filter_message);
+    for (uint32_t i = 0; i < a->nverdicts; i++) {
+        for (uint32_t j = 0; j < a->verdicts[i].nreasons; j++) free(a->verdicts[i].reasons[j]);
+        free(a->verdicts[i].reasons);
+    }
+    free(a->verdicts);
+    free(a->filter_plugins);
+    free(a->scored_nodes);
+    free(a->score_plugins);
+    free(a->weights);
+    free(a->raw);
+    free(a->normalized);
+    free(a->weighted);
+    free(a->total);
+    free(a->selected_node);
+    free(a->message);
+    free(a->post_filter_message);
+    free(a->nominated_node);
+}
+
+static void free_sim_pod(ks_sim_pod *p) {
+    if (p->pod) ks_pod_unref(p->pod);
+    if (p->input) ks_pod_unref(p->input);
+    free(p->node);
+    free(p->nominated);
+    free(p->message);
+    free(p->reason);
+    for (uint32_t i = 0; i < p->nexplain; i++) free_attempt(&p->explain[i]);
+    free(p->explain);
+}
+
+void ks_sim_result_free(ks_sim_result *r) {
+    for (uint32_t i = 0; i < r->npods; i++) free_sim_pod(&r->pods[i]);
+    for (uint32_t i = 0; i < r->nvictims; i++) free_sim_pod(&r->victims[i]);
+    for (uint32_t i = 0; i < r->nevents; i++) {
+        ks_sim_event *e = &r->events[i];
+        if (e->regarding) ks_pod_unref(e->regarding);
+        free(e->type);
+        free(e->reason);
+        free(e->action);
+        free(e->note);
+        free(e->controller);
+    }
+    free(r->pods);
+    free(r->victims);
+    free(r->events);
+    memset(r, 0, sizeof(*r));
+}

@@ -1,0 +1,124 @@
+/* The simulator: run the real scheduler loop on simulated time over an
+ * in-memory cluster loaded from manifests, and collect what happened to
+ * every pending pod: where it went, why not, who was preempted, which
+ * events were emitted, and (with explain) every plugin's verdict and score
+ * on every node for each attempt. Printing is separate (report_*.c). */
+#ifndef KS_SIMULATE_H
+#define KS_SIMULATE_H
+
+#include "api/cluster.h"
+#include "config/config.h"
+#include "sim/memory_backend.h"
+
+#include <ksched/ksched.h>
+
+typedef enum ks_sim_state {
+    KS_SIM_PENDING = 0,       /* never attempted (should not stay so) */
+    KS_SIM_SCHEDULED,
+    KS_SIM_UNSCHEDULABLE,
+    KS_SIM_GATED,             /* spec.schedulingGates not empty */
+    KS_SIM_PREEMPTED,         /* a running pod deleted by preemption */
+} ks_sim_state;
+
+const char *ks_sim_state_name(ks_sim_state s);
+
+/* One node's Filter verdict in an attempt. */
+typedef struct ks_sim_verdict {
+    ks_id node;
+    ks_code code;            /* KS_SUCCESS when the node passed */
+    const char *plugin;      /* the rejecting plugin ("" when passed) */
+    uint32_t nreasons;
+    char **reasons;
+} ks_sim_verdict;
+
+/* Everything the scheduler decided in one attempt (explain mode). */
+typedef struct ks_sim_attempt {
+    uint32_t number;         /* 1 for the pod's first attempt */
+    int64_t time_ns;
+    /* PreFilter */
+    ks_code pre_filter_code;
+    const char *pre_filter_plugin;
+    char *pre_filter_message;
+    bool pre_filter_narrowed;   /* a PreFilterResult restricted the nodes */
+    /* Filter, in evaluation order; the profile's Filter plugins in order */
+    uint32_t nfilter_plugins;
+    const char **filter_plugins;
+    uint32_t nverdicts;
+    ks_sim_verdict *verdicts;
+    /* Score: nscored nodes x nplugins */
+    uint32_t nscored, nplugins;
+    ks_id *scored_nodes;
+    const char **score_plugins;
+    int64_t *weights;
+    int64_t *raw, *normalized, *weighted; /* [node * nplugins + plugin] */
+    int64_t *total;
+    /* Outcome */
+    char *selected_node;
+    char *message;           /* FailedScheduling message */
+    bool post_filter_ran;
+    const char *post_filter_plugin;
+    ks_code post_filter_code;
+    char *post_filter_message;
+    char *nominated_node;
+} ks_sim_attempt;
+
+typedef struct ks_sim_pod {
+    ks_pod *pod;             /* the final version (referenced) */
+    ks_pod *input;           /* as loaded and admitted (referenced) */
+    ks_sim_state state;
+    char *node;              /* bound node */
+    char *nominated;         /* status.nominatedNodeName at the end */
+    char *message;           /* last FailedScheduling message / preemption note */
+    char *reason;            /* PodScheduled=False reason */
+    uint32_t order;          /* scheduling order: first attempt; gated last */
+    uint32_t attempts;
+    int64_t deleted_ns;      /* victims: when deleted */
+    uint32_t nexplain;
+    ks_sim_attempt *explain; /* every attempt, with explain */
+} ks_sim_pod;
+
+typedef struct ks_sim_event {
+    ks_pod *regarding;       /* referenced */
+    char *type, *reason, *action, *note;
+    char *controller;        /* the reporting scheduler's name */
+    int64_t time_ns;
+} ks_sim_event;
+
+typedef struct ks_sim_options {
+    uint64_t seed;
+    bool explain;
+    /* Ties go to the smallest node name instead of a seeded random pick. */
+    bool deterministic_ties;
+    int32_t percentage_of_nodes_to_score; /* -1: from the configuration */
+    int parallelism;                      /* 0: from the configuration */
+} ks_sim_options;
+
+typedef struct ks_sim_result {
+    ks_sim_pod *pods;        /* pending pods, in scheduling order */
+    uint32_t npods;
+    ks_sim_pod *victims;     /* pods deleted by preemption, in order */
+    uint32_t nvictims;
+    ks_sim_event *events;
+    uint32_t nevents;
+    int64_t start_ns, end_ns; /* simulated time */
+    uint64_t attempts;
+    double wall_seconds;
+    /* Final cluster state: nodes and the pods bound to them. */
+    ks_cluster *cluster;     /* borrowed from the caller */
+} ks_sim_result;
+
+/* Which pods are pending for a configuration: no nodeName, not
+ * terminating, not finished, schedulerName naming one of the profiles. */
+bool ks_sim_is_pending(const ks_config *cfg, const ks_pod *p);
+
+/* Run the simulation on cluster (admitted already; modified in place).
+ * false with *err (malloc'd) when the scheduler cannot be built. */
+bool ks_simulate(ks_cluster *cluster, const ks_config *cfg, ks_registry *reg,
+                 const ks_sim_options *opts, ks_sim_result *out, char **err);
+void ks_sim_result_free(ks_sim_result *r);
+
+/* The simulated clock starts at the newest creationTimestamp in the input
+ * (so output does not depend on when it runs), or at the epoch. */
+int64_t ks_sim_start_time(const ks_cluster *c);
+
+#endif
