@@ -672,6 +672,19 @@ void ks_queue_delete(ks_queue *q, const ks_pod *pod) {
     pthread_mutex_unlock(&q->mu);
 }
 
+/* A popped pod is in flight: count the attempt, remember which events
+ * arrive while it is being scheduled, clear the last attempt's rejectors. */
+static void start_in_flight(ks_queue *q, ks_queued_pod *qp) {
+    qp->attempts++;
+    KS_GROW(q->inflight, q->inflight_cap, q->ninflight + 1);
+    q->inflight[q->ninflight++] = (in_flight){.key = qp->pod->key, .start_seq = q->next_seq};
+    q->cycle++;
+    memset(&qp->unschedulable_plugins, 0, sizeof(qp->unschedulable_plugins));
+    memset(&qp->pending_plugins, 0, sizeof(qp->pending_plugins));
+    qp->gating_plugin = -1;
+    qp->mutation_epoch = q->epoch;
+}
+
 ks_queued_pod *ks_queue_pop(ks_queue *q, bool block) {
     pthread_mutex_lock(&q->mu);
     ks_queued_pod *qp = NULL;
@@ -693,14 +706,18 @@ ks_queued_pod *ks_queue_pop(ks_queue *q, bool block) {
     if (qp) {
         qp->where = KS_Q_NONE;
         ks_map_del(&q->all, qp->pod->key + 1);
-        qp->attempts++;
-        KS_GROW(q->inflight, q->inflight_cap, q->ninflight + 1);
-        q->inflight[q->ninflight++] = (in_flight){.key = qp->pod->key, .start_seq = q->next_seq};
-        q->cycle++;
-        memset(&qp->unschedulable_plugins, 0, sizeof(qp->unschedulable_plugins));
-        memset(&qp->pending_plugins, 0, sizeof(qp->pending_plugins));
-        qp->gating_plugin = -1;
-        qp->mutation_epoch = q->epoch;
+        start_in_flight(q, qp);
+    }
+    pthread_mutex_unlock(&q->mu);
+    return qp;
+}
+
+ks_queued_pod *ks_queue_pop_pod(ks_queue *q, uint64_t pod_key) {
+    pthread_mutex_lock(&q->mu);
+    ks_queued_pod *qp = find(q, pod_key);
+    if (qp) {
+        detach(q, qp);
+        start_in_flight(q, qp);
     }
     pthread_mutex_unlock(&q->mu);
     return qp;

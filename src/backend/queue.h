@@ -100,6 +100,9 @@ void ks_queue_delete(ks_queue *q, const ks_pod *pod);
  * ks_queue_done + ks_queued_pod_free). NULL when there is none (and not
  * blocking) or the queue is closed. */
 ks_queued_pod *ks_queue_pop(ks_queue *q, bool block);
+/* Take one given pod out of whichever sub-queue holds it, as a pop would
+ * (the simulator's trace mode picks the order itself). NULL if absent. */
+ks_queued_pod *ks_queue_pop_pod(ks_queue *q, uint64_t pod_key);
 /* The pod's scheduling attempt is over as far as events are concerned. */
 void ks_queue_done(ks_queue *q, uint64_t pod_key);
 void ks_queued_pod_free(ks_queued_pod *qp);

@@ -24,7 +24,7 @@ static void usage(FILE *f) {
           "  --max N              stop after N replicas\n"
           "  --config FILE        KubeSchedulerConfiguration (default: v1.34 defaults)\n"
           "  -o, --output FORMAT  table (default) or json\n"
-          "  -v, --v N            log verbosity\n" KS_PLUGIN_OPTS_USAGE
+          "  -v=N                 log verbosity (klog levels, to stderr)\n" KS_PLUGIN_OPTS_USAGE
           "  -h, --help           this text\n",
           f);
 }
@@ -122,10 +122,6 @@ int cmd_capacity(int argc, char **argv) {
                 fprintf(stderr, "ksched capacity: invalid value for --max\n");
                 goto out;
             }
-        } else if (ks_cli_value(argc, argv, &i, "v", &val, &err)) {
-            uint64_t v;
-            if (!val || !ks_cli_u64(val, &v)) goto usage_error;
-            ks_log_set_verbosity((int)v);
         } else if (a[0] == '-' && a[1] != '\0') {
             fprintf(stderr, "ksched capacity: unknown option %s\n", a);
             usage(stderr);

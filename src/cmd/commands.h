@@ -19,8 +19,12 @@ enum { KS_EXIT_OK = 0, KS_EXIT_FAIL = 1, KS_EXIT_BAD_INPUT = 2 };
 int cmd_version(int argc, char **argv);
 int cmd_load(int argc, char **argv);
 int cmd_check_config(int argc, char **argv);
+int cmd_simulate(int argc, char **argv);
+int cmd_capacity(int argc, char **argv);
 
 static const ks_command ks_commands[] = {
+    {"simulate", cmd_simulate, "schedule a cluster's pending pods from manifests, offline"},
+    {"capacity", cmd_capacity, "how many more replicas of a pod fit, and where"},
     {"version", cmd_version, "print the version"},
     {"load", cmd_load, "load manifests and print a summary of the cluster"},
     {"check-config", cmd_check_config, "validate a KubeSchedulerConfiguration, print it defaulted"},

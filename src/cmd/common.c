@@ -66,7 +66,7 @@ ks_cluster *ks_cli_load_cluster(const char *const *paths, size_t n) {
     ks_errors_init(&errs);
     char *err = NULL;
     if (!ks_load_paths(c, paths, n, &errs) || !ks_cluster_admit(c, &err)) {
-        for (size_t i = 0; i < errs.n; i++) fprintf(stderr, "%s\n", errs.msgs[i]);
+        for (size_t i = 0; i < errs.n; i++) fprintf(stderr, "%s\n", errs.v[i]);
         if (err) fprintf(stderr, "%s\n", err);
         free(err);
         ks_errors_free(&errs);

@@ -29,7 +29,7 @@ static void usage(FILE *f) {
           "  --percentage-of-nodes-to-score N\n"
           "                       override the configuration (0-100; 0 = adaptive)\n"
           "  --fail-on-pending    exit 3 when a pod is left unscheduled\n"
-          "  -v, --v N            log verbosity (klog levels, to stderr)\n" KS_PLUGIN_OPTS_USAGE
+          "  -v=N                 log verbosity (klog levels, to stderr)\n" KS_PLUGIN_OPTS_USAGE
           "  -h, --help           this text\n"
           "\n"
           "Exit status: 0 the simulation ran, 2 bad input or configuration,\n"
@@ -80,10 +80,6 @@ int cmd_simulate(int argc, char **argv) {
             uint64_t pct;
             if (!val || !ks_cli_u64(val, &pct) || pct > 100) goto bad_value;
             so.percentage_of_nodes_to_score = (int32_t)pct;
-        } else if (ks_cli_value(argc, argv, &i, "v", &val, &err)) {
-            uint64_t v;
-            if (!val || !ks_cli_u64(val, &v)) goto bad_value;
-            ks_log_set_verbosity((int)v);
         } else if (a[0] == '-' && a[1] != '\0') {
             fprintf(stderr, "ksched simulate: unknown option %s\n", a);
             usage(stderr);

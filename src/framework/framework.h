@@ -126,6 +126,9 @@ struct ks_framework {
     ks_parallelizer *par;
     bool owns_par;
     bool checksums;            /* debug immutability check */
+    /* No randomness in plugins (DefaultPreemption's candidate offset):
+     * the simulator's trace mode. */
+    bool deterministic;
 };
 
 /* Attach the scheduler's environment, waiting pods map and worker pool

@@ -28,6 +28,9 @@ typedef struct ks_attempt_record {
     /* PreFilter */
     const ks_status *pre_filter_status;
     const ks_pre_filter_result *pre_filter_result; /* NULL: all nodes */
+    /* The reason given to the nodes a PreFilterResult left out
+     * ("node(s) didn't satisfy plugin(s) [...]"), NULL when none were. */
+    const char *pre_filter_excluded_reason;
     /* Filter: the nodes evaluated (in evaluation order) and the verdict on
      * each (NULL = passed). nevaluated may be less than the number of
      * nodes (percentageOfNodesToScore). */

@@ -41,6 +41,10 @@ typedef struct attempt {
     ks_status *status;          /* failure (NULL on success) */
     bool no_nodes;
     ks_fit_error *fit;          /* when the failure is a FitError */
+    /* The diagnosis of an attempt that did not end in a FitError: it owns
+     * the Filter verdicts the observer record points to, so it lives until
+     * the observer has seen them. */
+    ks_fit_error *kept;
     ks_nominating_info ni;
     /* success */
     ks_id host;
@@ -51,6 +55,7 @@ typedef struct attempt {
     ks_status *pre_filter_status;
     ks_status *post_filter_status;
     char *nominated;
+    char *excluded_reason;      /* why nodes outside a PreFilterResult were left out */
     ks_score_result scores;
     bool has_scores;
 } attempt;
@@ -246,6 +251,8 @@ static ks_status *find_nodes_that_fit(attempt *a, ks_diagnosis *diag, const ks_n
         ks_sb_puts(&b, "node(s) didn't satisfy plugin(s) [");
         ks_framework_mask_names(fw, &diag->unschedulable_plugins, &b);
         ks_sb_putc(&b, ']');
+        a->excluded_reason = ks_xstrdup(ks_sb_str(&b));
+        a->rec.pre_filter_excluded_reason = a->excluded_reason;
         ks_node_status_map_set_absent(&diag->statuses,
                                       ks_status_new(KS_UNSCHEDULABLE_AND_UNRESOLVABLE, "%s", ks_sb_str(&b)));
         ks_sb_free(&b);
@@ -325,14 +332,14 @@ static ks_status *schedule_pod(attempt *a) {
     size_t nf = 0;
     st = find_nodes_that_fit(a, &fe->diagnosis, &feasible, &nf);
     if (st) {
-        free_fit_error(fe);
+        a->kept = fe;
         return st;
     }
     if (nf == 0) {
         a->fit = fe;
         return fit_status(KS_UNSCHEDULABLE, fe);
     }
-    free_fit_error(fe);
+    a->kept = fe;
     if (nf == 1) {
         a->host = feasible[0]->name;
         return NULL;
@@ -633,9 +640,25 @@ static void notify_attempt(attempt *a) {
     s->obs->on_attempt(s->obs->ctx, &a->rec);
 }
 
+static void schedule_queued(ks_scheduler *s, ks_queued_pod *qp);
+
 bool ks_sched_schedule_one(ks_scheduler *s, bool block) {
     ks_queued_pod *qp = ks_queue_pop(s->queue, block);
     if (!qp) return false;
+    schedule_queued(s, qp);
+    return true;
+}
+
+bool ks_scheduler_attempt(ks_scheduler *s, uint64_t pod_key) {
+    ks_queued_pod *qp = ks_queue_pop_pod(s->queue, pod_key);
+    if (!qp) return false;
+    schedule_queued(s, qp);
+    return true;
+}
+
+/* One attempt of a popped pod: the scheduling cycle, then the binding
+ * cycle (right away in simulated mode, on its own thread otherwise). */
+static void schedule_queued(ks_scheduler *s, ks_queued_pod *qp) {
     ks_framework *fw = qp->fw;
     const ks_pod *pod = qp->pod;
     attempt a = {.s = s, .fw = fw, .qp = qp, .pod = pod};
@@ -644,7 +667,7 @@ bool ks_sched_schedule_one(ks_scheduler *s, bool block) {
         ks_errorf("profile not found for scheduler name \"%s\"", ks_str(pod->scheduler_name));
         ks_queue_done(s->queue, pod->key);
         ks_queued_pod_free(qp);
-        return true;
+        return;
     }
     ks_sched_stat(s, &s->stats.attempts);
     if (pod->has_deletion_ts || ks_cache_is_assumed(s->cache, pod)) {
@@ -657,7 +680,7 @@ bool ks_sched_schedule_one(ks_scheduler *s, bool block) {
         notify_attempt(&a);
         ks_queue_done(s->queue, pod->key);
         ks_queued_pod_free(qp);
-        return true;
+        return;
     }
     ks_infof(3, "Attempting to schedule pod pod=\"%s/%s\"", ks_str(pod->ns), ks_str(pod->name));
     a.st = ks_cycle_state_new();
@@ -717,6 +740,8 @@ bool ks_sched_schedule_one(ks_scheduler *s, bool block) {
     ks_status_free(a.pre_filter_status);
     ks_status_free(a.post_filter_status);
     free(a.nominated);
+    free(a.excluded_reason);
+    free_fit_error(a.kept);
     ks_cycle_state_free(a.st);
-    return true;
+    return;
 }

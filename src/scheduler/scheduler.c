@@ -165,6 +165,7 @@ ks_scheduler *ks_scheduler_new(const ks_scheduler_options *o, char **err) {
         }
         ks_framework_share(fw, s->waiting, s->par);
         ks_framework_set_env(fw, &env);
+        fw->deterministic = o->deterministic_preemption;
         ks_framework_set_snapshot(fw, s->snap);
         s->fws[s->nfws++] = fw;
     }

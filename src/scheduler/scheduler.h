@@ -37,6 +37,9 @@ typedef struct ks_scheduler_options {
      * instead of upstream's random choice among the top scores (the
      * differential tests need one answer). */
     bool deterministic_ties;
+    /* Preemption without randomness (candidate offset 0, candidates in node
+     * name order): the differential tests' reference loop. */
+    bool deterministic_preemption;
     int parallelism;             /* 0 = config's parallelism */
     const ks_observer *observer; /* optional, borrowed */
 } ks_scheduler_options;
@@ -55,6 +58,10 @@ bool ks_scheduler_schedule_one(ks_scheduler *s);
  * other than the unschedulable flush (and error-backoff pods that already
  * failed since the last cluster change). Returns the attempts made. */
 size_t ks_scheduler_run_until_idle(ks_scheduler *s);
+/* Simulated clock: one attempt of the given pending pod, wherever it waits
+ * in the queue (the simulator's trace mode orders attempts itself). false
+ * when the queue does not hold it. */
+bool ks_scheduler_attempt(ks_scheduler *s, uint64_t pod_key);
 
 /* Real clock: schedule until ks_scheduler_stop() (from another thread or a
  * signal-safe flag poll). */

@@ -121,25 +121,25 @@ static void node_summary(FILE *out, const ks_cluster *c) {
             ks_resource_add(&req, &p->requests);
             pods++;
         }
-        char cells[4 + KS_MAX_SCALAR * 4][64];
+        char cells[4 + KS_MAX_SCALAR * 4][128];
         const char *row[4 + KS_MAX_SCALAR * 4];
         char a[32], b[32];
-        snprintf(cells[0], 64, "%s", ks_str(nd->name));
-        snprintf(cells[1], 64, "%lld/%lld", (long long)pods, (long long)nd->allocatable.allowed_pods);
+        snprintf(cells[0], 128, "%s", ks_str(nd->name));
+        snprintf(cells[1], 128, "%lld/%lld", (long long)pods, (long long)nd->allocatable.allowed_pods);
         ks_quantity_format_milli(req.milli_cpu, a, sizeof(a));
         ks_quantity_format_milli(nd->allocatable.milli_cpu, b, sizeof(b));
-        usage_cell(cells[2], 64, a, b, req.milli_cpu, nd->allocatable.milli_cpu);
+        usage_cell(cells[2], 128, a, b, req.milli_cpu, nd->allocatable.milli_cpu);
         ks_quantity_format_bytes(req.memory, a, sizeof(a));
         ks_quantity_format_bytes(nd->allocatable.memory, b, sizeof(b));
-        usage_cell(cells[3], 64, a, b, req.memory, nd->allocatable.memory);
+        usage_cell(cells[3], 128, a, b, req.memory, nd->allocatable.memory);
         for (size_t k = 0; k < ns; k++) {
             int64_t r = ks_resource_get(&req, scalars[k]);
             int64_t al = ks_resource_get(&nd->allocatable, scalars[k]);
-            if (!al && !r) snprintf(cells[4 + k], 64, "-");
+            if (!al && !r) snprintf(cells[4 + k], 128, "-");
             else {
                 snprintf(a, sizeof(a), "%lld", (long long)r);
                 snprintf(b, sizeof(b), "%lld", (long long)al);
-                usage_cell(cells[4 + k], 64, a, b, r, al);
+                usage_cell(cells[4 + k], 128, a, b, r, al);
             }
         }
         for (size_t k = 0; k < 4 + ns; k++) row[k] = cells[k];
