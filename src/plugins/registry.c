@@ -17,6 +17,7 @@ extern const ks_plugin_ops ks_plugin_node_resources_balanced_allocation;
 extern const ks_plugin_ops ks_plugin_image_locality;
 extern const ks_plugin_ops ks_plugin_inter_pod_affinity;
 extern const ks_plugin_ops ks_plugin_pod_topology_spread;
+extern const ks_plugin_ops ks_plugin_default_preemption;
 extern const ks_plugin_ops ks_plugin_default_binder;
 
 const ks_plugin_ops *const ks_intree_plugins[] = {
@@ -32,6 +33,7 @@ const ks_plugin_ops *const ks_intree_plugins[] = {
     &ks_plugin_image_locality,
     &ks_plugin_inter_pod_affinity,
     &ks_plugin_pod_topology_spread,
+    &ks_plugin_default_preemption,
     &ks_plugin_default_binder,
     NULL,
 };

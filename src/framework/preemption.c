@@ -1,0 +1,639 @@
+/* The preemption Evaluator; see preemption.h. Upstream's
+ * pkg/scheduler/framework/preemption/preemption.go is the specification. */
+#include "framework/preemption.h"
+#include "framework/cycle_state.h"
+#include "framework/framework.h"
+#include "framework/handle.h"
+#include "framework/status.h"
+#include "scheduler/diagnosis.h"
+#include "util/gosort.h"
+#include "util/log.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+
+#include <ksched/framework.h>
+
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- small helpers ------------------------------------------------------ */
+
+void ks_victims_free(ks_victims *v) {
+    for (uint32_t i = 0; i < v->npods; i++) ks_pod_unref(v->pods[i]);
+    free(v->pods);
+    memset(v, 0, sizeof(*v));
+}
+
+void ks_candidates_free(ks_candidates *c) {
+    for (uint32_t i = 0; i < c->n; i++) ks_victims_free(&c->v[i].victims);
+    free(c->v);
+    memset(c, 0, sizeof(*c));
+}
+
+static ks_framework *fw_of(ks_evaluator *ev) { return ks_handle_framework(ev->h); }
+
+/* Upstream NodeToStatus.Get: a node without a status of its own (or no
+ * node: id 0) gets the absent-nodes status. */
+static const ks_status *status_for(const ks_node_status_map *m, ks_id node) {
+    return ks_node_status_map_lookup(m, node);
+}
+
+/* Upstream GetPodStartTime: status.startTime, or "now" for a pod that has
+ * not started. Now is later than every recorded start time. */
+static bool started_before(const ks_pod *a, const ks_pod *b) {
+    if (a->has_start_time && b->has_start_time) return a->start_time < b->start_time;
+    if (a->has_start_time) return true;  /* a started, b's is now */
+    if (b->has_start_time) return false; /* a's is now */
+    /* Both "now": upstream reads the clock for a first, then for b. */
+    return true;
+}
+
+bool ks_more_important_pod(const ks_pod *a, const ks_pod *b) {
+    int32_t pa = ks_pod_priority(a), pb = ks_pod_priority(b);
+    if (pa != pb) return pa > pb;
+    return started_before(a, b);
+}
+
+static bool importance_less(const void *a, const void *b, void *ctx) {
+    return ks_more_important_pod(a, b);
+}
+
+void ks_sort_by_importance(ks_pod **pods, size_t n) {
+    ks_go_sort_ptrs((void **)pods, n, importance_less, NULL);
+}
+
+/* ---- PodDisruptionBudgets --------------------------------------------- */
+
+static bool pdb_lists_pod(const ks_pdb *pdb, ks_id name) {
+    for (uint32_t i = 0; i < pdb->ndisrupted; i++)
+        if (pdb->disrupted_pods[i] == name) return true;
+    return false;
+}
+
+void ks_filter_pods_with_pdb_violation(ks_pod *const *pods, size_t n, const ks_pdb_list *pdbs,
+                                       ks_pod **violating, size_t *nviolating, ks_pod **ok,
+                                       size_t *nok) {
+    size_t npdbs = pdbs ? pdbs->n : 0;
+    int64_t *allowed = ks_xcalloc(npdbs ? npdbs : 1, sizeof(*allowed));
+    for (size_t i = 0; i < npdbs; i++) allowed[i] = pdbs->v[i]->disruptions_allowed;
+    *nviolating = *nok = 0;
+    for (size_t k = 0; k < n; k++) {
+        ks_pod *p = pods[k];
+        bool violated = false;
+        /* A pod without labels matches no PDB. */
+        for (size_t i = 0; p->labels.n && i < npdbs; i++) {
+            const ks_pdb *pdb = pdbs->v[i];
+            if (pdb->ns != p->ns) continue;
+            /* A nil or empty selector matches nothing here. */
+            if (pdb->selector.nothing || pdb->selector.nreq == 0) continue;
+            if (!ks_selector_matches(&pdb->selector, &p->labels)) continue;
+            /* Already being evicted through the API: counted by the PDB. */
+            if (pdb_lists_pod(pdb, p->name)) continue;
+            if (--allowed[i] < 0) violated = true;
+        }
+        if (violated) violating[(*nviolating)++] = p;
+        else ok[(*nok)++] = p;
+    }
+    free(allowed);
+}
+
+/* ---- errors -------------------------------------------------------------- */
+
+/* An Error status carrying s's message (upstream fwk.AsStatus(s.AsError())). */
+static ks_status *as_error(ks_status *s) {
+    if (!s || s->code == KS_ERROR) return s;
+    char *msg = ks_status_message(s);
+    ks_status *e = ks_status_new(KS_ERROR, "%s", msg);
+    ks_status_set_plugin(e, s->plugin);
+    free(msg);
+    ks_status_free(s);
+    return e;
+}
+
+/* utilerrors.NewAggregate(errs).Error(): one message as is, several
+ * de-duplicated, joined with ", " and bracketed. */
+static ks_status *aggregate_errors(char **msgs, size_t n) {
+    if (n == 0) return NULL;
+    if (n == 1) return ks_status_new(KS_ERROR, "%s", msgs[0]);
+    ks_strbuf b;
+    ks_sb_init(&b);
+    size_t distinct = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool seen = false;
+        for (size_t j = 0; j < i && !seen; j++) seen = strcmp(msgs[i], msgs[j]) == 0;
+        if (seen) continue;
+        if (distinct++) ks_sb_puts(&b, ", ");
+        ks_sb_puts(&b, msgs[i]);
+    }
+    ks_status *s = distinct == 1 ? ks_status_new(KS_ERROR, "%s", ks_sb_str(&b))
+                                 : ks_status_new(KS_ERROR, "[%s]", ks_sb_str(&b));
+    ks_sb_free(&b);
+    return s;
+}
+
+/* ---- dry runs ------------------------------------------------------------ */
+
+typedef struct dry_slot {
+    bool done;
+    ks_status *status; /* NULL: a candidate */
+    ks_victims victims;
+} dry_slot;
+
+typedef struct dry_run {
+    ks_evaluator *ev;
+    ks_cycle_state *st;
+    const ks_pod *pod;
+    const ks_node_info *const *nodes;
+    size_t n;
+    const ks_pdb_list *pdbs;
+    int32_t offset, num;
+    dry_slot *slots;
+    atomic_int nviolating, nclean;
+    atomic_bool stop;
+} dry_run;
+
+/* Upstream's candidate lists hold at most num each; the dry runs stop once
+ * there is a non-violating candidate and the two lists hold num together. */
+static bool enough(int32_t nclean, int32_t nviolating, int32_t num) {
+    if (nclean > num) nclean = num;
+    if (nviolating > num) nviolating = num;
+    return nclean > 0 && nclean + nviolating >= num;
+}
+
+static void dry_run_node(size_t i, void *arg) {
+    dry_run *d = arg;
+    dry_slot *slot = &d->slots[i];
+    const ks_node_info *orig = d->nodes[((size_t)d->offset + i) % d->n];
+    ks_node_info *ni = ks_node_info_clone(orig);
+    ks_cycle_state *st = ks_cycle_state_clone(d->st);
+    ks_victims v = {0};
+    ks_status *s = d->ev->ops->select_victims(d->ev->pl, st, d->pod, ni, d->pdbs, &v);
+    if (ks_status_is_success(s) && v.npods == 0) {
+        ks_status_free(s);
+        s = ks_status_new(KS_ERROR, "expected at least one victim pod on node \"%s\"",
+                          ks_str(orig->name));
+    }
+    if (ks_status_is_success(s)) {
+        ks_status_free(s);
+        slot->victims = v;
+        int nc, nv;
+        if (v.num_pdb_violations == 0) {
+            nc = atomic_fetch_add(&d->nclean, 1) + 1;
+            nv = atomic_load(&d->nviolating);
+        } else {
+            nv = atomic_fetch_add(&d->nviolating, 1) + 1;
+            nc = atomic_load(&d->nclean);
+        }
+        /* Enough among those done so far means enough within the prefix
+         * the parallelizer will have finished, so a sequential pass over
+         * that prefix stops inside it. */
+        if (enough(nc, nv, d->num)) atomic_store(&d->stop, true);
+    } else {
+        ks_victims_free(&v);
+        slot->status = s;
+    }
+    ks_cycle_state_free(st);
+    ks_node_info_free(ni);
+    slot->done = true;
+}
+
+void ks_dry_run_preemption(ks_evaluator *ev, ks_cycle_state *st, const ks_pod *pod,
+                           const ks_node_info *const *nodes, size_t n, const ks_pdb_list *pdbs,
+                           int32_t offset, int32_t num, ks_candidates *out,
+                           ks_node_status_map *statuses, ks_status **err) {
+    memset(out, 0, sizeof(*out));
+    *err = NULL;
+    if (n == 0) return;
+    dry_run d = {.ev = ev, .st = st, .pod = pod, .nodes = nodes, .n = n, .pdbs = pdbs,
+                 .offset = offset, .num = num};
+    d.slots = ks_xcalloc(n, sizeof(*d.slots));
+    atomic_init(&d.nviolating, 0);
+    atomic_init(&d.nclean, 0);
+    atomic_init(&d.stop, false);
+    ks_framework *fw = fw_of(ev);
+    if (fw && fw->par) ks_parallelize(fw->par, n, dry_run_node, &d, &d.stop);
+    else
+        for (size_t i = 0; i < n && !atomic_load(&d.stop); i++) dry_run_node(i, &d);
+
+    /* Replay in order what a sequential run would have kept. */
+    ks_candidates clean = {0}, violating = {0};
+    char **errs = NULL;
+    size_t nerrs = 0, errs_cap = 0;
+    bool stopped = false;
+    for (size_t i = 0; i < n; i++) {
+        dry_slot *slot = &d.slots[i];
+        if (!slot->done || stopped) {
+            if (slot->done) {
+                ks_victims_free(&slot->victims);
+                ks_status_free(slot->status);
+            }
+            continue;
+        }
+        const ks_node_info *ni = nodes[((size_t)offset + i) % n];
+        if (!slot->status) {
+            ks_candidates *list = slot->victims.num_pdb_violations == 0 ? &clean : &violating;
+            if ((int32_t)list->n < num) {
+                KS_GROW(list->v, list->cap, list->n + 1);
+                list->v[list->n++] = (ks_candidate){ni->name, slot->victims};
+            } else {
+                ks_victims_free(&slot->victims); /* upstream drops it: list full */
+            }
+            if (enough((int32_t)clean.n, (int32_t)violating.n, num)) stopped = true;
+            continue;
+        }
+        if (slot->status->code == KS_ERROR) {
+            KS_GROW(errs, errs_cap, nerrs + 1);
+            errs[nerrs++] = ks_status_message(slot->status);
+        }
+        if (statuses) ks_node_status_map_put(statuses, ni->name, slot->status);
+        else ks_status_free(slot->status);
+    }
+    free(d.slots);
+    /* Non-violating candidates first. */
+    *out = clean;
+    for (uint32_t i = 0; i < violating.n; i++) {
+        KS_GROW(out->v, out->cap, out->n + 1);
+        out->v[out->n++] = violating.v[i];
+    }
+    free(violating.v);
+    *err = aggregate_errors(errs, nerrs);
+    for (size_t i = 0; i < nerrs; i++) free(errs[i]);
+    free(errs);
+}
+
+/* ---- choosing the node --------------------------------------------------- */
+
+/* Upstream GetEarliestPodStartTime: the earliest start among the victims of
+ * the highest priority; INT64_MAX stands for "now" (not started). */
+static int64_t earliest_start(const ks_victims *v) {
+    int32_t maxp = ks_pod_priority(v->pods[0]);
+    const ks_pod *earliest = v->pods[0];
+    for (uint32_t i = 0; i < v->npods; i++) {
+        const ks_pod *p = v->pods[i];
+        int32_t pr = ks_pod_priority(p);
+        if (pr == maxp) {
+            /* Before(): a later clock reading never precedes an earlier one. */
+            if (p->has_start_time &&
+                (!earliest->has_start_time || p->start_time < earliest->start_time))
+                earliest = p;
+        } else if (pr > maxp) {
+            maxp = pr;
+            earliest = p;
+        }
+    }
+    return earliest->has_start_time ? earliest->start_time : INT64_MAX;
+}
+
+enum { CRIT_PDB, CRIT_HIGHEST, CRIT_SUM, CRIT_COUNT, CRIT_START, NCRIT };
+
+/* Higher is better, as upstream's score functions. */
+static int64_t criterion(const ks_victims *v, int which) {
+    switch (which) {
+    case CRIT_PDB:
+        return -v->num_pdb_violations;
+    case CRIT_HIGHEST:
+        return -(int64_t)ks_pod_priority(v->pods[0]);
+    case CRIT_SUM: {
+        /* Shifted by MaxInt32+1 so that more negative-priority victims
+         * never look cheaper than fewer. */
+        int64_t sum = 0;
+        for (uint32_t i = 0; i < v->npods; i++)
+            sum += (int64_t)ks_pod_priority(v->pods[i]) + (int64_t)INT32_MAX + 1;
+        return -sum;
+    }
+    case CRIT_COUNT:
+        return -(int64_t)v->npods;
+    default:
+        return earliest_start(v);
+    }
+}
+
+int ks_pick_one_node_for_preemption(const ks_candidates *c) {
+    if (c->n == 0) return -1;
+    int *live = ks_xmalloc(c->n * sizeof(*live)), *next = ks_xmalloc(c->n * sizeof(*next));
+    size_t nlive = c->n;
+    for (uint32_t i = 0; i < c->n; i++) live[i] = (int)i;
+    int pick = -1;
+    for (int k = 0; k < NCRIT && pick < 0; k++) {
+        int64_t best = INT64_MIN;
+        size_t nnext = 0;
+        for (size_t i = 0; i < nlive; i++) {
+            int64_t s = criterion(&c->v[live[i]].victims, k);
+            if (s > best) {
+                best = s;
+                nnext = 0;
+            }
+            if (s == best) next[nnext++] = live[i];
+        }
+        if (nnext == 1) pick = next[0];
+        int *t = live;
+        live = next;
+        next = t;
+        nlive = nnext;
+    }
+    if (pick < 0) pick = live[0];
+    free(live);
+    free(next);
+    return pick;
+}
+
+/* ---- evicting ------------------------------------------------------------ */
+
+static uint64_t pod_slot(const ks_pod *p) { return p->key + 1; }
+
+void ks_evaluator_init(ks_evaluator *ev, const char *plugin_name, ks_handle *h,
+                       const ks_preemption_ops *ops, void *pl, bool async) {
+    memset(ev, 0, sizeof(*ev));
+    ev->plugin_name = plugin_name;
+    ev->h = h;
+    ev->ops = ops;
+    ev->pl = pl;
+    ev->async = async;
+    pthread_mutex_init(&ev->mu, NULL);
+    ks_map_init(&ev->preempting);
+}
+
+void ks_evaluator_destroy(ks_evaluator *ev) {
+    ks_map_free(&ev->preempting);
+    pthread_mutex_destroy(&ev->mu);
+}
+
+bool ks_evaluator_is_preempting(ks_evaluator *ev, const ks_pod *pod) {
+    pthread_mutex_lock(&ev->mu);
+    bool r = ks_map_get(&ev->preempting, pod_slot(pod)) != NULL;
+    pthread_mutex_unlock(&ev->mu);
+    return r;
+}
+
+static void set_preempting(ks_evaluator *ev, const ks_pod *pod, bool on) {
+    pthread_mutex_lock(&ev->mu);
+    if (on) ks_map_put(&ev->preempting, pod_slot(pod), (void *)1);
+    else ks_map_del(&ev->preempting, pod_slot(pod));
+    pthread_mutex_unlock(&ev->mu);
+}
+
+/* One eviction job: what upstream's preemption goroutine closes over. */
+typedef struct evict_job {
+    ks_evaluator *ev;
+    ks_pod *preemptor;  /* referenced */
+    ks_id node;
+    ks_pod **victims;   /* referenced; the ones to delete */
+    uint32_t nvictims;
+    bool failed;
+    bool all_gone; /* every victim was gone already */
+} evict_job;
+
+static void evict_job_free(evict_job *j) {
+    for (uint32_t i = 0; i < j->nvictims; i++) ks_pod_unref(j->victims[i]);
+    free(j->victims);
+    ks_pod_unref(j->preemptor);
+    free(j);
+}
+
+/* The victim is gone or going already: upstream's NotFound from the
+ * delete call, or the dispatcher skipping a deletion it already has. */
+static bool already_gone(const ks_status *s) {
+    if (ks_status_code(s) == KS_SKIP) return true;
+    if (ks_status_nreasons(s) == 0) return false;
+    const char *r = ks_status_reason(s, 0);
+    size_t n = strlen(r);
+    return n >= 9 && strcmp(r + n - 9, "not found") == 0;
+}
+
+/* Upstream PreemptPod: reject a victim waiting on Permit, or mark it with
+ * the DisruptionTarget condition and delete it; then the Preempted event. */
+static ks_status *preempt_pod(ks_evaluator *ev, const ks_pod *preemptor, ks_id node,
+                              ks_pod *victim) {
+    ks_framework *fw = fw_of(ev);
+    if (fw->waiting && ks_waiting_pods_reject(fw->waiting, victim->key, ev->plugin_name,
+                                              "preempted")) {
+        ks_infof(2, "Preemptor pod rejected a waiting pod preemptor=\"%s/%s\" waitingPod=\"%s/%s\" node=\"%s\"",
+                 ks_str(preemptor->ns), ks_str(preemptor->name), ks_str(victim->ns),
+                 ks_str(victim->name), ks_str(node));
+    } else {
+        if (!fw->env.delete_pod)
+            return ks_status_new(KS_ERROR, "no backend to delete pod %s/%s",
+                                 ks_str(victim->ns), ks_str(victim->name));
+        if (fw->env.patch_status) {
+            char *msg = ks_xasprintf("%s: preempting to accommodate a higher priority pod",
+                                     ks_str(preemptor->scheduler_name));
+            ks_status_patch p = {.has_condition = true,
+                                 .cond_type = "DisruptionTarget",
+                                 .cond_status = "True",
+                                 .cond_reason = "PreemptionByScheduler",
+                                 .cond_message = msg};
+            fw->env.patch_status(fw->env.ctx, victim, &p);
+            free(msg);
+        }
+        ks_status *s = fw->env.delete_pod(fw->env.ctx, victim);
+        if (s) return s;
+        ks_infof(2, "Preemptor Pod preempted victim Pod preemptor=\"%s/%s\" victim=\"%s/%s\" node=\"%s\"",
+                 ks_str(preemptor->ns), ks_str(preemptor->name), ks_str(victim->ns),
+                 ks_str(victim->name), ks_str(node));
+    }
+    if (fw->env.event) {
+        char *note = ks_xasprintf("Preempted by pod %s on node %s",
+                                  preemptor->uid ? preemptor->uid : "", ks_str(node));
+        fw->env.event(fw->env.ctx, victim, "Normal", "Preempted", "Preempting", note);
+        free(note);
+    }
+    return NULL;
+}
+
+/* Upstream getLowerPriorityNominatedPods + clearNominatedNodeName: pods of
+ * lower priority nominated to the node may no longer fit there; clearing
+ * their nomination sends them back to the queue to find another place. */
+static void clear_lower_nominated(ks_evaluator *ev, const ks_pod *pod, ks_id node) {
+    ks_framework *fw = fw_of(ev);
+    if (!fw->env.nominated_pods || !fw->env.patch_status) return;
+    size_t n = fw->env.nominated_pods(fw->env.ctx, node, NULL, 0);
+    if (n == 0) return;
+    ks_pod **v = ks_xcalloc(n, sizeof(*v));
+    n = fw->env.nominated_pods(fw->env.ctx, node, v, n);
+    int32_t prio = ks_pod_priority(pod);
+    for (size_t i = 0; i < n; i++) {
+        if (ks_pod_priority(v[i]) < prio) {
+            ks_status_patch p = {.set_nominated = true, .nominated = ""};
+            fw->env.patch_status(fw->env.ctx, v[i], &p);
+        }
+        ks_pod_unref(v[i]);
+    }
+    free(v);
+}
+
+static void evict_one(size_t i, evict_job *j) {
+    ks_status *s = preempt_pod(j->ev, j->preemptor, j->node, j->victims[i]);
+    if (!s) j->all_gone = false;
+    else if (!already_gone(s)) {
+        char *m = ks_status_message(s);
+        ks_errorf("Error occurred during preemption: %s", m);
+        free(m);
+        j->failed = true;
+    }
+    ks_status_free(s);
+}
+
+/* The body of upstream's prepareCandidateAsync goroutine. */
+static void evict_async(void *arg) {
+    evict_job *j = arg;
+    ks_evaluator *ev = j->ev;
+    ks_framework *fw = fw_of(ev);
+    clear_lower_nominated(ev, j->preemptor, j->node);
+    /* All but the last, then the last once the pod has left the
+     * preempting set, so that the deletion event, which is what requeues
+     * it, is never ignored by PreEnqueue. Upstream issues the first ones in
+     * parallel; queueing them on the dispatcher is cheap, and doing it in
+     * victim order keeps the simulation's output reproducible. */
+    for (uint32_t i = 0; i + 1 < j->nvictims; i++) evict_one(i, j);
+    set_preempting(ev, j->preemptor, false);
+    evict_one(j->nvictims - 1, j);
+    /* Nothing was deleted by us (no event will come) or something failed:
+     * the pod must not wait in the unschedulable pool for an event. */
+    if ((j->failed || j->all_gone) && fw->env.activate)
+        fw->env.activate(fw->env.ctx, j->preemptor);
+    ks_infof(2, "Async Preemption finished completely preemptor=\"%s/%s\" node=\"%s\" result=\"%s\"",
+             ks_str(j->preemptor->ns), ks_str(j->preemptor->name), ks_str(j->node),
+             j->failed ? "error" : "success");
+    evict_job_free(j);
+}
+
+static evict_job *new_job(ks_evaluator *ev, const ks_pod *pod, const ks_candidate *c) {
+    evict_job *j = ks_xcalloc(1, sizeof(*j));
+    j->ev = ev;
+    j->preemptor = ks_pod_ref((ks_pod *)pod);
+    j->node = c->node;
+    j->victims = ks_xcalloc(c->victims.npods ? c->victims.npods : 1, sizeof(*j->victims));
+    for (uint32_t i = 0; i < c->victims.npods; i++) {
+        ks_pod *v = c->victims.pods[i];
+        /* Already terminating: no second delete call. */
+        if (v->has_deletion_ts) continue;
+        j->victims[j->nvictims++] = ks_pod_ref(v);
+    }
+    j->all_gone = true;
+    return j;
+}
+
+/* Upstream prepareCandidateAsync: the evictions must not hold up the
+ * scheduling thread, and the pod is gated (PreEnqueue) until the last one
+ * is issued. Upstream starts a goroutine for the API calls; here every
+ * backend call already goes through the asynchronous API dispatcher, so
+ * issuing them is quick and done in place, in upstream's order. */
+static void prepare_candidate_async(ks_evaluator *ev, const ks_pod *pod, const ks_candidate *c) {
+    evict_job *j = new_job(ev, pod, c);
+    if (j->nvictims == 0) {
+        evict_job_free(j);
+        return;
+    }
+    set_preempting(ev, pod, true);
+    evict_async(j);
+}
+
+/* Upstream prepareCandidate (async preemption off): evict in parallel,
+ * fail on the first error, then clear lower-priority nominations. */
+static ks_status *prepare_candidate(ks_evaluator *ev, const ks_pod *pod, const ks_candidate *c) {
+    evict_job *j = new_job(ev, pod, c);
+    ks_status *err = NULL;
+    for (uint32_t i = 0; i < j->nvictims && !err; i++) {
+        ks_status *s = preempt_pod(ev, pod, c->node, j->victims[i]);
+        if (s && !already_gone(s)) err = as_error(s);
+        else ks_status_free(s);
+    }
+    if (!err) clear_lower_nominated(ev, pod, c->node);
+    evict_job_free(j);
+    return err;
+}
+
+/* ---- Preempt ------------------------------------------------------------- */
+
+ks_status *ks_evaluator_preempt(ks_evaluator *ev, ks_cycle_state *st, const ks_pod *pod,
+                                const ks_node_status_map *m, const char **nominated) {
+    *nominated = NULL;
+    ks_framework *fw = fw_of(ev);
+    const ks_snapshot *snap = fw->snapshot;
+
+    /* 1) Is the pod allowed to preempt at all? */
+    const char *why = NULL;
+    const ks_status *nominated_status = status_for(m, pod->nominated_node);
+    if (!ev->ops->pod_eligible(ev->pl, pod, nominated_status, &why)) {
+        ks_infof(5, "Pod is not eligible for preemption pod=\"%s/%s\" reason=\"%s\"",
+                 ks_str(pod->ns), ks_str(pod->name), why ? why : "");
+        return ks_status_new(KS_UNSCHEDULABLE, "%s", why ? why : "");
+    }
+
+    /* 2) Candidates: nodes that failed Filter with Unschedulable, which
+     * removing pods might fix. */
+    size_t nall = snap ? snap->nnodes : 0;
+    if (nall == 0) return ks_status_new(KS_ERROR, "no nodes available");
+    const ks_node_info **potential = ks_xcalloc(nall, sizeof(*potential));
+    size_t npotential = 0;
+    for (size_t i = 0; i < nall; i++) {
+        const ks_node_info *ni = snap->nodes[i];
+        if (ks_status_code(status_for(m, ni->name)) == KS_UNSCHEDULABLE)
+            potential[npotential++] = ni;
+    }
+    ks_node_status_map statuses;
+    ks_node_status_map_init(&statuses);
+    ks_candidates cands = {0};
+    ks_status *err = NULL;
+    if (npotential == 0) {
+        ks_infof(3, "Preemption will not help schedule pod on any node pod=\"%s/%s\"",
+                 ks_str(pod->ns), ks_str(pod->name));
+    } else {
+        const ks_cluster *objs = fw->env.objects ? fw->env.objects(fw->env.ctx) : NULL;
+        ks_pdb_list pdbs = {objs ? (ks_pdb *const *)objs->pdbs.v : NULL, objs ? objs->pdbs.n : 0};
+        int32_t offset = 0, num = 0;
+        ev->ops->offset_and_num_candidates(ev->pl, (int32_t)npotential, &offset, &num);
+        ks_dry_run_preemption(ev, st, pod, potential, npotential, &pdbs, offset, num, &cands,
+                              &statuses, &err);
+    }
+    free(potential);
+    if (err && cands.n == 0) {
+        ks_node_status_map_clear(&statuses);
+        return err;
+    }
+    ks_status_free(err);
+
+    /* No candidate: a FitError over the dry runs' statuses; the nodes not
+     * tried could not be helped. The pod's nomination is to be cleared. */
+    if (cands.n == 0) {
+        ks_infof(2, "No preemption candidate is found; preemption is not helpful for scheduling pod=\"%s/%s\"",
+                 ks_str(pod->ns), ks_str(pod->name));
+        ks_fit_error fe = {.num_all_nodes = nall};
+        ks_diagnosis_init(&fe.diagnosis);
+        fe.diagnosis.statuses = statuses; /* moved */
+        ks_node_status_map_set_absent(
+            &fe.diagnosis.statuses, ks_status_new(KS_UNSCHEDULABLE_AND_UNRESOLVABLE,
+                                                  "Preemption is not helpful for scheduling"));
+        char *msg = ks_fit_error_message(&fe);
+        ks_diagnosis_free(&fe.diagnosis);
+        ks_status *s = ks_status_new(KS_UNSCHEDULABLE, "%s", msg);
+        free(msg);
+        *nominated = "";
+        return s;
+    }
+    ks_node_status_map_clear(&statuses);
+
+    /* 3) Extenders with preemption support would filter candidates here. */
+
+    /* 4) The best candidate. */
+    int best = cands.n == 1 ? 0 : ks_pick_one_node_for_preemption(&cands);
+    const ks_candidate *c = &cands.v[best];
+    ks_infof(2, "the target node for the preemption is determined node=\"%s\" pod=\"%s/%s\"",
+             ks_str(c->node), ks_str(pod->ns), ks_str(pod->name));
+
+    /* 5) Evict. */
+    if (ev->async) {
+        prepare_candidate_async(ev, pod, c);
+    } else {
+        ks_status *s = prepare_candidate(ev, pod, c);
+        if (s) {
+            ks_candidates_free(&cands);
+            return s;
+        }
+    }
+    *nominated = ks_str(c->node);
+    ks_candidates_free(&cands);
+    return NULL;
+}

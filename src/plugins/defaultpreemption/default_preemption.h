@@ -1,0 +1,28 @@
+/* DefaultPreemption internals shared with tests and with the tools that
+ * need deterministic runs (simulate --seed, the differential tests). */
+#ifndef KS_PLUGINS_DEFAULT_PREEMPTION_H
+#define KS_PLUGINS_DEFAULT_PREEMPTION_H
+
+#include <ksched/ksched.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+
+extern const ks_plugin_ops ks_plugin_default_preemption;
+
+/* The dry runs start at a random potential node (upstream rand.Int31n).
+ * seed makes the sequence reproducible; zero_offset always starts at the
+ * first node, which is what upstream does in tests and what the
+ * differential tests compare against. Process-wide. */
+void ks_default_preemption_set_seed(uint64_t seed);
+void ks_default_preemption_set_zero_offset(bool on);
+
+/* The Evaluator of a DefaultPreemption instance (tests run dry runs
+ * directly, as upstream's do). */
+struct ks_evaluator;
+struct ks_evaluator *ks_default_preemption_evaluator(void *self);
+
+/* Upstream calculateNumCandidates: max(n * pct / 100, abs), at most n. */
+int32_t ks_default_preemption_num_candidates(int32_t n, int32_t pct, int32_t abs);
+
+#endif
