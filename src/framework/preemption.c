@@ -56,12 +56,29 @@ bool ks_more_important_pod(const ks_pod *a, const ks_pod *b) {
     return started_before(a, b);
 }
 
-static bool importance_less(const void *a, const void *b, void *ctx) {
-    return ks_more_important_pod(a, b);
+static int cmp_pod_names(const ks_pod *a, const ks_pod *b) {
+    int c = strcmp(ks_str(a->ns), ks_str(b->ns));
+    return c ? c : strcmp(ks_str(a->name), ks_str(b->name));
 }
 
-void ks_sort_by_importance(ks_pod **pods, size_t n) {
-    ks_go_sort_ptrs((void **)pods, n, importance_less, NULL);
+/* The name tie rule: a pod that has not started reads one fixed "now"
+ * (the differential harness gives such pods one start time), and equal
+ * start times go by namespace/name. */
+static bool more_important_by_name(const ks_pod *a, const ks_pod *b) {
+    int32_t pa = ks_pod_priority(a), pb = ks_pod_priority(b);
+    if (pa != pb) return pa > pb;
+    int64_t ta = a->has_start_time ? a->start_time : INT64_MAX;
+    int64_t tb = b->has_start_time ? b->start_time : INT64_MAX;
+    if (ta != tb) return ta < tb;
+    return cmp_pod_names(a, b) < 0;
+}
+
+static bool importance_less(const void *a, const void *b, void *ctx) {
+    return ctx ? more_important_by_name(a, b) : ks_more_important_pod(a, b);
+}
+
+void ks_sort_by_importance(ks_pod **pods, size_t n, bool by_name) {
+    ks_go_sort_ptrs((void **)pods, n, importance_less, by_name ? (void *)1 : NULL);
 }
 
 /* ---- PodDisruptionBudgets --------------------------------------------- */
@@ -288,6 +305,10 @@ static int64_t earliest_start(const ks_victims *v) {
 
 enum { CRIT_PDB, CRIT_HIGHEST, CRIT_SUM, CRIT_COUNT, CRIT_START, NCRIT };
 
+static int cmp_candidate_names(const ks_candidate *a, const ks_candidate *b) {
+    return strcmp(ks_str(a->node), ks_str(b->node));
+}
+
 /* Higher is better, as upstream's score functions. */
 static int64_t criterion(const ks_victims *v, int which) {
     switch (which) {
@@ -310,7 +331,7 @@ static int64_t criterion(const ks_victims *v, int which) {
     }
 }
 
-int ks_pick_one_node_for_preemption(const ks_candidates *c) {
+int ks_pick_one_node_for_preemption(const ks_candidates *c, bool by_name) {
     if (c->n == 0) return -1;
     int *live = ks_xmalloc(c->n * sizeof(*live)), *next = ks_xmalloc(c->n * sizeof(*next));
     size_t nlive = c->n;
@@ -333,7 +354,12 @@ int ks_pick_one_node_for_preemption(const ks_candidates *c) {
         next = t;
         nlive = nnext;
     }
-    if (pick < 0) pick = live[0];
+    if (pick < 0) {
+        pick = live[0];
+        /* The name tie rule adds one last criterion: the smallest name. */
+        for (size_t i = 1; by_name && i < nlive; i++)
+            if (cmp_candidate_names(&c->v[live[i]], &c->v[pick]) < 0) pick = live[i];
+    }
     free(live);
     free(next);
     return pick;
@@ -547,6 +573,11 @@ static ks_status *prepare_candidate(ks_evaluator *ev, const ks_pod *pod, const k
 
 /* ---- Preempt ------------------------------------------------------------- */
 
+static int cmp_node_names(const void *a, const void *b) {
+    const ks_node_info *x = *(const ks_node_info *const *)a, *y = *(const ks_node_info *const *)b;
+    return strcmp(ks_str(x->name), ks_str(y->name));
+}
+
 ks_status *ks_evaluator_preempt(ks_evaluator *ev, ks_cycle_state *st, const ks_pod *pod,
                                 const ks_node_status_map *m, const char **nominated) {
     *nominated = NULL;
@@ -573,6 +604,7 @@ ks_status *ks_evaluator_preempt(ks_evaluator *ev, ks_cycle_state *st, const ks_p
         if (ks_status_code(status_for(m, ni->name)) == KS_UNSCHEDULABLE)
             potential[npotential++] = ni;
     }
+    if (fw->deterministic) qsort(potential, npotential, sizeof(*potential), cmp_node_names);
     ks_node_status_map statuses;
     ks_node_status_map_init(&statuses);
     ks_candidates cands = {0};
@@ -618,7 +650,7 @@ ks_status *ks_evaluator_preempt(ks_evaluator *ev, ks_cycle_state *st, const ks_p
     /* 3) Extenders with preemption support would filter candidates here. */
 
     /* 4) The best candidate. */
-    int best = cands.n == 1 ? 0 : ks_pick_one_node_for_preemption(&cands);
+    int best = cands.n == 1 ? 0 : ks_pick_one_node_for_preemption(&cands, fw->deterministic);
     const ks_candidate *c = &cands.v[best];
     ks_infof(2, "the target node for the preemption is determined node=\"%s\" pod=\"%s/%s\"",
              ks_str(c->node), ks_str(pod->ns), ks_str(pod->name));

@@ -11,7 +11,12 @@
  *   over [offset, offset + n) gives (upstream with parallelism 1);
  * - candidates are kept in that order, non-PDB-violating ones first, and
  *   the last tie-break of pickOneNodeForPreemption takes the first (upstream:
- *   map order). */
+ *   map order).
+ * With the framework's `deterministic` flag (the differential tests' rule,
+ * which pins upstream the same way) potential nodes go in name order, the
+ * dry runs start at the first, victims of equal priority and start time
+ * are ordered by namespace/name, and the last tie-break is the smallest
+ * node name. */
 #ifndef KS_PREEMPTION_H
 #define KS_PREEMPTION_H
 
@@ -101,13 +106,14 @@ void ks_dry_run_preemption(ks_evaluator *ev, ks_cycle_state *st, const ks_pod *p
                            ks_node_status_map *statuses, ks_status **err);
 
 /* Upstream pickOneNodeForPreemption with its default criteria; returns the
- * index into c, -1 when empty. */
-int ks_pick_one_node_for_preemption(const ks_candidates *c);
+ * index into c, -1 when empty. by_name: the name tie rule (see below). */
+int ks_pick_one_node_for_preemption(const ks_candidates *c, bool by_name);
 
 /* Upstream util.MoreImportantPod: higher priority, then earlier start. */
 bool ks_more_important_pod(const ks_pod *a, const ks_pod *b);
-/* Sort most important first, exactly as upstream's sort.Slice does. */
-void ks_sort_by_importance(ks_pod **pods, size_t n);
+/* Sort most important first, exactly as upstream's sort.Slice does.
+ * by_name: equal start times are ordered by namespace/name. */
+void ks_sort_by_importance(ks_pod **pods, size_t n, bool by_name);
 
 /* Upstream filterPodsWithPDBViolation: split pods (order kept) into those
  * whose eviction would exceed a PDB's disruptionsAllowed and the rest.

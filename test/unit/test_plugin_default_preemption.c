@@ -873,7 +873,7 @@ static void run_pick(const pick_case *pc) {
         KS_GROW(c.v, c.cap, c.n + 1);
         c.v[c.n++] = cand;
     }
-    int got = ks_pick_one_node_for_preemption(&c);
+    int got = ks_pick_one_node_for_preemption(&c, false);
     if (got != pc->want) fail_msg("%s: picked %d, want %d", pc->name, got, pc->want);
     ks_candidates_free(&c);
 }
@@ -896,7 +896,7 @@ static void test_pick_one_node_criteria_in_order(void **state) {
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) run_pick(&cases[i]);
     ks_candidates none = {0};
-    assert_int_equal(ks_pick_one_node_for_preemption(&none), -1);
+    assert_int_equal(ks_pick_one_node_for_preemption(&none, false), -1);
 }
 
 static void test_node_with_lowest_highest_priority_victim_wins(void **state) {
@@ -911,6 +911,43 @@ static void test_node_with_lowest_highest_priority_victim_wins(void **state) {
     ks_pod *p = pending("p", 1000, 10);
     outcome o = preempt(&w, p, NULL);
     assert_string_equal(o.nominated, "node3");
+    ks_pod_unref(p);
+    world_free(&w);
+}
+
+/* ---- the differential tests' name tie rule --------------------------------- */
+
+static void test_name_tie_rule_picks_smallest_node_name(void **state) {
+    setup_once();
+    ks_default_preemption_set_zero_offset(false); /* the rule pins it anyway */
+    ks_node *nodes[] = {tu_node("node-b", 1000, 4 * GI, NULL), tu_node("node-a", 1000, 4 * GI, NULL)};
+    ks_pod *pods[] = {bound("b", 1000, 1, "node-b"), bound("a", 1000, 1, "node-a")};
+    world w;
+    world_init(&w, nodes, 2, pods, 2);
+    ks_pod *p = pending("p", 1000, 10);
+    outcome o = preempt(&w, p, NULL);
+    assert_string_equal(o.nominated, "node-b"); /* all equal: the first */
+    w.fw->deterministic = true;
+    w.nlog = 0;
+    o = preempt(&w, p, NULL);
+    assert_string_equal(o.nominated, "node-a");
+    ks_default_preemption_set_zero_offset(true);
+    ks_pod_unref(p);
+    world_free(&w);
+}
+
+static void test_name_tie_rule_orders_equal_victims_by_name(void **state) {
+    setup_once();
+    ks_node *nodes[] = {tu_node("node1", 1200, 4 * GI, NULL)};
+    ks_pod *pods[] = {bound("a", 400, 1, "node1"), bound("b", 400, 1, "node1"),
+                      bound("c", 400, 1, "node1")};
+    world w;
+    world_init(&w, nodes, 1, pods, 3);
+    w.fw->deterministic = true;
+    ks_pod *p = pending("p", 400, 10);
+    outcome o = preempt(&w, p, NULL);
+    assert_string_equal(o.nominated, "node1");
+    assert_string_equal(w.log[1], "delete default/c"); /* a and b are reprieved first */
     ks_pod_unref(p);
     world_free(&w);
 }
@@ -1021,6 +1058,8 @@ int main(void) {
         cmocka_unit_test(test_random_offset_is_seedable),
         cmocka_unit_test(test_pick_one_node_criteria_in_order),
         cmocka_unit_test(test_node_with_lowest_highest_priority_victim_wins),
+        cmocka_unit_test(test_name_tie_rule_picks_smallest_node_name),
+        cmocka_unit_test(test_name_tie_rule_orders_equal_victims_by_name),
         cmocka_unit_test(test_args_validation),
         cmocka_unit_test(test_go_sort_matches_go),
     };

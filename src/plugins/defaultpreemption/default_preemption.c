@@ -76,7 +76,8 @@ int32_t ks_default_preemption_num_candidates(int32_t n, int32_t pct, int32_t abs
 
 static void offset_and_num_candidates(void *self, int32_t n, int32_t *offset, int32_t *num) {
     default_preemption *pl = self;
-    *offset = rand_int31n(n);
+    ks_framework *fw = ks_handle_framework(pl->h);
+    *offset = fw && fw->deterministic ? 0 : rand_int31n(n);
     *num = ks_default_preemption_num_candidates(n, pl->min_pct, pl->min_abs);
 }
 
@@ -193,7 +194,8 @@ static ks_status *select_victims(void *self, ks_cycle_state *st, const ks_pod *p
      * the pod to a victim is deliberately not considered, as upstream.) */
     if ((s = fits(pl, st, pod, ni))) goto done;
 
-    ks_sort_by_importance(potential, npotential);
+    bool by_name = ks_handle_framework(pl->h)->deterministic;
+    ks_sort_by_importance(potential, npotential, by_name);
     ks_pod **violating = ks_xcalloc(npotential, sizeof(*violating));
     ks_pod **ok = ks_xcalloc(npotential, sizeof(*ok));
     size_t nviolating, nok;
@@ -217,7 +219,7 @@ static ks_status *select_victims(void *self, ks_cycle_state *st, const ks_pod *p
         }
     }
     /* Two groups appended one after the other: restore importance order. */
-    if (!s && nviolating && nok) ks_sort_by_importance(out->pods, out->npods);
+    if (!s && nviolating && nok) ks_sort_by_importance(out->pods, out->npods, by_name);
     free(violating);
     free(ok);
     if (s) ks_victims_free(out);
