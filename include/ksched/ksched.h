@@ -263,8 +263,9 @@ typedef struct ks_post_filter_result {
 const ks_pod *ks_queued_pod_pod(const ks_queued_pod *q);
 /* When the pod last entered the active queue, in ns of the scheduler clock. */
 int64_t ks_queued_pod_timestamp_ns(const ks_queued_pod *q);
-/* When the pod was first popped for scheduling (scheduler clock, ns); the
- * enqueue timestamp while it has never been attempted. */
+/* When the pod first entered the active queue (upstream's
+ * InitialAttemptTimestamp; scheduler clock, ns); the enqueue timestamp
+ * while it never has. */
 int64_t ks_queued_pod_initial_attempt_ns(const ks_queued_pod *q);
 /* Number of scheduling attempts so far. */
 uint32_t ks_queued_pod_attempts(const ks_queued_pod *q);

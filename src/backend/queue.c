@@ -257,6 +257,9 @@ static void set_pod(ks_queued_pod *qp, ks_pod *pod) {
 const ks_pod *ks_queued_pod_pod(const ks_queued_pod *q) { return q->pod; }
 int64_t ks_queued_pod_timestamp_ns(const ks_queued_pod *q) { return q->timestamp_ns; }
 uint32_t ks_queued_pod_attempts(const ks_queued_pod *q) { return q->attempts; }
+int64_t ks_queued_pod_initial_attempt_ns(const ks_queued_pod *q) {
+    return q->has_initial_attempt ? q->initial_attempt_ns : q->timestamp_ns;
+}
 
 /* ---- backoff ----------------------------------------------------------- */
 
@@ -490,7 +493,10 @@ static bool move_to_active(ks_queue *q, ks_queued_pod *qp, const char *event) {
         park_gated(q, qp);
         return false;
     }
-    if (qp->initial_attempt_ns == 0) qp->initial_attempt_ns = ks_clock_now(q->clock);
+    if (!qp->has_initial_attempt) {
+        qp->initial_attempt_ns = ks_clock_now(q->clock);
+        qp->has_initial_attempt = true;
+    }
     attach(q, qp, KS_Q_ACTIVE);
     if (strcmp(event, EV_UNSCHEDULED_POD_ADD) == 0 || strcmp(event, EV_UNSCHEDULED_POD_UPDATE) == 0)
         nom_add(q, qp->pod, NULL);

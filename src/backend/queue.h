@@ -45,7 +45,8 @@ struct ks_queued_pod {
     ks_pod *pod;                     /* referenced; replaced on updates */
     ks_framework *fw;                /* the pod's profile */
     int64_t timestamp_ns;            /* last (re)enqueue */
-    int64_t initial_attempt_ns;      /* 0 until first moved to activeQ */
+    int64_t initial_attempt_ns;      /* when first moved to activeQ ... */
+    bool has_initial_attempt;        /* ... once it was */
     uint32_t attempts;
     uint32_t unschedulable_count;
     uint32_t consecutive_errors;

@@ -107,6 +107,7 @@ static void test_order(void **state) {
         ks_queued_pod *qp = ks_queue_pop(F.q, false);
         assert_string_equal(ks_str(qp->pod->name), want[i]);
         assert_int_equal(qp->attempts, 1);
+        assert_int_equal(ks_queued_pod_initial_attempt_ns(qp), 1000 * KS_NS_PER_SEC);
         ks_queue_done(F.q, qp->pod->key);
         ks_queued_pod_free(qp);
     }
