@@ -329,9 +329,3 @@ int64_t ks_handle_now_ns(const ks_handle *h) {
     const ks_framework *fw = h->fw;
     return fw->env.now ? fw->env.now(fw->env.ctx) : ks_clock_now(ks_clock_real());
 }
-
-/* ---- queue entries (the rest is with the queue, src/backend/queue.c) ---- */
-
-int64_t ks_queued_pod_initial_attempt_ns(const ks_queued_pod *q) {
-    return q->initial_attempt_ns ? q->initial_attempt_ns : q->timestamp_ns;
-}

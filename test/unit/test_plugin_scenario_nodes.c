@@ -28,7 +28,6 @@ static const char *const config_yaml =
     "      enabled:\n"
     "      - name: SchedulingGates\n"
     "      - name: PrioritySort\n"
-    "      - name: SchedulingGates\n"
     "      - name: NodeUnschedulable\n"
     "      - name: NodeName\n"
     "      - name: TaintToleration\n"
