@@ -15,6 +15,7 @@
 bool kt_is_null(const ks_tree *t) { return t == NULL || t->type == KT_NULL; }
 
 const ks_tree *kt_field(const ks_tree *map, const char *key) {
+    if (!map) return NULL;
     const ks_tree *v = kt_get(map, key);
     return kt_is_null(v) ? NULL : v;
 }

@@ -328,8 +328,10 @@ void va_volume_binding(cfg_ctx *c, const char *path, const ks_tree *args) {
 
 /* ---- NodeAffinity ---------------------------------------------------------- */
 
-static const char *strings_json(cfg_ctx *c, const ks_tree *vals) {
-    if (!vals || vals->n == 0) return "null";
+/* Go renders a nil slice as null and an empty one as []; the canonical
+ * args drop empty lists, so the file tells which one it was. */
+static const char *strings_json(cfg_ctx *c, const ks_tree *vals, const ks_tree *src_vals) {
+    if (!vals || vals->n == 0) return src_vals && src_vals->type == KT_SEQ ? "[]" : "null";
     return fe_json(c, vals);
 }
 
@@ -353,7 +355,7 @@ static bool parses_as_int64(const char *v) {
 
 /* labels.NewRequirement's checks for one node selector requirement. */
 static void validate_label_requirement(cfg_ctx *c, const char *p, const char *key, const char *op,
-                                       const ks_tree *vals) {
+                                       const ks_tree *vals, const ks_tree *src_vals) {
     const char *msgs[4];
     size_t n = is_qualified_name(key, msgs, c->arena);
     if (n) {
@@ -369,11 +371,11 @@ static void validate_label_requirement(cfg_ctx *c, const char *p, const char *ke
     const char *vp = P("%s.values", p);
     uint32_t nv = vals ? vals->n : 0;
     if (!strcmp(op, "In") || !strcmp(op, "NotIn")) {
-        if (nv == 0) fe_invalid(c, vp, strings_json(c, vals), "for 'in', 'notin' operators, values set can't be empty");
+        if (nv == 0) fe_invalid(c, vp, strings_json(c, vals, src_vals), "for 'in', 'notin' operators, values set can't be empty");
     } else if (!strcmp(op, "Exists") || !strcmp(op, "DoesNotExist")) {
-        if (nv != 0) fe_invalid(c, vp, strings_json(c, vals), "values set must be empty for exists and does not exist");
+        if (nv != 0) fe_invalid(c, vp, strings_json(c, vals, src_vals), "values set must be empty for exists and does not exist");
     } else {
-        if (nv != 1) fe_invalid(c, vp, strings_json(c, vals), "for 'Gt', 'Lt' operators, exactly one value is required");
+        if (nv != 1) fe_invalid(c, vp, strings_json(c, vals, src_vals), "for 'Gt', 'Lt' operators, exactly one value is required");
         for (uint32_t i = 0; i < nv; i++) {
             const char *v = kt_as_str(vals->items[i]) ? kt_as_str(vals->items[i]) : "";
             bool ok = parses_as_int64(v);
@@ -399,10 +401,13 @@ static void validate_label_requirement(cfg_ctx *c, const char *p, const char *ke
     }
 }
 
-static void validate_selector_term(cfg_ctx *c, const ks_tree *term, const char *path) {
+/* src_term: the same term in the file (NULL when not from the file). */
+static void validate_selector_term(cfg_ctx *c, const ks_tree *term, const ks_tree *src_term, const char *path) {
     static const char *const ops[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
     const ks_tree *me = get_list(term, "matchExpressions");
+    const ks_tree *src_me = get_list(src_term, "matchExpressions");
     for (uint32_t j = 0; me && j < me->n; j++) {
+        const ks_tree *src_vals = src_me && j < src_me->n ? kt_get(src_me->items[j], "values") : NULL;
         const char *p = P("%s.matchExpressions[%u]", path, j);
         const char *op = get_str(me->items[j], "operator");
         bool known = false;
@@ -411,15 +416,18 @@ static void validate_selector_term(cfg_ctx *c, const ks_tree *term, const char *
             fe_not_supported(c, P("%s.operator", p), fe_str(c, op), ops, 6);
             continue;
         }
-        validate_label_requirement(c, p, get_str(me->items[j], "key"), op, get_list(me->items[j], "values"));
+        validate_label_requirement(c, p, get_str(me->items[j], "key"), op, get_list(me->items[j], "values"),
+                                   src_vals);
     }
     const ks_tree *mf = get_list(term, "matchFields");
+    const ks_tree *src_mf = get_list(src_term, "matchFields");
     for (uint32_t j = 0; mf && j < mf->n; j++) {
+        const ks_tree *src_vals = src_mf && j < src_mf->n ? kt_get(src_mf->items[j], "values") : NULL;
         const char *p = P("%s.matchFields[%u]", path, j);
         const char *op = get_str(mf->items[j], "operator");
         const ks_tree *vals = get_list(mf->items[j], "values");
         if (!strcmp(op, "In") || !strcmp(op, "NotIn")) {
-            if (!vals || vals->n != 1) fe_invalid(c, P("%s.values", p), strings_json(c, vals), "must have one element");
+            if (!vals || vals->n != 1) fe_invalid(c, P("%s.values", p), strings_json(c, vals, src_vals), "must have one element");
         } else {
             fe_not_supported(c, P("%s.operator", p), fe_str(c, op), ops, 2);
         }
@@ -434,23 +442,28 @@ static bool term_empty(const ks_tree *term) {
 void va_node_affinity(cfg_ctx *c, const char *path, const ks_tree *args) {
     const ks_tree *aa = kt_field(args, "addedAffinity");
     if (!aa) return;
+    const ks_tree *src_aa = kt_field(cfg_path_node(c, path), "addedAffinity");
     const ks_tree *req = kt_field(aa, "requiredDuringSchedulingIgnoredDuringExecution");
     if (req) {
         const ks_tree *terms = get_list(req, "nodeSelectorTerms");
+        const ks_tree *src_terms =
+            get_list(kt_field(src_aa, "requiredDuringSchedulingIgnoredDuringExecution"), "nodeSelectorTerms");
         for (uint32_t i = 0; terms && i < terms->n; i++) {
             if (term_empty(terms->items[i])) continue;
-            validate_selector_term(c, terms->items[i],
+            validate_selector_term(c, terms->items[i], src_terms && i < src_terms->n ? src_terms->items[i] : NULL,
                                    P("%s.addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[%u]",
                                      path, i));
         }
     }
     const ks_tree *pref = get_list(aa, "preferredDuringSchedulingIgnoredDuringExecution");
+    const ks_tree *src_pref = get_list(src_aa, "preferredDuringSchedulingIgnoredDuringExecution");
     for (uint32_t i = 0; pref && i < pref->n; i++) {
         const ks_tree *t = pref->items[i];
         const ks_tree *pr = kt_field(t, "preference");
         if (get_int(t, "weight") == 0 || !pr || term_empty(pr)) continue;
         /* upstream's path has no ".preference" */
-        validate_selector_term(c, pr, P("%s.addedAffinity.preferredDuringSchedulingIgnoredDuringExecution[%u]", path, i));
+        const ks_tree *src_pr = src_pref && i < src_pref->n ? kt_field(src_pref->items[i], "preference") : NULL;
+        validate_selector_term(c, pr, src_pr, P("%s.addedAffinity.preferredDuringSchedulingIgnoredDuringExecution[%u]", path, i));
     }
 }
 
