@@ -888,20 +888,6 @@ int64_t ks_queue_next_backoff_expiry(ks_queue *q) {
     return t == INT64_MAX || t == INT64_MIN ? t : t + BACKOFF_WINDOW_NS;
 }
 
-int64_t ks_queue_next_unschedulable_flush(ks_queue *q) {
-    pthread_mutex_lock(&q->mu);
-    int64_t t = INT64_MAX;
-    uint64_t k;
-    void *v;
-    for (size_t it = 0; ks_map_next(&q->all, &it, &k, &v);) {
-        ks_queued_pod *qp = v;
-        if (qp->where == KS_Q_UNSCHEDULABLE && qp->timestamp_ns + q->max_in_unsched + 1 < t)
-            t = qp->timestamp_ns + q->max_in_unsched + 1;
-    }
-    pthread_mutex_unlock(&q->mu);
-    return t;
-}
-
 /* ---- introspection -------------------------------------------------------- */
 
 void ks_queue_stats_get(ks_queue *q, ks_queue_stats *out) {
@@ -936,13 +922,6 @@ void ks_queue_foreach(ks_queue *q, void (*fn)(void *arg, const ks_queued_pod *qp
     void *v;
     for (size_t it = 0; ks_map_next(&q->all, &it, &k, &v);) fn(arg, v);
     pthread_mutex_unlock(&q->mu);
-}
-
-uint64_t ks_queue_epoch(ks_queue *q) {
-    pthread_mutex_lock(&q->mu);
-    uint64_t e = q->epoch;
-    pthread_mutex_unlock(&q->mu);
-    return e;
 }
 
 bool ks_queue_at_rest(ks_queue *q) {

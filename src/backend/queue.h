@@ -127,9 +127,6 @@ void ks_queue_flush_unschedulable_leftover(ks_queue *q);
 /* When the first pod in the (error) backoff queues completes its backoff,
  * INT64_MAX if none. */
 int64_t ks_queue_next_backoff_expiry(ks_queue *q);
-/* When the first unschedulable pod becomes due for the leftover flush
- * (INT64_MAX if none). */
-int64_t ks_queue_next_unschedulable_flush(ks_queue *q);
 /* Backoff duration for a failure count (exponential, capped). */
 int64_t ks_queue_backoff_duration(const ks_queue *q, uint32_t count);
 
@@ -152,12 +149,10 @@ ks_qwhere ks_queue_where(ks_queue *q, uint64_t pod_key, ks_queued_pod *out);
 /* Visit every queued pod (not in flight), under the queue lock. */
 void ks_queue_foreach(ks_queue *q, void (*fn)(void *arg, const ks_queued_pod *qp), void *arg);
 
-/* Cluster mutation epoch: bumped by every event that can change a
- * scheduling result. A pod popped in the current epoch that fails again
- * has nothing new to try (used to detect a simulation at rest). */
-uint64_t ks_queue_epoch(ks_queue *q);
-/* True when every pod in the error backoff queue was last tried in the
- * current epoch (and the other queues are empty). */
+/* True when activeQ and backoffQ are empty and every pod in the error
+ * backoff queue was last tried after the last cluster change (an event
+ * that could change a scheduling result): retrying would change nothing,
+ * so a simulation is at rest. */
 bool ks_queue_at_rest(ks_queue *q);
 
 #endif

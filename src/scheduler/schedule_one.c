@@ -684,7 +684,6 @@ static void schedule_queued(ks_scheduler *s, ks_queued_pod *qp) {
     }
     ks_infof(3, "Attempting to schedule pod pod=\"%s/%s\"", ks_str(pod->ns), ks_str(pod->name));
     a.st = ks_cycle_state_new();
-    int64_t start = ks_clock_now(s->clock);
     ks_status *st = scheduling_cycle(&a);
 
     if (st) {
@@ -714,7 +713,6 @@ static void schedule_queued(ks_scheduler *s, ks_queued_pod *qp) {
         bc->qp = qp;
         bc->assumed = a.assumed;
         bc->node = ks_xstrdup(ks_str(a.host));
-        bc->start_ns = start;
         a.st = NULL;
         if (s->simulated) {
             /* Binding runs right after the scheduling cycle, or once the

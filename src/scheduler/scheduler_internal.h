@@ -16,7 +16,6 @@ typedef struct binding_cycle {
     ks_queued_pod *qp;   /* the pod's queue entry (unassigned pod) */
     ks_pod *assumed;     /* the assumed copy, node set (referenced) */
     char *node;
-    int64_t start_ns;
     struct binding_cycle *next;
 } binding_cycle;
 
