@@ -31,6 +31,7 @@ void ks_cluster_free(ks_cluster *c) {
     FREE_OBJECTS(c->pvcs);
     FREE_OBJECTS(c->storage_classes);
     FREE_OBJECTS(c->csinodes);
+    FREE_OBJECTS(c->csi_drivers);
     FREE_OBJECTS(c->pdbs);
     FREE_OBJECTS(c->pod_groups);
     FREE_OBJECTS(c->workloads);
@@ -56,6 +57,7 @@ void ks_cluster_move(ks_cluster *dst, ks_cluster *src) {
     MOVE_VEC(dst->pvcs, src->pvcs);
     MOVE_VEC(dst->storage_classes, src->storage_classes);
     MOVE_VEC(dst->csinodes, src->csinodes);
+    MOVE_VEC(dst->csi_drivers, src->csi_drivers);
     MOVE_VEC(dst->pdbs, src->pdbs);
     MOVE_VEC(dst->pod_groups, src->pod_groups);
     MOVE_VEC(dst->workloads, src->workloads);

@@ -1,5 +1,6 @@
 /* The other kinds the scheduler reads: PriorityClass, Namespace, storage
- * (PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode),
+ * (PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode,
+ * CSIDriver),
  * PodDisruptionBudget, PodGroup (gang scheduling), and the workload objects
  * whose selectors default topology spreading uses (Service, ReplicaSet,
  * StatefulSet, ReplicationController). Each is owned by its arena. */
@@ -47,24 +48,42 @@ typedef struct ks_pv {
     int64_t capacity;          /* bytes of capacity.storage */
     uint32_t access_modes;     /* KS_ACCESS_* bits */
     ks_id storage_class;
+    bool has_claim_ref;
     ks_id claim_ns, claim_name; /* claimRef */
+    const char *claim_uid;     /* claimRef.uid, NULL when unset */
     bool has_node_affinity;
     ks_node_selector node_affinity;
     const char *csi_driver, *volume_handle;
-    ks_id phase;
+    /* The volume source: KS_VOL_CSI, an in-tree kind (disk_id/extra as in
+     * ks_volume) or KS_VOL_OTHER (local, hostPath, nfs, ...). */
+    ks_volume_kind source;
+    const char *source_id, *source_extra;
+    ks_id volume_mode;         /* "Filesystem" when unset (API default) */
+    ks_id vac;                 /* volumeAttributesClassName, "" when unset */
+    bool deleting;             /* metadata.deletionTimestamp set */
+    ks_id phase;               /* "Pending" when unset (API default) */
     ks_labels labels;
+    ks_labels annotations;
     KS_OBJ_META;
 } ks_pv;
 
 typedef struct ks_pvc {
     ks_arena *arena;
     ks_id ns, name;
+    const char *uid;           /* metadata.uid, NULL when unset */
     bool has_storage_class;
     ks_id storage_class;
     uint32_t access_modes;
+    bool has_request;
     int64_t request;           /* bytes of resources.requests.storage */
     ks_id volume_name;
-    ks_id phase;
+    ks_id volume_mode;         /* "Filesystem" when unset (API default) */
+    ks_id vac;                 /* volumeAttributesClassName, "" when unset */
+    bool has_selector;
+    ks_label_selector selector; /* spec.selector (PVs' labels) */
+    const char *controller_uid; /* uid of the controller owner, NULL if none */
+    bool deleting;             /* metadata.deletionTimestamp set */
+    ks_id phase;               /* "Pending" when unset (API default) */
     ks_labels annotations;     /* volume.kubernetes.io/selected-node etc. */
     KS_OBJ_META;
 } ks_pvc;
@@ -93,10 +112,20 @@ typedef struct ks_csi_driver_info {
 typedef struct ks_csinode {
     ks_arena *arena;
     ks_id name;
+    ks_labels annotations;     /* storage.alpha.kubernetes.io/migrated-plugins */
     uint32_t ndrivers;
     ks_csi_driver_info *drivers;
     KS_OBJ_META;
 } ks_csinode;
+
+/* A CSIDriver reduced to what VolumeBinding reads: whether the driver
+ * publishes storage capacity (spec.storageCapacity). */
+typedef struct ks_csi_driver {
+    ks_arena *arena;
+    ks_id name;
+    bool storage_capacity;
+    KS_OBJ_META;
+} ks_csi_driver;
 
 typedef struct ks_int_or_percent {
     bool set;

@@ -106,6 +106,13 @@ typedef enum {
     KS_VOL_AWS_EBS,
     KS_VOL_RBD,
     KS_VOL_ISCSI,
+    /* in-tree sources csi-translation-lib can migrate to CSI */
+    KS_VOL_AZURE_DISK,
+    KS_VOL_AZURE_FILE,
+    KS_VOL_CINDER,
+    KS_VOL_VSPHERE,
+    KS_VOL_PORTWORX,
+    KS_VOL_CSI,            /* a PV's csi source (PVs only) */
 } ks_volume_kind;
 
 typedef struct ks_volume {
@@ -113,8 +120,10 @@ typedef struct ks_volume {
     ks_volume_kind kind;
     const char *claim_name; /* PVC (or the generated name for ephemeral) */
     bool read_only;
-    const char *disk_id;    /* GCE pdName / EBS volumeID / RBD image / ISCSI iqn */
-    const char *extra;      /* RBD pool */
+    const char *disk_id;    /* GCE pdName / EBS volumeID / RBD image / ISCSI iqn /
+                             * Azure diskURI / Azure shareName / Cinder, Portworx
+                             * volumeID / vSphere volumePath */
+    const char *extra;      /* RBD pool; ISCSI targetPortal; Azure disk kind */
     uint32_t nmonitors;     /* RBD monitors */
     const char **monitors;
     const char *csi_driver; /* inline CSI volume's driver, else NULL */
@@ -176,6 +185,7 @@ typedef struct ks_pod {
     ks_volume *volumes;
     uint32_t ngates;
     ks_id *scheduling_gates;
+    uint32_t nresource_claims; /* spec.resourceClaims entries (DRA) */
     uint32_t nhost_ports;      /* all containers' host ports, flattened */
     ks_container_port *host_ports;
 

@@ -39,6 +39,7 @@ ks_pv *ks_decode_pv(const ks_tree *t, ks_decode_ctx *ctx);
 ks_pvc *ks_decode_pvc(const ks_tree *t, ks_decode_ctx *ctx);
 ks_storage_class *ks_decode_storage_class(const ks_tree *t, ks_decode_ctx *ctx);
 ks_csinode *ks_decode_csinode(const ks_tree *t, ks_decode_ctx *ctx);
+ks_csi_driver *ks_decode_csi_driver(const ks_tree *t, ks_decode_ctx *ctx);
 ks_pdb *ks_decode_pdb(const ks_tree *t, ks_decode_ctx *ctx);
 ks_pod_group *ks_decode_pod_group(const ks_tree *t, ks_decode_ctx *ctx);
 /* Service, ReplicaSet, StatefulSet, ReplicationController. */

@@ -88,11 +88,70 @@ static int64_t d_storage(dec *d, const ks_tree *list, const kpath *p) {
     return v;
 }
 
+/* A string field of a map, kept with the object; NULL when absent. */
+static const char *str_field(dec *d, const ks_tree *m, const char *key, const kpath *p) {
+    const char *s = NULL;
+    d_str(d, kt_get(m, key), KP(p, key), &s);
+    return dkeep(d, s);
+}
+
+/* The in-tree volume sources csi-translation-lib knows, with the field
+ * that identifies the disk; azureDisk also keeps its kind (the API server
+ * defaults it to Shared). */
+static const struct {
+    const char *field, *id;
+    ks_volume_kind kind;
+} intree_sources[] = {
+    {"gcePersistentDisk", "pdName", KS_VOL_GCE_PD},
+    {"awsElasticBlockStore", "volumeID", KS_VOL_AWS_EBS},
+    {"azureDisk", "diskURI", KS_VOL_AZURE_DISK},
+    {"azureFile", "shareName", KS_VOL_AZURE_FILE},
+    {"cinder", "volumeID", KS_VOL_CINDER},
+    {"vsphereVolume", "volumePath", KS_VOL_VSPHERE},
+    {"portworxVolume", "volumeID", KS_VOL_PORTWORX},
+};
+
+static void d_pv_source(dec *d, const ks_tree *spec, const kpath *sp, ks_pv *o) {
+    const ks_tree *csi = kt_get(spec, "csi");
+    const kpath *csp = KP(sp, "csi");
+    if (d_map(d, csi, csp)) {
+        o->source = KS_VOL_CSI;
+        d_str(d, kt_get(csi, "driver"), KP(csp, "driver"), &o->csi_driver);
+        d_str(d, kt_get(csi, "volumeHandle"), KP(csp, "volumeHandle"), &o->volume_handle);
+        o->csi_driver = dkeep(d, o->csi_driver);
+        o->volume_handle = dkeep(d, o->volume_handle);
+        return;
+    }
+    for (size_t i = 0; i < sizeof(intree_sources) / sizeof(intree_sources[0]); i++) {
+        const ks_tree *src = kt_get(spec, intree_sources[i].field);
+        const kpath *p = KP(sp, intree_sources[i].field);
+        if (!d_map(d, src, p)) continue;
+        o->source = intree_sources[i].kind;
+        o->source_id = str_field(d, src, intree_sources[i].id, p);
+        if (!o->source_id) o->source_id = "";
+        if (o->source == KS_VOL_AZURE_DISK) {
+            o->source_extra = str_field(d, src, "kind", p);
+            if (!o->source_extra) o->source_extra = "Shared";
+        }
+        return;
+    }
+}
+
+/* An id field that the API server defaults when unset. */
+static ks_id d_id_default(dec *d, const ks_tree *m, const char *key, const kpath *p, const char *def) {
+    const ks_tree *v = kt_get(m, key);
+    return absent(v) ? ks_intern(def) : d_id(d, v, KP(p, key));
+}
+
 ks_pv *ks_decode_pv(const ks_tree *t, ks_decode_ctx *ctx) {
     NEW_OBJECT(ks_pv, o, "persistentvolume");
+    o->volume_mode = ks_intern("Filesystem");
+    o->phase = ks_intern("Pending");
     if (d_map(d, t, NULL) && d_meta(d, t, false, &m)) {
         o->name = m.name;
         o->labels = m.labels;
+        o->annotations = m.annotations;
+        o->deleting = m.has_deletion;
         const ks_tree *spec = kt_get(t, "spec");
         const kpath *sp = KP(NULL, "spec");
         if (d_map(d, spec, sp)) {
@@ -102,9 +161,13 @@ ks_pv *ks_decode_pv(const ks_tree *t, ks_decode_ctx *ctx) {
             const ks_tree *cr = kt_get(spec, "claimRef");
             const kpath *cp = KP(sp, "claimRef");
             if (d_map(d, cr, cp)) {
+                o->has_claim_ref = true;
                 o->claim_ns = d_id(d, kt_get(cr, "namespace"), KP(cp, "namespace"));
                 o->claim_name = d_id(d, kt_get(cr, "name"), KP(cp, "name"));
+                o->claim_uid = str_field(d, cr, "uid", cp);
             }
+            o->volume_mode = d_id_default(d, spec, "volumeMode", sp, "Filesystem");
+            o->vac = d_id(d, kt_get(spec, "volumeAttributesClassName"), KP(sp, "volumeAttributesClassName"));
             const ks_tree *na = kt_get(spec, "nodeAffinity");
             const kpath *np = KP(sp, "nodeAffinity");
             if (d_map(d, na, np)) {
@@ -114,28 +177,36 @@ ks_pv *ks_decode_pv(const ks_tree *t, ks_decode_ctx *ctx) {
                     d_node_selector(d, req, KP(np, "required"), &o->node_affinity);
                 }
             }
-            const ks_tree *csi = kt_get(spec, "csi");
-            const kpath *csp = KP(sp, "csi");
-            if (d_map(d, csi, csp)) {
-                d_str(d, kt_get(csi, "driver"), KP(csp, "driver"), &o->csi_driver);
-                d_str(d, kt_get(csi, "volumeHandle"), KP(csp, "volumeHandle"), &o->volume_handle);
-                o->csi_driver = dkeep(d, o->csi_driver);
-                o->volume_handle = dkeep(d, o->volume_handle);
-            }
+            d_pv_source(d, spec, sp, o);
         }
         const ks_tree *st = kt_get(t, "status");
         if (d_map(d, st, KP(NULL, "status")))
-            o->phase = d_id(d, kt_get(st, "phase"), KP(KP(NULL, "status"), "phase"));
+            o->phase = d_id_default(d, st, "phase", KP(NULL, "status"), "Pending");
     }
     FINISH(o);
 }
 
 ks_pvc *ks_decode_pvc(const ks_tree *t, ks_decode_ctx *ctx) {
     NEW_OBJECT(ks_pvc, o, "persistentvolumeclaim");
+    o->volume_mode = ks_intern("Filesystem");
+    o->phase = ks_intern("Pending");
     if (d_map(d, t, NULL) && d_meta(d, t, true, &m)) {
         o->ns = m.ns;
         o->name = m.name;
+        o->uid = m.uid;
         o->annotations = m.annotations;
+        o->deleting = m.has_deletion;
+        /* the controller owner (ephemeral volumes: the pod) */
+        const ks_tree *owners = kt_get(kt_get(t, "metadata"), "ownerReferences");
+        const kpath *op = KP(KP(NULL, "metadata"), "ownerReferences");
+        if (d_seq(d, owners, op))
+            for (uint32_t i = 0; i < owners->n; i++) {
+                const ks_tree *or = owners->items[i];
+                bool ctl = false;
+                if (!d_map(d, or, KI(op, i))) continue;
+                d_bool(d, kt_get(or, "controller"), KP(KI(op, i), "controller"), &ctl);
+                if (ctl && !o->controller_uid) o->controller_uid = str_field(d, or, "uid", KI(op, i));
+            }
         const ks_tree *spec = kt_get(t, "spec");
         const kpath *sp = KP(NULL, "spec");
         if (d_map(d, spec, sp)) {
@@ -146,9 +217,19 @@ ks_pvc *ks_decode_pvc(const ks_tree *t, ks_decode_ctx *ctx) {
             }
             o->access_modes = d_access_modes(d, kt_get(spec, "accessModes"), KP(sp, "accessModes"));
             const ks_tree *res = kt_get(spec, "resources");
-            if (d_map(d, res, KP(sp, "resources")))
-                o->request = d_storage(d, kt_get(res, "requests"), KP(KP(sp, "resources"), "requests"));
+            if (d_map(d, res, KP(sp, "resources"))) {
+                const ks_tree *req = kt_get(res, "requests");
+                o->has_request = !absent(kt_get(req, "storage"));
+                o->request = d_storage(d, req, KP(KP(sp, "resources"), "requests"));
+            }
             o->volume_name = d_id(d, kt_get(spec, "volumeName"), KP(sp, "volumeName"));
+            o->volume_mode = d_id_default(d, spec, "volumeMode", sp, "Filesystem");
+            o->vac = d_id(d, kt_get(spec, "volumeAttributesClassName"), KP(sp, "volumeAttributesClassName"));
+            const ks_tree *sel = kt_get(spec, "selector");
+            if (!absent(sel)) {
+                o->has_selector = true;
+                d_label_selector(d, sel, KP(sp, "selector"), &o->selector);
+            }
         }
         /* the beta annotation names the class when the field is unset */
         ks_id beta;
@@ -159,7 +240,7 @@ ks_pvc *ks_decode_pvc(const ks_tree *t, ks_decode_ctx *ctx) {
         }
         const ks_tree *st = kt_get(t, "status");
         if (d_map(d, st, KP(NULL, "status")))
-            o->phase = d_id(d, kt_get(st, "phase"), KP(KP(NULL, "status"), "phase"));
+            o->phase = d_id_default(d, st, "phase", KP(NULL, "status"), "Pending");
     }
     FINISH(o);
 }
@@ -213,6 +294,7 @@ ks_csinode *ks_decode_csinode(const ks_tree *t, ks_decode_ctx *ctx) {
     NEW_OBJECT(ks_csinode, o, "csinode");
     if (d_map(d, t, NULL) && d_meta(d, t, false, &m)) {
         o->name = m.name;
+        o->annotations = m.annotations;
         const ks_tree *spec = kt_get(t, "spec");
         const kpath *sp = KP(NULL, "spec");
         const ks_tree *drv = d_map(d, spec, sp) ? kt_get(spec, "drivers") : NULL;
@@ -234,6 +316,18 @@ ks_csinode *ks_decode_csinode(const ks_tree *t, ks_decode_ctx *ctx) {
                                                   KP(KP(ip, "allocatable"), "count"), &di->allocatable_count);
             }
         }
+    }
+    FINISH(o);
+}
+
+ks_csi_driver *ks_decode_csi_driver(const ks_tree *t, ks_decode_ctx *ctx) {
+    NEW_OBJECT(ks_csi_driver, o, "csidriver");
+    if (d_map(d, t, NULL) && d_meta(d, t, false, &m)) {
+        o->name = m.name;
+        const ks_tree *spec = kt_get(t, "spec");
+        const kpath *sp = KP(NULL, "spec");
+        if (d_map(d, spec, sp))
+            d_bool(d, kt_get(spec, "storageCapacity"), KP(sp, "storageCapacity"), &o->storage_capacity);
     }
     FINISH(o);
 }

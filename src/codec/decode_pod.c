@@ -320,6 +320,27 @@ static bool d_volume(dec *d, const ks_tree *v, const kpath *p, const char *pod_n
         vol->disk_id = str_of(d, s, "iqn", sp);
         vol->extra = str_of(d, s, "targetPortal", sp);
         d_bool(d, kt_get(s, "readOnly"), KP(sp, "readOnly"), &ro);
+    } else if ((s = kt_get(v, "azureDisk")) && d_map(d, s, sp = KP(p, "azureDisk"))) {
+        vol->kind = KS_VOL_AZURE_DISK;
+        vol->disk_id = str_of(d, s, "diskURI", sp);
+        vol->extra = str_of(d, s, "kind", sp);
+        if (!vol->extra) vol->extra = "Shared"; /* the API default */
+        d_bool(d, kt_get(s, "readOnly"), KP(sp, "readOnly"), &ro);
+    } else if ((s = kt_get(v, "azureFile")) && d_map(d, s, sp = KP(p, "azureFile"))) {
+        vol->kind = KS_VOL_AZURE_FILE;
+        vol->disk_id = str_of(d, s, "shareName", sp);
+        d_bool(d, kt_get(s, "readOnly"), KP(sp, "readOnly"), &ro);
+    } else if ((s = kt_get(v, "cinder")) && d_map(d, s, sp = KP(p, "cinder"))) {
+        vol->kind = KS_VOL_CINDER;
+        vol->disk_id = str_of(d, s, "volumeID", sp);
+        d_bool(d, kt_get(s, "readOnly"), KP(sp, "readOnly"), &ro);
+    } else if ((s = kt_get(v, "vsphereVolume")) && d_map(d, s, sp = KP(p, "vsphereVolume"))) {
+        vol->kind = KS_VOL_VSPHERE;
+        vol->disk_id = str_of(d, s, "volumePath", sp);
+    } else if ((s = kt_get(v, "portworxVolume")) && d_map(d, s, sp = KP(p, "portworxVolume"))) {
+        vol->kind = KS_VOL_PORTWORX;
+        vol->disk_id = str_of(d, s, "volumeID", sp);
+        d_bool(d, kt_get(s, "readOnly"), KP(sp, "readOnly"), &ro);
     } else if ((s = kt_get(v, "csi")) && d_map(d, s, sp = KP(p, "csi"))) {
         vol->csi_driver = str_of(d, s, "driver", sp);
         d_bool(d, kt_get(s, "readOnly"), KP(sp, "readOnly"), &ro);
@@ -580,6 +601,8 @@ ks_pod *ks_decode_pod(const ks_tree *t, ks_decode_ctx *ctx) {
             if (d_volume(d, vols->items[i], KI(vp, i), d->name, &pod->volumes[pod->nvolumes]))
                 pod->nvolumes++;
     }
+    const ks_tree *claims = kt_get(spec, "resourceClaims");
+    if (d_seq(d, claims, KP(sp, "resourceClaims"))) pod->nresource_claims = claims->n;
     const ks_tree *gates = kt_get(spec, "schedulingGates");
     const kpath *gp = KP(sp, "schedulingGates");
     if (d_seq(d, gates, gp) && gates->n) {

@@ -133,6 +133,7 @@ static void check_duplicates(const ks_cluster *c, const ks_cluster *tmp, ks_erro
     CHECK(pvcs, "persistentvolumeclaim", o->ns);
     CHECK(storage_classes, "storageclass", 0);
     CHECK(csinodes, "csinode", 0);
+    CHECK(csi_drivers, "csidriver", 0);
     CHECK(pdbs, "poddisruptionbudget", o->ns);
     CHECK(pod_groups, "podgroup", o->ns);
 #undef CHECK

@@ -313,6 +313,12 @@ ks_status *ks_handle_bind(ks_handle *h, const ks_pod *pod, const char *node) {
     return fw->env.bind(fw->env.ctx, pod, node);
 }
 
+ks_status *ks_handle_bind_volumes(ks_handle *h, const ks_pod *pod, const ks_volume_binding *b, size_t n) {
+    ks_framework *fw = h->fw;
+    if (!fw->env.bind_volumes || n == 0) return NULL;
+    return fw->env.bind_volumes(fw->env.ctx, pod, b, n);
+}
+
 ks_status *ks_handle_delete_pod(ks_handle *h, const ks_pod *pod) {
     ks_framework *fw = h->fw;
     if (!fw->env.delete_pod) return ks_status_new(KS_ERROR, "no backend to delete pods with");

@@ -55,6 +55,14 @@ typedef struct ks_status_patch {
     const char *nominated;    /* ... with this ("" clears) */
 } ks_status_patch;
 
+/* One volume binding VolumeBinding's PreBind asks the backend to make: pv
+ * bound to pvc (static binding), or, pv NULL, pvc to be provisioned on
+ * node selected_node. The objects are the ones the plugin saw. */
+typedef struct ks_volume_binding {
+    const ks_pvc *pvc;
+    const ks_pv *pv;
+    ks_id selected_node;
+} ks_volume_binding;
 /* What the scheduler provides to a framework's plugins through the handle.
  * A framework built for an embedder has none: backend calls then fail with
  * an Error status and objects are empty. */
@@ -81,6 +89,8 @@ typedef struct ks_framework_env {
                         size_t max);
     /* The scheduler's clock (simulated or real), for ks_handle_now_ns. */
     int64_t (*now)(void *ctx);
+    /* VolumeBinding's PreBind (ks_handle_bind_volumes); NULL: none. */
+    ks_status *(*bind_volumes)(void *ctx, const ks_pod *pod, const ks_volume_binding *b, size_t n);
 } ks_framework_env;
 
 /* ---- the framework ---------------------------------------------------- */

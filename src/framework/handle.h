@@ -6,6 +6,7 @@
 
 #include "api/cluster.h"
 #include "backend/snapshot.h"
+#include "framework/framework.h"
 
 #include <ksched/ksched.h>
 
@@ -17,6 +18,11 @@ const ks_snapshot *ks_handle_snapshot(const ks_handle *h);
  * for plugins; only changed between cycles. */
 const ks_cluster *ks_handle_objects(const ks_handle *h);
 struct ks_framework *ks_handle_framework(ks_handle *h);
+
+/* Apply bindings through the backend (the simulator binds its in-memory
+ * objects). NULL (success) when the backend has no such call: the
+ * bindings then stay assumed in the plugin. */
+ks_status *ks_handle_bind_volumes(ks_handle *h, const ks_pod *pod, const ks_volume_binding *b, size_t n);
 /* Number of workers for ks_handle_parallelize (profile's parallelism). */
 int ks_handle_parallelism(const ks_handle *h);
 /* Run fn(i, arg) for i in [0, n) on the worker pool; returns when all done. */

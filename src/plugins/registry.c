@@ -13,6 +13,11 @@ extern const ks_plugin_ops ks_plugin_taint_toleration;
 extern const ks_plugin_ops ks_plugin_node_affinity;
 extern const ks_plugin_ops ks_plugin_node_ports;
 extern const ks_plugin_ops ks_plugin_node_resources_fit;
+extern const ks_plugin_ops ks_plugin_volume_restrictions;
+extern const ks_plugin_ops ks_plugin_node_volume_limits;
+extern const ks_plugin_ops ks_plugin_volume_binding;
+extern const ks_plugin_ops ks_plugin_volume_zone;
+extern const ks_plugin_ops ks_plugin_dynamic_resources;
 extern const ks_plugin_ops ks_plugin_node_resources_balanced_allocation;
 extern const ks_plugin_ops ks_plugin_image_locality;
 extern const ks_plugin_ops ks_plugin_inter_pod_affinity;
@@ -29,6 +34,11 @@ const ks_plugin_ops *const ks_intree_plugins[] = {
     &ks_plugin_node_affinity,
     &ks_plugin_node_ports,
     &ks_plugin_node_resources_fit,
+    &ks_plugin_volume_restrictions,
+    &ks_plugin_node_volume_limits,
+    &ks_plugin_volume_binding,
+    &ks_plugin_volume_zone,
+    &ks_plugin_dynamic_resources,
     &ks_plugin_node_resources_balanced_allocation,
     &ks_plugin_image_locality,
     &ks_plugin_inter_pod_affinity,

@@ -1,0 +1,782 @@
+/* VolumeBinding: a pod's PersistentVolumeClaims must be satisfiable on the
+ * node. Bound claims need their PV's node affinity to match; unbound
+ * claims of WaitForFirstConsumer classes need a matching available PV on
+ * the node (smallest that fits, by class, size, access modes, volume mode,
+ * selector and node affinity) or dynamic provisioning (a provisioner and
+ * the class's allowed topologies); unbound claims of Immediate classes
+ * make the pod wait for the PV controller.
+ *
+ * Reserve assumes the chosen bindings in the plugin's assume cache (a PV
+ * gets the claim in its claimRef, a claim to provision gets the
+ * selected-node annotation), so later pods see them before any API update;
+ * Unreserve reverts them. PreBind hands the bindings to the backend when
+ * it can apply them (the simulator then binds the in-memory objects); an
+ * assumption is dropped once the backend shows a new version of the
+ * object. Scoring (StorageCapacityScoring) is off by default in v1.34:
+ * PreScore always skips. */
+#include "framework/handle.h"
+#include "plugins/helper/volumes.h"
+#include "util/arena.h"
+#include "util/hash.h"
+#include "util/xalloc.h"
+
+#include <ksched/ksched.h>
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define REASON_BIND_CONFLICT "node(s) didn't find available persistent volumes to bind"
+#define REASON_NODE_CONFLICT "node(s) didn't match PersistentVolume's node affinity"
+#define REASON_NOT_ENOUGH_SPACE "node(s) did not have enough free storage"
+#define REASON_PV_NOT_EXIST "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
+#define UNBOUND_IMMEDIATE "pod has unbound immediate PersistentVolumeClaims"
+
+#define ANN_SELECTED_NODE "volume.kubernetes.io/selected-node"
+#define ANN_BIND_COMPLETED "pv.kubernetes.io/bind-completed"
+#define NO_PROVISIONER "kubernetes.io/no-provisioner"
+/* CycleState.Read of a missing key */
+#define NOT_FOUND_STATE "not found"
+
+/* ---- the assume cache -------------------------------------------------- */
+
+/* What Reserve assumed about a PV or claim, on top of the backend's object
+ * it was assumed on (`api`). When the backend's current object is another
+ * one, the assumption is stale (upstream: the informer delivered a newer
+ * resourceVersion) and dropped. */
+typedef struct pv_assumed {
+    const ks_pv *api;
+    ks_id claim_ns, claim_name;
+    char *claim_uid;
+} pv_assumed;
+
+typedef struct pvc_assumed {
+    const ks_pvc *api;
+    ks_id selected_node;
+} pvc_assumed;
+
+typedef struct volume_binding {
+    ks_handle *h;
+    pthread_mutex_t mu; /* the maps: PreBind runs on binding threads */
+    ks_map pvs;         /* pv name + 1 -> pv_assumed* */
+    ks_map pvcs;        /* pod key of (ns, name) + 1 -> pvc_assumed* */
+} volume_binding;
+
+static ks_state_key state_key = -1;
+
+/* ---- per-cycle views ------------------------------------------------------ */
+
+/* A PV as the assume cache shows it: the object with the claimRef that
+ * was assumed, if any. */
+typedef struct pv_view {
+    const ks_pv *pv;
+    bool has_claim_ref;
+    ks_id claim_ns, claim_name;
+    const char *claim_uid;
+} pv_view;
+
+/* A claim as the assume cache shows it. */
+typedef struct pvc_view {
+    const ks_pvc *pvc;
+    bool has_selected_node;
+    ks_id selected_node;
+} pvc_view;
+
+/* A bound claim and its PV (NULL: the PV does not exist). */
+typedef struct bound_claim {
+    pvc_view claim;
+    const pv_view *pv;
+} bound_claim;
+
+/* The candidate PVs for the unbound claims of one class. */
+typedef struct class_pvs {
+    ks_id cls;
+    uint32_t n;
+    pv_view *v;
+} class_pvs;
+
+/* What Filter found on a node: static bindings (PV i to delay claim j)
+ * and claims to provision (delay claim indices). */
+typedef struct node_volumes {
+    uint32_t nstatic, ndynamic;
+    const pv_view **static_pv;
+    uint32_t *static_claim;
+    uint32_t *dynamic_claim;
+} node_volumes;
+
+typedef struct vb_state {
+    bool has_pvcs; /* false: PreFilter skipped (empty stateData upstream) */
+    bool all_bound;
+    uint32_t nbound, ndelay, nclasses;
+    bound_claim *bound;
+    pvc_view *delay; /* sorted by requested size */
+    class_pvs *classes;
+    ks_arena *arena; /* everything above */
+    pthread_mutex_t mu;
+    ks_map by_node; /* node name id + 1 -> node_volumes* (malloc'd) */
+    bool has_static_bindings;
+} vb_state;
+
+static void state_free(void *p) {
+    vb_state *s = p;
+    if (!s) return;
+    size_t it = 0;
+    uint64_t k;
+    void *v;
+    while (ks_map_next(&s->by_node, &it, &k, &v)) {
+        node_volumes *nv = v;
+        free(nv->static_pv);
+        free(nv->static_claim);
+        free(nv->dynamic_claim);
+        free(nv);
+    }
+    ks_map_free(&s->by_node);
+    pthread_mutex_destroy(&s->mu);
+    ks_arena_free(s->arena);
+    free(s);
+}
+
+static vb_state *state_new(void) {
+    vb_state *s = ks_xcalloc(1, sizeof(*s));
+    s->arena = ks_arena_new(1024);
+    pthread_mutex_init(&s->mu, NULL);
+    ks_map_init(&s->by_node);
+    return s;
+}
+
+/* ---- plugin ------------------------------------------------------------- */
+
+static void *create(const ks_args *args, ks_handle *h, char **err) {
+    volume_binding *pl = ks_xcalloc(1, sizeof(*pl));
+    pl->h = h;
+    pthread_mutex_init(&pl->mu, NULL);
+    ks_map_init(&pl->pvs);
+    ks_map_init(&pl->pvcs);
+    state_key = ks_state_key_get("VolumeBinding");
+    return pl;
+}
+
+static void pv_assumed_free(pv_assumed *a) {
+    if (!a) return;
+    free(a->claim_uid);
+    free(a);
+}
+
+static void destroy(void *self) {
+    volume_binding *pl = self;
+    size_t it = 0;
+    uint64_t k;
+    void *v;
+    while (ks_map_next(&pl->pvs, &it, &k, &v)) pv_assumed_free(v);
+    it = 0;
+    while (ks_map_next(&pl->pvcs, &it, &k, &v)) free(v);
+    ks_map_free(&pl->pvs);
+    ks_map_free(&pl->pvcs);
+    pthread_mutex_destroy(&pl->mu);
+    free(pl);
+}
+
+/* Upstream (queueing hints on): StorageClass Add|Update, PVC Add|Update,
+ * PV Add|Update, Node Add|UpdateNodeLabel, CSINode Add|Update (and
+ * CSIDriver, CSIStorageCapacity, which have no events here). */
+static size_t events_to_register(void *self, ks_cluster_event *out, size_t max) {
+    static const ks_cluster_event ev[] = {
+        {KS_EV_STORAGE_CLASS, KS_ACT_ADD | KS_ACT_UPDATE},
+        {KS_EV_PVC, KS_ACT_ADD | KS_ACT_UPDATE},
+        {KS_EV_PV, KS_ACT_ADD | KS_ACT_UPDATE},
+        {KS_EV_NODE, KS_ACT_ADD | KS_ACT_UPDATE},
+        {KS_EV_CSINODE, KS_ACT_ADD | KS_ACT_UPDATE},
+    };
+    size_t n = 0;
+    for (; n < max && n < sizeof(ev) / sizeof(ev[0]); n++) out[n] = ev[n];
+    return n;
+}
+
+static const ks_cluster *objects(const volume_binding *pl) { return pl->h ? ks_handle_objects(pl->h) : NULL; }
+
+static uint64_t pvc_key(ks_id ns, ks_id name) { return ks_pod_key(ns, name) + 1; }
+
+/* Drop assumptions whose object the backend changed or removed. Called
+ * with the lock held. */
+static void purge_stale(volume_binding *pl, const ks_cluster *c) {
+    size_t it;
+    uint64_t k, drop[64];
+    void *v;
+    /* the objects assumed on may be gone: compare pointers only */
+    for (size_t nd = 64; nd == 64;) {
+        nd = 0;
+        it = 0;
+        while (nd < 64 && ks_map_next(&pl->pvs, &it, &k, &v))
+            if (ks_vol_pv(c, (ks_id)(k - 1)) != ((pv_assumed *)v)->api) drop[nd++] = k;
+        for (size_t i = 0; i < nd; i++) pv_assumed_free(ks_map_del(&pl->pvs, drop[i]));
+    }
+    for (size_t nd = 64; nd == 64;) {
+        nd = 0;
+        it = 0;
+        while (nd < 64 && ks_map_next(&pl->pvcs, &it, &k, &v)) {
+            ks_id ns = (ks_id)((k - 1) >> 32), name = (ks_id)((k - 1) & 0xffffffffu);
+            if (ks_vol_pvc(c, ns, ks_str(name)) != ((pvc_assumed *)v)->api) drop[nd++] = k;
+        }
+        for (size_t i = 0; i < nd; i++) free(ks_map_del(&pl->pvcs, drop[i]));
+    }
+}
+
+/* The assume cache's view of a PV / claim (lock held). */
+static void view_pv(volume_binding *pl, const ks_pv *pv, pv_view *out) {
+    memset(out, 0, sizeof(*out));
+    out->pv = pv;
+    const pv_assumed *a = ks_map_get(&pl->pvs, (uint64_t)pv->name + 1);
+    if (a) {
+        out->has_claim_ref = true;
+        out->claim_ns = a->claim_ns;
+        out->claim_name = a->claim_name;
+        out->claim_uid = a->claim_uid;
+    } else {
+        out->has_claim_ref = pv->has_claim_ref;
+        out->claim_ns = pv->claim_ns;
+        out->claim_name = pv->claim_name;
+        out->claim_uid = pv->claim_uid;
+    }
+}
+
+static void view_pvc(volume_binding *pl, const ks_pvc *pvc, pvc_view *out) {
+    memset(out, 0, sizeof(*out));
+    out->pvc = pvc;
+    const pvc_assumed *a = ks_map_get(&pl->pvcs, pvc_key(pvc->ns, pvc->name));
+    const char *sel = ks_vol_pvc_annotation(pvc, ANN_SELECTED_NODE);
+    if (a) {
+        out->has_selected_node = true;
+        out->selected_node = a->selected_node;
+    } else if (sel) {
+        out->has_selected_node = true;
+        out->selected_node = ks_intern(sel);
+    }
+}
+
+/* isPVCFullyBound: the claim names its volume and the PV controller
+ * finished the binding. */
+static bool fully_bound(const ks_pvc *pvc) {
+    return pvc->volume_name != KS_ID_NONE && ks_vol_pvc_annotation(pvc, ANN_BIND_COMPLETED) != NULL;
+}
+
+/* podHasPVCs: every claim must exist, not be lost or being deleted, and
+ * an ephemeral volume's claim must belong to the pod. */
+static ks_status *check_claims_exist(const ks_cluster *c, const ks_pod *pod, bool *has) {
+    *has = false;
+    for (uint32_t i = 0; i < pod->nvolumes; i++) {
+        const ks_volume *v = &pod->volumes[i];
+        if (v->kind != KS_VOL_PVC && v->kind != KS_VOL_EPHEMERAL) continue;
+        *has = true;
+        const char *name = v->claim_name ? v->claim_name : "";
+        const ks_pvc *pvc = ks_vol_pvc(c, pod->ns, name);
+        if (!pvc) {
+            if (v->kind == KS_VOL_EPHEMERAL)
+                return ks_status_new(KS_UNSCHEDULABLE_AND_UNRESOLVABLE,
+                                     "waiting for ephemeral volume controller to create the persistentvolumeclaim "
+                                     "\"%s\"",
+                                     name);
+            return ks_status_new(KS_UNSCHEDULABLE_AND_UNRESOLVABLE, "persistentvolumeclaim \"%s\" not found", name);
+        }
+        if (strcmp(ks_str(pvc->phase), "Lost") == 0)
+            return ks_status_new(KS_UNSCHEDULABLE_AND_UNRESOLVABLE,
+                                 "persistentvolumeclaim \"%s\" bound to non-existent persistentvolume \"%s\"", name,
+                                 ks_str(pvc->volume_name));
+        if (pvc->deleting)
+            return ks_status_new(KS_UNSCHEDULABLE_AND_UNRESOLVABLE, "persistentvolumeclaim \"%s\" is being deleted",
+                                 name);
+        if (v->kind == KS_VOL_EPHEMERAL && !ks_vol_pvc_is_for_pod(pvc, pod))
+            return ks_status_new(KS_UNSCHEDULABLE_AND_UNRESOLVABLE,
+                                 "PVC %s/%s was not created for pod %s/%s (pod is not owner)", ks_str(pvc->ns), name,
+                                 ks_str(pod->ns), ks_str(pod->name));
+    }
+    return NULL;
+}
+
+/* IsDelayBindingMode: the claim's class exists and waits for the first
+ * consumer. */
+static bool delay_binding(const ks_cluster *c, const ks_pvc *pvc) {
+    ks_id cls = ks_vol_pvc_class(pvc);
+    if (cls == KS_ID_NONE) return false;
+    const ks_storage_class *sc = ks_vol_class(c, cls);
+    return sc && sc->binding_mode == KS_BIND_WAIT_FOR_FIRST_CONSUMER;
+}
+
+/* Claims sort by requested size (sort.Sort over few claims: insertion
+ * sort, which keeps equal claims in pod order). */
+static void sort_by_size(pvc_view *v, uint32_t n) {
+    for (uint32_t i = 1; i < n; i++)
+        for (uint32_t j = i; j > 0 && v[j].pvc->request < v[j - 1].pvc->request; j--) {
+            pvc_view t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+}
+
+static ks_status *pre_filter(void *self, ks_cycle_state *st, const ks_pod *pod,
+                             const ks_node_info *const *nodes, size_t nnodes,
+                             ks_pre_filter_result **result) {
+    volume_binding *pl = self;
+    const ks_cluster *c = objects(pl);
+    bool has;
+    ks_status *err = check_claims_exist(c, pod, &has);
+    if (err) return err;
+    vb_state *s = state_new();
+    if (!has) {
+        ks_cycle_state_write(st, state_key, s, state_free, NULL);
+        return ks_status_new(KS_SKIP, NULL);
+    }
+    s->has_pvcs = true;
+    ks_arena *a = s->arena;
+    s->bound = ks_arena_calloc(a, pod->nvolumes, sizeof(*s->bound));
+    s->delay = ks_arena_calloc(a, pod->nvolumes, sizeof(*s->delay));
+    bool immediate = false;
+
+    pthread_mutex_lock(&pl->mu);
+    purge_stale(pl, c);
+    for (uint32_t i = 0; i < pod->nvolumes; i++) {
+        const ks_volume *v = &pod->volumes[i];
+        if (v->kind != KS_VOL_PVC && v->kind != KS_VOL_EPHEMERAL) continue;
+        const ks_pvc *pvc = ks_vol_pvc(c, pod->ns, v->claim_name);
+        pvc_view view;
+        view_pvc(pl, pvc, &view);
+        if (fully_bound(pvc)) {
+            bound_claim *b = &s->bound[s->nbound++];
+            b->claim = view;
+            const ks_pv *pv = ks_vol_pv(c, pvc->volume_name);
+            if (pv) {
+                pv_view *pvv = ks_arena_alloc(a, sizeof(*pvv));
+                view_pv(pl, pv, pvv);
+                b->pv = pvv;
+            }
+        } else if (delay_binding(c, pvc) && pvc->volume_name == KS_ID_NONE) {
+            s->delay[s->ndelay++] = view;
+        } else {
+            immediate = true;
+        }
+    }
+    if (!immediate && s->ndelay) {
+        /* ListPVs per class of the delayed claims, as the cache shows them */
+        s->classes = ks_arena_calloc(a, s->ndelay, sizeof(*s->classes));
+        for (uint32_t i = 0; i < s->ndelay; i++) {
+            ks_id cls = ks_vol_pvc_class(s->delay[i].pvc);
+            bool seen = false;
+            for (uint32_t j = 0; j < s->nclasses; j++) seen |= s->classes[j].cls == cls;
+            if (seen) continue;
+            class_pvs *cp = &s->classes[s->nclasses++];
+            cp->cls = cls;
+            cp->v = ks_arena_calloc(a, c ? c->pvs.n + 1 : 1, sizeof(*cp->v));
+            for (uint32_t j = 0; c && j < c->pvs.n; j++)
+                if (ks_vol_pv_class(c->pvs.v[j]) == cls) view_pv(pl, c->pvs.v[j], &cp->v[cp->n++]);
+        }
+        sort_by_size(s->delay, s->ndelay);
+    }
+    pthread_mutex_unlock(&pl->mu);
+
+    if (immediate) {
+        state_free(s);
+        return ks_status_new(KS_UNSCHEDULABLE_AND_UNRESOLVABLE, UNBOUND_IMMEDIATE);
+    }
+    ks_cycle_state_write(st, state_key, s, state_free, NULL);
+    return NULL;
+}
+
+/* ---- Filter (FindPodVolumes) ---------------------------------------------- */
+
+static bool str_eq(const char *a, const char *b) { return strcmp(a ? a : "", b ? b : "") == 0; }
+
+/* IsVolumeBoundToClaim. */
+static bool bound_to_claim(const pv_view *v, const ks_pvc *pvc) {
+    if (!v->has_claim_ref) return false;
+    if (v->claim_name != pvc->name || v->claim_ns != pvc->ns) return false;
+    char buf[512];
+    if (v->claim_uid && *v->claim_uid && !str_eq(v->claim_uid, ks_vol_pvc_uid(pvc, buf, sizeof buf))) return false;
+    return true;
+}
+
+/* CheckNodeAffinity: the node is matched as a node without a name, so
+ * matchFields requirements are not checked. */
+static bool affinity_ok(const ks_vol_affinity *aff, const ks_node *node) {
+    return !aff->has || ks_node_selector_matches(&aff->sel, &node->labels, KS_ID_NONE);
+}
+
+static bool pv_affinity_ok(const ks_pv *pv, const ks_node *node) {
+    ks_vol_affinity aff = {pv->has_node_affinity, pv->node_affinity};
+    return affinity_ok(&aff, node);
+}
+
+/* CheckAccessModes: every mode the claim asks for is one of the PV's. */
+static bool access_ok(const ks_pvc *pvc, const ks_pv *pv) { return (pvc->access_modes & ~pv->access_modes) == 0; }
+
+/* FindMatchingVolume (delayed binding, with a node). */
+static const pv_view *find_matching(const pvc_view *claim, const class_pvs *cp, const pv_view **chosen,
+                                    uint32_t nchosen, const ks_node *node) {
+    const ks_pvc *pvc = claim->pvc;
+    ks_id cls = ks_vol_pvc_class(pvc);
+    const pv_view *best = NULL;
+    for (uint32_t i = 0; cp && i < cp->n; i++) {
+        const pv_view *v = &cp->v[i];
+        const ks_pv *pv = v->pv;
+        bool taken = false;
+        for (uint32_t j = 0; j < nchosen; j++) taken |= chosen[j]->pv == pv;
+        if (taken) continue;
+        if (v->has_claim_ref && !bound_to_claim(v, pvc)) continue;
+        if (pv->capacity < pvc->request) continue;
+        if (pv->volume_mode != pvc->volume_mode) continue;
+        if (pv->vac != pvc->vac) continue;
+        if (pv->deleting) continue;
+        bool aff = pv_affinity_ok(pv, node);
+        /* a PV already bound to this claim: that one or none */
+        if (bound_to_claim(v, pvc)) return aff ? v : NULL;
+        if (strcmp(ks_str(pv->phase), "Available") != 0) continue;
+        if (pvc->has_selector && !ks_selector_matches(&pvc->selector, &pv->labels)) continue;
+        if (ks_vol_pv_class(pv) != cls) continue;
+        if (!aff) continue;
+        if (!access_ok(pvc, pv)) continue;
+        if (!best || best->pv->capacity > pv->capacity) best = v;
+    }
+    return best;
+}
+
+/* MatchTopologySelectorTerms over a class's allowedTopologies: no terms
+ * match every node; else some term whose every expression has the node's
+ * label value among its values. */
+static bool topology_ok(const ks_storage_class *sc, const ks_node *node) {
+    if (sc->nallowed_topologies == 0) return true;
+    for (uint32_t i = 0; i < sc->nallowed_topologies; i++) {
+        const ks_node_selector_term *t = &sc->allowed_topologies[i];
+        bool all = true;
+        for (uint32_t j = 0; j < t->nexpr && all; j++) {
+            ks_id v;
+            if (!ks_labels_get(&node->labels, t->exprs[j].key, &v)) {
+                all = false;
+                break;
+            }
+            bool in = false;
+            for (uint32_t k = 0; k < t->exprs[j].nvalues; k++) in |= t->exprs[j].values[k] == v;
+            all = in;
+        }
+        if (all) return true;
+    }
+    return false;
+}
+
+typedef struct find_result {
+    bool node_conflict, bind_conflict, not_enough_space, pv_missing;
+    ks_status *err;
+    node_volumes *nv;
+} find_result;
+
+/* checkBoundClaims: each bound claim's PV must exist and its (translated,
+ * when the node migrated the plugin) node affinity match the node. */
+static void check_bound(const vb_state *s, const ks_cluster *c, const ks_node_info *ni, find_result *r) {
+    const ks_csinode *cn = NULL;
+    bool cn_looked = false;
+    for (uint32_t i = 0; i < s->nbound; i++) {
+        const pv_view *v = s->bound[i].pv;
+        if (!v) {
+            r->pv_missing = true;
+            return;
+        }
+        const ks_pv *pv = v->pv;
+        const char *plugin = ks_vol_kind_plugin(pv->source);
+        if (plugin) {
+            if (!cn_looked) cn = ks_vol_csinode(c, ni->name), cn_looked = true;
+            if (ks_vol_migration_on(cn, plugin)) {
+                ks_arena *a = ks_arena_new(512);
+                ks_vol_affinity aff;
+                const char *handle;
+                char *err = NULL;
+                bool ok = ks_vol_pv_to_csi(a, pv, &handle, &aff, &err);
+                if (!ok) {
+                    r->err = ks_status_new(KS_ERROR, "could not translate pv: %s", err);
+                    free(err);
+                    ks_arena_free(a);
+                    return;
+                }
+                bool match = affinity_ok(&aff, ni->node);
+                ks_arena_free(a);
+                if (!match) {
+                    r->node_conflict = true;
+                    return;
+                }
+                continue;
+            }
+        }
+        if (!pv_affinity_ok(pv, ni->node)) {
+            r->node_conflict = true;
+            return;
+        }
+    }
+}
+
+/* checkVolumeProvisions: each claim needs a class with a provisioner,
+ * allowed topologies matching the node and, for a driver that publishes
+ * storage capacity, capacity (no CSIStorageCapacity objects are known, so
+ * there is none). Returns false when not satisfied. */
+static bool check_provisions(const vb_state *s, const ks_cluster *c, const ks_node *node, const uint32_t *claims,
+                             uint32_t n, find_result *r) {
+    for (uint32_t i = 0; i < n; i++) {
+        const ks_pvc *pvc = s->delay[claims[i]].pvc;
+        ks_id cls = ks_vol_pvc_class(pvc);
+        if (cls == KS_ID_NONE) {
+            r->err = ks_status_new(KS_ERROR, "no class for claim \"%s/%s\"", ks_str(pvc->ns), ks_str(pvc->name));
+            return false;
+        }
+        const ks_storage_class *sc = ks_vol_class(c, cls);
+        if (!sc) {
+            r->err = ks_status_new(KS_ERROR, "failed to find storage class \"%s\"", ks_str(cls));
+            return false;
+        }
+        const char *prov = sc->provisioner ? sc->provisioner : "";
+        if (!*prov || strcmp(prov, NO_PROVISIONER) == 0 || !topology_ok(sc, node)) {
+            r->bind_conflict = true;
+            return false;
+        }
+        if (pvc->has_request) {
+            const ks_csi_driver *d = ks_vol_csi_driver(c, prov);
+            if (d && d->storage_capacity) {
+                r->not_enough_space = true;
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+static void find_pod_volumes(const vb_state *s, const ks_cluster *c, const ks_node_info *ni, find_result *r) {
+    const ks_node *node = ni->node;
+    memset(r, 0, sizeof(*r));
+    if (s->nbound) {
+        check_bound(s, c, ni, r);
+        if (r->err) return;
+    }
+    if (!s->ndelay) return;
+    uint32_t *provision = ks_xcalloc(s->ndelay, sizeof(uint32_t));
+    uint32_t *match = ks_xcalloc(s->ndelay, sizeof(uint32_t));
+    uint32_t nprov = 0, nmatch = 0;
+    for (uint32_t i = 0; i < s->ndelay; i++) {
+        const pvc_view *cl = &s->delay[i];
+        if (cl->has_selected_node) {
+            if (cl->selected_node != ni->name) {
+                r->bind_conflict = true;
+                goto out;
+            }
+            provision[nprov++] = i;
+        } else {
+            match[nmatch++] = i;
+        }
+    }
+    node_volumes *nv = ks_xcalloc(1, sizeof(*nv));
+    r->nv = nv;
+    if (nmatch) {
+        nv->static_pv = ks_xcalloc(nmatch, sizeof(*nv->static_pv));
+        nv->static_claim = ks_xcalloc(nmatch, sizeof(*nv->static_claim));
+        for (uint32_t k = 0; k < nmatch; k++) {
+            const pvc_view *cl = &s->delay[match[k]];
+            ks_id cls = ks_vol_pvc_class(cl->pvc);
+            const class_pvs *cp = NULL;
+            for (uint32_t j = 0; j < s->nclasses; j++)
+                if (s->classes[j].cls == cls) cp = &s->classes[j];
+            const pv_view *pv = find_matching(cl, cp, nv->static_pv, nv->nstatic, node);
+            if (!pv) {
+                /* no PV: provisioning may still satisfy it */
+                r->bind_conflict = true;
+                provision[nprov++] = match[k];
+                continue;
+            }
+            nv->static_pv[nv->nstatic] = pv;
+            nv->static_claim[nv->nstatic++] = match[k];
+        }
+    }
+    if (nprov) {
+        /* the provisioning check decides whether unbound claims are satisfied */
+        r->bind_conflict = false;
+        if (check_provisions(s, c, node, provision, nprov, r)) {
+            nv->dynamic_claim = ks_xcalloc(nprov, sizeof(uint32_t));
+            memcpy(nv->dynamic_claim, provision, nprov * sizeof(uint32_t));
+            nv->ndynamic = nprov;
+        } else {
+            /* upstream keeps the static bindings found but no provisions */
+            nv->ndynamic = 0;
+        }
+    }
+out:
+    free(provision);
+    free(match);
+}
+
+static void node_volumes_free(node_volumes *nv) {
+    if (!nv) return;
+    free(nv->static_pv);
+    free(nv->static_claim);
+    free(nv->dynamic_claim);
+    free(nv);
+}
+
+static ks_status *filter(void *self, ks_cycle_state *st, const ks_pod *pod, const ks_node_info *ni) {
+    volume_binding *pl = self;
+    vb_state *s = ks_cycle_state_read(st, state_key);
+    if (!s) return ks_status_new(KS_ERROR, NOT_FOUND_STATE);
+    find_result r;
+    find_pod_volumes(s, objects(pl), ni, &r);
+    if (r.err) {
+        node_volumes_free(r.nv);
+        return r.err;
+    }
+    if (r.node_conflict || r.bind_conflict || r.not_enough_space || r.pv_missing) {
+        node_volumes_free(r.nv);
+        ks_status *st2 = ks_status_new(KS_UNSCHEDULABLE_AND_UNRESOLVABLE, NULL);
+        if (r.node_conflict) ks_status_add_reason(st2, "%s", REASON_NODE_CONFLICT);
+        if (r.bind_conflict) ks_status_add_reason(st2, "%s", REASON_BIND_CONFLICT);
+        if (r.not_enough_space) ks_status_add_reason(st2, "%s", REASON_NOT_ENOUGH_SPACE);
+        if (r.pv_missing) ks_status_add_reason(st2, "%s", REASON_PV_NOT_EXIST);
+        return st2;
+    }
+    if (!r.nv) r.nv = ks_xcalloc(1, sizeof(*r.nv));
+    pthread_mutex_lock(&s->mu);
+    node_volumes_free(ks_map_put(&s->by_node, (uint64_t)ni->name + 1, r.nv));
+    if (r.nv->nstatic) s->has_static_bindings = true;
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+/* StorageCapacityScoring is off in v1.34: no scorer, always skip. */
+static ks_status *pre_score(void *self, ks_cycle_state *st, const ks_pod *pod, const ks_node_info *const *nodes,
+                            size_t nnodes) {
+    return ks_status_new(KS_SKIP, NULL);
+}
+
+static ks_status *score(void *self, ks_cycle_state *st, const ks_pod *pod, const ks_node_info *ni, int64_t *out) {
+    *out = 0;
+    return NULL;
+}
+
+/* ---- Reserve / Unreserve / PreBind ------------------------------------------ */
+
+static node_volumes *node_result(vb_state *s, const char *node) {
+    ks_id id = ks_intern_find(node);
+    if (id == KS_ID_INVALID) return NULL;
+    pthread_mutex_lock(&s->mu);
+    node_volumes *nv = ks_map_get(&s->by_node, (uint64_t)id + 1);
+    pthread_mutex_unlock(&s->mu);
+    return nv;
+}
+
+/* arePodVolumesBound, against the cache (lock held). */
+static bool pod_volumes_bound(volume_binding *pl, const ks_cluster *c, const ks_pod *pod) {
+    for (uint32_t i = 0; i < pod->nvolumes; i++) {
+        const ks_volume *v = &pod->volumes[i];
+        if (v->kind != KS_VOL_PVC && v->kind != KS_VOL_EPHEMERAL) continue;
+        const ks_pvc *pvc = ks_vol_pvc(c, pod->ns, v->claim_name);
+        if (!pvc || !fully_bound(pvc)) return false;
+        if (v->kind == KS_VOL_EPHEMERAL && !ks_vol_pvc_is_for_pod(pvc, pod)) return false;
+    }
+    return true;
+}
+
+static ks_status *reserve(void *self, ks_cycle_state *st, const ks_pod *pod, const char *node) {
+    volume_binding *pl = self;
+    vb_state *s = ks_cycle_state_read(st, state_key);
+    if (!s) return ks_status_new(KS_ERROR, NOT_FOUND_STATE);
+    node_volumes *nv = node_result(s, node);
+    if (!nv) {
+        s->all_bound = true;
+        return NULL;
+    }
+    const ks_cluster *c = objects(pl);
+    pthread_mutex_lock(&pl->mu);
+    if (pod_volumes_bound(pl, c, pod)) {
+        pthread_mutex_unlock(&pl->mu);
+        s->all_bound = true;
+        return NULL;
+    }
+    ks_id node_id = ks_intern(node);
+    for (uint32_t i = 0; i < nv->nstatic; i++) {
+        /* GetBindVolumeToClaim: only a PV not yet pointing at the claim
+         * (or missing the bound-by-controller mark) changes */
+        const pv_view *v = nv->static_pv[i];
+        const ks_pvc *pvc = s->delay[nv->static_claim[i]].pvc;
+        char buf[512];
+        const char *uid = ks_vol_pvc_uid(pvc, buf, sizeof buf);
+        bool same = v->has_claim_ref && v->claim_name == pvc->name && v->claim_ns == pvc->ns &&
+                    str_eq(v->claim_uid, uid);
+        if (same) continue;
+        pv_assumed *a = ks_xcalloc(1, sizeof(*a));
+        a->api = v->pv;
+        a->claim_ns = pvc->ns;
+        a->claim_name = pvc->name;
+        a->claim_uid = ks_xstrdup(uid);
+        pv_assumed_free(ks_map_put(&pl->pvs, (uint64_t)v->pv->name + 1, a));
+    }
+    for (uint32_t i = 0; i < nv->ndynamic; i++) {
+        const ks_pvc *pvc = s->delay[nv->dynamic_claim[i]].pvc;
+        pvc_assumed *a = ks_xcalloc(1, sizeof(*a));
+        a->api = pvc;
+        a->selected_node = node_id;
+        free(ks_map_put(&pl->pvcs, pvc_key(pvc->ns, pvc->name), a));
+    }
+    pthread_mutex_unlock(&pl->mu);
+    s->all_bound = false;
+    return NULL;
+}
+
+static void unreserve(void *self, ks_cycle_state *st, const ks_pod *pod, const char *node) {
+    volume_binding *pl = self;
+    vb_state *s = ks_cycle_state_read(st, state_key);
+    if (!s) return;
+    node_volumes *nv = node_result(s, node);
+    if (!nv) return;
+    pthread_mutex_lock(&pl->mu);
+    for (uint32_t i = 0; i < nv->nstatic; i++)
+        pv_assumed_free(ks_map_del(&pl->pvs, (uint64_t)nv->static_pv[i]->pv->name + 1));
+    for (uint32_t i = 0; i < nv->ndynamic; i++) {
+        const ks_pvc *pvc = s->delay[nv->dynamic_claim[i]].pvc;
+        free(ks_map_del(&pl->pvcs, pvc_key(pvc->ns, pvc->name)));
+    }
+    pthread_mutex_unlock(&pl->mu);
+}
+
+static ks_status *pre_bind_pre_flight(void *self, ks_cycle_state *st, const ks_pod *pod, const char *node) {
+    vb_state *s = ks_cycle_state_read(st, state_key);
+    if (!s) return ks_status_new(KS_ERROR, NOT_FOUND_STATE);
+    if (s->all_bound) return ks_status_new(KS_SKIP, NULL);
+    if (!node_result(s, node)) return ks_status_new(KS_ERROR, "no pod volume found for node \"%s\"", node);
+    return NULL;
+}
+
+static ks_status *pre_bind(void *self, ks_cycle_state *st, const ks_pod *pod, const char *node) {
+    volume_binding *pl = self;
+    vb_state *s = ks_cycle_state_read(st, state_key);
+    if (!s) return ks_status_new(KS_ERROR, NOT_FOUND_STATE);
+    if (s->all_bound) return NULL;
+    node_volumes *nv = node_result(s, node);
+    if (!nv) return ks_status_new(KS_ERROR, "no pod volume found for node \"%s\"", node);
+    /* Hand the bindings to the backend; one that cannot apply them (no
+     * hook) leaves them assumed, as a scheduler whose PV controller has
+     * not acted yet would see them. */
+    ks_volume_binding *b = ks_xcalloc(nv->nstatic + nv->ndynamic + 1, sizeof(*b));
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < nv->nstatic; i++)
+        b[n++] = (ks_volume_binding){s->delay[nv->static_claim[i]].pvc, nv->static_pv[i]->pv, KS_ID_NONE};
+    for (uint32_t i = 0; i < nv->ndynamic; i++)
+        b[n++] = (ks_volume_binding){s->delay[nv->dynamic_claim[i]].pvc, NULL, ks_intern(node)};
+    ks_status *r = pl->h ? ks_handle_bind_volumes(pl->h, pod, b, n) : NULL;
+    free(b);
+    return r;
+}
+
+const ks_plugin_ops ks_plugin_volume_binding = {
+    .abi_version = KS_ABI_VERSION,
+    .name = "VolumeBinding",
+    .create = create,
+    .destroy = destroy,
+    .events_to_register = events_to_register,
+    .pre_filter = pre_filter,
+    .filter = filter,
+    .pre_score = pre_score,
+    .score = score,
+    .reserve = reserve,
+    .unreserve = unreserve,
+    .pre_bind_pre_flight = pre_bind_pre_flight,
+    .pre_bind = pre_bind,
+};

@@ -1,0 +1,202 @@
+/* VolumeRestrictions: a disk that cannot be mounted twice (GCE PD and
+ * ISCSI unless every mount is read-only, AWS EBS ever, Ceph RBD unless
+ * read-only) must not already be used by a pod on the node, and a
+ * ReadWriteOncePod claim must not be used by any scheduled pod. */
+#include "framework/handle.h"
+#include "plugins/helper/volumes.h"
+#include "util/xalloc.h"
+
+#include <ksched/ksched.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#define REASON_DISK_CONFLICT "node(s) had no available disk"
+#define REASON_RWOP_CONFLICT                                                              \
+    "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode " \
+    "already in-use by another pod"
+
+typedef struct volume_restrictions {
+    ks_handle *h;
+} volume_restrictions;
+
+/* The pod's ReadWriteOncePod claims (names, deduplicated) and how many
+ * references scheduled pods hold to them. AddPod/RemovePod move the count
+ * during preemption dry runs, so the state is cloned for them. */
+typedef struct pf_state {
+    uint32_t nclaims;
+    const char **claims; /* point into the pod, which outlives the cycle */
+    int64_t conflicts;
+} pf_state;
+
+static ks_state_key state_key = -1;
+
+static void *create(const ks_args *args, ks_handle *h, char **err) {
+    volume_restrictions *pl = ks_xcalloc(1, sizeof(*pl));
+    pl->h = h;
+    state_key = ks_state_key_get("PreFilterVolumeRestrictions");
+    return pl;
+}
+
+static void destroy(void *self) { free(self); }
+
+static void state_free(void *p) {
+    pf_state *s = p;
+    if (!s) return;
+    free(s->claims);
+    free(s);
+}
+
+static void *state_clone(const void *p) {
+    const pf_state *s = p;
+    pf_state *c = ks_xcalloc(1, sizeof(*c));
+    *c = *s;
+    c->claims = s->nclaims ? ks_xcalloc(s->nclaims, sizeof(*c->claims)) : NULL;
+    if (s->nclaims) memcpy(c->claims, s->claims, s->nclaims * sizeof(*c->claims));
+    return c;
+}
+
+/* Upstream (queueing hints on): Pod/Delete, Node/Add, PVC/Add. */
+static size_t events_to_register(void *self, ks_cluster_event *out, size_t max) {
+    static const ks_cluster_event ev[] = {
+        {KS_EV_POD, KS_ACT_DELETE},
+        {KS_EV_NODE, KS_ACT_ADD},
+        {KS_EV_PVC, KS_ACT_ADD},
+    };
+    size_t n = 0;
+    for (; n < max && n < sizeof(ev) / sizeof(ev[0]); n++) out[n] = ev[n];
+    return n;
+}
+
+static bool needs_check(const ks_volume *v) {
+    return v->kind == KS_VOL_GCE_PD || v->kind == KS_VOL_AWS_EBS || v->kind == KS_VOL_RBD ||
+           v->kind == KS_VOL_ISCSI;
+}
+
+static bool str_eq(const char *a, const char *b) { return strcmp(a ? a : "", b ? b : "") == 0; }
+
+static bool monitors_overlap(const ks_volume *a, const ks_volume *b) {
+    for (uint32_t i = 0; i < a->nmonitors; i++)
+        for (uint32_t j = 0; j < b->nmonitors; j++)
+            if (str_eq(a->monitors[i], b->monitors[j])) return true;
+    return false;
+}
+
+/* Whether volume v of the incoming pod conflicts with one of the volumes
+ * of a pod already on the node. */
+static bool volume_conflict(const ks_volume *v, const ks_pod *existing) {
+    for (uint32_t i = 0; i < existing->nvolumes; i++) {
+        const ks_volume *e = &existing->volumes[i];
+        if (e->kind != v->kind) continue;
+        bool both_ro = v->read_only && e->read_only;
+        switch (v->kind) {
+        case KS_VOL_GCE_PD:
+        case KS_VOL_ISCSI:
+            if (str_eq(v->disk_id, e->disk_id) && !both_ro) return true;
+            break;
+        case KS_VOL_AWS_EBS:
+            if (str_eq(v->disk_id, e->disk_id)) return true;
+            break;
+        case KS_VOL_RBD:
+            if (monitors_overlap(v, e) && str_eq(v->extra, e->extra) && str_eq(v->disk_id, e->disk_id) &&
+                !both_ro)
+                return true;
+            break;
+        default:
+            break;
+        }
+    }
+    return false;
+}
+
+static bool has_claim(const pf_state *s, const char *name) {
+    for (uint32_t i = 0; i < s->nclaims; i++)
+        if (str_eq(s->claims[i], name)) return true;
+    return false;
+}
+
+/* References of pod p to the state's claims (one per volume). */
+static int64_t claim_refs(const pf_state *s, const ks_pod *p) {
+    int64_t n = 0;
+    for (uint32_t i = 0; i < p->nvolumes; i++)
+        if (p->volumes[i].kind == KS_VOL_PVC && has_claim(s, p->volumes[i].claim_name)) n++;
+    return n;
+}
+
+static ks_status *pre_filter(void *self, ks_cycle_state *st, const ks_pod *pod,
+                             const ks_node_info *const *nodes, size_t nnodes,
+                             ks_pre_filter_result **result) {
+    volume_restrictions *pl = self;
+    bool check = false;
+    for (uint32_t i = 0; i < pod->nvolumes; i++)
+        if (needs_check(&pod->volumes[i])) check = true;
+
+    const ks_cluster *c = pl->h ? ks_handle_objects(pl->h) : NULL;
+    pf_state *s = ks_xcalloc(1, sizeof(*s));
+    s->claims = pod->nvolumes ? ks_xcalloc(pod->nvolumes, sizeof(*s->claims)) : NULL;
+    for (uint32_t i = 0; i < pod->nvolumes; i++) {
+        const ks_volume *v = &pod->volumes[i];
+        if (v->kind != KS_VOL_PVC) continue;
+        const ks_pvc *pvc = ks_vol_pvc(c, pod->ns, v->claim_name);
+        if (!pvc) {
+            state_free(s);
+            return ks_status_new(KS_UNSCHEDULABLE_AND_UNRESOLVABLE,
+                                 "persistentvolumeclaim \"%s\" not found", v->claim_name ? v->claim_name : "");
+        }
+        if ((pvc->access_modes & KS_ACCESS_RWOP) && !has_claim(s, v->claim_name))
+            s->claims[s->nclaims++] = v->claim_name;
+    }
+    /* A claim in use by some scheduled pod: at most one pod can hold it. */
+    const ks_snapshot *snap = pl->h ? ks_handle_snapshot(pl->h) : NULL;
+    for (uint32_t i = 0; i < s->nclaims && snap; i++) {
+        ks_id id = ks_intern_find(s->claims[i]);
+        if (id != KS_ID_INVALID && ks_snapshot_pvc_used(snap, pod->ns, id)) s->conflicts++;
+    }
+    if (!check && s->conflicts == 0) {
+        state_free(s);
+        return ks_status_new(KS_SKIP, NULL);
+    }
+    ks_cycle_state_write(st, state_key, s, state_free, state_clone);
+    return NULL;
+}
+
+static ks_status *add_pod(void *self, ks_cycle_state *st, const ks_pod *pod, const ks_pod *add,
+                          const ks_node_info *ni) {
+    pf_state *s = ks_cycle_state_read(st, state_key);
+    if (!s) return ks_status_new(KS_ERROR, "cannot read \"PreFilterVolumeRestrictions\" from cycleState");
+    s->conflicts += claim_refs(s, add);
+    return NULL;
+}
+
+static ks_status *remove_pod(void *self, ks_cycle_state *st, const ks_pod *pod, const ks_pod *rm,
+                             const ks_node_info *ni) {
+    pf_state *s = ks_cycle_state_read(st, state_key);
+    if (!s) return ks_status_new(KS_ERROR, "cannot read \"PreFilterVolumeRestrictions\" from cycleState");
+    s->conflicts -= claim_refs(s, rm);
+    return NULL;
+}
+
+static ks_status *filter(void *self, ks_cycle_state *st, const ks_pod *pod, const ks_node_info *ni) {
+    for (uint32_t i = 0; i < pod->nvolumes; i++) {
+        const ks_volume *v = &pod->volumes[i];
+        if (!needs_check(v)) continue;
+        for (uint32_t j = 0; j < ni->npods; j++)
+            if (volume_conflict(v, ni->pods[j])) return ks_status_new(KS_UNSCHEDULABLE, REASON_DISK_CONFLICT);
+    }
+    const pf_state *s = ks_cycle_state_read(st, state_key);
+    if (!s) return ks_status_new(KS_ERROR, "cannot read \"PreFilterVolumeRestrictions\" from cycleState");
+    if (s->conflicts > 0) return ks_status_new(KS_UNSCHEDULABLE, REASON_RWOP_CONFLICT);
+    return NULL;
+}
+
+const ks_plugin_ops ks_plugin_volume_restrictions = {
+    .abi_version = KS_ABI_VERSION,
+    .name = "VolumeRestrictions",
+    .create = create,
+    .destroy = destroy,
+    .events_to_register = events_to_register,
+    .pre_filter = pre_filter,
+    .add_pod = add_pod,
+    .remove_pod = remove_pod,
+    .filter = filter,
+};
