@@ -49,9 +49,17 @@ ks_node *ks_decode_node(const ks_tree *t, ks_decode_ctx *ctx) {
     const ks_tree *st = kt_get(t, "status");
     const kpath *stp = KP(NULL, "status");
     if (d_map(d, st, stp)) {
-        d_resource(d, kt_get(st, "allocatable"), KP(stp, "allocatable"), &n->allocatable_q,
-                   &n->allocatable);
-        d_resource(d, kt_get(st, "capacity"), KP(stp, "capacity"), NULL, &n->capacity);
+        const ks_tree *alloc = kt_get(st, "allocatable"), *cap = kt_get(st, "capacity");
+        ks_qlist cap_q = {0};
+        d_resource(d, alloc, KP(stp, "allocatable"), &n->allocatable_q, &n->allocatable);
+        d_resource(d, cap, KP(stp, "capacity"), &cap_q, &n->capacity);
+        /* The API server stores a node without status.allocatable with
+         * allocatable = capacity (SetDefaults_NodeStatus); an empty map
+         * stays empty. */
+        if ((!alloc || alloc->type == KT_NULL) && cap && cap->type != KT_NULL) {
+            n->allocatable_q = cap_q;
+            n->allocatable = n->capacity;
+        }
         const ks_tree *imgs = kt_get(st, "images");
         const kpath *ip = KP(stp, "images");
         if (d_seq(d, imgs, ip) && imgs->n) {

@@ -73,6 +73,21 @@ def cmp_status(where, field, a, b, defaults):
         cmp_value(where, f"{field}.{k}", get(a, k, defaults), get(b, k, defaults))
 
 
+# NodeResourcesFit checks cpu, memory and ephemeral-storage in that order,
+# then the pod's scalar resources in Go map order, which varies from run to
+# run (docs/differences.md): the scalar reasons compare as a sorted list.
+FIT_FIXED_REASONS = ("Too many pods", "Insufficient cpu", "Insufficient memory",
+                     "Insufficient ephemeral-storage")
+
+
+def canon_reasons(plugin, reasons):
+    if plugin != "NodeResourcesFit" or not isinstance(reasons, list):
+        return reasons
+    fixed = [r for r in reasons if r in FIT_FIXED_REASONS]
+    rest = sorted(r for r in reasons if r not in FIT_FIXED_REASONS)
+    return fixed + rest
+
+
 def cmp_attempt(i, a, b):
     where = {"attempt": i, "pass": a.get("pass"), "pod": a.get("pod")}
     cmp_value(where, "pass", a.get("pass"), b.get("pass"))
@@ -92,6 +107,9 @@ def cmp_attempt(i, a, b):
         w = dict(where, node=ea.get("node"))
         for k in ("code", "plugin", "reasons"):
             va, vb = get(ea, k, FILTER_DEFAULTS), get(eb, k, FILTER_DEFAULTS)
+            if k == "reasons":
+                va = canon_reasons(get(ea, "plugin", FILTER_DEFAULTS), va)
+                vb = canon_reasons(get(eb, "plugin", FILTER_DEFAULTS), vb)
             if va != vb:
                 w["plugin"] = get(ea, "plugin", FILTER_DEFAULTS) or get(eb, "plugin", FILTER_DEFAULTS)
                 raise Diff(w, f"filter.{k}", va, vb)
