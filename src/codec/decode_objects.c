@@ -363,10 +363,10 @@ ks_pdb *ks_decode_pdb(const ks_tree *t, ks_decode_ctx *ctx) {
         const kpath *sp = KP(NULL, "spec");
         o->selector.nothing = true;
         if (d_map(d, spec, sp)) {
-            d_label_selector(d, kt_get(spec, "selector"), KP(sp, "selector"), &o->selector);
-            d_int_or_percent(d, kt_get(spec, "minAvailable"), KP(sp, "minAvailable"), &o->min_available);
             d_int_or_percent(d, kt_get(spec, "maxUnavailable"), KP(sp, "maxUnavailable"),
                              &o->max_unavailable);
+            d_int_or_percent(d, kt_get(spec, "minAvailable"), KP(sp, "minAvailable"), &o->min_available);
+            d_label_selector(d, kt_get(spec, "selector"), KP(sp, "selector"), &o->selector);
         }
         const ks_tree *st = kt_get(t, "status");
         const kpath *stp = KP(NULL, "status");

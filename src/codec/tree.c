@@ -208,18 +208,13 @@ bool kt_parse(ks_arena *a, const char *name, const char *buf, size_t len, ks_tre
         (unsigned char)buf[2] == 0xBF)
         i = 3;
     while (i < len && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\r' || buf[i] == '\n')) i++;
+    /* JSON starts with [ or with { and a quoted key; a YAML flow mapping
+     * ({kind: Pod}) starts with a bare word. */
     if (i < len && (buf[i] == '{' || buf[i] == '[')) {
-        if (kt_parse_json(a, name, buf, len, docs, ndocs, err)) return true;
-        /* YAML flow style ({a: 1}) also starts this way: accept it when it
-         * parses as YAML, else report the JSON error. */
-        char *yerr = NULL;
-        if (kt_parse_yaml(a, name, buf, len, docs, ndocs, &yerr)) {
-            free(*err);
-            *err = NULL;
-            return true;
-        }
-        free(yerr);
-        return false;
+        size_t j = i + 1;
+        while (j < len && (buf[j] == ' ' || buf[j] == '\t' || buf[j] == '\r' || buf[j] == '\n')) j++;
+        if (buf[i] == '[' || j >= len || buf[j] == '"' || buf[j] == '}')
+            return kt_parse_json(a, name, buf, len, docs, ndocs, err);
     }
     return kt_parse_yaml(a, name, buf, len, docs, ndocs, err);
 }

@@ -61,7 +61,7 @@ void kt_map_set(ks_arena *a, ks_tree *map, const char *key, ks_tree *val);
 const char *kt_number_text(const ks_tree *t, char *buf, int n);
 
 /* Parse a buffer holding one or more documents. `name` is used in error
- * messages. JSON is recognised by its first non-blank character ({ or [).
+ * messages. JSON is recognised by its first non-blank character: [, or { followed by a quoted key (a YAML flow mapping starts {key: ...).
  * YAML plain scalars are typed as sigs.k8s.io/yaml types them (YAML 1.1:
  * yes/no/on/off are bools, 0x1F and 0o17 ints, 1e3 a float, ~ null).
  * Null documents (an empty "---" section) are dropped.

@@ -475,7 +475,7 @@ bool kt_parse_yaml(ks_arena *a, const char *name, const char *buf, size_t len, k
         if (!yaml_parser_parse(&p.yp, &ev)) {
             int line = (int)p.yp.problem_mark.line + 1;
             if (p.yp.context)
-                fail(&p, line, "%s %s", p.yp.context, p.yp.problem ? p.yp.problem : "syntax error");
+                fail(&p, line, "%s (%s)", p.yp.problem ? p.yp.problem : "syntax error", p.yp.context);
             else
                 fail(&p, line, "%s", p.yp.problem ? p.yp.problem : "syntax error");
             ok = false;
