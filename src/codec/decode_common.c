@@ -8,6 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+struct derror {
+    int line;
+    char *msg;
+};
+
 void dec_init(dec *d, ks_decode_ctx *ctx, ks_arena *a, const char *kind, const ks_tree *obj) {
     ks_api_init();
     memset(d, 0, sizeof(*d));
@@ -63,7 +68,27 @@ void derr(dec *d, const ks_tree *at, const kpath *p, const char *fmt, ...) {
     va_end(ap);
     ks_sb_puts(&b, msg);
     free(msg);
-    ks_errors_take(d->ctx->errs, ks_sb_take(&b));
+    KS_GROW(d->errs, d->caperrs, d->nerrs + 1);
+    d->errs[d->nerrs++] = (struct derror){line, ks_sb_take(&b)};
+}
+
+/* Fields are read in the decoder's order; messages read best in the
+ * document's. Insertion sort: stable, and objects have few errors. */
+bool dec_done(dec *d) {
+    for (size_t i = 1; i < d->nerrs; i++) {
+        struct derror x = d->errs[i];
+        size_t j = i;
+        for (; j > 0 && d->errs[j - 1].line > x.line; j--) d->errs[j] = d->errs[j - 1];
+        d->errs[j] = x;
+    }
+    for (size_t i = 0; i < d->nerrs; i++) {
+        if (d->ctx->errs) ks_errors_take(d->ctx->errs, d->errs[i].msg);
+        else free(d->errs[i].msg);
+    }
+    free(d->errs);
+    d->errs = NULL;
+    d->nerrs = d->caperrs = 0;
+    return !d->failed;
 }
 
 static bool absent(const ks_tree *v) { return !v || v->type == KT_NULL; }

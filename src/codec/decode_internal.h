@@ -25,11 +25,17 @@ typedef struct dec {
     const char *name;   /* NULL until known */
     int line;           /* the object's line */
     bool failed;
+    /* this object's errors, handed to ctx->errs in line order by dec_done */
+    struct derror *errs;
+    size_t nerrs, caperrs;
 } dec;
 
 void dec_init(dec *d, ks_decode_ctx *ctx, ks_arena *a, const char *kind, const ks_tree *obj);
 void derr(dec *d, const ks_tree *at, const kpath *p, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* End of an object: its errors, sorted by line, go to ctx->errs. Returns
+ * true when there were none. */
+bool dec_done(dec *d);
 /* A string the object keeps: the tree's own text when the document stays
  * alive, else a copy in the object's arena. */
 const char *dkeep(dec *d, const char *s);

@@ -74,10 +74,11 @@ ks_node *ks_decode_node(const ks_tree *t, ks_decode_ctx *ctx) {
             }
         }
     }
-    if (d->failed) goto fail;
+    if (!dec_done(d)) goto fail;
     D_SET_SOURCE(d, n, t);
     return n;
 fail:
+    dec_done(d);
     ks_node_unref(n);
     return NULL;
 }

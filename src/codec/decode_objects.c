@@ -21,7 +21,7 @@ static bool absent(const ks_tree *v) { return !v || v->type == KT_NULL; }
 
 #define FINISH(o)                                                            \
     do {                                                                     \
-        if (d->failed) {                                                     \
+        if (!dec_done(d)) {                                                  \
             KS_OBJECT_FREE(o);                                               \
             return NULL;                                                     \
         }                                                                    \

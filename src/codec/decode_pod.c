@@ -156,7 +156,7 @@ static void merge_label_keys(dec *d, ks_pod_affinity_term *t, const ks_labels *l
     if (t->selector.nothing || (!t->nmatch_label_keys && !t->nmismatch_label_keys)) return;
     uint32_t n = t->selector.nreq + t->nmatch_label_keys + t->nmismatch_label_keys;
     ks_requirement *r = ks_arena_calloc(d->a, n, sizeof(*r));
-    memcpy(r, t->selector.reqs, t->selector.nreq * sizeof(*r));
+    if (t->selector.nreq) memcpy(r, t->selector.reqs, t->selector.nreq * sizeof(*r));
     uint32_t o = t->selector.nreq;
     for (int pass = 0; pass < 2; pass++) {
         uint32_t nk = pass ? t->nmismatch_label_keys : t->nmatch_label_keys;
@@ -629,14 +629,13 @@ ks_pod *ks_decode_pod(const ks_tree *t, ks_decode_ctx *ctx) {
             for (uint32_t i = 0; i < ns[s]; i++) merge_label_keys(d, &sets[s][i], &pod->labels);
     }
     flatten_host_ports(d, pod);
-    if (d->failed) goto fail;
-    if (!ks_pod_compute_requests(pod)) {
+    if (!d->failed && !ks_pod_compute_requests(pod))
         derr(d, spec, sp, "resource requests overflow or exceed %d extended resources", KS_MAX_SCALAR);
-        goto fail;
-    }
+    if (!dec_done(d)) goto fail;
     D_SET_SOURCE(d, pod, t);
     return pod;
 fail:
+    dec_done(d);
     ks_pod_unref(pod);
     return NULL;
 }

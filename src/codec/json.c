@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static ks_tree *from_json(ks_arena *a, json_t *j, int depth) {
+static ks_tree *from_json(ks_arena *a, kt_strtab *strs, json_t *j, int depth) {
     ks_tree *t;
     char buf[64];
     if (depth > 10000) return NULL;
@@ -28,9 +28,9 @@ static ks_tree *from_json(ks_arena *a, json_t *j, int depth) {
         size_t klen;
         json_t *v;
         json_object_keylen_foreach(j, key, klen, v) {
-            ks_tree *c = from_json(a, v, depth + 1);
+            ks_tree *c = from_json(a, strs, v, depth + 1);
             if (!c) return NULL;
-            t->keys[t->n] = ks_arena_strndup(a, key, klen);
+            t->keys[t->n] = kt_strtab_get(strs, a, key, klen);
             t->items[t->n++] = c;
         }
         return t;
@@ -40,7 +40,7 @@ static ks_tree *from_json(ks_arena *a, json_t *j, int depth) {
         size_t n = json_array_size(j);
         if (n) t->items = ks_arena_calloc(a, kt_cap((uint32_t)n), sizeof(*t->items));
         for (size_t i = 0; i < n; i++) {
-            ks_tree *c = from_json(a, json_array_get(j, i), depth + 1);
+            ks_tree *c = from_json(a, strs, json_array_get(j, i), depth + 1);
             if (!c) return NULL;
             t->items[t->n++] = c;
         }
@@ -49,7 +49,7 @@ static ks_tree *from_json(ks_arena *a, json_t *j, int depth) {
     case JSON_STRING:
         t = kt_new(a, KT_STRING, 0);
         t->quoted = true;
-        t->text = ks_arena_strndup(a, json_string_value(j), json_string_length(j));
+        t->text = kt_strtab_get(strs, a, json_string_value(j), json_string_length(j));
         return t;
     case JSON_INTEGER:
         t = kt_new(a, KT_INT, 0);
@@ -83,6 +83,7 @@ bool kt_parse_json(ks_arena *a, const char *name, const char *buf, size_t len, k
                    uint32_t *ndocs, char **err) {
     size_t cap = 4, n = 0, off = 0;
     ks_tree **out = ks_xmalloc(cap * sizeof(*out));
+    kt_strtab strs = {0};
     int line_base = 1;
     for (;;) {
         while (off < len && (buf[off] == ' ' || buf[off] == '\t' || buf[off] == '\r' ||
@@ -95,16 +96,18 @@ bool kt_parse_json(ks_arena *a, const char *name, const char *buf, size_t len, k
         json_t *j = json_loadb(buf + off, len - off, JSON_DISABLE_EOF_CHECK | JSON_DECODE_ANY, &je);
         if (!j) {
             *err = ks_xasprintf("%s:%d: %s", name, line_base + je.line - 1, je.text);
+            kt_strtab_free(&strs);
             free(out);
             return false;
         }
         for (size_t i = 0; i < (size_t)je.position; i++)
             if (buf[off + i] == '\n') line_base++;
         off += (size_t)je.position;
-        ks_tree *t = from_json(a, j, 0);
+        ks_tree *t = from_json(a, &strs, j, 0);
         json_decref(j);
         if (!t) {
             *err = ks_xasprintf("%s:%d: nesting too deep", name, line_base);
+            kt_strtab_free(&strs);
             free(out);
             return false;
         }
@@ -115,6 +118,7 @@ bool kt_parse_json(ks_arena *a, const char *name, const char *buf, size_t len, k
     *docs = ks_arena_calloc(a, n ? n : 1, sizeof(**docs));
     memcpy(*docs, out, n * sizeof(*out));
     *ndocs = (uint32_t)n;
+    kt_strtab_free(&strs);
     free(out);
     return true;
 }
@@ -127,7 +131,12 @@ static json_t *to_json(const ks_tree *t, int depth) {
     case KT_BOOL: return json_boolean(t->bval);
     case KT_INT: return json_integer((json_int_t)t->ival);
     case KT_FLOAT: return json_real(t->fval);
-    case KT_STRING: return json_string_nocheck(t->text ? t->text : "");
+    case KT_STRING: {
+        char *fixed;
+        json_t *j = json_string(kt_utf8_clean(t->text ? t->text : "", &fixed));
+        free(fixed);
+        return j;
+    }
     case KT_SEQ: {
         json_t *arr = json_array();
         for (uint32_t i = 0; i < t->n; i++) {
@@ -148,7 +157,9 @@ static json_t *to_json(const ks_tree *t, int depth) {
                 json_decref(obj);
                 return NULL;
             }
-            json_object_set_new_nocheck(obj, t->keys[i], c);
+            char *fixed;
+            json_object_set_new(obj, kt_utf8_clean(t->keys[i], &fixed), c);
+            free(fixed);
         }
         return obj;
     }

@@ -99,8 +99,16 @@ static void load_one(ks_cluster *tmp, const char *name, const char *buf, size_t 
     ks_docref_unref(doc); /* the objects hold their own references */
 }
 
+/* "file:line", or just "file" for sources without lines (JSON). */
+static const char *where(const char *file, int line, char *buf, size_t n) {
+    if (!file) file = "<input>";
+    if (line > 0) snprintf(buf, n, "%s:%d", file, line);
+    else snprintf(buf, n, "%s", file);
+    return buf;
+}
+
 /* Where an object came from, for messages about it. */
-#define WHERE(o) (o)->source_file ? (o)->source_file : "<input>", (o)->source_line
+#define WHERE(o, buf) where((o)->source_file, (o)->source_line, buf, sizeof(buf))
 
 /* Objects are identified by kind and namespace/name; a second definition
  * is an error, whether in this load or an earlier one. */
@@ -118,9 +126,10 @@ static void check_duplicates(const ks_cluster *c, const ks_cluster *tmp, ks_erro
                 __typeof__(o) prev = ks_map_put(&seen, key, (void *)o);                \
                 if (prev && pass) {                                                    \
                     const char *ns_ = (nsexpr) ? ks_str(nsexpr) : NULL;                \
-                    ks_errors_add(errs, "%s:%d: %s %s%s%s: already defined at %s:%d", \
-                                  WHERE(o), kindname, ns_ ? ns_ : "", ns_ ? "/" : "",  \
-                                  ks_str(o->name), WHERE(prev));                       \
+                    char w1_[600], w2_[600];                                           \
+                    ks_errors_add(errs, "%s: %s %s%s%s: already defined at %s",       \
+                                  WHERE(o, w1_), kindname, ns_ ? ns_ : "",             \
+                                  ns_ ? "/" : "", ks_str(o->name), WHERE(prev, w2_));  \
                 }                                                                      \
             }                                                                          \
         }                                                                              \
@@ -147,9 +156,10 @@ static void check_duplicates(const ks_cluster *c, const ks_cluster *tmp, ks_erro
                 ks_workload *o = src->workloads.v[i];
                 if ((int)o->kind != k) continue;
                 ks_workload *prev = ks_map_put(&seen, ((uint64_t)o->ns << 32 | o->name) + 1, o);
+                char w1[600], w2[600];
                 if (prev && pass)
-                    ks_errors_add(errs, "%s:%d: %s %s/%s: already defined at %s:%d", WHERE(o), wk[k],
-                                  ks_str(o->ns), ks_str(o->name), WHERE(prev));
+                    ks_errors_add(errs, "%s: %s %s/%s: already defined at %s", WHERE(o, w1), wk[k],
+                                  ks_str(o->ns), ks_str(o->name), WHERE(prev, w2));
             }
         }
     }
@@ -168,8 +178,13 @@ static void admit(const ks_cluster *c, ks_cluster *tmp, ks_errors *errs) {
         ks_pod *p = tmp->pods.v[i];
         char *e = NULL;
         if (!ks_pod_admit(p, &view, &e)) {
-            ks_errors_add(errs, "%s:%d: pod %s/%s: spec.priorityClassName: %s", WHERE(p), ks_str(p->ns),
-                          ks_str(p->name), e);
+            /* the line of the class name when the document is at hand */
+            const ks_tree *pcn = kt_get(kt_get(p->tree, "spec"), "priorityClassName");
+            char w[600];
+            ks_errors_add(errs, "%s: pod %s/%s: spec.priorityClassName: %s",
+                          where(p->source_file, pcn && pcn->line ? pcn->line : p->source_line, w,
+                                sizeof(w)),
+                          ks_str(p->ns), ks_str(p->name), e);
             free(e);
         }
     }
@@ -177,7 +192,8 @@ static void admit(const ks_cluster *c, ks_cluster *tmp, ks_errors *errs) {
 }
 
 static bool finish(ks_cluster *c, ks_cluster *tmp, uint32_t index, ks_errors *errs, size_t nerr0) {
-    if (errs->n == nerr0) check_duplicates(c, tmp, errs);
+    check_duplicates(c, tmp, errs);
+    /* a class that failed to decode would make its pods' errors lie */
     if (errs->n == nerr0) admit(c, tmp, errs);
     bool ok = errs->n == nerr0;
     if (ok) {

@@ -1,5 +1,6 @@
 #include "codec/tree.h"
 #include "codec/tree_internal.h"
+#include "util/hash.h"
 #include "util/xalloc.h"
 
 #include <float.h>
@@ -182,6 +183,95 @@ void kt_format_float(double d, char *buf, int n, bool yaml) {
     }
     out[o] = 0;
     snprintf(buf, (size_t)n, "%s", out);
+}
+
+/* Strings up to this length are shared; longer ones rarely repeat. */
+#define DEDUP_MAX 48
+
+const char *kt_strtab_get(kt_strtab *t, ks_arena *a, const char *s, size_t n) {
+    if (n > DEDUP_MAX) return ks_arena_strndup(a, s, n);
+    if ((t->n + 1) * 2 > t->cap) {
+        size_t ncap = t->cap ? t->cap * 2 : 1024;
+        const char **slots = ks_xcalloc(ncap, sizeof(*slots));
+        uint32_t *lens = ks_xcalloc(ncap, sizeof(*lens));
+        for (size_t i = 0; i < t->cap; i++) {
+            if (!t->slots[i]) continue;
+            size_t j = ks_hash_bytes(t->slots[i], t->lens[i]) & (ncap - 1);
+            while (slots[j]) j = (j + 1) & (ncap - 1);
+            slots[j] = t->slots[i];
+            lens[j] = t->lens[i];
+        }
+        free(t->slots);
+        free(t->lens);
+        t->slots = slots;
+        t->lens = lens;
+        t->cap = ncap;
+    }
+    size_t j = ks_hash_bytes(s, n) & (t->cap - 1);
+    for (; t->slots[j]; j = (j + 1) & (t->cap - 1))
+        if (t->lens[j] == n && memcmp(t->slots[j], s, n) == 0) return t->slots[j];
+    const char *copy = ks_arena_strndup(a, s, n);
+    t->slots[j] = copy;
+    t->lens[j] = (uint32_t)n;
+    t->n++;
+    return copy;
+}
+
+void kt_strtab_free(kt_strtab *t) {
+    free(t->slots);
+    free(t->lens);
+    memset(t, 0, sizeof(*t));
+}
+
+/* Length of the valid UTF-8 sequence at s, 0 when invalid. */
+static size_t utf8_len(const unsigned char *s) {
+    unsigned c = s[0];
+    size_t n;
+    unsigned min;
+    if (c < 0x80) return 1;
+    if (c >= 0xC2 && c <= 0xDF) n = 2, min = 0x80;
+    else if (c >= 0xE0 && c <= 0xEF) n = 3, min = 0x800;
+    else if (c >= 0xF0 && c <= 0xF4) n = 4, min = 0x10000;
+    else return 0;
+    unsigned cp = c & (0xFF >> (n + 1));
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xC0) != 0x80) return 0;
+        cp = (cp << 6) | (s[i] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    return n;
+}
+
+const char *kt_utf8_clean(const char *s, char **tofree) {
+    *tofree = NULL;
+    const unsigned char *u = (const unsigned char *)s;
+    size_t i = 0, bad = 0;
+    while (u[i]) {
+        size_t l = utf8_len(u + i);
+        if (!l) {
+            bad++;
+            l = 1;
+        }
+        i += l;
+    }
+    if (!bad) return s;
+    char *out = ks_xmalloc(i + bad * 2 + 1);
+    size_t o = 0;
+    for (size_t j = 0; u[j];) {
+        size_t l = utf8_len(u + j);
+        if (l) {
+            memcpy(out + o, u + j, l);
+            o += l;
+            j += l;
+        } else {
+            memcpy(out + o, "\xEF\xBF\xBD", 3);
+            o += 3;
+            j++;
+        }
+    }
+    out[o] = 0;
+    *tofree = out;
+    return out;
 }
 
 const char *kt_number_text(const ks_tree *t, char *buf, int n) {

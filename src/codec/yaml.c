@@ -113,6 +113,7 @@ static bool underscores_ok(const char *s, size_t n) {
 }
 
 static bool in_list(const char *s, size_t n, const char *const *list) {
+    if (n > 6) return false; /* longer than every word of the lists */
     for (; *list; list++)
         if (strlen(*list) == n && memcmp(*list, s, n) == 0) return true;
     return false;
@@ -236,6 +237,7 @@ typedef struct parser {
     uint64_t nodes, expanded;
     ks_tree **docs;
     size_t ndocs, capdocs;
+    kt_strtab strs;
     char *err;
 } parser;
 
@@ -404,10 +406,15 @@ static bool decode_base64(parser *p, ks_tree *t) {
 
 static bool on_scalar(parser *p, yaml_event_t *ev) {
     int line = (int)ev->start_mark.line + 1;
-    ks_tree *t = kt_new(p->a, KT_STRING, line);
+    /* Built on the stack: a map key needs only its text, not a node. */
+    ks_tree local;
+    memset(&local, 0, sizeof(local));
+    ks_tree *t = &local;
+    t->type = KT_STRING;
+    t->line = line;
     const char *v = (const char *)ev->data.scalar.value;
     size_t n = ev->data.scalar.length;
-    t->text = ks_arena_strndup(p->a, v, n);
+    t->text = kt_strtab_get(&p->strs, p->a, v, n);
     const char *tag = (const char *)ev->data.scalar.tag;
     bool plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
     t->quoted = !plain;
@@ -434,11 +441,15 @@ static bool on_scalar(parser *p, yaml_event_t *ev) {
         t->type = rt;
     }
     /* other tags (!foo, !!timestamp) leave the text a string */
+    const char *anchor_name =
+        ev->data.scalar.anchor ? ks_arena_strdup(p->a, (const char *)ev->data.scalar.anchor) : NULL;
+    frame *f = p->nst ? &p->st[p->nst - 1] : NULL;
+    if (f && f->node->type == KT_MAP && !f->want_value && !anchor_name) return attach(p, t, 1, NULL);
     if (t->type == KT_FLOAT && (isnan(t->fval) || isinf(t->fval)))
         return fail(p, line, "unsupported value: %s (JSON has no such number)", t->text);
-    return attach(p, t, 1, ev->data.scalar.anchor
-                               ? ks_arena_strdup(p->a, (const char *)ev->data.scalar.anchor)
-                               : NULL);
+    t = kt_new(p->a, KT_STRING, line);
+    *t = local;
+    return attach(p, t, 1, anchor_name);
 }
 
 static bool on_alias(parser *p, yaml_event_t *ev) {
@@ -518,6 +529,7 @@ bool kt_parse_yaml(ks_arena *a, const char *name, const char *buf, size_t len, k
         p.err = NULL;
     }
     free(p.err);
+    kt_strtab_free(&p.strs);
     free(p.st);
     free(p.skeys);
     free(p.sitems);
@@ -546,10 +558,13 @@ static bool plain_is_string(const char *s) {
 
 static bool emit_scalar(yaml_emitter_t *em, const char *text, bool is_string) {
     yaml_event_t ev;
+    char *fixed;
+    text = kt_utf8_clean(text, &fixed);
     int plain_ok = is_string ? plain_is_string(text) : 1;
     yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)text, (int)strlen(text), plain_ok,
                                  1, is_string && !plain_ok ? YAML_DOUBLE_QUOTED_SCALAR_STYLE
                                                            : YAML_ANY_SCALAR_STYLE);
+    free(fixed);
     return yaml_emitter_emit(em, &ev);
 }
 

@@ -354,6 +354,12 @@ static void test_errors_pod_fields(void **st) {
                   "p.yaml:14: pod default/web-1: spec.topologySpreadConstraints[0].nodeTaintsPolicy: "
                   "unsupported value \"Always\": supported values: \"Honor\", \"Ignore\"",
                   NULL);
+    /* an object's errors come in the order of their lines */
+    expect_errors("p.yaml", POD_HEAD "  containers:\n  - name: app\n    resources:\n      requests: {cpu: x}\n"
+                  "  nodeName: [a]\n  priority: z\n",
+                  "p.yaml:10: pod default/web-1: spec.containers[0].resources.requests.cpu: invalid quantity \"x\"",
+                  "p.yaml:11: pod default/web-1: spec.nodeName: expected string, got list",
+                  "p.yaml:12: pod default/web-1: spec.priority: expected integer, got string z", NULL);
     expect_errors("p.yaml", POD_HEAD CONTAINER "  affinity:\n    podAffinity:\n"
                   "      preferredDuringSchedulingIgnoredDuringExecution:\n      - weight: 5\n",
                   "p.yaml:13: pod default/web-1: spec.affinity.podAffinity."
@@ -483,7 +489,7 @@ static void test_errors_other_kinds(void **st) {
 static void test_errors_admission(void **st) {
     (void)st;
     expect_errors("a.yaml", POD_HEAD "  priorityClassName: gold\n" CONTAINER,
-                  "a.yaml:1: pod default/web-1: spec.priorityClassName: no PriorityClass with name gold was found",
+                  "a.yaml:7: pod default/web-1: spec.priorityClassName: no PriorityClass with name gold was found",
                   NULL);
 }
 
@@ -493,6 +499,10 @@ static void test_errors_duplicates(void **st) {
                   "dup.yaml:4: node n1: already defined at dup.yaml:1", NULL);
     expect_errors("dup.yaml", POD_HEAD CONTAINER "---\n" POD_HEAD CONTAINER,
                   "dup.yaml:11: pod default/web-1: already defined at dup.yaml:1", NULL);
+    /* JSON has no lines to name */
+    expect_errors("dup.json", "{\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\"}}\n"
+                  "{\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\"}}\n",
+                  "dup.json: node n1: already defined at dup.json", NULL);
     /* same name, different namespaces or kinds: fine */
     ks_cluster *c = load_ok("kind: Service\nmetadata: {name: web}\n---\nkind: ReplicaSet\nmetadata: {name: web}\n"
                             "---\nkind: Service\nmetadata: {name: web, namespace: other}\n");
@@ -508,9 +518,10 @@ static void test_all_or_nothing(void **st) {
                        "kind: Node\nmetadata: {name: n1}\n---\nkind: Node\nmetadata: {name: n3}\nspec: {unschedulable: 1}\n";
     ks_errors_free(&errs);
     assert_false(ks_load_buffer(c, "more.yaml", text, strlen(text), &errs));
-    assert_int_equal(errs.n, 2);
+    assert_int_equal(errs.n, 3);
     assert_string_equal(errs.v[0], "more.yaml:5: pod: metadata.name: expected string, got int 7");
     assert_string_equal(errs.v[1], "more.yaml:12: node n3: spec.unschedulable: expected bool, got int 1");
+    assert_string_equal(errs.v[2], "more.yaml:7: node n1: already defined at ok.yaml:1");
     assert_int_equal(c->nodes.n, 1);
     assert_int_equal(c->next_input_index, 1);
     /* then a good load continues the input order */
