@@ -151,7 +151,7 @@ void va_dynamic_resources(cfg_ctx *c, const char *path, const ks_tree *args);
 bool plugin_needed(const ks_profile_config *p, const char *name);
 /* apimachinery IsQualifiedName: messages appended to out (count returned) */
 size_t is_qualified_name(const char *v, const char *msgs[4], ks_arena *a);
-size_t is_valid_label_value(const char *v, const char *msgs[2]);
+size_t is_valid_label_value(const char *v, const char *msgs[2], ks_arena *a);
 
 /* ---- decode, defaults, validate (decode.c, defaults.c, validate.c) ------ */
 typedef struct cfg_presence {

@@ -14,6 +14,7 @@ static const char qname_msg[] =
 static const char dns1123_sub_fmt[] = "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
 static const char dns1123_sub_msg[] =
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
+static const char label_value_fmt[] = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
 static const char label_value_msg[] =
     "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
 
@@ -101,15 +102,11 @@ size_t is_qualified_name(const char *v, const char *msgs[4], ks_arena *a) {
     return n;
 }
 
-size_t is_valid_label_value(const char *v, const char *msgs[2]) {
+size_t is_valid_label_value(const char *v, const char *msgs[2], ks_arena *a) {
+    static const char *const ex[] = {"MyValue", "my_value", "12345"};
     size_t n = 0, len = strlen(v);
     if (len > 63) msgs[n++] = "must be no more than 63 characters";
-    if (len && !match_qname(v, len)) {
-        msgs[n++] = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
-                    "and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or "
-                    "'12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
-    }
-    (void)label_value_msg;
+    if (len && !match_qname(v, len)) msgs[n++] = regex_error(a, label_value_msg, label_value_fmt, ex, 3);
     return n;
 }
 
@@ -387,7 +384,7 @@ static void validate_label_requirement(cfg_ctx *c, const char *p, const char *ke
     for (uint32_t i = 0; i < nv; i++) {
         const char *v = kt_as_str(vals->items[i]) ? kt_as_str(vals->items[i]) : "";
         const char *vm[2];
-        size_t k = is_valid_label_value(v, vm);
+        size_t k = is_valid_label_value(v, vm, c->arena);
         if (k) {
             ks_strbuf b;
             ks_sb_init(&b);

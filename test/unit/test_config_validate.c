@@ -330,6 +330,19 @@ static void test_node_affinity_args(void **state) {
            "not exist\n");
 }
 
+/* An empty list and a missing one render as Go renders [] and nil. */
+static void test_selector_values_rendering(void **state) {
+    (void)state;
+    expect(HDR "profiles:\n- pluginConfig:\n  - name: NodeAffinity\n    args:\n      addedAffinity:\n"
+               "        requiredDuringSchedulingIgnoredDuringExecution:\n          nodeSelectorTerms:\n"
+               "          - matchFields:\n            - {key: metadata.name, operator: In, values: []}\n"
+               "            - {key: metadata.name, operator: In}\n",
+           "c.yaml:11: profiles[0].pluginConfig[0].args.addedAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+           ".nodeSelectorTerms[0].matchFields[0].values: Invalid value: []: must have one element\n"
+           "c.yaml:12: profiles[0].pluginConfig[0].args.addedAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+           ".nodeSelectorTerms[0].matchFields[1].values: Invalid value: null: must have one element\n");
+}
+
 /* NodeResourcesFit args are checked when the plugin is used (upstream
  * checks them when it creates the plugin). */
 static void test_fit_args(void **state) {
@@ -371,7 +384,7 @@ int main(void) {
         cmocka_unit_test(test_top_level_validation), cmocka_unit_test(test_profiles_validation),
         cmocka_unit_test(test_extenders_validation), cmocka_unit_test(test_args_validation),
         cmocka_unit_test(test_topology_spread_args), cmocka_unit_test(test_node_affinity_args),
-        cmocka_unit_test(test_fit_args),
+        cmocka_unit_test(test_fit_args),           cmocka_unit_test(test_selector_values_rendering),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
