@@ -116,11 +116,16 @@ static void acc_from_qlist(acc *a, const ks_qlist *l) {
     acc_add(a, l->v, l->n);
 }
 
-/* The request of one container as the aggregation sees it: the spec, or
- * while a resize is in flight the larger of spec and status; then the
- * non-zero defaults for cpu/memory it does not name. */
-static void container_reqs(const ks_pod *p, const ks_container *c, bool use_status,
+/* The request (or limit) of one container as the aggregation sees it: the
+ * spec, or while a resize is in flight the larger of spec and status;
+ * then the non-zero defaults for cpu/memory it does not name. */
+static void container_list(const ks_pod *p, const ks_container *c, bool limits, bool use_status,
                            const acc *nonmissing, acc *out) {
+    if (limits) {
+        if (c->lim_q.v) acc_from_qlist(out, &c->lim_q);
+        else acc_from_resource(out, &c->limits, false, false);
+        return;
+    }
     if (c->req_q.v) acc_from_qlist(out, &c->req_q);
     else acc_from_resource(out, &c->requests, c->has_cpu_request, c->has_memory_request);
     if (use_status && c->has_status_resources) {
@@ -138,25 +143,9 @@ static void container_reqs(const ks_pod *p, const ks_container *c, bool use_stat
     }
 }
 
-/* PodLevelResources supports cpu, memory and hugepages-*. */
-static bool pod_level_supported(ks_id name) {
-    return name == KS_RES_CPU || name == KS_RES_MEMORY || ks_resource_is_hugepages(ks_str(name));
-}
-
-static void pod_level_reqs(const ks_pod *p, acc *out) {
-    out->n = 0;
-    out->overflow = false;
-    if (p->pod_req_q.v) acc_from_qlist(out, &p->pod_req_q);
-    else if (p->has_pod_level_requests) acc_from_resource(out, &p->pod_level_requests, false, false);
-}
-
-static bool pod_level_set(const acc *pl) {
-    for (uint32_t i = 0; i < pl->n; i++)
-        if (pod_level_supported(pl->e[i].name)) return true;
-    return false;
-}
-
-static void pod_requests(const ks_pod *p, const acc *nonmissing, acc *reqs) {
+/* AggregateContainerRequests (or Limits): regular containers summed,
+ * then the max with each init container at the moment it runs. */
+static void aggregate(const ks_pod *p, bool limits, bool use_status, const acc *nonmissing, acc *reqs) {
     acc cr, restartable, init, tmp;
     reqs->n = 0;
     reqs->overflow = false;
@@ -165,7 +154,7 @@ static void pod_requests(const ks_pod *p, const acc *nonmissing, acc *reqs) {
     init.n = 0;
     init.overflow = false;
     for (uint32_t i = 0; i < p->ncontainers; i++) {
-        container_reqs(p, &p->containers[i], true, nonmissing, &cr);
+        container_list(p, &p->containers[i], limits, use_status, nonmissing, &cr);
         acc_add(reqs, cr.e, cr.n);
         reqs->overflow |= cr.overflow;
     }
@@ -174,7 +163,7 @@ static void pod_requests(const ks_pod *p, const acc *nonmissing, acc *reqs) {
      * containers, so it counts in both places. */
     for (uint32_t i = 0; i < p->ninit; i++) {
         const ks_container *c = &p->init_containers[i];
-        container_reqs(p, c, c->sidecar, nonmissing, &cr);
+        container_list(p, c, limits, use_status && c->sidecar, nonmissing, &cr);
         if (c->sidecar) {
             acc_add(reqs, cr.e, cr.n);
             acc_add(&restartable, cr.e, cr.n);
@@ -189,12 +178,42 @@ static void pod_requests(const ks_pod *p, const acc *nonmissing, acc *reqs) {
     }
     acc_max(reqs, init.e, init.n);
     reqs->overflow |= init.overflow | restartable.overflow;
+}
 
+uint32_t ks_pod_aggregate_containers(const ks_pod *p, bool limits, ks_qentry *out, uint32_t max) {
+    ks_api_init();
+    acc a;
+    aggregate(p, limits, false, NULL, &a);
+    uint32_t n = a.n < max ? a.n : max;
+    memcpy(out, a.e, n * sizeof(*out));
+    return a.overflow || a.n > max ? max + 1 : n;
+}
+
+bool ks_pod_level_supported(ks_id name) {
+    return name == KS_RES_CPU || name == KS_RES_MEMORY || ks_resource_is_hugepages(ks_str(name));
+}
+
+static void pod_level_reqs(const ks_pod *p, acc *out) {
+    out->n = 0;
+    out->overflow = false;
+    if (p->pod_req_q.v) acc_from_qlist(out, &p->pod_req_q);
+    else if (p->has_pod_level_requests) acc_from_resource(out, &p->pod_level_requests, false, false);
+}
+
+static bool pod_level_set(const acc *pl) {
+    for (uint32_t i = 0; i < pl->n; i++)
+        if (ks_pod_level_supported(pl->e[i].name)) return true;
+    return false;
+}
+
+static void pod_requests(const ks_pod *p, const acc *nonmissing, acc *reqs) {
+    acc tmp;
+    aggregate(p, false, true, nonmissing, reqs);
     acc pl;
     pod_level_reqs(p, &pl);
     if (pod_level_set(&pl)) {
         for (uint32_t i = 0; i < pl.n; i++) {
-            if (!pod_level_supported(pl.e[i].name)) continue;
+            if (!ks_pod_level_supported(pl.e[i].name)) continue;
             ks_qentry *s = acc_slot(reqs, pl.e[i].name, true);
             if (s) s->nano = pl.e[i].nano;
         }

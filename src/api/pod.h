@@ -230,6 +230,14 @@ ks_pod *ks_pod_clone(const ks_pod *p);
  * KS_MAX_SCALAR scalar resources or a total does not fit an int64. */
 bool ks_pod_compute_requests(ks_pod *p);
 
+/* AggregateContainerRequests (limits false) or AggregateContainerLimits
+ * without in-place resize status, as API defaulting computes them: up to
+ * max entries into out; returns their number, or max + 1 when they did not
+ * fit. */
+uint32_t ks_pod_aggregate_containers(const ks_pod *p, bool limits, ks_qentry *out, uint32_t max);
+/* PodLevelResources supports cpu, memory and hugepages-* at the pod level. */
+bool ks_pod_level_supported(ks_id name);
+
 static inline uint64_t ks_pod_key(ks_id ns, ks_id name) { return ((uint64_t)ns << 32) | name; }
 /* "namespace/name" into buf. */
 const char *ks_pod_fullname(const ks_pod *p, char *buf, int n);

@@ -91,8 +91,6 @@ bool dec_done(dec *d) {
     return !d->failed;
 }
 
-static bool absent(const ks_tree *v) { return !v || v->type == KT_NULL; }
-
 static void wrong_type(dec *d, const ks_tree *v, const kpath *p, const char *want) {
     if (v->type == KT_MAP || v->type == KT_SEQ)
         derr(d, v, p, "expected %s, got %s", want, kt_type_name(v->type));
@@ -101,7 +99,7 @@ static void wrong_type(dec *d, const ks_tree *v, const kpath *p, const char *wan
 }
 
 bool d_str(dec *d, const ks_tree *v, const kpath *p, const char **out) {
-    if (absent(v)) return false;
+    if (d_absent(v)) return false;
     if (v->type != KT_STRING) {
         wrong_type(d, v, p, "string");
         return false;
@@ -111,7 +109,7 @@ bool d_str(dec *d, const ks_tree *v, const kpath *p, const char **out) {
 }
 
 bool d_bool(dec *d, const ks_tree *v, const kpath *p, bool *out) {
-    if (absent(v)) return false;
+    if (d_absent(v)) return false;
     if (v->type != KT_BOOL) {
         wrong_type(d, v, p, "bool");
         return false;
@@ -123,7 +121,7 @@ bool d_bool(dec *d, const ks_tree *v, const kpath *p, bool *out) {
 /* A JSON number reads into an integer field when it is integral (2.0 from
  * YAML becomes 2 on its way through JSON). */
 bool d_int64(dec *d, const ks_tree *v, const kpath *p, int64_t *out) {
-    if (absent(v)) return false;
+    if (d_absent(v)) return false;
     if (v->type == KT_INT) {
         *out = v->ival;
         return true;
@@ -212,7 +210,7 @@ bool d_time(dec *d, const ks_tree *v, const kpath *p, int64_t *out) {
 }
 
 bool d_map(dec *d, const ks_tree *v, const kpath *p) {
-    if (absent(v)) return false;
+    if (d_absent(v)) return false;
     if (v->type != KT_MAP) {
         wrong_type(d, v, p, "map");
         return false;
@@ -221,7 +219,7 @@ bool d_map(dec *d, const ks_tree *v, const kpath *p) {
 }
 
 bool d_seq(dec *d, const ks_tree *v, const kpath *p) {
-    if (absent(v)) return false;
+    if (d_absent(v)) return false;
     if (v->type != KT_SEQ) {
         wrong_type(d, v, p, "list");
         return false;
@@ -231,7 +229,7 @@ bool d_seq(dec *d, const ks_tree *v, const kpath *p) {
 
 int d_enum(dec *d, const ks_tree *v, const kpath *p, const char *const *allowed) {
     const char *s;
-    if (!d_str(d, v, p, &s)) return absent(v) ? -1 : -2;
+    if (!d_str(d, v, p, &s)) return d_absent(v) ? -1 : -2;
     for (int i = 0; allowed[i]; i++)
         if (strcmp(allowed[i], s) == 0) return i;
     ks_strbuf b;
@@ -258,7 +256,7 @@ bool d_ids(dec *d, const ks_tree *v, const kpath *p, uint32_t *n, ks_id **out) {
     for (uint32_t i = 0; i < v->n; i++) {
         const char *s;
         if (d_str(d, v->items[i], KI(p, i), &s)) (*out)[(*n)++] = ks_intern(s);
-        else if (!absent(v->items[i])) return false;
+        else if (!d_absent(v->items[i])) return false;
         else (*out)[(*n)++] = KS_ID_NONE; /* null in a []string is "" */
     }
     return true;
@@ -283,7 +281,7 @@ bool d_labels(dec *d, const ks_tree *v, const kpath *p, ks_labels *out) {
         if (!is_last_key(v, i)) continue;
         const char *s = "";
         const ks_tree *x = v->items[i];
-        if (!absent(x) && !d_str(d, x, KP(p, v->keys[i]), &s)) {
+        if (!d_absent(x) && !d_str(d, x, KP(p, v->keys[i]), &s)) {
             ok = false;
             continue;
         }
@@ -388,17 +386,17 @@ static bool d_requirement(dec *d, const ks_tree *v, const kpath *p, bool node, b
     static const char *const field_ops[] = {"In", "NotIn", NULL};
     memset(r, 0, sizeof(*r));
     if (!d_map(d, v, p)) {
-        if (!absent(v)) return false;
+        if (!d_absent(v)) return false;
         derr(d, v, p, "requirement must not be null");
         return false;
     }
     const char *key = "";
     const ks_tree *kv = kt_get(v, "key");
-    if (!absent(kv) && !d_str(d, kv, KP(p, "key"), &key)) return false;
+    if (!d_absent(kv) && !d_str(d, kv, KP(p, "key"), &key)) return false;
     r->key = ks_intern(key);
     const ks_tree *opv = kt_get(v, "operator");
     const char *ops = NULL;
-    if (absent(opv)) {
+    if (d_absent(opv)) {
         derr(d, v, KP(p, "operator"), "required");
         return false;
     }
@@ -417,7 +415,7 @@ static bool d_requirement(dec *d, const ks_tree *v, const kpath *p, bool node, b
     r->op = (ks_op)op;
     const kpath *vp = KP(p, "values");
     const ks_tree *vals = kt_get(v, "values");
-    if (!absent(vals) && !d_ids(d, vals, vp, &r->nvalues, &r->values)) return false;
+    if (!d_absent(vals) && !d_ids(d, vals, vp, &r->nvalues, &r->values)) return false;
     const ks_tree *at = vals ? vals : v;
     if (field) {
         if (r->nvalues != 1) {
@@ -463,7 +461,7 @@ static bool d_requirements(dec *d, const ks_tree *v, const kpath *p, bool node, 
     *n = 0;
     *out = NULL;
     bool has = d_seq(d, v, p);
-    if (!has && !absent(v)) return false;
+    if (!has && !d_absent(v)) return false;
     uint32_t cnt = has ? v->n : 0;
     if (cnt + extra == 0) return true;
     *out = ks_arena_calloc(d->a, cnt + extra, sizeof(ks_requirement));
@@ -479,11 +477,11 @@ bool d_label_selector(dec *d, const ks_tree *v, const kpath *p, ks_label_selecto
     memset(out, 0, sizeof(*out));
     if (!d_map(d, v, p)) {
         out->nothing = true;
-        return absent(v);
+        return d_absent(v);
     }
     const ks_tree *ml = kt_get(v, "matchLabels");
     ks_labels l;
-    bool ok = d_labels(d, ml, KP(p, "matchLabels"), &l) || absent(ml);
+    bool ok = d_labels(d, ml, KP(p, "matchLabels"), &l) || d_absent(ml);
     if (!ok) return false;
     if (!d_requirements(d, kt_get(v, "matchExpressions"), KP(p, "matchExpressions"), false, false,
                         &out->nreq, &out->reqs, l.n))
@@ -505,7 +503,7 @@ bool d_map_selector(dec *d, const ks_tree *v, const kpath *p, ks_label_selector 
     ks_labels l;
     if (!d_labels(d, v, p, &l)) {
         out->nothing = true;
-        return absent(v);
+        return d_absent(v);
     }
     out->reqs = ks_arena_calloc(d->a, l.n ? l.n : 1, sizeof(ks_requirement));
     for (uint32_t i = 0; i < l.n; i++) {
@@ -521,7 +519,7 @@ bool d_map_selector(dec *d, const ks_tree *v, const kpath *p, ks_label_selector 
 
 bool d_node_selector_term(dec *d, const ks_tree *v, const kpath *p, ks_node_selector_term *out) {
     memset(out, 0, sizeof(*out));
-    if (!d_map(d, v, p)) return absent(v);
+    if (!d_map(d, v, p)) return d_absent(v);
     bool ok = d_requirements(d, kt_get(v, "matchExpressions"), KP(p, "matchExpressions"), true,
                              false, &out->nexpr, &out->exprs, 0);
     ok &= d_requirements(d, kt_get(v, "matchFields"), KP(p, "matchFields"), true, true,
@@ -531,10 +529,10 @@ bool d_node_selector_term(dec *d, const ks_tree *v, const kpath *p, ks_node_sele
 
 bool d_node_selector(dec *d, const ks_tree *v, const kpath *p, ks_node_selector *out) {
     memset(out, 0, sizeof(*out));
-    if (!d_map(d, v, p)) return absent(v);
+    if (!d_map(d, v, p)) return d_absent(v);
     const ks_tree *terms = kt_get(v, "nodeSelectorTerms");
     const kpath *tp = KP(p, "nodeSelectorTerms");
-    if (!d_seq(d, terms, tp)) return absent(terms);
+    if (!d_seq(d, terms, tp)) return d_absent(terms);
     out->terms = ks_arena_calloc(d->a, terms->n ? terms->n : 1, sizeof(ks_node_selector_term));
     bool ok = true;
     for (uint32_t i = 0; i < terms->n; i++)
@@ -549,7 +547,7 @@ bool d_meta(dec *d, const ks_tree *obj, bool namespaced, meta *m) {
     const ks_tree *md = kt_get(obj, "metadata");
     const kpath *mp = KP(NULL, "metadata");
     bool has = d_map(d, md, mp);
-    if (!has && !absent(md)) return false;
+    if (!has && !d_absent(md)) return false;
     const char *name = NULL, *ns = NULL;
     if (has) {
         d_str(d, kt_get(md, "name"), KP(mp, "name"), &name);

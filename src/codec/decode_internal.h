@@ -40,6 +40,9 @@ bool dec_done(dec *d);
  * alive, else a copy in the object's arena. */
 const char *dkeep(dec *d, const char *s);
 
+/* Absent and null read the same (a null field is a zero value). */
+static inline bool d_absent(const ks_tree *v) { return !v || v->type == KT_NULL; }
+
 /* Scalar readers: false when absent or null (no error) or of the wrong
  * type (error reported). */
 bool d_str(dec *d, const ks_tree *v, const kpath *p, const char **out);

@@ -3,8 +3,6 @@
 
 #include <string.h>
 
-static bool absent(const ks_tree *v) { return !v || v->type == KT_NULL; }
-
 ks_node *ks_decode_node(const ks_tree *t, ks_decode_ctx *ctx) {
     static const char *const effects[] = {"", "NoSchedule", "PreferNoSchedule", "NoExecute", NULL};
     ks_node *n = ks_node_new();
@@ -36,7 +34,7 @@ ks_node *ks_decode_node(const ks_tree *t, ks_decode_ctx *ctx) {
                 const ks_tree *ev = kt_get(x, "effect");
                 int e = d_enum(d, ev, KP(ip, "effect"), effects);
                 if (e == 0 || e == -1) {
-                    derr(d, absent(ev) ? x : ev, KP(ip, "effect"), "required");
+                    derr(d, d_absent(ev) ? x : ev, KP(ip, "effect"), "required");
                     continue;
                 }
                 if (e < 0) continue;

@@ -7,8 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool absent(const ks_tree *v) { return !v || v->type == KT_NULL; }
-
 /* Each object lives in a small arena of its own. */
 #define NEW_OBJECT(T, o, kindname)                                           \
     ks_arena *a_ = ks_arena_new(512);                                        \
@@ -35,7 +33,7 @@ ks_priority_class *ks_decode_priority_class(const ks_tree *t, ks_decode_ctx *ctx
     if (d_map(d, t, NULL) && d_meta(d, t, false, &m)) {
         o->name = m.name;
         const ks_tree *v = kt_get(t, "value");
-        if (absent(v)) derr(d, t, KP(NULL, "value"), "required");
+        if (d_absent(v)) derr(d, t, KP(NULL, "value"), "required");
         else d_int32(d, v, KP(NULL, "value"), &o->value);
         d_bool(d, kt_get(t, "globalDefault"), KP(NULL, "globalDefault"), &o->global_default);
         int p = d_enum(d, kt_get(t, "preemptionPolicy"), KP(NULL, "preemptionPolicy"), policies);
@@ -140,7 +138,7 @@ static void d_pv_source(dec *d, const ks_tree *spec, const kpath *sp, ks_pv *o) 
 /* An id field that the API server defaults when unset. */
 static ks_id d_id_default(dec *d, const ks_tree *m, const char *key, const kpath *p, const char *def) {
     const ks_tree *v = kt_get(m, key);
-    return absent(v) ? ks_intern(def) : d_id(d, v, KP(p, key));
+    return d_absent(v) ? ks_intern(def) : d_id(d, v, KP(p, key));
 }
 
 ks_pv *ks_decode_pv(const ks_tree *t, ks_decode_ctx *ctx) {
@@ -172,7 +170,7 @@ ks_pv *ks_decode_pv(const ks_tree *t, ks_decode_ctx *ctx) {
             const kpath *np = KP(sp, "nodeAffinity");
             if (d_map(d, na, np)) {
                 const ks_tree *req = kt_get(na, "required");
-                if (!absent(req)) {
+                if (!d_absent(req)) {
                     o->has_node_affinity = true;
                     d_node_selector(d, req, KP(np, "required"), &o->node_affinity);
                 }
@@ -211,7 +209,7 @@ ks_pvc *ks_decode_pvc(const ks_tree *t, ks_decode_ctx *ctx) {
         const kpath *sp = KP(NULL, "spec");
         if (d_map(d, spec, sp)) {
             const ks_tree *sc = kt_get(spec, "storageClassName");
-            if (!absent(sc)) {
+            if (!d_absent(sc)) {
                 o->has_storage_class = true;
                 o->storage_class = d_id(d, sc, KP(sp, "storageClassName"));
             }
@@ -219,14 +217,14 @@ ks_pvc *ks_decode_pvc(const ks_tree *t, ks_decode_ctx *ctx) {
             const ks_tree *res = kt_get(spec, "resources");
             if (d_map(d, res, KP(sp, "resources"))) {
                 const ks_tree *req = kt_get(res, "requests");
-                o->has_request = !absent(kt_get(req, "storage"));
+                o->has_request = !d_absent(kt_get(req, "storage"));
                 o->request = d_storage(d, req, KP(KP(sp, "resources"), "requests"));
             }
             o->volume_name = d_id(d, kt_get(spec, "volumeName"), KP(sp, "volumeName"));
             o->volume_mode = d_id_default(d, spec, "volumeMode", sp, "Filesystem");
             o->vac = d_id(d, kt_get(spec, "volumeAttributesClassName"), KP(sp, "volumeAttributesClassName"));
             const ks_tree *sel = kt_get(spec, "selector");
-            if (!absent(sel)) {
+            if (!d_absent(sel)) {
                 o->has_selector = true;
                 d_label_selector(d, sel, KP(sp, "selector"), &o->selector);
             }
@@ -336,7 +334,7 @@ ks_csi_driver *ks_decode_csi_driver(const ks_tree *t, ks_decode_ctx *ctx) {
  * percentage ("50%"). */
 static void d_int_or_percent(dec *d, const ks_tree *v, const kpath *p, ks_int_or_percent *out) {
     memset(out, 0, sizeof(*out));
-    if (absent(v)) return;
+    if (d_absent(v)) return;
     if (v->type == KT_STRING) {
         size_t n = strlen(v->text);
         char *end;
@@ -394,7 +392,7 @@ ks_pod_group *ks_decode_pod_group(const ks_tree *t, ks_decode_ctx *ctx) {
         if (d_map(d, spec, sp)) {
             d_int32(d, kt_get(spec, "minMember"), KP(sp, "minMember"), &o->min_member);
             const ks_tree *mr = kt_get(spec, "minResources");
-            if (!absent(mr))
+            if (!d_absent(mr))
                 o->has_min_resources = d_resource(d, mr, KP(sp, "minResources"), NULL, &o->min_resources);
             d_int32(d, kt_get(spec, "scheduleTimeoutSeconds"), KP(sp, "scheduleTimeoutSeconds"),
                     &o->schedule_timeout_seconds);

@@ -5,13 +5,11 @@
 
 #include <string.h>
 
-static bool absent(const ks_tree *v) { return !v || v->type == KT_NULL; }
-
 static bool d_port(dec *d, const ks_tree *v, const kpath *p, bool host_network,
                    ks_container_port *out) {
     static const char *const protocols[] = {"TCP", "UDP", "SCTP", NULL};
     memset(out, 0, sizeof(*out));
-    if (!d_map(d, v, p)) return absent(v);
+    if (!d_map(d, v, p)) return d_absent(v);
     d_int32(d, kt_get(v, "containerPort"), KP(p, "containerPort"), &out->container_port);
     d_int32(d, kt_get(v, "hostPort"), KP(p, "hostPort"), &out->host_port);
     int proto = d_enum(d, kt_get(v, "protocol"), KP(p, "protocol"), protocols);
@@ -43,7 +41,7 @@ static bool d_container(dec *d, const ks_tree *v, const kpath *p, bool init, boo
     static const char *const restart[] = {"Always", "OnFailure", "Never", NULL};
     memset(c, 0, sizeof(*c));
     if (!d_map(d, v, p)) {
-        if (absent(v)) derr(d, v, p, "container must not be null");
+        if (d_absent(v)) derr(d, v, p, "container must not be null");
         return false;
     }
     d_str(d, kt_get(v, "name"), KP(p, "name"), &c->name);
@@ -85,7 +83,7 @@ static bool d_containers(dec *d, const ks_tree *v, const kpath *p, bool init, bo
                          uint32_t *n, ks_container **out) {
     *n = 0;
     *out = NULL;
-    if (!d_seq(d, v, p)) return absent(v);
+    if (!d_seq(d, v, p)) return d_absent(v);
     if (!v->n) return true;
     *out = ks_arena_calloc(d->a, v->n, sizeof(ks_container));
     for (uint32_t i = 0; i < v->n; i++)
@@ -121,7 +119,7 @@ static bool d_toleration(dec *d, const ks_tree *v, const kpath *p, ks_toleration
     static const char *const ops[] = {"Equal", "Exists", "", NULL};
     static const char *const effects[] = {"", "NoSchedule", "PreferNoSchedule", "NoExecute", NULL};
     memset(t, 0, sizeof(*t));
-    if (!d_map(d, v, p)) return absent(v);
+    if (!d_map(d, v, p)) return d_absent(v);
     t->key = d_id(d, kt_get(v, "key"), KP(p, "key"));
     t->value = d_id(d, kt_get(v, "value"), KP(p, "value"));
     int op = d_enum(d, kt_get(v, "operator"), KP(p, "operator"), ops);
@@ -137,7 +135,7 @@ static bool d_affinity_term(dec *d, const ks_tree *v, const kpath *p, ks_pod_aff
     if (!d_map(d, v, p)) return false;
     bool ok = d_label_selector(d, kt_get(v, "labelSelector"), KP(p, "labelSelector"), &t->selector);
     const ks_tree *nss = kt_get(v, "namespaceSelector");
-    if (!absent(nss)) {
+    if (!d_absent(nss)) {
         t->has_ns_selector = true;
         ok &= d_label_selector(d, nss, KP(p, "namespaceSelector"), &t->ns_selector);
     }
@@ -185,7 +183,7 @@ static void d_pod_affinity(dec *d, const ks_tree *v, const kpath *p, uint32_t *n
     if (d_seq(d, r, rp) && r->n) {
         *req = ks_arena_calloc(d->a, r->n, sizeof(**req));
         for (uint32_t i = 0; i < r->n; i++) {
-            if (absent(r->items[i])) {
+            if (d_absent(r->items[i])) {
                 derr(d, r->items[i], KI(rp, i), "term must not be null");
                 continue;
             }
@@ -202,7 +200,7 @@ static void d_pod_affinity(dec *d, const ks_tree *v, const kpath *p, uint32_t *n
             if (!d_map(d, w, wp)) continue;
             ks_pod_affinity_term *t = &(*pref)[*npref];
             const ks_tree *term = kt_get(w, "podAffinityTerm");
-            if (absent(term)) {
+            if (d_absent(term)) {
                 derr(d, w, KP(wp, "podAffinityTerm"), "required");
                 continue;
             }
@@ -220,7 +218,7 @@ static void d_affinity(dec *d, const ks_tree *v, const kpath *p, ks_pod *pod) {
     if (d_map(d, na, np)) {
         const ks_tree *req = kt_get(na, "requiredDuringSchedulingIgnoredDuringExecution");
         const kpath *rp = KP(np, "requiredDuringSchedulingIgnoredDuringExecution");
-        if (!absent(req)) {
+        if (!d_absent(req)) {
             pod->has_required_node_affinity = true;
             d_node_selector(d, req, rp, &pod->required_node_affinity);
         }
@@ -384,91 +382,40 @@ static void d_status(dec *d, const ks_tree *st, const kpath *sp, ks_pod *pod) {
                          pod->init_containers, pod->ninit);
 }
 
+/* A list grown in the object's arena, for defaulting. */
+static void qlist_put(dec *d, ks_qlist *l, ks_id name, __int128 nano) {
+    ks_qentry *v = ks_arena_calloc(d->a, l->n + 1, sizeof(*v));
+    if (l->n) memcpy(v, l->v, l->n * sizeof(*v));
+    v[l->n] = (ks_qentry){name, nano};
+    l->v = v;
+    l->n++;
+}
+
 /* Pod-level resources defaulting (PodLevelResources): with pod-level limits
  * set, hugepage limits default to the containers' sum, and each supported
  * request defaults to the containers' effective request (cpu, memory), else
  * to the pod-level limit. */
-static bool pod_level_supported(ks_id name) {
-    return name == KS_RES_CPU || name == KS_RES_MEMORY || ks_resource_is_hugepages(ks_str(name));
-}
-
-typedef struct {
-    uint32_t n;
-    ks_qentry e[64];
-} qacc;
-
-static void qacc_add(qacc *a, ks_id name, __int128 v, bool max) {
-    for (uint32_t i = 0; i < a->n; i++) {
-        if (a->e[i].name == name) {
-            if (!max) a->e[i].nano += v;
-            else if (v > a->e[i].nano) a->e[i].nano = v;
-            return;
-        }
-    }
-    if (a->n < 64) a->e[a->n++] = (ks_qentry){name, v};
-}
-
-/* AggregateContainerRequests/Limits without status (what defaulting uses). */
-static void aggregate(const ks_pod *pod, bool limits, qacc *out) {
-    qacc restartable = {0}, init = {0}, tmp;
-    out->n = 0;
-    for (uint32_t i = 0; i < pod->ncontainers; i++) {
-        const ks_qlist *l = limits ? &pod->containers[i].lim_q : &pod->containers[i].req_q;
-        for (uint32_t j = 0; j < l->n; j++) qacc_add(out, l->v[j].name, l->v[j].nano, false);
-    }
-    for (uint32_t i = 0; i < pod->ninit; i++) {
-        const ks_container *c = &pod->init_containers[i];
-        const ks_qlist *l = limits ? &c->lim_q : &c->req_q;
-        if (c->sidecar) {
-            for (uint32_t j = 0; j < l->n; j++) {
-                qacc_add(out, l->v[j].name, l->v[j].nano, false);
-                qacc_add(&restartable, l->v[j].name, l->v[j].nano, false);
-            }
-            for (uint32_t j = 0; j < restartable.n; j++)
-                qacc_add(&init, restartable.e[j].name, restartable.e[j].nano, true);
-        } else {
-            tmp = restartable;
-            for (uint32_t j = 0; j < l->n; j++) qacc_add(&tmp, l->v[j].name, l->v[j].nano, false);
-            for (uint32_t j = 0; j < tmp.n; j++) qacc_add(&init, tmp.e[j].name, tmp.e[j].nano, true);
-        }
-    }
-    for (uint32_t j = 0; j < init.n; j++) qacc_add(out, init.e[j].name, init.e[j].nano, true);
-}
-
-static ks_qlist qlist_from(dec *d, const qacc *a) {
-    ks_qlist l = {a->n, ks_arena_calloc(d->a, a->n ? a->n : 1, sizeof(ks_qentry))};
-    memcpy(l.v, a->e, a->n * sizeof(ks_qentry));
-    return l;
-}
-
 static void default_pod_level(dec *d, ks_pod *pod, bool has_resources) {
     if (!has_resources || (pod->pod_lim_q.n == 0 && pod->pod_req_q.n == 0)) return;
-    qacc lims = {0}, reqs = {0}, agg;
-    for (uint32_t i = 0; i < pod->pod_lim_q.n; i++)
-        qacc_add(&lims, pod->pod_lim_q.v[i].name, pod->pod_lim_q.v[i].nano, false);
-    for (uint32_t i = 0; i < pod->pod_req_q.n; i++)
-        qacc_add(&reqs, pod->pod_req_q.v[i].name, pod->pod_req_q.v[i].nano, false);
-    aggregate(pod, true, &agg);
-    for (uint32_t i = 0; i < agg.n; i++) {
-        ks_id n = agg.e[i].name;
-        if (!ks_resource_is_hugepages(ks_str(n)) || ks_qlist_find(&pod->pod_req_q, n)) continue;
-        if (!ks_qlist_find(&pod->pod_lim_q, n)) qacc_add(&lims, n, agg.e[i].nano, false);
+    ks_qentry agg[64];
+    uint32_t n = ks_pod_aggregate_containers(pod, true, agg, 64);
+    for (uint32_t i = 0; i < n && i < 64; i++) {
+        ks_id name = agg[i].name;
+        if (!ks_resource_is_hugepages(ks_str(name)) || ks_qlist_find(&pod->pod_req_q, name)) continue;
+        if (!ks_qlist_find(&pod->pod_lim_q, name)) qlist_put(d, &pod->pod_lim_q, name, agg[i].nano);
     }
-    if (lims.n) pod->pod_lim_q = qlist_from(d, &lims);
     if (pod->pod_lim_q.n == 0) return;
-    aggregate(pod, false, &agg);
-    for (uint32_t i = 0; i < agg.n; i++) {
-        ks_id n = agg.e[i].name;
-        bool overcommit = n == KS_RES_CPU || n == KS_RES_MEMORY;
-        if (overcommit && !ks_qlist_find(&pod->pod_req_q, n)) qacc_add(&reqs, n, agg.e[i].nano, false);
+    n = ks_pod_aggregate_containers(pod, false, agg, 64);
+    for (uint32_t i = 0; i < n && i < 64; i++) {
+        ks_id name = agg[i].name;
+        bool overcommit = name == KS_RES_CPU || name == KS_RES_MEMORY;
+        if (overcommit && !ks_qlist_find(&pod->pod_req_q, name)) qlist_put(d, &pod->pod_req_q, name, agg[i].nano);
     }
     for (uint32_t i = 0; i < pod->pod_lim_q.n; i++) {
-        ks_id n = pod->pod_lim_q.v[i].name;
-        bool have = false;
-        for (uint32_t j = 0; j < reqs.n; j++) have |= reqs.e[j].name == n;
-        if (!have && pod_level_supported(n)) qacc_add(&reqs, n, pod->pod_lim_q.v[i].nano, false);
+        ks_id name = pod->pod_lim_q.v[i].name;
+        if (ks_pod_level_supported(name) && !ks_qlist_find(&pod->pod_req_q, name))
+            qlist_put(d, &pod->pod_req_q, name, pod->pod_lim_q.v[i].nano);
     }
-    if (reqs.n) pod->pod_req_q = qlist_from(d, &reqs);
 }
 
 /* Host ports of the sidecars, then of the regular containers, as
@@ -538,7 +485,7 @@ ks_pod *ks_decode_pod(const ks_tree *t, ks_decode_ctx *ctx) {
     const ks_tree *spec = kt_get(t, "spec");
     const kpath *sp = KP(NULL, "spec");
     if (!d_map(d, spec, sp)) {
-        if (absent(spec)) derr(d, t, sp, "required");
+        if (d_absent(spec)) derr(d, t, sp, "required");
         goto fail;
     }
     static const char *const policies[] = {"PreemptLowerPriority", "Never", NULL};
@@ -577,7 +524,7 @@ ks_pod *ks_decode_pod(const ks_tree *t, ks_decode_ctx *ctx) {
                  pod->host_network, &pod->ninit, &pod->init_containers);
 
     const ks_tree *ovh = kt_get(spec, "overhead");
-    if (!absent(ovh)) {
+    if (!d_absent(ovh)) {
         pod->has_overhead = d_resource(d, ovh, KP(sp, "overhead"), &pod->overhead_q, &pod->overhead);
     }
     const ks_tree *pres = kt_get(spec, "resources");
@@ -589,7 +536,7 @@ ks_pod *ks_decode_pod(const ks_tree *t, ks_decode_ctx *ctx) {
     }
     default_pod_level(d, pod, has_pres);
     for (uint32_t i = 0; i < pod->pod_req_q.n; i++)
-        if (pod_level_supported(pod->pod_req_q.v[i].name)) pod->has_pod_level_requests = true;
+        if (ks_pod_level_supported(pod->pod_req_q.v[i].name)) pod->has_pod_level_requests = true;
     if (!ks_resource_add_qlist(&pod->pod_level_requests, &pod->pod_req_q))
         derr(d, pres, prp, "more than %d extended resources (the limit of this build)", KS_MAX_SCALAR);
 

@@ -178,6 +178,17 @@ static void test_pod_level_resources(void **st) {
     expect(p, 500, 200 * MI, 500, 200 * MI);
     ks_pod_unref(p);
 
+    /* hugepage limits of the containers become pod-level limits, and then
+     * requests, when the pod level sets other limits */
+    p = pod_from("  resources:\n    limits: {cpu: \"1\"}\n"
+                 "  containers:\n  - name: a\n    image: x\n    resources:\n"
+                 "      limits: {hugepages-2Mi: 4Mi, memory: 1Gi}\n");
+    assert_true(p->has_pod_level_requests);
+    assert_non_null(ks_qlist_find(&p->pod_lim_q, ks_intern("hugepages-2Mi")));
+    assert_int_equal(ks_resource_get(&p->requests, ks_intern("hugepages-2Mi")), 4 * MI);
+    expect(p, 1000, GI, 1000, GI);
+    ks_pod_unref(p);
+
     /* unsupported names at the pod level do not count as set */
     p = pod_from("  resources:\n    requests: {ephemeral-storage: 1Gi}\n"
                  "  containers:\n" C("a", "300m", "100Mi"));
