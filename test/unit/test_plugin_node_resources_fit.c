@@ -4,6 +4,9 @@
  * requested_to_capacity_ratio_test.go; more where ksched needs them. */
 #include "testutil_plugins.h"
 #include "plugins/helper/shape_score.h"
+#include "plugins/noderesources/resource_allocation.h"
+#include "api/cluster.h"
+#include "codec/decode.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -636,6 +639,28 @@ static void broken_linear_function_points(void **st) {
     assert_int_equal(ks_broken_linear(b, 3, 85), 3);
 }
 
+static void score_request_sums_exact_quantities_then_rounds_up_once(void **st) {
+    /* 0.5m + 0.5m of cpu is 1m, 1.5 + 1.5 bytes is 3: upstream adds the
+     * quantities and rounds once; rounding each container would give 2m
+     * and 4. Overhead 0.5m rounds the total up: 1.5m -> 2m. */
+    const char *yaml = "apiVersion: v1\nkind: Pod\nmetadata: {name: exact, namespace: default}\n"
+                       "spec:\n  overhead: {cpu: '0.0005'}\n  containers:\n"
+                       "  - {name: a, image: x, resources: {requests: {cpu: '0.0005', memory: '1.5'}}}\n"
+                       "  - {name: b, image: x, resources: {requests: {cpu: '0.0005', memory: '1.5'}}}\n";
+    ks_cluster *c = ks_cluster_new();
+    ks_errors errs;
+    ks_errors_init(&errs);
+    assert_true(ks_load_buffer(c, "pod.yaml", yaml, strlen(yaml), &errs));
+    ks_errors_free(&errs);
+    ks_resource_allocation_scorer r = {.use_requested = false};
+    ks_resource_specs_default(&r);
+    int64_t req[2];
+    ks_pod_resource_request_list(&r, c->pods.v[0], req);
+    assert_int_equal(req[0], 2);
+    assert_int_equal(req[1], 3);
+    ks_cluster_free(c);
+}
+
 /* ---- args ---- */
 
 static void args_error(const char *args, const char *want) {
@@ -749,6 +774,7 @@ int main(void) {
         cmocka_unit_test(rtcr_single_extended_resource),
         cmocka_unit_test(rtcr_zero_resource_scores_leave_the_average),
         cmocka_unit_test(broken_linear_function_points),
+        cmocka_unit_test(score_request_sums_exact_quantities_then_rounds_up_once),
         cmocka_unit_test(args_reject_weight_out_of_range),
         cmocka_unit_test(args_reject_unknown_strategy),
         cmocka_unit_test(args_reject_bad_shape),

@@ -1,4 +1,5 @@
 #include "plugins/noderesources/resource_allocation.h"
+#include "api/quantity.h"
 #include "util/xalloc.h"
 
 #include <stdio.h>
@@ -17,24 +18,39 @@ static int64_t resource_value(const ks_resource *r, const ks_resource_spec *s) {
     }
 }
 
-/* One container's request; a container that does not state a cpu or
- * memory request counts as asking for the scheduler's defaults. */
-static int64_t container_request(const ks_container *c, const ks_resource_spec *s) {
-    if (s->cls == KS_RCLASS_CPU && !c->has_cpu_request) return KS_DEFAULT_MILLI_CPU_REQUEST;
-    if (s->cls == KS_RCLASS_MEMORY && !c->has_memory_request) return KS_DEFAULT_MEMORY_REQUEST;
-    return resource_value(&c->requests, s);
+/* Nano-units (10^-9 of the resource's unit) of an integer amount as the
+ * scorer reads it: millicores for cpu, whole units for the rest. */
+static __int128 to_nano(const ks_resource_spec *s, int64_t v) {
+    return (__int128)v * (s->cls == KS_RCLASS_CPU ? 1000000 : KS_NANO_PER_UNIT);
+}
+
+static __int128 qlist_nano(const ks_qlist *l, const ks_resource_spec *s) {
+    const ks_qentry *e = ks_qlist_find(l, s->id);
+    return e ? e->nano : 0;
+}
+
+/* One container's request in nano-units; a container that does not state
+ * a cpu or memory request counts as asking for the scheduler's defaults.
+ * Decoded pods carry their quantities exactly (req_q); pods built in code
+ * only the integer vector. */
+static __int128 container_request(const ks_container *c, const ks_resource_spec *s) {
+    if (s->cls == KS_RCLASS_CPU && !c->has_cpu_request) return to_nano(s, KS_DEFAULT_MILLI_CPU_REQUEST);
+    if (s->cls == KS_RCLASS_MEMORY && !c->has_memory_request) return to_nano(s, KS_DEFAULT_MEMORY_REQUEST);
+    if (c->req_q.v) return qlist_nano(&c->req_q, s);
+    return to_nano(s, resource_value(&c->requests, s));
 }
 
 /* Upstream PodRequests with NonMissingContainerRequests = {100m, 200Mi}
  * and pod-level requests skipped: regular and sidecar containers add up,
  * each init container needs its own request plus the sidecars started
- * before it, and the pod needs the larger of the two; then overhead. */
+ * before it, and the pod needs the larger of the two; then overhead. The
+ * sum is exact and rounded up once, as Quantity.MilliValue()/Value() do. */
 static int64_t non_zero_request(const ks_pod *pod, const ks_resource_spec *s) {
-    int64_t sum = 0, sidecars = 0, init_max = 0;
+    __int128 sum = 0, sidecars = 0, init_max = 0, need;
     for (uint32_t i = 0; i < pod->ncontainers; i++) sum += container_request(&pod->containers[i], s);
     for (uint32_t i = 0; i < pod->ninit; i++) {
         const ks_container *c = &pod->init_containers[i];
-        int64_t v = container_request(c, s), need;
+        __int128 v = container_request(c, s);
         if (c->sidecar) {
             sum += v;
             sidecars += v;
@@ -45,8 +61,11 @@ static int64_t non_zero_request(const ks_pod *pod, const ks_resource_spec *s) {
         if (need > init_max) init_max = need;
     }
     if (init_max > sum) sum = init_max;
-    if (pod->has_overhead) sum += resource_value(&pod->overhead, s);
-    return sum;
+    if (pod->overhead_q.v) sum += qlist_nano(&pod->overhead_q, s);
+    else if (pod->has_overhead) sum += to_nano(s, resource_value(&pod->overhead, s));
+    int64_t out = 0;
+    bool ok = s->cls == KS_RCLASS_CPU ? ks_nano_to_milli(sum, &out) : ks_nano_to_value(sum, &out);
+    return ok ? out : INT64_MAX;
 }
 
 void ks_pod_resource_request_list(const ks_resource_allocation_scorer *r, const ks_pod *pod,
