@@ -25,6 +25,10 @@ typedef struct call {
     void *arg;
     bool done_called;
     bool executing;
+    /* A deletion runs the status patch it displaced first: upstream's
+     * preemption patches a victim's DisruptionTarget condition and then
+     * deletes it, outside the dispatcher, so neither call is dropped. */
+    struct call *before;
 } call;
 
 struct ks_api_dispatcher {
@@ -59,6 +63,7 @@ static char *dup_or_null(const char *s) { return s ? ks_xstrdup(s) : NULL; }
 
 static void free_call(call *c) {
     if (!c) return;
+    free_call(c->before);
     if (c->pod) ks_pod_unref(c->pod);
     free(c->node);
     free((char *)c->patch.cond_type);
@@ -74,6 +79,7 @@ static void free_call(call *c) {
 }
 
 static void finish(call *c, const ks_status *result) {
+    if (c->before) finish(c->before, result);
     if (c->done_called) return;
     c->done_called = true;
     if (c->done) c->done(c->arg, result);
@@ -175,6 +181,20 @@ static ks_status *add_call(ks_api_dispatcher *d, call *c) {
             return ret;
         }
         if (old->type == c->type && c->type == KS_CALL_STATUS_PATCH) merge_patch(c, old);
+        if (c->type == KS_CALL_DELETE && !old->executing &&
+            (old->type == KS_CALL_STATUS_PATCH || old->before)) {
+            /* Keep the displaced patch (or the one a displaced deletion
+             * kept) to run before the deletion. */
+            if (old->type == KS_CALL_STATUS_PATCH) {
+                c->before = old;
+                old = NULL;
+            } else {
+                c->before = old->before;
+                old->before = NULL;
+            }
+        }
+    }
+    if (old) {
         const char *why = old->type != c->type
                               ? "a more relevant call was enqueued for this object: call overwritten"
                               : "a call of the same type was enqueued for this object: call overwritten";
@@ -195,7 +215,7 @@ static ks_status *add_call(ks_api_dispatcher *d, call *c) {
         ks_map_put(&d->calls, c->key + 1, c);
         /* A key already queued (or being executed, which re-queues it when
          * done) keeps its place. */
-        if (!old) fifo_push(d, c->key);
+        if (!old && !c->before) fifo_push(d, c->key);
         pthread_cond_broadcast(&d->work_cv);
     }
     pthread_mutex_unlock(&d->mu);
@@ -299,6 +319,16 @@ static bool run_one(ks_api_dispatcher *d) {
     d->executing++;
     pthread_mutex_unlock(&d->mu);
 
+    if (c->before) {
+        ks_status *r = execute(d, c->before);
+        pthread_mutex_lock(&d->mu);
+        d->executed[c->before->type]++;
+        pthread_mutex_unlock(&d->mu);
+        finish(c->before, r);
+        ks_status_free(r);
+        free_call(c->before);
+        c->before = NULL;
+    }
     ks_status *result = execute(d, c);
 
     pthread_mutex_lock(&d->mu);

@@ -95,6 +95,25 @@ static void test_relevance(void **state) {
     assert_int_equal(ks_memory_backend_pod(F.mb, F.pod->key)->node_name, ks_intern("n1"));
 }
 
+static void test_delete_runs_the_patch_it_displaces(void **state) {
+    /* Preemption marks a victim (DisruptionTarget) and deletes it: both
+     * reach the backend, in that order. */
+    ks_status_patch a = {.has_condition = true, .cond_type = "DisruptionTarget", .cond_status = "True",
+                         .cond_reason = "PreemptionByScheduler", .cond_message = "preempted"};
+    nskips = 0;
+    assert_null(ks_api_dispatcher_patch_status(F.d, F.pod, &a, count_skip, NULL));
+    assert_null(ks_api_dispatcher_delete(F.d, F.pod, count_skip, NULL));
+    assert_int_equal(ks_api_dispatcher_pending(F.d), 1);
+    assert_int_equal(ks_api_dispatcher_drain(F.d), 1);
+    assert_int_equal(nskips, 0);
+    assert_int_equal(ks_api_dispatcher_executed(F.d, KS_CALL_STATUS_PATCH), 1);
+    assert_int_equal(ks_api_dispatcher_executed(F.d, KS_CALL_DELETE), 1);
+    ks_memory_backend_stats st;
+    ks_memory_backend_stats_get(F.mb, &st);
+    assert_int_equal(st.status_patches, 1);
+    assert_int_equal(st.deletes, 1);
+}
+
 static void test_noop_patch_skipped(void **state) {
     ks_status_patch a = cond("Unschedulable", "same");
     assert_null(ks_api_dispatcher_patch_status(F.d, F.pod, &a, NULL, NULL));
@@ -153,6 +172,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_patches_merge, setup, teardown),
         cmocka_unit_test_setup_teardown(test_relevance, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_delete_runs_the_patch_it_displaces, setup, teardown),
         cmocka_unit_test_setup_teardown(test_noop_patch_skipped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_events_in_order_never_merged, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bind_sync_and_errors, setup, teardown),
