@@ -100,15 +100,29 @@ const ks_namespace *ks_cluster_namespace(const ks_cluster *c, ks_id name) {
     return NULL;
 }
 
+/* The index maps a name to a position in c->nodes. Callers may change the
+ * vector behind its back, so a hit is checked against the vector and a
+ * miss falls back to a scan; either mismatch rebuilds the index. */
+static void index_nodes(ks_cluster *m) {
+    ks_map_clear(&m->node_index);
+    for (uint32_t i = 0; i < m->nodes.n; i++)
+        ks_map_put(&m->node_index, (uint64_t)m->nodes.v[i]->name + 1, (void *)(uintptr_t)(i + 1));
+    m->node_index_n = m->nodes.n;
+}
+
 ks_node *ks_cluster_node(const ks_cluster *c, ks_id name) {
     ks_cluster *m = (ks_cluster *)c;
-    if (m->node_index_n != c->nodes.n) {
-        ks_map_clear(&m->node_index);
-        for (uint32_t i = 0; i < c->nodes.n; i++)
-            ks_map_put(&m->node_index, (uint64_t)c->nodes.v[i]->name + 1, c->nodes.v[i]);
-        m->node_index_n = c->nodes.n;
+    if (m->node_index_n != c->nodes.n) index_nodes(m);
+    uintptr_t at = (uintptr_t)ks_map_get(&c->node_index, (uint64_t)name + 1);
+    if (at && at <= c->nodes.n && c->nodes.v[at - 1]->name == name) return c->nodes.v[at - 1];
+    for (uint32_t i = 0; i < c->nodes.n; i++) {
+        if (c->nodes.v[i]->name == name) {
+            index_nodes(m);
+            return c->nodes.v[i];
+        }
     }
-    return ks_map_get(&c->node_index, (uint64_t)name + 1);
+    if (at) index_nodes(m);
+    return NULL;
 }
 
 /* The Priority admission plugin on pod creation: a named class must exist

@@ -27,7 +27,7 @@ typedef struct ks_cluster {
     KS_VEC(ks_workload *) workloads;
     uint32_t next_input_index;
     ks_arena *arena; /* documents' trees and shared strings */
-    ks_map node_index; /* name id + 1 -> ks_node*, rebuilt when nodes change */
+    ks_map node_index; /* name id + 1 -> position + 1 in nodes (ks_cluster_node) */
     uint32_t node_index_n;
 } ks_cluster;
 
@@ -40,11 +40,12 @@ typedef struct ks_cluster {
 ks_cluster *ks_cluster_new(void);
 void ks_cluster_free(ks_cluster *c);
 
-/* Lookups by name. PriorityClass and Namespace lookups are linear; the
- * node index is built on first use after nodes were added (so a first
- * lookup must not race with another). ks_cluster_priority_class knows the
+/* Lookups by name. PriorityClass and Namespace lookups are linear.
+ * ks_cluster_priority_class knows the
  * two built-in classes (system-node-critical, system-cluster-critical)
- * even when no manifest defines them, as every API server does. */
+ * even when no manifest defines them, as every API server does.
+ * ks_cluster_node uses an index it keeps up to date itself (a lookup may
+ * rebuild it, so lookups must not run concurrently with each other). */
 const ks_priority_class *ks_cluster_priority_class(const ks_cluster *c, ks_id name);
 const ks_priority_class *ks_cluster_default_priority_class(const ks_cluster *c);
 const ks_namespace *ks_cluster_namespace(const ks_cluster *c, ks_id name);

@@ -77,6 +77,7 @@ static void check_kind_cluster(const ks_cluster *c, bool json) {
     assert_string_equal(cp->uid, "5c0d9c37-1f5c-4bd4-9a4c-3a3f8d1e2b61");
     assert_int_equal(cp->creation_ts, 1760433151); /* 2025-10-14T09:12:31Z */
     const ks_node *w2 = ks_cluster_node(c, ks_intern("kind-worker2"));
+    assert_null(ks_cluster_node(c, ks_intern("no-such-node")));
     assert_int_equal(w2->ntaints, 0);
 
     ks_pod *dns = find_pod(c, "kube-system", "coredns-66bc5c9577-7kbfq");
@@ -200,6 +201,26 @@ static void test_kind_yaml_equals_json(void **st) {
 }
 
 /* A pod keeps its document alive after the cluster is gone. */
+/* The node index follows changes made to the vector directly. */
+static void test_node_index(void **st) {
+    (void)st;
+    ks_cluster *c = load_file(KIND_YAML);
+    ks_node *w = ks_cluster_node(c, ks_intern("kind-worker"));
+    assert_non_null(w);
+    /* swap two nodes and replace one, keeping the count */
+    ks_node *t = c->nodes.v[0];
+    c->nodes.v[0] = c->nodes.v[2];
+    c->nodes.v[2] = t;
+    assert_ptr_equal(ks_cluster_node(c, ks_intern("kind-control-plane")), c->nodes.v[2]);
+    ks_node *n = ks_node_new();
+    n->name = ks_intern("replacement");
+    ks_node_unref(c->nodes.v[1]);
+    c->nodes.v[1] = n;
+    assert_null(ks_cluster_node(c, ks_intern("kind-worker")));
+    assert_ptr_equal(ks_cluster_node(c, ks_intern("replacement")), n);
+    ks_cluster_free(c);
+}
+
 static void test_pod_outlives_cluster(void **st) {
     (void)st;
     ks_cluster *c = load_file(KIND_YAML);
@@ -859,6 +880,7 @@ int main(void) {
         cmocka_unit_test(test_kind_json),
         cmocka_unit_test(test_kind_yaml_equals_json),
         cmocka_unit_test(test_pod_outlives_cluster),
+        cmocka_unit_test(test_node_index),
         cmocka_unit_test(test_error_format_example),
         cmocka_unit_test(test_errors_syntax),
         cmocka_unit_test(test_errors_document),
