@@ -315,7 +315,37 @@ static void assigned_deleted(ks_scheduler *s, ks_pod *pod) {
     move_all(s, KS_EV_ASSIGNED_POD, KS_ACT_DELETE);
 }
 
-static void on_pod(ks_scheduler *s, const ks_watch_event *ev) {
+static bool terminal(const ks_pod *p) {
+    return p && (p->phase == KS_PHASE_SUCCEEDED || p->phase == KS_PHASE_FAILED);
+}
+
+/* upstream's pod informer lists with the field selector
+ * status.phase!=Succeeded,status.phase!=Failed: a finished pod is never
+ * seen, and a pod that finishes is seen as deleted. */
+static bool phase_filter(const ks_watch_event *ev, ks_watch_event *out) {
+    *out = *ev;
+    bool ot = terminal(ev->old_pod), nt = terminal(ev->new_pod);
+    switch (ev->type) {
+    case KS_WATCH_ADDED: return !nt;
+    case KS_WATCH_DELETED: return !ot;
+    case KS_WATCH_MODIFIED:
+        if (ot && nt) return false;
+        if (nt) {
+            out->type = KS_WATCH_DELETED;
+            out->new_pod = NULL;
+        } else if (ot) {
+            out->type = KS_WATCH_ADDED;
+            out->old_pod = NULL;
+        }
+        return true;
+    }
+    return true;
+}
+
+static void on_pod(ks_scheduler *s, const ks_watch_event *raw) {
+    ks_watch_event filtered;
+    if (!phase_filter(raw, &filtered)) return;
+    const ks_watch_event *ev = &filtered;
     ks_pod *o = ev->old_pod, *n = ev->new_pod;
     switch (ev->type) {
     case KS_WATCH_ADDED:
