@@ -368,10 +368,12 @@ typedef struct ks_plugin_ops {
     void *reserved[8]; /* zero: room for later extension points */
 } ks_plugin_ops;
 
-/* Register a plugin (the struct is copied; name must stay valid while the
- * plugin is loaded — a string literal is fine). Returns false and sets
+/* Register a plugin. ops is kept, not copied: it and its name must stay
+ * valid as long as the registry (a static const struct, as in the
+ * examples; ksched never unloads a plugin .so). Returns false and sets
  * *err (malloc'd; err may be NULL) on an ABI mismatch, a duplicate name or
- * an empty name. From then on the plugin can be named in
+ * an empty name; the loader reports the refusal even when the plugin
+ * ignores it. From then on the plugin can be named in
  * KubeSchedulerConfiguration like an in-tree one. */
 bool ks_registry_add(ks_registry *reg, const ks_plugin_ops *ops, char **err);
 /* The registry ksched builds its profiles from (in-tree plugins plus
