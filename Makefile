@@ -153,4 +153,5 @@ install: build
 clean:
 	rm -rf build
 
--include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d)
+# Test helpers too: a header change must rebuild them with the library.
+-include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(TEST_UTIL_OBJS:.o=.d)
