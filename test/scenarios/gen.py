@@ -821,6 +821,120 @@ class Gen:
             if rng.random() < 0.3:
                 spec["volumes"].append({"name": "scratch", "emptyDir": {}})
             self.docs.append({"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": spec})
+        self.gen_more_volumes()
+
+    def gen_more_volumes(self):
+        """CSINode limits, zonal and dynamically provisioned claims, inline
+        disks, ephemeral volumes. A generator of its own, so that the
+        documents above stay what they were for a given seed."""
+        rng = random.Random(self.seed * 7919 + 1)
+        csi = "example.com/csi"
+        # per-node CSI volume limits; some nodes migrated the GCE PD plugin
+        for (name, node, free, labels, taints, unsched) in self.nodes:
+            if rng.random() >= 0.6:
+                continue
+            drivers = [{"name": csi, "nodeID": name, "allocatable": {"count": rng.randint(1, 3)}}]
+            md = {"name": name}
+            if rng.random() < 0.3:
+                md["annotations"] = {"storage.alpha.kubernetes.io/migrated-plugins": "kubernetes.io/gce-pd"}
+                drivers.append({"name": "pd.csi.storage.gke.io", "nodeID": name,
+                                "allocatable": {"count": rng.randint(1, 2)}})
+            self.docs.append({"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": md,
+                              "spec": {"drivers": drivers}})
+        zones = list(self.zones)
+        self.docs.append({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+                          "metadata": {"name": "dyn-zonal"}, "provisioner": csi,
+                          "volumeBindingMode": "WaitForFirstConsumer",
+                          "allowedTopologies": [{"matchLabelExpressions": [
+                              {"key": "topology.kubernetes.io/zone",
+                               "values": rng.sample(zones, rng.randint(1, len(zones)))}]}]})
+        if rng.random() < 0.5:
+            self.docs.append({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+                              "metadata": {"name": "capacity-aware"}, "provisioner": "capacity.example.com",
+                              "volumeBindingMode": "WaitForFirstConsumer"})
+            self.docs.append({"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver",
+                              "metadata": {"name": "capacity.example.com"}, "spec": {"storageCapacity": True}})
+            self.docs.append({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                              "metadata": {"name": "capacity-claim", "namespace": "default"},
+                              "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "capacity-aware",
+                                       "resources": {"requests": {"storage": "1Gi"}}}})
+            self.more_vol_pod(rng, [{"name": "data", "persistentVolumeClaim": {"claimName": "capacity-claim"}}])
+        # bound CSI volumes labelled with zones (GA, beta, several), each used by a pod
+        for i in range(rng.randint(1, 5)):
+            z = rng.choice(zones)
+            labels = {}
+            r = rng.random()
+            if r < 0.4:
+                labels["topology.kubernetes.io/zone"] = z
+            elif r < 0.6:
+                labels["failure-domain.beta.kubernetes.io/zone"] = z
+            elif r < 0.8:
+                labels["topology.kubernetes.io/zone"] = "__".join(rng.sample(zones, min(2, len(zones))))
+            self.bound_csi(f"csi-vol-{i}", labels)
+            self.more_vol_pod(rng, [{"name": "data", "persistentVolumeClaim": {"claimName": f"csi-vol-{i}"}}])
+        # dynamically provisioned claims, some shared by two pods
+        for i in range(rng.randint(1, 3)):
+            cname = f"dyn-claim-{i}"
+            self.docs.append({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                              "metadata": {"name": cname, "namespace": "default"},
+                              "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "dyn-zonal",
+                                       "resources": {"requests": {"storage": "1Gi"}}}})
+            for _ in range(rng.choice([1, 1, 2])):
+                self.more_vol_pod(rng, [{"name": "data", "persistentVolumeClaim": {"claimName": cname}}])
+        # inline disks: running pods hold some, pending ones want them too
+        disks = []
+        for i in range(rng.randint(0, 3)):
+            kind = rng.choice(["gce", "ebs"])
+            src = ({"gcePersistentDisk": {"pdName": f"pd-{i}"}} if kind == "gce"
+                   else {"awsElasticBlockStore": {"volumeID": f"vol-{i:04d}"}})
+            disks.append(src)
+            node = rng.choice(self.nodes)[0]
+            self.more_vol_pod(rng, [dict({"name": "disk"}, **src)], node=node)
+        for src in disks:
+            ro = {k: dict(v, readOnly=rng.random() < 0.5) for k, v in src.items()}
+            self.more_vol_pod(rng, [dict({"name": "disk"}, **ro)])
+        # an ephemeral volume whose claim the controller already created
+        if rng.random() < 0.5:
+            name = self.pod_name("eph-user")
+            uid = f"uid-pod-default/{name}"
+            self.docs.append({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                              "metadata": {"name": f"{name}-scratch", "namespace": "default",
+                                           "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": name,
+                                                                "uid": uid, "controller": True}]},
+                              "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "dyn-zonal",
+                                       "resources": {"requests": {"storage": "1Gi"}}}})
+            self.more_vol_pod(rng, [{"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {
+                "accessModes": ["ReadWriteOnce"], "storageClassName": "dyn-zonal",
+                "resources": {"requests": {"storage": "1Gi"}}}}}}], name=name)
+
+    def bound_csi(self, name, labels):
+        md = {"name": f"{name}-pv"}
+        if labels:
+            md["labels"] = labels
+        self.docs.append({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": md,
+                          "spec": {"capacity": {"storage": "10Gi"}, "accessModes": ["ReadWriteOnce"],
+                                   "storageClassName": "standard", "persistentVolumeReclaimPolicy": "Delete",
+                                   "csi": {"driver": "example.com/csi", "volumeHandle": name},
+                                   "claimRef": {"kind": "PersistentVolumeClaim", "namespace": "default",
+                                                "name": name, "uid": f"pvc-{name}"}},
+                          "status": {"phase": "Bound"}})
+        self.docs.append({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                          "metadata": {"name": name, "namespace": "default", "uid": f"pvc-{name}",
+                                       "annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
+                          "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "standard",
+                                   "volumeName": f"{name}-pv", "resources": {"requests": {"storage": "10Gi"}}},
+                          "status": {"phase": "Bound"}})
+
+    def more_vol_pod(self, rng, volumes, node=None, name=None):
+        md = {"name": name or self.pod_name("vol-pod"), "namespace": "default", "labels": {"app": "vol-pod"}}
+        if rng.random() < 0.7:
+            md["creationTimestamp"] = ts(rng, 5)
+        spec = {"containers": [{"name": "c", "image": "registry.example.com/db/postgres:16",
+                                "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}}}],
+                "volumes": volumes}
+        if node:
+            spec["nodeName"] = node
+        self.docs.append({"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": spec})
 
     def run(self):
         self.gen_config()
