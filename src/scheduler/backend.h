@@ -67,6 +67,11 @@ typedef struct ks_backend {
     ks_status *(*patch_pod_status)(void *ctx, const ks_pod *pod, const ks_status_patch *patch);
     ks_status *(*delete_pod)(void *ctx, const ks_pod *pod);
     void (*emit_event)(void *ctx, const ks_event_record *ev);
+    /* VolumeBinding's PreBind: bind each PV to its claim, or mark a claim
+     * to be provisioned on a node (the API updates kube-scheduler makes;
+     * the memory backend also does what the PV controller would then do).
+     * NULL: volume bindings stay assumed in the plugin. */
+    ks_status *(*bind_volumes)(void *ctx, const ks_pod *pod, const ks_volume_binding *b, size_t n);
 } ks_backend;
 
 #endif

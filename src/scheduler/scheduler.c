@@ -76,6 +76,11 @@ static void env_event(void *ctx, const ks_pod *regarding, const char *type, cons
     ks_api_dispatcher_event(s->disp, regarding, type, reason, action, note);
 }
 
+static ks_status *env_bind_volumes(void *ctx, const ks_pod *pod, const ks_volume_binding *b, size_t n) {
+    ks_scheduler *s = ctx;
+    return s->backend->bind_volumes ? s->backend->bind_volumes(s->backend->ctx, pod, b, n) : NULL;
+}
+
 static const ks_cluster *env_objects(void *ctx) {
     ks_scheduler *s = ctx;
     return s->backend->objects ? s->backend->objects(s->backend->ctx) : NULL;
@@ -154,7 +159,8 @@ ks_scheduler *ks_scheduler_new(const ks_scheduler_options *o, char **err) {
                             .nominated_pods = env_nominated,
                             .nominated_count = env_nominated_count,
                             .list_pods = env_list_pods,
-                            .now = env_now};
+                            .now = env_now,
+                            .bind_volumes = env_bind_volumes};
     s->fws = ks_xcalloc(s->cfg->nprofiles ? s->cfg->nprofiles : 1, sizeof(*s->fws));
     for (uint32_t i = 0; i < s->cfg->nprofiles; i++) {
         ks_framework_options fo = {.parallelism = 1};

@@ -5,6 +5,7 @@
 #include "util/xalloc.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,11 @@ struct ks_memory_backend {
     size_t nevents, events_cap;
     ks_memory_backend_stats stats;
     int fail_binds;
+    /* PVs and PVCs replaced by volume bindings: plugins may still hold
+     * them (and compare addresses), so they live as long as the backend. */
+    void **retired;
+    void (**retired_free)(void *);
+    size_t nretired, retired_cap;
 };
 
 /* ---- pods by key ----------------------------------------------------------- */
@@ -198,6 +204,119 @@ static void mb_event(void *ctx, const ks_event_record *ev) {
     pthread_mutex_unlock(&mb->mu);
 }
 
+/* ---- volume bindings ------------------------------------------------------ */
+
+/* A copy of a label set with key set to value (kept sorted). */
+static ks_labels labels_with(ks_arena *a, const ks_labels *in, const char *key, const char *value) {
+    ks_id k = ks_intern(key), v = ks_intern(value);
+    ks_labels out = {0, ks_arena_calloc(a, in->n + 1, sizeof(ks_label))};
+    for (uint32_t i = 0; i < in->n; i++)
+        if (in->kv[i].key != k) out.kv[out.n++] = in->kv[i];
+    out.kv[out.n++] = (ks_label){k, v};
+    ks_labels_sort(&out);
+    return out;
+}
+
+static void pv_free(void *p) { KS_OBJECT_FREE((ks_pv *)p); }
+static void pvc_free(void *p) { KS_OBJECT_FREE((ks_pvc *)p); }
+
+static void retire(ks_memory_backend *mb, void *o, void (*fn)(void *)) {
+    if (mb->nretired == mb->retired_cap) {
+        mb->retired_cap = mb->retired_cap ? mb->retired_cap * 2 : 16;
+        mb->retired = ks_xrealloc(mb->retired, mb->retired_cap * sizeof(*mb->retired));
+        mb->retired_free = ks_xrealloc(mb->retired_free, mb->retired_cap * sizeof(*mb->retired_free));
+    }
+    mb->retired[mb->nretired] = o;
+    mb->retired_free[mb->nretired++] = fn;
+}
+
+/* New versions of a PV and a claim: the objects are immutable, the copies
+ * live in arenas of their own and keep the source document alive. */
+static ks_pv *pv_copy(const ks_pv *o) {
+    ks_arena *a = ks_arena_new(512);
+    ks_pv *n = ks_arena_alloc(a, sizeof(*n));
+    *n = *o;
+    n->arena = a;
+    n->doc = o->doc ? ks_docref_ref(o->doc) : NULL;
+    return n;
+}
+
+static ks_pvc *pvc_copy(const ks_pvc *o) {
+    ks_arena *a = ks_arena_new(512);
+    ks_pvc *n = ks_arena_alloc(a, sizeof(*n));
+    *n = *o;
+    n->arena = a;
+    n->doc = o->doc ? ks_docref_ref(o->doc) : NULL;
+    return n;
+}
+
+static int find_pv(const ks_cluster *c, const ks_pv *pv) {
+    for (uint32_t i = 0; i < c->pvs.n; i++)
+        if (c->pvs.v[i]->name == pv->name) return (int)i;
+    return -1;
+}
+
+static int find_pvc(const ks_cluster *c, const ks_pvc *pvc) {
+    for (uint32_t i = 0; i < c->pvcs.n; i++)
+        if (c->pvcs.v[i]->name == pvc->name && c->pvcs.v[i]->ns == pvc->ns) return (int)i;
+    return -1;
+}
+
+/* What the API updates and then the PV controller do: a static binding
+ * leaves the PV Bound to the claim and the claim Bound to the PV
+ * (bind-completed); a claim to provision gets the selected node, and stays
+ * so, since no provisioner runs here. */
+static ks_status *mb_bind_volumes(void *ctx, const ks_pod *pod, const ks_volume_binding *b, size_t n) {
+    ks_memory_backend *mb = ctx;
+    ks_cluster *c = mb->c;
+    bool pv_changed = false, pvc_changed = false;
+    pthread_mutex_lock(&mb->mu);
+    for (size_t i = 0; i < n; i++) {
+        int ci = find_pvc(c, b[i].pvc);
+        if (ci < 0) {
+            pthread_mutex_unlock(&mb->mu);
+            return ks_status_new(KS_ERROR, "persistentvolumeclaims \"%s\" not found", ks_str(b[i].pvc->name));
+        }
+        ks_pvc *claim = pvc_copy(c->pvcs.v[ci]);
+        if (b[i].pv) {
+            int pi = find_pv(c, b[i].pv);
+            if (pi < 0) {
+                KS_OBJECT_FREE(claim);
+                pthread_mutex_unlock(&mb->mu);
+                return ks_status_new(KS_ERROR, "persistentvolumes \"%s\" not found", ks_str(b[i].pv->name));
+            }
+            ks_pv *pv = pv_copy(c->pvs.v[pi]);
+            char uid[512];
+            if (claim->uid && *claim->uid) snprintf(uid, sizeof uid, "%s", claim->uid);
+            else snprintf(uid, sizeof uid, "uid-persistentvolumeclaim-%s/%s", ks_str(claim->ns), ks_str(claim->name));
+            pv->has_claim_ref = true;
+            pv->claim_ns = claim->ns;
+            pv->claim_name = claim->name;
+            pv->claim_uid = ks_arena_strdup(pv->arena, uid);
+            pv->phase = ks_intern("Bound");
+            pv->annotations = labels_with(pv->arena, &pv->annotations, "pv.kubernetes.io/bound-by-controller", "yes");
+            retire(mb, c->pvs.v[pi], pv_free);
+            c->pvs.v[pi] = pv;
+            claim->volume_name = pv->name;
+            claim->phase = ks_intern("Bound");
+            claim->annotations = labels_with(claim->arena, &claim->annotations, "pv.kubernetes.io/bind-completed", "yes");
+            claim->annotations =
+                labels_with(claim->arena, &claim->annotations, "pv.kubernetes.io/bound-by-controller", "yes");
+            pv_changed = true;
+        } else {
+            claim->annotations = labels_with(claim->arena, &claim->annotations, "volume.kubernetes.io/selected-node",
+                                             ks_str(b[i].selected_node));
+        }
+        retire(mb, c->pvcs.v[ci], pvc_free);
+        c->pvcs.v[ci] = claim;
+        pvc_changed = true;
+    }
+    pthread_mutex_unlock(&mb->mu);
+    if (pv_changed) deliver(mb, KS_WATCH_MODIFIED, KS_KIND_PV, NULL, NULL, NULL, NULL);
+    if (pvc_changed) deliver(mb, KS_WATCH_MODIFIED, KS_KIND_PVC, NULL, NULL, NULL, NULL);
+    return NULL;
+}
+
 /* ---- lifecycle ------------------------------------------------------------ */
 
 ks_memory_backend *ks_memory_backend_new(ks_cluster *cluster) {
@@ -211,7 +330,8 @@ ks_memory_backend *ks_memory_backend_new(ks_cluster *cluster) {
                              .bind = mb_bind,
                              .patch_pod_status = mb_patch,
                              .delete_pod = mb_delete,
-                             .emit_event = mb_event};
+                             .emit_event = mb_event,
+                             .bind_volumes = mb_bind_volumes};
     reindex(mb);
     return mb;
 }
@@ -227,6 +347,9 @@ void ks_memory_backend_free(ks_memory_backend *mb) {
         free(e->note);
     }
     free(mb->events);
+    for (size_t i = 0; i < mb->nretired; i++) mb->retired_free[i](mb->retired[i]);
+    free(mb->retired);
+    free(mb->retired_free);
     ks_map_free(&mb->index);
     pthread_mutex_destroy(&mb->mu);
     free(mb);

@@ -151,6 +151,10 @@ static ks_status *w_bind(void *ctx, const ks_pod *pod, const char *node) {
     sim_run *r = ctx;
     return r->inner->bind(r->inner->ctx, pod, node);
 }
+static ks_status *w_bind_volumes(void *ctx, const ks_pod *pod, const ks_volume_binding *b, size_t n) {
+    sim_run *r = ctx;
+    return r->inner->bind_volumes ? r->inner->bind_volumes(r->inner->ctx, pod, b, n) : NULL;
+}
 static ks_status *w_patch(void *ctx, const ks_pod *pod, const ks_status_patch *patch) {
     sim_run *r = ctx;
     return r->inner->patch_pod_status(r->inner->ctx, pod, patch);
@@ -295,6 +299,7 @@ bool ks_simulate(ks_cluster *cluster, const ks_config *cfg, ks_registry *reg,
         .patch_pod_status = w_patch,
         .delete_pod = w_delete,
         .emit_event = w_event,
+        .bind_volumes = w_bind_volumes,
     };
     ks_observer obs = {.ctx = &r, .on_attempt = on_attempt};
 

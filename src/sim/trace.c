@@ -270,7 +270,8 @@ bool ks_trace_run(FILE *out, ks_cluster *cluster, const ks_config *cfg, ks_regis
     ks_clock *clock = ks_clock_sim_new(ks_sim_start_time(cluster));
     t.mb = ks_memory_backend_new(cluster);
     t.inner = ks_memory_backend_iface(t.mb);
-    t.wrapped = (ks_backend){&t, w_start, w_stop, w_objects, w_bind, w_patch, w_delete, w_event};
+    /* no bind_volumes: volume bindings stay assumed, as in the reference loop */
+    t.wrapped = (ks_backend){&t, w_start, w_stop, w_objects, w_bind, w_patch, w_delete, w_event, NULL};
     ks_observer obs = {.ctx = &t, .on_attempt = on_attempt};
     ks_scheduler_options so = {
         .config = &tuned,
