@@ -160,7 +160,7 @@ int cmd_capacity(int argc, char **argv) {
         fprintf(stderr, "ksched capacity: %s\n", err);
         goto out;
     }
-    qsort(res.per_node, res.nper_node, sizeof(*res.per_node), cmp_node);
+    if (res.nper_node) qsort(res.per_node, res.nper_node, sizeof(*res.per_node), cmp_node);
     if (!strcmp(output, "json")) print_json(tmpl, &res);
     else print_table(tmpl, &res);
     ks_capacity_result_free(&res);

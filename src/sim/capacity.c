@@ -128,7 +128,7 @@ bool ks_capacity(ks_cluster *cluster, const ks_config *cfg, ks_registry *reg, co
         out->reasons = NULL;
         out->nreasons = 0;
     }
-    qsort(out->reasons, out->nreasons, sizeof(*out->reasons), cmp_reason);
+    if (out->nreasons) qsort(out->reasons, out->nreasons, sizeof(*out->reasons), cmp_reason);
     ok = true;
 done:
     if (s) ks_scheduler_free(s);

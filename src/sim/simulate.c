@@ -271,7 +271,7 @@ bool ks_simulate(ks_cluster *cluster, const ks_config *cfg, ks_registry *reg,
     out->cluster = cluster;
     int64_t wall0 = ks_monotonic_ns();
 
-    qsort(cluster->pods.v, cluster->pods.n, sizeof(ks_pod *), cmp_pod_entry);
+    if (cluster->pods.n) qsort(cluster->pods.v, cluster->pods.n, sizeof(ks_pod *), cmp_pod_entry);
 
     sim_run r;
     memset(&r, 0, sizeof(r));
