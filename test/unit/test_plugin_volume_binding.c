@@ -254,6 +254,32 @@ static void same_claim_follows_its_assumed_pv(void **st) {
     tv_free(&e);
 }
 
+/* The same with PVs pinned to hostnames (indexed by hostname in Filter). */
+static void same_claim_follows_its_assumed_local_pv(void **st) {
+    tv_env e;
+    tv_init(&e, "VolumeBinding",
+            "apiVersion: v1\nkind: Node\nmetadata: {name: h1, labels: {kubernetes.io/hostname: h1}}\n"
+            "---\napiVersion: v1\nkind: Node\nmetadata: {name: h2, labels: {kubernetes.io/hostname: h2}}\n"
+            SC("local", "kubernetes.io/no-provisioner", "WaitForFirstConsumer", "")
+            "---\napiVersion: v1\nkind: PersistentVolume\nmetadata: {name: pv-h1}\nspec: {capacity: {storage: 1G}, "
+            "accessModes: [ReadWriteOnce], storageClassName: local, local: {path: /m}, nodeAffinity: {required: "
+            "{nodeSelectorTerms: [{matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [h1]}]}]}}}\n"
+            "status: {phase: Available}\n"
+            "---\napiVersion: v1\nkind: PersistentVolume\nmetadata: {name: pv-h2}\nspec: {capacity: {storage: 1G}, "
+            "accessModes: [ReadWriteOnce], storageClassName: local, local: {path: /m}, nodeAffinity: {required: "
+            "{nodeSelectorTerms: [{matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [h2]}]}]}}}\n"
+            "status: {phase: Available}\n" PVC("shared", "1G", "local", "")
+            "---\napiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec: {containers: [{name: c, image: i}], volumes: "
+            "[{name: v, persistentVolumeClaim: {claimName: shared}}]}\n"
+            "---\napiVersion: v1\nkind: Pod\nmetadata: {name: b}\nspec: {containers: [{name: c, image: i}], volumes: "
+            "[{name: v, persistentVolumeClaim: {claimName: shared}}]}\n");
+    assert_string_equal(tv_filter(&e, "a"), "h1 Success; h2 Success");
+    assert_string_equal(bind_on(&e, "a", "h1"), "shared=pv-h1");
+    /* pv-h2 would fit h2, but the claim's PV is pv-h1 now */
+    assert_string_equal(tv_filter(&e, "b"), "h1 Success; h2 " BIND_CONFLICT);
+    tv_free(&e);
+}
+
 static void assumed_provisioning_selects_the_node(void **st) {
     tv_env e;
     snprintf(yaml, sizeof yaml, "%s%s", fixture, pod_yaml("a", "provisioned-pvc"));
@@ -365,6 +391,7 @@ int main(void) {
         cmocka_unit_test(assumed_pv_is_taken_for_other_claims),
         cmocka_unit_test(unreserve_reverts_the_assumption),
         cmocka_unit_test(same_claim_follows_its_assumed_pv),
+        cmocka_unit_test(same_claim_follows_its_assumed_local_pv),
         cmocka_unit_test(assumed_provisioning_selects_the_node),
         cmocka_unit_test(new_object_version_drops_the_assumption),
         cmocka_unit_test(all_bound_pod_skips_pre_bind),

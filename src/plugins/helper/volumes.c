@@ -4,6 +4,7 @@
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +59,9 @@ ks_vol_index *ks_vol_index_new(const ks_cluster *c) {
     for (uint32_t i = 0; c && i < c->pvcs.n; i++)
         ks_map_put(&x->pvcs, ks_pod_key(c->pvcs.v[i]->ns, c->pvcs.v[i]->name) + 1, c->pvcs.v[i]);
     for (uint32_t i = 0; c && i < c->pvs.n; i++) ks_map_put(&x->pvs, (uint64_t)c->pvs.v[i]->name + 1, c->pvs.v[i]);
+    ks_map_init(&x->csinodes);
+    for (uint32_t i = 0; c && i < c->csinodes.n; i++)
+        ks_map_put(&x->csinodes, (uint64_t)c->csinodes.v[i]->name + 1, c->csinodes.v[i]);
     return x;
 }
 
@@ -66,6 +70,7 @@ void ks_vol_index_free(void *p) {
     if (!x) return;
     ks_map_free(&x->pvcs);
     ks_map_free(&x->pvs);
+    ks_map_free(&x->csinodes);
     free(x);
 }
 
@@ -79,23 +84,33 @@ const ks_pv *ks_vol_index_pv(const ks_vol_index *x, ks_id name) {
     return ks_map_get(&x->pvs, (uint64_t)name + 1);
 }
 
+const ks_csinode *ks_vol_index_csinode(const ks_vol_index *x, ks_id name) {
+    return ks_map_get(&x->csinodes, (uint64_t)name + 1);
+}
+
 static const char *label_str(const ks_labels *l, const char *key) {
     ks_id k = ks_intern_find(key), v;
     if (k == KS_ID_INVALID || !ks_labels_get(l, k, &v)) return NULL;
     return ks_str(v);
 }
 
-#define BETA_CLASS "volume.beta.kubernetes.io/storage-class"
+/* The beta class annotation, interned once: classes are looked up per PV
+ * and node in VolumeBinding's Filter. */
+static ks_id beta_class;
+static pthread_once_t beta_class_once = PTHREAD_ONCE_INIT;
+static void beta_class_init(void) { beta_class = ks_intern("volume.beta.kubernetes.io/storage-class"); }
 
 ks_id ks_vol_pvc_class(const ks_pvc *pvc) {
-    const char *beta = label_str(&pvc->annotations, BETA_CLASS);
-    if (beta) return ks_intern(beta);
+    ks_id v;
+    pthread_once(&beta_class_once, beta_class_init);
+    if (ks_labels_get(&pvc->annotations, beta_class, &v)) return v;
     return pvc->has_storage_class ? pvc->storage_class : KS_ID_NONE;
 }
 
 ks_id ks_vol_pv_class(const ks_pv *pv) {
-    const char *beta = label_str(&pv->annotations, BETA_CLASS);
-    return beta ? ks_intern(beta) : pv->storage_class;
+    ks_id v;
+    pthread_once(&beta_class_once, beta_class_init);
+    return ks_labels_get(&pv->annotations, beta_class, &v) ? v : pv->storage_class;
 }
 
 const char *ks_vol_pvc_annotation(const ks_pvc *pvc, const char *key) {

@@ -27,12 +27,14 @@ typedef struct ks_vol_index {
     const ks_cluster *c;
     ks_map pvcs; /* ((ns << 32) | name) + 1 -> ks_pvc* */
     ks_map pvs;  /* name + 1 -> ks_pv* */
+    ks_map csinodes; /* name + 1 -> ks_csinode* */
 } ks_vol_index;
 
 ks_vol_index *ks_vol_index_new(const ks_cluster *c);
 void ks_vol_index_free(void *idx);
 const ks_pvc *ks_vol_index_pvc(const ks_vol_index *x, ks_id ns, const char *name);
 const ks_pv *ks_vol_index_pv(const ks_vol_index *x, ks_id name);
+const ks_csinode *ks_vol_index_csinode(const ks_vol_index *x, ks_id name);
 
 /* The claim's class (GetPersistentVolumeClaimClass): the beta annotation
  * first, then spec.storageClassName; "" (KS_ID_NONE) when neither. */

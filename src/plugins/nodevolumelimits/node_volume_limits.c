@@ -9,6 +9,7 @@
  * volume used by several pods on the node counts once. VolumeAttachment
  * objects are not modelled (none are loaded), so they add nothing. */
 #include "framework/handle.h"
+#include "framework/status.h"
 #include "plugins/helper/volumes.h"
 #include "util/arena.h"
 #include "util/strbuf.h"
@@ -56,129 +57,166 @@ static size_t events_to_register(void *self, ks_cluster_event *out, size_t max) 
 
 static bool inline_migratable(const ks_volume *v) { return ks_vol_kind_plugin(v->kind) != NULL; }
 
-static ks_status *pre_filter(void *self, ks_cycle_state *st, const ks_pod *pod,
-                             const ks_node_info *const *nodes, size_t nnodes,
-                             ks_pre_filter_result **result) {
-    node_volume_limits *pl = self;
-    for (uint32_t i = 0; i < pod->nvolumes; i++) {
-        const ks_volume *v = &pod->volumes[i];
-        if (v->kind == KS_VOL_PVC || v->kind == KS_VOL_EPHEMERAL || inline_migratable(v)) {
-            /* Filter looks up every claim of every pod on each node */
-            ks_vol_index *x = ks_vol_index_new(pl->h ? ks_handle_objects(pl->h) : NULL);
-            ks_cycle_state_write(st, state_key, x, ks_vol_index_free, NULL);
-            return NULL;
-        }
-    }
-    return ks_status_new(KS_SKIP, NULL);
-}
-
 /* ---- counting ---------------------------------------------------------- */
 
-/* Volumes by unique name "<driver>/<handle>" -> driver. */
+/* Volumes by unique name "<driver>/<handle>", kept as the two parts (no
+ * string is built per node); a claim not bound yet is identified by the
+ * claim itself, standing for upstream's made-up handle. Small sets live in
+ * the struct: no allocation per node in the common case. */
+typedef struct vol {
+    const char *driver, *handle;
+    const ks_pvc *unbound;
+} vol;
+
 typedef struct vol_set {
     uint32_t n, cap;
-    const char **names, **drivers;
+    vol *v;
+    vol local[16];
 } vol_set;
 
-static long vs_find(const vol_set *s, const char *name) {
+static void vs_init(vol_set *s) {
+    s->n = 0;
+    s->cap = 16;
+    s->v = s->local;
+}
+
+/* driver1 + "/" + handle1 == driver2 + "/" + handle2, as upstream compares
+ * the joined names. */
+static bool joined_eq(const char *d1, const char *h1, const char *d2, const char *h2) {
+    const char *p[2][3] = {{d1, "/", h1}, {d2, "/", h2}};
+    int i = 0, j = 0;
+    const char *x = p[0][0], *y = p[1][0];
+    for (;;) {
+        while (!*x && i < 2) x = p[0][++i];
+        while (!*y && j < 2) y = p[1][++j];
+        if (!*x || !*y) return !*x && !*y;
+        if (*x++ != *y++) return false;
+    }
+}
+
+static bool vol_eq(const vol *a, const vol *b) {
+    if (a->unbound || b->unbound)
+        return a->unbound && b->unbound && a->unbound->ns == b->unbound->ns && a->unbound->name == b->unbound->name &&
+               strcmp(a->driver, b->driver) == 0;
+    return joined_eq(a->driver, a->handle, b->driver, b->handle);
+}
+
+static long vs_find(const vol_set *s, const vol *x) {
     for (uint32_t i = 0; i < s->n; i++)
-        if (strcmp(s->names[i], name) == 0) return i;
+        if (vol_eq(&s->v[i], x)) return i;
     return -1;
 }
 
-static void vs_put(vol_set *s, const char *name, const char *driver) {
-    long i = vs_find(s, name);
+static void vs_put(vol_set *s, vol x) {
+    long i = vs_find(s, &x);
     if (i >= 0) {
-        s->drivers[i] = driver;
+        s->v[i] = x;
         return;
     }
     if (s->n == s->cap) {
-        s->cap = s->cap ? s->cap * 2 : 8;
-        s->names = ks_xrealloc(s->names, s->cap * sizeof(*s->names));
-        s->drivers = ks_xrealloc(s->drivers, s->cap * sizeof(*s->drivers));
+        vol *nv = ks_xmalloc(2 * s->cap * sizeof(*nv));
+        memcpy(nv, s->v, s->n * sizeof(*nv));
+        if (s->v != s->local) free(s->v);
+        s->v = nv;
+        s->cap *= 2;
     }
-    s->names[s->n] = name;
-    s->drivers[s->n++] = driver;
+    s->v[s->n++] = x;
 }
 
-static void vs_del(vol_set *s, long i) {
-    s->names[i] = s->names[s->n - 1];
-    s->drivers[i] = s->drivers[s->n - 1];
-    s->n--;
-}
+static void vs_del(vol_set *s, long i) { s->v[i] = s->v[--s->n]; }
 
 static void vs_free(vol_set *s) {
-    free(s->names);
-    free(s->drivers);
+    if (s->v != s->local) free(s->v);
+    s->v = s->local;
+    s->n = 0;
+}
+
+/* Where counting happens: the memory for names, the store, the node's
+ * CSINode; node_dependent records whether the node's CSINode was
+ * consulted (in-tree migration), i.e. whether the result holds for every
+ * node. */
+typedef struct counting {
+    ks_arena *a; /* for translated handles; made when first needed */
+    const ks_vol_index *x;
+    const ks_csinode *cn;
+    bool node_dependent;
+} counting;
+
+static ks_arena *arena_of(counting *cc) {
+    if (!cc->a) cc->a = ks_arena_new(512);
+    return cc->a;
+}
+
+static bool migrated(counting *cc, const char *plugin) {
+    cc->node_dependent = true;
+    return ks_vol_migration_on(cc->cn, plugin);
 }
 
 /* getCSIDriverInfoFromSC: an unbound claim counts for its class's
  * provisioner (or the CSI driver an in-tree provisioner migrated to). */
-static void driver_from_class(ks_arena *a, const ks_cluster *c, const ks_csinode *cn, const ks_pvc *pvc,
-                              const char **driver, const char **handle) {
+static void driver_from_class(counting *cc, const ks_pvc *pvc, vol *out) {
     ks_id cls = ks_vol_pvc_class(pvc);
     if (cls == KS_ID_NONE) return;
-    const ks_storage_class *sc = ks_vol_class(c, cls);
+    const ks_storage_class *sc = ks_vol_class(cc->x->c, cls);
     if (!sc) return;
     const char *prov = sc->provisioner ? sc->provisioner : "";
-    const char *migrated = ks_vol_intree_csi_driver(prov);
-    if (migrated) {
-        if (!ks_vol_migration_on(cn, prov)) return;
-        *driver = migrated;
+    const char *csi = ks_vol_intree_csi_driver(prov);
+    if (csi) {
+        if (!migrated(cc, prov)) return;
+        out->driver = csi;
     } else {
-        *driver = prov;
+        out->driver = prov;
     }
-    *handle = ks_arena_printf(a, UNBOUND_PREFIX "-%s/%s", ks_str(pvc->ns), ks_str(pvc->name));
+    out->handle = UNBOUND_PREFIX;
+    out->unbound = pvc;
 }
 
-/* getCSIDriverInfo for a claim. */
-static void driver_of_claim(ks_arena *a, const ks_vol_index *x, const ks_csinode *cn, const ks_pvc *pvc,
-                            const char **driver, const char **handle) {
-    *driver = *handle = NULL;
-    const ks_pv *pv = pvc->volume_name != KS_ID_NONE ? ks_vol_index_pv(x, pvc->volume_name) : NULL;
+/* getCSIDriverInfo for a claim; out->driver stays NULL when the claim
+ * does not count. */
+static void driver_of_claim(counting *cc, const ks_pvc *pvc, vol *out) {
+    memset(out, 0, sizeof(*out));
+    const ks_pv *pv = pvc->volume_name != KS_ID_NONE ? ks_vol_index_pv(cc->x, pvc->volume_name) : NULL;
     if (!pv) {
-        driver_from_class(a, x->c, cn, pvc, driver, handle);
+        driver_from_class(cc, pvc, out);
         return;
     }
     if (pv->source == KS_VOL_CSI) {
-        *driver = pv->csi_driver;
-        *handle = pv->volume_handle;
+        out->driver = pv->csi_driver;
+        out->handle = pv->volume_handle;
         return;
     }
     const char *plugin = ks_vol_kind_plugin(pv->source);
-    if (!plugin || !ks_vol_migration_on(cn, plugin)) return;
+    if (!plugin || !migrated(cc, plugin)) return;
     char *err = NULL;
-    if (!ks_vol_pv_to_csi(a, pv, handle, NULL, &err)) {
+    if (!ks_vol_pv_to_csi(arena_of(cc), pv, &out->handle, NULL, &err)) {
         free(err); /* not counted, as upstream */
-        *handle = NULL;
+        out->handle = NULL;
         return;
     }
-    *driver = ks_vol_intree_csi_driver(plugin);
+    out->driver = ks_vol_intree_csi_driver(plugin);
 }
 
 /* filterAttachableVolumes: add pod's counted volumes to out. Returns a
  * status for the new pod's missing claims and for translation errors. */
-static ks_status *attachable(ks_arena *a, const ks_vol_index *x, const ks_csinode *cn, const ks_pod *pod,
-                             bool new_pod, vol_set *out) {
+static ks_status *attachable(counting *cc, const ks_pod *pod, bool new_pod, vol_set *out) {
     for (uint32_t i = 0; i < pod->nvolumes; i++) {
         const ks_volume *v = &pod->volumes[i];
         if (v->kind != KS_VOL_PVC && v->kind != KS_VOL_EPHEMERAL) {
             const char *plugin = ks_vol_kind_plugin(v->kind);
-            if (!plugin || !ks_vol_migration_on(cn, plugin)) continue;
+            if (!plugin || !migrated(cc, plugin)) continue;
             char *err = NULL;
-            const char *h = ks_vol_inline_csi_handle(a, v, &err);
+            const char *h = ks_vol_inline_csi_handle(arena_of(cc), v, &err);
             if (!h) {
                 ks_status *s = ks_status_new(KS_ERROR, "converting volume(%s) from inline to csi: %s", v->name, err);
                 free(err);
                 return s;
             }
-            const char *driver = ks_vol_intree_csi_driver(plugin);
-            vs_put(out, ks_arena_printf(a, "%s/%s", driver, h), driver);
+            vs_put(out, (vol){ks_vol_intree_csi_driver(plugin), h, NULL});
             continue;
         }
         const char *claim = v->claim_name ? v->claim_name : "";
         if (!*claim) return ks_status_new(KS_ERROR, "PersistentVolumeClaim had no name");
-        const ks_pvc *pvc = ks_vol_index_pvc(x, pod->ns, claim);
+        const ks_pvc *pvc = ks_vol_index_pvc(cc->x, pod->ns, claim);
         if (!pvc) {
             if (!new_pod) continue; /* may not belong to the running pod: not counted */
             return ks_status_new(KS_UNSCHEDULABLE_AND_UNRESOLVABLE,
@@ -188,37 +226,101 @@ static ks_status *attachable(ks_arena *a, const ks_vol_index *x, const ks_csinod
         if (v->kind == KS_VOL_EPHEMERAL && !ks_vol_pvc_is_for_pod(pvc, pod))
             return ks_status_new(KS_ERROR, "PVC %s/%s was not created for pod %s/%s (pod is not owner)",
                                  ks_str(pvc->ns), ks_str(pvc->name), ks_str(pod->ns), ks_str(pod->name));
-        const char *driver, *handle;
-        driver_of_claim(a, x, cn, pvc, &driver, &handle);
-        if (!driver || !*driver || !handle || !*handle) continue;
-        vs_put(out, ks_arena_printf(a, "%s/%s", driver, handle), driver);
+        vol x;
+        driver_of_claim(cc, pvc, &x);
+        if (!x.driver || !*x.driver || !x.handle || !*x.handle) continue;
+        vs_put(out, x);
     }
     return NULL;
+}
+
+/* What PreFilter leaves for Filter: the store by name and, when no node's
+ * CSINode can change it, the incoming pod's volumes counted once. */
+typedef struct nvl_state {
+    ks_vol_index *x;
+    ks_arena *a;
+    bool fixed;        /* fresh / fresh_err hold for every node */
+    vol_set fresh;
+    ks_status *fresh_err;
+} nvl_state;
+
+static void nvl_state_free(void *p) {
+    nvl_state *s = p;
+    if (!s) return;
+    ks_vol_index_free(s->x);
+    vs_free(&s->fresh);
+    ks_status_free(s->fresh_err);
+    ks_arena_free(s->a);
+    free(s);
+}
+
+static nvl_state *nvl_state_new(const ks_cluster *c, const ks_pod *pod) {
+    nvl_state *s = ks_xcalloc(1, sizeof(*s));
+    s->x = ks_vol_index_new(c);
+    vs_init(&s->fresh);
+    counting cc = {NULL, s->x, NULL, false};
+    s->fresh_err = attachable(&cc, pod, true, &s->fresh);
+    s->a = cc.a;
+    s->fixed = !cc.node_dependent;
+    /* the set must not point into the struct: it moves with the state */
+    if (s->fresh.v == s->fresh.local) {
+        vol *v = ks_xmalloc((s->fresh.n ? s->fresh.n : 1) * sizeof(*v));
+        memcpy(v, s->fresh.local, s->fresh.n * sizeof(*v));
+        s->fresh.v = v;
+        s->fresh.cap = s->fresh.n ? s->fresh.n : 1;
+    }
+    return s;
+}
+
+static ks_status *pre_filter(void *self, ks_cycle_state *st, const ks_pod *pod,
+                             const ks_node_info *const *nodes, size_t nnodes,
+                             ks_pre_filter_result **result) {
+    node_volume_limits *pl = self;
+    for (uint32_t i = 0; i < pod->nvolumes; i++) {
+        const ks_volume *v = &pod->volumes[i];
+        if (v->kind == KS_VOL_PVC || v->kind == KS_VOL_EPHEMERAL || inline_migratable(v)) {
+            nvl_state *s = nvl_state_new(pl->h ? ks_handle_objects(pl->h) : NULL, pod);
+            ks_cycle_state_write(st, state_key, s, nvl_state_free, NULL);
+            return NULL;
+        }
+    }
+    return ks_status_new(KS_SKIP, NULL);
 }
 
 static ks_status *filter(void *self, ks_cycle_state *st, const ks_pod *pod, const ks_node_info *ni) {
     node_volume_limits *pl = self;
     if (pod->nvolumes == 0) return NULL;
-    const ks_vol_index *x = ks_cycle_state_read(st, state_key);
-    ks_vol_index *own = NULL;
-    if (!x) x = own = ks_vol_index_new(pl->h ? ks_handle_objects(pl->h) : NULL);
-    const ks_csinode *cn = ks_vol_csinode(x->c, ni->name);
-    ks_arena *a = ks_arena_new(1024);
-    vol_set fresh = {0}, attached = {0};
-    ks_status *r = attachable(a, x, cn, pod, true, &fresh);
-    if (r || fresh.n == 0 || !cn) goto done;
-    bool limited = false;
-    for (uint32_t i = 0; i < cn->ndrivers; i++)
-        if (cn->drivers[i].has_allocatable) limited = true;
-    if (!limited) goto done;
-    for (uint32_t i = 0; i < ni->npods && !r; i++) r = attachable(a, x, cn, ni->pods[i], false, &attached);
-    if (r) {
-        /* upstream wraps nothing here: the error is the status */
-        goto done;
+    const nvl_state *s = ks_cycle_state_read(st, state_key);
+    nvl_state *own = NULL;
+    if (!s) s = own = nvl_state_new(pl->h ? ks_handle_objects(pl->h) : NULL, pod);
+    const ks_csinode *cn = ks_vol_index_csinode(s->x, ni->name);
+    vol_set fresh, attached;
+    vs_init(&fresh);
+    vs_init(&attached);
+    ks_status *r = NULL;
+    counting cc = {NULL, s->x, cn, false};
+    if (s->fixed) {
+        if (s->fresh_err) {
+            r = ks_status_clone(s->fresh_err);
+            goto done;
+        }
+        if (s->fresh.n == 0 || !cn) goto done;
     }
+    bool limited = false;
+    for (uint32_t i = 0; cn && i < cn->ndrivers; i++)
+        if (cn->drivers[i].has_allocatable) limited = true;
+    if (s->fixed && !limited) goto done;
+    if (s->fixed) {
+        for (uint32_t i = 0; i < s->fresh.n; i++) vs_put(&fresh, s->fresh.v[i]);
+    } else {
+        r = attachable(&cc, pod, true, &fresh);
+        if (r || fresh.n == 0 || !limited) goto done;
+    }
+    for (uint32_t i = 0; i < ni->npods && !r; i++) r = attachable(&cc, ni->pods[i], false, &attached);
+    if (r) goto done; /* an existing pod's error is the status, unwrapped */
     /* A volume already attached for another pod is not attached again. */
     for (uint32_t i = 0; i < attached.n; i++) {
-        long j = vs_find(&fresh, attached.names[i]);
+        long j = vs_find(&fresh, &attached.v[i]);
         if (j >= 0) vs_del(&fresh, j);
     }
     for (uint32_t d = 0; d < cn->ndrivers && !r; d++) {
@@ -231,18 +333,18 @@ static ks_status *filter(void *self, ks_cycle_state *st, const ks_pod *pod, cons
         if (later) continue;
         int64_t want = 0, have = 0;
         for (uint32_t i = 0; i < fresh.n; i++)
-            if (strcmp(fresh.drivers[i], di->name) == 0) want++;
+            if (strcmp(fresh.v[i].driver, di->name) == 0) want++;
         if (!want) continue;
         for (uint32_t i = 0; i < attached.n; i++)
-            if (strcmp(attached.drivers[i], di->name) == 0) have++;
+            if (strcmp(attached.v[i].driver, di->name) == 0) have++;
         if (have + want > (int64_t)di->allocatable_count)
             r = ks_status_new(KS_UNSCHEDULABLE, REASON_MAX_VOLUME_COUNT);
     }
 done:
     vs_free(&fresh);
     vs_free(&attached);
-    ks_arena_free(a);
-    ks_vol_index_free(own);
+    ks_arena_free(cc.a);
+    nvl_state_free(own);
     return r;
 }
 

@@ -63,6 +63,7 @@ typedef struct volume_binding {
 } volume_binding;
 
 static ks_state_key state_key = -1;
+static ks_id hostname_key, available_phase; /* interned at create */
 
 /* ---- per-cycle views ------------------------------------------------------ */
 
@@ -88,12 +89,25 @@ typedef struct bound_claim {
     const pv_view *pv;
 } bound_claim;
 
-/* The candidate PVs for the unbound claims of one class. */
-typedef struct class_pvs {
-    ks_id cls;
+/* The PVs an unbound claim may get, in the order of upstream's listing,
+ * after every check that does not depend on the node (FindMatchingVolume's
+ * claimRef, size, volume mode, attributes class, deletion, phase, selector,
+ * class and access modes). `bound[i]`: the PV is already bound to the
+ * claim. PVs pinned to nodes by a hostname requirement (local volumes) are
+ * also indexed by hostname, so that Filter looks at the node's own PVs and
+ * the unpinned ones only. */
+typedef struct idx_list {
     uint32_t n;
-    pv_view *v;
-} class_pvs;
+    uint32_t *v; /* candidate indices, ascending */
+} idx_list;
+
+typedef struct claim_pvs {
+    uint32_t n;
+    pv_view *pv;
+    bool *bound;
+    ks_map by_host; /* hostname value id + 1 -> idx_list* */
+    idx_list others;
+} claim_pvs;
 
 /* What Filter found on a node: static bindings (PV i to delay claim j)
  * and claims to provision (delay claim indices). */
@@ -105,13 +119,14 @@ typedef struct node_volumes {
 } node_volumes;
 
 typedef struct vb_state {
-    bool has_pvcs; /* false: PreFilter skipped (empty stateData upstream) */
     bool all_bound;
-    uint32_t nbound, ndelay, nclasses;
+    uint32_t nbound, ndelay;
     bound_claim *bound;
     pvc_view *delay; /* sorted by requested size */
-    class_pvs *classes;
+    claim_pvs *cands; /* per delay claim */
     ks_arena *arena; /* everything above */
+    const ks_cluster *objects; /* the store this cycle */
+    ks_vol_index *index;       /* ... by name, when worth it (else NULL) */
     pthread_mutex_t mu;
     ks_map by_node; /* node name id + 1 -> node_volumes* (malloc'd) */
     bool has_static_bindings;
@@ -131,6 +146,8 @@ static void state_free(void *p) {
         free(nv);
     }
     ks_map_free(&s->by_node);
+    for (uint32_t i = 0; s->cands && i < s->ndelay; i++) ks_map_free(&s->cands[i].by_host);
+    ks_vol_index_free(s->index);
     pthread_mutex_destroy(&s->mu);
     ks_arena_free(s->arena);
     free(s);
@@ -153,6 +170,8 @@ static void *create(const ks_args *args, ks_handle *h, char **err) {
     ks_map_init(&pl->pvs);
     ks_map_init(&pl->pvcs);
     state_key = ks_state_key_get("VolumeBinding");
+    hostname_key = ks_intern("kubernetes.io/hostname");
+    available_phase = ks_intern("Available");
     return pl;
 }
 
@@ -198,7 +217,15 @@ static uint64_t pvc_key(ks_id ns, ks_id name) { return ks_pod_key(ns, name) + 1;
 
 /* Drop assumptions whose object the backend changed or removed. Called
  * with the lock held. */
-static void purge_stale(volume_binding *pl, const ks_cluster *c) {
+static const ks_pv *lookup_pv(const ks_vol_index *x, const ks_cluster *c, ks_id name) {
+    return x ? ks_vol_index_pv(x, name) : ks_vol_pv(c, name);
+}
+
+static const ks_pvc *lookup_pvc(const ks_vol_index *x, const ks_cluster *c, ks_id ns, const char *name) {
+    return x ? ks_vol_index_pvc(x, ns, name) : ks_vol_pvc(c, ns, name);
+}
+
+static void purge_stale(volume_binding *pl, const ks_vol_index *x, const ks_cluster *c) {
     size_t it;
     uint64_t k, drop[64];
     void *v;
@@ -207,7 +234,7 @@ static void purge_stale(volume_binding *pl, const ks_cluster *c) {
         nd = 0;
         it = 0;
         while (nd < 64 && ks_map_next(&pl->pvs, &it, &k, &v))
-            if (ks_vol_pv(c, (ks_id)(k - 1)) != ((pv_assumed *)v)->api) drop[nd++] = k;
+            if (lookup_pv(x, c, (ks_id)(k - 1)) != ((pv_assumed *)v)->api) drop[nd++] = k;
         for (size_t i = 0; i < nd; i++) pv_assumed_free(ks_map_del(&pl->pvs, drop[i]));
     }
     for (size_t nd = 64; nd == 64;) {
@@ -215,7 +242,7 @@ static void purge_stale(volume_binding *pl, const ks_cluster *c) {
         it = 0;
         while (nd < 64 && ks_map_next(&pl->pvcs, &it, &k, &v)) {
             ks_id ns = (ks_id)((k - 1) >> 32), name = (ks_id)((k - 1) & 0xffffffffu);
-            if (ks_vol_pvc(c, ns, ks_str(name)) != ((pvc_assumed *)v)->api) drop[nd++] = k;
+            if (lookup_pvc(x, c, ns, ks_str(name)) != ((pvc_assumed *)v)->api) drop[nd++] = k;
         }
         for (size_t i = 0; i < nd; i++) free(ks_map_del(&pl->pvcs, drop[i]));
     }
@@ -312,6 +339,108 @@ static void sort_by_size(pvc_view *v, uint32_t n) {
         }
 }
 
+static bool str_eq(const char *a, const char *b) { return strcmp(a ? a : "", b ? b : "") == 0; }
+
+/* IsVolumeBoundToClaim. */
+static bool bound_to_claim(const pv_view *v, const ks_pvc *pvc) {
+    if (!v->has_claim_ref) return false;
+    if (v->claim_name != pvc->name || v->claim_ns != pvc->ns) return false;
+    char buf[512];
+    if (v->claim_uid && *v->claim_uid && !str_eq(v->claim_uid, ks_vol_pvc_uid(pvc, buf, sizeof buf))) return false;
+    return true;
+}
+
+/* CheckAccessModes: every mode the claim asks for is one of the PV's. */
+static bool access_ok(const ks_pvc *pvc, const ks_pv *pv) { return (pvc->access_modes & ~pv->access_modes) == 0; }
+
+/* The hostnames a PV is pinned to: every term of its node affinity has a
+ * hostname In requirement (NULL: not pinned). */
+static const ks_requirement *pinned_host(const ks_pv *pv, uint32_t term) {
+    const ks_node_selector_term *t = &pv->node_affinity.terms[term];
+    for (uint32_t j = 0; j < t->nexpr; j++)
+        if (t->exprs[j].key == hostname_key && t->exprs[j].op == KS_OP_IN) return &t->exprs[j];
+    return NULL;
+}
+
+static bool is_pinned(const ks_pv *pv) {
+    if (!pv->has_node_affinity || pv->node_affinity.nterms == 0) return false;
+    for (uint32_t i = 0; i < pv->node_affinity.nterms; i++)
+        if (!pinned_host(pv, i)) return false;
+    return true;
+}
+
+typedef struct host_idx {
+    ks_id host;
+    uint32_t idx;
+} host_idx;
+
+static int cmp_host_idx(const void *x, const void *y) {
+    const host_idx *a = x, *b = y;
+    if (a->host != b->host) return a->host < b->host ? -1 : 1;
+    return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+/* The node-independent part of FindMatchingVolume for one claim, over the
+ * PVs of its class as the cache shows them (lock held). */
+static void claim_candidates(volume_binding *pl, ks_arena *a, const ks_cluster *c, const pvc_view *claim,
+                             claim_pvs *out) {
+    const ks_pvc *pvc = claim->pvc;
+    ks_id cls = ks_vol_pvc_class(pvc);
+    uint32_t cap = c ? c->pvs.n : 0, npinned = 0, pinned_cap = 0;
+    out->pv = ks_arena_calloc(a, cap + 1, sizeof(*out->pv));
+    out->bound = ks_arena_calloc(a, cap + 1, sizeof(*out->bound));
+    out->others.v = ks_arena_calloc(a, cap + 1, sizeof(uint32_t));
+    ks_map_init(&out->by_host);
+    host_idx *pinned = NULL;
+    for (uint32_t j = 0; j < cap; j++) {
+        const ks_pv *pv = c->pvs.v[j];
+        /* upstream lists the PVs of the claim's class only */
+        if (ks_vol_pv_class(pv) != cls) continue;
+        pv_view v;
+        view_pv(pl, pv, &v);
+        bool bound = bound_to_claim(&v, pvc);
+        if (v.has_claim_ref && !bound) continue;
+        if (pv->capacity < pvc->request) continue;
+        if (pv->volume_mode != pvc->volume_mode) continue;
+        if (pv->vac != pvc->vac) continue;
+        if (pv->deleting) continue;
+        if (!bound) {
+            if (pv->phase != available_phase) continue;
+            if (pvc->has_selector && !ks_selector_matches(&pvc->selector, &pv->labels)) continue;
+            if (!access_ok(pvc, pv)) continue;
+        }
+        uint32_t k = out->n++;
+        out->pv[k] = v;
+        out->bound[k] = bound;
+        /* a PV bound to the claim decides on every node: never only indexed */
+        if (bound || !is_pinned(pv)) {
+            out->others.v[out->others.n++] = k;
+            continue;
+        }
+        for (uint32_t t = 0; t < pv->node_affinity.nterms; t++) {
+            const ks_requirement *r = pinned_host(pv, t);
+            for (uint32_t h = 0; h < r->nvalues; h++) {
+                KS_GROW(pinned, pinned_cap, (size_t)npinned + 1);
+                pinned[npinned++] = (host_idx){r->values[h], k};
+            }
+        }
+    }
+    /* group by host, candidates in listing order, each once */
+    if (npinned) qsort(pinned, npinned, sizeof(*pinned), cmp_host_idx);
+    uint32_t *all = npinned ? ks_arena_calloc(a, npinned, sizeof(uint32_t)) : NULL;
+    for (uint32_t i = 0, used = 0; i < npinned;) {
+        uint32_t j = i;
+        idx_list *l = ks_arena_alloc(a, sizeof(*l));
+        l->v = all + used;
+        for (; j < npinned && pinned[j].host == pinned[i].host; j++)
+            if (!l->n || l->v[l->n - 1] != pinned[j].idx) l->v[l->n++] = pinned[j].idx;
+        used += l->n;
+        ks_map_put(&out->by_host, (uint64_t)pinned[i].host + 1, l);
+        i = j;
+    }
+    free(pinned);
+}
+
 static ks_status *pre_filter(void *self, ks_cycle_state *st, const ks_pod *pod,
                              const ks_node_info *const *nodes, size_t nnodes,
                              ks_pre_filter_result **result) {
@@ -325,24 +454,26 @@ static ks_status *pre_filter(void *self, ks_cycle_state *st, const ks_pod *pod,
         ks_cycle_state_write(st, state_key, s, state_free, NULL);
         return ks_status_new(KS_SKIP, NULL);
     }
-    s->has_pvcs = true;
     ks_arena *a = s->arena;
+    /* maps by name pay off only when many assumptions are checked */
+    if (pl->pvs.len + pl->pvcs.len > 16) s->index = ks_vol_index_new(c);
+    s->objects = c;
     s->bound = ks_arena_calloc(a, pod->nvolumes, sizeof(*s->bound));
     s->delay = ks_arena_calloc(a, pod->nvolumes, sizeof(*s->delay));
     bool immediate = false;
 
     pthread_mutex_lock(&pl->mu);
-    purge_stale(pl, c);
+    purge_stale(pl, s->index, c);
     for (uint32_t i = 0; i < pod->nvolumes; i++) {
         const ks_volume *v = &pod->volumes[i];
         if (v->kind != KS_VOL_PVC && v->kind != KS_VOL_EPHEMERAL) continue;
-        const ks_pvc *pvc = ks_vol_pvc(c, pod->ns, v->claim_name);
+        const ks_pvc *pvc = lookup_pvc(s->index, c, pod->ns, v->claim_name);
         pvc_view view;
         view_pvc(pl, pvc, &view);
         if (fully_bound(pvc)) {
             bound_claim *b = &s->bound[s->nbound++];
             b->claim = view;
-            const ks_pv *pv = ks_vol_pv(c, pvc->volume_name);
+            const ks_pv *pv = lookup_pv(s->index, c, pvc->volume_name);
             if (pv) {
                 pv_view *pvv = ks_arena_alloc(a, sizeof(*pvv));
                 view_pv(pl, pv, pvv);
@@ -355,20 +486,9 @@ static ks_status *pre_filter(void *self, ks_cycle_state *st, const ks_pod *pod,
         }
     }
     if (!immediate && s->ndelay) {
-        /* ListPVs per class of the delayed claims, as the cache shows them */
-        s->classes = ks_arena_calloc(a, s->ndelay, sizeof(*s->classes));
-        for (uint32_t i = 0; i < s->ndelay; i++) {
-            ks_id cls = ks_vol_pvc_class(s->delay[i].pvc);
-            bool seen = false;
-            for (uint32_t j = 0; j < s->nclasses; j++) seen |= s->classes[j].cls == cls;
-            if (seen) continue;
-            class_pvs *cp = &s->classes[s->nclasses++];
-            cp->cls = cls;
-            cp->v = ks_arena_calloc(a, c ? c->pvs.n + 1 : 1, sizeof(*cp->v));
-            for (uint32_t j = 0; c && j < c->pvs.n; j++)
-                if (ks_vol_pv_class(c->pvs.v[j]) == cls) view_pv(pl, c->pvs.v[j], &cp->v[cp->n++]);
-        }
         sort_by_size(s->delay, s->ndelay);
+        s->cands = ks_arena_calloc(a, s->ndelay, sizeof(*s->cands));
+        for (uint32_t i = 0; i < s->ndelay; i++) claim_candidates(pl, a, c, &s->delay[i], &s->cands[i]);
     }
     pthread_mutex_unlock(&pl->mu);
 
@@ -382,17 +502,6 @@ static ks_status *pre_filter(void *self, ks_cycle_state *st, const ks_pod *pod,
 
 /* ---- Filter (FindPodVolumes) ---------------------------------------------- */
 
-static bool str_eq(const char *a, const char *b) { return strcmp(a ? a : "", b ? b : "") == 0; }
-
-/* IsVolumeBoundToClaim. */
-static bool bound_to_claim(const pv_view *v, const ks_pvc *pvc) {
-    if (!v->has_claim_ref) return false;
-    if (v->claim_name != pvc->name || v->claim_ns != pvc->ns) return false;
-    char buf[512];
-    if (v->claim_uid && *v->claim_uid && !str_eq(v->claim_uid, ks_vol_pvc_uid(pvc, buf, sizeof buf))) return false;
-    return true;
-}
-
 /* CheckNodeAffinity: the node is matched as a node without a name, so
  * matchFields requirements are not checked. */
 static bool affinity_ok(const ks_vol_affinity *aff, const ks_node *node) {
@@ -404,35 +513,32 @@ static bool pv_affinity_ok(const ks_pv *pv, const ks_node *node) {
     return affinity_ok(&aff, node);
 }
 
-/* CheckAccessModes: every mode the claim asks for is one of the PV's. */
-static bool access_ok(const ks_pvc *pvc, const ks_pv *pv) { return (pvc->access_modes & ~pv->access_modes) == 0; }
-
-/* FindMatchingVolume (delayed binding, with a node). */
-static const pv_view *find_matching(const pvc_view *claim, const class_pvs *cp, const pv_view **chosen,
-                                    uint32_t nchosen, const ks_node *node) {
-    const ks_pvc *pvc = claim->pvc;
-    ks_id cls = ks_vol_pvc_class(pvc);
+/* FindMatchingVolume on a node over the claim's candidates: the node's
+ * pinned PVs and the unpinned ones, merged in listing order. A PV already
+ * bound to the claim decides alone (itself, or nothing when it does not
+ * fit the node); else the smallest fitting PV, the first of equals. */
+static const pv_view *find_matching(const claim_pvs *cp, const pv_view **chosen, uint32_t nchosen,
+                                    const ks_node *node) {
+    static const idx_list none = {0, NULL};
+    const idx_list *pinned = &none;
+    ks_id host;
+    if (ks_labels_get(&node->labels, hostname_key, &host)) {
+        const idx_list *l = ks_map_get(&cp->by_host, (uint64_t)host + 1);
+        if (l) pinned = l;
+    }
     const pv_view *best = NULL;
-    for (uint32_t i = 0; cp && i < cp->n; i++) {
-        const pv_view *v = &cp->v[i];
-        const ks_pv *pv = v->pv;
+    for (uint32_t i = 0, j = 0; i < pinned->n || j < cp->others.n;) {
+        uint32_t k;
+        if (j >= cp->others.n || (i < pinned->n && pinned->v[i] < cp->others.v[j])) k = pinned->v[i++];
+        else k = cp->others.v[j++];
+        const pv_view *v = &cp->pv[k];
         bool taken = false;
-        for (uint32_t j = 0; j < nchosen; j++) taken |= chosen[j]->pv == pv;
+        for (uint32_t c = 0; c < nchosen; c++) taken |= chosen[c]->pv == v->pv;
         if (taken) continue;
-        if (v->has_claim_ref && !bound_to_claim(v, pvc)) continue;
-        if (pv->capacity < pvc->request) continue;
-        if (pv->volume_mode != pvc->volume_mode) continue;
-        if (pv->vac != pvc->vac) continue;
-        if (pv->deleting) continue;
-        bool aff = pv_affinity_ok(pv, node);
-        /* a PV already bound to this claim: that one or none */
-        if (bound_to_claim(v, pvc)) return aff ? v : NULL;
-        if (strcmp(ks_str(pv->phase), "Available") != 0) continue;
-        if (pvc->has_selector && !ks_selector_matches(&pvc->selector, &pv->labels)) continue;
-        if (ks_vol_pv_class(pv) != cls) continue;
+        bool aff = pv_affinity_ok(v->pv, node);
+        if (cp->bound[k]) return aff ? v : NULL;
         if (!aff) continue;
-        if (!access_ok(pvc, pv)) continue;
-        if (!best || best->pv->capacity > pv->capacity) best = v;
+        if (!best || best->pv->capacity > v->pv->capacity) best = v;
     }
     return best;
 }
@@ -468,7 +574,7 @@ typedef struct find_result {
 
 /* checkBoundClaims: each bound claim's PV must exist and its (translated,
  * when the node migrated the plugin) node affinity match the node. */
-static void check_bound(const vb_state *s, const ks_cluster *c, const ks_node_info *ni, find_result *r) {
+static void check_bound(const vb_state *s, const ks_node_info *ni, find_result *r) {
     const ks_csinode *cn = NULL;
     bool cn_looked = false;
     for (uint32_t i = 0; i < s->nbound; i++) {
@@ -480,7 +586,10 @@ static void check_bound(const vb_state *s, const ks_cluster *c, const ks_node_in
         const ks_pv *pv = v->pv;
         const char *plugin = ks_vol_kind_plugin(pv->source);
         if (plugin) {
-            if (!cn_looked) cn = ks_vol_csinode(c, ni->name), cn_looked = true;
+            if (!cn_looked) {
+                cn = s->index ? ks_vol_index_csinode(s->index, ni->name) : ks_vol_csinode(s->objects, ni->name);
+                cn_looked = true;
+            }
             if (ks_vol_migration_on(cn, plugin)) {
                 ks_arena *a = ks_arena_new(512);
                 ks_vol_affinity aff;
@@ -547,7 +656,7 @@ static void find_pod_volumes(const vb_state *s, const ks_cluster *c, const ks_no
     const ks_node *node = ni->node;
     memset(r, 0, sizeof(*r));
     if (s->nbound) {
-        check_bound(s, c, ni, r);
+        check_bound(s, ni, r);
         if (r->err) return;
     }
     if (!s->ndelay) return;
@@ -572,12 +681,7 @@ static void find_pod_volumes(const vb_state *s, const ks_cluster *c, const ks_no
         nv->static_pv = ks_xcalloc(nmatch, sizeof(*nv->static_pv));
         nv->static_claim = ks_xcalloc(nmatch, sizeof(*nv->static_claim));
         for (uint32_t k = 0; k < nmatch; k++) {
-            const pvc_view *cl = &s->delay[match[k]];
-            ks_id cls = ks_vol_pvc_class(cl->pvc);
-            const class_pvs *cp = NULL;
-            for (uint32_t j = 0; j < s->nclasses; j++)
-                if (s->classes[j].cls == cls) cp = &s->classes[j];
-            const pv_view *pv = find_matching(cl, cp, nv->static_pv, nv->nstatic, node);
+            const pv_view *pv = find_matching(&s->cands[match[k]], nv->static_pv, nv->nstatic, node);
             if (!pv) {
                 /* no PV: provisioning may still satisfy it */
                 r->bind_conflict = true;
