@@ -68,6 +68,14 @@ static void update_pvc_refs(ks_node_info *ni, const ks_pod *p, int delta) {
     }
 }
 
+static int find_port(const ks_node_info *ni, const ks_host_port *hp) {
+    for (uint32_t j = 0; j < ni->nports; j++) {
+        const ks_host_port *u = &ni->used_ports[j];
+        if (u->ip == hp->ip && u->protocol == hp->protocol && u->port == hp->port) return (int)j;
+    }
+    return -1;
+}
+
 void ks_node_info_add_pod(ks_node_info *ni, ks_pod *pod) {
     KS_GROW(ni->pods, ni->pods_cap, ni->npods + 1);
     ni->pods[ni->npods++] = ks_pod_ref(pod);
@@ -85,9 +93,12 @@ void ks_node_info_add_pod(ks_node_info *ni, ks_pod *pod) {
     for (uint32_t i = 0; i < pod->nhost_ports; i++) {
         const ks_container_port *p = &pod->host_ports[i];
         if (p->host_port <= 0) continue;
+        ks_host_port hp = {.ip = port_ip(p), .protocol = p->protocol, .port = p->host_port};
+        /* A set, as upstream's HostPortInfo: a second pod using the same
+         * port adds nothing, and removing either frees it. */
+        if (find_port(ni, &hp) >= 0) continue;
         KS_GROW(ni->used_ports, ni->ports_cap, ni->nports + 1);
-        ni->used_ports[ni->nports++] =
-            (ks_host_port){.ip = port_ip(p), .protocol = p->protocol, .port = p->host_port};
+        ni->used_ports[ni->nports++] = hp;
     }
     update_pvc_refs(ni, pod, +1);
     ni->generation = ks_generation_next();
@@ -128,13 +139,8 @@ bool ks_node_info_remove_pod(ks_node_info *ni, const ks_pod *pod) {
         const ks_container_port *p = &found->host_ports[i];
         if (p->host_port <= 0) continue;
         ks_host_port hp = {.ip = port_ip(p), .protocol = p->protocol, .port = p->host_port};
-        for (uint32_t j = 0; j < ni->nports; j++) {
-            ks_host_port *u = &ni->used_ports[j];
-            if (u->ip == hp.ip && u->protocol == hp.protocol && u->port == hp.port) {
-                *u = ni->used_ports[--ni->nports];
-                break;
-            }
-        }
+        int j = find_port(ni, &hp);
+        if (j >= 0) ni->used_ports[j] = ni->used_ports[--ni->nports];
     }
     update_pvc_refs(ni, found, -1);
     remove_from(ni->pods, &ni->npods, found);
