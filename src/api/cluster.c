@@ -131,6 +131,11 @@ ks_node *ks_cluster_node(const ks_cluster *c, ks_id name) {
  * applies when the pod sets none. Pods that already carry a priority were
  * admitted before (a dump of a live cluster) and keep it. */
 bool ks_pod_admit(ks_pod *p, const ks_cluster *c, char **err) {
+    /* The API server gives every object a uid; events and the Preempted
+     * note name pods by it. A derived one keeps output reproducible (the
+     * reference harness derives it the same way). */
+    if (!p->uid || !*p->uid)
+        p->uid = ks_arena_printf(p->arena, "uid-pod-%s/%s", ks_str(p->ns), ks_str(p->name));
     const ks_priority_class *pc = NULL;
     if (p->priority_class != KS_ID_NONE) {
         pc = ks_cluster_priority_class(c, p->priority_class);

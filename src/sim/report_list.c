@@ -130,6 +130,7 @@ static ks_tree *pod_tree(ks_arena *a, const ks_sim_pod *sp, const ks_sim_result 
     ks_tree *meta = map_at(a, t, "metadata");
     kt_map_set(a, meta, "name", str(a, ks_str(p->name)));
     kt_map_set(a, meta, "namespace", str(a, ks_str(p->ns)));
+    if (p->uid && !kt_get(meta, "uid")) kt_map_set(a, meta, "uid", str(a, p->uid));
     ks_tree *spec = map_at(a, t, "spec");
     ks_tree *status = map_at(a, t, "status");
     char when[40];
@@ -141,6 +142,24 @@ static ks_tree *pod_tree(ks_arena *a, const ks_sim_pod *sp, const ks_sim_result 
     if (sp->state == KS_SIM_PREEMPTED) {
         ks_format_time(sp->deleted_ns, false, when, sizeof(when));
         kt_map_set(a, meta, "deletionTimestamp", str(a, when));
+        /* The DisruptionTarget condition preemption wrote before deleting. */
+        ks_id dt = ks_intern("DisruptionTarget");
+        for (uint32_t i = 0; i < sp->pod->nconditions; i++) {
+            const ks_pod_condition *c = &sp->pod->conditions[i];
+            if (c->type != dt) continue;
+            ks_tree *cond = kt_new(a, KT_MAP, 0);
+            kt_map_set(a, cond, "type", str(a, "DisruptionTarget"));
+            kt_map_set(a, cond, "status", str(a, ks_str(c->status)));
+            kt_map_set(a, cond, "lastProbeTime", kt_new(a, KT_NULL, 0));
+            kt_map_set(a, cond, "lastTransitionTime", str(a, when));
+            if (c->reason) kt_map_set(a, cond, "reason", str(a, c->reason));
+            if (c->message) kt_map_set(a, cond, "message", str(a, c->message));
+            ks_tree *list = kt_new(a, KT_SEQ, 0);
+            const ks_tree *old = kt_get(status, "conditions");
+            for (uint32_t k = 0; old && old->type == KT_SEQ && k < old->n; k++) kt_seq_add(a, list, old->items[k]);
+            kt_seq_add(a, list, cond);
+            kt_map_set(a, status, "conditions", list);
+        }
         return t;
     }
     int64_t last = r->start_ns;

@@ -76,12 +76,13 @@ static void pod_rows(table *t, const ks_sim_pod *p) {
 }
 
 /* Resource names shown in the node summary: cpu, memory, then every
- * scalar resource some node offers, by name. */
+ * scalar resource some node offers (a non-zero amount), by name. */
 static size_t scalar_columns(const ks_cluster *c, ks_id *out, size_t max) {
     size_t n = 0;
     for (uint32_t i = 0; i < c->nodes.n; i++) {
         const ks_resource *a = &c->nodes.v[i]->allocatable;
         for (uint32_t j = 0; j < a->nscalar; j++) {
+            if (a->scalar_val[j] <= 0) continue; /* kind reports hugepages: "0" */
             bool seen = false;
             for (size_t k = 0; k < n; k++) seen |= out[k] == a->scalar_name[j];
             if (!seen && n < max) out[n++] = a->scalar_name[j];

@@ -1,6 +1,7 @@
 #include "sim/simulate.h"
 #include "framework/framework.h"
 #include "framework/status.h"
+#include "plugins/defaultpreemption/default_preemption.h"
 #include "scheduler/scheduler.h"
 #include "util/clock.h"
 #include "util/hash.h"
@@ -323,6 +324,8 @@ bool ks_simulate(ks_cluster *cluster, const ks_config *cfg, ks_registry *reg,
         .parallelism = opts->parallelism,
         .observer = &obs,
     };
+    /* --seed also drives DefaultPreemption's random candidate offset. */
+    ks_default_preemption_set_seed(opts->seed);
     bool ok = false;
     ks_scheduler *s = ks_scheduler_new(&so, err);
     if (!s) goto done;
