@@ -452,15 +452,40 @@ static void fire_timers(ks_scheduler *s) {
     }
 }
 
+/* How many attempts in a row may bind nothing before a simulation gives
+ * up: every queued pod gets many tries (pods requeued by events retry in
+ * the same instant), and a small cluster still gets a fair number. */
+static uint64_t futile_attempt_limit(ks_scheduler *s) {
+    ks_queue_stats q;
+    ks_queue_stats_get(s->queue, &q);
+    uint64_t pods = q.active + q.backoff + q.error_backoff + q.unschedulable + q.in_flight;
+    return 10000 + 100 * pods;
+}
+
 size_t ks_scheduler_run_until_idle(ks_scheduler *s) {
     size_t attempts = 0;
     if (!s->simulated) return 0;
     s->last_progress = ks_clock_now(s->clock);
+    /* Pods can keep each other busy without time moving (a gang whose
+     * members activate each other with no backoff): stop when a long run of
+     * attempts binds nothing, as the idle horizon below does for time. */
+    ks_scheduler_stats st;
+    ks_scheduler_stats_get(s, &st);
+    uint64_t bound_mark = st.bound, futile = 0;
     for (uint64_t iter = 0; iter < MAX_SIM_ITERATIONS; iter++) {
         ks_api_dispatcher_drain(s->disp);
         if (ks_sched_run_ready_bindings(s)) continue;
         if (ks_sched_schedule_one(s, false)) {
             attempts++;
+            ks_scheduler_stats_get(s, &st);
+            if (st.bound != bound_mark) {
+                bound_mark = st.bound;
+                futile = 0;
+            } else if (++futile > futile_attempt_limit(s)) {
+                ks_infof(1, "simulation: %llu attempts in a row bound nothing, stopping",
+                         (unsigned long long)futile);
+                break;
+            }
             continue;
         }
         if (ks_api_dispatcher_pending(s->disp)) continue;
