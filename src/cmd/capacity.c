@@ -90,10 +90,9 @@ static void print_json(const ks_pod *tmpl, const ks_capacity_result *r) {
 }
 
 int cmd_capacity(int argc, char **argv) {
-    ks_plugin_opts po = {0};
+    ks_cli_common co = {.output = "table"};
     const char **paths = calloc((size_t)argc, sizeof(char *));
     size_t npaths = 0;
-    const char *config_path = NULL, *output = "table";
     uint64_t max = 0;
     char *err = NULL;
     int rc = 2;
@@ -102,7 +101,7 @@ int cmd_capacity(int argc, char **argv) {
 
     for (int i = 1; i < argc; i++) {
         const char *val = NULL;
-        int r = ks_plugin_opts_parse(&po, argc, argv, &i, &err);
+        int r = ks_cli_common_parse(&co, argc, argv, &i, &err);
         if (r < 0) goto usage_error;
         if (r > 0) continue;
         const char *a = argv[i];
@@ -110,13 +109,6 @@ int cmd_capacity(int argc, char **argv) {
             usage(stdout);
             rc = 0;
             goto out;
-        } else if (ks_cli_value(argc, argv, &i, "config", &val, &err)) {
-            if (!val) goto usage_error;
-            config_path = val;
-        } else if (ks_cli_value(argc, argv, &i, "o", &val, &err) ||
-                   ks_cli_value(argc, argv, &i, "output", &val, &err)) {
-            if (!val) goto usage_error;
-            output = val;
         } else if (ks_cli_value(argc, argv, &i, "max", &val, &err)) {
             if (!val || !ks_cli_u64(val, &max) || max > 1000000) {
                 fprintf(stderr, "ksched capacity: invalid value for --max\n");
@@ -135,15 +127,11 @@ int cmd_capacity(int argc, char **argv) {
         usage(stderr);
         goto out;
     }
-    if (strcmp(output, "table") && strcmp(output, "json")) {
-        fprintf(stderr, "ksched capacity: unknown output format \"%s\" (table, json)\n", output);
+    if (strcmp(co.output, "table") && strcmp(co.output, "json")) {
+        fprintf(stderr, "ksched capacity: unknown output format \"%s\" (table, json)\n", co.output);
         goto out;
     }
-    if (!ks_plugin_opts_load(&po, ks_default_registry(), &err)) {
-        fprintf(stderr, "ksched capacity: %s\n", err);
-        goto out;
-    }
-    cfg = ks_cli_load_config(config_path, ks_default_registry());
+    cfg = ks_cli_common_setup(&co, "capacity");
     if (!cfg) goto out;
     tc = ks_cli_load_cluster(paths, 1);
     if (!tc) goto out;
@@ -161,7 +149,7 @@ int cmd_capacity(int argc, char **argv) {
         goto out;
     }
     if (res.nper_node) qsort(res.per_node, res.nper_node, sizeof(*res.per_node), cmp_node);
-    if (!strcmp(output, "json")) print_json(tmpl, &res);
+    if (!strcmp(co.output, "json")) print_json(tmpl, &res);
     else print_table(tmpl, &res);
     ks_capacity_result_free(&res);
     rc = 0;
@@ -172,7 +160,7 @@ usage_error:
 out:
     free(err);
     free(paths);
-    ks_plugin_opts_free(&po);
+    ks_cli_common_free(&co);
     if (cluster) ks_cluster_free(cluster);
     if (tc) ks_cluster_free(tc);
     if (cfg) ks_config_free(cfg);

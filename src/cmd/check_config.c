@@ -2,6 +2,7 @@
  * every problem (exit 2), or print the fully defaulted configuration as
  * `kube-scheduler --write-config-to` would (exit 0). Without FILE it
  * prints the defaults. */
+#include "cmd/common.h"
 #include "cmd/plugin_opts.h"
 #include "config/config.h"
 #include "framework/framework.h"
@@ -21,15 +22,6 @@ static void usage(FILE *f) {
           "\n"
           "options:\n" KS_PLUGIN_OPTS_USAGE "  -h, --help           this text\n",
           f);
-}
-
-/* Plugins the registry has (in-tree implementations and loaded .so files)
- * answer for themselves; in-tree plugins that ksched does not implement
- * yet are described by upstream's table, so a valid upstream file stays
- * valid here. */
-static uint32_t points(void *reg, const char *name) {
-    uint32_t m = ks_registry_points(reg, name);
-    return m ? m : ks_config_intree_points(NULL, name);
 }
 
 int cmd_check_config(int argc, char **argv) {
@@ -67,23 +59,14 @@ int cmd_check_config(int argc, char **argv) {
         goto out;
     }
 
-    ks_config_errors errs;
-    ks_config_errors_init(&errs);
-    ks_config *cfg = file ? ks_config_load(file, &errs) : ks_config_default();
-    if (cfg && !ks_config_resolve(cfg, points, ks_default_registry(), &errs)) {
-        ks_config_free(cfg);
-        cfg = NULL;
-    }
-    if (!cfg) {
-        for (uint32_t i = 0; i < errs.n; i++) fprintf(stderr, "%s\n", errs.msgs[i]);
-    } else {
+    ks_config *cfg = ks_cli_load_config(file, ks_default_registry());
+    if (cfg) {
         char *yaml = ks_config_to_yaml(cfg);
         fputs(yaml, stdout);
         free(yaml);
         ks_config_free(cfg);
         rc = 0;
     }
-    ks_config_errors_free(&errs);
 out:
     ks_plugin_opts_free(&po);
     return rc;

@@ -76,3 +76,30 @@ ks_cluster *ks_cli_load_cluster(const char *const *paths, size_t n) {
     ks_errors_free(&errs);
     return c;
 }
+
+int ks_cli_common_parse(ks_cli_common *c, int argc, char **argv, int *i, char **err) {
+    const char *val = NULL;
+    int r = ks_plugin_opts_parse(&c->plugins, argc, argv, i, err);
+    if (r) return r;
+    if (ks_cli_value(argc, argv, i, "config", &val, err)) {
+        c->config_path = val;
+        return val ? 1 : -1;
+    }
+    if (ks_cli_value(argc, argv, i, "o", &val, err) || ks_cli_value(argc, argv, i, "output", &val, err)) {
+        c->output = val;
+        return val ? 1 : -1;
+    }
+    return 0;
+}
+
+ks_config *ks_cli_common_setup(ks_cli_common *c, const char *cmd) {
+    char *err = NULL;
+    if (!ks_plugin_opts_load(&c->plugins, ks_default_registry(), &err)) {
+        fprintf(stderr, "ksched %s: %s\n", cmd, err);
+        free(err);
+        return NULL;
+    }
+    return ks_cli_load_config(c->config_path, ks_default_registry());
+}
+
+void ks_cli_common_free(ks_cli_common *c) { ks_plugin_opts_free(&c->plugins); }

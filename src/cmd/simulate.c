@@ -38,10 +38,9 @@ static void usage(FILE *f) {
 }
 
 int cmd_simulate(int argc, char **argv) {
-    ks_plugin_opts po = {0};
+    ks_cli_common co = {.output = "table"};
     const char **paths = calloc((size_t)argc, sizeof(char *));
     size_t npaths = 0;
-    const char *config_path = NULL, *output = "table";
     ks_sim_options so = {.seed = 1, .percentage_of_nodes_to_score = -1};
     bool fail_on_pending = false;
     char *err = NULL;
@@ -51,7 +50,7 @@ int cmd_simulate(int argc, char **argv) {
 
     for (int i = 1; i < argc; i++) {
         const char *val = NULL;
-        int r = ks_plugin_opts_parse(&po, argc, argv, &i, &err);
+        int r = ks_cli_common_parse(&co, argc, argv, &i, &err);
         if (r < 0) goto usage_error;
         if (r > 0) continue;
         const char *a = argv[i];
@@ -59,13 +58,6 @@ int cmd_simulate(int argc, char **argv) {
             usage(stdout);
             rc = 0;
             goto out;
-        } else if (ks_cli_value(argc, argv, &i, "config", &val, &err)) {
-            if (!val) goto usage_error;
-            config_path = val;
-        } else if (ks_cli_value(argc, argv, &i, "o", &val, &err) ||
-                   ks_cli_value(argc, argv, &i, "output", &val, &err)) {
-            if (!val) goto usage_error;
-            output = val;
         } else if (!strcmp(a, "--explain")) {
             so.explain = true;
         } else if (!strcmp(a, "--fail-on-pending")) {
@@ -97,17 +89,13 @@ int cmd_simulate(int argc, char **argv) {
         usage(stderr);
         goto out;
     }
-    bool trace = !strcmp(output, "trace");
-    if (!trace && strcmp(output, "table") && strcmp(output, "json") && strcmp(output, "yaml")) {
-        fprintf(stderr, "ksched simulate: unknown output format \"%s\" (table, json, yaml, trace)\n", output);
+    bool trace = !strcmp(co.output, "trace");
+    if (!trace && strcmp(co.output, "table") && strcmp(co.output, "json") && strcmp(co.output, "yaml")) {
+        fprintf(stderr, "ksched simulate: unknown output format \"%s\" (table, json, yaml, trace)\n", co.output);
         goto out;
     }
 
-    if (!ks_plugin_opts_load(&po, ks_default_registry(), &err)) {
-        fprintf(stderr, "ksched simulate: %s\n", err);
-        goto out;
-    }
-    cfg = ks_cli_load_config(config_path, ks_default_registry());
+    cfg = ks_cli_common_setup(&co, "simulate");
     if (!cfg) goto out;
     cluster = ks_cli_load_cluster(paths, npaths);
     if (!cluster) goto out;
@@ -124,8 +112,8 @@ int cmd_simulate(int argc, char **argv) {
         fprintf(stderr, "ksched simulate: %s\n", err);
         goto out;
     }
-    if (!strcmp(output, "table")) ks_report_table(stdout, &res, so.explain);
-    else ks_report_list(stdout, &res, so.explain, !strcmp(output, "yaml"));
+    if (!strcmp(co.output, "table")) ks_report_table(stdout, &res, so.explain);
+    else ks_report_list(stdout, &res, so.explain, !strcmp(co.output, "yaml"));
     ks_infof(1, "simulated %u pending pods, %llu attempts, %.3f s of simulated time, %.3f s wall",
              res.npods, (unsigned long long)res.attempts, (double)(res.end_ns - res.start_ns) / 1e9,
              res.wall_seconds);
@@ -143,7 +131,7 @@ usage_error:
 out:
     free(err);
     free(paths);
-    ks_plugin_opts_free(&po);
+    ks_cli_common_free(&co);
     if (cluster) ks_cluster_free(cluster);
     if (cfg) ks_config_free(cfg);
     return rc;

@@ -2,6 +2,7 @@
 #include "framework/status.h"
 #include "scheduler/scheduler.h"
 #include "sim/memory_backend.h"
+#include "sim/simulate.h"
 #include "util/clock.h"
 #include "util/xalloc.h"
 
@@ -91,14 +92,8 @@ bool ks_capacity(ks_cluster *cluster, const ks_config *cfg, ks_registry *reg, co
         .observer = &obs,
     };
     bool ok = false;
-    ks_scheduler *s = ks_scheduler_new(&so, err);
+    ks_scheduler *s = ks_sim_start(&so, err);
     if (!s) goto done;
-    ks_status *st = ks_scheduler_start(s);
-    if (st) {
-        *err = ks_status_message(st);
-        ks_status_free(st);
-        goto done;
-    }
     /* Pods already pending in the input are scheduled first, as they would
      * be in the cluster. */
     ks_scheduler_run_until_idle(s);

@@ -26,6 +26,19 @@ bool ks_sim_is_pending(const ks_config *cfg, const ks_pod *p) {
     return ks_config_profile(cfg, ks_str(p->scheduler_name)) != NULL;
 }
 
+ks_scheduler *ks_sim_start(const ks_scheduler_options *o, char **err) {
+    ks_scheduler *s = ks_scheduler_new(o, err);
+    if (!s) return NULL;
+    ks_status *st = ks_scheduler_start(s);
+    if (st) {
+        *err = ks_status_message(st);
+        ks_status_free(st);
+        ks_scheduler_free(s);
+        return NULL;
+    }
+    return s;
+}
+
 int64_t ks_sim_start_time(const ks_cluster *c) {
     int64_t t = 0;
     for (uint32_t i = 0; i < c->pods.n; i++)
@@ -327,14 +340,8 @@ bool ks_simulate(ks_cluster *cluster, const ks_config *cfg, ks_registry *reg,
     /* --seed also drives DefaultPreemption's random candidate offset. */
     ks_default_preemption_set_seed(opts->seed);
     bool ok = false;
-    ks_scheduler *s = ks_scheduler_new(&so, err);
+    ks_scheduler *s = ks_sim_start(&so, err);
     if (!s) goto done;
-    ks_status *st = ks_scheduler_start(s);
-    if (st) {
-        *err = ks_status_message(st);
-        ks_status_free(st);
-        goto done;
-    }
     ks_scheduler_run_until_idle(s);
     out->end_ns = ks_clock_now(r.clock);
     out->attempts = r.attempts;

@@ -8,6 +8,7 @@
 
 #include "api/cluster.h"
 #include "config/config.h"
+#include "scheduler/scheduler.h"
 #include "sim/memory_backend.h"
 
 #include <ksched/ksched.h>
@@ -116,6 +117,10 @@ bool ks_sim_is_pending(const ks_config *cfg, const ks_pod *p);
 bool ks_simulate(ks_cluster *cluster, const ks_config *cfg, ks_registry *reg,
                  const ks_sim_options *opts, ks_sim_result *out, char **err);
 void ks_sim_result_free(ks_sim_result *r);
+
+/* A scheduler built from o and started (the backend's objects listed into
+ * it); NULL with *err (malloc'd) when either step fails. */
+ks_scheduler *ks_sim_start(const ks_scheduler_options *o, char **err);
 
 /* The simulated clock starts at the newest creationTimestamp in the input
  * (so output does not depend on when it runs), or at the epoch. */

@@ -285,14 +285,8 @@ bool ks_trace_run(FILE *out, ks_cluster *cluster, const ks_config *cfg, ks_regis
         .observer = &obs,
     };
     bool ok = false;
-    t.s = ks_scheduler_new(&so, err);
+    t.s = ks_sim_start(&so, err);
     if (!t.s) goto done;
-    ks_status *st = ks_scheduler_start(t.s);
-    if (st) {
-        *err = ks_status_message(st);
-        ks_status_free(st);
-        goto done;
-    }
     fputs("{\"format\":\"ksched-trace/v1\",\"attempts\":[", out);
     for (t.pass = 1; t.pass <= 20; t.pass++) {
         uint64_t before = t.changes;
