@@ -48,7 +48,7 @@ TEST_UTIL_OBJS := $(TEST_UTIL:%.c=$(B)/obj/%.o)
 PLUGIN_NAMES := $(filter-out embed,$(notdir $(patsubst %/,%,$(dir $(wildcard examples/plugins/*/*.c)))))
 PLUGIN_SOS  := $(foreach p,$(PLUGIN_NAMES),$(B)/plugins/$(p).so)
 
-.PHONY: all build deps demo test test-unit test-scenarios test-reference bench bench-quick \
+.PHONY: all build deps demo test test-unit test-scenarios test-reference bench bench-quick bench-bin \
         install clean fuzz
 all: build
 build: $(B)/ksched $(B)/libksched.a $(B)/libksched.so $(PLUGIN_SOS) $(B)/examples/embed-scheduler
@@ -130,12 +130,20 @@ test-reference: deps
 	@$(MAKE) --no-print-directory MODE=release build
 	@test/reference/run.sh --ksched $(CURDIR)/build/release/ksched $(if $(SEEDS),--seeds $(SEEDS))
 
+# Benchmarks (not tests): bench/ksched_bench next to upstream's scheduler
+# (test/reference, kschedref --bench); see bench/README.md.
+$(B)/bench/ksched_bench: bench/ksched_bench.c $(B)/libksched.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDOPT) -o $@ $< $(B)/libksched.a $(LIBS)
+
+bench-bin: $(B)/bench/ksched_bench
+
 bench: deps
-	@$(MAKE) --no-print-directory MODE=release build
+	@$(MAKE) --no-print-directory MODE=release build bench-bin
 	@bench/run.sh --nodes 5000
 
 bench-quick: deps
-	@$(MAKE) --no-print-directory MODE=release build
+	@$(MAKE) --no-print-directory MODE=release build bench-bin
 	@bench/run.sh --nodes 500 --quick
 
 install: build
