@@ -430,7 +430,7 @@ def generate(name, n, outdir, init_pending):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--nodes", type=int, required=True)
+    ap.add_argument("--nodes", type=int)
     ap.add_argument("--workloads", default="", help="comma-separated (default: all)")
     ap.add_argument("--init-pending", action="store_true",
                     help="write init pods unbound (the runners schedule them first)")
@@ -440,8 +440,8 @@ def main():
     if a.list:
         print("\n".join(ORDER))
         return 0
-    if not a.out:
-        ap.error("-o DIR is required")
+    if not a.out or a.nodes is None:
+        ap.error("--nodes N and -o DIR are required")
     names = [x for x in a.workloads.split(",") if x] or ORDER
     for x in names:
         if x not in WORKLOADS:

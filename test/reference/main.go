@@ -2,6 +2,7 @@
 // cluster described by manifests and prints a ksched-trace/v1 document.
 //
 // Usage: kschedref [--config FILE] [--v N] PATH...
+//        kschedref --bench DIR [--config FILE]   (throughput mode, bench.go)
 package main
 
 import (
@@ -21,13 +22,23 @@ import (
 )
 
 func usage() {
-	fmt.Fprintf(os.Stderr, "usage: kschedref [--config FILE] [--v N] PATH...\n")
+	fmt.Fprintf(os.Stderr, "usage: kschedref [--config FILE] [--v N] PATH...\n       kschedref --bench DIR [--config FILE] [--v N]\n")
 	flag.PrintDefaults()
 }
 
-// loadConfig decodes and defaults a KubeSchedulerConfiguration exactly like
-// kube-scheduler does (strict decoding, v1 defaults), or returns the defaults.
+// loadConfig is decodeConfig with every node scored (the trace loop's rule).
 func loadConfig(path string) (*config.KubeSchedulerConfiguration, error) {
+	cfg, err := decodeConfig(path)
+	if err != nil {
+		return nil, err
+	}
+	cfg.PercentageOfNodesToScore = ptr.To[int32](100)
+	return cfg, nil
+}
+
+// decodeConfig decodes and defaults a KubeSchedulerConfiguration exactly like
+// kube-scheduler does (strict decoding, v1 defaults), or returns the defaults.
+func decodeConfig(path string) (*config.KubeSchedulerConfiguration, error) {
 	var cfg *config.KubeSchedulerConfiguration
 	if path == "" {
 		c, err := latest.Default()
@@ -54,18 +65,18 @@ func loadConfig(path string) (*config.KubeSchedulerConfiguration, error) {
 	if err := validation.ValidateKubeSchedulerConfiguration(cfg); err != nil {
 		return nil, fmt.Errorf("invalid configuration: %w", err)
 	}
-	cfg.PercentageOfNodesToScore = ptr.To[int32](100)
 	return cfg, nil
 }
 
 func main() {
-	var cfgPath string
+	var cfgPath, benchDir string
 	var verbosity int
+	flag.StringVar(&benchDir, "bench", "", "throughput mode: run the bench/gen.py workload in DIR")
 	flag.StringVar(&cfgPath, "config", "", "KubeSchedulerConfiguration file (default: the v1 defaults)")
 	flag.IntVar(&verbosity, "v", -1, "klog verbosity (default: upstream logging off)")
 	flag.Usage = usage
 	flag.Parse()
-	if flag.NArg() == 0 {
+	if flag.NArg() == 0 && benchDir == "" {
 		usage()
 		os.Exit(2)
 	}
@@ -81,6 +92,17 @@ func main() {
 		_ = klogFlags.Set("v", fmt.Sprint(verbosity))
 	}
 
+	if benchDir != "" {
+		cfg, err := decodeConfig(cfgPath)
+		if err == nil {
+			err = runBench(cfg, benchDir)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "kschedref: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(cfgPath, flag.Args()); err != nil {
 		fmt.Fprintf(os.Stderr, "kschedref: %v\n", err)
 		os.Exit(1)
