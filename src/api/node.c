@@ -5,14 +5,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+static ks_arena_hint node_arena_hint;
+
 ks_node *ks_node_new(void) {
     ks_api_init();
-    ks_arena *a = ks_arena_new(2048);
+    ks_arena *a = ks_arena_new(ks_arena_hint_get(&node_arena_hint, 2048));
     ks_node *n = ks_arena_alloc(a, sizeof(*n));
     atomic_init(&n->refs, 1);
     n->arena = a;
     return n;
 }
+
+void ks_node_note_arena(const ks_node *n) { ks_arena_hint_note(&node_arena_hint, n->arena); }
 
 void ks_node_unref(ks_node *n) {
     if (!n || atomic_fetch_sub_explicit(&n->refs, 1, memory_order_acq_rel) != 1) return;

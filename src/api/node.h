@@ -45,6 +45,8 @@ typedef struct ks_node {
 } ks_node;
 
 ks_node *ks_node_new(void);
+/* A decoder's finished node: later nodes' arenas start at about its size. */
+void ks_node_note_arena(const ks_node *n);
 static inline ks_node *ks_node_ref(ks_node *n) {
     atomic_fetch_add_explicit(&n->refs, 1, memory_order_relaxed);
     return n;

@@ -5,19 +5,25 @@
 #include <stdio.h>
 #include <string.h>
 
+static ks_arena_hint pod_arena_hint;
+
 ks_pod *ks_pod_new(void) {
     ks_api_init();
-    ks_arena *a = ks_arena_new(4096);
+    ks_arena *a = ks_arena_new(ks_arena_hint_get(&pod_arena_hint, 4096));
     ks_pod *p = ks_arena_alloc(a, sizeof(*p));
     atomic_init(&p->refs, 1);
     p->arena = a;
     return p;
 }
 
+void ks_pod_note_arena(const ks_pod *p) { ks_arena_hint_note(&pod_arena_hint, p->arena); }
+
+ks_pod *ks_pod_clone(const ks_pod *p) { return ks_pod_clone_room(p, 64); }
+
 /* A clone owns a fresh arena holding only the struct; every array and
  * string still points into the original, which the clone keeps alive. */
-ks_pod *ks_pod_clone(const ks_pod *p) {
-    ks_arena *a = ks_arena_new(sizeof(ks_pod) + 64);
+ks_pod *ks_pod_clone_room(const ks_pod *p, size_t room) {
+    ks_arena *a = ks_arena_new(sizeof(ks_pod) + room);
     ks_pod *c = ks_arena_alloc(a, sizeof(*c));
     *c = *p;
     atomic_init(&c->refs, 1);

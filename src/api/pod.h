@@ -223,6 +223,11 @@ ks_pod *ks_pod_new(void);
  * priority (for example when binding in the simulator). Pointers into the
  * original's arena are kept alive by referencing the original. */
 ks_pod *ks_pod_clone(const ks_pod *p);
+/* The same with room in the clone's arena for `room` bytes of changes
+ * (a condition, a message) without a second block. */
+ks_pod *ks_pod_clone_room(const ks_pod *p, size_t room);
+/* A decoder's finished pod: later pods' arenas start at about its size. */
+void ks_pod_note_arena(const ks_pod *p);
 
 /* Compute requests and nonzero_requests from containers, init containers,
  * sidecars, overhead and pod-level requests (upstream PodRequests, and the

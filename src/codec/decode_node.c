@@ -74,6 +74,7 @@ ks_node *ks_decode_node(const ks_tree *t, ks_decode_ctx *ctx) {
     }
     if (!dec_done(d)) goto fail;
     D_SET_SOURCE(d, n, t);
+    ks_node_note_arena(n);
     return n;
 fail:
     dec_done(d);

@@ -580,6 +580,7 @@ ks_pod *ks_decode_pod(const ks_tree *t, ks_decode_ctx *ctx) {
         derr(d, spec, sp, "resource requests overflow or exceed %d extended resources", KS_MAX_SCALAR);
     if (!dec_done(d)) goto fail;
     D_SET_SOURCE(d, pod, t);
+    ks_pod_note_arena(pod);
     return pod;
 fail:
     dec_done(d);

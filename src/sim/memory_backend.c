@@ -79,6 +79,14 @@ static void set_condition(ks_pod *np, const char *type, const char *status, cons
     np->nconditions = at >= 0 ? n : n + 1;
 }
 
+/* What set_condition allocates, so that the clone holds it in one block. */
+static size_t condition_room(const ks_pod *p, const char *reason, const char *message) {
+    size_t n = ((p->nconditions + 1) * sizeof(ks_pod_condition) + 15) & ~(size_t)15;
+    if (reason) n += (strlen(reason) + 16) & ~(size_t)15;
+    if (message) n += (strlen(message) + 16) & ~(size_t)15;
+    return n + 64;
+}
+
 /* ---- the backend interface ------------------------------------------------ */
 
 static ks_status *mb_start(void *ctx, ks_watch_fn fn, void *arg) {
@@ -128,7 +136,7 @@ static ks_status *mb_bind(void *ctx, const ks_pod *pod, const char *node) {
         pthread_mutex_unlock(&mb->mu);
         return err;
     }
-    ks_pod *np = ks_pod_clone(mb->c->pods.v[pos]);
+    ks_pod *np = ks_pod_clone_room(mb->c->pods.v[pos], condition_room(mb->c->pods.v[pos], NULL, NULL));
     np->node_name = ks_intern(node);
     /* The API server marks a bound pod scheduled. */
     set_condition(np, "PodScheduled", "True", NULL, NULL);
@@ -150,7 +158,8 @@ static ks_status *mb_patch(void *ctx, const ks_pod *pod, const ks_status_patch *
         pthread_mutex_unlock(&mb->mu);
         return not_found(pod);
     }
-    ks_pod *np = ks_pod_clone(mb->c->pods.v[pos]);
+    const ks_pod *cur = mb->c->pods.v[pos];
+    ks_pod *np = ks_pod_clone_room(cur, patch->has_condition ? condition_room(cur, patch->cond_reason, patch->cond_message) : 64);
     if (patch->has_condition)
         set_condition(np, patch->cond_type, patch->cond_status, patch->cond_reason, patch->cond_message);
     if (patch->set_nominated) np->nominated_node = ks_intern(patch->nominated ? patch->nominated : "");

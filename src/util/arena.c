@@ -2,6 +2,7 @@
 #include "util/xalloc.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,3 +109,18 @@ char *ks_arena_printf(ks_arena *a, const char *fmt, ...) {
 }
 
 size_t ks_arena_used(const ks_arena *a) { return a->total; }
+
+size_t ks_arena_hint_get(ks_arena_hint *h, size_t dflt) {
+    size_t s = atomic_load_explicit(&h->size, memory_order_relaxed);
+    return s ? s : dflt;
+}
+
+void ks_arena_hint_note(ks_arena_hint *h, const ks_arena *a) {
+    /* what it used, a little room, a whole number of 64-byte lines */
+    size_t want = (a->total + a->total / 16 + 64 + 63) & ~(size_t)63;
+    size_t cur = atomic_load_explicit(&h->size, memory_order_relaxed);
+    size_t next = cur - cur / 16;
+    if (want > next) next = want;
+    /* racing notes may lose one another: only a size hint */
+    atomic_store_explicit(&h->size, next, memory_order_relaxed);
+}
