@@ -94,8 +94,10 @@ ks_id ks_intern_n(const char *s, size_t n) {
         if (id >= (uint32_t)CHUNK_SIZE * MAX_CHUNKS - 1) ks_oom();
         append(s, n, id);
         atomic_store_explicit(&count, id + 1, memory_order_release);
+        /* the grown table is rebuilt from the old one, which does not
+         * have this id yet: insert it either way */
         if ((size_t)(id + 1) * 2 > table_cap) table_grow();
-        else table_insert(id, h);
+        table_insert(id, h);
     }
     pthread_mutex_unlock(&lock);
     return id;
