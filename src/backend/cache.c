@@ -561,6 +561,24 @@ static bool same_pvc_keys(const ks_node_info *a, const ks_node_info *b) {
     return true;
 }
 
+/* A node joined or left one of the with_affinity / with_required_anti
+ * lists. Their users sum over them, so order carries nothing: a node that
+ * joins goes last, one that leaves takes the last one's place, and every
+ * other node keeps its position (plugins keep per-position results across
+ * cycles, see plugins/helper/nodememo.h), instead of a pass over every
+ * node each time a pod with anti-affinity lands on a new node. */
+static void list_set(ks_node_info **list, uint32_t *n, ks_node_info *ni, bool in) {
+    uint32_t i = 0;
+    while (i < *n && list[i] != ni) i++;
+    if (in && i == *n) list[(*n)++] = ni;
+    else if (!in && i < *n) list[i] = list[--*n];
+}
+
+static void rebuild_pvcs(ks_snapshot *s) {
+    ks_map_clear(&s->used_pvcs);
+    for (uint32_t i = 0; i < s->nnodes; i++) pvc_union(s, s->nodes[i]);
+}
+
 static void rebuild_lists(ks_cache *c, ks_snapshot *s, bool all) {
     s->nwith_affinity = s->nwith_required_anti = 0;
     ks_map_clear(&s->used_pvcs);
@@ -575,6 +593,12 @@ static void rebuild_lists(ks_cache *c, ks_snapshot *s, bool all) {
             else ks_errorf("node %s is in the node tree but not in the snapshot", ks_str(names[i]));
         }
         free(names);
+        s->gens = ks_xrealloc(s->gens, (s->nnodes ? s->nnodes : 1) * sizeof(*s->gens));
+        ks_map_clear(&s->pos);
+        for (uint32_t i = 0; i < s->nnodes; i++) {
+            s->gens[i] = s->nodes[i]->generation;
+            ks_map_put(&s->pos, (uint64_t)s->nodes[i]->name + 1, (void *)(uintptr_t)(i + 1));
+        }
     }
     KS_GROW(s->with_affinity, s->with_affinity_cap, s->nnodes ? s->nnodes : 1);
     KS_GROW(s->with_required_anti, s->with_required_anti_cap, s->nnodes ? s->nnodes : 1);
@@ -590,6 +614,9 @@ ks_status *ks_cache_update_snapshot(ks_cache *c, ks_snapshot *s) {
     pthread_mutex_lock(&c->mu);
     bool update_all = false, update_affinity = false, update_anti = false, update_pvcs = false;
     uint32_t copied = 0;
+    /* nodes whose list membership changed */
+    ks_node_info **moved = NULL;
+    uint32_t nmoved = 0, moved_cap = 0;
     for (cache_node *n = c->head; n; n = n->next) {
         if (n->info->generation <= s->generation) break;
         if (!n->info->node) continue;
@@ -604,8 +631,14 @@ ks_status *ks_cache_update_snapshot(ks_cache *c, ks_snapshot *s) {
         ks_node_info_copy_into(ex, n->info);
         fill_images(c, ex);
         copied++;
+        uintptr_t at = (uintptr_t)ks_map_get(&s->pos, (uint64_t)ex->name + 1);
+        if (at && at <= s->nnodes && s->nodes[at - 1] == ex) s->gens[at - 1] = ex->generation;
         if (had_aff != (ex->naffinity > 0)) update_affinity = true;
         if (had_anti != (ex->nanti > 0)) update_anti = true;
+        if (had_aff != (ex->naffinity > 0) || had_anti != (ex->nanti > 0)) {
+            KS_GROW(moved, moved_cap, nmoved + 1);
+            moved[nmoved++] = ex;
+        }
     }
     if (c->head) s->generation = c->head->info->generation;
     s->copied_last = copied;
@@ -626,7 +659,20 @@ ks_status *ks_cache_update_snapshot(ks_cache *c, ks_snapshot *s) {
         free(dead);
         update_all = true;
     }
-    if (update_all || update_affinity || update_anti || update_pvcs) rebuild_lists(c, s, update_all);
+    if (update_all) {
+        rebuild_lists(c, s, true);
+    } else {
+        if (update_affinity || update_anti) {
+            KS_GROW(s->with_affinity, s->with_affinity_cap, s->nnodes ? s->nnodes : 1);
+            KS_GROW(s->with_required_anti, s->with_required_anti_cap, s->nnodes ? s->nnodes : 1);
+            for (uint32_t i = 0; i < nmoved; i++) {
+                list_set(s->with_affinity, &s->nwith_affinity, moved[i], moved[i]->naffinity > 0);
+                list_set(s->with_required_anti, &s->nwith_required_anti, moved[i], moved[i]->nanti > 0);
+            }
+        }
+        if (update_pvcs) rebuild_pvcs(s);
+    }
+    free(moved);
     ks_status *st = NULL;
     if (s->nnodes != c->tree_nodes) {
         st = ks_status_new(KS_ERROR,

@@ -16,6 +16,8 @@ void ks_snapshot_free(ks_snapshot *s) {
     for (size_t it = 0; ks_map_next(&s->by_name, &it, &k, &v);) ks_node_info_free(v);
     ks_map_free(&s->by_name);
     ks_map_free(&s->used_pvcs);
+    ks_map_free(&s->pos);
+    free(s->gens);
     free(s->nodes);
     free(s->with_affinity);
     free(s->with_required_anti);
