@@ -45,6 +45,9 @@ typedef struct pf_ctx {
     ipa_pf_state *s;
     const ks_node_info *const *nodes;
     ks_pairtab_par existing, aff, anti;
+    ks_nodememo *memo;
+    uint64_t pass;        /* 0: no memo */
+    const uint64_t *gens; /* the nodes' generations, when the list is the snapshot's */
 } pf_ctx;
 
 /* Existing pods whose required anti-affinity terms match the incoming pod,
@@ -56,23 +59,32 @@ static void count_existing_anti(size_t lo, size_t hi, void *arg) {
     ks_pairbuf_init(&buf, &c->existing);
     for (size_t i = lo; i < hi; i++) {
         const ks_node_info *ni = c->nodes[i];
-        if (!ni->node) continue;
-        for (uint32_t j = 0; j < ni->nanti; j++) {
+        const ks_nodememo_slot *hit = ks_nodememo_hit(c->memo, c->pass, i, ni, c->gens);
+        if (hit) {
+            for (uint32_t e = 0; e < hit->n; e++) ks_pairbuf_add(&buf, hit->e[e].key, hit->e[e].val);
+            continue;
+        }
+        ks_nodememo_rec rec;
+        ks_nodememo_rec_init(&rec);
+        for (uint32_t j = 0; ni->node && j < ni->nanti; j++) {
             const ks_pod *p = ni->pods_with_required_anti[j];
             for (uint32_t k = 0; k < p->nreq_anti; k++) {
                 const ks_pod_affinity_term *t = &p->req_anti[k];
                 ks_id v;
                 if (ipa_existing_term_matches(p, t, s->pod, &s->ns_labels) &&
-                    ks_ni_label(ni, t->topology_key, &v))
+                    ks_ni_label(ni, t->topology_key, &v)) {
                     ks_pairbuf_add(&buf, ks_pair(t->topology_key, v), 1);
+                    ks_nodememo_rec_add(&rec, 0, ks_pair(t->topology_key, v), 1);
+                }
             }
         }
+        ks_nodememo_store(c->memo, c->pass, i, ni, &rec);
     }
     ks_pairbuf_flush(&buf);
 }
 
 /* Existing pods matching all the incoming pod's affinity terms, and each of
- * its anti-affinity terms. */
+ * its anti-affinity terms. Memo tables: 0 affinity, 1 anti-affinity. */
 static void count_incoming(size_t lo, size_t hi, void *arg) {
     pf_ctx *c = arg;
     const ipa_pf_state *s = c->s;
@@ -81,22 +93,38 @@ static void count_incoming(size_t lo, size_t hi, void *arg) {
     ks_pairbuf_init(&anti, &c->anti);
     for (size_t i = lo; i < hi; i++) {
         const ks_node_info *ni = c->nodes[i];
-        if (!ni->node) continue;
+        const ks_nodememo_slot *hit = ks_nodememo_hit(c->memo, c->pass, i, ni, c->gens);
+        if (hit) {
+            for (uint32_t e = 0; e < hit->n; e++)
+                ks_pairbuf_add(hit->e[e].tab ? &anti : &aff, hit->e[e].key, hit->e[e].val);
+            continue;
+        }
+        ks_nodememo_rec rec;
+        ks_nodememo_rec_init(&rec);
+        if (!ni->node) {
+            ks_nodememo_store(c->memo, c->pass, i, ni, &rec);
+            continue;
+        }
         int64_t naff = 0;
         for (uint32_t j = 0; j < ni->npods; j++) {
             const ks_pod *p = ni->pods[j];
             if (s->naff && ipa_matches_all(s->aff, s->naff, p)) naff++;
             for (uint32_t k = 0; k < s->nanti; k++) {
                 ks_id v;
-                if (ipa_term_matches(&s->anti[k], p) && ks_ni_label(ni, s->anti[k].key, &v))
+                if (ipa_term_matches(&s->anti[k], p) && ks_ni_label(ni, s->anti[k].key, &v)) {
                     ks_pairbuf_add(&anti, ks_pair(s->anti[k].key, v), 1);
+                    ks_nodememo_rec_add(&rec, 1, ks_pair(s->anti[k].key, v), 1);
+                }
             }
         }
-        if (!naff) continue;
-        for (uint32_t k = 0; k < s->naff; k++) {
+        for (uint32_t k = 0; naff && k < s->naff; k++) {
             ks_id v;
-            if (ks_ni_label(ni, s->aff[k].key, &v)) ks_pairbuf_add(&aff, ks_pair(s->aff[k].key, v), naff);
+            if (ks_ni_label(ni, s->aff[k].key, &v)) {
+                ks_pairbuf_add(&aff, ks_pair(s->aff[k].key, v), naff);
+                ks_nodememo_rec_add(&rec, 0, ks_pair(s->aff[k].key, v), naff);
+            }
         }
+        ks_nodememo_store(c->memo, c->pass, i, ni, &rec);
     }
     ks_pairbuf_flush(&aff);
     ks_pairbuf_flush(&anti);
@@ -135,10 +163,18 @@ ks_status *ipa_pre_filter(void *self, ks_cycle_state *st, const ks_pod *pod,
     /* anti-affinity is mostly per host: about one pair per such node */
     ks_pairtab_init(&s->existing_anti, nanti_nodes ? (uint32_t)nanti_nodes + 16 : 0);
     if (nanti_nodes) {
+        ks_sig sig;
+        ks_sig_init(&sig);
+        ipa_sig_pod(&sig, pod, &s->ns_labels);
+        c.memo = &pl->existing_memo;
+        c.pass = ks_nodememo_begin(c.memo, nanti_nodes, &sig);
+        c.gens = ks_snapshot_gens(snap, anti_nodes, nanti_nodes);
+        ks_sig_free(&sig);
         ks_pairtab_par_begin(&c.existing, &s->existing_anti, false);
         c.nodes = anti_nodes;
         ks_parallel_chunks(pl->h, nanti_nodes, count_existing_anti, &c);
         ks_pairtab_par_end(&c.existing);
+        ks_nodememo_end(c.memo, c.pass);
         ks_pairtab_recount(&s->existing_anti);
         for (uint32_t i = 0; i < s->existing_anti.cap; i++)
             if (s->existing_anti.keys[i]) note_existing_key(s, ks_pair_a(s->existing_anti.keys[i]));
@@ -147,12 +183,21 @@ ks_status *ipa_pre_filter(void *self, ks_cycle_state *st, const ks_pod *pod,
     ks_pairtab_init(&s->aff_counts, ipa_size_hint(s->aff, s->naff, n));
     ks_pairtab_init(&s->anti_counts, ipa_size_hint(s->anti, s->nanti, n));
     if ((s->naff || s->nanti) && n) {
+        ks_sig sig;
+        ks_sig_init(&sig);
+        ipa_sig_terms(&sig, s->aff, s->naff);
+        ipa_sig_terms(&sig, s->anti, s->nanti);
+        c.memo = &pl->incoming_memo;
+        c.pass = ks_nodememo_begin(c.memo, n, &sig);
+        c.gens = ks_snapshot_gens(snap, nodes, n);
+        ks_sig_free(&sig);
         ks_pairtab_par_begin(&c.aff, &s->aff_counts, false);
         ks_pairtab_par_begin(&c.anti, &s->anti_counts, false);
         c.nodes = nodes;
         ks_parallel_chunks(pl->h, n, count_incoming, &c);
         ks_pairtab_par_end(&c.aff);
         ks_pairtab_par_end(&c.anti);
+        ks_nodememo_end(c.memo, c.pass);
         ks_pairtab_recount(&s->aff_counts);
         ks_pairtab_recount(&s->anti_counts);
     }

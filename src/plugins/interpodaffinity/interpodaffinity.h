@@ -6,6 +6,7 @@
 #include "api/cluster.h"
 #include "api/pod.h"
 #include "framework/nodeinfo.h"
+#include "plugins/helper/nodememo.h"
 #include "plugins/helper/topocount.h"
 
 #include <ksched/ksched.h>
@@ -25,6 +26,10 @@ typedef struct ipa {
     const ks_node_info *const *all_nodes;
     size_t nall_nodes;
     bool have_all_nodes;
+    /* Per-node pairs of the PreFilter passes (the incoming pod's terms; the
+     * existing pods' anti-affinity) and of PreScore, kept across cycles
+     * (plugins/helper/nodememo.h). */
+    ks_nodememo incoming_memo, existing_memo, score_memo;
 } ipa;
 
 /* A requirement added to a term by matchLabelKeys (In) or
@@ -85,6 +90,10 @@ bool ipa_term_matches(const ipa_term *t, const ks_pod *p);
 bool ipa_existing_term_matches(const ks_pod *owner, const ks_pod_affinity_term *t,
                                const ks_pod *p, const ks_labels *ns_labels);
 bool ipa_matches_all(const ipa_term *terms, uint32_t n, const ks_pod *p);
+/* What matching existing pods against compiled terms depends on. */
+void ipa_sig_terms(ks_sig *sig, const ipa_term *t, uint32_t n);
+/* What matching existing pods' terms against the pod depends on. */
+void ipa_sig_pod(ks_sig *sig, const ks_pod *pod, const ks_labels *ns_labels);
 /* Initial table size: about one entry per node for hostname terms. */
 uint32_t ipa_size_hint(const ipa_term *terms, uint32_t n, size_t nnodes);
 

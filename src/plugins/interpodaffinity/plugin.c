@@ -121,6 +121,26 @@ bool ipa_matches_all(const ipa_term *terms, uint32_t n, const ks_pod *p) {
     return true;
 }
 
+void ipa_sig_terms(ks_sig *sig, const ipa_term *t, uint32_t n) {
+    ks_sig_u64(sig, n);
+    for (uint32_t i = 0; i < n; i++) {
+        ks_sig_u64(sig, ((uint64_t)t[i].key << 32) | (uint32_t)t[i].weight);
+        ks_sig_selector(sig, t[i].sel);
+        ks_sig_u64(sig, ((uint64_t)t[i].nns << 1) | t[i].all_ns);
+        for (uint32_t j = 0; j < t[i].nns; j++) ks_sig_u64(sig, t[i].ns[j]);
+        ks_sig_u64(sig, t[i].nextra);
+        for (uint32_t j = 0; j < t[i].nextra; j++)
+            ks_sig_u64(sig, ((uint64_t)t[i].extra[j].key << 33) | ((uint64_t)t[i].extra[j].value << 1) |
+                                t[i].extra[j].mismatch);
+    }
+}
+
+void ipa_sig_pod(ks_sig *sig, const ks_pod *pod, const ks_labels *ns_labels) {
+    ks_sig_u64(sig, pod->ns);
+    ks_sig_labels(sig, &pod->labels);
+    ks_sig_labels(sig, ns_labels);
+}
+
 uint32_t ipa_size_hint(const ipa_term *terms, uint32_t n, size_t nnodes) {
     for (uint32_t i = 0; i < n; i++)
         if (terms[i].key == ipa_hostname_key) return (uint32_t)nnodes + 16;
@@ -176,10 +196,20 @@ static void *ipa_create(const ks_args *args, ks_handle *h, char **err) {
     pl->h = h;
     pl->hard_weight = (int32_t)w;
     pl->ignore_preferred = ignore;
+    ks_nodememo_init(&pl->incoming_memo);
+    ks_nodememo_init(&pl->existing_memo);
+    ks_nodememo_init(&pl->score_memo);
     return pl;
 }
 
-static void ipa_destroy(void *self) { free(self); }
+static void ipa_destroy(void *self) {
+    ipa *pl = self;
+    if (!pl) return;
+    ks_nodememo_free(&pl->incoming_memo);
+    ks_nodememo_free(&pl->existing_memo);
+    ks_nodememo_free(&pl->score_memo);
+    free(pl);
+}
 
 static size_t ipa_events(void *self, ks_cluster_event *out, size_t max) {
     /* Assigned pods appearing, relabelled or deleted can satisfy affinity or

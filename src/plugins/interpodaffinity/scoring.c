@@ -22,14 +22,25 @@ typedef struct ps_ctx {
     const ipa_term *pref_aff, *pref_anti;
     ks_labels ns_labels;
     ks_pairtab_par par;
+    ks_nodememo *memo;
+    uint64_t pass;        /* 0: no memo */
+    const uint64_t *gens; /* the nodes' generations, when the list is the snapshot's */
 } ps_ctx;
 
-static void add_term(ks_pairbuf *b, const ks_node_info *ni, ks_id key, int64_t w) {
+/* The pairs a node adds go to the table and to its memo record. */
+typedef struct emit {
+    ks_pairbuf *b;
+    ks_nodememo_rec rec;
+} emit;
+
+static void add_term(emit *b, const ks_node_info *ni, ks_id key, int64_t w) {
     ks_id v;
-    if (ks_ni_label(ni, key, &v)) ks_pairbuf_add(b, ks_pair(key, v), w);
+    if (!ks_ni_label(ni, key, &v)) return;
+    ks_pairbuf_add(b->b, ks_pair(key, v), w);
+    ks_nodememo_rec_add(&b->rec, 0, ks_pair(key, v), w);
 }
 
-static void process_existing(const ps_ctx *c, ks_pairbuf *b, const ks_pod *p, const ks_node_info *ni) {
+static void process_existing(const ps_ctx *c, emit *b, const ks_pod *p, const ks_node_info *ni) {
     /* the incoming pod's preferred terms against the existing pod */
     for (uint32_t k = 0; k < c->npref_aff; k++)
         if (ipa_term_matches(&c->pref_aff[k], p)) add_term(b, ni, c->pref_aff[k].key, c->pref_aff[k].weight);
@@ -60,12 +71,21 @@ static void score_nodes(size_t lo, size_t hi, void *arg) {
     ks_pairbuf_init(&buf, &c->par);
     for (size_t i = lo; i < hi; i++) {
         const ks_node_info *ni = c->nodes[i];
+        const ks_nodememo_slot *hit = ks_nodememo_hit(c->memo, c->pass, i, ni, c->gens);
+        if (hit) {
+            for (uint32_t e = 0; e < hit->n; e++) ks_pairbuf_add(&buf, hit->e[e].key, hit->e[e].val);
+            continue;
+        }
+        emit em = {.b = &buf};
+        ks_nodememo_rec_init(&em.rec);
         /* a node without labels has no topology to score */
-        if (!ni->node || ni->node->labels.n == 0) continue;
-        if (c->all_pods)
-            for (uint32_t j = 0; j < ni->npods; j++) process_existing(c, &buf, ni->pods[j], ni);
-        else
-            for (uint32_t j = 0; j < ni->naffinity; j++) process_existing(c, &buf, ni->pods_with_affinity[j], ni);
+        if (ni->node && ni->node->labels.n) {
+            if (c->all_pods)
+                for (uint32_t j = 0; j < ni->npods; j++) process_existing(c, &em, ni->pods[j], ni);
+            else
+                for (uint32_t j = 0; j < ni->naffinity; j++) process_existing(c, &em, ni->pods_with_affinity[j], ni);
+        }
+        ks_nodememo_store(c->memo, c->pass, i, ni, &em.rec);
     }
     ks_pairbuf_flush(&buf);
 }
@@ -120,9 +140,20 @@ ks_status *ipa_pre_score(void *self, ks_cycle_state *st, const ks_pod *pod,
                                                       ipa_size_hint(c.pref_anti, c.npref_anti, nlist)
                                                 : 16);
     if (nlist) {
+        ks_sig sig;
+        ks_sig_init(&sig);
+        ks_sig_u64(&sig, ((uint64_t)(uint32_t)pl->hard_weight << 1) | c.all_pods);
+        ipa_sig_terms(&sig, c.pref_aff, c.npref_aff);
+        ipa_sig_terms(&sig, c.pref_anti, c.npref_anti);
+        ipa_sig_pod(&sig, pod, &c.ns_labels);
+        c.memo = &pl->score_memo;
+        c.pass = ks_nodememo_begin(c.memo, nlist, &sig);
+        c.gens = ks_snapshot_gens(snap, list, nlist);
+        ks_sig_free(&sig);
         ks_pairtab_par_begin(&c.par, &s->scores, false);
         ks_parallel_chunks(pl->h, nlist, score_nodes, &c);
         ks_pairtab_par_end(&c.par);
+        ks_nodememo_end(c.memo, c.pass);
     }
     /* No node had a matching term with its topology: nothing to score. */
     if (!s->scores.nkeys) {

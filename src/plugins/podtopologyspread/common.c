@@ -32,6 +32,19 @@ bool pts_selector_matches(const pts_constraint *c, const ks_labels *labels) {
     return true;
 }
 
+void pts_sig(ks_sig *sig, const pts_constraint *c, uint32_t n, ks_id ns) {
+    ks_sig_u64(sig, ns);
+    ks_sig_u64(sig, n);
+    for (uint32_t k = 0; k < n; k++) {
+        ks_sig_u64(sig, c[k].key);
+        ks_sig_u64(sig, ((uint64_t)c[k].same_as << 1) | c[k].empty);
+        ks_sig_selector(sig, c[k].sel);
+        ks_sig_u64(sig, c[k].nextra);
+        for (uint32_t i = 0; i < c[k].nextra; i++)
+            ks_sig_u64(sig, ((uint64_t)c[k].extra[i].key << 32) | c[k].extra[i].value);
+    }
+}
+
 int64_t pts_count_matching(const pts_constraint *c, const ks_node_info *ni, ks_id ns) {
     if (c->empty) return 0;
     int64_t n = 0;

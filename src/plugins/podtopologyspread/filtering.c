@@ -1,6 +1,7 @@
 /* PodTopologySpread PreFilter (+AddPod/RemovePod) and Filter: the
  * DoNotSchedule constraints. */
 #include "plugins/podtopologyspread/podtopologyspread.h"
+#include "framework/handle.h"
 #include "util/xalloc.h"
 
 #include <stdlib.h>
@@ -35,9 +36,26 @@ typedef struct pf_ctx {
     const ks_node_info *const *nodes;
     bool need_affinity, need_taints;
     ks_pairtab_par par;
+    ks_nodememo *memo;
+    uint64_t pass;        /* 0: no memo */
+    const uint64_t *gens; /* the nodes' generations, when the list is the snapshot's */
 } pf_ctx;
 
 #define MAX_CACHED 16
+
+/* A node's counts as the memo holds them: per constraint (tab = its
+ * index) the pair and the matching pods, before the inclusion policies. */
+static void replay(pf_ctx *c, ks_pairbuf *buf, const ks_nodememo_slot *hit, const ks_node_info *ni) {
+    const pts_pf_state *s = c->s;
+    if (!hit->n) return;
+    bool aff_ok = !c->need_affinity || pts_node_affinity_matches(s->pod, ni);
+    bool taints_ok = !c->need_taints || pts_node_taints_tolerated(s->pod, ni);
+    for (uint32_t e = 0; e < hit->n; e++) {
+        const pts_constraint *pc = &s->c[hit->e[e].tab];
+        if ((pc->honor_affinity && !aff_ok) || (pc->honor_taints && !taints_ok)) continue;
+        ks_pairbuf_add(buf, hit->e[e].key, hit->e[e].val);
+    }
+}
 
 static void count_nodes(size_t lo, size_t hi, void *arg) {
     pf_ctx *c = arg;
@@ -46,17 +64,29 @@ static void count_nodes(size_t lo, size_t hi, void *arg) {
     ks_pairbuf_init(&buf, &c->par);
     int64_t cnt[MAX_CACHED];
     ks_id vals[MAX_CACHED];
+    bool record = c->pass != 0; /* then s->n <= KS_NODEMEMO_MAX */
     for (size_t i = lo; i < hi; i++) {
         const ks_node_info *ni = c->nodes[i];
-        if (!ni->node) continue;
-        /* every key must be on the node; values read once */
-        if (s->n <= MAX_CACHED ? !pts_node_values(ni, s->c, s->n, vals) : !pts_node_has_keys(ni, s->c, s->n))
+        const ks_nodememo_slot *hit = ks_nodememo_hit(c->memo, c->pass, i, ni, c->gens);
+        if (hit) {
+            replay(c, &buf, hit, ni);
             continue;
+        }
+        ks_nodememo_rec rec;
+        ks_nodememo_rec_init(&rec);
+        /* every key must be on the node; values read once */
+        if (!ni->node ||
+            (s->n <= MAX_CACHED ? !pts_node_values(ni, s->c, s->n, vals) : !pts_node_has_keys(ni, s->c, s->n))) {
+            ks_nodememo_store(c->memo, c->pass, i, ni, &rec);
+            continue;
+        }
         bool aff_ok = !c->need_affinity || pts_node_affinity_matches(s->pod, ni);
         bool taints_ok = !c->need_taints || pts_node_taints_tolerated(s->pod, ni);
         for (uint32_t k = 0; k < s->n; k++) {
             const pts_constraint *pc = &s->c[k];
-            if ((pc->honor_affinity && !aff_ok) || (pc->honor_taints && !taints_ok)) {
+            bool counted = !((pc->honor_affinity && !aff_ok) || (pc->honor_taints && !taints_ok));
+            /* a memo records the counts whatever the policies say */
+            if (!counted && !record) {
                 if (k < MAX_CACHED) cnt[k] = -1;
                 continue;
             }
@@ -68,8 +98,10 @@ static void count_nodes(size_t lo, size_t hi, void *arg) {
             if (pc->same_as != k && pc->same_as < MAX_CACHED && cnt[pc->same_as] >= 0) n = cnt[pc->same_as];
             else n = pts_count_matching(pc, ni, s->pod->ns);
             if (k < MAX_CACHED) cnt[k] = n;
-            ks_pairbuf_add(&buf, ks_pair(k, v), n);
+            if (record) ks_nodememo_rec_add(&rec, k, ks_pair(k, v), n);
+            if (counted) ks_pairbuf_add(&buf, ks_pair(k, v), n);
         }
+        ks_nodememo_store(c->memo, c->pass, i, ni, &rec);
     }
     ks_pairbuf_flush(&buf);
 }
@@ -122,9 +154,19 @@ ks_status *pts_pre_filter(void *self, ks_cycle_state *st, const ks_pod *pod,
         ctx.need_taints |= c[k].honor_taints;
     }
     if (n) {
+        ctx.memo = &pl->pf_memo;
+        if (nc <= KS_NODEMEMO_MAX) {
+            ks_sig sig;
+            ks_sig_init(&sig);
+            pts_sig(&sig, c, nc, pod->ns);
+            ctx.pass = ks_nodememo_begin(ctx.memo, n, &sig);
+            ctx.gens = ks_snapshot_gens(pl->h ? ks_handle_snapshot(pl->h) : NULL, nodes, n);
+            ks_sig_free(&sig);
+        }
         ks_pairtab_par_begin(&ctx.par, &s->counts, false);
         ks_parallel_chunks(pl->h, n, count_nodes, &ctx);
         ks_pairtab_par_end(&ctx.par);
+        ks_nodememo_end(ctx.memo, ctx.pass);
     }
     build_paths(s);
     ks_cycle_state_write(st, pts_pf_key, s, pf_free, pf_clone);

@@ -86,6 +86,8 @@ static void *pts_create(const ks_args *args, ks_handle *h, char **err) {
             goto fail;
         }
         pl->system_defaulted = true;
+        ks_nodememo_init(&pl->pf_memo);
+        ks_nodememo_init(&pl->ps_memo);
         pl->ndefaults = 2;
         pl->defaults = ks_xcalloc(2, sizeof(*pl->defaults));
         for (int i = 0; i < 2; i++)
@@ -111,6 +113,8 @@ static void *pts_create(const ks_args *args, ks_handle *h, char **err) {
             }
         pl->ndefaults++;
     }
+    ks_nodememo_init(&pl->pf_memo);
+    ks_nodememo_init(&pl->ps_memo);
     return pl;
 fail:
     free(pl->defaults);
@@ -121,6 +125,8 @@ fail:
 static void pts_destroy(void *self) {
     pts *pl = self;
     if (!pl) return;
+    ks_nodememo_free(&pl->pf_memo);
+    ks_nodememo_free(&pl->ps_memo);
     free(pl->defaults);
     free(pl);
 }

@@ -6,6 +6,7 @@
 #include "api/cluster.h"
 #include "api/pod.h"
 #include "framework/nodeinfo.h"
+#include "plugins/helper/nodememo.h"
 #include "plugins/helper/topocount.h"
 #include "util/hash.h"
 
@@ -35,6 +36,9 @@ typedef struct pts {
     const ks_node_info *const *all_nodes;
     size_t nall_nodes;
     bool have_all_nodes;
+    /* Per-node counts of the PreFilter and PreScore passes, kept across
+     * cycles (plugins/helper/nodememo.h). */
+    ks_nodememo pf_memo, ps_memo;
 } pts;
 
 /* A constraint as the plugin applies it in one cycle. */
@@ -89,6 +93,10 @@ bool pts_node_has_keys(const ks_node_info *ni, const pts_constraint *c, uint32_t
  * is missing (vals then partly filled). */
 bool pts_node_values(const ks_node_info *ni, const pts_constraint *c, uint32_t n, ks_id *vals);
 bool pts_selector_matches(const pts_constraint *c, const ks_labels *labels);
+/* What the pods counted per node depend on: the namespace and, per
+ * constraint, the key and the selector (not the inclusion policies, which
+ * are applied to the counts). */
+void pts_sig(ks_sig *sig, const pts_constraint *c, uint32_t n, ks_id ns);
 /* Pods of ns on the node, not terminating, matching the selector. */
 int64_t pts_count_matching(const pts_constraint *c, const ks_node_info *ni, ks_id ns);
 /* nodeAffinityPolicy / nodeTaintsPolicy: does this node count at all? */
