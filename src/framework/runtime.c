@@ -390,6 +390,7 @@ typedef struct score_job {
     ks_cycle_state *st;
     const ks_pod *pod;
     const ks_node_info *const *nodes;
+    size_t nnodes;
     const ks_plugin_inst **plugins;
     size_t np;
     int64_t *raw;
@@ -400,6 +401,12 @@ typedef struct score_job {
 static void score_node(size_t i, void *arg) {
     score_job *j = arg;
     const ks_node_info *ni = j->nodes[i];
+    if (i + 3 < j->nnodes) {
+        const ks_node_info *nx = j->nodes[i + 3];
+        __builtin_prefetch(&nx->nonzero_requested);
+        __builtin_prefetch(&nx->allocatable);
+        __builtin_prefetch(&nx->requested);
+    }
     for (size_t p = 0; p < j->np; p++) {
         const ks_plugin_inst *pl = j->plugins[p];
         int64_t v = 0;
@@ -445,7 +452,7 @@ ks_status *ks_framework_run_score(ks_framework *fw, ks_cycle_state *st, const ks
     out->total = ks_cycle_state_alloc(st, (nnodes ? nnodes : 1) * sizeof(int64_t));
     if (np == 0 || nnodes == 0) return NULL;
 
-    score_job j = {.fw = fw, .st = st, .pod = pod, .nodes = nodes, .plugins = plugins, .np = np,
+    score_job j = {.fw = fw, .st = st, .pod = pod, .nodes = nodes, .nnodes = nnodes, .plugins = plugins, .np = np,
                    .raw = out->raw};
     j.errs = ks_cycle_state_alloc(st, nnodes * sizeof(ks_status *));
     atomic_init(&j.stop, false);
