@@ -27,18 +27,59 @@ static void push_reason(ks_status *s, char *r) {
     s->reasons[s->nreasons++] = r;
 }
 
+/* Reasons are formatted for every node a filter rejects, and almost all
+ * are a constant or have only %s in them ("Insufficient %s"): those are
+ * joined here without printf's two passes. */
+static char *format(const char *fmt, va_list ap) {
+    size_t n = 0, nargs = 0;
+    const char *args[4];
+    for (const char *p = fmt; *p; p++) {
+        if (*p != '%') {
+            n++;
+            continue;
+        }
+        if (p[1] != 's' || nargs == 4) goto slow;
+        p++;
+        nargs++;
+    }
+    va_list cp;
+    va_copy(cp, ap);
+    for (size_t i = 0; i < nargs; i++) {
+        args[i] = va_arg(cp, const char *);
+        if (!args[i]) args[i] = "(null)";
+        n += strlen(args[i]);
+    }
+    va_end(cp);
+    char *r = ks_xmalloc(n + 1), *w = r;
+    size_t a = 0;
+    for (const char *p = fmt; *p; p++) {
+        if (*p != '%') {
+            *w++ = *p;
+            continue;
+        }
+        size_t len = strlen(args[a]);
+        memcpy(w, args[a++], len);
+        w += len;
+        p++;
+    }
+    *w = 0;
+    return r;
+slow:;
+    va_list cp2;
+    va_copy(cp2, ap);
+    int len = vsnprintf(NULL, 0, fmt, cp2);
+    va_end(cp2);
+    char *out = ks_xmalloc((size_t)len + 1);
+    va_copy(cp2, ap);
+    vsnprintf(out, (size_t)len + 1, fmt, cp2);
+    va_end(cp2);
+    return out;
+}
+
 ks_status *ks_status_newv(ks_code code, const char *fmt, va_list ap) {
     ks_status *s = ks_xcalloc(1, sizeof(*s));
     s->code = code;
-    if (fmt) {
-        va_list cp;
-        va_copy(cp, ap);
-        int n = vsnprintf(NULL, 0, fmt, cp);
-        va_end(cp);
-        char *r = ks_xmalloc((size_t)n + 1);
-        vsnprintf(r, (size_t)n + 1, fmt, ap);
-        push_reason(s, r);
-    }
+    if (fmt) push_reason(s, format(fmt, ap));
     return s;
 }
 
@@ -53,13 +94,8 @@ ks_status *ks_status_new(ks_code code, const char *fmt, ...) {
 void ks_status_add_reason(ks_status *s, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    push_reason(s, format(fmt, ap));
     va_end(ap);
-    char *r = ks_xmalloc((size_t)n + 1);
-    va_start(ap, fmt);
-    vsnprintf(r, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    push_reason(s, r);
 }
 
 ks_code ks_status_code(const ks_status *s) { return s ? s->code : KS_SUCCESS; }
