@@ -15,7 +15,14 @@ struct ks_memory_backend {
     ks_backend iface;
     ks_watch_fn fn;
     void *arg;
-    ks_map index; /* pod key + 1 -> position in c->pods + 1 */
+    /* pod key + 1 -> position in c->pods + 1, as of the last reindex:
+     * positions deleted since then are in `dead` (sorted), and a pod's
+     * position is its indexed one minus the dead ones before it. A
+     * deletion (preemption victims) then costs a memmove, not a rebuild
+     * of the index over every pod. */
+    ks_map index;
+    uint32_t *dead;
+    size_t ndead, dead_cap;
     ks_recorded_event *events;
     size_t nevents, events_cap;
     ks_memory_backend_stats stats;
@@ -29,15 +36,37 @@ struct ks_memory_backend {
 
 /* ---- pods by key ----------------------------------------------------------- */
 
+#define MAX_DEAD 256
+
 static void reindex(ks_memory_backend *mb) {
     ks_map_clear(&mb->index);
     for (uint32_t i = 0; i < mb->c->pods.n; i++)
         ks_map_put(&mb->index, mb->c->pods.v[i]->key + 1, (void *)(uintptr_t)(i + 1));
+    mb->ndead = 0;
 }
 
-static int pod_pos(ks_memory_backend *mb, uint64_t key) {
+/* Dead positions before indexed position o. */
+static size_t dead_before(const ks_memory_backend *mb, uint32_t o) {
+    size_t lo = 0, hi = mb->ndead;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (mb->dead[mid] < o) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+static int pod_pos(const ks_memory_backend *mb, uint64_t key) {
     uintptr_t at = (uintptr_t)ks_map_get(&mb->index, key + 1);
-    return at ? (int)at - 1 : -1;
+    if (!at) return -1;
+    uint32_t o = (uint32_t)(at - 1);
+    return (int)(o - dead_before(mb, o));
+}
+
+/* Index a pod just appended at the end. */
+static void index_last(ks_memory_backend *mb) {
+    uint32_t pos = mb->c->pods.n - 1;
+    ks_map_put(&mb->index, mb->c->pods.v[pos]->key + 1, (void *)(uintptr_t)(pos + mb->ndead + 1));
 }
 
 /* Deliver a watch event outside the lock: the scheduler's handlers may call
@@ -175,10 +204,19 @@ static ks_status *mb_patch(void *ctx, const ks_pod *pod, const ks_status_patch *
 static ks_pod *take_pod(ks_memory_backend *mb, uint64_t key) {
     int pos = pod_pos(mb, key);
     if (pos < 0) return NULL;
+    uint32_t o = (uint32_t)((uintptr_t)ks_map_del(&mb->index, key + 1) - 1);
     ks_pod *old = mb->c->pods.v[pos];
     memmove(&mb->c->pods.v[pos], &mb->c->pods.v[pos + 1], (mb->c->pods.n - (uint32_t)pos - 1) * sizeof(ks_pod *));
     mb->c->pods.n--;
-    reindex(mb);
+    if (mb->ndead == MAX_DEAD) {
+        reindex(mb);
+    } else {
+        size_t at = dead_before(mb, o);
+        KS_GROW(mb->dead, mb->dead_cap, mb->ndead + 1);
+        memmove(&mb->dead[at + 1], &mb->dead[at], (mb->ndead - at) * sizeof(*mb->dead));
+        mb->dead[at] = o;
+        mb->ndead++;
+    }
     return old;
 }
 
@@ -359,6 +397,7 @@ void ks_memory_backend_free(ks_memory_backend *mb) {
     for (size_t i = 0; i < mb->nretired; i++) mb->retired_free[i](mb->retired[i]);
     free(mb->retired);
     free(mb->retired_free);
+    free(mb->dead);
     ks_map_free(&mb->index);
     pthread_mutex_destroy(&mb->mu);
     free(mb);
@@ -383,8 +422,8 @@ void ks_memory_backend_fail_binds(ks_memory_backend *mb, int n) {
 }
 
 ks_pod *ks_memory_backend_pod(const ks_memory_backend *mb, uint64_t key) {
-    uintptr_t at = (uintptr_t)ks_map_get(&mb->index, key + 1);
-    return at ? mb->c->pods.v[at - 1] : NULL;
+    int pos = pod_pos(mb, key);
+    return pos >= 0 ? mb->c->pods.v[pos] : NULL;
 }
 
 /* ---- changes from outside ---------------------------------------------- */
@@ -437,7 +476,7 @@ void ks_memory_backend_add_pod(ks_memory_backend *mb, ks_pod *pod) {
     pthread_mutex_lock(&mb->mu);
     ks_pod *old = take_pod(mb, pod->key);
     KS_VEC_PUSH(mb->c->pods, pod);
-    ks_map_put(&mb->index, pod->key + 1, (void *)(uintptr_t)mb->c->pods.n);
+    index_last(mb);
     pthread_mutex_unlock(&mb->mu);
     if (old) {
         deliver(mb, KS_WATCH_MODIFIED, KS_KIND_POD, old, pod, NULL, NULL);
