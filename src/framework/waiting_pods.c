@@ -178,6 +178,16 @@ bool ks_waiting_pods_reject(ks_waiting_pods *wp, uint64_t key, const char *plugi
     return w != NULL;
 }
 
+void ks_waiting_pods_reject_all(ks_waiting_pods *wp, const char *msg) {
+    /* Under the map's lock throughout: a waiting pod whose binding thread
+     * finishes is removed and freed under this lock too, so no pointer is
+     * used after its owner let it go. Waiters wake on the broadcast; no
+     * notify callback, the scheduler is shutting down. */
+    pthread_mutex_lock(&wp->mu);
+    for (size_t i = 0; i < wp->n; i++) reject_locked(wp->v[i], "", msg);
+    pthread_mutex_unlock(&wp->mu);
+}
+
 bool ks_waiting_pod_decided(ks_waiting_pod *w) {
     pthread_mutex_lock(&w->owner->mu);
     bool d = w->done;

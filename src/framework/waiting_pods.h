@@ -58,6 +58,8 @@ bool ks_waiting_pods_reject(ks_waiting_pods *wp, uint64_t pod_key, const char *p
  * is the caller's (NULL = allowed). */
 bool ks_waiting_pod_wait(ks_waiting_pod *w, bool block, ks_status **verdict);
 bool ks_waiting_pod_decided(ks_waiting_pod *w);
+/* Reject every undecided waiting pod with msg (shutdown). */
+void ks_waiting_pods_reject_all(ks_waiting_pods *wp, const char *msg);
 
 /* Earliest pending deadline, INT64_MAX when none. */
 int64_t ks_waiting_pods_next_deadline(ks_waiting_pods *wp);

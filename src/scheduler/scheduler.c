@@ -204,21 +204,7 @@ void ks_scheduler_free(ks_scheduler *s) {
     ks_scheduler_stop(s);
     if (s->backend && s->backend->stop && s->started) s->backend->stop(s->backend->ctx);
     /* Binding threads blocked on Permit: reject them so they finish. */
-    if (s->waiting) {
-        ks_waiting_pod *buf[64];
-        size_t n;
-        while ((n = ks_waiting_pods_list(s->waiting, buf, 64)) > 0) {
-            size_t k = n < 64 ? n : 64;
-            bool any = false;
-            for (size_t i = 0; i < k; i++) {
-                if (!ks_waiting_pod_decided(buf[i])) {
-                    ks_waiting_pod_reject(buf[i], "", "scheduler stopped");
-                    any = true;
-                }
-            }
-            if (!any) break;
-        }
-    }
+    if (s->waiting) ks_waiting_pods_reject_all(s->waiting, "scheduler stopped");
     wait_bindings(s);
     while (s->parked) {
         binding_cycle *bc = s->parked;
