@@ -55,6 +55,13 @@ static void run_chunks(job *j) {
     in_job = was;
 }
 
+/* Items run once the job is over: every claimed chunk ran, claims are
+ * made in order, a claim past the end stops the claimer. */
+static size_t ran(job *j) {
+    size_t next = atomic_load(&j->next);
+    return next < j->n ? next : j->n;
+}
+
 static void *worker(void *arg) {
     ks_parallelizer *p = arg;
     uint64_t seen = 0;
@@ -118,9 +125,9 @@ void ks_parallelizer_free(ks_parallelizer *p) {
 
 int ks_parallelizer_parallelism(const ks_parallelizer *p) { return p ? p->parallelism : 1; }
 
-void ks_parallelize(ks_parallelizer *p, size_t n, void (*fn)(size_t i, void *arg), void *arg,
-                    atomic_bool *stop) {
-    if (n == 0) return;
+size_t ks_parallelize(ks_parallelizer *p, size_t n, void (*fn)(size_t i, void *arg), void *arg,
+                      atomic_bool *stop) {
+    if (n == 0) return 0;
     job j = {.n = n, .fn = fn, .arg = arg, .stop = stop};
     int par = p ? p->parallelism : 1;
     j.chunk = ks_parallelize_chunk_size(n, par);
@@ -128,7 +135,7 @@ void ks_parallelize(ks_parallelizer *p, size_t n, void (*fn)(size_t i, void *arg
     size_t chunks = (n + j.chunk - 1) / j.chunk;
     if (!p || p->nthreads == 0 || chunks <= 1 || in_job) {
         run_chunks(&j);
-        return;
+        return ran(&j);
     }
     pthread_mutex_lock(&p->job_mu);
     pthread_mutex_lock(&p->mu);
@@ -147,4 +154,5 @@ void ks_parallelize(ks_parallelizer *p, size_t n, void (*fn)(size_t i, void *arg
     while (p->busy > 0) pthread_cond_wait(&p->done_cv, &p->mu);
     pthread_mutex_unlock(&p->mu);
     pthread_mutex_unlock(&p->job_mu);
+    return ran(&j);
 }

@@ -21,11 +21,12 @@ void ks_parallelizer_free(ks_parallelizer *p);
 int ks_parallelizer_parallelism(const ks_parallelizer *p);
 
 /* Run fn over [0, n). When stop is non-NULL, no new chunk starts once
- * *stop is true. Returns when every started chunk has finished. Safe to
- * call from several threads (jobs are serialized) and from inside fn
- * (nested calls run inline). */
-void ks_parallelize(ks_parallelizer *p, size_t n, void (*fn)(size_t i, void *arg), void *arg,
-                    atomic_bool *stop);
+ * *stop is true. Returns when every started chunk has finished, with the
+ * number of items run: chunks start in order, so they are [0, returned).
+ * Safe to call from several threads (jobs are serialized) and from inside
+ * fn (nested calls run inline). */
+size_t ks_parallelize(ks_parallelizer *p, size_t n, void (*fn)(size_t i, void *arg), void *arg,
+                      atomic_bool *stop);
 
 /* Upstream's chunk size: min(sqrt(n), n/parallelism + 1), at least 1. */
 size_t ks_parallelize_chunk_size(size_t n, int parallelism);
