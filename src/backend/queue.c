@@ -5,6 +5,7 @@
 #include "util/xalloc.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,6 +73,9 @@ struct ks_queue {
     pthread_mutex_t nom_mu;
     ks_map nom_by_node;   /* node id + 1 -> nom_list* */
     ks_map nom_by_pod;    /* pod key + 1 -> node id */
+    /* nom_by_pod.len, readable without nom_mu: Filter asks about every
+     * node it evaluates, and usually nothing is nominated anywhere */
+    atomic_size_t nominated;
 };
 
 static const ks_cluster_event wildcard_event = {KS_EV_WILDCARD, KS_ACT_ALL};
@@ -298,6 +302,7 @@ static bool backing_off(ks_queue *q, ks_queued_pod *qp) {
 static void nom_delete_locked(ks_queue *q, uint64_t key) {
     uintptr_t node = (uintptr_t)ks_map_del(&q->nom_by_pod, key + 1);
     if (!node) return;
+    atomic_store_explicit(&q->nominated, q->nom_by_pod.len, memory_order_relaxed);
     nom_list *l = ks_map_get(&q->nom_by_node, (uint64_t)node);
     for (uint32_t i = 0; l && i < l->n; i++) {
         if (l->pods[i]->key != key) continue;
@@ -327,6 +332,7 @@ static void nom_add_locked(ks_queue *q, ks_pod *pod, const ks_nominating_info *n
         if (skip) return;
     }
     ks_map_put(&q->nom_by_pod, pod->key + 1, (void *)((uintptr_t)node + 1));
+    atomic_store_explicit(&q->nominated, q->nom_by_pod.len, memory_order_relaxed);
     nom_list *l = ks_map_get(&q->nom_by_node, (uint64_t)node + 1);
     if (!l) {
         l = ks_xcalloc(1, sizeof(*l));
@@ -387,6 +393,7 @@ size_t ks_queue_nominated_pods(ks_queue *q, ks_id node, ks_pod **out, size_t max
 }
 
 size_t ks_queue_nominated_count(ks_queue *q, ks_id node) {
+    if (atomic_load_explicit(&q->nominated, memory_order_relaxed) == 0) return 0;
     pthread_mutex_lock(&q->nom_mu);
     nom_list *l = ks_map_get(&q->nom_by_node, (uint64_t)node + 1);
     size_t n = l ? l->n : 0;
