@@ -111,6 +111,11 @@ static void on_bound(void *ctx, const ks_pod *pod, const char *node) {
 
 static const ks_observer observer = {.ctx = &B, .on_attempt = on_attempt, .on_bound = on_bound};
 
+/* Events are built and sent as always; the in-memory backend would keep
+ * every one (the simulator reports them), which a scheduler does not do
+ * and the upstream runner does not do either (no event sink). */
+static void drop_event(void *ctx, const ks_event_record *ev) {}
+
 /* ---- churn (scheduler_perf's churn op) ---------------------------------- */
 
 enum { CH_NODE, CH_POD, CH_SVC };
@@ -462,9 +467,11 @@ int main(int argc, char **argv) {
     b->sim0 = (int64_t)rt.tv_sec * KS_NS_PER_SEC + rt.tv_nsec;
     b->clock = ks_clock_sim_new(b->sim0);
     b->mb = ks_memory_backend_new(c);
+    ks_backend backend = *ks_memory_backend_iface(b->mb);
+    backend.emit_event = drop_event;
     ks_scheduler_options so = {
         .config = cfg,
-        .backend = ks_memory_backend_iface(b->mb),
+        .backend = &backend,
         .clock = b->clock,
         .seed = seed,
         .parallelism = parallelism,
