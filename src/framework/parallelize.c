@@ -1,4 +1,5 @@
 #include "framework/parallelize.h"
+#include "util/clock.h"
 #include "util/xalloc.h"
 
 #include <math.h>
@@ -30,17 +31,37 @@ struct ks_parallelizer {
 };
 
 /* A scheduling cycle runs several jobs a few microseconds apart (PreFilter
- * passes, Filter, PreScore passes, Score): a worker that goes to sleep
- * after each costs a futex wake-up and two context switches per job, a
- * fifth of a busy scheduler's time. Workers (and the caller waiting for
- * them) spin this many rounds before they sleep. */
-#define SPIN_ROUNDS 20000
+ * passes, Filter, PreScore passes, Score) and the next cycle's first job
+ * follows within tens of microseconds: a worker that goes to sleep after
+ * each costs a futex wake-up and two context switches per job, a fifth of
+ * a busy scheduler's time. Workers (and the caller waiting for them) spin
+ * this long before they sleep; longer spins cost more than they save when
+ * other processes want the CPUs (measured on 2 cores). */
+#define SPIN_NS 30000
 
 static inline void cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #endif
 }
+
+/* Spin until cond(arg) or SPIN_NS have passed; the clock is read every
+ * 64 rounds. */
+static bool spin_until(bool (*cond)(ks_parallelizer *p, uint64_t seen), ks_parallelizer *p, uint64_t seen) {
+    int64_t deadline = ks_monotonic_ns() + SPIN_NS;
+    for (unsigned k = 1;; k++) {
+        if (cond(p, seen)) return true;
+        if ((k & 63) == 0 && ks_monotonic_ns() >= deadline) return false;
+        cpu_relax();
+    }
+}
+
+static bool job_posted(ks_parallelizer *p, uint64_t seen) {
+    return atomic_load_explicit(&p->job_seq, memory_order_relaxed) != seen ||
+           atomic_load_explicit(&p->quit, memory_order_relaxed);
+}
+
+static bool workers_done(ks_parallelizer *p, uint64_t unused) { return atomic_load(&p->busy) == 0; }
 
 /* Set while a thread runs job work: a nested ks_parallelize from inside
  * fn runs inline instead of waiting for workers that are all busy. */
@@ -80,10 +101,7 @@ static void *worker(void *arg) {
     ks_parallelizer *p = arg;
     uint64_t seen = 0;
     for (;;) {
-        for (int k = 0; k < SPIN_ROUNDS && atomic_load_explicit(&p->job_seq, memory_order_relaxed) == seen &&
-                        !atomic_load_explicit(&p->quit, memory_order_relaxed);
-             k++)
-            cpu_relax();
+        spin_until(job_posted, p, seen);
         pthread_mutex_lock(&p->mu);
         while (!atomic_load(&p->quit) && (p->cur == NULL || atomic_load(&p->job_seq) == seen)) {
             p->sleeping++;
@@ -180,7 +198,7 @@ size_t ks_parallelize(ks_parallelizer *p, size_t n, void (*fn)(size_t i, void *a
     p->cur = NULL;
     if (atomic_load(&p->busy) > 0) {
         pthread_mutex_unlock(&p->mu);
-        for (int k = 0; k < SPIN_ROUNDS && atomic_load(&p->busy) > 0; k++) cpu_relax();
+        spin_until(workers_done, p, 0);
         pthread_mutex_lock(&p->mu);
         while (atomic_load(&p->busy) > 0) pthread_cond_wait(&p->done_cv, &p->mu);
     }
