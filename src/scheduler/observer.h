@@ -38,6 +38,11 @@ typedef struct ks_attempt_record {
     const ks_node_info *const *evaluated;
     const ks_status *const *verdicts;
     bool nominated_node_fast_path;    /* the nominated node alone was tried and fit */
+    /* The nominated node when it was tried alone first and did not fit,
+     * with its verdict: the evaluation that follows may leave it out (a
+     * PreFilterResult without it), and then this verdict is its last. */
+    const ks_node_info *nominated_tried;
+    const ks_status *nominated_verdict;
     /* Score (NULL when fewer than two nodes fit or nothing was scored). */
     const ks_score_result *scores;
     const char *chosen_node;          /* NULL unless SCHEDULED */

@@ -56,6 +56,7 @@ typedef struct attempt {
     ks_status *post_filter_status;
     char *nominated;
     char *excluded_reason;      /* why nodes outside a PreFilterResult were left out */
+    ks_status *nominated_verdict;  /* rec.nominated_verdict's copy */
     ks_score_result scores;
     bool has_scores;
 } attempt;
@@ -156,6 +157,7 @@ static ks_status *pass_filters(attempt *a, ks_diagnosis *diag, const ks_node_inf
     const ks_node_info **feasible = ks_cycle_state_alloc(a->st, (want ? want : 1) * sizeof(*feasible));
     *feasible_out = feasible;
     *nfeasible = 0;
+    a->rec.nevaluated = 0;
     if (n == 0) return NULL;
     if (!ks_framework_has_filter_plugins(fw)) {
         for (size_t i = 0; i < want; i++) feasible[i] = nodes[(s->next_start_node_index + i) % n];
@@ -247,14 +249,17 @@ static ks_status *find_nodes_that_fit(attempt *a, ks_diagnosis *diag, const ks_n
         if (ni) {
             const ks_node_info *one[1] = {ni};
             ks_status *e = pass_filters(a, diag, one, 1, feasible, nfeasible);
-            if (e) {
-                ks_status_log_free("evaluation failed on the nominated node", e);
-                *nfeasible = 0;
-            }
-            if (*nfeasible) {
+            if (*nfeasible && !e) {
                 a->rec.nominated_node_fast_path = true;
                 return NULL;
             }
+            if (a->rec.nevaluated) {
+                a->nominated_verdict = ks_status_clone(a->rec.verdicts[0]);
+                a->rec.nominated_tried = ni;
+                a->rec.nominated_verdict = a->nominated_verdict;
+            }
+            if (e) ks_status_log_free("evaluation failed on the nominated node", e);
+            *nfeasible = 0;
         }
     }
 
@@ -760,6 +765,7 @@ static void schedule_queued(ks_scheduler *s, ks_queued_pod *qp) {
     ks_status_free(a.post_filter_status);
     free(a.nominated);
     free(a.excluded_reason);
+    ks_status_free(a.nominated_verdict);
     free_fit_error(a.kept);
     ks_cycle_state_free(a.st);
     return;

@@ -92,17 +92,23 @@ static json_t *filter_json(const ks_attempt_record *rec) {
     json_t *arr = json_array();
     if (!ks_status_is_success(rec->pre_filter_status) || !rec->snapshot) return arr;
     const ks_snapshot *snap = rec->snapshot;
-    size_t cap = rec->nevaluated + snap->nnodes;
+    size_t cap = rec->nevaluated + snap->nnodes + 1;
     verdict_ref *v = ks_xcalloc(cap ? cap : 1, sizeof(*v));
     size_t n = 0;
-    for (size_t i = 0; i < rec->nevaluated; i++)
+    /* A nominated node that was tried alone and failed keeps that verdict
+     * unless the evaluation that followed looked at it again. */
+    const ks_node_info *tried = rec->nominated_tried;
+    for (size_t i = 0; i < rec->nevaluated; i++) {
+        if (rec->evaluated[i] == tried) tried = NULL;
         v[n++] = (verdict_ref){ks_str(rec->evaluated[i]->name), rec->verdicts[i], false};
+    }
+    if (tried) v[n++] = (verdict_ref){ks_str(tried->name), rec->nominated_verdict, false};
     /* Nodes a PreFilterResult left out have a known verdict too (except on
      * the nominated-node fast path, where only that node counts). */
     if (!rec->nominated_node_fast_path && !ks_pre_filter_result_all_nodes(rec->pre_filter_result)) {
         for (uint32_t i = 0; i < snap->nnodes; i++) {
             const ks_node_info *ni = snap->nodes[i];
-            if (ks_pre_filter_result_has_id(rec->pre_filter_result, ni->name)) continue;
+            if (ks_pre_filter_result_has_id(rec->pre_filter_result, ni->name) || ni == tried) continue;
             v[n++] = (verdict_ref){ks_str(ni->name), NULL, true};
         }
     }
