@@ -53,7 +53,7 @@ func (s *Sim) Run() error {
 			if st, g := gated[ps.key]; g {
 				if pass == 1 {
 					s.trace.Attempts = append(s.trace.Attempts, Attempt{
-						Pass: pass, Pod: ps.key,
+						Pass: pass, Pod: ps.key, Nominated: ps.pod.Status.NominatedNodeName,
 						PreEnqueue: statusOf(gatedBy[ps.key], st),
 						Result:     ResultSchedulingGated,
 						Message:    st.Message(),
