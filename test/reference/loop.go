@@ -24,20 +24,27 @@ var errNoNodesAvailable = errors.New("no nodes available to schedule pods")
 // Run executes the reference loop and fills s.trace.
 func (s *Sim) Run() error {
 	// Pods rejected at PreEnqueue (scheduling gates, ...) are reported once and
-	// never attempted. Pods with a nominatedNodeName enter the nominator.
+	// never attempted. Pods with a nominatedNodeName enter the nominator, as
+	// when the scheduling queue takes them in: that includes unassigned pods
+	// being deleted (upstream queues them and skips them when popped, and
+	// their nomination stays).
 	gated := map[string]*fwk.Status{}
 	gatedBy := map[string]string{}
-	for _, ps := range s.pendingOrder() {
+	for _, ps := range s.queuedOrder(true) {
 		prof := s.profiles[ps.pod.Spec.SchedulerName]
+		isGated := false
 		for _, pl := range prof.Framework.PreEnqueuePlugins() {
 			st := pl.PreEnqueue(s.ctx, ps.pod)
 			if !st.IsSuccess() {
-				gated[ps.key] = st
-				gatedBy[ps.key] = pl.Name()
+				isGated = true
+				if ps.pending {
+					gated[ps.key] = st
+					gatedBy[ps.key] = pl.Name()
+				}
 				break
 			}
 		}
-		if _, g := gated[ps.key]; !g && ps.pod.Status.NominatedNodeName != "" {
+		if !isGated && ps.pod.Status.NominatedNodeName != "" {
 			s.nominator.AddNominatedPod(s.logger, mustPodInfo(ps.pod), nil)
 		}
 	}

@@ -41,7 +41,10 @@ type podState struct {
 	key     string
 	seq     int
 	pending bool // unassigned and belongs to a profile
-	deleted bool
+	// unassigned, belongs to a profile, being deleted: never attempted,
+	// but the scheduling queue took it in (and its nomination)
+	terminating bool
+	deleted     bool
 }
 
 // Profile is one built framework plus the plugin instances it created.
@@ -294,21 +297,26 @@ func NewSim(ctx context.Context, cfg *config.KubeSchedulerConfiguration, c *Clus
 			}
 			continue
 		}
-		if p.DeletionTimestamp != nil {
-			continue
-		}
 		if _, ok := s.profiles[p.Spec.SchedulerName]; ok {
-			ps.pending = true
+			if p.DeletionTimestamp != nil {
+				ps.terminating = true
+			} else {
+				ps.pending = true
+			}
 		}
 	}
 	return s, nil
 }
 
 // pendingOrder returns the pending pods in the reference order.
-func (s *Sim) pendingOrder() []*podState {
+func (s *Sim) pendingOrder() []*podState { return s.queuedOrder(false) }
+
+// queuedOrder returns the pending pods, and with terminating the unassigned
+// pods being deleted too, in the reference order.
+func (s *Sim) queuedOrder(terminating bool) []*podState {
 	var list []*podState
 	for _, ps := range s.pods {
-		if ps.pending && !ps.deleted && ps.pod.Spec.NodeName == "" {
+		if (ps.pending || (terminating && ps.terminating)) && !ps.deleted && ps.pod.Spec.NodeName == "" {
 			list = append(list, ps)
 		}
 	}
