@@ -219,7 +219,9 @@ func (s *Sim) attempt(pass int, ps *podState) (Attempt, bool, error) {
 		var ni *framework.NominatingInfo
 		if fw.HasPostFilterPlugins() {
 			s.victims.take()
+			s.victims.arm(true)
 			res, st := fw.RunPostFilterPlugins(ctx, state, pod, sortedNodeToStatus{diagnosis.NodeToStatus})
+			s.victims.arm(false)
 			fitErr.Diagnosis.PostFilterMsg = st.Message()
 			pf := &PostFilter{Plugin: st.Plugin(), Code: codeName(st), Message: st.Message()}
 			if res != nil {

@@ -84,6 +84,10 @@ func moreImportantPod(p1, p2 *v1.Pod) bool {
 type victimRecorder struct {
 	mu      sync.Mutex
 	victims []*v1.Pod
+	// evictions counts PreemptPod calls (victims not already terminating);
+	// armed is set while PostFilter runs.
+	evictions int
+	armed     bool
 }
 
 func (r *victimRecorder) take() []*v1.Pod {
@@ -91,7 +95,25 @@ func (r *victimRecorder) take() []*v1.Pod {
 	defer r.mu.Unlock()
 	v := r.victims
 	r.victims = nil
+	r.evictions = 0
 	return v
+}
+
+func (r *victimRecorder) arm(on bool) {
+	r.mu.Lock()
+	r.armed = on
+	r.mu.Unlock()
+}
+
+// keepNominations reports whether a nomination-clearing status patch must
+// be dropped: with SchedulerAsyncPreemption (v1.34's default) a candidate
+// whose victims are all terminating already gets no eviction goroutine, so
+// the lower-priority pods nominated to its node keep their nomination; the
+// synchronous evaluator the harness runs would clear them.
+func (r *victimRecorder) keepNominations() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.armed && r.evictions == 0
 }
 
 // installDeterministicPreemption replaces the plugin's evaluator with one that
@@ -101,6 +123,9 @@ func installDeterministicPreemption(pl *defaultpreemption.DefaultPreemption, fh 
 	ev := preemption.NewEvaluator(defaultpreemption.Name, fh, detPreemption{pl}, false)
 	orig := ev.PreemptPod
 	ev.PreemptPod = func(ctx context.Context, c preemption.Candidate, preemptor, victim *v1.Pod, pluginName string) error {
+		rec.mu.Lock()
+		rec.evictions++
+		rec.mu.Unlock()
 		err := orig(ctx, c, preemptor, victim, pluginName)
 		if err == nil {
 			rec.mu.Lock()

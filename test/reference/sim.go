@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
@@ -168,6 +169,15 @@ func NewSim(ctx context.Context, cfg *config.KubeSchedulerConfiguration, c *Clus
 	}
 	client := fake.NewSimpleClientset(objs...)
 	s.client = client
+	podsResource := v1.SchemeGroupVersion.WithResource("pods")
+	client.PrependReactor("patch", "pods", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		pa, ok := a.(clienttesting.PatchAction)
+		if !ok || pa.GetSubresource() != "status" || !s.victims.keepNominations() {
+			return false, nil, nil
+		}
+		obj, err := client.Tracker().Get(podsResource, pa.GetNamespace(), pa.GetName())
+		return true, obj, err
+	})
 
 	// Informers. The pod informer is never fed by the (asynchronous) watch:
 	// the harness writes its indexer directly, so what plugins read is exactly
