@@ -106,6 +106,16 @@ def mem_q(rng, nbytes):
     return str(nbytes)
 
 
+_SUFFIX = {"m": 0.001, "k": 1e3, "M": 1e6, "G": 1e9, "Ki": 1024, "Mi": MI, "Gi": GI}
+
+
+def parse_q(q):
+    """The value of a quantity string the generator writes (cpu in cores)."""
+    m = re.match(r"^([0-9.]+)([A-Za-z]*)$", str(q))
+    v = float(m.group(1)) * _SUFFIX.get(m.group(2), 1)
+    return v if m.group(2) == "m" or "." in m.group(1) else int(v)
+
+
 def ts(rng, base_day=None):
     day = base_day if base_day is not None else rng.randint(1, 28)
     return f"2024-03-{day:02d}T{rng.randint(0, 23):02d}:{rng.choice([0, 15, 30, 45]):02d}:00Z"
@@ -936,6 +946,204 @@ class Gen:
             spec["nodeName"] = node
         self.docs.append({"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": spec})
 
+    # ------------------------------------------------------------ extras
+    def gen_extras(self):
+        """Coverage the first generators lack: pod-level resources, host
+        network ports, topology keys some nodes lack, an extended resource,
+        untagged images, terminating and orphaned pods, explicit priorities,
+        nominations, ReplicationControllers, more configurations. A generator
+        of its own (own random stream, run last), so that the documents the
+        others write stay what they were for a given seed."""
+        rng = random.Random(self.seed * 7919 + 2)
+        nodes = [d for d in self.docs if d["kind"] == "Node"]
+        for node in nodes:
+            labels = node["metadata"]["labels"]
+            status = node["status"]
+            if len(nodes) >= 4 and rng.random() < 0.05:
+                del labels["topology.kubernetes.io/zone"]
+            if rng.random() < 0.12:
+                for k in ("capacity", "allocatable"):
+                    if k in status:
+                        status[k]["example.com/fpga"] = str(rng.choice([1, 2, 4]))
+            if rng.random() < 0.2:
+                status["images"].append({"names": ["registry.example.com/tools/jq:latest"],
+                                         "sizeBytes": 30 * MI + rng.randint(0, 9999)})
+            if rng.random() < 0.1:
+                node["spec"].setdefault("taints", []).append(
+                    {"key": "noisy", "value": "true", "effect": "PreferNoSchedule"})
+        # per app decisions, so that replicas stay alike
+        apps = {}
+        for d in self.docs:
+            if d["kind"] != "Pod":
+                continue
+            app = d["metadata"].get("labels", {}).get("app", "")
+            if not re.match(r"^app[0-9]+$", app):
+                continue
+            if app not in apps:
+                apps[app] = self.extra_app(rng, d)
+            self.apply_extra(rng, d, apps[app])
+        node_names = [n["metadata"]["name"] for n in nodes]
+        pods = [d for d in self.docs if d["kind"] == "Pod"]
+        for d in pods:
+            spec, md = d["spec"], d["metadata"]
+            running = "nodeName" in spec
+            if rng.random() < (0.03 if running else 0.02):
+                md["deletionTimestamp"] = "2024-03-28T00:00:00Z"
+                md["deletionGracePeriodSeconds"] = 30
+            if running:
+                continue
+            if "priorityClassName" not in spec and "priority" not in spec and rng.random() < 0.04:
+                spec["priority"] = rng.choice([0, 500, 20000])
+                if rng.random() < 0.3:
+                    spec["preemptionPolicy"] = "Never"
+            if rng.random() < 0.02 and "nominatedNodeName" not in d.get("status", {}):
+                d.setdefault("status", {"phase": "Pending"})["nominatedNodeName"] = \
+                    rng.choice(node_names + ["node-gone"])
+        if rng.random() < 0.1:
+            # a running pod whose node is gone: invisible to the snapshot
+            self.docs.append({"apiVersion": "v1", "kind": "Pod",
+                              "metadata": {"name": self.pod_name("orphan"), "namespace": "default",
+                                           "labels": {"app": "orphan"}},
+                              "spec": {"nodeName": "node-gone", "containers": [
+                                  {"name": "c", "image": "registry.example.com/app/api:2024.3",
+                                   "resources": {"requests": {"cpu": "100m"}}}]},
+                              "status": {"phase": "Running"}})
+        if rng.random() < 0.2:
+            self.gen_rc_app(rng)
+        if self.config is None and rng.random() < 0.15:
+            self.gen_extra_config(rng)
+
+    def extra_app(self, rng, pod):
+        """What gen_extras changes in every replica of one app."""
+        x = {}
+        spec = pod["spec"]
+        conts = spec["containers"] + spec.get("initContainers", [])
+        if rng.random() < 0.06:
+            cpu = sum(parse_q((c.get("resources", {}).get("requests", {}).get("cpu")
+                               or c.get("resources", {}).get("limits", {}).get("cpu") or "0")) for c in conts)
+            mem = sum(parse_q((c.get("resources", {}).get("requests", {}).get("memory")
+                               or c.get("resources", {}).get("limits", {}).get("memory") or "0")) for c in conts)
+            lim = sum(parse_q(c.get("resources", {}).get("limits", {}).get("memory") or "0") for c in conts)
+            cpu_m = (int(cpu * 1000) // 100 + rng.randint(1, 10)) * 100
+            mem_b = (int(max(mem, lim)) // MI + rng.choice([64, 256, 1024])) * MI
+            form = rng.choice(["requests", "limits", "both"])
+            res = {}
+            if form in ("requests", "both"):
+                res["requests"] = {"cpu": cpu_q(rng, cpu_m), "memory": mem_q(rng, mem_b)}
+            if form in ("limits", "both"):
+                res["limits"] = {"cpu": cpu_q(rng, cpu_m * 2), "memory": mem_q(rng, mem_b * 2)}
+            x["resources"] = res
+        if rng.random() < 0.04 and not any(c.get("ports") for c in conts):
+            x["host_network_port"] = rng.choice([7000, 7001])
+        if rng.random() < 0.08:
+            x["spread"] = {"maxSkew": rng.randint(1, 2), "topologyKey": rng.choice(["disktype", "tier"]),
+                           "whenUnsatisfiable": rng.choice(["DoNotSchedule", "ScheduleAnyway"])}
+        if rng.random() < 0.08:
+            x["affinity_kind"] = rng.choice(["podAffinity", "podAntiAffinity"])
+            x["affinity_key"] = rng.choice(["disktype", "tier"])
+            x["affinity_required"] = rng.random() < 0.5
+        if rng.random() < 0.05:
+            x["fpga"] = rng.choice([1, 1, 2])
+        if rng.random() < 0.05:
+            x["jq"] = True
+        if rng.random() < 0.06:
+            x["tolerations"] = rng.choice([
+                [{"key": "dedicated", "operator": "Equal", "value": "db"}],
+                [{"key": "noisy", "operator": "Exists", "effect": "PreferNoSchedule"}],
+                [{"key": "dedicated", "operator": "Exists"}]])
+        return x
+
+    def apply_extra(self, rng, pod, x):
+        spec = pod["spec"]
+        app = pod["metadata"]["labels"]["app"]
+        c0 = spec["containers"][0]
+        if "resources" in x:
+            spec["resources"] = json.loads(json.dumps(x["resources"]))
+        if "host_network_port" in x:
+            spec["hostNetwork"] = True
+            c0["ports"] = [{"containerPort": x["host_network_port"]}]
+        if "spread" in x:
+            c = dict(x["spread"], labelSelector={"matchLabels": {"app": app}})
+            spec.setdefault("topologySpreadConstraints", []).append(c)
+        if "affinity_kind" in x:
+            term = {"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": x["affinity_key"]}
+            pa = spec.setdefault("affinity", {}).setdefault(x["affinity_kind"], {})
+            if x["affinity_required"]:
+                pa.setdefault("requiredDuringSchedulingIgnoredDuringExecution", []).append(term)
+            else:
+                pa.setdefault("preferredDuringSchedulingIgnoredDuringExecution", []).append(
+                    {"weight": 50, "podAffinityTerm": term})
+        if "fpga" in x:
+            res = c0.setdefault("resources", {})
+            res.setdefault("requests", {})["example.com/fpga"] = str(x["fpga"])
+            res.setdefault("limits", {})["example.com/fpga"] = str(x["fpga"])
+        if x.get("jq"):
+            c0["image"] = "registry.example.com/tools/jq"
+        if "tolerations" in x:
+            spec.setdefault("tolerations", []).extend(json.loads(json.dumps(x["tolerations"])))
+
+    def gen_rc_app(self, rng):
+        """A ReplicationController's pods (default spreading by its selector)."""
+        ns = rng.choice(NAMESPACES)[0]
+        labels = {"app": "rcapp", "rc": "yes"}
+        uid = self.next_uid("rc")
+        n = rng.randint(2, 5)
+        self.docs.append({"apiVersion": "v1", "kind": "ReplicationController",
+                          "metadata": {"name": "rcapp", "namespace": ns, "uid": uid},
+                          "spec": {"replicas": n, "selector": dict(labels),
+                                   "template": {"metadata": {"labels": dict(labels)},
+                                                "spec": {"containers": [{"name": "c", "image": "registry.example.com/cache/redis:7"}]}}}})
+        for i in range(n):
+            md = {"name": self.pod_name(f"rcapp-{i}"), "namespace": ns, "labels": dict(labels),
+                  "ownerReferences": [{"apiVersion": "v1", "kind": "ReplicationController", "name": "rcapp",
+                                       "uid": uid, "controller": True}]}
+            spec = {"containers": [{"name": "c", "image": "registry.example.com/cache/redis:7",
+                                    "resources": {"requests": {"cpu": "200m", "memory": "256Mi"}}}]}
+            pod = {"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": spec}
+            if i == 0 and rng.random() < 0.5:
+                spec["nodeName"] = rng.choice(self.nodes)[0]
+                pod["status"] = {"phase": "Running"}
+            self.docs.append(pod)
+
+    def gen_extra_config(self, rng):
+        """Profiles with arguments the first configuration generator never writes."""
+        prof = {"schedulerName": "default-scheduler"}
+        choice = rng.randrange(7)
+        if choice == 0:
+            args = rng.choice([{"ignoredResources": ["example.com/fpga"]}, {"ignoredResourceGroups": ["example.com"]}])
+            prof["pluginConfig"] = [{"name": "NodeResourcesFit", "args": args}]
+        elif choice == 1:
+            prof["pluginConfig"] = [{"name": "NodeResourcesBalancedAllocation", "args": {"resources": [
+                {"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1},
+                {"name": rng.choice(["nvidia.com/gpu", "example.com/fpga"]), "weight": 1}]}}]
+        elif choice == 2:
+            prof["pluginConfig"] = [{"name": "InterPodAffinity", "args": {"ignorePreferredTermsOfExistingPods": True}}]
+        elif choice == 3:
+            prof["plugins"] = {"score": {"enabled": [{"name": "TaintToleration", "weight": rng.randint(1, 10)},
+                                                     {"name": "ImageLocality", "weight": rng.randint(1, 10)}]}}
+        elif choice == 4:
+            prof["plugins"] = {"filter": {"disabled": [{"name": rng.choice(["NodePorts", "TaintToleration",
+                                                                             "PodTopologySpread"])}]}}
+        elif choice == 5:
+            strategy = rng.choice(["MostAllocated", "RequestedToCapacityRatio", "LeastAllocated"])
+            ss = {"type": strategy, "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1},
+                                                   {"name": rng.choice(["nvidia.com/gpu", "example.com/fpga"]),
+                                                    "weight": rng.randint(1, 5)}]}
+            if strategy == "RequestedToCapacityRatio":
+                ss["requestedToCapacityRatio"] = {"shape": [{"utilization": 0, "score": 10},
+                                                            {"utilization": 40, "score": 3},
+                                                            {"utilization": 100, "score": rng.randint(0, 10)}]}
+            prof["pluginConfig"] = [{"name": "NodeResourcesFit", "args": {"scoringStrategy": ss}}]
+        else:
+            prof["pluginConfig"] = [{"name": "PodTopologySpread", "args": {
+                "defaultingType": "List",
+                "defaultConstraints": [
+                    {"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "ScheduleAnyway"},
+                    {"maxSkew": rng.randint(1, 3), "topologyKey": "topology.kubernetes.io/zone",
+                     "whenUnsatisfiable": rng.choice(["ScheduleAnyway", "DoNotSchedule"])}]}}]
+        self.config = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                       "profiles": [prof]}
+
     def run(self):
         self.gen_config()
         self.gen_namespaces()
@@ -945,6 +1153,7 @@ class Gen:
         self.gen_fillers()
         self.gen_urgent()
         self.gen_volumes()
+        self.gen_extras()
         # shuffle documents a little: object order must not matter except pods
         return self.docs
 
