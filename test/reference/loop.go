@@ -431,7 +431,7 @@ func (s *Sim) removeVictim(v *v1.Pod) {
 // the API (preemption clears lower-priority pods' nominations).
 func (s *Sim) syncNominations() {
 	for _, ps := range s.pods {
-		if ps.deleted || !ps.pending || ps.pod.Spec.NodeName != "" {
+		if ps.deleted || !(ps.pending || ps.terminating) || ps.pod.Spec.NodeName != "" {
 			continue
 		}
 		cur, err := s.client.CoreV1().Pods(ps.pod.Namespace).Get(s.ctx, ps.pod.Name, metav1.GetOptions{})
