@@ -215,6 +215,10 @@ const char *ks_framework_plugin_name(const ks_framework *fw, size_t i) {
 }
 int ks_framework_plugin_index(const ks_framework *fw, const char *name) {
     if (!name) return -1;
+    /* statuses carry the plugin's own name pointer: found without strcmp
+     * (the diagnosis asks for every node a filter rejects) */
+    for (uint32_t i = 0; i < fw->nplugins; i++)
+        if (fw->plugins[i].name == name) return (int)i;
     for (uint32_t i = 0; i < fw->nplugins; i++)
         if (strcmp(fw->plugins[i].name, name) == 0) return (int)i;
     return -1;
