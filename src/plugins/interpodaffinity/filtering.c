@@ -48,86 +48,113 @@ typedef struct pf_ctx {
     ks_nodememo *memo;
     uint64_t pass;        /* 0: no memo */
     const uint64_t *gens; /* the nodes' generations, when the list is the snapshot's */
+    bool existing_pass;   /* count_changed: existing pods' anti-affinity, else the incoming pod's terms */
 } pf_ctx;
+
+/* One node's existing pods whose required anti-affinity terms match the
+ * incoming pod, per topology pair of the node: into the table (buf) or the
+ * node's memo record (rec). */
+static void existing_anti_of(const ipa_pf_state *s, const ks_node_info *ni, ks_pairbuf *buf,
+                             ks_nodememo_rec *rec) {
+    for (uint32_t j = 0; ni->node && j < ni->nanti; j++) {
+        const ks_pod *p = ni->pods_with_required_anti[j];
+        for (uint32_t k = 0; k < p->nreq_anti; k++) {
+            const ks_pod_affinity_term *t = &p->req_anti[k];
+            ks_id v;
+            if (!ipa_existing_term_matches(p, t, s->pod, &s->ns_labels) || !ks_ni_label(ni, t->topology_key, &v))
+                continue;
+            if (rec) ks_nodememo_rec_add(rec, 0, ks_pair(t->topology_key, v), 1);
+            else ks_pairbuf_add(buf, ks_pair(t->topology_key, v), 1);
+        }
+    }
+}
 
 /* Existing pods whose required anti-affinity terms match the incoming pod,
  * counted per topology pair of their node. */
 static void count_existing_anti(size_t lo, size_t hi, void *arg) {
     pf_ctx *c = arg;
-    const ipa_pf_state *s = c->s;
     ks_pairbuf buf;
     ks_pairbuf_init(&buf, &c->existing);
-    for (size_t i = lo; i < hi; i++) {
-        const ks_node_info *ni = c->nodes[i];
-        const ks_nodememo_slot *hit = ks_nodememo_hit(c->memo, c->pass, i, ni, c->gens);
-        if (hit) {
-            for (uint32_t e = 0; e < hit->n; e++) ks_pairbuf_add(&buf, hit->e[e].key, hit->e[e].val);
-            continue;
-        }
-        ks_nodememo_rec rec;
-        ks_nodememo_rec_init(&rec);
-        for (uint32_t j = 0; ni->node && j < ni->nanti; j++) {
-            const ks_pod *p = ni->pods_with_required_anti[j];
-            for (uint32_t k = 0; k < p->nreq_anti; k++) {
-                const ks_pod_affinity_term *t = &p->req_anti[k];
-                ks_id v;
-                if (ipa_existing_term_matches(p, t, s->pod, &s->ns_labels) &&
-                    ks_ni_label(ni, t->topology_key, &v)) {
-                    ks_pairbuf_add(&buf, ks_pair(t->topology_key, v), 1);
-                    ks_nodememo_rec_add(&rec, 0, ks_pair(t->topology_key, v), 1);
-                }
-            }
-        }
-        ks_nodememo_store(c->memo, c->pass, i, ni, &rec);
-    }
+    for (size_t i = lo; i < hi; i++) existing_anti_of(c->s, c->nodes[i], &buf, NULL);
     ks_pairbuf_flush(&buf);
 }
 
-/* Existing pods matching all the incoming pod's affinity terms, and each of
- * its anti-affinity terms. Memo tables: 0 affinity, 1 anti-affinity. */
+/* The incoming pod's terms against one node's pods: the pods matching all
+ * affinity terms (table 0) and each anti-affinity term (table 1). */
+static void incoming_of(const ipa_pf_state *s, const ks_node_info *ni, ks_pairbuf *aff, ks_pairbuf *anti,
+                        ks_nodememo_rec *rec) {
+    if (!ni->node) return;
+    int64_t naff = 0;
+    for (uint32_t j = 0; j < ni->npods; j++) {
+        const ks_pod *p = ni->pods[j];
+        if (s->naff && ipa_matches_all(s->aff, s->naff, p)) naff++;
+        for (uint32_t k = 0; k < s->nanti; k++) {
+            ks_id v;
+            if (!ipa_term_matches(&s->anti[k], p) || !ks_ni_label(ni, s->anti[k].key, &v)) continue;
+            if (rec) ks_nodememo_rec_add(rec, 1, ks_pair(s->anti[k].key, v), 1);
+            else ks_pairbuf_add(anti, ks_pair(s->anti[k].key, v), 1);
+        }
+    }
+    for (uint32_t k = 0; naff && k < s->naff; k++) {
+        ks_id v;
+        if (!ks_ni_label(ni, s->aff[k].key, &v)) continue;
+        if (rec) ks_nodememo_rec_add(rec, 0, ks_pair(s->aff[k].key, v), naff);
+        else ks_pairbuf_add(aff, ks_pair(s->aff[k].key, v), naff);
+    }
+}
+
 static void count_incoming(size_t lo, size_t hi, void *arg) {
     pf_ctx *c = arg;
-    const ipa_pf_state *s = c->s;
     ks_pairbuf aff, anti;
     ks_pairbuf_init(&aff, &c->aff);
     ks_pairbuf_init(&anti, &c->anti);
+    for (size_t i = lo; i < hi; i++) incoming_of(c->s, c->nodes[i], &aff, &anti, NULL);
+    ks_pairbuf_flush(&aff);
+    ks_pairbuf_flush(&anti);
+}
+
+/* Either pass with the memo: only the nodes that changed are looked at. */
+static void count_changed(size_t lo, size_t hi, void *arg) {
+    pf_ctx *c = arg;
+    ks_nodememo_sum sum;
+    ks_nodememo_sum_init(&sum, c->memo);
     for (size_t i = lo; i < hi; i++) {
         const ks_node_info *ni = c->nodes[i];
         const ks_nodememo_slot *hit = ks_nodememo_hit(c->memo, c->pass, i, ni, c->gens);
         if (hit) {
-            for (uint32_t e = 0; e < hit->n; e++)
-                ks_pairbuf_add(hit->e[e].tab ? &anti : &aff, hit->e[e].key, hit->e[e].val);
+            ks_nodememo_sum_hit(&sum, i, hit);
             continue;
         }
         ks_nodememo_rec rec;
         ks_nodememo_rec_init(&rec);
-        if (!ni->node) {
-            ks_nodememo_store(c->memo, c->pass, i, ni, &rec);
-            continue;
-        }
-        int64_t naff = 0;
-        for (uint32_t j = 0; j < ni->npods; j++) {
-            const ks_pod *p = ni->pods[j];
-            if (s->naff && ipa_matches_all(s->aff, s->naff, p)) naff++;
-            for (uint32_t k = 0; k < s->nanti; k++) {
-                ks_id v;
-                if (ipa_term_matches(&s->anti[k], p) && ks_ni_label(ni, s->anti[k].key, &v)) {
-                    ks_pairbuf_add(&anti, ks_pair(s->anti[k].key, v), 1);
-                    ks_nodememo_rec_add(&rec, 1, ks_pair(s->anti[k].key, v), 1);
-                }
-            }
-        }
-        for (uint32_t k = 0; naff && k < s->naff; k++) {
-            ks_id v;
-            if (ks_ni_label(ni, s->aff[k].key, &v)) {
-                ks_pairbuf_add(&aff, ks_pair(s->aff[k].key, v), naff);
-                ks_nodememo_rec_add(&rec, 0, ks_pair(s->aff[k].key, v), naff);
-            }
-        }
-        ks_nodememo_store(c->memo, c->pass, i, ni, &rec);
+        if (c->existing_pass) existing_anti_of(c->s, ni, NULL, &rec);
+        else incoming_of(c->s, ni, NULL, NULL, &rec);
+        ks_nodememo_sum_store(&sum, c->pass, i, ni, &rec);
     }
-    ks_pairbuf_flush(&aff);
-    ks_pairbuf_flush(&anti);
+    ks_nodememo_sum_flush(&sum);
+}
+
+/* Run a pass over nodes with the memo; false when it could not (memo
+ * busy, or a node with too many pairs): count without it then. */
+static bool with_memo(ipa *pl, pf_ctx *c, ks_nodememo *m, const ks_sig *sig, uint32_t ntabs,
+                      const ks_node_info *const *nodes, size_t n, ks_pairtab *t0, ks_pairtab *t1) {
+    c->memo = m;
+    c->pass = ks_nodememo_begin(m, n, sig, ntabs);
+    if (!c->pass) return false;
+    c->nodes = nodes;
+    c->gens = ks_snapshot_gens(pl->h ? ks_handle_snapshot(pl->h) : NULL, nodes, n);
+    ks_parallel_chunks(pl->h, n, count_changed, c);
+    bool ok = ks_nodememo_done(m, c->pass);
+    if (ok) {
+        ks_pairtab_free(t0);
+        ks_nodememo_result(m, 0, t0);
+        if (t1) {
+            ks_pairtab_free(t1);
+            ks_nodememo_result(m, 1, t1);
+        }
+    }
+    ks_nodememo_end(m, c->pass);
+    return ok;
 }
 
 static ipa_term *compile_terms(ks_cycle_state *st, const ks_cluster *c, const ks_pod *pod,
@@ -166,16 +193,15 @@ ks_status *ipa_pre_filter(void *self, ks_cycle_state *st, const ks_pod *pod,
         ks_sig sig;
         ks_sig_init(&sig);
         ipa_sig_pod(&sig, pod, &s->ns_labels);
-        c.memo = &pl->existing_memo;
-        c.pass = ks_nodememo_begin(c.memo, nanti_nodes, &sig);
-        c.gens = ks_snapshot_gens(snap, anti_nodes, nanti_nodes);
+        c.existing_pass = true;
+        if (!with_memo(pl, &c, &pl->existing_memo, &sig, 1, anti_nodes, nanti_nodes, &s->existing_anti, NULL)) {
+            ks_pairtab_par_begin(&c.existing, &s->existing_anti, false);
+            c.nodes = anti_nodes;
+            ks_parallel_chunks(pl->h, nanti_nodes, count_existing_anti, &c);
+            ks_pairtab_par_end(&c.existing);
+            ks_pairtab_recount(&s->existing_anti);
+        }
         ks_sig_free(&sig);
-        ks_pairtab_par_begin(&c.existing, &s->existing_anti, false);
-        c.nodes = anti_nodes;
-        ks_parallel_chunks(pl->h, nanti_nodes, count_existing_anti, &c);
-        ks_pairtab_par_end(&c.existing);
-        ks_nodememo_end(c.memo, c.pass);
-        ks_pairtab_recount(&s->existing_anti);
         for (uint32_t i = 0; i < s->existing_anti.cap; i++)
             if (s->existing_anti.keys[i]) note_existing_key(s, ks_pair_a(s->existing_anti.keys[i]));
     }
@@ -187,19 +213,18 @@ ks_status *ipa_pre_filter(void *self, ks_cycle_state *st, const ks_pod *pod,
         ks_sig_init(&sig);
         ipa_sig_terms(&sig, s->aff, s->naff);
         ipa_sig_terms(&sig, s->anti, s->nanti);
-        c.memo = &pl->incoming_memo;
-        c.pass = ks_nodememo_begin(c.memo, n, &sig);
-        c.gens = ks_snapshot_gens(snap, nodes, n);
+        c.existing_pass = false;
+        if (!with_memo(pl, &c, &pl->incoming_memo, &sig, 2, nodes, n, &s->aff_counts, &s->anti_counts)) {
+            ks_pairtab_par_begin(&c.aff, &s->aff_counts, false);
+            ks_pairtab_par_begin(&c.anti, &s->anti_counts, false);
+            c.nodes = nodes;
+            ks_parallel_chunks(pl->h, n, count_incoming, &c);
+            ks_pairtab_par_end(&c.aff);
+            ks_pairtab_par_end(&c.anti);
+            ks_pairtab_recount(&s->aff_counts);
+            ks_pairtab_recount(&s->anti_counts);
+        }
         ks_sig_free(&sig);
-        ks_pairtab_par_begin(&c.aff, &s->aff_counts, false);
-        ks_pairtab_par_begin(&c.anti, &s->anti_counts, false);
-        c.nodes = nodes;
-        ks_parallel_chunks(pl->h, n, count_incoming, &c);
-        ks_pairtab_par_end(&c.aff);
-        ks_pairtab_par_end(&c.anti);
-        ks_nodememo_end(c.memo, c.pass);
-        ks_pairtab_recount(&s->aff_counts);
-        ks_pairtab_recount(&s->anti_counts);
     }
 
     if (s->existing_anti.nnonzero == 0 && !s->naff && !s->nanti) {

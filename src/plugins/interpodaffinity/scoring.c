@@ -28,16 +28,17 @@ typedef struct ps_ctx {
 } ps_ctx;
 
 /* The pairs a node adds go to the table and to its memo record. */
+/* A node's weights go to the table (b) or to the node's memo record. */
 typedef struct emit {
     ks_pairbuf *b;
-    ks_nodememo_rec rec;
+    ks_nodememo_rec *rec;
 } emit;
 
 static void add_term(emit *b, const ks_node_info *ni, ks_id key, int64_t w) {
     ks_id v;
     if (!ks_ni_label(ni, key, &v)) return;
-    ks_pairbuf_add(b->b, ks_pair(key, v), w);
-    ks_nodememo_rec_add(&b->rec, 0, ks_pair(key, v), w);
+    if (b->rec) ks_nodememo_rec_add(b->rec, 0, ks_pair(key, v), w);
+    else ks_pairbuf_add(b->b, ks_pair(key, v), w);
 }
 
 static void process_existing(const ps_ctx *c, emit *b, const ks_pod *p, const ks_node_info *ni) {
@@ -65,29 +66,43 @@ static void process_existing(const ps_ctx *c, emit *b, const ks_pod *p, const ks
     }
 }
 
+static void score_node(const ps_ctx *c, emit *em, const ks_node_info *ni) {
+    /* a node without labels has no topology to score */
+    if (!ni->node || !ni->node->labels.n) return;
+    if (c->all_pods)
+        for (uint32_t j = 0; j < ni->npods; j++) process_existing(c, em, ni->pods[j], ni);
+    else
+        for (uint32_t j = 0; j < ni->naffinity; j++) process_existing(c, em, ni->pods_with_affinity[j], ni);
+}
+
 static void score_nodes(size_t lo, size_t hi, void *arg) {
     ps_ctx *c = arg;
     ks_pairbuf buf;
     ks_pairbuf_init(&buf, &c->par);
+    emit em = {.b = &buf};
+    for (size_t i = lo; i < hi; i++) score_node(c, &em, c->nodes[i]);
+    ks_pairbuf_flush(&buf);
+}
+
+/* With the memo: only the nodes that changed are looked at. */
+static void score_changed(size_t lo, size_t hi, void *arg) {
+    ps_ctx *c = arg;
+    ks_nodememo_sum sum;
+    ks_nodememo_sum_init(&sum, c->memo);
     for (size_t i = lo; i < hi; i++) {
         const ks_node_info *ni = c->nodes[i];
         const ks_nodememo_slot *hit = ks_nodememo_hit(c->memo, c->pass, i, ni, c->gens);
         if (hit) {
-            for (uint32_t e = 0; e < hit->n; e++) ks_pairbuf_add(&buf, hit->e[e].key, hit->e[e].val);
+            ks_nodememo_sum_hit(&sum, i, hit);
             continue;
         }
-        emit em = {.b = &buf};
-        ks_nodememo_rec_init(&em.rec);
-        /* a node without labels has no topology to score */
-        if (ni->node && ni->node->labels.n) {
-            if (c->all_pods)
-                for (uint32_t j = 0; j < ni->npods; j++) process_existing(c, &em, ni->pods[j], ni);
-            else
-                for (uint32_t j = 0; j < ni->naffinity; j++) process_existing(c, &em, ni->pods_with_affinity[j], ni);
-        }
-        ks_nodememo_store(c->memo, c->pass, i, ni, &em.rec);
+        ks_nodememo_rec rec;
+        ks_nodememo_rec_init(&rec);
+        emit em = {.rec = &rec};
+        score_node(c, &em, ni);
+        ks_nodememo_sum_store(&sum, c->pass, i, ni, &rec);
     }
-    ks_pairbuf_flush(&buf);
+    ks_nodememo_sum_flush(&sum);
 }
 
 static ipa_term *compile_terms(ks_cycle_state *st, const ks_cluster *c, const ks_pod *pod,
@@ -147,13 +162,24 @@ ks_status *ipa_pre_score(void *self, ks_cycle_state *st, const ks_pod *pod,
         ipa_sig_terms(&sig, c.pref_anti, c.npref_anti);
         ipa_sig_pod(&sig, pod, &c.ns_labels);
         c.memo = &pl->score_memo;
-        c.pass = ks_nodememo_begin(c.memo, nlist, &sig);
-        c.gens = ks_snapshot_gens(snap, list, nlist);
+        c.pass = ks_nodememo_begin(c.memo, nlist, &sig, 1);
         ks_sig_free(&sig);
-        ks_pairtab_par_begin(&c.par, &s->scores, false);
-        ks_parallel_chunks(pl->h, nlist, score_nodes, &c);
-        ks_pairtab_par_end(&c.par);
-        ks_nodememo_end(c.memo, c.pass);
+        bool counted = false;
+        if (c.pass) {
+            c.gens = ks_snapshot_gens(snap, list, nlist);
+            ks_parallel_chunks(pl->h, nlist, score_changed, &c);
+            counted = ks_nodememo_done(c.memo, c.pass);
+            if (counted) {
+                ks_pairtab_free(&s->scores);
+                ks_nodememo_result(c.memo, 0, &s->scores);
+            }
+            ks_nodememo_end(c.memo, c.pass);
+        }
+        if (!counted) {
+            ks_pairtab_par_begin(&c.par, &s->scores, false);
+            ks_parallel_chunks(pl->h, nlist, score_nodes, &c);
+            ks_pairtab_par_end(&c.par);
+        }
     }
     /* No node had a matching term with its topology: nothing to score. */
     if (!s->scores.nkeys) {

@@ -43,20 +43,7 @@ typedef struct pf_ctx {
 
 #define MAX_CACHED 16
 
-/* A node's counts as the memo holds them: per constraint (tab = its
- * index) the pair and the matching pods, before the inclusion policies. */
-static void replay(pf_ctx *c, ks_pairbuf *buf, const ks_nodememo_slot *hit, const ks_node_info *ni) {
-    const pts_pf_state *s = c->s;
-    if (!hit->n) return;
-    bool aff_ok = !c->need_affinity || pts_node_affinity_matches(s->pod, ni);
-    bool taints_ok = !c->need_taints || pts_node_taints_tolerated(s->pod, ni);
-    for (uint32_t e = 0; e < hit->n; e++) {
-        const pts_constraint *pc = &s->c[hit->e[e].tab];
-        if ((pc->honor_affinity && !aff_ok) || (pc->honor_taints && !taints_ok)) continue;
-        ks_pairbuf_add(buf, hit->e[e].key, hit->e[e].val);
-    }
-}
-
+/* Counts without the memo, as upstream counts: every node. */
 static void count_nodes(size_t lo, size_t hi, void *arg) {
     pf_ctx *c = arg;
     const pts_pf_state *s = c->s;
@@ -64,29 +51,17 @@ static void count_nodes(size_t lo, size_t hi, void *arg) {
     ks_pairbuf_init(&buf, &c->par);
     int64_t cnt[MAX_CACHED];
     ks_id vals[MAX_CACHED];
-    bool record = c->pass != 0; /* then s->n <= KS_NODEMEMO_MAX */
     for (size_t i = lo; i < hi; i++) {
         const ks_node_info *ni = c->nodes[i];
-        const ks_nodememo_slot *hit = ks_nodememo_hit(c->memo, c->pass, i, ni, c->gens);
-        if (hit) {
-            replay(c, &buf, hit, ni);
-            continue;
-        }
-        ks_nodememo_rec rec;
-        ks_nodememo_rec_init(&rec);
+        if (!ni->node) continue;
         /* every key must be on the node; values read once */
-        if (!ni->node ||
-            (s->n <= MAX_CACHED ? !pts_node_values(ni, s->c, s->n, vals) : !pts_node_has_keys(ni, s->c, s->n))) {
-            ks_nodememo_store(c->memo, c->pass, i, ni, &rec);
+        if (s->n <= MAX_CACHED ? !pts_node_values(ni, s->c, s->n, vals) : !pts_node_has_keys(ni, s->c, s->n))
             continue;
-        }
         bool aff_ok = !c->need_affinity || pts_node_affinity_matches(s->pod, ni);
         bool taints_ok = !c->need_taints || pts_node_taints_tolerated(s->pod, ni);
         for (uint32_t k = 0; k < s->n; k++) {
             const pts_constraint *pc = &s->c[k];
-            bool counted = !((pc->honor_affinity && !aff_ok) || (pc->honor_taints && !taints_ok));
-            /* a memo records the counts whatever the policies say */
-            if (!counted && !record) {
+            if ((pc->honor_affinity && !aff_ok) || (pc->honor_taints && !taints_ok)) {
                 if (k < MAX_CACHED) cnt[k] = -1;
                 continue;
             }
@@ -98,12 +73,41 @@ static void count_nodes(size_t lo, size_t hi, void *arg) {
             if (pc->same_as != k && pc->same_as < MAX_CACHED && cnt[pc->same_as] >= 0) n = cnt[pc->same_as];
             else n = pts_count_matching(pc, ni, s->pod->ns);
             if (k < MAX_CACHED) cnt[k] = n;
-            if (record) ks_nodememo_rec_add(&rec, k, ks_pair(k, v), n);
-            if (counted) ks_pairbuf_add(&buf, ks_pair(k, v), n);
+            ks_pairbuf_add(&buf, ks_pair(k, v), n);
         }
-        ks_nodememo_store(c->memo, c->pass, i, ni, &rec);
     }
     ks_pairbuf_flush(&buf);
+}
+
+/* The same with the memo (only when no inclusion policy depends on the
+ * pod): the nodes that did not change are already in the memo's sums. */
+static void count_changed(size_t lo, size_t hi, void *arg) {
+    pf_ctx *c = arg;
+    const pts_pf_state *s = c->s;
+    ks_nodememo_sum sum;
+    ks_nodememo_sum_init(&sum, c->memo);
+    int64_t cnt[KS_NODEMEMO_MAX];
+    ks_id vals[KS_NODEMEMO_MAX];
+    for (size_t i = lo; i < hi; i++) {
+        const ks_node_info *ni = c->nodes[i];
+        const ks_nodememo_slot *hit = ks_nodememo_hit(c->memo, c->pass, i, ni, c->gens);
+        if (hit) {
+            ks_nodememo_sum_hit(&sum, i, hit);
+            continue;
+        }
+        ks_nodememo_rec rec;
+        ks_nodememo_rec_init(&rec);
+        if (ni->node && pts_node_values(ni, s->c, s->n, vals)) {
+            for (uint32_t k = 0; k < s->n; k++) {
+                const pts_constraint *pc = &s->c[k];
+                int64_t n = pc->same_as != k ? cnt[pc->same_as] : pts_count_matching(pc, ni, s->pod->ns);
+                cnt[k] = n;
+                ks_nodememo_rec_add(&rec, 0, ks_pair(k, vals[k]), n);
+            }
+        }
+        ks_nodememo_sum_store(&sum, c->pass, i, ni, &rec);
+    }
+    ks_nodememo_sum_flush(&sum);
 }
 
 /* Critical paths from scratch: the two smallest counts per constraint.
@@ -153,20 +157,34 @@ ks_status *pts_pre_filter(void *self, ks_cycle_state *st, const ks_pod *pod,
         ctx.need_affinity |= c[k].honor_affinity;
         ctx.need_taints |= c[k].honor_taints;
     }
-    if (n) {
+    /* The memo's sums hold every matching pod; they serve pods whose
+     * inclusion policies leave every node in (no node selector or
+     * required node affinity honoured, no taints policy). */
+    bool policies = ctx.need_taints ||
+                    (ctx.need_affinity && (pod->node_selector.n || pod->has_required_node_affinity));
+    bool counted = false;
+    if (n && !policies && nc <= KS_NODEMEMO_MAX) {
+        ks_sig sig;
+        ks_sig_init(&sig);
+        pts_sig(&sig, c, nc, pod->ns);
         ctx.memo = &pl->pf_memo;
-        if (nc <= KS_NODEMEMO_MAX) {
-            ks_sig sig;
-            ks_sig_init(&sig);
-            pts_sig(&sig, c, nc, pod->ns);
-            ctx.pass = ks_nodememo_begin(ctx.memo, n, &sig);
-            ctx.gens = ks_snapshot_gens(pl->h ? ks_handle_snapshot(pl->h) : NULL, nodes, n);
-            ks_sig_free(&sig);
+        ctx.pass = ks_nodememo_begin(ctx.memo, n, &sig, 1);
+        ctx.gens = ks_snapshot_gens(pl->h ? ks_handle_snapshot(pl->h) : NULL, nodes, n);
+        ks_sig_free(&sig);
+        if (ctx.pass) {
+            ks_parallel_chunks(pl->h, n, count_changed, &ctx);
+            counted = ks_nodememo_done(ctx.memo, ctx.pass);
+            if (counted) {
+                ks_pairtab_free(&s->counts);
+                ks_nodememo_result(ctx.memo, 0, &s->counts);
+            }
+            ks_nodememo_end(ctx.memo, ctx.pass);
         }
+    }
+    if (n && !counted) {
         ks_pairtab_par_begin(&ctx.par, &s->counts, false);
         ks_parallel_chunks(pl->h, n, count_nodes, &ctx);
         ks_pairtab_par_end(&ctx.par);
-        ks_nodememo_end(ctx.memo, ctx.pass);
     }
     build_paths(s);
     ks_cycle_state_write(st, pts_pf_key, s, pf_free, pf_clone);

@@ -25,67 +25,69 @@ typedef struct ps_ctx {
     const uint64_t *gens; /* the nodes' generations, when the list is the snapshot's */
 } ps_ctx;
 
-/* Whether constraint k counts on this node under its inclusion policies
- * (aff_ok/taints_ok: -1 until needed). */
-static bool included(const ps_ctx *c, const pts_constraint *pc, const ks_node_info *ni, int *aff_ok,
-                     int *taints_ok) {
-    if (pc->honor_affinity) {
-        if (*aff_ok < 0) *aff_ok = pts_node_affinity_matches(c->pod, ni);
-        if (!*aff_ok) return false;
-    }
-    if (pc->honor_taints) {
-        if (*taints_ok < 0) *taints_ok = pts_node_taints_tolerated(c->pod, ni);
-        if (!*taints_ok) return false;
-    }
-    return true;
-}
-
 /* Count matching pods on every node of the cluster into the domains the
- * feasible nodes span (hostname domains are counted in Score). The memo
- * holds, per non-hostname constraint (tab = its index), the node's pair
- * and count before the policies and the domain check. */
+ * feasible nodes span (hostname domains are counted in Score). */
 static void count_nodes(size_t lo, size_t hi, void *arg) {
     ps_ctx *c = arg;
     const pts_ps_state *s = c->s;
     ks_pairbuf buf;
     ks_pairbuf_init(&buf, &c->par);
-    bool record = c->pass != 0;
     for (size_t i = lo; i < hi; i++) {
         const ks_node_info *ni = c->nodes[i];
+        if (!ni->node) continue;
+        if (c->require_all && !pts_node_has_keys(ni, s->c, s->n)) continue;
         int aff_ok = -1, taints_ok = -1;
-        const ks_nodememo_slot *hit = ks_nodememo_hit(c->memo, c->pass, i, ni, c->gens);
-        if (hit) {
-            for (uint32_t e = 0; e < hit->n; e++) {
-                if (!included(c, &s->c[hit->e[e].tab], ni, &aff_ok, &taints_ok)) continue;
-                if (!ks_pairtab_find(&s->counts, hit->e[e].key, NULL)) continue;
-                ks_pairbuf_add(&buf, hit->e[e].key, hit->e[e].val);
-            }
-            continue;
-        }
-        ks_nodememo_rec rec;
-        ks_nodememo_rec_init(&rec);
-        if (!ni->node || (c->require_all && !pts_node_has_keys(ni, s->c, s->n))) {
-            ks_nodememo_store(c->memo, c->pass, i, ni, &rec);
-            continue;
-        }
         for (uint32_t k = 0; k < s->n; k++) {
             const pts_constraint *pc = &s->c[k];
             if (pc->hostname) continue;
-            bool counted = included(c, pc, ni, &aff_ok, &taints_ok);
-            if (!counted && !record) continue;
+            if (pc->honor_affinity) {
+                if (aff_ok < 0) aff_ok = pts_node_affinity_matches(c->pod, ni);
+                if (!aff_ok) continue;
+            }
+            if (pc->honor_taints) {
+                if (taints_ok < 0) taints_ok = pts_node_taints_tolerated(c->pod, ni);
+                if (!taints_ok) continue;
+            }
             ks_id v = 0; /* a missing label reads as "" */
             ks_ni_label(ni, pc->key, &v);
             uint64_t key = ks_pair(k, v);
             /* keys are fixed during this phase: reading them is safe */
-            bool domain = ks_pairtab_find(&s->counts, key, NULL);
-            if (!record && !domain) continue;
-            int64_t n = pts_count_matching(pc, ni, c->pod->ns);
-            if (record) ks_nodememo_rec_add(&rec, k, key, n);
-            if (counted && domain) ks_pairbuf_add(&buf, key, n);
+            if (!ks_pairtab_find(&s->counts, key, NULL)) continue;
+            ks_pairbuf_add(&buf, key, pts_count_matching(pc, ni, c->pod->ns));
         }
-        ks_nodememo_store(c->memo, c->pass, i, ni, &rec);
     }
     ks_pairbuf_flush(&buf);
+}
+
+/* The same with the memo (only when no inclusion policy depends on the
+ * pod): every domain of every node, summed; the feasible ones are read
+ * out of the sums afterwards. */
+static void count_changed(size_t lo, size_t hi, void *arg) {
+    ps_ctx *c = arg;
+    const pts_ps_state *s = c->s;
+    ks_nodememo_sum sum;
+    ks_nodememo_sum_init(&sum, c->memo);
+    for (size_t i = lo; i < hi; i++) {
+        const ks_node_info *ni = c->nodes[i];
+        const ks_nodememo_slot *hit = ks_nodememo_hit(c->memo, c->pass, i, ni, c->gens);
+        if (hit) {
+            ks_nodememo_sum_hit(&sum, i, hit);
+            continue;
+        }
+        ks_nodememo_rec rec;
+        ks_nodememo_rec_init(&rec);
+        if (ni->node && (!c->require_all || pts_node_has_keys(ni, s->c, s->n))) {
+            for (uint32_t k = 0; k < s->n; k++) {
+                const pts_constraint *pc = &s->c[k];
+                if (pc->hostname) continue;
+                ks_id v = 0; /* a missing label reads as "" */
+                ks_ni_label(ni, pc->key, &v);
+                ks_nodememo_rec_add(&rec, 0, ks_pair(k, v), pts_count_matching(pc, ni, c->pod->ns));
+            }
+        }
+        ks_nodememo_sum_store(&sum, c->pass, i, ni, &rec);
+    }
+    ks_nodememo_sum_flush(&sum);
 }
 
 ks_status *pts_pre_score(void *self, ks_cycle_state *st, const ks_pod *pod,
@@ -142,19 +144,35 @@ ks_status *pts_pre_score(void *self, ks_cycle_state *st, const ks_pod *pod,
     }
 
     ps_ctx ctx = {.s = s, .pod = pod, .nodes = all, .require_all = require_all, .memo = &pl->ps_memo};
-    if (nc <= KS_NODEMEMO_MAX) {
+    bool policies = false, counted = false;
+    for (uint32_t k = 0; k < nc; k++)
+        policies |= c[k].honor_taints ||
+                    (c[k].honor_affinity && (pod->node_selector.n || pod->has_required_node_affinity));
+    if (!policies && nc <= KS_NODEMEMO_MAX) {
         ks_sig sig;
         ks_sig_init(&sig);
         pts_sig(&sig, c, nc, pod->ns);
         ks_sig_u64(&sig, require_all);
-        ctx.pass = ks_nodememo_begin(ctx.memo, nall, &sig);
+        ctx.pass = ks_nodememo_begin(ctx.memo, nall, &sig, 1);
         ctx.gens = ks_snapshot_gens(snap, all, nall);
         ks_sig_free(&sig);
+        if (ctx.pass) {
+            ks_parallel_chunks(pl->h, nall, count_changed, &ctx);
+            counted = ks_nodememo_done(ctx.memo, ctx.pass);
+            /* the feasible domains, out of the sums */
+            for (uint32_t i = 0; counted && i < s->counts.cap; i++) {
+                int64_t v;
+                if (s->counts.keys[i] && ks_nodememo_sum_of(ctx.memo, 0, s->counts.keys[i], &v))
+                    s->counts.vals[i] = v;
+            }
+            ks_nodememo_end(ctx.memo, ctx.pass);
+        }
     }
-    ks_pairtab_par_begin(&ctx.par, &s->counts, true);
-    ks_parallel_chunks(pl->h, nall, count_nodes, &ctx);
-    ks_pairtab_par_end(&ctx.par);
-    ks_nodememo_end(ctx.memo, ctx.pass);
+    if (!counted) {
+        ks_pairtab_par_begin(&ctx.par, &s->counts, true);
+        ks_parallel_chunks(pl->h, nall, count_nodes, &ctx);
+        ks_pairtab_par_end(&ctx.par);
+    }
 
     /* read-only from here on: clones share it */
     ks_cycle_state_write(st, pts_ps_key, s, ps_free, NULL);
