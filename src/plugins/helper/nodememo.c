@@ -74,11 +74,14 @@ static uint64_t sig_id(ks_nodememo *m, const ks_sig *sig) {
     return m->sigs[i].id;
 }
 
-/* Slot s's entries into (sign +1) or out of (-1) the sums, serially. */
-static void sum_slot_serial(ks_nodememo *m, const ks_nodememo_slot *s, int sign) {
-    for (uint32_t e = 0; e < s->n; e++) {
-        ks_pairtab_add(&m->agg.val[s->e[e].tab], s->e[e].key, sign * s->e[e].val);
-        ks_pairtab_add(&m->agg.cnt[s->e[e].tab], s->e[e].key, sign);
+static ks_nodememo_entry *entries_of(const ks_nodememo *m, size_t i) { return m->entries + i * KS_NODEMEMO_MAX; }
+
+/* Slot i's entries into (sign +1) or out of (-1) the sums, serially. */
+static void sum_slot_serial(ks_nodememo *m, size_t i, int sign) {
+    const ks_nodememo_entry *e = entries_of(m, i);
+    for (uint32_t k = 0; k < m->slots[i].n; k++) {
+        ks_pairtab_add(&m->agg.val[e[k].tab], e[k].key, sign * e[k].val);
+        ks_pairtab_add(&m->agg.cnt[e[k].tab], e[k].key, sign);
     }
 }
 
@@ -97,7 +100,6 @@ uint64_t ks_nodememo_begin(ks_nodememo *m, size_t n, const ks_sig *sig, uint32_t
         m->slots = ks_xrealloc(m->slots, cap * sizeof(*m->slots));
         memset(m->slots + m->cap, 0, (cap - m->cap) * sizeof(*m->slots));
         m->entries = ks_xrealloc(m->entries, cap * KS_NODEMEMO_MAX * sizeof(*m->entries));
-        for (size_t i = 0; i < cap; i++) m->slots[i].e = m->entries + i * KS_NODEMEMO_MAX;
         m->cap = cap;
     }
     uint64_t pass = sig_id(m, sig);
@@ -111,7 +113,7 @@ uint64_t ks_nodememo_begin(ks_nodememo *m, size_t n, const ks_sig *sig, uint32_t
     } else {
         /* the list shrank: the positions past its end leave the sums */
         for (size_t i = n; i < m->agg.n; i++)
-            if (m->slots[i].pass_sig == pass) sum_slot_serial(m, &m->slots[i], -1);
+            if (m->slots[i].pass_sig == pass) sum_slot_serial(m, i, -1);
         if (n < m->agg.n) m->agg.n = n;
     }
     m->agg.pass = pass;
@@ -202,14 +204,14 @@ static void sum_slot(ks_nodememo_sum *s, const ks_nodememo_entry *e, uint32_t n,
 }
 
 void ks_nodememo_sum_hit(ks_nodememo_sum *s, size_t i, const ks_nodememo_slot *hit) {
-    if (i >= s->m->agg.summed) sum_slot(s, hit->e, hit->n, +1);
+    if (i >= s->m->agg.summed) sum_slot(s, entries_of(s->m, i), (uint32_t)hit->n, +1);
 }
 
 void ks_nodememo_sum_store(ks_nodememo_sum *s, uint64_t pass, size_t i, const ks_node_info *ni,
                            const ks_nodememo_rec *r) {
     ks_nodememo *m = s->m;
     ks_nodememo_slot *slot = &m->slots[i];
-    if (i < m->agg.summed && slot->pass_sig == pass) sum_slot(s, slot->e, slot->n, -1);
+    if (i < m->agg.summed && slot->pass_sig == pass) sum_slot(s, entries_of(m, i), (uint32_t)slot->n, -1);
     if (r->overflow) {
         slot->pass_sig = 0;
         atomic_store(&m->agg.overflow, true);
@@ -220,7 +222,7 @@ void ks_nodememo_sum_store(ks_nodememo_sum *s, uint64_t pass, size_t i, const ks
     slot->gen = ni->generation;
     slot->pass_sig = pass;
     slot->n = r->n;
-    memcpy(slot->e, r->e, r->n * sizeof(*r->e));
+    memcpy(entries_of(m, i), r->e, r->n * sizeof(*r->e));
 }
 
 void ks_nodememo_sum_flush(ks_nodememo_sum *s) {

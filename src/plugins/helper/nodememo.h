@@ -54,7 +54,7 @@
 
 /* Distinct pairs a node may contribute to a pass that keeps them; one with
  * more makes the pass count again without the memo. */
-#define KS_NODEMEMO_MAX 8
+#define KS_NODEMEMO_MAX 4
 #define KS_NODEMEMO_SIGS 4
 #define KS_NODEMEMO_TABS 2
 
@@ -70,8 +70,7 @@ typedef struct ks_nodememo_slot {
     const ks_node_info *ni;
     uint64_t gen;
     uint64_t pass_sig; /* signature id of the pass that recorded it */
-    uint32_t n;
-    ks_nodememo_entry *e; /* KS_NODEMEMO_MAX of them, in ks_nodememo.entries */
+    uint64_t n;        /* entries, at ks_nodememo.entries + KS_NODEMEMO_MAX * position */
 } ks_nodememo_slot;
 
 /* A signature: the bytes of everything a pass's per-node results depend on
