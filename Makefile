@@ -139,11 +139,11 @@ $(B)/bench/ksched_bench: bench/ksched_bench.c $(B)/libksched.a
 bench-bin: $(B)/bench/ksched_bench
 
 bench: deps
-	@$(MAKE) --no-print-directory MODE=release build bench-bin
+	@$(MAKE) -s --no-print-directory MODE=release build bench-bin
 	@bench/run.sh --nodes 5000
 
 bench-quick: deps
-	@$(MAKE) --no-print-directory MODE=release build bench-bin
+	@$(MAKE) -s --no-print-directory MODE=release build bench-bin
 	@bench/run.sh --nodes 500 --quick
 
 install: build

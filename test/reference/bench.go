@@ -81,6 +81,18 @@ type benchStore struct {
 	allBound   chan struct{}
 	target     int
 	start      time.Time
+	stopping   atomic.Bool
+}
+
+// send delivers a watch event, unless the run is over: the informers stop
+// their watches then, while the API dispatcher and async preemption may
+// still be writing (a send on a stopped fake watch panics).
+func (st *benchStore) send(w *watch.FakeWatcher, t watch.EventType, obj kruntime.Object) {
+	if st.stopping.Load() {
+		return
+	}
+	defer func() { _ = recover() }()
+	w.Action(t, obj)
 }
 
 func podKey(ns, name string) string { return ns + "/" + name }
@@ -91,7 +103,7 @@ func (st *benchStore) addPod(p *v1.Pod) {
 	st.mu.Lock()
 	st.pods[podKey(p.Namespace, p.Name)] = p
 	st.mu.Unlock()
-	st.podW.Add(p)
+	st.send(st.podW, watch.Added, p)
 }
 
 func (st *benchStore) deletePod(ns, name string) bool {
@@ -102,7 +114,7 @@ func (st *benchStore) deletePod(ns, name string) bool {
 	if p == nil {
 		return false
 	}
-	st.podW.Delete(p)
+	st.send(st.podW, watch.Deleted, p)
 	return true
 }
 
@@ -110,7 +122,7 @@ func (st *benchStore) addNode(n *v1.Node) {
 	st.mu.Lock()
 	st.nodes[n.Name] = n
 	st.mu.Unlock()
-	st.nodeW.Add(n)
+	st.send(st.nodeW, watch.Added, n)
 }
 
 func (st *benchStore) deleteNode(name string) {
@@ -119,7 +131,7 @@ func (st *benchStore) deleteNode(name string) {
 	delete(st.nodes, name)
 	st.mu.Unlock()
 	if n != nil {
-		st.nodeW.Delete(n)
+		st.send(st.nodeW, watch.Deleted, n)
 	}
 }
 
@@ -150,7 +162,7 @@ func (st *benchStore) bind(b *v1.Binding) error {
 		st.initBound++
 	}
 	st.mu.Unlock()
-	st.podW.Modify(np)
+	st.send(st.podW, watch.Modified, np)
 	return nil
 }
 
@@ -184,7 +196,7 @@ func (st *benchStore) patchStatus(ns, name string, patch []byte) error {
 				np.Status = p.Status
 				st.pods[key] = np
 				st.mu.Unlock()
-				st.podW.Modify(np)
+				st.send(st.podW, watch.Modified, np)
 				return nil
 			}
 		}
@@ -755,6 +767,7 @@ func runBench(cfg *config.KubeSchedulerConfiguration, dir string) error {
 	if runErr != "" {
 		out["error"] = runErr
 	}
+	st.stopping.Store(true)
 	cancel()
 	sched.SchedulingQueue.Close()
 	if sched.APIDispatcher != nil {

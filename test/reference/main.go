@@ -2,7 +2,7 @@
 // cluster described by manifests and prints a ksched-trace/v1 document.
 //
 // Usage: kschedref [--config FILE] [--v N] PATH...
-//        kschedref --bench DIR [--config FILE]   (throughput mode, bench.go)
+// or, for the benchmarks' throughput mode (bench.go): kschedref --bench DIR [--config FILE]
 package main
 
 import (
