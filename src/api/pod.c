@@ -113,7 +113,7 @@ static void acc_from_resource(acc *a, const ks_resource *r, bool has_cpu, bool h
     if (r->allowed_pods)
         acc_add(a, &(ks_qentry){KS_RES_PODS, (__int128)r->allowed_pods * KS_NANO_PER_UNIT}, 1);
     for (uint32_t i = 0; i < r->nscalar; i++)
-        acc_add(a, &(ks_qentry){r->scalar_name[i], (__int128)r->scalar_val[i] * KS_NANO_PER_UNIT}, 1);
+        acc_add(a, &(ks_qentry){r->scalars[i].name, (__int128)r->scalars[i].val * KS_NANO_PER_UNIT}, 1);
 }
 
 static void acc_from_qlist(acc *a, const ks_qlist *l) {
@@ -237,7 +237,7 @@ bool ks_pod_compute_requests(ks_pod *p) {
     acc reqs, pl, nonmissing, non0;
     pod_requests(p, NULL, &reqs);
     memset(&p->requests, 0, sizeof(p->requests));
-    if (reqs.overflow || !ks_resource_add_qlist(&p->requests, &(ks_qlist){reqs.n, reqs.e}))
+    if (reqs.overflow || !ks_resource_add_qlist(&p->requests, p->arena, &(ks_qlist){reqs.n, reqs.e}))
         return false;
 
     /* Scoring counts a container without a cpu or memory request as

@@ -2,7 +2,10 @@
 #include "api/quantity.h"
 #include "api/selector.h"
 
+#include "util/xalloc.h"
+
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 ks_id KS_RES_CPU, KS_RES_MEMORY, KS_RES_EPHEMERAL, KS_RES_PODS;
@@ -98,10 +101,10 @@ static int scalar_index(const ks_resource *r, ks_id name) {
     uint32_t lo = 0, hi = r->nscalar;
     while (lo < hi) {
         uint32_t mid = (lo + hi) / 2;
-        if (r->scalar_name[mid] < name) lo = mid + 1;
+        if (r->scalars[mid].name < name) lo = mid + 1;
         else hi = mid;
     }
-    return lo < r->nscalar && r->scalar_name[lo] == name ? (int)lo : -(int)lo - 1;
+    return lo < r->nscalar && r->scalars[lo].name == name ? (int)lo : -(int)lo - 1;
 }
 
 int64_t ks_resource_get(const ks_resource *r, ks_id name) {
@@ -111,75 +114,113 @@ int64_t ks_resource_get(const ks_resource *r, ks_id name) {
     if (name == KS_RES_EPHEMERAL) return r->ephemeral_storage;
     if (name == KS_RES_PODS) return r->allowed_pods;
     int i = scalar_index(r, name);
-    return i >= 0 ? r->scalar_val[i] : 0;
+    return i >= 0 ? r->scalars[i].val : 0;
 }
 
-/* Insert or find the slot of a scalar; -1 when full. */
-static int scalar_slot(ks_resource *r, ks_id name) {
+/* Give r a private, writable scalar array with room for `extra` more
+ * entries (see the ownership notes in resource.h). */
+static void make_writable(ks_resource *r, ks_arena *a, uint32_t extra) {
+    uint32_t need = r->nscalar + extra;
+    if (a) {
+        ks_scalar *s = ks_arena_calloc(a, need ? need : 1, sizeof(*s));
+        if (r->nscalar) memcpy(s, r->scalars, r->nscalar * sizeof(*s));
+        if (r->scalar_cap) free(r->scalars);
+        r->scalars = s;
+        r->scalar_cap = 0;
+        return;
+    }
+    if (r->scalar_cap && r->scalar_cap >= need) return;
+    uint32_t cap = r->scalar_cap * 2 > need ? r->scalar_cap * 2 : need;
+    if (cap < 4) cap = 4;
+    if (r->scalar_cap) {
+        r->scalars = ks_xrealloc(r->scalars, cap * sizeof(*r->scalars));
+    } else {
+        ks_scalar *s = ks_xmalloc(cap * sizeof(*s));
+        if (r->nscalar) memcpy(s, r->scalars, r->nscalar * sizeof(*s));
+        r->scalars = s;
+    }
+    r->scalar_cap = cap;
+}
+
+/* The slot of a scalar, inserted at 0 when missing; r must be writable
+ * with room for it. */
+static ks_scalar *scalar_slot(ks_resource *r, ks_id name) {
     int i = scalar_index(r, name);
-    if (i >= 0) return i;
-    if (r->nscalar >= KS_MAX_SCALAR) return -1;
+    if (i >= 0) return &r->scalars[i];
     uint32_t at = (uint32_t)(-i - 1);
-    memmove(r->scalar_name + at + 1, r->scalar_name + at, (r->nscalar - at) * sizeof(ks_id));
-    memmove(r->scalar_val + at + 1, r->scalar_val + at, (r->nscalar - at) * sizeof(int64_t));
-    r->scalar_name[at] = name;
-    r->scalar_val[at] = 0;
+    memmove(r->scalars + at + 1, r->scalars + at, (r->nscalar - at) * sizeof(*r->scalars));
+    r->scalars[at] = (ks_scalar){name, 0};
     r->nscalar++;
-    return (int)at;
+    return &r->scalars[at];
 }
 
-bool ks_resource_set(ks_resource *r, ks_id name, int64_t v) {
+void ks_resource_set(ks_resource *r, ks_arena *a, ks_id name, int64_t v) {
     ks_api_init();
     if (name == KS_RES_CPU) r->milli_cpu = v;
     else if (name == KS_RES_MEMORY) r->memory = v;
     else if (name == KS_RES_EPHEMERAL) r->ephemeral_storage = v;
     else if (name == KS_RES_PODS) r->allowed_pods = v;
     else {
-        int i = scalar_slot(r, name);
-        if (i < 0) return false;
-        r->scalar_val[i] = v;
+        make_writable(r, a, 1);
+        scalar_slot(r, name)->val = v;
     }
-    return true;
 }
 
-bool ks_resource_add_scalar(ks_resource *r, ks_id name, int64_t v) {
-    int i = scalar_slot(r, name);
-    if (i < 0) return false;
-    r->scalar_val[i] += v;
-    return true;
-}
-
-/* Scalars of src missing from dst are added to it. A full dst drops them,
- * which cannot happen for vectors built through the decoders (each is
- * checked against KS_MAX_SCALAR) unless many different pods' scalars are
- * summed on one node. */
-void ks_resource_add(ks_resource *dst, const ks_resource *src) {
-    dst->milli_cpu += src->milli_cpu;
-    dst->memory += src->memory;
-    dst->ephemeral_storage += src->ephemeral_storage;
-    dst->allowed_pods += src->allowed_pods;
-    for (uint32_t i = 0; i < src->nscalar; i++)
-        ks_resource_add_scalar(dst, src->scalar_name[i], src->scalar_val[i]);
-}
-
-void ks_resource_sub(ks_resource *dst, const ks_resource *src) {
-    dst->milli_cpu -= src->milli_cpu;
-    dst->memory -= src->memory;
-    dst->ephemeral_storage -= src->ephemeral_storage;
-    dst->allowed_pods -= src->allowed_pods;
-    for (uint32_t i = 0; i < src->nscalar; i++)
-        ks_resource_add_scalar(dst, src->scalar_name[i], -src->scalar_val[i]);
-}
-
-void ks_resource_max(ks_resource *dst, const ks_resource *src) {
-    if (src->milli_cpu > dst->milli_cpu) dst->milli_cpu = src->milli_cpu;
-    if (src->memory > dst->memory) dst->memory = src->memory;
-    if (src->ephemeral_storage > dst->ephemeral_storage) dst->ephemeral_storage = src->ephemeral_storage;
-    if (src->allowed_pods > dst->allowed_pods) dst->allowed_pods = src->allowed_pods;
-    for (uint32_t i = 0; i < src->nscalar; i++) {
-        int j = scalar_slot(dst, src->scalar_name[i]);
-        if (j >= 0 && src->scalar_val[i] > dst->scalar_val[j]) dst->scalar_val[j] = src->scalar_val[i];
+/* dst += src (sub: dst -= src), scalars of src missing from dst added. */
+static void add_or_sub(ks_resource *dst, ks_arena *a, const ks_resource *src, bool sub) {
+    if (sub) {
+        dst->milli_cpu -= src->milli_cpu;
+        dst->memory -= src->memory;
+        dst->ephemeral_storage -= src->ephemeral_storage;
+        dst->allowed_pods -= src->allowed_pods;
+    } else {
+        dst->milli_cpu += src->milli_cpu;
+        dst->memory += src->memory;
+        dst->ephemeral_storage += src->ephemeral_storage;
+        dst->allowed_pods += src->allowed_pods;
     }
+    uint32_t n = src->nscalar;
+    if (!n) return;
+    /* dst's array may move: read src's entries from a copy when they are
+     * dst's own */
+    ks_scalar *tmp = NULL;
+    const ks_scalar *sv = src->scalars;
+    if (src == dst) {
+        tmp = ks_xmalloc(n * sizeof(*tmp));
+        memcpy(tmp, sv, n * sizeof(*tmp));
+        sv = tmp;
+    }
+    make_writable(dst, a, n);
+    for (uint32_t i = 0; i < n; i++) {
+        ks_scalar *d = scalar_slot(dst, sv[i].name);
+        if (sub) d->val -= sv[i].val;
+        else d->val += sv[i].val;
+    }
+    free(tmp);
+}
+
+void ks_resource_add(ks_resource *dst, ks_arena *a, const ks_resource *src) { add_or_sub(dst, a, src, false); }
+
+void ks_resource_sub(ks_resource *dst, ks_arena *a, const ks_resource *src) { add_or_sub(dst, a, src, true); }
+
+void ks_resource_copy(ks_resource *dst, const ks_resource *src) {
+    if (dst == src) return;
+    ks_scalar *block = dst->scalar_cap ? dst->scalars : NULL;
+    uint32_t cap = dst->scalar_cap;
+    *dst = *src;
+    dst->scalars = block;
+    dst->scalar_cap = cap;
+    dst->nscalar = 0;
+    if (!src->nscalar) return;
+    make_writable(dst, NULL, src->nscalar);
+    memcpy(dst->scalars, src->scalars, src->nscalar * sizeof(*src->scalars));
+    dst->nscalar = src->nscalar;
+}
+
+void ks_resource_fini(ks_resource *r) {
+    if (r->scalar_cap) free(r->scalars);
+    r->scalars = NULL;
+    r->nscalar = r->scalar_cap = 0;
 }
 
 bool ks_resource_equal(const ks_resource *a, const ks_resource *b) {
@@ -188,7 +229,7 @@ bool ks_resource_equal(const ks_resource *a, const ks_resource *b) {
         a->nscalar != b->nscalar)
         return false;
     for (uint32_t i = 0; i < a->nscalar; i++)
-        if (a->scalar_name[i] != b->scalar_name[i] || a->scalar_val[i] != b->scalar_val[i]) return false;
+        if (a->scalars[i].name != b->scalars[i].name || a->scalars[i].val != b->scalars[i].val) return false;
     return true;
 }
 
@@ -202,8 +243,16 @@ const ks_qentry *ks_qlist_find(const ks_qlist *l, ks_id name) {
 
 static bool add_i64(int64_t *dst, int64_t v) { return !__builtin_add_overflow(*dst, v, dst); }
 
-bool ks_resource_add_qlist(ks_resource *r, const ks_qlist *l) {
+bool ks_resource_add_qlist(ks_resource *r, ks_arena *a, const ks_qlist *l) {
     ks_api_init();
+    uint32_t nsc = 0;
+    for (uint32_t i = 0; i < l->n; i++) {
+        ks_id n = l->v[i].name;
+        if (n != KS_RES_CPU && n != KS_RES_MEMORY && n != KS_RES_EPHEMERAL && n != KS_RES_PODS &&
+            ks_resource_class(ks_str(n)) == KS_RCLASS_SCALAR)
+            nsc++;
+    }
+    if (nsc) make_writable(r, a, nsc);
     for (uint32_t i = 0; i < l->n; i++) {
         const ks_qentry *e = &l->v[i];
         int64_t v;
@@ -217,12 +266,11 @@ bool ks_resource_add_qlist(ks_resource *r, const ks_qlist *l) {
         } else if (e->name == KS_RES_PODS) {
             ok = ks_nano_to_value(e->nano, &v) && add_i64(&r->allowed_pods, v);
         } else if (ks_resource_class(ks_str(e->name)) == KS_RCLASS_SCALAR) {
-            int j = scalar_slot(r, e->name);
-            ok = j >= 0 && ks_nano_to_value(e->nano, &v) && add_i64(&r->scalar_val[j], v);
+            ok = ks_nano_to_value(e->nano, &v) && add_i64(&scalar_slot(r, e->name)->val, v);
         } else {
             ok = true;
         }
         if (!ok) return false;
     }
-    return true;
+    return r->nscalar <= KS_MAX_SCALAR;
 }

@@ -1,26 +1,45 @@
 /* Resource vectors as the scheduler sees them (upstream framework.Resource):
  * cpu in milli-cores, memory and ephemeral storage in bytes, pod count, and
  * "scalar" resources — extended (nvidia.com/gpu), hugepages-*, attachable
- * volumes, *kubernetes.io/ prefixed — kept as a small sorted id/value list.
+ * volumes, *kubernetes.io/ prefixed — kept as a sorted id/value list.
  * Other resource names are ignored, as upstream ignores them. */
 #ifndef KS_RESOURCE_H
 #define KS_RESOURCE_H
 
+#include "util/arena.h"
 #include "util/intern.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 
+/* The decoders' limit on scalar resources per resource list. The vectors
+ * themselves have none. */
 #define KS_MAX_SCALAR 16
 
+typedef struct ks_scalar {
+    ks_id name;
+    int64_t val;
+} ks_scalar;
+
+/* Scalars are kept out of line (a pod carries several vectors and most
+ * have no scalars). Who owns them:
+ * - scalar_cap == 0: the array lives in an arena (a pod's, a node's) or
+ *   is empty; it is never written through, so struct copies share it and
+ *   stay valid while the arena lives.
+ * - scalar_cap > 0: a heap block this vector owns (NodeInfo sums, local
+ *   totals). Copy such a vector with ks_resource_copy, never by struct
+ *   assignment, and release it with ks_resource_fini.
+ * The functions that change scalars take an arena: with one they write a
+ * new array there (copy on write, the vector stays arena-backed); with
+ * NULL they make the vector own a heap block. */
 typedef struct ks_resource {
     int64_t milli_cpu;
     int64_t memory;
     int64_t ephemeral_storage;
     int64_t allowed_pods;
     uint32_t nscalar;
-    ks_id scalar_name[KS_MAX_SCALAR]; /* sorted ascending */
-    int64_t scalar_val[KS_MAX_SCALAR];
+    uint32_t scalar_cap;
+    ks_scalar *scalars; /* sorted by name */
 } ks_resource;
 
 /* Well-known resource name ids, valid after ks_api_init(). */
@@ -48,8 +67,8 @@ typedef struct ks_qlist {
 const ks_qentry *ks_qlist_find(const ks_qlist *l, ks_id name);
 /* Resource.Add: convert a list into r (cpu to milli-units, others to
  * units, rounding up; unknown names ignored). False when a value does not
- * fit an int64 or there are more than KS_MAX_SCALAR scalar resources. */
-bool ks_resource_add_qlist(ks_resource *r, const ks_qlist *l);
+ * fit an int64 or r ends with more than KS_MAX_SCALAR scalar resources. */
+bool ks_resource_add_qlist(ks_resource *r, ks_arena *a, const ks_qlist *l);
 
 typedef enum {
     KS_RCLASS_IGNORED = 0,
@@ -66,13 +85,14 @@ bool ks_resource_is_extended(const char *name);   /* not native, not hugepages *
 bool ks_resource_is_hugepages(const char *name);
 
 int64_t ks_resource_get(const ks_resource *r, ks_id name);
-/* Set/add a scalar; false when the KS_MAX_SCALAR limit is exceeded. */
-bool ks_resource_set(ks_resource *r, ks_id name, int64_t v);
-bool ks_resource_add_scalar(ks_resource *r, ks_id name, int64_t v);
-void ks_resource_add(ks_resource *dst, const ks_resource *src);
-void ks_resource_sub(ks_resource *dst, const ks_resource *src);
-/* dst = max(dst, src) per resource. */
-void ks_resource_max(ks_resource *dst, const ks_resource *src);
+/* `a` as above: an arena, or NULL for a heap-owned vector. */
+void ks_resource_set(ks_resource *r, ks_arena *a, ks_id name, int64_t v);
+void ks_resource_add(ks_resource *dst, ks_arena *a, const ks_resource *src);
+void ks_resource_sub(ks_resource *dst, ks_arena *a, const ks_resource *src);
+/* dst = src, dst owning its scalars (its old heap block is reused). */
+void ks_resource_copy(ks_resource *dst, const ks_resource *src);
+/* Release a heap-owned vector's scalars (no-op for arena-backed ones). */
+void ks_resource_fini(ks_resource *r);
 bool ks_resource_equal(const ks_resource *a, const ks_resource *b);
 
 #endif

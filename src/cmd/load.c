@@ -21,7 +21,7 @@ static void print_resources(const char *label, const ks_resource *r, const ks_re
         printf(", ephemeral-storage %s", b);
     }
     for (uint32_t i = 0; i < r->nscalar; i++)
-        printf(", %s %lld", ks_str(r->scalar_name[i]), (long long)r->scalar_val[i]);
+        printf(", %s %lld", ks_str(r->scalars[i].name), (long long)r->scalars[i].val);
     printf("\n");
 }
 
@@ -32,7 +32,7 @@ static void summary(const ks_cluster *c) {
         const ks_node *n = c->nodes.v[i];
         unsched += n->unschedulable;
         tainted += n->ntaints > 0;
-        ks_resource_add(&alloc, &n->allocatable);
+        ks_resource_add(&alloc, NULL, &n->allocatable);
     }
     uint32_t bound = 0, pending = 0, done = 0, gated = 0;
     ks_resource req = {0};
@@ -43,7 +43,7 @@ static void summary(const ks_cluster *c) {
             done++;
         } else if (p->node_name != KS_ID_NONE) {
             bound++;
-            ks_resource_add(&req, &p->requests);
+            ks_resource_add(&req, NULL, &p->requests);
             req.allowed_pods++;
         } else {
             pending++;
@@ -57,6 +57,8 @@ static void summary(const ks_cluster *c) {
     printf(", %u finished)\n", done);
     print_resources("allocatable:", &alloc, NULL);
     print_resources("requested:", &req, &alloc);
+    ks_resource_fini(&alloc);
+    ks_resource_fini(&req);
     struct {
         const char *kind;
         uint32_t n;

@@ -353,7 +353,7 @@ bool d_resource(dec *d, const ks_tree *v, const kpath *p, ks_qlist *q, ks_resour
     if (!q) q = &tmp;
     memset(out, 0, sizeof(*out));
     if (!d_qlist(d, v, p, q)) return false;
-    if (!ks_resource_add_qlist(out, q)) {
+    if (!ks_resource_add_qlist(out, d->a, q)) {
         derr(d, v, p, "more than %d extended resources (the limit of this build)", KS_MAX_SCALAR);
         return false;
     }

@@ -62,8 +62,8 @@ static bool d_container(dec *d, const ks_tree *v, const kpath *p, bool init, boo
         if (!c->req_q.v) c->req_q.v = none;
         default_requests(d, &c->req_q, &c->lim_q);
     }
-    if (!ks_resource_add_qlist(&c->requests, &c->req_q) ||
-        !ks_resource_add_qlist(&c->limits, &c->lim_q))
+    if (!ks_resource_add_qlist(&c->requests, d->a, &c->req_q) ||
+        !ks_resource_add_qlist(&c->limits, d->a, &c->lim_q))
         derr(d, res, rp, "more than %d extended resources (the limit of this build)", KS_MAX_SCALAR);
     c->has_cpu_request = ks_qlist_find(&c->req_q, KS_RES_CPU) != NULL;
     c->has_memory_request = ks_qlist_find(&c->req_q, KS_RES_MEMORY) != NULL;
@@ -537,7 +537,7 @@ ks_pod *ks_decode_pod(const ks_tree *t, ks_decode_ctx *ctx) {
     default_pod_level(d, pod, has_pres);
     for (uint32_t i = 0; i < pod->pod_req_q.n; i++)
         if (ks_pod_level_supported(pod->pod_req_q.v[i].name)) pod->has_pod_level_requests = true;
-    if (!ks_resource_add_qlist(&pod->pod_level_requests, &pod->pod_req_q))
+    if (!ks_resource_add_qlist(&pod->pod_level_requests, d->a, &pod->pod_req_q))
         derr(d, pres, prp, "more than %d extended resources (the limit of this build)", KS_MAX_SCALAR);
 
     const ks_tree *vols = kt_get(spec, "volumes");

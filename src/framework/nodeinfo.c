@@ -25,6 +25,8 @@ void ks_node_info_free(ks_node_info *ni) {
     free(ni->used_ports);
     free(ni->images);
     ks_map_free(&ni->pvc_refs);
+    ks_resource_fini(&ni->requested);
+    ks_resource_fini(&ni->nonzero_requested);
     free(ni);
 }
 
@@ -87,7 +89,7 @@ void ks_node_info_add_pod(ks_node_info *ni, ks_pod *pod) {
         KS_GROW(ni->pods_with_required_anti, ni->anti_cap, ni->nanti + 1);
         ni->pods_with_required_anti[ni->nanti++] = pod;
     }
-    ks_resource_add(&ni->requested, &pod->requests);
+    ks_resource_add(&ni->requested, NULL, &pod->requests);
     ni->nonzero_requested.milli_cpu += pod->nonzero_requests.milli_cpu;
     ni->nonzero_requested.memory += pod->nonzero_requests.memory;
     for (uint32_t i = 0; i < pod->nhost_ports; i++) {
@@ -132,7 +134,7 @@ bool ks_node_info_remove_pod(ks_node_info *ni, const ks_pod *pod) {
     if (!found) return false;
     remove_from(ni->pods_with_affinity, &ni->naffinity, found);
     remove_from(ni->pods_with_required_anti, &ni->nanti, found);
-    ks_resource_sub(&ni->requested, &found->requests);
+    ks_resource_sub(&ni->requested, NULL, &found->requests);
     ni->nonzero_requested.milli_cpu -= found->nonzero_requests.milli_cpu;
     ni->nonzero_requested.memory -= found->nonzero_requests.memory;
     for (uint32_t i = 0; i < found->nhost_ports; i++) {
@@ -183,9 +185,9 @@ void ks_node_info_copy_into(ks_node_info *dst, const ks_node_info *src) {
     dst->nanti = src->nanti;
     COPY_ARR(dst->used_ports, dst->ports_cap, src->used_ports, src->nports);
     dst->nports = src->nports;
-    dst->requested = src->requested;
-    dst->nonzero_requested = src->nonzero_requested;
-    dst->allocatable = src->allocatable;
+    ks_resource_copy(&dst->requested, &src->requested);
+    ks_resource_copy(&dst->nonzero_requested, &src->nonzero_requested);
+    dst->allocatable = src->allocatable; /* the node's, which dst references too */
     /* Image summaries are rebuilt by the snapshot; keep none from src. */
     ks_map_clear(&dst->pvc_refs);
     uint64_t k;
@@ -210,6 +212,7 @@ uint64_t ks_node_info_checksum(const ks_node_info *ni) {
     h = ks_hash_bytes(&ni->requested, sizeof(ni->requested)) ^ (h * 31);
     h = ks_hash_bytes(&ni->nonzero_requested, sizeof(ni->nonzero_requested)) ^ (h * 31);
     h = ks_hash_bytes(&ni->allocatable, sizeof(ni->allocatable)) ^ (h * 31);
+    h = ks_hash_bytes(ni->requested.scalars, ni->requested.nscalar * sizeof(ks_scalar)) ^ (h * 31);
     h ^= ks_hash_bytes(ni->pods, ni->npods * sizeof(*ni->pods)) * 7;
     h ^= ks_hash_bytes(ni->used_ports, ni->nports * sizeof(*ni->used_ports)) * 13;
     h ^= ks_hash_bytes(ni->images, ni->nimages * sizeof(*ni->images)) * 17;

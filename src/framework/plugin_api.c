@@ -260,7 +260,7 @@ static ks_tree *build_pod_group_tree(const ks_pod_group *pg) {
         if (r->memory) add_resource(a, mr, KS_RES_MEMORY, r->memory);
         if (r->ephemeral_storage) add_resource(a, mr, KS_RES_EPHEMERAL, r->ephemeral_storage);
         if (r->allowed_pods) add_resource(a, mr, KS_RES_PODS, r->allowed_pods);
-        for (uint32_t i = 0; i < r->nscalar; i++) add_resource(a, mr, r->scalar_name[i], r->scalar_val[i]);
+        for (uint32_t i = 0; i < r->nscalar; i++) add_resource(a, mr, r->scalars[i].name, r->scalars[i].val);
         kt_map_add(a, spec, "minResources", mr);
     }
     if (pg->schedule_timeout_seconds)

@@ -82,10 +82,10 @@ static size_t scalar_columns(const ks_cluster *c, ks_id *out, size_t max) {
     for (uint32_t i = 0; i < c->nodes.n; i++) {
         const ks_resource *a = &c->nodes.v[i]->allocatable;
         for (uint32_t j = 0; j < a->nscalar; j++) {
-            if (a->scalar_val[j] <= 0) continue; /* kind reports hugepages: "0" */
+            if (a->scalars[j].val <= 0) continue; /* kind reports hugepages: "0" */
             bool seen = false;
-            for (size_t k = 0; k < n; k++) seen |= out[k] == a->scalar_name[j];
-            if (!seen && n < max) out[n++] = a->scalar_name[j];
+            for (size_t k = 0; k < n; k++) seen |= out[k] == a->scalars[j].name;
+            if (!seen && n < max) out[n++] = a->scalars[j].name;
         }
     }
     for (size_t i = 1; i < n; i++)
@@ -119,7 +119,7 @@ static void node_summary(FILE *out, const ks_cluster *c) {
             const ks_pod *p = c->pods.v[j];
             if (p->node_name != nd->name || ks_pod_is_terminating(p)) continue;
             if (p->phase == KS_PHASE_SUCCEEDED || p->phase == KS_PHASE_FAILED) continue;
-            ks_resource_add(&req, &p->requests);
+            ks_resource_add(&req, NULL, &p->requests);
             pods++;
         }
         char cells[4 + KS_MAX_SCALAR * 4][128];
@@ -143,6 +143,7 @@ static void node_summary(FILE *out, const ks_cluster *c) {
                 usage_cell(cells[4 + k], 128, a, b, r, al);
             }
         }
+        ks_resource_fini(&req);
         for (size_t k = 0; k < 4 + ns; k++) row[k] = cells[k];
         table_row(&t, row);
     }

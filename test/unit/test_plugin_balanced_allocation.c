@@ -28,10 +28,10 @@ static ks_pod *make(int kind, const char *name) {
         break;
     case CPU_MEM_GPU:
         tp_container(p, 1000, 2000);
-        tp_container_scalar(tp_container(p, 2000, 3000), "nvidia.com/gpu", 3);
+        tp_container_scalar(p, tp_container(p, 2000, 3000), "nvidia.com/gpu", 3);
         break;
     case MEM0_GPU1:
-        tp_container_scalar(tp_container(p, TP_NONE, 0), "nvidia.com/gpu", 1);
+        tp_container_scalar(p, tp_container(p, TP_NONE, 0), "nvidia.com/gpu", 1);
         break;
     default:
         break;

@@ -427,7 +427,7 @@ static void test_pod_group_tree(void **state) {
                        .has_min_resources = true};
     pg.min_resources.milli_cpu = 1500;
     pg.min_resources.memory = 3LL << 30;
-    assert_true(ks_resource_set(&pg.min_resources, ks_intern("nvidia.com/gpu"), 8));
+    ks_resource_set(&pg.min_resources, pg.arena, ks_intern("nvidia.com/gpu"), 8);
     const ks_tree *t = ks_pod_group_tree(&pg);
     assert_ptr_equal(ks_pod_group_tree(&pg), t); /* built once */
     int64_t v;

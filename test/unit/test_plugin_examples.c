@@ -53,7 +53,7 @@ static ks_node *mk_node(const char *name, const kv *labels, int64_t milli_cpu, i
     n->allocatable.milli_cpu = milli_cpu;
     n->allocatable.memory = 8LL << 30;
     n->allocatable.allowed_pods = 110;
-    if (gpus) assert_true(ks_resource_set(&n->allocatable, ks_intern("nvidia.com/gpu"), gpus));
+    if (gpus) ks_resource_set(&n->allocatable, n->arena, ks_intern("nvidia.com/gpu"), gpus);
     n->capacity = n->allocatable;
     return n;
 }
@@ -67,7 +67,7 @@ static ks_pod *mk_pod(const char *name, const kv *labels, int64_t milli_cpu, int
     p->scheduler_name = ks_intern("default-scheduler");
     set_labels(p->arena, &p->labels, labels);
     p->requests.milli_cpu = milli_cpu;
-    if (gpus) assert_true(ks_resource_set(&p->requests, ks_intern("nvidia.com/gpu"), gpus));
+    if (gpus) ks_resource_set(&p->requests, p->arena, ks_intern("nvidia.com/gpu"), gpus);
     return p;
 }
 

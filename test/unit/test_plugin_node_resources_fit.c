@@ -129,7 +129,7 @@ static void one_resource_short(void **st) {
 
 static ks_pod *scalar_pod(const char *name, int64_t cpu, int64_t mem, const char *res, int64_t v) {
     ks_pod *p = tp_pod(name);
-    tp_container_scalar(tp_container(p, cpu, mem), res, v);
+    tp_container_scalar(p, tp_container(p, cpu, mem), res, v);
     return p;
 }
 
@@ -149,15 +149,15 @@ static void extended_resource_over_free_is_resolvable(void **st) {
 
 static void extended_resource_sums_containers(void **st) {
     ks_pod *p = scalar_pod("p", 1, 1, EXT_A, 3);
-    tp_container_scalar(tp_container(p, 1, 1), EXT_A, 3);
+    tp_container_scalar(p, tp_container(p, 1, 1), EXT_A, 3);
     assert_string_equal(verdict(p, scalar_pod("e", 0, 0, EXT_A, 2)),
                         "UnschedulableAndUnresolvable: Insufficient example.com/aaa");
 }
 
 static void extended_resource_init_containers_take_max(void **st) {
     ks_pod *p = tp_pod("p");
-    tp_container_scalar(tp_init_container(p, 1, 1, false), EXT_A, 3);
-    tp_container_scalar(tp_init_container(p, 1, 1, false), EXT_A, 3);
+    tp_container_scalar(p, tp_init_container(p, 1, 1, false), EXT_A, 3);
+    tp_container_scalar(p, tp_init_container(p, 1, 1, false), EXT_A, 3);
     assert_string_equal(verdict(p, scalar_pod("e", 0, 0, EXT_A, 2)), "Success");
 }
 
@@ -177,7 +177,7 @@ static void hugepages_are_checked(void **st) {
     assert_string_equal(verdict(scalar_pod("p", 1, 1, HUGE_A, 10), scalar_pod("e", 0, 0, HUGE_A, 0)),
                         "UnschedulableAndUnresolvable: Insufficient hugepages-2Mi");
     ks_pod *p = scalar_pod("p", 1, 1, HUGE_A, 3);
-    tp_container_scalar(tp_container(p, 1, 1), HUGE_A, 3);
+    tp_container_scalar(p, tp_container(p, 1, 1), HUGE_A, 3);
     assert_string_equal(verdict(p, scalar_pod("e", 0, 0, HUGE_A, 2)),
                         "UnschedulableAndUnresolvable: Insufficient hugepages-2Mi");
 }
@@ -190,7 +190,7 @@ static void ignored_resource_is_not_checked(void **st) {
 
 static void ignored_resource_group_is_not_checked(void **st) {
     ks_pod *p = scalar_pod("p", 1, 1, EXT_B, 1);
-    tp_container_scalar(&p->containers[0], K8S_A, 1);
+    tp_container_scalar(p, &p->containers[0], K8S_A, 1);
     assert_string_equal(verdict_args(p, res_pod("e", 0, 0), 32, "ignoredResourceGroups: [example.com]"),
                         "UnschedulableAndUnresolvable: Insufficient kubernetes.io/something");
 }
@@ -239,9 +239,9 @@ static void pod_level_requests_override_containers(void **st) {
 static void scalar_reasons_are_in_name_order_after_native(void **st) {
     ks_pod *p = tp_pod("p");
     ks_container *c = tp_container(p, 11, 1);
-    tp_container_scalar(c, "zz.io/last", 1);
-    tp_container_scalar(c, EXT_B, 1);
-    tp_container_scalar(c, "aa.io/first", 1);
+    tp_container_scalar(p, c, "zz.io/last", 1);
+    tp_container_scalar(p, c, EXT_B, 1);
+    tp_container_scalar(p, c, "aa.io/first", 1);
     assert_string_equal(verdict(p, res_pod("e", 0, 0)),
                         "UnschedulableAndUnresolvable: Insufficient cpu, Insufficient aa.io/first, "
                         "Insufficient example.com/bbb, Insufficient zz.io/last");
@@ -422,7 +422,7 @@ static void least_extended_resource_skipped_when_not_requested(void **st) {
 static void least_extended_resource_scored_when_requested(void **st) {
     node_spec ns[2] = {{CORES(6000), 10000, "abc.com/xyz", 4}, {CORES(6000), 10000, "abc.com/xyz", 10}};
     ks_pod *p = tp_pod("p");
-    tp_container_scalar(tp_container(p, CORES(3000), 5000), "abc.com/xyz", 2);
+    tp_container_scalar(p, tp_container(p, CORES(3000), 5000), "abc.com/xyz", 2);
     int64_t s[2];
     fit_scores(EXT_SET, p, ns, 2, NULL, 0, s);
     assert_int_equal(s[0], 50);
@@ -601,12 +601,12 @@ static void rtcr_single_extended_resource(void **st) {
     assert_int_equal(s[0], 0);
     assert_int_equal(s[1], 0);
     ks_pod *p = tp_pod("p");
-    tp_container_scalar(tp_container(p, TP_NONE, TP_NONE), "intel.com/foo", 2);
+    tp_container_scalar(p, tp_container(p, TP_NONE, TP_NONE), "intel.com/foo", 2);
     fit_scores(RTCR_FOO, p, ns, 2, NULL, 0, s);
     assert_int_equal(s[0], 2);
     assert_int_equal(s[1], 5);
     p = tp_pod("p");
-    tp_container_scalar(tp_container(p, TP_NONE, TP_NONE), "intel.com/foo", 4);
+    tp_container_scalar(p, tp_container(p, TP_NONE, TP_NONE), "intel.com/foo", 4);
     fit_scores(RTCR_FOO, p, ns, 2, NULL, 0, s);
     assert_int_equal(s[0], 5);
     assert_int_equal(s[1], 10);

@@ -38,7 +38,7 @@ void tp_node_alloc(ks_node *n, int64_t milli_cpu, int64_t memory, int64_t pods) 
 void tp_node_ephemeral(ks_node *n, int64_t bytes) { n->allocatable.ephemeral_storage = bytes; }
 
 void tp_node_scalar(ks_node *n, const char *resource, int64_t v) {
-    ks_resource_set(&n->allocatable, ks_intern(resource), v);
+    ks_resource_set(&n->allocatable, n->arena, ks_intern(resource), v);
 }
 
 void tp_node_label(ks_node *n, const char *key, const char *value) {
@@ -103,8 +103,8 @@ ks_container *tp_init_container(ks_pod *p, int64_t milli_cpu, int64_t memory, bo
     return c;
 }
 
-void tp_container_scalar(ks_container *c, const char *resource, int64_t v) {
-    ks_resource_set(&c->requests, ks_intern(resource), v);
+void tp_container_scalar(ks_pod *p, ks_container *c, const char *resource, int64_t v) {
+    ks_resource_set(&c->requests, p->arena, ks_intern(resource), v);
 }
 
 void tp_container_ephemeral(ks_container *c, int64_t bytes) { c->requests.ephemeral_storage = bytes; }

@@ -34,7 +34,7 @@ ks_pod *tp_pod(const char *name);
  * (valid until the next container is added). */
 ks_container *tp_container(ks_pod *p, int64_t milli_cpu, int64_t memory);
 ks_container *tp_init_container(ks_pod *p, int64_t milli_cpu, int64_t memory, bool sidecar);
-void tp_container_scalar(ks_container *c, const char *resource, int64_t v);
+void tp_container_scalar(ks_pod *p, ks_container *c, const char *resource, int64_t v);
 void tp_container_ephemeral(ks_container *c, int64_t bytes);
 void tp_container_image(ks_container *c, const char *image);
 void tp_container_port(ks_pod *p, ks_container *c, int32_t host_port, const char *protocol,

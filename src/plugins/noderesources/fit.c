@@ -38,8 +38,7 @@ typedef struct pre_filter_state {
     int64_t milli_cpu, memory, ephemeral_storage;
     bool empty; /* no request at all: only the pod count is checked */
     uint32_t nscalar;
-    ks_id scalar_id[KS_MAX_SCALAR];
-    int64_t scalar_val[KS_MAX_SCALAR];
+    ks_scalar scalars[]; /* room for all of the pod's */
 } pre_filter_state;
 
 typedef struct pre_score_state {
@@ -224,26 +223,24 @@ static ks_status *pre_filter(void *self, ks_cycle_state *st, const ks_pod *pod,
                              ks_pre_filter_result **result) {
     fit *pl = self;
     const ks_resource *req = &pod->requests;
-    pre_filter_state *s = ks_cycle_state_alloc(st, sizeof(*s));
+    pre_filter_state *s = ks_cycle_state_alloc(st, sizeof(*s) + req->nscalar * sizeof(ks_scalar));
     s->milli_cpu = req->milli_cpu;
     s->memory = req->memory;
     s->ephemeral_storage = req->ephemeral_storage;
     s->empty = req->milli_cpu == 0 && req->memory == 0 && req->ephemeral_storage == 0 &&
                req->nscalar == 0;
     for (uint32_t i = 0; i < req->nscalar; i++) {
-        ks_id id = req->scalar_name[i];
-        int64_t v = req->scalar_val[i];
+        ks_id id = req->scalars[i].name;
+        int64_t v = req->scalars[i].val;
         if (v == 0) continue;
         if (ks_resource_is_extended(ks_str(id)) && is_ignored(pl, id)) continue;
         /* insertion by name */
         uint32_t j = s->nscalar;
-        while (j > 0 && strcmp(ks_str(s->scalar_id[j - 1]), ks_str(id)) > 0) {
-            s->scalar_id[j] = s->scalar_id[j - 1];
-            s->scalar_val[j] = s->scalar_val[j - 1];
+        while (j > 0 && strcmp(ks_str(s->scalars[j - 1].name), ks_str(id)) > 0) {
+            s->scalars[j] = s->scalars[j - 1];
             j--;
         }
-        s->scalar_id[j] = id;
-        s->scalar_val[j] = v;
+        s->scalars[j] = (ks_scalar){id, v};
         s->nscalar++;
     }
     ks_cycle_state_write(st, pl->pre_filter_key, s, NULL, NULL);
@@ -280,10 +277,10 @@ static ks_status *filter(void *self, ks_cycle_state *st, const ks_pod *pod,
         insufficient(&out, s->ephemeral_storage > alloc->ephemeral_storage, "Insufficient %s",
                      "ephemeral-storage");
     for (uint32_t i = 0; i < s->nscalar; i++) {
-        int64_t a = ks_resource_get(alloc, s->scalar_id[i]);
-        int64_t u = ks_resource_get(used, s->scalar_id[i]);
-        if (s->scalar_val[i] > a - u)
-            insufficient(&out, s->scalar_val[i] > a, "Insufficient %s", ks_str(s->scalar_id[i]));
+        int64_t a = ks_resource_get(alloc, s->scalars[i].name);
+        int64_t u = ks_resource_get(used, s->scalars[i].name);
+        if (s->scalars[i].val > a - u)
+            insufficient(&out, s->scalars[i].val > a, "Insufficient %s", ks_str(s->scalars[i].name));
     }
     return out;
 }
