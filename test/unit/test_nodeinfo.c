@@ -7,6 +7,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <cmocka.h>
 
 static ks_pod *web(const char *name, int64_t cpu, int64_t mem, int32_t host_port) {
@@ -100,12 +101,78 @@ static void clone_is_equal_and_independent(void **st) {
     ks_pod_unref(b);
 }
 
+/* Scalar sums are the NodeInfo's own: a clone changes independently, and
+ * a node takes more distinct scalars than a pod may carry. */
+static void scalar_sums_are_owned_and_unlimited(void **st) {
+    (void)st;
+    ks_node *n = tp_node("n1");
+    tp_node_alloc(n, 4000, 8LL << 30, 110);
+    ks_node_info *ni = ks_node_info_new();
+    ks_node_info_set_node(ni, n);
+    enum { NPODS = KS_MAX_SCALAR + 4 };
+    ks_pod *pods[NPODS];
+    for (int i = 0; i < NPODS; i++) {
+        char name[16], res[32];
+        snprintf(name, sizeof(name), "p%d", i);
+        snprintf(res, sizeof(res), "example.com/r%02d", i);
+        pods[i] = tp_pod(name);
+        ks_container *c = tp_container(pods[i], 10, 10);
+        tp_container_scalar(pods[i], c, res, i + 1);
+        tp_container_scalar(pods[i], c, "nvidia.com/gpu", 1);
+        tp_pod_done(pods[i]);
+        ks_node_info_add_pod(ni, pods[i]);
+    }
+    ks_id gpu = ks_intern("nvidia.com/gpu"), last = ks_intern("example.com/r19");
+    assert_int_equal(ni->requested.nscalar, NPODS + 1);
+    assert_int_equal(ks_resource_get(&ni->requested, gpu), NPODS);
+    assert_int_equal(ks_resource_get(&ni->requested, last), NPODS);
+    ks_node_info *c = ks_node_info_clone(ni);
+    assert_true(ks_node_info_remove_pod(ni, pods[NPODS - 1]));
+    assert_int_equal(ks_resource_get(&ni->requested, gpu), NPODS - 1);
+    assert_int_equal(ks_resource_get(&ni->requested, last), 0);
+    assert_int_equal(ks_resource_get(&c->requested, gpu), NPODS);
+    assert_int_equal(ks_resource_get(&c->requested, last), NPODS);
+    ks_node_info_copy_into(c, ni);
+    assert_true(ks_resource_equal(&c->requested, &ni->requested));
+    ks_node_info_free(c);
+    ks_node_info_free(ni);
+    for (int i = 0; i < NPODS; i++) ks_pod_unref(pods[i]);
+    ks_node_unref(n);
+}
+
+/* Arena-backed vectors are copied on write: a struct copy keeps its value. */
+static void arena_vectors_copy_on_write(void **st) {
+    (void)st;
+    ks_arena *a = ks_arena_new(0);
+    ks_id gpu = ks_intern("nvidia.com/gpu"), fpga = ks_intern("example.com/fpga");
+    ks_resource r = {0};
+    ks_resource_set(&r, a, gpu, 2);
+    ks_resource copy = r;
+    ks_resource_set(&r, a, gpu, 3);
+    ks_resource_set(&r, a, fpga, 1);
+    assert_int_equal(ks_resource_get(&copy, gpu), 2);
+    assert_int_equal(copy.nscalar, 1);
+    assert_int_equal(ks_resource_get(&r, gpu), 3);
+    assert_int_equal(ks_resource_get(&r, fpga), 1);
+    ks_resource sum = {0};
+    ks_resource_add(&sum, NULL, &r);
+    ks_resource_add(&sum, NULL, &sum);
+    ks_resource_sub(&sum, NULL, &copy);
+    assert_int_equal(ks_resource_get(&sum, gpu), 4);
+    assert_int_equal(ks_resource_get(&sum, fpga), 2);
+    assert_int_equal(ks_resource_get(&r, gpu), 3);
+    ks_resource_fini(&sum);
+    ks_arena_free(a);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(requests_add_up_and_come_back),
         cmocka_unit_test(host_ports_are_a_set),
         cmocka_unit_test(removal_moves_the_last_pod_into_the_gap),
         cmocka_unit_test(clone_is_equal_and_independent),
+        cmocka_unit_test(scalar_sums_are_owned_and_unlimited),
+        cmocka_unit_test(arena_vectors_copy_on_write),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
