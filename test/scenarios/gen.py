@@ -951,7 +951,8 @@ class Gen:
         """Coverage the first generators lack: pod-level resources, host
         network ports, topology keys some nodes lack, an extended resource,
         untagged images, terminating and orphaned pods, explicit priorities,
-        nominations, ReplicationControllers, more configurations. A generator
+        nominations, ReplicationControllers, preemption waves, more
+        configurations. A generator
         of its own (own random stream, run last), so that the documents the
         others write stay what they were for a given seed."""
         rng = random.Random(self.seed * 7919 + 2)
@@ -990,6 +991,12 @@ class Gen:
             if rng.random() < (0.03 if running else 0.02):
                 md["deletionTimestamp"] = "2024-03-28T00:00:00Z"
                 md["deletionGracePeriodSeconds"] = 30
+                if running and rng.random() < 0.5:
+                    # evicted by an earlier preemption: the preemptor nominated
+                    # to this node waits for it instead of preempting again
+                    d.setdefault("status", {})["conditions"] = [
+                        {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler",
+                         "message": "default-scheduler: preempting to accommodate a higher priority pod"}]
             if running:
                 continue
             if "priorityClassName" not in spec and "priority" not in spec and rng.random() < 0.04:
@@ -1010,6 +1017,8 @@ class Gen:
                               "status": {"phase": "Running"}})
         if rng.random() < 0.2:
             self.gen_rc_app(rng)
+        if rng.random() < 0.3:
+            self.gen_preemption_wave(rng)
         if self.config is None and rng.random() < 0.15:
             self.gen_extra_config(rng)
 
@@ -1035,6 +1044,8 @@ class Gen:
             x["resources"] = res
         if rng.random() < 0.04 and not any(c.get("ports") for c in conts):
             x["host_network_port"] = rng.choice([7000, 7001])
+        elif rng.random() < 0.3 and any(c.get("restartPolicy") == "Always" for c in spec.get("initContainers", [])):
+            x["sidecar_port"] = rng.choice([8080, 9090, 9100])
         if rng.random() < 0.08:
             x["spread"] = {"maxSkew": rng.randint(1, 2), "topologyKey": rng.choice(["disktype", "tier"]),
                            "whenUnsatisfiable": rng.choice(["DoNotSchedule", "ScheduleAnyway"])}
@@ -1062,6 +1073,9 @@ class Gen:
         if "host_network_port" in x:
             spec["hostNetwork"] = True
             c0["ports"] = [{"containerPort": x["host_network_port"]}]
+        if "sidecar_port" in x:
+            side = [c for c in spec["initContainers"] if c.get("restartPolicy") == "Always"][0]
+            side["ports"] = [{"containerPort": 9100, "hostPort": x["sidecar_port"]}]
         if "spread" in x:
             c = dict(x["spread"], labelSelector={"matchLabels": {"app": app}})
             spec.setdefault("topologySpreadConstraints", []).append(c)
@@ -1081,6 +1095,71 @@ class Gen:
             c0["image"] = "registry.example.com/tools/jq"
         if "tolerations" in x:
             spec.setdefault("tolerations", []).extend(json.loads(json.dumps(x["tolerations"])))
+
+    def gen_preemption_wave(self, rng):
+        """Nodes filled with pods of mixed priorities, some guarded by a
+        PDB, and a wave of pending pods that can only land by preempting."""
+        guarded = rng.random() < 0.5
+        if guarded:
+            self.docs.append({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+                              "metadata": {"name": "wave-pdb", "namespace": "team-a"},
+                              "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "wave-filler"}}},
+                              "status": {"disruptionsAllowed": rng.choice([0, 1, 3]), "currentHealthy": 3,
+                                         "desiredHealthy": 1, "expectedPods": 3}})
+        n = 0
+        for name, node, free, labels, taints, unsched in self.nodes:
+            if rng.random() < 0.5:
+                continue
+            for k in range(rng.randint(1, 4)):
+                cpu = int(free["cpu"] * rng.uniform(0.3, 0.95)) // 10 * 10
+                mem = int(free["memory"] * rng.uniform(0.1, 0.6)) // MI * MI
+                if cpu < 10 or mem < MI or free["pods"] < 1:
+                    break
+                free["cpu"] -= cpu
+                free["memory"] -= mem
+                free["pods"] -= 1
+                n += 1
+                spec = {"nodeName": name, "tolerations": [{"operator": "Exists"}],
+                        "containers": [{"name": "c", "image": "registry.example.com/app/worker:2024.3",
+                                        "resources": {"requests": {"cpu": cpu_q(rng, cpu), "memory": mem_q(rng, mem)}}}]}
+                r = rng.random()
+                if r < 0.4:
+                    spec["priorityClassName"] = rng.choice(["low", "medium"])
+                elif r < 0.6:
+                    spec["priority"] = rng.choice([50, 500, 5000])
+                md = {"name": self.pod_name(f"wave-filler-{n}"), "namespace": "team-a",
+                      "labels": {"app": "wave-filler" if rng.random() < 0.5 else "wave-other"}}
+                status = {"phase": "Running"}
+                if rng.random() < 0.8:
+                    status["startTime"] = ts(rng, rng.choice([1, 2, 3]))
+                self.docs.append({"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": spec, "status": status})
+        for i in range(rng.randint(2, 8)):
+            node = rng.choice(self.nodes)
+            cores = int(node[3]["cores"])
+            cpu = max(100, int(cores * 1000 * rng.uniform(0.1, 0.8)) // 50 * 50)
+            spec = {"containers": [{"name": "c", "image": "registry.example.com/app/api:2024.3",
+                                    "resources": {"requests": {"cpu": cpu_q(rng, cpu),
+                                                               "memory": mem_q(rng, rng.choice([256, 512, 2048]) * MI)}}}]}
+            r = rng.random()
+            if r < 0.6:
+                spec["priorityClassName"] = rng.choice(["medium", "high", "high", "critical-batch"])
+            else:
+                spec["priority"] = rng.choice([600, 3000, 20000])
+            if rng.random() < 0.3:
+                spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchLabels": {"app": "wave"}}, "topologyKey": "kubernetes.io/hostname"}]}}
+            elif rng.random() < 0.3:
+                spec["nodeSelector"] = {"topology.kubernetes.io/zone": rng.choice(self.zones)}
+            if rng.random() < 0.3:
+                spec["tolerations"] = [{"operator": "Exists"}]
+            md = {"name": self.pod_name(f"wave-{i}"), "namespace": rng.choice(["team-a", "default"]),
+                  "labels": {"app": "wave"}}
+            if rng.random() < 0.8:
+                md["creationTimestamp"] = ts(rng, 6)
+            pod = {"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": spec}
+            if rng.random() < 0.1:
+                pod["status"] = {"phase": "Pending", "nominatedNodeName": node[0]}
+            self.docs.append(pod)
 
     def gen_rc_app(self, rng):
         """A ReplicationController's pods (default spreading by its selector)."""
