@@ -39,6 +39,14 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#ifdef KS_BENCH_CALLGRIND /* counts of the measured phase only: callgrind --collect-atstart=no */
+#include <valgrind/callgrind.h>
+#define MEASURE_BEGIN() CALLGRIND_START_INSTRUMENTATION
+#define MEASURE_END() CALLGRIND_STOP_INSTRUMENTATION
+#else
+#define MEASURE_BEGIN() ((void)0)
+#define MEASURE_END() ((void)0)
+#endif
 
 /* A run that binds nothing for this long is stuck (a bug, not a figure). */
 #define STUCK_NS (300LL * KS_NS_PER_SEC)
@@ -507,6 +515,7 @@ int main(int argc, char **argv) {
     /* The measured pods all enter the queue, then the clock starts. */
     for (uint32_t i = 0; i < m->pods.n; i++) ks_memory_backend_add_pod(b->mb, ks_pod_ref(m->pods.v[i]));
     b->measuring = true;
+    MEASURE_BEGIN();
     double cpu0 = cpu_seconds();
     b->mono0 = ks_monotonic_ns();
     b->sim0 = ks_clock_now(b->clock);
@@ -542,6 +551,7 @@ int main(int argc, char **argv) {
         if (!did) pause_briefly(); /* waiting for backoff or churn, in real time */
     }
     int64_t end = ks_monotonic_ns();
+    MEASURE_END();
     b->measuring = false;
     /* for `perf record -k CLOCK_MONOTONIC` + `perf report --time A,B` */
     ks_infof(1, "measured phase: CLOCK_MONOTONIC %.6f,%.6f", (double)b->mono0 / 1e9, (double)end / 1e9);

@@ -39,6 +39,15 @@ struct ks_parallelizer {
  * other processes want the CPUs (measured on 2 cores). */
 #define SPIN_NS 30000
 
+/* The caller runs a job alone for this long before it shares the rest
+ * with the helpers. A Filter or Score pass over a few hundred nodes takes
+ * 20-80 us; on 2 CPUs shared with other work, handing half of it to a
+ * helper (a wake-up, or a helper spinning between jobs, and a wait for the
+ * slower half) cost more CPU and more wall time than it saved at every
+ * budget below about 100 us (bench, 5000 nodes). Longer jobs (preemption's
+ * dry runs, large clusters) are still shared. */
+#define SHARE_AFTER_NS 200000
+
 static inline void cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
@@ -168,25 +177,58 @@ void ks_parallelizer_free(ks_parallelizer *p) {
 
 int ks_parallelizer_parallelism(const ks_parallelizer *p) { return p ? p->parallelism : 1; }
 
+/* Runs j from item `from` on the calling thread, one item at a time,
+ * checking stop after each, until the end, stop, or (budget_ns >= 0) the
+ * budget has passed since t0 (the clock is read between chunks). Returns
+ * the next item to run; *stopped when stop was raised. */
+static size_t run_alone(job *j, size_t from, int64_t t0, int64_t budget_ns, bool *stopped) {
+    size_t i = from;
+    *stopped = false;
+    while (i < j->n) {
+        size_t end = i + j->chunk;
+        if (end > j->n) end = j->n;
+        for (; i < end; i++) {
+            j->fn(i, j->arg);
+            if (j->stop && atomic_load_explicit(j->stop, memory_order_relaxed)) {
+                *stopped = true;
+                return i + 1;
+            }
+        }
+        if (budget_ns >= 0 && ks_monotonic_ns() - t0 >= budget_ns) break;
+    }
+    return i;
+}
+
 size_t ks_parallelize(ks_parallelizer *p, size_t n, void (*fn)(size_t i, void *arg), void *arg,
                       atomic_bool *stop) {
-    if (n == 0) return 0;
+    if (n == 0 || (stop && atomic_load(stop))) return 0;
     job j = {.n = n, .fn = fn, .arg = arg, .stop = stop};
     int par = p ? p->parallelism : 1;
     j.chunk = ks_parallelize_chunk_size(n, par);
     atomic_init(&j.next, 0);
     size_t chunks = (n + j.chunk - 1) / j.chunk;
-    if (!p || p->nthreads == 0 || chunks <= 1 || in_job) {
-        run_chunks(&j);
-        return ran(&j);
-    }
-    pthread_mutex_lock(&p->job_mu);
+    bool can_share = p && p->nthreads > 0 && chunks > 1 && !in_job;
+
+    /* Alone first: a job that ends within the budget never pays for a
+     * helper. Alone, the caller stops right after the item that raised
+     * stop, which keeps the items run a prefix. */
+    bool was = in_job, stopped;
+    in_job = true;
+    size_t next = run_alone(&j, 0, ks_monotonic_ns(), can_share ? SHARE_AFTER_NS : -1, &stopped);
+    if (!stopped && next < n && pthread_mutex_trylock(&p->job_mu) != 0)
+        next = run_alone(&j, next, 0, -1, &stopped); /* the pool is busy with another thread's job */
+    in_job = was;
+    if (stopped || next >= n) return next;
+
+    /* Share the rest: chunks from `next` on, claimed in order. */
+    atomic_store(&j.next, next);
+    size_t left = (n - next + j.chunk - 1) / j.chunk;
     pthread_mutex_lock(&p->mu);
     p->cur = &j;
     atomic_fetch_add(&p->job_seq, 1);
     /* Wake only as many sleeping helpers as there are chunks for (the
      * spinning ones see job_seq move). */
-    size_t wake = chunks - 1 < (size_t)p->nthreads ? chunks - 1 : (size_t)p->nthreads;
+    size_t wake = left - 1 < (size_t)p->nthreads ? left - 1 : (size_t)p->nthreads;
     if (wake > (size_t)p->sleeping) wake = (size_t)p->sleeping;
     for (size_t i = 0; i < wake; i++) pthread_cond_signal(&p->work_cv);
     pthread_mutex_unlock(&p->mu);

@@ -1,9 +1,11 @@
 /* The worker pool behind Filter and Score (upstream parallelize): a fixed
  * set of threads that split [0, n) into chunks of about sqrt(n) and call
- * fn(i, arg) for each index. Chunks are handed out in increasing order and
- * every chunk handed out is finished, so when `stop` is raised the indexes
- * processed always form a prefix of [0, n): a search that stops early
- * gives the same answer as a sequential one, whatever the thread timing. */
+ * fn(i, arg) for each index. The calling thread runs a job alone for its
+ * first 200 us (most jobs end there) and then shares the remaining chunks.
+ * Chunks are handed out in increasing order and every chunk handed out is
+ * finished, so when `stop` is raised the indexes processed always form a
+ * prefix of [0, n): a search that stops early gives the same answer as a
+ * sequential one, whatever the thread timing. */
 #ifndef KS_PARALLELIZE_H
 #define KS_PARALLELIZE_H
 
