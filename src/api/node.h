@@ -23,21 +23,21 @@ typedef struct ks_node_image {
 
 typedef struct ks_node {
     atomic_int refs;
-    ks_arena *arena;
     ks_id name;
+    ks_arena *arena;
     const char *uid;
     ks_labels labels;
     ks_labels annotations;
     uint32_t ntaints;
-    ks_taint *taints;
     bool unschedulable;
+    ks_taint *taints;
     ks_resource allocatable;
     ks_resource capacity;
     ks_qlist allocatable_q; /* status.allocatable exactly as written */
     uint32_t nimages;
+    uint32_t input_index;
     ks_node_image *images;
     int64_t creation_ts;
-    uint32_t input_index;
     struct ks_tree *tree;
     const char *source_file;
     int source_line;

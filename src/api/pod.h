@@ -47,21 +47,21 @@ typedef struct ks_container {
     const char *name;
     const char *image;        /* as written */
     ks_id image_id;           /* normalized as ImageLocality does (x -> x:latest) */
-    ks_resource requests;     /* after defaulting requests from limits */
-    ks_resource limits;
     bool has_cpu_request, has_memory_request;
     bool sidecar;             /* init container with restartPolicy: Always */
+    /* status.(init)containerStatuses[].resources.requests and
+     * .allocatedResources, which upstream folds into the request while an
+     * in-place resize is in progress. */
+    bool has_status_resources;
+    ks_resource requests;     /* after defaulting requests from limits */
+    ks_resource limits;
     uint32_t nports;
     ks_container_port *ports;
     /* Exact lists as written (requests after defaulting from limits). When
      * req_q.v is NULL (a pod built in code) `requests` and the has_*
      * flags stand in for them. */
     ks_qlist req_q, lim_q;
-    /* status.(init)containerStatuses[].resources.requests and
-     * .allocatedResources, which upstream folds into the request while an
-     * in-place resize is in progress. */
-    bool has_status_resources;
-    ks_qlist status_req_q, allocated_q;
+    ks_qlist status_req_q, allocated_q; /* see has_status_resources */
 } ks_container;
 
 typedef struct ks_pod_affinity_term {
@@ -136,7 +136,10 @@ typedef struct ks_pod_condition {
 } ks_pod_condition;
 
 typedef struct ks_pod {
+    /* Fields are ordered to leave no padding: there is one ks_pod per pod
+     * and per clone. */
     atomic_int refs;
+    uint32_t input_index;      /* order of appearance in the input */
     ks_arena *arena;
 
     /* metadata */
@@ -145,24 +148,23 @@ typedef struct ks_pod {
     uint64_t key;              /* ns/name identity for maps: (ns << 32) | name */
     ks_labels labels;
     ks_labels annotations;     /* values interned too; read rarely */
-    uint32_t nowners;
     ks_owner_ref *owners;
-    int64_t creation_ts;       /* unix seconds; 0 when unset */
+    uint32_t nowners;
     bool has_deletion_ts;
+    int64_t creation_ts;       /* unix seconds; 0 when unset */
     int64_t deletion_ts;
-    uint32_t input_index;      /* order of appearance in the input */
 
     /* spec */
     ks_id scheduler_name;      /* defaulted to default-scheduler */
     ks_id node_name;           /* spec.nodeName, 0 when unset */
-    bool has_priority;
     int32_t priority;          /* spec.priority (resolved by admission) */
     ks_id priority_class;
-    bool has_preemption_policy;
     ks_preemption_policy preemption_policy;
+    bool has_priority;
+    bool has_preemption_policy;
     bool host_network;
-    ks_labels node_selector;
     bool has_node_affinity;
+    ks_labels node_selector;
     ks_node_selector required_node_affinity; /* nterms 0 = none */
     bool has_required_node_affinity;
     uint32_t npreferred_node;
@@ -170,33 +172,34 @@ typedef struct ks_pod {
     uint32_t nreq_affinity, nreq_anti, npref_affinity, npref_anti;
     ks_pod_affinity_term *req_affinity, *req_anti, *pref_affinity, *pref_anti;
     uint32_t ntolerations;
-    ks_toleration *tolerations;
     uint32_t nspread;
+    ks_toleration *tolerations;
     ks_spread_constraint *spread;
     uint32_t ncontainers, ninit;
     ks_container *containers, *init_containers;
     ks_resource overhead;
-    bool has_overhead;
     ks_resource pod_level_requests; /* spec.resources.requests (PodLevelResources) */
+    bool has_overhead;
     bool has_pod_level_requests;    /* upstream IsPodLevelRequestsSet */
+    uint32_t nvolumes;
     /* Exact lists behind the two above (v NULL: use the ks_resource). */
     ks_qlist overhead_q, pod_req_q, pod_lim_q;
-    uint32_t nvolumes;
     ks_volume *volumes;
     uint32_t ngates;
-    ks_id *scheduling_gates;
     uint32_t nresource_claims; /* spec.resourceClaims entries (DRA) */
-    uint32_t nhost_ports;      /* all containers' host ports, flattened */
+    ks_id *scheduling_gates;
     ks_container_port *host_ports;
+    uint32_t nhost_ports;      /* all containers' host ports, flattened */
 
     /* status */
     ks_pod_phase phase;
     bool has_start_time;
-    int64_t start_time;        /* status.startTime, unix seconds (preemption order) */
-    ks_id nominated_node;
-    uint32_t nconditions;
-    ks_pod_condition *conditions;
     bool resize_infeasible;    /* condition PodResizePending reason Infeasible */
+    ks_id nominated_node;
+    int64_t start_time;        /* status.startTime, unix seconds (preemption order) */
+    uint32_t nconditions;
+    int source_line;           /* of the decoded source, below */
+    ks_pod_condition *conditions;
 
     /* precomputed (upstream PodInfo) */
     ks_resource requests;          /* the effective request, with overhead */
@@ -206,7 +209,6 @@ typedef struct ks_pod {
      * pod may point into the document, which `doc` keeps alive. */
     struct ks_tree *tree;
     const char *source_file;
-    int source_line;
     ks_docref *doc;
     struct ks_pod *clone_of;   /* a clone keeps its original alive */
 } ks_pod;
