@@ -97,7 +97,8 @@ bool d_meta(dec *d, const ks_tree *obj, bool namespaced, meta *m);
     do {                                                                     \
         (obj)->doc = ks_docref_ref((d)->ctx->doc);                           \
         (obj)->tree = (d)->ctx->doc ? (struct ks_tree *)(t) : NULL;          \
-        (obj)->source_file = dkeep((d), (d)->ctx->file);                               \
+        /* interned: one copy per file, not per object */                    \
+        (obj)->source_file = (d)->ctx->file ? ks_str(ks_intern((d)->ctx->file)) : NULL; \
         (obj)->source_line = (t)->line;                                      \
         (obj)->input_index = (d)->ctx->next_input_index++;                   \
     } while (0)

@@ -47,8 +47,10 @@ static bool d_container(dec *d, const ks_tree *v, const kpath *p, bool init, boo
     d_str(d, kt_get(v, "name"), KP(p, "name"), &c->name);
     c->name = dkeep(d, c->name ? c->name : "");
     d_str(d, kt_get(v, "image"), KP(p, "image"), &c->image);
-    c->image = dkeep(d, c->image ? c->image : "");
-    c->image_id = ks_normalize_image(c->image);
+    c->image_id = ks_normalize_image(c->image ? c->image : "");
+    /* a tagged image is its own normalized name: share the interned copy */
+    if (c->image && strcmp(c->image, ks_str(c->image_id)) == 0) c->image = ks_str(c->image_id);
+    else c->image = dkeep(d, c->image ? c->image : "");
     if (init) c->sidecar = d_enum(d, kt_get(v, "restartPolicy"), KP(p, "restartPolicy"), restart) == 0;
 
     const ks_tree *res = kt_get(v, "resources");
