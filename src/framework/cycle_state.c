@@ -56,6 +56,9 @@ void ks_cycle_state_reset(ks_cycle_state *st) {
     memset(st->skip_filter, 0, sizeof(st->skip_filter));
     memset(st->skip_score, 0, sizeof(st->skip_score));
     memset(st->skip_pre_bind, 0, sizeof(st->skip_pre_bind));
+    st->filters_for = NULL;
+    st->filters = NULL;
+    st->nfilters = 0;
 }
 
 ks_cycle_state *ks_cycle_state_clone(const ks_cycle_state *st) {
@@ -77,6 +80,9 @@ ks_cycle_state *ks_cycle_state_clone(const ks_cycle_state *st) {
     memcpy(c->skip_filter, st->skip_filter, sizeof(c->skip_filter));
     memcpy(c->skip_score, st->skip_score, sizeof(c->skip_score));
     memcpy(c->skip_pre_bind, st->skip_pre_bind, sizeof(c->skip_pre_bind));
+    c->filters_for = st->filters_for;
+    c->filters = st->filters;
+    c->nfilters = st->nfilters;
     return c;
 }
 

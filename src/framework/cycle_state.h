@@ -24,6 +24,11 @@ struct ks_cycle_state {
     uint64_t skip_filter[4], skip_score[4];
     /* PreBind plugins whose PreBindPreFlight returned Skip. */
     uint64_t skip_pre_bind[4];
+    /* The Filter plugins not skipped, in order, listed once PreFilter is
+     * done (arena memory) for the framework filters_for. */
+    const struct ks_framework *filters_for;
+    const struct ks_plugin_inst **filters;
+    uint32_t nfilters;
 };
 
 ks_cycle_state *ks_cycle_state_new(void);

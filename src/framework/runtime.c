@@ -103,8 +103,8 @@ static ks_pre_filter_result *merge(ks_cycle_state *st, ks_pre_filter_result *a,
     return r;
 }
 
-ks_status *ks_framework_run_pre_filter(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
-                                       ks_pre_filter_result **result, ks_plugin_mask *rejectors) {
+static ks_status *run_pre_filter(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+                                 ks_pre_filter_result **result, ks_plugin_mask *rejectors) {
     size_t n;
     const ks_node_info *const *nodes = snapshot_nodes(fw, &n);
     memset(st->skip_filter, 0, sizeof(st->skip_filter));
@@ -169,6 +169,22 @@ ks_status *ks_framework_run_pre_filter(ks_framework *fw, ks_cycle_state *st, con
     return ret;
 }
 
+ks_status *ks_framework_run_pre_filter(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+                                       ks_pre_filter_result **result, ks_plugin_mask *rejectors) {
+    ks_status *s = run_pre_filter(fw, st, pod, result, rejectors);
+    /* Filter runs per node, often hundreds of times a cycle: list the
+     * plugins it runs once instead of testing every skip bit per node. */
+    const ks_ep_list *l = &fw->ep[KS_EP_FILTER];
+    const ks_plugin_inst **v = ks_cycle_state_alloc(st, (l->n ? l->n : 1) * sizeof(*v));
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < l->n; i++)
+        if (!ks_bit_get(st->skip_filter, l->v[i]->index)) v[n++] = l->v[i];
+    st->filters = v;
+    st->nfilters = n;
+    st->filters_for = fw;
+    return s;
+}
+
 static ks_status *run_extension(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                 const ks_pod *other, const ks_node_info *ni, bool add) {
     const ks_ep_list *l = &fw->ep[KS_EP_PRE_FILTER];
@@ -219,6 +235,13 @@ static ks_status *run_one_filter(ks_framework *fw, const ks_plugin_inst *pl, ks_
 
 ks_status *ks_framework_run_filter(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                    const ks_node_info *ni) {
+    if (st->filters_for == fw) {
+        for (uint32_t i = 0; i < st->nfilters; i++) {
+            ks_status *s = run_one_filter(fw, st->filters[i], st, pod, ni);
+            if (s) return s;
+        }
+        return NULL;
+    }
     const ks_ep_list *l = &fw->ep[KS_EP_FILTER];
     for (uint32_t i = 0; i < l->n; i++) {
         const ks_plugin_inst *pl = l->v[i];
