@@ -813,12 +813,15 @@ void ks_queue_move_all(ks_queue *q, ks_cluster_event ev, uint64_t target_key,
         return;
     }
     ks_queued_pod **list = ks_xmalloc((q->nunsched ? q->nunsched : 1) * sizeof(*list));
-    size_t n = 0;
+    size_t n = 0, seen = 0;
     uint64_t k;
     void *v;
-    for (size_t it = 0; ks_map_next(&q->all, &it, &k, &v);) {
+    /* The map holds every queued pod (the active ones too): stop once the
+     * unschedulable ones are all seen (every bind comes here). */
+    for (size_t it = 0; seen < q->nunsched && ks_map_next(&q->all, &it, &k, &v);) {
         ks_queued_pod *qp = v;
         if (qp->where != KS_Q_UNSCHEDULABLE) continue;
+        seen++;
         if (precheck && !precheck(qp->pod, arg)) continue;
         list[n++] = qp;
     }
@@ -873,9 +876,12 @@ void ks_queue_flush_unschedulable_leftover(ks_queue *q) {
     size_t n = 0;
     uint64_t k;
     void *v;
-    for (size_t it = 0; ks_map_next(&q->all, &it, &k, &v);) {
+    size_t seen = 0;
+    for (size_t it = 0; seen < q->nunsched && ks_map_next(&q->all, &it, &k, &v);) {
         ks_queued_pod *qp = v;
-        if (qp->where == KS_Q_UNSCHEDULABLE && now - qp->timestamp_ns > q->max_in_unsched) list[n++] = qp;
+        if (qp->where != KS_Q_UNSCHEDULABLE) continue;
+        seen++;
+        if (now - qp->timestamp_ns > q->max_in_unsched) list[n++] = qp;
     }
     if (n) move_pods(q, list, n, wildcard_event, 0);
     free(list);
