@@ -22,35 +22,50 @@ const char *ks_code_name(ks_code c) {
     return "Unknown";
 }
 
+/* The text right after the struct, when the status was made with one. */
+static char *inline_text(ks_status *s) { return (char *)(s + 1); }
+
 static void push_reason(ks_status *s, char *r) {
+    if (s->reasons == s->first) {
+        /* leave the inline slot: the array grows on the heap */
+        char **v = ks_xmalloc(4 * sizeof(*v));
+        for (uint32_t i = 0; i < s->nreasons; i++) v[i] = s->reasons[i];
+        s->reasons = v;
+        s->cap = 4;
+    }
     KS_GROW(s->reasons, s->cap, s->nreasons + 1);
     s->reasons[s->nreasons++] = r;
 }
 
 /* Reasons are formatted for every node a filter rejects, and almost all
  * are a constant or have only %s in them ("Insufficient %s"): those are
- * joined here without printf's two passes. */
-static char *format(const char *fmt, va_list ap) {
-    size_t n = 0, nargs = 0;
-    const char *args[4];
+ * joined without printf's two passes. format_len returns the length, or
+ * -1 when printf is needed; args receives the %s arguments. */
+#define MAX_ARGS 4
+static long format_len(const char *fmt, va_list ap, const char **args, size_t *nargs) {
+    size_t n = 0;
+    *nargs = 0;
     for (const char *p = fmt; *p; p++) {
         if (*p != '%') {
             n++;
             continue;
         }
-        if (p[1] != 's' || nargs == 4) goto slow;
+        if (p[1] != 's' || *nargs == MAX_ARGS) return -1;
         p++;
-        nargs++;
+        (*nargs)++;
     }
     va_list cp;
     va_copy(cp, ap);
-    for (size_t i = 0; i < nargs; i++) {
+    for (size_t i = 0; i < *nargs; i++) {
         args[i] = va_arg(cp, const char *);
         if (!args[i]) args[i] = "(null)";
         n += strlen(args[i]);
     }
     va_end(cp);
-    char *r = ks_xmalloc(n + 1), *w = r;
+    return (long)n;
+}
+
+static void format_into(char *w, const char *fmt, const char **args) {
     size_t a = 0;
     for (const char *p = fmt; *p; p++) {
         if (*p != '%') {
@@ -63,23 +78,47 @@ static char *format(const char *fmt, va_list ap) {
         p++;
     }
     *w = 0;
-    return r;
-slow:;
-    va_list cp2;
-    va_copy(cp2, ap);
-    int len = vsnprintf(NULL, 0, fmt, cp2);
-    va_end(cp2);
-    char *out = ks_xmalloc((size_t)len + 1);
-    va_copy(cp2, ap);
-    vsnprintf(out, (size_t)len + 1, fmt, cp2);
-    va_end(cp2);
-    return out;
+}
+
+/* A block of `extra` bytes after the struct `before` (0 or sizeof the
+ * struct) holding the formatted text; returns the text. */
+static char *format_alloc(const char *fmt, va_list ap, size_t before, void **block) {
+    const char *args[MAX_ARGS];
+    size_t nargs;
+    long n = format_len(fmt, ap, args, &nargs);
+    if (n >= 0) {
+        *block = ks_xmalloc(before + (size_t)n + 1);
+        char *t = (char *)*block + before;
+        format_into(t, fmt, args);
+        return t;
+    }
+    va_list cp;
+    va_copy(cp, ap);
+    int len = vsnprintf(NULL, 0, fmt, cp);
+    va_end(cp);
+    *block = ks_xmalloc(before + (size_t)len + 1);
+    char *t = (char *)*block + before;
+    va_copy(cp, ap);
+    vsnprintf(t, (size_t)len + 1, fmt, cp);
+    va_end(cp);
+    return t;
 }
 
 ks_status *ks_status_newv(ks_code code, const char *fmt, va_list ap) {
-    ks_status *s = ks_xcalloc(1, sizeof(*s));
+    ks_status *s;
+    if (fmt) {
+        void *block;
+        char *t = format_alloc(fmt, ap, sizeof(*s), &block);
+        s = block;
+        memset(s, 0, sizeof(*s));
+        s->first[0] = t;
+        s->nreasons = 1;
+    } else {
+        s = ks_xcalloc(1, sizeof(*s));
+    }
+    s->reasons = s->first;
+    s->cap = 1;
     s->code = code;
-    if (fmt) push_reason(s, format(fmt, ap));
     return s;
 }
 
@@ -94,7 +133,8 @@ ks_status *ks_status_new(ks_code code, const char *fmt, ...) {
 void ks_status_add_reason(ks_status *s, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    push_reason(s, format(fmt, ap));
+    void *block;
+    push_reason(s, format_alloc(fmt, ap, 0, &block));
     va_end(ap);
 }
 
@@ -110,17 +150,19 @@ void ks_status_set_plugin(ks_status *s, const char *plugin) {
 
 void ks_status_free(ks_status *s) {
     if (!s) return;
-    for (uint32_t i = 0; i < s->nreasons; i++) free(s->reasons[i]);
-    free(s->reasons);
+    for (uint32_t i = 0; i < s->nreasons; i++)
+        if (s->reasons[i] != inline_text(s)) free(s->reasons[i]);
+    if (s->reasons != s->first) free(s->reasons);
     free(s);
 }
 
 ks_status *ks_status_clone(const ks_status *s) {
     if (!s) return NULL;
-    ks_status *c = ks_xcalloc(1, sizeof(*c));
-    c->code = s->code;
+    ks_status *c;
+    if (s->nreasons) c = ks_status_new(s->code, "%s", s->reasons[0]);
+    else c = ks_status_new(s->code, NULL);
     c->plugin = s->plugin;
-    for (uint32_t i = 0; i < s->nreasons; i++) push_reason(c, ks_xstrdup(s->reasons[i]));
+    for (uint32_t i = 1; i < s->nreasons; i++) push_reason(c, ks_xstrdup(s->reasons[i]));
     return c;
 }
 

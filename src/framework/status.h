@@ -5,11 +5,14 @@
 
 #include <ksched/ksched.h>
 
+/* A status with one reason is one allocation: the reason's text follows
+ * the struct and reasons points at first; more reasons are malloc'd. */
 struct ks_status {
     ks_code code;
     uint32_t nreasons, cap;
     char **reasons;
     const char *plugin; /* static (the plugin's registered name) */
+    char *first[1];
 };
 
 /* Copy of s (NULL stays NULL). */
