@@ -187,14 +187,17 @@ ks_status *ipa_pre_filter(void *self, ks_cycle_state *st, const ks_pod *pod,
         anti_nodes = (const ks_node_info *const *)snap->with_required_anti;
         nanti_nodes = snap->nwith_required_anti;
     }
-    /* anti-affinity is mostly per host: about one pair per such node */
-    ks_pairtab_init(&s->existing_anti, nanti_nodes ? (uint32_t)nanti_nodes + 16 : 0);
+    /* The tables are sized only when counted here: the memo's result
+     * comes as a copy (sized for a node each, an unused table cost a
+     * 128 KB calloc per cycle at 5000 nodes). */
     if (nanti_nodes) {
         ks_sig sig;
         ks_sig_init(&sig);
         ipa_sig_pod(&sig, pod, &s->ns_labels);
         c.existing_pass = true;
         if (!with_memo(pl, &c, &pl->existing_memo, &sig, 1, anti_nodes, nanti_nodes, &s->existing_anti, NULL)) {
+            /* anti-affinity is mostly per host: about one pair per such node */
+            ks_pairtab_init(&s->existing_anti, (uint32_t)nanti_nodes + 16);
             ks_pairtab_par_begin(&c.existing, &s->existing_anti, false);
             c.nodes = anti_nodes;
             ks_parallel_chunks(pl->h, nanti_nodes, count_existing_anti, &c);
@@ -206,8 +209,6 @@ ks_status *ipa_pre_filter(void *self, ks_cycle_state *st, const ks_pod *pod,
             if (s->existing_anti.keys[i]) note_existing_key(s, ks_pair_a(s->existing_anti.keys[i]));
     }
 
-    ks_pairtab_init(&s->aff_counts, ipa_size_hint(s->aff, s->naff, n));
-    ks_pairtab_init(&s->anti_counts, ipa_size_hint(s->anti, s->nanti, n));
     if ((s->naff || s->nanti) && n) {
         ks_sig sig;
         ks_sig_init(&sig);
@@ -215,6 +216,8 @@ ks_status *ipa_pre_filter(void *self, ks_cycle_state *st, const ks_pod *pod,
         ipa_sig_terms(&sig, s->anti, s->nanti);
         c.existing_pass = false;
         if (!with_memo(pl, &c, &pl->incoming_memo, &sig, 2, nodes, n, &s->aff_counts, &s->anti_counts)) {
+            ks_pairtab_init(&s->aff_counts, ipa_size_hint(s->aff, s->naff, n));
+            ks_pairtab_init(&s->anti_counts, ipa_size_hint(s->anti, s->nanti, n));
             ks_pairtab_par_begin(&c.aff, &s->aff_counts, false);
             ks_pairtab_par_begin(&c.anti, &s->anti_counts, false);
             c.nodes = nodes;

@@ -151,9 +151,10 @@ ks_status *ipa_pre_score(void *self, ks_cycle_state *st, const ks_pod *pod,
         .ns_labels = ipa_namespace_labels(objs, pod->ns),
     };
     ipa_ps_state *s = ks_xcalloc(1, sizeof(*s));
-    ks_pairtab_init(&s->scores, has_constraints ? ipa_size_hint(c.pref_aff, c.npref_aff, nlist) +
-                                                      ipa_size_hint(c.pref_anti, c.npref_anti, nlist)
-                                                : 16);
+    /* sized only when counted here (the memo's result comes as a copy) */
+    uint32_t hint = has_constraints ? ipa_size_hint(c.pref_aff, c.npref_aff, nlist) +
+                                          ipa_size_hint(c.pref_anti, c.npref_anti, nlist)
+                                    : 16;
     if (nlist) {
         ks_sig sig;
         ks_sig_init(&sig);
@@ -176,6 +177,7 @@ ks_status *ipa_pre_score(void *self, ks_cycle_state *st, const ks_pod *pod,
             ks_nodememo_end(c.memo, c.pass);
         }
         if (!counted) {
+            ks_pairtab_init(&s->scores, hint);
             ks_pairtab_par_begin(&c.par, &s->scores, false);
             ks_parallel_chunks(pl->h, nlist, score_nodes, &c);
             ks_pairtab_par_end(&c.par);
