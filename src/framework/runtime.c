@@ -446,6 +446,13 @@ static void score_node(size_t i, void *arg) {
     }
 }
 
+static void clear_scores(ks_score_result *out, size_t cells) {
+    memset(out->raw, 0, cells * sizeof(int64_t));
+    memset(out->normalized, 0, cells * sizeof(int64_t));
+    memset(out->weighted, 0, cells * sizeof(int64_t));
+    memset(out->total, 0, (out->nnodes ? out->nnodes : 1) * sizeof(int64_t));
+}
+
 ks_status *ks_framework_run_score(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                   const ks_node_info *const *nodes, size_t nnodes,
                                   ks_score_result *out) {
@@ -469,11 +476,15 @@ ks_status *ks_framework_run_score(ks_framework *fw, ks_cycle_state *st, const ks
     out->nodes = nodes;
     out->plugins = names;
     out->weights = weights;
-    out->raw = ks_cycle_state_alloc(st, cells * sizeof(int64_t));
-    out->normalized = ks_cycle_state_alloc(st, cells * sizeof(int64_t));
-    out->weighted = ks_cycle_state_alloc(st, cells * sizeof(int64_t));
-    out->total = ks_cycle_state_alloc(st, (nnodes ? nnodes : 1) * sizeof(int64_t));
-    if (np == 0 || nnodes == 0) return NULL;
+    /* Written whole below; zeroed when a failure leaves them part done. */
+    out->raw = ks_cycle_state_alloc_uninit(st, cells * sizeof(int64_t));
+    out->normalized = ks_cycle_state_alloc_uninit(st, cells * sizeof(int64_t));
+    out->weighted = ks_cycle_state_alloc_uninit(st, cells * sizeof(int64_t));
+    out->total = ks_cycle_state_alloc_uninit(st, (nnodes ? nnodes : 1) * sizeof(int64_t));
+    if (np == 0 || nnodes == 0) {
+        clear_scores(out, cells);
+        return NULL;
+    }
 
     score_job j = {.fw = fw, .st = st, .pod = pod, .nodes = nodes, .nnodes = nnodes, .plugins = plugins, .np = np,
                    .raw = out->raw};
@@ -489,17 +500,19 @@ ks_status *ks_framework_run_score(ks_framework *fw, ks_cycle_state *st, const ks
             if (!first) first = j.errs[i];
             else ks_status_free(j.errs[i]);
         }
+        clear_scores(out, cells);
         return wrap_error(first, "running Score plugins");
     }
 
     memcpy(out->normalized, out->raw, nnodes * np * sizeof(int64_t));
-    ks_node_score *buf = ks_cycle_state_alloc(st, nnodes * sizeof(*buf));
+    ks_node_score *buf = ks_cycle_state_alloc_uninit(st, nnodes * sizeof(*buf));
     for (size_t p = 0; p < np; p++) {
         const ks_plugin_inst *pl = plugins[p];
         if (!pl->ops->normalize_score) continue;
         for (size_t i = 0; i < nnodes; i++) buf[i] = (ks_node_score){nodes[i], out->raw[i * np + p]};
         ks_status *s = pl->ops->normalize_score(pl->self, st, pod, buf, nnodes);
         if (!ks_status_is_success(s)) {
+            clear_scores(out, cells);
             s = wrap_error(s, "plugin \"%s\" failed with", pl->name);
             return wrap_error(s, "running Normalize on Score plugins");
         }
@@ -516,6 +529,7 @@ ks_status *ks_framework_run_score(ks_framework *fw, ks_cycle_state *st, const ks
                     "plugin \"%s\" returns an invalid score %lld, it should in the range of [%d, %d] "
                     "after normalizing",
                     names[p], (long long)v, KS_MIN_NODE_SCORE, KS_MAX_NODE_SCORE);
+                clear_scores(out, cells);
                 return wrap_error(s, "applying score defaultWeights on Score plugins");
             }
             out->weighted[i * np + p] = v * weights[p];

@@ -154,7 +154,8 @@ static ks_status *pass_filters(attempt *a, ks_diagnosis *diag, const ks_node_inf
     int32_t pct = fw->has_percentage ? fw->percentage_of_nodes_to_score : s->cfg->percentage_of_nodes_to_score;
     size_t want = ks_num_feasible_nodes_to_find(pct, (uint32_t)n);
     if (!ks_framework_has_score_plugins(fw)) want = 1;
-    const ks_node_info **feasible = ks_cycle_state_alloc(a->st, (want ? want : 1) * sizeof(*feasible));
+    /* the node arrays below are read up to their counts only */
+    const ks_node_info **feasible = ks_cycle_state_alloc_uninit(a->st, (want ? want : 1) * sizeof(*feasible));
     *feasible_out = feasible;
     *nfeasible = 0;
     a->rec.nevaluated = 0;
@@ -178,8 +179,8 @@ static ks_status *pass_filters(attempt *a, ks_diagnosis *diag, const ks_node_inf
 
     /* Walk the evaluation order: keep the first `want` feasible nodes and
      * stop there, like a sequential search would. */
-    const ks_node_info **evaluated = ks_cycle_state_alloc(a->st, (ran ? ran : 1) * sizeof(*evaluated));
-    const ks_status **verdicts = ks_cycle_state_alloc(a->st, (ran ? ran : 1) * sizeof(*verdicts));
+    const ks_node_info **evaluated = ks_cycle_state_alloc_uninit(a->st, (ran ? ran : 1) * sizeof(*evaluated));
+    const ks_status **verdicts = ks_cycle_state_alloc_uninit(a->st, (ran ? ran : 1) * sizeof(*verdicts));
     size_t nev = 0, nf = 0;
     ks_status *err = NULL;
     size_t i = 0;
@@ -266,7 +267,7 @@ static ks_status *find_nodes_that_fit(attempt *a, ks_diagnosis *diag, const ks_n
     const ks_node_info *const *nodes = all;
     size_t n = nall;
     if (pfr) {
-        const ks_node_info **sub = ks_cycle_state_alloc(a->st, (nall ? nall : 1) * sizeof(*sub));
+        const ks_node_info **sub = ks_cycle_state_alloc_uninit(a->st, (nall ? nall : 1) * sizeof(*sub));
         n = 0;
         for (size_t i = 0; i < nall; i++)
             if (ks_pre_filter_result_has_id(pfr, all[i]->name)) sub[n++] = all[i];

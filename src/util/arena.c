@@ -74,6 +74,12 @@ void ks_arena_reset(ks_arena *a) {
 }
 
 void *ks_arena_alloc(ks_arena *a, size_t n) {
+    void *p = ks_arena_alloc_uninit(a, n);
+    memset(p, 0, n);
+    return p;
+}
+
+void *ks_arena_alloc_uninit(ks_arena *a, size_t n) {
     if (n > CHUNK_MAX) ks_oom();
     n = (n + 15) & ~(size_t)15;
     if (n == 0) n = 16;
@@ -91,7 +97,6 @@ void *ks_arena_alloc(ks_arena *a, size_t n) {
     void *p = c->data + c->used;
     c->used += (uint32_t)n;
     a->total += n;
-    memset(p, 0, n);
     return p;
 }
 

@@ -13,6 +13,7 @@ void ks_arena_free(ks_arena *a);
 /* Drop every allocation but keep the first chunk for reuse. */
 void ks_arena_reset(ks_arena *a);
 void *ks_arena_alloc(ks_arena *a, size_t n);      /* zeroed, 16-aligned */
+void *ks_arena_alloc_uninit(ks_arena *a, size_t n); /* not zeroed */
 void *ks_arena_calloc(ks_arena *a, size_t n, size_t size);
 char *ks_arena_strndup(ks_arena *a, const char *s, size_t n);
 char *ks_arena_strdup(ks_arena *a, const char *s);
