@@ -219,11 +219,9 @@ ks_status *ks_framework_run_pre_filter_remove_pod(ks_framework *fw, ks_cycle_sta
 
 /* ---- Filter ---------------------------------------------------------------- */
 
-static ks_status *run_one_filter(ks_framework *fw, const ks_plugin_inst *pl, ks_cycle_state *st,
-                                 const ks_pod *pod, const ks_node_info *ni) {
-    uint64_t before = sum1(fw, ni);
-    ks_status *s = pl->ops->filter(pl->self, st, pod, ni);
-    check1(fw, pl, "Filter", ni, before);
+/* What a Filter returned (non-NULL): NULL for a Success status, else the
+ * status ready for the diagnosis. */
+static ks_status *filter_verdict(const ks_plugin_inst *pl, ks_status *s) {
     if (ks_status_is_success(s)) {
         ks_status_free(s);
         return NULL;
@@ -233,8 +231,25 @@ static ks_status *run_one_filter(ks_framework *fw, const ks_plugin_inst *pl, ks_
     return s;
 }
 
+static ks_status *run_one_filter(ks_framework *fw, const ks_plugin_inst *pl, ks_cycle_state *st,
+                                 const ks_pod *pod, const ks_node_info *ni) {
+    uint64_t before = sum1(fw, ni);
+    ks_status *s = pl->ops->filter(pl->self, st, pod, ni);
+    check1(fw, pl, "Filter", ni, before);
+    return s ? filter_verdict(pl, s) : NULL;
+}
+
 ks_status *ks_framework_run_filter(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                    const ks_node_info *ni) {
+    if (st->filters_for == fw && !fw->checksums) {
+        /* the per-node hot path: a plain call per plugin */
+        for (uint32_t i = 0; i < st->nfilters; i++) {
+            const ks_plugin_inst *pl = st->filters[i];
+            ks_status *s = pl->ops->filter(pl->self, st, pod, ni);
+            if (s && (s = filter_verdict(pl, s))) return s;
+        }
+        return NULL;
+    }
     if (st->filters_for == fw) {
         for (uint32_t i = 0; i < st->nfilters; i++) {
             ks_status *s = run_one_filter(fw, st->filters[i], st, pod, ni);
@@ -430,19 +445,23 @@ static void score_node(size_t i, void *arg) {
         __builtin_prefetch(&nx->allocatable);
         __builtin_prefetch(&nx->requested);
     }
+    bool checks = j->fw->checksums;
+    int64_t *raw = j->raw + i * j->np;
     for (size_t p = 0; p < j->np; p++) {
         const ks_plugin_inst *pl = j->plugins[p];
         int64_t v = 0;
-        uint64_t before = sum1(j->fw, ni);
+        uint64_t before = checks ? sum1(j->fw, ni) : 0;
         ks_status *s = pl->ops->score(pl->self, j->st, j->pod, ni, &v);
-        check1(j->fw, pl, "Score", ni, before);
-        if (!ks_status_is_success(s)) {
-            j->errs[i] = wrap_error(s, "plugin \"%s\" failed with", pl->name);
-            atomic_store(&j->stop, true);
-            return;
+        if (checks) check1(j->fw, pl, "Score", ni, before);
+        if (s) {
+            if (!ks_status_is_success(s)) {
+                j->errs[i] = wrap_error(s, "plugin \"%s\" failed with", pl->name);
+                atomic_store(&j->stop, true);
+                return;
+            }
+            ks_status_free(s);
         }
-        ks_status_free(s);
-        j->raw[i * j->np + p] = v;
+        raw[p] = v;
     }
 }
 

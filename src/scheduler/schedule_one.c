@@ -116,23 +116,31 @@ typedef struct filter_job {
  * labels. The search rotates through the whole cluster, so at 5000 nodes
  * these are cache misses one after the other: fetch them ahead, each level
  * once the pointer to it has had time to arrive. */
+/* Node at evaluation index i (start + i wrapped without a division:
+ * start < n, and i + 8 < 2n but for the smallest clusters). */
+static inline const ks_node_info *nth(const filter_job *j, size_t i) {
+    size_t k = j->start + i;
+    while (k >= j->n) k -= j->n;
+    return j->nodes[k];
+}
+
 static void prefetch_ahead(const filter_job *j, size_t i) {
-    const ks_node_info *a = j->nodes[(j->start + i + 8) % j->n];
+    const ks_node_info *a = nth(j, i + 8);
     __builtin_prefetch(a);
     __builtin_prefetch(&a->requested);
     __builtin_prefetch(&a->allocatable);
-    const ks_node_info *b = j->nodes[(j->start + i + 4) % j->n];
+    const ks_node_info *b = nth(j, i + 4);
     if (b->node) {
         __builtin_prefetch(b->node);
         __builtin_prefetch((const char *)b->node + 64);
     }
-    const ks_node_info *c = j->nodes[(j->start + i + 2) % j->n];
+    const ks_node_info *c = nth(j, i + 2);
     if (c->node) __builtin_prefetch(c->node->labels.kv);
 }
 
 static void filter_node(size_t i, void *arg) {
     filter_job *j = arg;
-    const ks_node_info *ni = j->nodes[(j->start + i) % j->n];
+    const ks_node_info *ni = nth(j, i);
     prefetch_ahead(j, i);
     ks_status *s = ks_framework_run_filter_with_nominated_pods(j->fw, j->st, j->pod, ni);
     j->verdicts[i] = s;
@@ -185,7 +193,7 @@ static ks_status *pass_filters(attempt *a, ks_diagnosis *diag, const ks_node_inf
     ks_status *err = NULL;
     size_t i = 0;
     for (; i < ran && nf < want && !err; i++) {
-        const ks_node_info *ni = nodes[(j.start + i) % n];
+        const ks_node_info *ni = nth(&j, i);
         ks_status *v = j.verdicts[i];
         j.verdicts[i] = NULL;
         if (!v) {
