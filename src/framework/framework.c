@@ -164,6 +164,7 @@ ks_framework *ks_framework_new_default(ks_registry *reg, const ks_framework_opti
 
 void ks_framework_free(ks_framework *fw) {
     if (!fw) return;
+    ks_waiting_pods_release_held();
     for (uint32_t i = 0; i < fw->nplugins; i++) {
         ks_plugin_inst *in = &fw->plugins[i];
         if (in->ops->destroy && in->self) in->ops->destroy(in->self);
@@ -290,25 +291,11 @@ void ks_handle_parallelize(ks_handle *h, size_t n, void (*fn)(size_t i, void *ar
 }
 
 size_t ks_handle_waiting_pods(ks_handle *h, ks_waiting_pod **out, size_t max) {
-    return ks_waiting_pods_list(ks_framework_waiting(h->fw), out, max);
+    return ks_waiting_pods_list_held(ks_framework_waiting(h->fw), out, max);
 }
 
 ks_waiting_pod *ks_handle_get_waiting_pod(ks_handle *h, const char *pod_uid) {
-    ks_waiting_pod *buf[256];
-    ks_waiting_pods *wp = ks_framework_waiting(h->fw);
-    size_t n = ks_waiting_pods_list(wp, buf, 256);
-    ks_waiting_pod **v = buf;
-    if (n > 256) {
-        v = ks_xmalloc(n * sizeof(*v));
-        n = ks_waiting_pods_list(wp, v, n);
-    }
-    ks_waiting_pod *found = NULL;
-    for (size_t i = 0; i < n && !found; i++) {
-        const ks_pod *p = v[i]->pod;
-        if (p->uid && pod_uid && strcmp(p->uid, pod_uid) == 0) found = v[i];
-    }
-    if (v != buf) free(v);
-    return found;
+    return ks_waiting_pods_find_uid_held(ks_framework_waiting(h->fw), pod_uid);
 }
 
 ks_status *ks_handle_bind(ks_handle *h, const ks_pod *pod, const char *node) {

@@ -105,6 +105,7 @@ static ks_pre_filter_result *merge(ks_cycle_state *st, ks_pre_filter_result *a,
 
 static ks_status *run_pre_filter(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                  ks_pre_filter_result **result, ks_plugin_mask *rejectors) {
+    ks_waiting_pods_release_held(); /* a new cycle: the last one's holds end */
     size_t n;
     const ks_node_info *const *nodes = snapshot_nodes(fw, &n);
     memset(st->skip_filter, 0, sizeof(st->skip_filter));

@@ -106,6 +106,55 @@ size_t ks_waiting_pods_count(ks_waiting_pods *wp) {
     return n;
 }
 
+/* This thread's holds: pods handed to plugins, with a reference each. */
+static _Thread_local struct {
+    ks_waiting_pod **v;
+    uint32_t n, cap;
+} held;
+
+static void hold_locked(ks_waiting_pod *w) {
+    w->refs++;
+    KS_GROW(held.v, held.cap, held.n + 1);
+    held.v[held.n++] = w;
+}
+
+void ks_waiting_pods_release_held(void) {
+    if (!held.n) return;
+    for (uint32_t i = 0; i < held.n; i++) {
+        ks_waiting_pods *wp = held.v[i]->owner;
+        pthread_mutex_lock(&wp->mu);
+        waiting_pod_unref(held.v[i]);
+        pthread_mutex_unlock(&wp->mu);
+    }
+    free(held.v);
+    held.v = NULL;
+    held.n = held.cap = 0;
+}
+
+size_t ks_waiting_pods_list_held(ks_waiting_pods *wp, ks_waiting_pod **out, size_t max) {
+    pthread_mutex_lock(&wp->mu);
+    size_t n = wp->n;
+    for (size_t i = 0; i < n && i < max; i++) {
+        out[i] = wp->v[i];
+        hold_locked(wp->v[i]);
+    }
+    pthread_mutex_unlock(&wp->mu);
+    return n;
+}
+
+ks_waiting_pod *ks_waiting_pods_find_uid_held(ks_waiting_pods *wp, const char *uid) {
+    if (!uid) return NULL;
+    ks_waiting_pod *found = NULL;
+    pthread_mutex_lock(&wp->mu);
+    for (uint32_t i = 0; i < wp->n && !found; i++) {
+        const char *u = wp->v[i]->pod->uid;
+        if (u && strcmp(u, uid) == 0) found = wp->v[i];
+    }
+    if (found) hold_locked(found);
+    pthread_mutex_unlock(&wp->mu);
+    return found;
+}
+
 size_t ks_waiting_pods_list(ks_waiting_pods *wp, ks_waiting_pod **out, size_t max) {
     pthread_mutex_lock(&wp->mu);
     size_t n = wp->n;

@@ -644,6 +644,7 @@ size_t ks_sched_run_ready_bindings(ks_scheduler *s) {
         if (!bc) break;
         bc->next = NULL;
         ks_sched_run_binding_cycle(bc);
+        ks_waiting_pods_release_held();
         ran++;
     }
     /* The removals may have taken the last element. */
@@ -656,6 +657,7 @@ static void *binding_thread(void *arg) {
     binding_cycle *bc = arg;
     ks_scheduler *s = bc->s;
     ks_sched_run_binding_cycle(bc);
+    ks_waiting_pods_release_held();
     pthread_mutex_lock(&s->mu);
     s->bindings_running--;
     pthread_cond_broadcast(&s->cv);
@@ -777,5 +779,5 @@ static void schedule_queued(ks_scheduler *s, ks_queued_pod *qp) {
     ks_status_free(a.nominated_verdict);
     free_fit_error(a.kept);
     ks_cycle_state_free(a.st);
-    return;
+    ks_waiting_pods_release_held();
 }

@@ -625,6 +625,37 @@ static void test_permit_wait_reject_and_timeout(void **state) {
     ks_clock_free(clock);
 }
 
+/* A plugin's pointer from the handle outlives the pod's removal from the
+ * map (its binding thread finishing meanwhile) until the thread releases
+ * its holds; then the waiting pod and its pod reference go. */
+static void test_waiting_pod_held_past_removal(void **state) {
+    ks_clock *clock = ks_clock_sim_new(0);
+    ks_framework *fw = permit_fw(clock, false);
+    int refs0 = atomic_load(&F.pod->refs);
+    ks_status_free(ks_framework_run_permit(fw, F.st, F.pod, "n1"));
+    assert_int_equal(atomic_load(&F.pod->refs), refs0 + 1);
+    ks_waiting_pod *list[2];
+    assert_int_equal(ks_handle_waiting_pods(permit_handle, list, 2), 1);
+    ks_waiting_pod *w = ks_handle_get_waiting_pod(permit_handle, F.pod->uid);
+    assert_ptr_equal(w, list[0]);
+
+    ks_waiting_pod_allow(w, "Gang");
+    ks_status *v = NULL;
+    assert_true(ks_framework_try_wait_on_permit(fw, F.pod, false, &v)); /* removed */
+    assert_null(v);
+    assert_int_equal(ks_handle_waiting_pods(permit_handle, list, 2), 0);
+    assert_null(ks_handle_get_waiting_pod(permit_handle, F.pod->uid));
+    /* Still readable and a no-op to decide again (ASan checks the reads). */
+    assert_ptr_equal(ks_waiting_pod_pod(w), F.pod);
+    ks_waiting_pod_reject(w, "Gang", "late");
+    assert_int_equal(atomic_load(&F.pod->refs), refs0 + 1);
+
+    ks_waiting_pods_release_held();
+    assert_int_equal(atomic_load(&F.pod->refs), refs0);
+    ks_framework_free(fw);
+    ks_clock_free(clock);
+}
+
 /* ---- immutability ------------------------------------------------------- */
 
 static void test_immutability_check_catches_writer(void **state) {
@@ -717,6 +748,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_permit_reject, setup, teardown),
         cmocka_unit_test_setup_teardown(test_permit_wait_allow_through_handle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_permit_wait_reject_and_timeout, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_waiting_pod_held_past_removal, setup, teardown),
         cmocka_unit_test_setup_teardown(test_immutability_check_catches_writer, setup, teardown),
         cmocka_unit_test_setup_teardown(test_registry_abi_and_duplicates, setup, teardown),
         cmocka_unit_test_setup_teardown(test_profile_errors, setup, teardown),
