@@ -233,8 +233,8 @@ void ks_pod_note_arena(const ks_pod *p);
 
 /* Compute requests and nonzero_requests from containers, init containers,
  * sidecars, overhead and pod-level requests (upstream PodRequests, and the
- * non-zero variant scoring uses). False when the result has more than
- * KS_MAX_SCALAR scalar resources or a total does not fit an int64. */
+ * non-zero variant scoring uses). False when a total does not fit an
+ * int64. */
 bool ks_pod_compute_requests(ks_pod *p);
 
 /* AggregateContainerRequests (limits false) or AggregateContainerLimits

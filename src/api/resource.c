@@ -272,5 +272,5 @@ bool ks_resource_add_qlist(ks_resource *r, ks_arena *a, const ks_qlist *l) {
         }
         if (!ok) return false;
     }
-    return r->nscalar <= KS_MAX_SCALAR;
+    return true;
 }

@@ -12,10 +12,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* The decoders' limit on scalar resources per resource list. The vectors
- * themselves have none. */
-#define KS_MAX_SCALAR 16
-
 typedef struct ks_scalar {
     ks_id name;
     int64_t val;
@@ -66,8 +62,8 @@ typedef struct ks_qlist {
 /* The entry for name, or NULL. */
 const ks_qentry *ks_qlist_find(const ks_qlist *l, ks_id name);
 /* Resource.Add: convert a list into r (cpu to milli-units, others to
- * units, rounding up; unknown names ignored). False when a value does not
- * fit an int64 or r ends with more than KS_MAX_SCALAR scalar resources. */
+ * units, rounding up; unknown names ignored). False when a value or a sum
+ * does not fit an int64. */
 bool ks_resource_add_qlist(ks_resource *r, ks_arena *a, const ks_qlist *l);
 
 typedef enum {

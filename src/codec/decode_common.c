@@ -354,7 +354,7 @@ bool d_resource(dec *d, const ks_tree *v, const kpath *p, ks_qlist *q, ks_resour
     memset(out, 0, sizeof(*out));
     if (!d_qlist(d, v, p, q)) return false;
     if (!ks_resource_add_qlist(out, d->a, q)) {
-        derr(d, v, p, "more than %d extended resources (the limit of this build)", KS_MAX_SCALAR);
+        derr(d, v, p, "resource quantities do not fit an int64");
         return false;
     }
     return true;

@@ -66,7 +66,7 @@ static bool d_container(dec *d, const ks_tree *v, const kpath *p, bool init, boo
     }
     if (!ks_resource_add_qlist(&c->requests, d->a, &c->req_q) ||
         !ks_resource_add_qlist(&c->limits, d->a, &c->lim_q))
-        derr(d, res, rp, "more than %d extended resources (the limit of this build)", KS_MAX_SCALAR);
+        derr(d, res, rp, "resource quantities do not fit an int64");
     c->has_cpu_request = ks_qlist_find(&c->req_q, KS_RES_CPU) != NULL;
     c->has_memory_request = ks_qlist_find(&c->req_q, KS_RES_MEMORY) != NULL;
 
@@ -540,7 +540,7 @@ ks_pod *ks_decode_pod(const ks_tree *t, ks_decode_ctx *ctx) {
     for (uint32_t i = 0; i < pod->pod_req_q.n; i++)
         if (ks_pod_level_supported(pod->pod_req_q.v[i].name)) pod->has_pod_level_requests = true;
     if (!ks_resource_add_qlist(&pod->pod_level_requests, d->a, &pod->pod_req_q))
-        derr(d, pres, prp, "more than %d extended resources (the limit of this build)", KS_MAX_SCALAR);
+        derr(d, pres, prp, "resource quantities do not fit an int64");
 
     const ks_tree *vols = kt_get(spec, "volumes");
     const kpath *vp = KP(sp, "volumes");
@@ -579,7 +579,7 @@ ks_pod *ks_decode_pod(const ks_tree *t, ks_decode_ctx *ctx) {
     }
     flatten_host_ports(d, pod);
     if (!d->failed && !ks_pod_compute_requests(pod))
-        derr(d, spec, sp, "resource requests overflow or exceed %d extended resources", KS_MAX_SCALAR);
+        derr(d, spec, sp, "resource requests do not fit an int64");
     if (!dec_done(d)) goto fail;
     D_SET_SOURCE(d, pod, t);
     ks_pod_note_arena(pod);

@@ -77,15 +77,18 @@ static void pod_rows(table *t, const ks_sim_pod *p) {
 
 /* Resource names shown in the node summary: cpu, memory, then every
  * scalar resource some node offers (a non-zero amount), by name. */
-static size_t scalar_columns(const ks_cluster *c, ks_id *out, size_t max) {
-    size_t n = 0;
+static size_t scalar_columns(const ks_cluster *c, ks_id **outp) {
+    size_t n = 0, cap = 0;
+    ks_id *out = NULL;
     for (uint32_t i = 0; i < c->nodes.n; i++) {
         const ks_resource *a = &c->nodes.v[i]->allocatable;
         for (uint32_t j = 0; j < a->nscalar; j++) {
             if (a->scalars[j].val <= 0) continue; /* kind reports hugepages: "0" */
             bool seen = false;
             for (size_t k = 0; k < n; k++) seen |= out[k] == a->scalars[j].name;
-            if (!seen && n < max) out[n++] = a->scalars[j].name;
+            if (seen) continue;
+            KS_GROW(out, cap, n + 1);
+            out[n++] = a->scalars[j].name;
         }
     }
     for (size_t i = 1; i < n; i++)
@@ -94,6 +97,7 @@ static size_t scalar_columns(const ks_cluster *c, ks_id *out, size_t max) {
             out[j] = out[j - 1];
             out[j - 1] = x;
         }
+    *outp = out;
     return n;
 }
 
@@ -104,10 +108,16 @@ static void usage_cell(char *buf, size_t n, const char *req, const char *alloc, 
 }
 
 static void node_summary(FILE *out, const ks_cluster *c) {
-    ks_id scalars[KS_MAX_SCALAR * 4];
-    size_t ns = scalar_columns(c, scalars, sizeof(scalars) / sizeof(scalars[0]));
+    ks_id *scalars = NULL;
+    size_t ns = scalar_columns(c, &scalars);
     table t = {.ncols = 4 + ns};
-    const char *hdr[4 + KS_MAX_SCALAR * 4] = {"NODE", "PODS", "CPU", "MEMORY"};
+    const char **hdr = ks_xcalloc(4 + ns, sizeof(*hdr));
+    char (*cells)[128] = ks_xcalloc(4 + ns, sizeof(*cells));
+    const char **row = ks_xcalloc(4 + ns, sizeof(*row));
+    hdr[0] = "NODE";
+    hdr[1] = "PODS";
+    hdr[2] = "CPU";
+    hdr[3] = "MEMORY";
     for (size_t i = 0; i < ns; i++) hdr[4 + i] = ks_str(scalars[i]);
     table_row(&t, hdr);
     for (uint32_t i = 0; i < c->nodes.n; i++) {
@@ -122,8 +132,6 @@ static void node_summary(FILE *out, const ks_cluster *c) {
             ks_resource_add(&req, NULL, &p->requests);
             pods++;
         }
-        char cells[4 + KS_MAX_SCALAR * 4][128];
-        const char *row[4 + KS_MAX_SCALAR * 4];
         char a[32], b[32];
         snprintf(cells[0], 128, "%s", ks_str(nd->name));
         snprintf(cells[1], 128, "%lld/%lld", (long long)pods, (long long)nd->allocatable.allowed_pods);
@@ -148,6 +156,10 @@ static void node_summary(FILE *out, const ks_cluster *c) {
         table_row(&t, row);
     }
     table_print(out, &t, "");
+    free(scalars);
+    free(hdr);
+    free(cells);
+    free(row);
 }
 
 static void explain_attempt(FILE *out, const ks_sim_pod *p, const ks_sim_attempt *a) {
