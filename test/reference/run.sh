@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Differential tests against upstream kube-scheduler v1.34 (kschedref).
 #
-#   test/reference/run.sh [--seeds N] [--nodes K] [--ksched PATH] [--jobs J]
+#   test/reference/run.sh [--seeds N] [--from S] [--nodes K] [--ksched PATH] [--jobs J]
 #
 # Builds kschedref into build/reference/ (rebuilt only when its sources
-# change), writes N generated scenarios (default 50) and the fixed ones into
+# change), writes N generated scenarios (default 50; seeds S.. with --from S,
+# default 1) and the fixed ones into
 # build/reference/scenarios/ (--nodes K: every generated cluster has K nodes),
 # runs kschedref on each and, when PATH is a ksched
 # binary whose `simulate --help` offers --tie-break, runs
@@ -18,6 +19,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 seeds=50
+first=1
 ksched=""
 jobs=1
 nodes=()
@@ -25,13 +27,15 @@ while [ $# -gt 0 ]; do
     case "$1" in
     --seeds) seeds=$2; shift 2 ;;
     --seeds=*) seeds=${1#--seeds=}; shift ;;
+    --from) first=$2; shift 2 ;;
+    --from=*) first=${1#--from=}; shift ;;
     --ksched) ksched=$2; shift 2 ;;
     --ksched=*) ksched=${1#--ksched=}; shift ;;
     --nodes) nodes=(--nodes "$2"); shift 2 ;;
     --nodes=*) nodes=(--nodes "${1#--nodes=}"); shift ;;
     --jobs) jobs=$2; shift 2 ;;
     --jobs=*) jobs=${1#--jobs=}; shift ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument: $1" >&2; exit 2 ;;
     esac
 done
@@ -90,7 +94,7 @@ scen="$out/scenarios"
 rm -rf "$scen"
 mkdir -p "$scen"
 names=()
-for ((s = 1; s <= seeds; s++)); do
+for ((s = first; s < first + seeds; s++)); do
     name=$(printf 'seed-%04d' "$s")
     "$python" "$root/test/scenarios/gen.py" --seed "$s" "${nodes[@]}" -o "$scen/$name" || { echo "FAIL $name: gen.py failed"; exit 1; }
     names+=("$name")
