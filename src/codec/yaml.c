@@ -549,11 +549,28 @@ static int write_cb(void *data, unsigned char *buffer, size_t size) {
     return 1;
 }
 
-/* Would this text read back as a string when written plain? */
+/* YYYY-M-D, alone or followed by a time: a YAML 1.1 timestamp, which
+ * some readers (PyYAML, go-yaml) turn into a date when it is plain. */
+static bool looks_like_timestamp(const char *s) {
+    size_t i = 0;
+    for (; i < 4; i++)
+        if (s[i] < '0' || s[i] > '9') return false;
+    for (int part = 0; part < 2; part++) {
+        if (s[i++] != '-') return false;
+        size_t d = 0;
+        while (s[i] >= '0' && s[i] <= '9' && d < 3) i++, d++;
+        if (d == 0 || d > 2) return false;
+    }
+    return s[i] == '\0' || s[i] == 'T' || s[i] == 't' || s[i] == ' ';
+}
+
+/* Would this text read back as a string when written plain (by any
+ * common reader)? Timestamps are quoted, as kubectl prints them. */
 static bool plain_is_string(const char *s) {
     ks_tree tmp;
     memset(&tmp, 0, sizeof(tmp));
-    return kt_resolve_plain(s, strlen(s), &tmp) == KT_STRING && strcmp(s, "<<") != 0;
+    return kt_resolve_plain(s, strlen(s), &tmp) == KT_STRING && strcmp(s, "<<") != 0 &&
+           !looks_like_timestamp(s);
 }
 
 static bool emit_scalar(yaml_emitter_t *em, const char *text, bool is_string) {

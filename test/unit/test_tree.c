@@ -222,6 +222,22 @@ static void test_emit_round_trip(void **st) {
     free(j);
 }
 
+/* Strings that YAML 1.1 readers take for timestamps are quoted, as
+ * kubectl prints them; other strings stay plain. */
+static void test_emit_quotes_timestamps(void **st) {
+    (void)st;
+    ks_tree *m = kt_new(arena, KT_MAP, 0);
+    kt_map_add(arena, m, "a", kt_string(arena, "2026-01-01T00:05:00Z", 0));
+    kt_map_add(arena, m, "b", kt_string(arena, "2026-1-2", 0));
+    kt_map_add(arena, m, "c", kt_string(arena, "2026-01-01 10:00:00", 0));
+    kt_map_add(arena, m, "d", kt_string(arena, "2026-01-01x", 0));
+    kt_map_add(arena, m, "e", kt_string(arena, "20261-01-01", 0));
+    char *y = kt_to_yaml(m);
+    assert_string_equal(y, "a: \"2026-01-01T00:05:00Z\"\nb: \"2026-1-2\"\nc: \"2026-01-01 10:00:00\"\n"
+                           "d: 2026-01-01x\ne: 20261-01-01\n");
+    free(y);
+}
+
 static void test_build(void **st) {
     (void)st;
     ks_tree *m = kt_new(arena, KT_MAP, 0);
@@ -276,6 +292,7 @@ int main(void) {
         cmocka_unit_test(test_yaml_typing), cmocka_unit_test(test_number_text),
         cmocka_unit_test(test_structure),   cmocka_unit_test(test_anchors_and_merge),
         cmocka_unit_test(test_documents),   cmocka_unit_test(test_emit_round_trip),
+        cmocka_unit_test(test_emit_quotes_timestamps),
         cmocka_unit_test(test_build),       cmocka_unit_test(test_args),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
