@@ -99,7 +99,13 @@ ks_config *ks_cli_common_setup(ks_cli_common *c, const char *cmd) {
         free(err);
         return NULL;
     }
-    return ks_cli_load_config(c->config_path, ks_default_registry());
+    ks_config *cfg = ks_cli_load_config(c->config_path, ks_default_registry());
+    if (cfg && cfg->nextenders)
+        fprintf(stderr,
+                "ksched %s: warning: extenders are configured but not called by this build: "
+                "decisions may differ from kube-scheduler's (%u extender(s) ignored)\n",
+                cmd, cfg->nextenders);
+    return cfg;
 }
 
 void ks_cli_common_free(ks_cli_common *c) { ks_plugin_opts_free(&c->plugins); }
