@@ -1,0 +1,484 @@
+/* Scheduler extenders over HTTP: request bodies are built with jansson from
+ * the objects' decoded source trees (or the fields ksched knows when an
+ * object was built in code), answers are read as Go's encoding/json reads
+ * them (field names matched case-insensitively). */
+#include "scheduler/extender.h"
+
+#include "codec/tree.h"
+#include "util/xalloc.h"
+
+#include <curl/curl.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* upstream DefaultExtenderTimeout */
+#define DEFAULT_TIMEOUT_MS 5000
+
+struct ks_extender {
+    const ks_extender_config *c;
+};
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static void curl_init(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
+
+ks_extender *ks_extender_new(const ks_extender_config *c) {
+    pthread_once(&curl_once, curl_init);
+    ks_extender *e = ks_xcalloc(1, sizeof(*e));
+    e->c = c;
+    return e;
+}
+
+void ks_extender_free(ks_extender *e) { free(e); }
+
+const ks_extender_config *ks_extender_config_of(const ks_extender *e) { return e->c; }
+
+/* ---- interest ------------------------------------------------------------ */
+
+static bool managed(const ks_extender_config *c, const char *name) {
+    for (uint32_t i = 0; i < c->nmanaged_resources; i++)
+        if (!strcmp(c->managed_resources[i].name, name)) return true;
+    return false;
+}
+
+static bool qlist_managed(const ks_extender_config *c, const ks_qlist *l) {
+    for (uint32_t i = 0; i < l->n; i++)
+        if (managed(c, ks_str(l->v[i].name))) return true;
+    return false;
+}
+
+/* A resource built in code: the names with a value. */
+static bool resource_managed(const ks_extender_config *c, const ks_resource *r) {
+    if (r->milli_cpu && managed(c, "cpu")) return true;
+    if (r->memory && managed(c, "memory")) return true;
+    if (r->ephemeral_storage && managed(c, "ephemeral-storage")) return true;
+    for (uint32_t i = 0; i < r->nscalar; i++)
+        if (managed(c, ks_str(r->scalars[i].name))) return true;
+    return false;
+}
+
+static bool containers_managed(const ks_extender_config *c, const ks_container *v, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) {
+        const ks_container *k = &v[i];
+        if (k->req_q.v || k->lim_q.v) {
+            if (qlist_managed(c, &k->req_q) || qlist_managed(c, &k->lim_q)) return true;
+        } else if (resource_managed(c, &k->requests) || resource_managed(c, &k->limits)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool ks_extender_interested(const ks_extender_config *c, const ks_pod *pod) {
+    if (c->nmanaged_resources == 0) return true;
+    return containers_managed(c, pod->containers, pod->ncontainers) ||
+           containers_managed(c, pod->init_containers, pod->ninit);
+}
+
+/* ---- JSON of objects ------------------------------------------------------- */
+
+static json_t *tree_json(const struct ks_tree *t) {
+    char *s = kt_to_json(t, 0);
+    json_t *j = s ? json_loads(s, JSON_DECODE_ANY, NULL) : NULL;
+    free(s);
+    return j;
+}
+
+static json_t *quantity_nano(__int128 nano) {
+    char buf[64];
+    long long v;
+    if (nano % 1000000000 == 0) {
+        v = (long long)(nano / 1000000000);
+        snprintf(buf, sizeof(buf), "%lld", v);
+    } else if (nano % 1000000 == 0) {
+        v = (long long)(nano / 1000000);
+        snprintf(buf, sizeof(buf), "%lldm", v);
+    } else {
+        v = (long long)nano;
+        snprintf(buf, sizeof(buf), "%lldn", v);
+    }
+    return json_string(buf);
+}
+
+static json_t *qlist_json(const ks_qlist *l) {
+    json_t *o = json_object();
+    for (uint32_t i = 0; i < l->n; i++) json_object_set_new(o, ks_str(l->v[i].name), quantity_nano(l->v[i].nano));
+    return o;
+}
+
+static json_t *resource_json(const ks_resource *r) {
+    json_t *o = json_object();
+    char buf[64];
+    if (r->milli_cpu) {
+        snprintf(buf, sizeof(buf), "%lldm", (long long)r->milli_cpu);
+        json_object_set_new(o, "cpu", json_string(buf));
+    }
+    if (r->memory) json_object_set_new(o, "memory", quantity_nano((__int128)r->memory * 1000000000));
+    if (r->ephemeral_storage)
+        json_object_set_new(o, "ephemeral-storage", quantity_nano((__int128)r->ephemeral_storage * 1000000000));
+    if (r->allowed_pods) json_object_set_new(o, "pods", quantity_nano((__int128)r->allowed_pods * 1000000000));
+    for (uint32_t i = 0; i < r->nscalar; i++)
+        json_object_set_new(o, ks_str(r->scalars[i].name), quantity_nano((__int128)r->scalars[i].val * 1000000000));
+    return o;
+}
+
+static json_t *labels_json(const ks_labels *l) {
+    json_t *o = json_object();
+    for (uint32_t i = 0; i < l->n; i++)
+        json_object_set_new(o, ks_str(l->kv[i].key), json_string(ks_str(l->kv[i].value)));
+    return o;
+}
+
+static json_t *containers_json(const ks_container *v, uint32_t n) {
+    json_t *a = json_array();
+    for (uint32_t i = 0; i < n; i++) {
+        const ks_container *k = &v[i];
+        json_t *c = json_object();
+        json_object_set_new(c, "name", json_string(k->name ? k->name : ""));
+        if (k->image) json_object_set_new(c, "image", json_string(k->image));
+        json_t *res = json_object();
+        json_object_set_new(res, "requests", k->req_q.v ? qlist_json(&k->req_q) : resource_json(&k->requests));
+        json_object_set_new(res, "limits", k->lim_q.v ? qlist_json(&k->lim_q) : resource_json(&k->limits));
+        json_object_set_new(c, "resources", res);
+        json_array_append_new(a, c);
+    }
+    return a;
+}
+
+/* The pod as decoded, else what the scheduler knows of it. */
+static json_t *pod_json(const ks_pod *p) {
+    if (p->tree) {
+        json_t *j = tree_json(p->tree);
+        if (j) return j;
+    }
+    json_t *meta = json_object();
+    json_object_set_new(meta, "name", json_string(ks_str(p->name)));
+    json_object_set_new(meta, "namespace", json_string(ks_str(p->ns)));
+    if (p->uid) json_object_set_new(meta, "uid", json_string(p->uid));
+    json_t *spec = json_object();
+    json_object_set_new(spec, "schedulerName", json_string(ks_str(p->scheduler_name)));
+    if (p->node_name) json_object_set_new(spec, "nodeName", json_string(ks_str(p->node_name)));
+    if (p->ninit) json_object_set_new(spec, "initContainers", containers_json(p->init_containers, p->ninit));
+    json_object_set_new(spec, "containers", containers_json(p->containers, p->ncontainers));
+    json_t *o = json_object();
+    json_object_set_new(o, "metadata", meta);
+    json_object_set_new(o, "spec", spec);
+    return o;
+}
+
+static json_t *node_json(const ks_node_info *ni) {
+    const ks_node *n = ni->node;
+    if (n && n->tree) {
+        json_t *j = tree_json(n->tree);
+        if (j) return j;
+    }
+    json_t *meta = json_object();
+    json_object_set_new(meta, "name", json_string(ks_str(ni->name)));
+    json_t *o = json_object();
+    if (n) {
+        if (n->uid) json_object_set_new(meta, "uid", json_string(n->uid));
+        json_object_set_new(meta, "labels", labels_json(&n->labels));
+        json_t *status = json_object();
+        json_object_set_new(status, "allocatable",
+                            n->allocatable_q.v ? qlist_json(&n->allocatable_q) : resource_json(&n->allocatable));
+        json_object_set_new(o, "status", status);
+    }
+    json_object_set_new(o, "metadata", meta);
+    return o;
+}
+
+/* ExtenderArgs: the pod, and the nodes in full or by name. */
+static json_t *extender_args(const ks_extender *e, const ks_pod *pod, const ks_node_info *const *nodes, size_t n) {
+    json_t *args = json_object();
+    json_object_set_new(args, "Pod", pod_json(pod));
+    if (e->c->node_cache_capable) {
+        json_t *names = json_array();
+        for (size_t i = 0; i < n; i++) json_array_append_new(names, json_string(ks_str(nodes[i]->name)));
+        json_object_set_new(args, "Nodes", json_null());
+        json_object_set_new(args, "NodeNames", names);
+    } else {
+        json_t *items = json_array();
+        for (size_t i = 0; i < n; i++) json_array_append_new(items, node_json(nodes[i]));
+        json_t *list = json_object();
+        json_object_set_new(list, "metadata", json_object());
+        json_object_set_new(list, "items", items);
+        json_object_set_new(args, "Nodes", list);
+        json_object_set_new(args, "NodeNames", json_null());
+    }
+    return args;
+}
+
+/* Go's encoding/json matches struct fields case-insensitively. */
+static json_t *field(const json_t *o, const char *name) {
+    if (!json_is_object(o)) return NULL;
+    json_t *v = json_object_get(o, name);
+    if (v) return v;
+    const char *k;
+    json_t *val;
+    json_object_foreach((json_t *)o, k, val) {
+        if (!strcasecmp(k, name)) return val;
+    }
+    return NULL;
+}
+
+/* ---- HTTP ------------------------------------------------------------------- */
+
+typedef struct body {
+    char *p;
+    size_t n;
+} body;
+
+static size_t on_data(char *ptr, size_t size, size_t nmemb, void *arg) {
+    body *b = arg;
+    size_t add = size * nmemb;
+    b->p = ks_xrealloc(b->p, b->n + add + 1);
+    memcpy(b->p + b->n, ptr, add);
+    b->n += add;
+    b->p[b->n] = '\0';
+    return add;
+}
+
+/* Base64 (standard alphabet, padding optional) into a malloc'd buffer. */
+static unsigned char *b64_decode(const char *s, size_t *len) {
+    size_t n = strlen(s);
+    unsigned char *out = ks_xmalloc(n / 4 * 3 + 3);
+    uint32_t acc = 0;
+    int bits = 0;
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        int v;
+        if (c >= 'A' && c <= 'Z') v = c - 'A';
+        else if (c >= 'a' && c <= 'z') v = c - 'a' + 26;
+        else if (c >= '0' && c <= '9') v = c - '0' + 52;
+        else if (c == '+') v = 62;
+        else if (c == '/') v = 63;
+        else continue; /* '=' and whitespace */
+        acc = (acc << 6) | (uint32_t)v;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out[o++] = (unsigned char)(acc >> bits);
+        }
+    }
+    *len = o;
+    return out;
+}
+
+static void set_blob(CURL *h, CURLoption opt, const char *b64, unsigned char **keep) {
+    size_t len;
+    *keep = b64_decode(b64, &len);
+    struct curl_blob blob = {.data = *keep, .len = len, .flags = CURL_BLOB_COPY};
+    curl_easy_setopt(h, opt, &blob);
+}
+
+/* TLS as upstream's transport: enableHTTPS without a CA skips
+ * verification; tlsConfig gives the CA and the client certificate. */
+static void set_tls(CURL *h, const ks_extender_config *c, unsigned char *keep[3]) {
+    const ks_extender_tls *t = c->has_tls ? &c->tls : NULL;
+    bool has_ca = t && ((t->ca_file && *t->ca_file) || (t->ca_data && *t->ca_data));
+    bool insecure = (t && t->insecure) || (c->enable_https && !has_ca);
+    if (insecure) {
+        curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+        curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+    }
+    if (!t) return;
+    if (t->ca_file && *t->ca_file) curl_easy_setopt(h, CURLOPT_CAINFO, t->ca_file);
+    else if (t->ca_data && *t->ca_data) set_blob(h, CURLOPT_CAINFO_BLOB, t->ca_data, &keep[0]);
+    if (t->cert_file && *t->cert_file) curl_easy_setopt(h, CURLOPT_SSLCERT, t->cert_file);
+    else if (t->cert_data && *t->cert_data) set_blob(h, CURLOPT_SSLCERT_BLOB, t->cert_data, &keep[1]);
+    if (t->key_file && *t->key_file) curl_easy_setopt(h, CURLOPT_SSLKEY, t->key_file);
+    else if (t->key_data && *t->key_data) set_blob(h, CURLOPT_SSLKEY_BLOB, t->key_data, &keep[2]);
+}
+
+/* POST args to urlPrefix/verb and parse the JSON answer into *result.
+ * Takes args. */
+static ks_status *send_verb(const ks_extender *e, const char *verb, json_t *args, json_t **result) {
+    *result = NULL;
+    char *payload = json_dumps(args, JSON_COMPACT);
+    json_decref(args);
+    size_t plen = strlen(e->c->url_prefix);
+    while (plen && e->c->url_prefix[plen - 1] == '/') plen--;
+    char *url = ks_xasprintf("%.*s/%s", (int)plen, e->c->url_prefix, verb);
+    ks_status *st = NULL;
+    body b = {0};
+    unsigned char *keep[3] = {0};
+    CURL *h = curl_easy_init();
+    if (!h || !payload) {
+        st = ks_status_new(KS_ERROR, "Post \"%s\": cannot build the request", url);
+        goto out;
+    }
+    struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/json");
+    int64_t ms = e->c->http_timeout_ns ? e->c->http_timeout_ns / 1000000 : DEFAULT_TIMEOUT_MS;
+    if (ms <= 0) ms = 1;
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, payload);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)ms);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+    set_tls(h, e->c, keep);
+    CURLcode rc = curl_easy_perform(h);
+    curl_slist_free_all(hdr);
+    if (rc == CURLE_OPERATION_TIMEDOUT) {
+        st = ks_status_new(KS_ERROR, "Post \"%s\": context deadline exceeded (Client.Timeout exceeded while awaiting headers)",
+                           url);
+        goto out;
+    }
+    if (rc != CURLE_OK) {
+        st = ks_status_new(KS_ERROR, "Post \"%s\": %s", url, curl_easy_strerror(rc));
+        goto out;
+    }
+    long code = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+    if (code != 200) {
+        st = ks_status_new(KS_ERROR, "failed %s with extender at URL %s, code %ld", verb, url, code);
+        goto out;
+    }
+    json_error_t jerr;
+    *result = json_loadb(b.p ? b.p : "", b.n, JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK, &jerr);
+    if (!*result) st = ks_status_new(KS_ERROR, "decoding the answer of extender at URL %s: %s", url, jerr.text);
+out:
+    if (h) curl_easy_cleanup(h);
+    for (int i = 0; i < 3; i++) free(keep[i]);
+    free(b.p);
+    free(payload);
+    free(url);
+    return st;
+}
+
+/* ---- verbs ------------------------------------------------------------------ */
+
+static const ks_node_info *find_input(const ks_node_info *const *nodes, size_t n, ks_id name) {
+    for (size_t i = 0; i < n; i++)
+        if (nodes[i]->name == name) return nodes[i];
+    return NULL;
+}
+
+static void add_failed(ks_extender_filter_result *out, const json_t *map, const json_t *skip, bool unresolvable) {
+    if (!json_is_object(map)) return;
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)map, k, v) {
+        if (skip && json_object_get(skip, k)) continue;
+        out->failed = ks_xrealloc(out->failed, (out->nfailed + 1) * sizeof(*out->failed));
+        out->failed[out->nfailed++] = (ks_extender_failed){
+            .node = ks_intern(k), .msg = ks_xstrdup(json_is_string(v) ? json_string_value(v) : ""),
+            .unresolvable = unresolvable};
+    }
+}
+
+ks_status *ks_extender_filter(ks_extender *e, const ks_pod *pod, const ks_node_info *const *nodes, size_t n,
+                              ks_extender_filter_result *out) {
+    memset(out, 0, sizeof(*out));
+    out->nodes = ks_xmalloc((n ? n : 1) * sizeof(*out->nodes));
+    if (!e->c->filter_verb || !*e->c->filter_verb) {
+        memcpy(out->nodes, nodes, n * sizeof(*nodes));
+        out->nnodes = n;
+        return NULL;
+    }
+    json_t *res;
+    ks_status *st = send_verb(e, e->c->filter_verb, extender_args(e, pod, nodes, n), &res);
+    if (st) return st;
+    const json_t *error = field(res, "Error");
+    if (json_is_string(error) && *json_string_value(error)) {
+        st = ks_status_new(KS_ERROR, "%s", json_string_value(error));
+        goto out;
+    }
+    const json_t *names = field(res, "NodeNames");
+    const json_t *list = field(res, "Nodes");
+    if (e->c->node_cache_capable && json_is_array(names)) {
+        size_t i;
+        json_t *v;
+        json_array_foreach(names, i, v) {
+            const char *name = json_is_string(v) ? json_string_value(v) : "";
+            const ks_node_info *ni = find_input(nodes, n, ks_intern(name));
+            if (!ni) {
+                st = ks_status_new(KS_ERROR, "extender \"%s\" claims a filtered node \"%s\" which is not found in the input node list",
+                                   e->c->url_prefix, name);
+                goto out;
+            }
+            if (out->nnodes < n) out->nodes[out->nnodes++] = ni;
+        }
+    } else if (json_is_object(list)) {
+        /* Upstream keeps the returned Node objects; ksched maps them back
+         * to the snapshot's NodeInfos by name (docs/differences.md). */
+        const json_t *items = field(list, "Items");
+        size_t i;
+        json_t *v;
+        json_array_foreach(items, i, v) {
+            const json_t *name = field(field(v, "Metadata"), "Name");
+            const char *s = json_is_string(name) ? json_string_value(name) : "";
+            const ks_node_info *ni = find_input(nodes, n, ks_intern(s));
+            if (!ni) {
+                st = ks_status_new(KS_ERROR, "extender \"%s\" claims a filtered node \"%s\" which is not found in the input node list",
+                                   e->c->url_prefix, s);
+                goto out;
+            }
+            if (out->nnodes < n) out->nodes[out->nnodes++] = ni;
+        }
+    }
+    const json_t *unres = field(res, "FailedAndUnresolvableNodes");
+    add_failed(out, unres, NULL, true);
+    add_failed(out, field(res, "FailedNodes"), json_is_object(unres) ? unres : NULL, false);
+out:
+    json_decref(res);
+    if (st) ks_extender_filter_result_free(out);
+    return st;
+}
+
+void ks_extender_filter_result_free(ks_extender_filter_result *r) {
+    for (size_t i = 0; i < r->nfailed; i++) free(r->failed[i].msg);
+    free(r->failed);
+    free(r->nodes);
+    memset(r, 0, sizeof(*r));
+}
+
+ks_status *ks_extender_prioritize(ks_extender *e, const ks_pod *pod, const ks_node_info *const *nodes, size_t n,
+                                  ks_id **hosts, int64_t **scores, size_t *count) {
+    *hosts = NULL;
+    *scores = NULL;
+    *count = 0;
+    if (!e->c->prioritize_verb || !*e->c->prioritize_verb) return NULL;
+    json_t *res;
+    ks_status *st = send_verb(e, e->c->prioritize_verb, extender_args(e, pod, nodes, n), &res);
+    if (st) return st;
+    if (!json_is_array(res)) {
+        st = ks_status_new(KS_ERROR, "extender at URL %s: prioritize answer is not a list", e->c->url_prefix);
+        json_decref(res);
+        return st;
+    }
+    size_t m = json_array_size(res);
+    *hosts = ks_xmalloc((m ? m : 1) * sizeof(ks_id));
+    *scores = ks_xmalloc((m ? m : 1) * sizeof(int64_t));
+    size_t i;
+    json_t *v;
+    json_array_foreach(res, i, v) {
+        const json_t *h = field(v, "Host");
+        const json_t *sc = field(v, "Score");
+        (*hosts)[i] = ks_intern(json_is_string(h) ? json_string_value(h) : "");
+        (*scores)[i] = json_is_integer(sc) ? (int64_t)json_integer_value(sc) : 0;
+    }
+    *count = m;
+    json_decref(res);
+    return NULL;
+}
+
+ks_status *ks_extender_bind(ks_extender *e, const ks_pod *pod, const char *node) {
+    if (!e->c->bind_verb || !*e->c->bind_verb) return ks_status_new(KS_ERROR, "unexpected empty bindVerb in extender");
+    json_t *args = json_object();
+    json_object_set_new(args, "PodName", json_string(ks_str(pod->name)));
+    json_object_set_new(args, "PodNamespace", json_string(ks_str(pod->ns)));
+    json_object_set_new(args, "PodUID", json_string(pod->uid ? pod->uid : ""));
+    json_object_set_new(args, "Node", json_string(node));
+    json_t *res;
+    ks_status *st = send_verb(e, e->c->bind_verb, args, &res);
+    if (st) return st;
+    const json_t *error = field(res, "Error");
+    if (json_is_string(error) && *json_string_value(error)) st = ks_status_new(KS_ERROR, "%s", json_string_value(error));
+    json_decref(res);
+    return st;
+}

@@ -1,0 +1,57 @@
+/* Scheduler extenders (upstream pkg/scheduler/extender.go): HTTP services
+ * named in KubeSchedulerConfiguration `extenders[]` that filter, score and
+ * bind pods next to the plugins. JSON over HTTP(S) with libcurl. */
+#ifndef KS_SCHEDULER_EXTENDER_H
+#define KS_SCHEDULER_EXTENDER_H
+
+#include "api/pod.h"
+#include "config/config.h"
+#include "framework/nodeinfo.h"
+#include "framework/status.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* upstream MaxExtenderPriority */
+#define KS_MAX_EXTENDER_PRIORITY 10
+
+typedef struct ks_extender ks_extender;
+
+/* The config is borrowed and must outlive the extender. */
+ks_extender *ks_extender_new(const ks_extender_config *c);
+void ks_extender_free(ks_extender *e);
+const ks_extender_config *ks_extender_config_of(const ks_extender *e);
+
+/* upstream IsInterested: no managedResources, or a container (regular or
+ * init) requests or limits one of them. */
+bool ks_extender_interested(const ks_extender_config *c, const ks_pod *pod);
+
+/* A node an extender filtered out, with its reason. */
+typedef struct ks_extender_failed {
+    ks_id node;
+    char *msg;
+    bool unresolvable; /* from failedAndUnresolvableNodes */
+} ks_extender_failed;
+
+typedef struct ks_extender_filter_result {
+    const ks_node_info **nodes; /* the nodes that passed, a subset of the input */
+    size_t nnodes;
+    ks_extender_failed *failed; /* failedAndUnresolvableNodes first, then failedNodes not in it */
+    size_t nfailed;
+} ks_extender_filter_result;
+
+/* Filter verb (the input unchanged without one). Errors: transport, a
+ * non-200 answer, the answer's `Error`, a node not in the input. */
+ks_status *ks_extender_filter(ks_extender *e, const ks_pod *pod, const ks_node_info *const *nodes, size_t n,
+                              ks_extender_filter_result *out);
+void ks_extender_filter_result_free(ks_extender_filter_result *r);
+
+/* Prioritize verb: host names and scores as the extender answered
+ * (malloc'd arrays, *count entries; none without a verb). */
+ks_status *ks_extender_prioritize(ks_extender *e, const ks_pod *pod, const ks_node_info *const *nodes, size_t n,
+                                  ks_id **hosts, int64_t **scores, size_t *count);
+
+/* Bind verb (ExtenderBindingArgs). */
+ks_status *ks_extender_bind(ks_extender *e, const ks_pod *pod, const char *node);
+
+#endif
