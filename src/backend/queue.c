@@ -448,7 +448,7 @@ static void done_locked(ks_queue *q, uint64_t key) {
 static strategy worth_requeuing(ks_queue *q, ks_queued_pod *qp, ks_cluster_event ev, uint64_t target) {
     ks_plugin_mask rej = qp->unschedulable_plugins;
     for (int i = 0; i < 4; i++) rej.bits[i] |= qp->pending_plugins.bits[i];
-    if (ks_plugin_mask_empty(&rej)) return STRAT_AFTER_BACKOFF;
+    if (ks_plugin_mask_empty(&rej) && !qp->extender_rejected) return STRAT_AFTER_BACKOFF;
     if (is_wildcard(ev)) {
         if (target && target != qp->pod->key) return STRAT_SKIP;
         return STRAT_AFTER_BACKOFF;
@@ -457,6 +457,11 @@ static strategy worth_requeuing(ks_queue *q, ks_queued_pod *qp, ks_cluster_event
     if (!fw) return STRAT_AFTER_BACKOFF;
     bool no_pending = ks_plugin_mask_empty(&qp->pending_plugins);
     strategy st = STRAT_SKIP;
+    /* Extenders register no events: every event is worth a retry. */
+    if (qp->extender_rejected) {
+        if (no_pending) return STRAT_AFTER_BACKOFF;
+        st = STRAT_AFTER_BACKOFF;
+    }
     for (uint32_t i = 0; i < fw->nplugins; i++) {
         if (!ks_plugin_mask_has(&rej, i)) continue;
         const ks_plugin_inst *pl = &fw->plugins[i];
@@ -516,7 +521,8 @@ static bool move_to_backoff(ks_queue *q, ks_queued_pod *qp) {
         park_gated(q, qp);
         return false;
     }
-    bool error = ks_plugin_mask_empty(&qp->unschedulable_plugins) && ks_plugin_mask_empty(&qp->pending_plugins);
+    bool error = ks_plugin_mask_empty(&qp->unschedulable_plugins) && ks_plugin_mask_empty(&qp->pending_plugins) &&
+                 !qp->extender_rejected;
     attach(q, qp, error ? KS_Q_ERROR_BACKOFF : KS_Q_BACKOFF);
     return true;
 }
@@ -694,6 +700,7 @@ static void start_in_flight(ks_queue *q, ks_queued_pod *qp) {
     q->cycle++;
     memset(&qp->unschedulable_plugins, 0, sizeof(qp->unschedulable_plugins));
     memset(&qp->pending_plugins, 0, sizeof(qp->pending_plugins));
+    qp->extender_rejected = false;
     qp->gating_plugin = -1;
     qp->mutation_epoch = q->epoch;
 }
@@ -751,7 +758,8 @@ int64_t ks_queue_scheduling_cycle(ks_queue *q) {
 
 /* upstream determineSchedulingHintForInFlightPod. */
 static strategy hint_for_in_flight(ks_queue *q, ks_queued_pod *qp) {
-    if (ks_plugin_mask_empty(&qp->unschedulable_plugins) && ks_plugin_mask_empty(&qp->pending_plugins))
+    if (ks_plugin_mask_empty(&qp->unschedulable_plugins) && ks_plugin_mask_empty(&qp->pending_plugins) &&
+        !qp->extender_rejected)
         return STRAT_AFTER_BACKOFF;
     in_flight *f = inflight_find(q, qp->pod->key);
     if (!f) return STRAT_AFTER_BACKOFF;
@@ -787,7 +795,8 @@ ks_status *ks_queue_add_unschedulable(ks_queue *q, ks_queued_pod *qp) {
         ks_queued_pod_free(qp);
         return s;
     }
-    if (ks_plugin_mask_empty(&qp->unschedulable_plugins) && ks_plugin_mask_empty(&qp->pending_plugins)) {
+    if (ks_plugin_mask_empty(&qp->unschedulable_plugins) && ks_plugin_mask_empty(&qp->pending_plugins) &&
+        !qp->extender_rejected) {
         qp->consecutive_errors++;
     } else {
         qp->unschedulable_count++;

@@ -54,6 +54,7 @@ struct ks_queued_pod {
     bool backoff_computed;
     ks_plugin_mask unschedulable_plugins;
     ks_plugin_mask pending_plugins;
+    bool extender_rejected; /* see ks_diagnosis */
     int gating_plugin;               /* plugin index, -1 = not gated */
     /* queue bookkeeping */
     ks_qwhere where;

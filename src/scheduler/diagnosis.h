@@ -21,6 +21,9 @@ typedef struct ks_diagnosis {
     ks_node_status_map statuses;
     ks_plugin_mask unschedulable_plugins;
     ks_plugin_mask pending_plugins;
+    /* an extender filtered nodes out (upstream's "Extender" in
+     * UnschedulablePlugins: any cluster event requeues the pod) */
+    bool extender_rejected;
     char *pre_filter_msg;  /* malloc'd or NULL */
     char *post_filter_msg; /* malloc'd or NULL */
 } ks_diagnosis;

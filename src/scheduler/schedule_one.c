@@ -6,6 +6,7 @@
 #include "api/pod.h"
 #include "framework/cycle_state.h"
 #include "framework/status.h"
+#include "scheduler/extender.h"
 #include "scheduler/scheduler_internal.h"
 #include "util/log.h"
 #include "util/strbuf.h"
@@ -97,6 +98,118 @@ static ks_fit_error *single_node_fit_error(const ks_framework *fw, ks_id node, c
     return fe;
 }
 
+/* ---- extenders ------------------------------------------------------------ */
+
+static bool has_extender_filters(const ks_scheduler *s) {
+    for (size_t i = 0; i < s->nexts; i++) {
+        const char *v = ks_extender_config_of(s->exts[i])->filter_verb;
+        if (v && *v) return true;
+    }
+    return false;
+}
+
+static bool has_extender_prioritizers(const ks_scheduler *s) {
+    for (size_t i = 0; i < s->nexts; i++) {
+        const char *v = ks_extender_config_of(s->exts[i])->prioritize_verb;
+        if (v && *v) return true;
+    }
+    return false;
+}
+
+/* upstream findNodesThatPassExtenders: the interested extenders filter in
+ * turn, each what the previous left; the nodes they reject get their
+ * reason in the diagnosis. */
+static ks_status *pass_extenders(attempt *a, ks_diagnosis *diag, const ks_node_info **feasible, size_t *nf) {
+    ks_scheduler *s = a->s;
+    size_t n = *nf;
+    for (size_t i = 0; i < s->nexts && n; i++) {
+        ks_extender *e = s->exts[i];
+        const ks_extender_config *c = ks_extender_config_of(e);
+        if (!ks_extender_interested(c, a->pod)) continue;
+        ks_extender_filter_result r;
+        ks_status *st = ks_extender_filter(e, a->pod, feasible, n, &r);
+        if (st) {
+            if (!c->ignorable) return st;
+            char *m = ks_status_message(st);
+            ks_infof(0, "Skipping extender as it returned error and has ignorable flag set extender=\"%s\" err=\"%s\"",
+                     c->url_prefix, m);
+            free(m);
+            ks_status_free(st);
+            continue;
+        }
+        for (size_t k = 0; k < r.nfailed; k++) {
+            const ks_extender_failed *f = &r.failed[k];
+            ks_code code = f->unresolvable ? KS_UNSCHEDULABLE_AND_UNRESOLVABLE : KS_UNSCHEDULABLE;
+            ks_node_status_map_put(&diag->statuses, f->node, ks_status_new(code, "%s", f->msg));
+        }
+        memcpy(feasible, r.nodes, r.nnodes * sizeof(*feasible));
+        n = r.nnodes;
+        ks_extender_filter_result_free(&r);
+    }
+    if (n != *nf) diag->extender_rejected = true;
+    *nf = n;
+    return NULL;
+}
+
+/* upstream prioritizeNodes' extender part: each interested extender's
+ * score (0..10) x its weight x MaxNodeScore/MaxExtenderPriority is added
+ * to the node's total. An extender that fails gives no scores. */
+static void add_extender_scores(attempt *a, const ks_node_info **nodes, size_t n, int64_t *total) {
+    ks_scheduler *s = a->s;
+    for (size_t i = 0; i < s->nexts; i++) {
+        ks_extender *e = s->exts[i];
+        const ks_extender_config *c = ks_extender_config_of(e);
+        if (!ks_extender_interested(c, a->pod)) continue;
+        ks_id *hosts;
+        int64_t *scores;
+        size_t m;
+        ks_status *st = ks_extender_prioritize(e, a->pod, (const ks_node_info *const *)nodes, n, &hosts, &scores, &m);
+        if (st) {
+            char *msg = ks_status_message(st);
+            ks_infof(5, "Failed to run extender's priority function. No score given by this extender. error=\"%s\" "
+                        "pod=\"%s/%s\" extender=\"%s\"",
+                     msg, ks_str(a->pod->ns), ks_str(a->pod->name), c->url_prefix);
+            free(msg);
+            ks_status_free(st);
+            continue;
+        }
+        for (size_t k = 0; k < m; k++) {
+            /* Extenders usually answer in the order asked. */
+            size_t at = k < n && nodes[k]->name == hosts[k] ? k : n;
+            for (size_t j = 0; at == n && j < n; j++)
+                if (nodes[j]->name == hosts[k]) at = j;
+            if (at < n) total[at] += scores[k] * c->weight * (KS_MAX_NODE_SCORE / KS_MAX_EXTENDER_PRIORITY);
+        }
+        free(hosts);
+        free(scores);
+    }
+}
+
+/* upstream extendersBinding: the first interested binder binds instead of
+ * the Bind plugins; an ignorable one that fails is passed over. */
+static ks_status *extenders_binding(ks_scheduler *s, const ks_pod *pod, const char *node, bool *bound) {
+    *bound = false;
+    for (size_t i = 0; i < s->nexts; i++) {
+        const ks_extender_config *c = ks_extender_config_of(s->exts[i]);
+        if (!c->bind_verb || !*c->bind_verb || !ks_extender_interested(c, pod)) continue;
+        ks_status *st = ks_extender_bind(s->exts[i], pod, node);
+        if (st && c->ignorable) {
+            char *m = ks_status_message(st);
+            ks_infof(0, "Skipping extender in bind as it returned error and has ignorable flag set extender=\"%s\" err=\"%s\"",
+                     c->url_prefix, m);
+            free(m);
+            ks_status_free(st);
+            continue;
+        }
+        *bound = true;
+        /* The in-memory cluster has no API server for the extender to
+         * write to: record the binding it reported as made. */
+        if (!st && s->simulated) st = ks_api_dispatcher_bind_sync(s->disp, pod, node);
+        return st;
+    }
+    return NULL;
+}
+
 /* ---- Filter across nodes ------------------------------------------------ */
 
 typedef struct filter_job {
@@ -161,7 +274,7 @@ static ks_status *pass_filters(attempt *a, ks_diagnosis *diag, const ks_node_inf
     ks_framework *fw = a->fw;
     int32_t pct = fw->has_percentage ? fw->percentage_of_nodes_to_score : s->cfg->percentage_of_nodes_to_score;
     size_t want = ks_num_feasible_nodes_to_find(pct, (uint32_t)n);
-    if (!ks_framework_has_score_plugins(fw)) want = 1;
+    if (!ks_framework_has_score_plugins(fw) && !has_extender_filters(s) && !has_extender_prioritizers(s)) want = 1;
     /* the node arrays below are read up to their counts only */
     const ks_node_info **feasible = ks_cycle_state_alloc_uninit(a->st, (want ? want : 1) * sizeof(*feasible));
     *feasible_out = feasible;
@@ -258,6 +371,7 @@ static ks_status *find_nodes_that_fit(attempt *a, ks_diagnosis *diag, const ks_n
         if (ni) {
             const ks_node_info *one[1] = {ni};
             ks_status *e = pass_filters(a, diag, one, 1, feasible, nfeasible);
+            if (*nfeasible && !e) e = pass_extenders(a, diag, *feasible, nfeasible);
             if (*nfeasible && !e) {
                 a->rec.nominated_node_fast_path = true;
                 return NULL;
@@ -297,6 +411,9 @@ static ks_status *find_nodes_that_fit(attempt *a, ks_diagnosis *diag, const ks_n
      * that every node gets its turn across pods. */
     size_t processed = *nfeasible + diag->statuses.n;
     if (nall) s->next_start_node_index = (uint32_t)((s->next_start_node_index + processed) % nall);
+    if (err) return err;
+    err = pass_extenders(a, diag, *feasible, nfeasible);
+    if (err) *nfeasible = 0;
     return err;
 }
 
@@ -338,8 +455,8 @@ static const ks_node_info *select_host(ks_scheduler *s, const ks_score_result *r
 
 static ks_status *prioritize(attempt *a, const ks_node_info **nodes, size_t n, ks_score_result *out) {
     ks_framework *fw = a->fw;
-    if (!ks_framework_has_score_plugins(fw)) {
-        /* Without Score plugins every node scores 1. */
+    if (!ks_framework_has_score_plugins(fw) && a->s->nexts == 0) {
+        /* Without Score plugins or extenders every node scores 1. */
         memset(out, 0, sizeof(*out));
         out->nnodes = n;
         out->nodes = nodes;
@@ -349,7 +466,10 @@ static ks_status *prioritize(attempt *a, const ks_node_info **nodes, size_t n, k
     }
     ks_status *st = ks_framework_run_pre_score(fw, a->st, a->pod, nodes, n);
     if (st) return st;
-    return ks_framework_run_score(fw, a->st, a->pod, nodes, n, out);
+    st = ks_framework_run_score(fw, a->st, a->pod, nodes, n, out);
+    if (st) return st;
+    if (a->s->nexts) add_extender_scores(a, nodes, n, out->total);
+    return NULL;
 }
 
 /* upstream schedulePod: the host, or a FitError / error. */
@@ -492,6 +612,7 @@ static void handle_failure(ks_scheduler *s, failure *f) {
     } else if (f->fit) {
         qp->unschedulable_plugins = f->fit->diagnosis.unschedulable_plugins;
         qp->pending_plugins = f->fit->diagnosis.pending_plugins;
+        qp->extender_rejected = f->fit->diagnosis.extender_rejected;
         ks_infof(2, "Unable to schedule pod; no fit; waiting pod=\"%s\" err=\"%s\"", name, msg);
     } else {
         ks_errorf("Error scheduling pod; retrying pod=\"%s\" err=\"%s\"", name, msg);
@@ -596,7 +717,9 @@ void ks_sched_run_binding_cycle(binding_cycle *bc) {
     ks_queue_done(s->queue, bc->assumed->key);
     st = ks_framework_run_pre_bind(fw, bc->st, bc->assumed, bc->node);
     if (!st) {
-        st = ks_framework_run_bind(fw, bc->st, bc->assumed, bc->node);
+        bool bound;
+        st = extenders_binding(s, bc->assumed, bc->node, &bound);
+        if (!bound) st = ks_framework_run_bind(fw, bc->st, bc->assumed, bc->node);
         ks_status_free(ks_cache_finish_binding(s->cache, bc->assumed));
         if (!st) {
             char note[1024];

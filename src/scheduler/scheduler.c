@@ -5,6 +5,7 @@
 #include "api/pod.h"
 #include "framework/plugin_api.h"
 #include "framework/status.h"
+#include "scheduler/extender.h"
 #include "scheduler/scheduler_internal.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -147,6 +148,9 @@ ks_scheduler *ks_scheduler_new(const ks_scheduler_options *o, char **err) {
     s->par = ks_parallelizer_new(par > 0 ? par : KS_DEFAULT_PARALLELISM);
     s->waiting = ks_waiting_pods_new(s->clock);
     s->snap = ks_snapshot_new();
+    s->nexts = s->cfg->nextenders;
+    s->exts = ks_xcalloc(s->nexts ? s->nexts : 1, sizeof(*s->exts));
+    for (size_t i = 0; i < s->nexts; i++) s->exts[i] = ks_extender_new(&s->cfg->extenders[i]);
     s->cache = ks_cache_new(s->clock, 0);
 
     ks_framework_env env = {.ctx = s,
@@ -217,6 +221,8 @@ void ks_scheduler_free(ks_scheduler *s) {
     free(s->fws);
     ks_cache_free(s->cache);
     ks_snapshot_free(s->snap);
+    for (size_t i = 0; i < s->nexts; i++) ks_extender_free(s->exts[i]);
+    free(s->exts);
     ks_waiting_pods_free(s->waiting);
     ks_parallelizer_free(s->par);
     uint64_t k;

@@ -40,6 +40,10 @@ struct ks_scheduler {
 
     uint32_t next_start_node_index;
 
+    /* cfg->extenders, in order (upstream sched.Extenders) */
+    struct ks_extender **exts;
+    size_t nexts;
+
     /* What the backend last reported for every pod (the informer cache). */
     pthread_mutex_t pods_mu;
     ks_map pods; /* pod key + 1 -> ks_pod* (referenced) */
