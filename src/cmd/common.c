@@ -100,11 +100,15 @@ ks_config *ks_cli_common_setup(ks_cli_common *c, const char *cmd) {
         return NULL;
     }
     ks_config *cfg = ks_cli_load_config(c->config_path, ks_default_registry());
-    if (cfg && cfg->nextenders)
-        fprintf(stderr,
-                "ksched %s: warning: extenders are configured but not called by this build: "
-                "decisions may differ from kube-scheduler's (%u extender(s) ignored)\n",
-                cmd, cfg->nextenders);
+    /* Filter, prioritize and bind verbs are called; preempt is not. */
+    for (uint32_t i = 0; cfg && i < cfg->nextenders; i++) {
+        const ks_extender_config *e = &cfg->extenders[i];
+        if (e->preempt_verb && *e->preempt_verb)
+            fprintf(stderr,
+                    "ksched %s: warning: extender %s: preemptVerb is not called by this build: "
+                    "preemption may choose other victims than kube-scheduler's\n",
+                    cmd, e->url_prefix);
+    }
     return cfg;
 }
 
