@@ -382,7 +382,10 @@ ks_status *ks_extender_filter(ks_extender *e, const ks_pod *pod, const ks_node_i
     }
     json_t *res;
     ks_status *st = send_verb(e, e->c->filter_verb, extender_args(e, pod, nodes, n), &res);
-    if (st) return st;
+    if (st) {
+        ks_extender_filter_result_free(out);
+        return st;
+    }
     const json_t *error = field(res, "Error");
     if (json_is_string(error) && *json_string_value(error)) {
         st = ks_status_new(KS_ERROR, "%s", json_string_value(error));
