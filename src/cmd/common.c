@@ -100,15 +100,6 @@ ks_config *ks_cli_common_setup(ks_cli_common *c, const char *cmd) {
         return NULL;
     }
     ks_config *cfg = ks_cli_load_config(c->config_path, ks_default_registry());
-    /* Filter, prioritize and bind verbs are called; preempt is not. */
-    for (uint32_t i = 0; cfg && i < cfg->nextenders; i++) {
-        const ks_extender_config *e = &cfg->extenders[i];
-        if (e->preempt_verb && *e->preempt_verb)
-            fprintf(stderr,
-                    "ksched %s: warning: extender %s: preemptVerb is not called by this build: "
-                    "preemption may choose other victims than kube-scheduler's\n",
-                    cmd, e->url_prefix);
-    }
     return cfg;
 }
 

@@ -18,6 +18,8 @@
 
 /* ---- registry ------------------------------------------------------------ */
 
+struct ks_candidates; /* framework/preemption.h */
+
 struct ks_registry {
     const ks_plugin_ops **ops;
     uint32_t n, cap;
@@ -91,6 +93,11 @@ typedef struct ks_framework_env {
     int64_t (*now)(void *ctx);
     /* VolumeBinding's PreBind (ks_handle_bind_volumes); NULL: none. */
     ks_status *(*bind_volumes)(void *ctx, const ks_pod *pod, const ks_volume_binding *b, size_t n);
+    /* The extenders' preempt verbs (upstream Handle.Extenders() in
+     * callExtenders): replace *cands with the candidates they leave.
+     * NULL when no extender has a preemptVerb. */
+    ks_status *(*preempt_extenders)(void *ctx, const ks_pod *pod, const ks_snapshot *snap,
+                                    struct ks_candidates *cands);
 } ks_framework_env;
 
 /* ---- the framework ---------------------------------------------------- */

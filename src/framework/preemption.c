@@ -647,7 +647,15 @@ ks_status *ks_evaluator_preempt(ks_evaluator *ev, ks_cycle_state *st, const ks_p
     }
     ks_node_status_map_clear(&statuses);
 
-    /* 3) Extenders with preemption support would filter candidates here. */
+    /* 3) Extenders with a preempt verb narrow the candidates. */
+    if (fw->env.preempt_extenders) {
+        ks_status *s = fw->env.preempt_extenders(fw->env.ctx, pod, snap, &cands);
+        if (s) {
+            ks_candidates_free(&cands);
+            return as_error(s);
+        }
+        if (cands.n == 0) return ks_status_new(KS_UNSCHEDULABLE, "no candidate node for preemption");
+    }
 
     /* 4) The best candidate. */
     int best = cands.n == 1 ? 0 : ks_pick_one_node_for_preemption(&cands, fw->deterministic);

@@ -5,6 +5,7 @@
 #include "scheduler/extender.h"
 
 #include "codec/tree.h"
+#include "util/log.h"
 #include "util/xalloc.h"
 
 #include <curl/curl.h>
@@ -484,4 +485,156 @@ ks_status *ks_extender_bind(ks_extender *e, const ks_pod *pod, const char *node)
     if (json_is_string(error) && *json_string_value(error)) st = ks_status_new(KS_ERROR, "%s", json_string_value(error));
     json_decref(res);
     return st;
+}
+
+/* ---- preemption ------------------------------------------------------------- */
+
+static json_t *victims_json(const ks_victims *v, bool meta) {
+    json_t *pods = json_array();
+    for (uint32_t i = 0; i < v->npods; i++) {
+        const ks_pod *p = v->pods[i];
+        json_array_append_new(pods, meta ? json_pack("{s:s}", "UID", p->uid ? p->uid : "") : pod_json(p));
+    }
+    return json_pack("{s:o,s:I}", "Pods", pods, "NumPDBViolations", (json_int_t)v->num_pdb_violations);
+}
+
+static void candidates_push(ks_candidates *c, ks_candidate x) {
+    if (c->n == c->cap) {
+        c->cap = c->cap ? c->cap * 2 : 8;
+        c->v = ks_xrealloc(c->v, c->cap * sizeof(*c->v));
+    }
+    c->v[c->n++] = x;
+}
+
+/* upstream convertToVictims for one node. A null entry reads as no
+ * victims (upstream dereferences it). */
+static ks_status *meta_victims(const ks_extender *e, const ks_snapshot *snap, const char *node,
+                               const json_t *mv, ks_candidate *out) {
+    memset(out, 0, sizeof(*out));
+    const ks_node_info *ni = ks_snapshot_get(snap, ks_intern(node));
+    if (!ni || !ni->node) return ks_status_new(KS_ERROR, "nodeinfo not found for node name \"%s\"", node);
+    out->node = ni->name;
+    const json_t *pods = field(mv, "Pods");
+    const json_t *npdb = field(mv, "NumPDBViolations");
+    out->victims.num_pdb_violations = json_is_integer(npdb) ? (int64_t)json_integer_value(npdb) : 0;
+    size_t m = json_is_array(pods) ? json_array_size(pods) : 0;
+    out->victims.pods = ks_xcalloc(m ? m : 1, sizeof(ks_pod *));
+    for (size_t i = 0; i < m; i++) {
+        const json_t *uid = field(json_array_get(pods, i), "UID");
+        const char *u = json_is_string(uid) ? json_string_value(uid) : "";
+        ks_pod *found = NULL;
+        for (uint32_t k = 0; k < ni->npods && !found; k++)
+            if (!strcmp(ni->pods[k]->uid ? ni->pods[k]->uid : "", u)) found = ni->pods[k];
+        if (!found) {
+            ks_victims_free(&out->victims);
+            return ks_status_new(KS_ERROR,
+                                 "extender: %s claims to preempt pod (UID: &{%s}) on node: %s, but the pod is not found on that node",
+                                 e->c->url_prefix, u, node);
+        }
+        out->victims.pods[out->victims.npods++] = ks_pod_ref(found);
+    }
+    return NULL;
+}
+
+ks_status *ks_extender_preempt(ks_extender *e, const ks_pod *pod, const ks_snapshot *snap,
+                               const ks_candidates *in, ks_candidates *out) {
+    memset(out, 0, sizeof(*out));
+    if (!e->c->preempt_verb || !*e->c->preempt_verb)
+        return ks_status_new(KS_ERROR, "preempt verb is not defined for extender %s but run into ProcessPreemption",
+                             e->c->url_prefix);
+    bool meta = e->c->node_cache_capable;
+    json_t *m = json_object();
+    for (uint32_t i = 0; i < in->n; i++)
+        json_object_set_new(m, ks_str(in->v[i].node), victims_json(&in->v[i].victims, meta));
+    json_t *args = json_object();
+    json_object_set_new(args, "Pod", pod_json(pod));
+    json_object_set_new(args, "NodeNameToVictims", meta ? json_null() : m);
+    json_object_set_new(args, "NodeNameToMetaVictims", meta ? m : json_null());
+    json_t *res;
+    ks_status *st = send_verb(e, e->c->preempt_verb, args, &res);
+    if (st) return st;
+    const json_t *got = field(res, "NodeNameToMetaVictims");
+    if (!json_is_object(res) || (got && !json_is_null(got) && !json_is_object(got))) {
+        st = ks_status_new(KS_ERROR, "extender at URL %s: preempt answer is not an ExtenderPreemptionResult",
+                           e->c->url_prefix);
+        goto out;
+    }
+    /* Go's map order is random; ksched keeps the candidates' order. */
+    for (uint32_t i = 0; i < in->n && !st; i++) {
+        const json_t *mv = json_is_object(got) ? json_object_get(got, ks_str(in->v[i].node)) : NULL;
+        if (!mv) continue;
+        ks_candidate c;
+        st = meta_victims(e, snap, ks_str(in->v[i].node), mv, &c);
+        if (!st) candidates_push(out, c);
+    }
+    const char *k;
+    json_t *mv;
+    if (json_is_object(got) && !st) {
+        json_object_foreach((json_t *)got, k, mv) {
+            ks_id id = ks_intern(k);
+            bool known = false;
+            for (uint32_t i = 0; i < in->n && !known; i++) known = in->v[i].node == id;
+            if (known) continue;
+            ks_candidate c;
+            st = meta_victims(e, snap, k, mv, &c);
+            if (st) break;
+            candidates_push(out, c);
+        }
+    }
+out:
+    json_decref(res);
+    if (st) ks_candidates_free(out);
+    return st;
+}
+
+bool ks_extenders_support_preemption(ks_extender *const *exts, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (exts[i]->c->preempt_verb && *exts[i]->c->preempt_verb) return true;
+    return false;
+}
+
+/* upstream's check of an extender's answer: a node without victims is
+ * dropped for an ignorable extender, an error otherwise. */
+static ks_status *check_victims(const ks_extender *e, ks_candidates *c) {
+    for (uint32_t i = 0; i < c->n && !e->c->ignorable; i++)
+        if (c->v[i].victims.npods == 0)
+            return ks_status_new(KS_ERROR, "expected at least one victim pod on node \"%s\"", ks_str(c->v[i].node));
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < c->n; i++) {
+        if (c->v[i].victims.npods > 0) {
+            c->v[kept++] = c->v[i];
+            continue;
+        }
+        ks_infof(2, "Ignored node for which the extender didn't report victims node=\"%s\" extender=\"%s\"",
+                 ks_str(c->v[i].node), e->c->url_prefix);
+        ks_victims_free(&c->v[i].victims);
+    }
+    c->n = kept;
+    return NULL;
+}
+
+ks_status *ks_extenders_process_preemption(ks_extender *const *exts, size_t n, const ks_pod *pod,
+                                           const ks_snapshot *snap, ks_candidates *cands) {
+    for (size_t i = 0; i < n && cands->n > 0; i++) {
+        ks_extender *e = exts[i];
+        if (!e->c->preempt_verb || !*e->c->preempt_verb || !ks_extender_interested(e->c, pod)) continue;
+        ks_candidates got;
+        ks_status *st = ks_extender_preempt(e, pod, snap, cands, &got);
+        if (st && e->c->ignorable) {
+            char *msg = ks_status_message(st);
+            ks_infof(2, "Skipped extender as it returned error and has ignorable flag set extender=\"%s\" err=\"%s\"",
+                     e->c->url_prefix, msg);
+            free(msg);
+            ks_status_free(st);
+            continue;
+        }
+        if (!st) st = check_victims(e, &got);
+        if (st) {
+            ks_candidates_free(&got);
+            return st;
+        }
+        ks_candidates_free(cands);
+        *cands = got;
+    }
+    return NULL;
 }

@@ -5,8 +5,10 @@
 #define KS_SCHEDULER_EXTENDER_H
 
 #include "api/pod.h"
+#include "backend/snapshot.h"
 #include "config/config.h"
 #include "framework/nodeinfo.h"
+#include "framework/preemption.h"
 #include "framework/status.h"
 
 #include <stdbool.h>
@@ -53,5 +55,24 @@ ks_status *ks_extender_prioritize(ks_extender *e, const ks_pod *pod, const ks_no
 
 /* Bind verb (ExtenderBindingArgs). */
 ks_status *ks_extender_bind(ks_extender *e, const ks_pod *pod, const char *node);
+
+/* Preempt verb (ExtenderPreemptionArgs with NodeNameToVictims, or
+ * NodeNameToMetaVictims when nodeCacheCapable): the answer's
+ * NodeNameToMetaVictims into out, victims found by UID among the pods of
+ * the snapshot's node. out lists in's nodes in in's order, then nodes the
+ * extender added in its order. Errors: transport, a non-200 answer, a node
+ * not in snap, an unknown UID (out is then empty). */
+ks_status *ks_extender_preempt(ks_extender *e, const ks_pod *pod, const ks_snapshot *snap,
+                               const ks_candidates *in, ks_candidates *out);
+
+/* Whether any extender has a preemptVerb (upstream SupportsPreemption). */
+bool ks_extenders_support_preemption(ks_extender *const *exts, size_t n);
+
+/* upstream callExtenders: each extender with a preemptVerb interested in
+ * pod, in order, replaces *cands with its answer until none is left. An
+ * ignorable extender's error skips it; any other error is returned (*cands
+ * is then unchanged). */
+ks_status *ks_extenders_process_preemption(ks_extender *const *exts, size_t n, const ks_pod *pod,
+                                           const ks_snapshot *snap, ks_candidates *cands);
 
 #endif

@@ -82,6 +82,11 @@ static ks_status *env_bind_volumes(void *ctx, const ks_pod *pod, const ks_volume
     return s->backend->bind_volumes ? s->backend->bind_volumes(s->backend->ctx, pod, b, n) : NULL;
 }
 
+static ks_status *env_preempt_extenders(void *ctx, const ks_pod *pod, const ks_snapshot *snap, ks_candidates *cands) {
+    ks_scheduler *s = ctx;
+    return ks_extenders_process_preemption(s->exts, s->nexts, pod, snap, cands);
+}
+
 static const ks_cluster *env_objects(void *ctx) {
     ks_scheduler *s = ctx;
     return s->backend->objects ? s->backend->objects(s->backend->ctx) : NULL;
@@ -165,6 +170,8 @@ ks_scheduler *ks_scheduler_new(const ks_scheduler_options *o, char **err) {
                             .list_pods = env_list_pods,
                             .now = env_now,
                             .bind_volumes = env_bind_volumes};
+    /* Without a preemptVerb preemption never reaches the extenders. */
+    if (ks_extenders_support_preemption(s->exts, s->nexts)) env.preempt_extenders = env_preempt_extenders;
     s->fws = ks_xcalloc(s->cfg->nprofiles ? s->cfg->nprofiles : 1, sizeof(*s->fws));
     for (uint32_t i = 0; i < s->cfg->nprofiles; i++) {
         ks_framework_options fo = {.parallelism = 1};
