@@ -32,6 +32,13 @@ typedef struct fake {
     int filter_calls, prioritize_calls, bind_calls;
     bool saw_node_names, saw_full_nodes;
     char bound_pod[128], bound_node[128];
+    /* preempt: drop this node, drop this victim UID (a node left without
+     * victims goes too), add an unknown UID, drop every node */
+    const char *drop_node, *drop_uid;
+    bool add_unknown_uid, drop_all;
+    int preempt_calls, preempt_calls_ext2;
+    bool saw_meta_victims, saw_full_victims;
+    char first_victims[256]; /* "node:uid,uid;..." of the first preempt call */
     int slow_ms;     /* sleep before answering */
     int status;      /* HTTP status to answer (0 = 200) */
 } fake;
@@ -90,6 +97,65 @@ static json_t *filter_answer(json_t *args) {
     return out;
 }
 
+/* The victims' UIDs of one node, from Victims (full pods) or MetaVictims. */
+static json_t *victim_uids(json_t *victims, bool meta) {
+    json_t *uids = json_array();
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(victims, "Pods"), i, v) {
+        json_t *uid = meta ? json_object_get(v, "UID") : json_object_get(json_object_get(v, "metadata"), "uid");
+        if (uid) json_array_append(uids, uid);
+        else json_array_append_new(uids, json_string(""));
+    }
+    return uids;
+}
+
+static json_t *preempt_answer(json_t *args) {
+    json_t *full = json_object_get(args, "NodeNameToVictims");
+    json_t *meta = json_object_get(args, "NodeNameToMetaVictims");
+    bool is_meta = json_is_object(meta);
+    if (is_meta) F.saw_meta_victims = true;
+    if (json_is_object(full)) F.saw_full_victims = true;
+    json_t *in = is_meta ? meta : full;
+    bool first = F.preempt_calls == 1;
+    json_t *out = json_object();
+    const char *node;
+    json_t *victims;
+    json_object_foreach(in, node, victims) {
+        json_t *uids = victim_uids(victims, is_meta);
+        if (first) {
+            size_t len = strlen(F.first_victims);
+            snprintf(F.first_victims + len, sizeof(F.first_victims) - len, "%s:", node);
+            size_t i;
+            json_t *u;
+            json_array_foreach(uids, i, u) {
+                len = strlen(F.first_victims);
+                snprintf(F.first_victims + len, sizeof(F.first_victims) - len, "%s%s", i ? "," : "",
+                         json_string_value(u));
+            }
+            len = strlen(F.first_victims);
+            snprintf(F.first_victims + len, sizeof(F.first_victims) - len, ";");
+        }
+        json_t *pods = json_array();
+        size_t i;
+        json_t *u;
+        json_array_foreach(uids, i, u) {
+            if (F.drop_uid && !strcmp(json_string_value(u), F.drop_uid)) continue;
+            json_array_append_new(pods, json_pack("{s:O}", "UID", u));
+        }
+        json_decref(uids);
+        if (F.add_unknown_uid) json_array_append_new(pods, json_pack("{s:s}", "UID", "no-such-uid"));
+        bool drop = F.drop_all || (F.drop_node && !strcmp(node, F.drop_node)) || json_array_size(pods) == 0;
+        if (drop) {
+            json_decref(pods);
+            continue;
+        }
+        json_object_set_new(out, node, json_pack("{s:o,s:O}", "Pods", pods, "NumPDBViolations",
+                                                 json_object_get(victims, "NumPDBViolations")));
+    }
+    return json_pack("{s:o}", "NodeNameToMetaVictims", out);
+}
+
 static json_t *prioritize_answer(void) {
     json_t *out = json_array();
     for (int k = 0; k < 8 && F.score_node[k]; k++)
@@ -123,6 +189,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     } else if (strstr(url, "/prioritize")) {
         F.prioritize_calls++;
         out = prioritize_answer();
+    } else if (strstr(url, "/preempt")) {
+        F.preempt_calls++;
+        if (strstr(url, "/ext2/")) F.preempt_calls_ext2++;
+        out = preempt_answer(args);
     } else if (strstr(url, "/bind")) {
         F.bind_calls++;
         snprintf(F.bound_pod, sizeof(F.bound_pod), "%s/%s",
@@ -192,7 +262,7 @@ typedef struct run {
 } run;
 
 /* extenders: the YAML list items, with %1$u for the port. */
-static void simulate(run *r, const char *extenders, const char *extra_request) {
+static void simulate_cluster(run *r, const char *extenders, const char *cl) {
     char cfg[4096];
     int n = snprintf(cfg, sizeof(cfg), "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n");
     if (extenders) {
@@ -207,8 +277,6 @@ static void simulate(run *r, const char *extenders, const char *extra_request) {
     assert_non_null(r->cfg);
     assert_true(ks_config_resolve(r->cfg, NULL, NULL, &errs));
 
-    char cl[4096];
-    snprintf(cl, sizeof(cl), cluster_yaml, extra_request ? extra_request : "");
     r->cluster = ks_cluster_new();
     ks_errors e;
     ks_errors_init(&e);
@@ -218,6 +286,12 @@ static void simulate(run *r, const char *extenders, const char *extra_request) {
     ks_errors_free(&e);
     ks_sim_options so = {.seed = 1, .explain = true, .deterministic_ties = true, .percentage_of_nodes_to_score = -1};
     assert_true(ks_simulate(r->cluster, r->cfg, ks_default_registry(), &so, &r->res, &err));
+}
+
+static void simulate(run *r, const char *extenders, const char *extra_request) {
+    char cl[4096];
+    snprintf(cl, sizeof(cl), cluster_yaml, extra_request ? extra_request : "");
+    simulate_cluster(r, extenders, cl);
     assert_int_equal(r->res.npods, 1);
 }
 
@@ -373,6 +447,189 @@ static void test_timeout(void **st) {
     run_free(&r);
 }
 
+/* ---- preemption ------------------------------------------------------------------ */
+
+/* urgent (2 cpu) fits nowhere. Alone, DefaultPreemption takes n1 (one
+ * victim, v1) over n2 (two: v2b, then v2a, most important first). With
+ * one victim each, n2 wins (its victim started later). */
+static const char preempt_cluster[] =
+    "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: low}\nvalue: 100\n"
+    "---\n"
+    "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\nvalue: 1000\n"
+    "---\n"
+    "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '2', memory: 8Gi, pods: '110'}}\n"
+    "---\n"
+    "apiVersion: v1\nkind: Node\nmetadata: {name: n2}\nstatus: {allocatable: {cpu: '2', memory: 8Gi, pods: '110'}}\n"
+    "---\n"
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: v1, namespace: default, uid: u-v1}\n"
+    "spec: {priorityClassName: low, nodeName: n1, containers: [{name: c, image: x, resources: {requests: {cpu: '2'}}}]}\n"
+    "status: {phase: Running, startTime: '2024-01-01T01:00:00Z'}\n"
+    "---\n"
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: v2a, namespace: default, uid: u-v2a}\n"
+    "spec: {priorityClassName: low, nodeName: n2, containers: [{name: c, image: x, resources: {requests: {cpu: '1'}}}]}\n"
+    "status: {phase: Running, startTime: '2024-01-01T03:00:00Z'}\n"
+    "---\n"
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: v2b, namespace: default, uid: u-v2b}\n"
+    "spec: {priorityClassName: low, nodeName: n2, containers: [{name: c, image: x, resources: {requests: {cpu: '1'}}}]}\n"
+    "status: {phase: Running, startTime: '2024-01-01T02:00:00Z'}\n"
+    "---\n"
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: urgent, namespace: default, uid: u-urgent, creationTimestamp: '2024-02-01T00:00:00Z'}\n"
+    "spec: {priorityClassName: high, containers: [{name: c, image: x, resources: {requests: {cpu: '2'}}}]}\n";
+
+static const ks_sim_pod *pod_named(const run *r, const char *name) {
+    for (uint32_t i = 0; i < r->res.npods; i++)
+        if (!strcmp(ks_str(r->res.pods[i].pod->name), name)) return &r->res.pods[i];
+    return NULL;
+}
+
+static bool preempted(const run *r, const char *name) {
+    for (uint32_t i = 0; i < r->res.nvictims; i++)
+        if (!strcmp(ks_str(r->res.victims[i].pod->name), name)) return true;
+    return false;
+}
+
+/* Both nodes were sent, in either order (the dry runs' order). */
+static void victims_sent(const char *a, const char *b) {
+    if (strlen(F.first_victims) != strlen(a) + strlen(b) || !strstr(F.first_victims, a) || !strstr(F.first_victims, b))
+        fail_msg("victims sent: %s", F.first_victims);
+}
+
+static const char *urgent_node(const run *r) {
+    const ks_sim_pod *p = pod_named(r, "urgent");
+    assert_non_null(p);
+    return p->node ? p->node : "(none)";
+}
+
+static const char *urgent_message(const run *r) {
+    const ks_sim_pod *p = pod_named(r, "urgent");
+    assert_non_null(p);
+    return p->message ? p->message : "(none)";
+}
+
+static void test_preempt_without_preempt_verb(void **st) {
+    (void)st;
+    run r;
+    simulate_cluster(&r, "- urlPrefix: http://127.0.0.1:%u/ext\n  filterVerb: filter\n", preempt_cluster);
+    assert_string_equal(urgent_node(&r), "n1");
+    assert_true(preempted(&r, "v1"));
+    assert_false(preempted(&r, "v2a"));
+    assert_false(preempted(&r, "v2b"));
+    assert_int_equal(F.preempt_calls, 0);
+    run_free(&r);
+}
+
+static void test_preempt_drops_candidate_node(void **st) {
+    (void)st;
+    F.drop_node = "n1";
+    run r;
+    simulate_cluster(&r, "- urlPrefix: http://127.0.0.1:%u/ext\n  preemptVerb: preempt\n", preempt_cluster);
+    assert_string_equal(urgent_node(&r), "n2");
+    assert_false(preempted(&r, "v1"));
+    assert_true(preempted(&r, "v2a"));
+    assert_true(preempted(&r, "v2b"));
+    assert_int_equal(F.preempt_calls, 1);
+    /* full pods; victims most important first */
+    assert_true(F.saw_full_victims);
+    assert_false(F.saw_meta_victims);
+    victims_sent("n1:u-v1;", "n2:u-v2b,u-v2a;");
+    run_free(&r);
+}
+
+/* The extender spares v2b: n2 then needs only v2a and wins; once v2a is
+ * gone urgent still does not fit there, and the second preemption (n2
+ * has no victim left for the extender) takes n1. */
+static void test_preempt_removes_victim(void **st) {
+    (void)st;
+    F.drop_uid = "u-v2b";
+    run r;
+    simulate_cluster(&r, "- urlPrefix: http://127.0.0.1:%u/ext\n  preemptVerb: preempt\n", preempt_cluster);
+    assert_true(preempted(&r, "v2a"));
+    assert_false(preempted(&r, "v2b"));
+    assert_true(preempted(&r, "v1"));
+    assert_string_equal(urgent_node(&r), "n1");
+    assert_int_equal(F.preempt_calls, 2);
+    run_free(&r);
+}
+
+static void test_preempt_ignorable_error_skipped(void **st) {
+    (void)st;
+    F.drop_node = "n1";
+    run r;
+    simulate_cluster(&r,
+                     "- urlPrefix: http://127.0.0.1:1/ext\n  preemptVerb: preempt\n  ignorable: true\n"
+                     "- urlPrefix: http://127.0.0.1:%u/ext\n  preemptVerb: preempt\n",
+                     preempt_cluster);
+    assert_int_equal(F.preempt_calls, 1);
+    assert_string_equal(urgent_node(&r), "n2");
+    assert_false(preempted(&r, "v1"));
+    run_free(&r);
+}
+
+static void test_preempt_non_ignorable_error_fails(void **st) {
+    (void)st;
+    F.status = 500;
+    run r;
+    simulate_cluster(&r, "- urlPrefix: http://127.0.0.1:%u/ext\n  preemptVerb: preempt\n", preempt_cluster);
+    assert_true(F.preempt_calls >= 1);
+    assert_string_equal(urgent_node(&r), "(none)");
+    assert_false(preempted(&r, "v1"));
+    assert_false(preempted(&r, "v2a"));
+    assert_false(preempted(&r, "v2b"));
+    char want[256];
+    snprintf(want, sizeof(want), "preemption: failed preempt with extender at URL http://127.0.0.1:%u/ext/preempt, code 500",
+             PORT);
+    if (!strstr(urgent_message(&r), want)) fail_msg("message: %s", urgent_message(&r));
+    run_free(&r);
+}
+
+static void test_preempt_node_cache_capable(void **st) {
+    (void)st;
+    F.drop_node = "n1";
+    run r;
+    simulate_cluster(&r, "- urlPrefix: http://127.0.0.1:%u/ext\n  preemptVerb: preempt\n  nodeCacheCapable: true\n",
+                     preempt_cluster);
+    assert_true(F.saw_meta_victims);
+    assert_false(F.saw_full_victims);
+    victims_sent("n1:u-v1;", "n2:u-v2b,u-v2a;");
+    assert_string_equal(urgent_node(&r), "n2");
+    assert_true(preempted(&r, "v2a"));
+    assert_true(preempted(&r, "v2b"));
+    assert_false(preempted(&r, "v1"));
+    run_free(&r);
+}
+
+static void test_preempt_unknown_uid_fails(void **st) {
+    (void)st;
+    F.add_unknown_uid = true;
+    run r;
+    simulate_cluster(&r, "- urlPrefix: http://127.0.0.1:%u/ext\n  preemptVerb: preempt\n", preempt_cluster);
+    assert_string_equal(urgent_node(&r), "(none)");
+    assert_false(preempted(&r, "v1"));
+    char want[256];
+    snprintf(want, sizeof(want), "preemption: extender: http://127.0.0.1:%u/ext claims to preempt pod (UID: &{no-such-uid}) on node: n",
+             PORT);
+    const char *msg = urgent_message(&r);
+    if (!strstr(msg, want) || !strstr(msg, ", but the pod is not found on that node")) fail_msg("message: %s", msg);
+    run_free(&r);
+}
+
+static void test_preempt_stops_when_no_candidate_left(void **st) {
+    (void)st;
+    F.drop_all = true;
+    run r;
+    simulate_cluster(&r,
+                     "- urlPrefix: http://127.0.0.1:%u/ext1\n  preemptVerb: preempt\n"
+                     "- urlPrefix: http://127.0.0.1:%u/ext2\n  preemptVerb: preempt\n",
+                     preempt_cluster);
+    assert_true(F.preempt_calls >= 1);
+    assert_int_equal(F.preempt_calls_ext2, 0);
+    assert_string_equal(urgent_node(&r), "(none)");
+    assert_false(preempted(&r, "v1"));
+    if (!strstr(urgent_message(&r), "preemption: no candidate node for preemption"))
+        fail_msg("message: %s", urgent_message(&r));
+    run_free(&r);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_filter_failed_nodes_in_fit_error, setup, teardown),
@@ -384,6 +641,14 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_ignorable_transport_error_skipped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_non_ignorable_error_fails_attempt, setup, teardown),
         cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_preempt_without_preempt_verb, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_preempt_drops_candidate_node, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_preempt_removes_victim, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_preempt_ignorable_error_skipped, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_preempt_non_ignorable_error_fails, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_preempt_node_cache_capable, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_preempt_unknown_uid_fails, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_preempt_stops_when_no_candidate_left, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
