@@ -10,8 +10,11 @@ CC      ?= gcc
 PREFIX  ?= /usr/local
 PKGS    := yaml-0.1 jansson libcurl libmicrohttpd
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# libcurl is loaded at run time when first needed (src/util/curl_lazy.c),
+# so only its headers are used here; libmicrohttpd is for the tests.
+PKG_LIBS   := $(shell pkg-config --libs yaml-0.1 jansson 2>/dev/null)
 LIBS    := $(PKG_LIBS) -lpthread -ldl -lm
+TEST_LIBS  := $(shell pkg-config --libs libmicrohttpd 2>/dev/null) -lcmocka
 
 WARN    := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -fPIC $(WARN) -Isrc -Iinclude $(PKG_CFLAGS)
@@ -106,11 +109,11 @@ $(B)/test/plugins/%.so: test/unit/plugins/%.cpp include/ksched/ksched.h
 $(B)/test/test_plugin_%: test/unit/test_plugin_%.c $(TEST_UTIL_OBJS) $(B)/libksched.a $(PLUGIN_SOS) $(TEST_PLUGIN_SOS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itest/unit -DKS_BUILD_DIR='"$(B)"' $(LDOPT) -rdynamic -o $@ $< $(TEST_UTIL_OBJS) \
-	    -Wl,--whole-archive $(B)/libksched.a -Wl,--no-whole-archive $(LIBS) -lcmocka
+	    -Wl,--whole-archive $(B)/libksched.a -Wl,--no-whole-archive $(LIBS) $(TEST_LIBS)
 
 $(B)/test/%: test/unit/%.c $(TEST_UTIL_OBJS) $(B)/libksched.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itest/unit $(LDOPT) -o $@ $< $(TEST_UTIL_OBJS) $(B)/libksched.a $(LIBS) -lcmocka
+	$(CC) $(CFLAGS) -Itest/unit $(LDOPT) -o $@ $< $(TEST_UTIL_OBJS) $(B)/libksched.a $(LIBS) $(TEST_LIBS)
 
 demo: deps
 	@$(MAKE) --no-print-directory build

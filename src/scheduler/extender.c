@@ -5,12 +5,11 @@
 #include "scheduler/extender.h"
 
 #include "codec/tree.h"
+#include "util/curl_lazy.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
-#include <curl/curl.h>
 #include <jansson.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -22,11 +21,7 @@ struct ks_extender {
     const ks_extender_config *c;
 };
 
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static void curl_init(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
-
 ks_extender *ks_extender_new(const ks_extender_config *c) {
-    pthread_once(&curl_once, curl_init);
     ks_extender *e = ks_xcalloc(1, sizeof(*e));
     e->c = c;
     return e;
@@ -269,28 +264,30 @@ static unsigned char *b64_decode(const char *s, size_t *len) {
 }
 
 static void set_blob(CURL *h, CURLoption opt, const char *b64, unsigned char **keep) {
+    const ks_curl_api *C = ks_curl(NULL);
     size_t len;
     *keep = b64_decode(b64, &len);
     struct curl_blob blob = {.data = *keep, .len = len, .flags = CURL_BLOB_COPY};
-    curl_easy_setopt(h, opt, &blob);
+    C->easy_setopt(h, opt, &blob);
 }
 
 /* TLS as upstream's transport: enableHTTPS without a CA skips
  * verification; tlsConfig gives the CA and the client certificate. */
 static void set_tls(CURL *h, const ks_extender_config *c, unsigned char *keep[3]) {
+    const ks_curl_api *C = ks_curl(NULL);
     const ks_extender_tls *t = c->has_tls ? &c->tls : NULL;
     bool has_ca = t && ((t->ca_file && *t->ca_file) || (t->ca_data && *t->ca_data));
     bool insecure = (t && t->insecure) || (c->enable_https && !has_ca);
     if (insecure) {
-        curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
-        curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+        C->easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+        C->easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
     }
     if (!t) return;
-    if (t->ca_file && *t->ca_file) curl_easy_setopt(h, CURLOPT_CAINFO, t->ca_file);
+    if (t->ca_file && *t->ca_file) C->easy_setopt(h, CURLOPT_CAINFO, t->ca_file);
     else if (t->ca_data && *t->ca_data) set_blob(h, CURLOPT_CAINFO_BLOB, t->ca_data, &keep[0]);
-    if (t->cert_file && *t->cert_file) curl_easy_setopt(h, CURLOPT_SSLCERT, t->cert_file);
+    if (t->cert_file && *t->cert_file) C->easy_setopt(h, CURLOPT_SSLCERT, t->cert_file);
     else if (t->cert_data && *t->cert_data) set_blob(h, CURLOPT_SSLCERT_BLOB, t->cert_data, &keep[1]);
-    if (t->key_file && *t->key_file) curl_easy_setopt(h, CURLOPT_SSLKEY, t->key_file);
+    if (t->key_file && *t->key_file) C->easy_setopt(h, CURLOPT_SSLKEY, t->key_file);
     else if (t->key_data && *t->key_data) set_blob(h, CURLOPT_SSLKEY_BLOB, t->key_data, &keep[2]);
 }
 
@@ -306,35 +303,42 @@ static ks_status *send_verb(const ks_extender *e, const char *verb, json_t *args
     ks_status *st = NULL;
     body b = {0};
     unsigned char *keep[3] = {0};
-    CURL *h = curl_easy_init();
+    CURL *h = NULL;
+    const char *why = NULL;
+    const ks_curl_api *C = ks_curl(&why);
+    if (!C) {
+        st = ks_status_new(KS_ERROR, "Post \"%s\": %s", url, why);
+        goto out;
+    }
+    h = C->easy_init();
     if (!h || !payload) {
         st = ks_status_new(KS_ERROR, "Post \"%s\": cannot build the request", url);
         goto out;
     }
-    struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/json");
+    struct curl_slist *hdr = C->slist_append(NULL, "Content-Type: application/json");
     int64_t ms = e->c->http_timeout_ns ? e->c->http_timeout_ns / 1000000 : DEFAULT_TIMEOUT_MS;
     if (ms <= 0) ms = 1;
-    curl_easy_setopt(h, CURLOPT_URL, url);
-    curl_easy_setopt(h, CURLOPT_POSTFIELDS, payload);
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)ms);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+    C->easy_setopt(h, CURLOPT_URL, url);
+    C->easy_setopt(h, CURLOPT_POSTFIELDS, payload);
+    C->easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+    C->easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)ms);
+    C->easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    C->easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+    C->easy_setopt(h, CURLOPT_WRITEDATA, &b);
     set_tls(h, e->c, keep);
-    CURLcode rc = curl_easy_perform(h);
-    curl_slist_free_all(hdr);
+    CURLcode rc = C->easy_perform(h);
+    C->slist_free_all(hdr);
     if (rc == CURLE_OPERATION_TIMEDOUT) {
         st = ks_status_new(KS_ERROR, "Post \"%s\": context deadline exceeded (Client.Timeout exceeded while awaiting headers)",
                            url);
         goto out;
     }
     if (rc != CURLE_OK) {
-        st = ks_status_new(KS_ERROR, "Post \"%s\": %s", url, curl_easy_strerror(rc));
+        st = ks_status_new(KS_ERROR, "Post \"%s\": %s", url, C->easy_strerror(rc));
         goto out;
     }
     long code = 0;
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+    C->easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
     if (code != 200) {
         st = ks_status_new(KS_ERROR, "failed %s with extender at URL %s, code %ld", verb, url, code);
         goto out;
@@ -343,7 +347,7 @@ static ks_status *send_verb(const ks_extender *e, const char *verb, json_t *args
     *result = json_loadb(b.p ? b.p : "", b.n, JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK, &jerr);
     if (!*result) st = ks_status_new(KS_ERROR, "decoding the answer of extender at URL %s: %s", url, jerr.text);
 out:
-    if (h) curl_easy_cleanup(h);
+    if (h) C->easy_cleanup(h);
     for (int i = 0; i < 3; i++) free(keep[i]);
     free(b.p);
     free(payload);

@@ -316,6 +316,28 @@ static int64_t total_of(const run *r, const char *name) {
 
 /* ---- tests --------------------------------------------------------------------- */
 
+static bool libcurl_mapped(void) {
+    FILE *f = fopen("/proc/self/maps", "r");
+    assert_non_null(f);
+    char line[4096];
+    bool found = false;
+    while (!found && fgets(line, sizeof(line), f)) found = strstr(line, "libcurl") != NULL;
+    fclose(f);
+    return found;
+}
+
+/* libcurl (and what it pulls in) is mapped only once an extender is
+ * called; runs first, before any other test has called one. */
+static void test_libcurl_loaded_on_first_call(void **st) {
+    (void)st;
+    assert_false(libcurl_mapped());
+    run r;
+    simulate(&r, "- urlPrefix: http://127.0.0.1:%u/ext\n  filterVerb: filter\n", NULL);
+    assert_non_null(the_pod(&r)->node);
+    assert_true(libcurl_mapped());
+    run_free(&r);
+}
+
 static void test_filter_failed_nodes_in_fit_error(void **st) {
     (void)st;
     F.reject[0][0] = "n1", F.reject[0][1] = "no gpu here";
@@ -632,6 +654,7 @@ static void test_preempt_stops_when_no_candidate_left(void **st) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_libcurl_loaded_on_first_call, setup, teardown),
         cmocka_unit_test_setup_teardown(test_filter_failed_nodes_in_fit_error, setup, teardown),
         cmocka_unit_test_setup_teardown(test_filter_node_cache_capable, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prioritize_score_arithmetic, setup, teardown),
