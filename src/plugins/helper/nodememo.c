@@ -231,3 +231,23 @@ void ks_nodememo_sum_flush(ks_nodememo_sum *s) {
         ks_pairbuf_flush(&s->cnt[t]);
     }
 }
+
+void ks_nodememo_scan(ks_nodememo *m, uint64_t pass, const ks_node_info *const *nodes, const uint64_t *gens,
+                      size_t lo, size_t hi, void (*count)(const ks_node_info *ni, ks_nodememo_rec *rec, void *arg),
+                      void *arg) {
+    ks_nodememo_sum sum;
+    ks_nodememo_sum_init(&sum, m);
+    for (size_t i = lo; i < hi; i++) {
+        const ks_node_info *ni = nodes[i];
+        const ks_nodememo_slot *hit = ks_nodememo_hit(m, pass, i, ni, gens);
+        if (hit) {
+            ks_nodememo_sum_hit(&sum, i, hit);
+            continue;
+        }
+        ks_nodememo_rec rec;
+        ks_nodememo_rec_init(&rec);
+        count(ni, &rec, arg);
+        ks_nodememo_sum_store(&sum, pass, i, ni, &rec);
+    }
+    ks_nodememo_sum_flush(&sum);
+}

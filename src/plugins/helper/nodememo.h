@@ -179,4 +179,10 @@ void ks_nodememo_sum_store(ks_nodememo_sum *s, uint64_t pass, size_t i, const ks
                            const ks_nodememo_rec *r);
 void ks_nodememo_sum_flush(ks_nodememo_sum *s);
 
+/* One chunk [lo, hi) of a pass: nodes that did not change keep their
+ * pairs, the others are counted again by count(ni, rec, arg). */
+void ks_nodememo_scan(ks_nodememo *m, uint64_t pass, const ks_node_info *const *nodes, const uint64_t *gens,
+                      size_t lo, size_t hi, void (*count)(const ks_node_info *ni, ks_nodememo_rec *rec, void *arg),
+                      void *arg);
+
 #endif

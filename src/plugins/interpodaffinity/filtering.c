@@ -114,24 +114,15 @@ static void count_incoming(size_t lo, size_t hi, void *arg) {
 }
 
 /* Either pass with the memo: only the nodes that changed are looked at. */
+static void count_node(const ks_node_info *ni, ks_nodememo_rec *rec, void *arg) {
+    pf_ctx *c = arg;
+    if (c->existing_pass) existing_anti_of(c->s, ni, NULL, rec);
+    else incoming_of(c->s, ni, NULL, NULL, rec);
+}
+
 static void count_changed(size_t lo, size_t hi, void *arg) {
     pf_ctx *c = arg;
-    ks_nodememo_sum sum;
-    ks_nodememo_sum_init(&sum, c->memo);
-    for (size_t i = lo; i < hi; i++) {
-        const ks_node_info *ni = c->nodes[i];
-        const ks_nodememo_slot *hit = ks_nodememo_hit(c->memo, c->pass, i, ni, c->gens);
-        if (hit) {
-            ks_nodememo_sum_hit(&sum, i, hit);
-            continue;
-        }
-        ks_nodememo_rec rec;
-        ks_nodememo_rec_init(&rec);
-        if (c->existing_pass) existing_anti_of(c->s, ni, NULL, &rec);
-        else incoming_of(c->s, ni, NULL, NULL, &rec);
-        ks_nodememo_sum_store(&sum, c->pass, i, ni, &rec);
-    }
-    ks_nodememo_sum_flush(&sum);
+    ks_nodememo_scan(c->memo, c->pass, c->nodes, c->gens, lo, hi, count_node, c);
 }
 
 /* Run a pass over nodes with the memo; false when it could not (memo

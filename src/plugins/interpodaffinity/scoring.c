@@ -85,24 +85,14 @@ static void score_nodes(size_t lo, size_t hi, void *arg) {
 }
 
 /* With the memo: only the nodes that changed are looked at. */
+static void score_into_rec(const ks_node_info *ni, ks_nodememo_rec *rec, void *arg) {
+    emit em = {.rec = rec};
+    score_node(arg, &em, ni);
+}
+
 static void score_changed(size_t lo, size_t hi, void *arg) {
     ps_ctx *c = arg;
-    ks_nodememo_sum sum;
-    ks_nodememo_sum_init(&sum, c->memo);
-    for (size_t i = lo; i < hi; i++) {
-        const ks_node_info *ni = c->nodes[i];
-        const ks_nodememo_slot *hit = ks_nodememo_hit(c->memo, c->pass, i, ni, c->gens);
-        if (hit) {
-            ks_nodememo_sum_hit(&sum, i, hit);
-            continue;
-        }
-        ks_nodememo_rec rec;
-        ks_nodememo_rec_init(&rec);
-        emit em = {.rec = &rec};
-        score_node(c, &em, ni);
-        ks_nodememo_sum_store(&sum, c->pass, i, ni, &rec);
-    }
-    ks_nodememo_sum_flush(&sum);
+    ks_nodememo_scan(c->memo, c->pass, c->nodes, c->gens, lo, hi, score_into_rec, c);
 }
 
 static ipa_term *compile_terms(ks_cycle_state *st, const ks_cluster *c, const ks_pod *pod,

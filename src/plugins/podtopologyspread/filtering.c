@@ -81,33 +81,22 @@ static void count_nodes(size_t lo, size_t hi, void *arg) {
 
 /* The same with the memo (only when no inclusion policy depends on the
  * pod): the nodes that did not change are already in the memo's sums. */
-static void count_changed(size_t lo, size_t hi, void *arg) {
-    pf_ctx *c = arg;
-    const pts_pf_state *s = c->s;
-    ks_nodememo_sum sum;
-    ks_nodememo_sum_init(&sum, c->memo);
+static void count_node(const ks_node_info *ni, ks_nodememo_rec *rec, void *arg) {
+    const pts_pf_state *s = ((pf_ctx *)arg)->s;
     int64_t cnt[KS_NODEMEMO_MAX];
     ks_id vals[KS_NODEMEMO_MAX];
-    for (size_t i = lo; i < hi; i++) {
-        const ks_node_info *ni = c->nodes[i];
-        const ks_nodememo_slot *hit = ks_nodememo_hit(c->memo, c->pass, i, ni, c->gens);
-        if (hit) {
-            ks_nodememo_sum_hit(&sum, i, hit);
-            continue;
-        }
-        ks_nodememo_rec rec;
-        ks_nodememo_rec_init(&rec);
-        if (ni->node && pts_node_values(ni, s->c, s->n, vals)) {
-            for (uint32_t k = 0; k < s->n; k++) {
-                const pts_constraint *pc = &s->c[k];
-                int64_t n = pc->same_as != k ? cnt[pc->same_as] : pts_count_matching(pc, ni, s->pod->ns);
-                cnt[k] = n;
-                ks_nodememo_rec_add(&rec, 0, ks_pair(k, vals[k]), n);
-            }
-        }
-        ks_nodememo_sum_store(&sum, c->pass, i, ni, &rec);
+    if (!ni->node || !pts_node_values(ni, s->c, s->n, vals)) return;
+    for (uint32_t k = 0; k < s->n; k++) {
+        const pts_constraint *pc = &s->c[k];
+        int64_t n = pc->same_as != k ? cnt[pc->same_as] : pts_count_matching(pc, ni, s->pod->ns);
+        cnt[k] = n;
+        ks_nodememo_rec_add(rec, 0, ks_pair(k, vals[k]), n);
     }
-    ks_nodememo_sum_flush(&sum);
+}
+
+static void count_changed(size_t lo, size_t hi, void *arg) {
+    pf_ctx *c = arg;
+    ks_nodememo_scan(c->memo, c->pass, c->nodes, c->gens, lo, hi, count_node, c);
 }
 
 /* Critical paths from scratch: the two smallest counts per constraint.

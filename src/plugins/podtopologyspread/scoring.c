@@ -62,32 +62,22 @@ static void count_nodes(size_t lo, size_t hi, void *arg) {
 /* The same with the memo (only when no inclusion policy depends on the
  * pod): every domain of every node, summed; the feasible ones are read
  * out of the sums afterwards. */
-static void count_changed(size_t lo, size_t hi, void *arg) {
+static void count_node(const ks_node_info *ni, ks_nodememo_rec *rec, void *arg) {
     ps_ctx *c = arg;
     const pts_ps_state *s = c->s;
-    ks_nodememo_sum sum;
-    ks_nodememo_sum_init(&sum, c->memo);
-    for (size_t i = lo; i < hi; i++) {
-        const ks_node_info *ni = c->nodes[i];
-        const ks_nodememo_slot *hit = ks_nodememo_hit(c->memo, c->pass, i, ni, c->gens);
-        if (hit) {
-            ks_nodememo_sum_hit(&sum, i, hit);
-            continue;
-        }
-        ks_nodememo_rec rec;
-        ks_nodememo_rec_init(&rec);
-        if (ni->node && (!c->require_all || pts_node_has_keys(ni, s->c, s->n))) {
-            for (uint32_t k = 0; k < s->n; k++) {
-                const pts_constraint *pc = &s->c[k];
-                if (pc->hostname) continue;
-                ks_id v = 0; /* a missing label reads as "" */
-                ks_ni_label(ni, pc->key, &v);
-                ks_nodememo_rec_add(&rec, 0, ks_pair(k, v), pts_count_matching(pc, ni, c->pod->ns));
-            }
-        }
-        ks_nodememo_sum_store(&sum, c->pass, i, ni, &rec);
+    if (!ni->node || (c->require_all && !pts_node_has_keys(ni, s->c, s->n))) return;
+    for (uint32_t k = 0; k < s->n; k++) {
+        const pts_constraint *pc = &s->c[k];
+        if (pc->hostname) continue;
+        ks_id v = 0; /* a missing label reads as "" */
+        ks_ni_label(ni, pc->key, &v);
+        ks_nodememo_rec_add(rec, 0, ks_pair(k, v), pts_count_matching(pc, ni, c->pod->ns));
     }
-    ks_nodememo_sum_flush(&sum);
+}
+
+static void count_changed(size_t lo, size_t hi, void *arg) {
+    ps_ctx *c = arg;
+    ks_nodememo_scan(c->memo, c->pass, c->nodes, c->gens, lo, hi, count_node, c);
 }
 
 ks_status *pts_pre_score(void *self, ks_cycle_state *st, const ks_pod *pod,
