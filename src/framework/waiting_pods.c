@@ -155,14 +155,6 @@ ks_waiting_pod *ks_waiting_pods_find_uid_held(ks_waiting_pods *wp, const char *u
     return found;
 }
 
-size_t ks_waiting_pods_list(ks_waiting_pods *wp, ks_waiting_pod **out, size_t max) {
-    pthread_mutex_lock(&wp->mu);
-    size_t n = wp->n;
-    for (size_t i = 0; i < n && i < max; i++) out[i] = wp->v[i];
-    pthread_mutex_unlock(&wp->mu);
-    return n;
-}
-
 /* Record the verdict (first one wins, like upstream's buffered channel of
  * one). Called with the lock held; returns true when this call decided. */
 static bool decide_locked(ks_waiting_pod *w, ks_status *verdict) {

@@ -46,11 +46,10 @@ ks_waiting_pod *ks_waiting_pods_get(ks_waiting_pods *wp, uint64_t pod_key);
 /* Remove from the map (the waiter does this once it has the verdict). */
 void ks_waiting_pods_remove(ks_waiting_pods *wp, uint64_t pod_key);
 size_t ks_waiting_pods_count(ks_waiting_pods *wp);
-/* Snapshot of the waiting pods (up to max), in insertion order. */
-size_t ks_waiting_pods_list(ks_waiting_pods *wp, ks_waiting_pod **out, size_t max);
 
-/* For plugins (ks_handle_waiting_pods): as ks_waiting_pods_list, but
- * every pod written to out is also held by this thread until it calls
+/* For plugins (ks_handle_waiting_pods): the waiting pods (up to max, in
+ * insertion order; returns how many there are), each written to out also
+ * held by this thread until it calls
  * ks_waiting_pods_release_held(), so that the binding thread of a pod
  * decided meanwhile cannot free it under the plugin. */
 size_t ks_waiting_pods_list_held(ks_waiting_pods *wp, ks_waiting_pod **out, size_t max);
