@@ -4,6 +4,7 @@
 #include "codec/tree.h"
 #include "codec/tree_internal.h"
 #include "util/strbuf.h"
+#include "util/base64.h"
 #include "util/xalloc.h"
 
 #include <errno.h>
@@ -379,26 +380,12 @@ static bool close_collection(parser *p) {
 }
 
 static bool decode_base64(parser *p, ks_tree *t) {
-    static const char *alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    size_t n = strlen(t->text);
-    char *out = ks_arena_alloc(p->a, n + 1);
-    size_t o = 0;
-    uint32_t acc = 0;
-    int bits = 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = t->text[i];
-        if (c == '=' || c == '\n' || c == '\r' || c == ' ') continue;
-        const char *q = strchr(alphabet, c);
-        if (!q || !c) return fail(p, t->line, "!!binary value contains invalid base64 data");
-        acc = (acc << 6) | (uint32_t)(q - alphabet);
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            out[o++] = (char)((acc >> bits) & 0xff);
-        }
-    }
-    out[o] = 0;
-    t->text = out;
+    size_t n = strlen(t->text), len;
+    unsigned char *out = ks_arena_alloc(p->a, n / 4 * 3 + 4);
+    if (!ks_base64_decode(t->text, n, out, &len))
+        return fail(p, t->line, "!!binary value contains invalid base64 data");
+    out[len] = 0;
+    t->text = (char *)out;
     return true;
 }
 

@@ -3,6 +3,7 @@
  * time.ParseDuration / Duration.String, strconv.FormatFloat('g', -1),
  * strconv.Quote and base64.StdEncoding. */
 #include "config/internal.h"
+#include "util/base64.h"
 #include "util/xalloc.h"
 
 #include <math.h>
@@ -293,15 +294,6 @@ void go_quote(ks_strbuf *b, const char *s) {
     ks_sb_putc(b, '"');
 }
 
-static int b64val(unsigned char c) {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-}
-
 /* StdEncoding with padding; \r and \n are skipped as Go does. */
 long go_base64_invalid_at(const char *s) {
     size_t n = strlen(s);
@@ -322,7 +314,7 @@ long go_base64_invalid_at(const char *s) {
             pad = 1;
             continue;
         }
-        if (b64val(c) < 0) return (long)i;
+        if (ks_base64_value(c) < 0) return (long)i;
         q = (q + 1) % 4;
     }
     if (pad) {

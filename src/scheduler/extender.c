@@ -5,6 +5,7 @@
 #include "scheduler/extender.h"
 
 #include "codec/tree.h"
+#include "util/base64.h"
 #include "util/curl_lazy.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -237,36 +238,12 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *arg) {
 }
 
 /* Base64 (standard alphabet, padding optional) into a malloc'd buffer. */
-static unsigned char *b64_decode(const char *s, size_t *len) {
-    size_t n = strlen(s);
-    unsigned char *out = ks_xmalloc(n / 4 * 3 + 3);
-    uint32_t acc = 0;
-    int bits = 0;
-    size_t o = 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        int v;
-        if (c >= 'A' && c <= 'Z') v = c - 'A';
-        else if (c >= 'a' && c <= 'z') v = c - 'a' + 26;
-        else if (c >= '0' && c <= '9') v = c - '0' + 52;
-        else if (c == '+') v = 62;
-        else if (c == '/') v = 63;
-        else continue; /* '=' and whitespace */
-        acc = (acc << 6) | (uint32_t)v;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            out[o++] = (unsigned char)(acc >> bits);
-        }
-    }
-    *len = o;
-    return out;
-}
-
 static void set_blob(CURL *h, CURLoption opt, const char *b64, unsigned char **keep) {
     const ks_curl_api *C = ks_curl(NULL);
-    size_t len;
-    *keep = b64_decode(b64, &len);
+    size_t n = strlen(b64), len = 0;
+    *keep = ks_xmalloc(n / 4 * 3 + 3);
+    /* the config validated it (go_base64_invalid_at) */
+    ks_base64_decode(b64, n, *keep, &len);
     struct curl_blob blob = {.data = *keep, .len = len, .flags = CURL_BLOB_COPY};
     C->easy_setopt(h, opt, &blob);
 }
