@@ -17,6 +17,8 @@
 # average throughput is reported: a short run is at the mercy of whatever
 # else the machine does during that second. Figures only: nothing here
 # passes or fails on a timing.
+# A crashing binary must not leave a core dump in the working tree.
+ulimit -c 0
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)

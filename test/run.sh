@@ -2,12 +2,17 @@
 # Run every test suite and end with one line: "N passed, N failed".
 #   unit       cmocka binaries, in the release and the asan build
 #   scenarios  test/scenarios/*/cmd: run ksched, compare with expected output
+#   shell      test/sh/*.sh: each prints "ok   NAME" / "FAIL NAME" lines;
+#              exit 77 means skipped (a tool it needs is missing)
 #   reference  differential tests against upstream (test/reference/run.sh)
-# Exit status is non-zero when anything failed.
+# Exit status is non-zero when anything failed. Core dumps are off: a
+# crashing test is reported as failed, it does not leave a core in the tree.
 set -u
+ulimit -c 0
 cd "$(dirname "$0")/.."
 passed=0
 failed=0
+skipped=0
 failures=""
 log=build/test-logs
 mkdir -p "$log"
@@ -69,6 +74,32 @@ for mode in release asan; do
     done
 done
 
+# Shell suites (repository checks, end-to-end suites that skip without Go).
+for t in test/sh/*.sh; do
+    [ -x "$t" ] || continue
+    name="sh/$(basename "$t" .sh)"
+    out="$log/$(echo "$name" | tr / _).log"
+    "$t" >"$out" 2>&1
+    rc=$?
+    if [ "$rc" -eq 77 ]; then
+        skipped=$((skipped + 1))
+        echo "skip $name: $(tail -1 "$out")"
+        continue
+    fi
+    p=$(grep -c '^ok ' "$out")
+    f=$(grep -c '^FAIL ' "$out")
+    passed=$((passed + p))
+    failed=$((failed + f))
+    if [ "$rc" -ne 0 ] || [ "$f" -ne 0 ] || [ "$p" -eq 0 ]; then
+        [ "$f" -eq 0 ] && failed=$((failed + 1))
+        failures="$failures $name"
+        echo "FAIL $name (see $out)"
+        grep -E '^FAIL ' "$out" | head -20
+    else
+        echo "ok   $name ($p checks)"
+    fi
+done
+
 # Differential tests against upstream kube-scheduler (needs Go).
 if [ -x test/reference/run.sh ]; then
     if command -v go >/dev/null 2>&1; then
@@ -92,10 +123,12 @@ if [ -x test/reference/run.sh ]; then
             echo "ok   reference: $line"
         fi
     else
+        skipped=$((skipped + 1))
         echo "skip reference: go not found"
     fi
 fi
 
 [ -n "$failures" ] && echo "failed:$failures"
+[ "$skipped" -gt 0 ] && echo "$skipped suites skipped"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -14,6 +14,8 @@
 # and compares the two traces.  One line per scenario (ok NAME / FAIL NAME:
 # first difference), then "N passed, N failed".  Without Go it prints
 # "reference: skipped (go not found)" and exits 0.
+# A crashing binary must not leave a core dump in the working tree.
+ulimit -c 0
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
