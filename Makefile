@@ -51,7 +51,7 @@ TEST_UTIL_OBJS := $(TEST_UTIL:%.c=$(B)/obj/%.o)
 PLUGIN_NAMES := $(filter-out embed,$(notdir $(patsubst %/,%,$(dir $(wildcard examples/plugins/*/*.c)))))
 PLUGIN_SOS  := $(foreach p,$(PLUGIN_NAMES),$(B)/plugins/$(p).so)
 
-.PHONY: all build deps demo test test-unit test-scenarios test-reference bench bench-quick bench-bin \
+.PHONY: all build deps demo test test-unit test-scenarios test-reference test-e2e bench bench-quick bench-bin \
         install clean fuzz
 all: build
 build: $(B)/ksched $(B)/libksched.a $(B)/libksched.so $(PLUGIN_SOS) $(B)/examples/embed-scheduler
@@ -132,6 +132,11 @@ test-bins: $(TEST_PLUGIN_SOS) $(TEST_BINS)
 test-reference: deps
 	@$(MAKE) --no-print-directory MODE=release build
 	@test/reference/run.sh --ksched $(CURDIR)/build/release/ksched $(if $(SEEDS),--seeds $(SEEDS))
+
+# End-to-end suite on a real kube-apiserver + etcd (test/e2e; needs Go).
+test-e2e: deps
+	@$(MAKE) --no-print-directory MODE=release build
+	@test/sh/e2e.sh
 
 # Benchmarks (not tests): bench/ksched_bench next to upstream's scheduler
 # (test/reference, kschedref --bench); see bench/README.md.
