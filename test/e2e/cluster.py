@@ -38,6 +38,8 @@ KUBE_SCHEDULER_TOKEN = "e2e-kube-scheduler-token"
 # bindings of deploy/ are exactly what it may do.
 KSCHED_USER = "system:serviceaccount:kube-system:ksched"
 
+# Bindings with their body (the target node); pod LISTs (a relist shows
+# as one) without.
 AUDIT_POLICY = """apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: ["RequestReceived"]
@@ -46,6 +48,11 @@ rules:
   resources:
   - group: ""
     resources: ["pods/binding"]
+- level: Metadata
+  verbs: ["list"]
+  resources:
+  - group: ""
+    resources: ["pods"]
 - level: None
 """
 
@@ -320,28 +327,65 @@ class Cluster:
         call("/v3/kv/compaction", {"revision": rev, "physical": True})
         return rev
 
-    def bindings(self):
-        """Successful pods/binding calls from the audit log:
-        {"ns/name": [node, ...]} (one entry per 201)."""
-        out = {}
+    def audit_events(self):
         try:
             f = open(self.audit_log)
         except FileNotFoundError:
-            return out
+            return
         with f:
             for line in f:
                 try:
                     ev = json.loads(line)
                 except ValueError:
                     continue
-                ref = ev.get("objectRef") or {}
-                if ref.get("subresource") != "binding" or ev.get("stage") != "ResponseComplete":
-                    continue
-                if (ev.get("responseStatus") or {}).get("code") != 201:
-                    continue
-                target = ((ev.get("requestObject") or {}).get("target") or {}).get("name")
-                out.setdefault(f"{ref.get('namespace')}/{ref.get('name')}", []).append(target)
+                if ev.get("stage") == "ResponseComplete":
+                    yield ev
+
+    def audit_count(self, verb, subresource=None, user=None, code=None):
+        """How many requests on pods the audit log holds with this verb
+        (and subresource, user, response code)."""
+        n = 0
+        for ev in self.audit_events():
+            ref = ev.get("objectRef") or {}
+            if ev.get("verb") != verb or ref.get("subresource") != subresource:
+                continue
+            if user and (ev.get("user") or {}).get("username") != user:
+                continue
+            if code and (ev.get("responseStatus") or {}).get("code") != code:
+                continue
+            n += 1
+        return n
+
+    def audit_bindings(self, codes=(201,)):
+        """pods/binding calls from the audit log, in order, with the given
+        response codes (None: all): [{"pod": "ns/name", "node": N,
+        "user": U, "code": C}, ...]. A binding whose client went away
+        mid-request is logged with 504 even when it was committed."""
+        out = []
+        for ev in self.audit_events():
+            ref = ev.get("objectRef") or {}
+            if ref.get("subresource") != "binding":
+                continue
+            code = (ev.get("responseStatus") or {}).get("code")
+            if codes is not None and code not in codes:
+                continue
+            target = ((ev.get("requestObject") or {}).get("target") or {}).get("name")
+            out.append({"pod": f"{ref.get('namespace')}/{ref.get('name')}",
+                        "node": target, "code": code,
+                        "user": (ev.get("user") or {}).get("username")})
         return out
+
+    def bindings(self):
+        """{"ns/name": [node, ...]}: the successful bindings of each pod."""
+        out = {}
+        for b in self.audit_bindings():
+            out.setdefault(b["pod"], []).append(b["node"])
+        return out
+
+    def write_kubeconfig(self, name, server=None, token=KSCHED_TOKEN, user="ksched"):
+        path = os.path.join(self.dir, name)
+        kubeconfig(path, server or self.server, self.certs[0], token, user)
+        return path
 
     def env(self):
         e = dict(os.environ)
