@@ -887,6 +887,205 @@ def test_fault_sched_kill(c):
     s.check_alive()
 
 
+class FakeKubelet:
+    """What a kubelet would do for deleted pods: confirm the deletion
+    (force-delete pods that carry a deletionTimestamp)."""
+
+    def __init__(self, c, ns="default"):
+        self.c, self.ns = c, ns
+        self.stop_ev = threading.Event()
+        self.deleted = []
+        self.th = threading.Thread(target=self.loop, daemon=True)
+
+    def start(self):
+        self.th.start()
+        return self
+
+    def loop(self):
+        conn = Conn(self.c)
+        while not self.stop_ev.wait(0.2):
+            try:
+                for p in conn.call("GET", f"/api/v1/namespaces/{self.ns}/pods")["items"]:
+                    if p["metadata"].get("deletionTimestamp"):
+                        conn.call("DELETE", f"/api/v1/namespaces/{self.ns}/pods/"
+                                  f"{p['metadata']['name']}?gracePeriodSeconds=0")
+                        self.deleted.append(p)
+            except (Fail, C.ApiError):
+                pass
+
+    def stop(self):
+        self.stop_ev.set()
+        self.th.join()
+
+
+def events_for(c, name, ns="default"):
+    ev = Conn(c).call("GET", f"/apis/events.k8s.io/v1/namespaces/{ns}/events")["items"]
+    return [e for e in ev if (e.get("regarding") or {}).get("name") == name]
+
+
+def test_preemption(c):
+    """A high-priority pod preempts on the node where no PodDisruptionBudget
+    is violated: the victim gets DisruptionTarget and is deleted, a
+    Preempted event; the preemptor is nominated, then bound there."""
+    for name, value in (("low", 10), ("high", 1000)):
+        c.post("/apis/scheduling.k8s.io/v1/priorityclasses",
+               {"metadata": {"name": name}, "value": value})
+    create_nodes(c, [node("na", cpu="2"), node("nb", cpu="2")])
+    # no disruption controller: the PDB's disruptionsAllowed stays 0
+    c.post("/apis/policy/v1/namespaces/default/poddisruptionbudgets",
+           {"metadata": {"name": "protect"}, "spec": {
+               "minAvailable": 2, "selector": {"matchLabels": {"app": "protected"}}}})
+    s = Sched(c, [profile()]).start()
+    low = []
+    for i, (nn, app) in enumerate([("na", "protected"), ("na", "protected"),
+                                   ("nb", "free"), ("nb", "free")]):
+        p = pod(f"low-{i}", "ksched", cpu="1", priorityClassName="low",
+                nodeSelector={"kubernetes.io/hostname": nn})
+        p["metadata"]["labels"] = {"app": app}
+        low.append(p)
+    create_pods(c, low)
+    wait_settled(c, set(), 60, sched=s)
+    create_pods(c, [pod("high", "ksched", cpu="1", priorityClassName="high")])
+
+    # Until a kubelet confirms the deletion the victim stays (terminating)
+    # and the preemptor waits, nominated.
+    def nominated_state():
+        h = kjson(c, "get", "pod", "high")
+        nn = h.get("status", {}).get("nominatedNodeName")
+        victims = [p for p in list_pods(c) if p["metadata"].get("deletionTimestamp")]
+        return (nn, victims) if nn and victims else None
+    nominated, victims = wait_for(nominated_state, 60, "a nominated preemptor and a victim")
+    check(nominated == "nb", f"nominated {nominated}, want nb (no PDB violated there)")
+    check(len(victims) == 1, f"victims {[v['metadata']['name'] for v in victims]}")
+    v = victims[0]
+    check(v["spec"]["nodeName"] == "nb", f"victim {v['metadata']['name']} on {v['spec']['nodeName']}")
+    cond = pod_condition(v, "DisruptionTarget")
+    check(cond is not None and cond["status"] == "True" and cond["reason"] == "PreemptionByScheduler",
+          f"victim's DisruptionTarget {cond}")
+    check(not kjson(c, "get", "pod", "high")["spec"].get("nodeName"),
+          "preemptor bound before the victim was gone")
+    kl = FakeKubelet(c).start()
+    try:
+        where = wait_for(lambda: kjson(c, "get", "pod", "high")["spec"].get("nodeName"), 90,
+                         "the preemptor bound")
+    finally:
+        kl.stop()
+    check(where == "nb", f"preemptor bound to {where}, want nb (no PDB violated there)")
+    names = sorted(p["metadata"]["name"] for p in list_pods(c))
+    gone = sorted({f"low-{i}" for i in range(4)} - set(names))
+    check(gone == [v["metadata"]["name"]], f"pods gone {gone}")
+    reasons = [e["reason"] for e in events_for(c, gone[0])]
+    check("Preempted" in reasons, f"victim events {reasons}")
+    check_bound_once(c, list_pods(c))
+    s.check_alive()
+
+
+def test_gang(c):
+    """Coscheduling with the PodGroup CRD: a gang that fits is bound whole;
+    a gang that cannot all fit binds none of its members."""
+    if SUBJECT != "ksched":
+        raise Skip("a ksched plugin")
+    so = os.path.join(ROOT, "build", "release", "plugins", "Coscheduling.so")
+    if not os.path.exists(so):
+        raise Skip(f"{so} not built")
+    install_podgroup_crd(c)
+    create_nodes(c, [node(f"n{i}", cpu="1") for i in range(4)])
+    for name, n in (("fits", 3), ("toobig", 3)):
+        c.post("/apis/scheduling.x-k8s.io/v1alpha1/namespaces/default/podgroups",
+               {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+                "metadata": {"name": name}, "spec": {"minMember": n,
+                                                     "scheduleTimeoutSeconds": 5}})
+    s = Sched(c, [profile(plugins={"multiPoint": {"enabled": [{"name": "Coscheduling"}],
+                                                  "disabled": [{"name": "PrioritySort"}]}},
+                          pluginConfig=[{"name": "Coscheduling",
+                                         "args": {"permitWaitingTimeSeconds": 5}}])],
+              plugins=[so]).start()
+
+    def member(name, group):
+        p = pod(name, "ksched", cpu="800m")
+        p["metadata"]["labels"] = {"scheduling.x-k8s.io/pod-group": group}
+        return p
+    create_pods(c, [member(f"fits-{i}", "fits") for i in range(3)])
+    wait_settled(c, set(), 60, sched=s)
+    # one node left free: the second gang of three cannot all fit
+    create_pods(c, [member(f"toobig-{i}", "toobig") for i in range(3)])
+    end = time.monotonic() + 15
+    while time.monotonic() < end:
+        bound = [p["metadata"]["name"] for p in list_pods(c)
+                 if p["metadata"]["name"].startswith("toobig") and p["spec"].get("nodeName")]
+        check(not bound, f"part of a gang bound: {bound}")
+        time.sleep(0.5)
+    for p in list_pods(c):
+        if p["metadata"]["name"].startswith("toobig"):
+            cond = pod_condition(p)
+            check(cond and cond["status"] == "False", f"{p['metadata']['name']}: {cond}")
+    check_bound_once(c, list_pods(c))
+    s.check_alive()
+
+
+def test_same_as_simulate(c):
+    """The live cluster dumped with `kubectl get nodes,pods -A -o yaml`
+    before the scheduler starts, given to `ksched simulate`: the same
+    placements as the scheduler makes live, for every pod whose best node
+    is unique. Each pod is confined (required node affinity) to a group of
+    nodes of its own, so the order in which pods are scheduled does not
+    matter; within a group the nodes differ in size, taints
+    (PreferNoSchedule) and labels the pod prefers."""
+    if not os.access(KSCHED, os.X_OK):
+        raise Skip(f"{KSCHED} not built")
+    groups, per = 30, 4
+    nodes = []
+    for g in range(groups):
+        for j in range(per):
+            k = g * per + j
+            labels = {"group": f"g{g:02d}", "tier": ["gold", "silver", "bronze", "none"][(g + j) % 4]}
+            taints = ([{"key": "soft", "value": "x", "effect": "PreferNoSchedule"}]
+                      if (g * 7 + j) % 5 == 0 else None)
+            nodes.append(node(f"n{k:03d}", labels, cpu=str(1 + (k * 7) % 9),
+                              memory=f"{1 + (k * 5) % 11}Gi", taints=taints))
+    create_nodes(c, nodes)
+    pods = []
+    for g in range(groups):
+        p = pod(f"p-{g:02d}", "ksched", cpu=f"{100 + (g * 137) % 900}m", affinity={"nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                {"matchExpressions": [{"key": "group", "operator": "In", "values": [f"g{g:02d}"]}]}]},
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 1 + (g * 13) % 50, "preference": {"matchExpressions": [
+                    {"key": "tier", "operator": "In", "values": ["gold"]}]}},
+                {"weight": 1 + (g * 29) % 50, "preference": {"matchExpressions": [
+                    {"key": "tier", "operator": "In", "values": ["silver"]}]}}]}})
+        p["spec"]["containers"][0]["resources"]["requests"]["memory"] = f"{128 + (g * 211) % 1500}Mi"
+        pods.append(p)
+    create_pods(c, pods)
+    dump = os.path.join(c.dir, "dump.yaml")
+    with open(dump, "w") as f:
+        f.write(kubectl(c, "get", "nodes,pods", "-A", "-o", "yaml")[1])
+    s = Sched(c, [profile()])
+    p = subprocess.run([KSCHED, "simulate", dump, "--config", s.config, "-o", "json",
+                        "--explain"], capture_output=True, text=True)
+    check(p.returncode == 0, f"simulate: {p.returncode} {p.stderr[:500]}")
+    sim = [it for it in json.loads(p.stdout)["items"]
+           if it["kind"] == "Pod" and not it["metadata"].get("deletionTimestamp")]
+    s.start()
+    live = {x["metadata"]["name"]: x["spec"].get("nodeName")
+            for x in wait_settled(c, set(), 120, sched=s)}
+    compared = 0
+    for it in sim:
+        name = it["metadata"]["name"]
+        ann = (it["metadata"].get("annotations") or {}).get(
+            "kube-scheduler-simulator.sigs.k8s.io/finalscore-result")
+        totals = sorted((sum(int(v) for v in sc.values()) for sc in json.loads(ann or "{}").values()),
+                        reverse=True)
+        if len(totals) > 1 and totals[0] == totals[1]:
+            continue  # a random tie-break
+        check(live[name] == it["spec"].get("nodeName"),
+              f"{name}: live on {live[name]}, simulate says {it['spec'].get('nodeName')}")
+        compared += 1
+    figure("same_as_simulate", pods=len(sim), compared=compared)
+    check(compared >= groups // 2, f"only {compared} of {groups} pods have a unique best node")
+    s.check_alive()
+
+
 TESTS = [
     # (name, function, needs a fresh cluster with a scheduler)
     ("env_smoke", test_env_smoke, False),
@@ -895,6 +1094,9 @@ TESTS = [
     ("seed_walkthrough", test_seed_walkthrough, True),
     ("default_plugins", test_default_plugins, True),
     ("coexistence", test_coexistence, True),
+    ("preemption", test_preemption, True),
+    ("gang", test_gang, True),
+    ("same_as_simulate", test_same_as_simulate, True),
     ("fault_apiserver_kill", test_fault_apiserver_kill, True),
     ("fault_compaction", test_fault_compaction, True),
     ("fault_proxy", test_fault_proxy, True),
