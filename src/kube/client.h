@@ -1,0 +1,94 @@
+/* A client for the kube-apiserver on libcurl (loaded on first use, see
+ * util/curl_lazy.h) and jansson: one I/O thread drives a curl multi handle
+ * (connections reused, HTTP/2 multiplexed where the server offers it, any
+ * number of requests in flight); callers block on a request, get a
+ * callback, or stream a watch.
+ *
+ * Rate limiting is client-go's token bucket (qps, burst); a client made
+ * for events or leader election has a budget of its own (a second client
+ * on the same config). Retries as client-go's: 429 waits Retry-After (or
+ * backs off) and retries; 5xx and connection errors back off and retry up
+ * to max_retries for requests the caller marks idempotent; other codes
+ * are returned to the caller, who decides (409 on a binding is final).
+ *
+ * Thread-safe. Authentication per request: bearer token (a token file is
+ * re-read when its modification time changes), client certificate, or an
+ * exec plugin's credential (cached until its expirationTimestamp, re-run
+ * on 401). */
+#ifndef KS_KUBE_CLIENT_H
+#define KS_KUBE_CLIENT_H
+
+#include "kube/kubeconfig.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct ks_kube_client ks_kube_client;
+
+typedef struct ks_kube_client_options {
+    const ks_kube_config *config; /* copied */
+    double qps;                   /* <= 0: no limit */
+    int burst;
+    const char *user_agent;       /* NULL: "ksched/<version>" */
+    int max_retries;              /* 0: client-go's 10 */
+    int64_t timeout_ms;           /* per request (not watches); 0: none */
+} ks_kube_client_options;
+
+ks_kube_client *ks_kube_client_new(const ks_kube_client_options *o, char **err);
+/* Cancels what is in flight (callbacks get code 0, error "cancelled"). */
+void ks_kube_client_free(ks_kube_client *c);
+
+typedef struct ks_kube_request {
+    const char *method;       /* "GET", "POST", "PATCH", "PUT", "DELETE" */
+    const char *path;         /* "/api/v1/namespaces/ns/pods/p/binding?x=y" */
+    const char *content_type; /* NULL: application/json when body is set */
+    const char *body;
+    size_t body_len;
+    bool idempotent;          /* retry 5xx and connection errors */
+} ks_kube_request;
+
+typedef struct ks_kube_response {
+    long code;                /* HTTP status; 0 when there was no answer */
+    char *body;               /* malloc'd, NUL-terminated (may be NULL) */
+    size_t body_len;
+    char *error;              /* transport error text (code 0), malloc'd */
+    int retries;              /* how many times it was retried */
+} ks_kube_response;
+
+void ks_kube_response_free(ks_kube_response *r);
+
+/* Blocking request (rate limited, retried as above). Returns the final
+ * response; code 0 means no answer after the retries. */
+void ks_kube_do(ks_kube_client *c, const ks_kube_request *req, ks_kube_response *out);
+
+/* Asynchronous: done is called once from the client's I/O thread with the
+ * final response (which done must not keep: it is freed after). The
+ * request is copied. */
+typedef void (*ks_kube_done_fn)(void *arg, const ks_kube_response *r);
+void ks_kube_do_async(ks_kube_client *c, const ks_kube_request *req, ks_kube_done_fn done, void *arg);
+
+/* Streaming GET (watch): data is called from the I/O thread with each
+ * chunk as it arrives; end is called once when the stream ends (code is
+ * the HTTP status, or 0 with error on a transport failure or cancel).
+ * Not rate limited beyond the initial request. */
+typedef struct ks_kube_stream ks_kube_stream;
+typedef void (*ks_kube_data_fn)(void *arg, const char *buf, size_t len);
+typedef void (*ks_kube_end_fn)(void *arg, long code, const char *error);
+ks_kube_stream *ks_kube_stream_open(ks_kube_client *c, const char *path, ks_kube_data_fn data,
+                                    ks_kube_end_fn end, void *arg);
+/* Cancel (end is called with code 0, "cancelled", unless it already was)
+ * and free. Waits until no callback of the stream is running. */
+void ks_kube_stream_close(ks_kube_stream *s);
+
+/* Counters for metrics: requests by code class, retries, throttle wait. */
+typedef struct ks_kube_client_stats {
+    uint64_t requests, retries, errors_2xx, errors_4xx, errors_5xx, errors_conn;
+    int64_t throttled_ns;
+} ks_kube_client_stats;
+void ks_kube_client_stats_get(ks_kube_client *c, ks_kube_client_stats *out);
+
+/* The "message" of a metav1.Status body, or NULL (malloc'd). */
+char *ks_kube_status_message(const char *body, size_t len);
+
+#endif

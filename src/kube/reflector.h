@@ -1,0 +1,60 @@
+/* client-go's Reflector for one resource: LIST (resourceVersion=0 first,
+ * paginated with limit/continue), then WATCH from the list's
+ * resourceVersion with allowWatchBookmarks=true and a timeoutSeconds drawn
+ * from [300, 600) s, re-watching from the last resourceVersion seen when a
+ * watch ends; on 410 Gone (status code or an ERROR event) a relist whose
+ * result replaces the whole set; errors back off 800 ms doubling to 30 s
+ * with jitter (a 429 honours Retry-After).
+ *
+ * The reflector keeps each object's key (namespace/name) and
+ * resourceVersion, so that a relist turns into ADDED / MODIFIED /
+ * DELETED events for the handler (unchanged objects produce nothing), as
+ * an informer's DeltaFIFO.Replace does.
+ *
+ * Objects reach the handler as document trees (codec/tree.h) valid for the
+ * call, on the reflector's own thread. Bookmarks only move the
+ * resourceVersion. An item that is not an object with metadata.name is
+ * logged (kind, position) and skipped; the others go on. */
+#ifndef KS_REFLECTOR_H
+#define KS_REFLECTOR_H
+
+#include "codec/tree.h"
+#include "kube/client.h"
+
+typedef enum ks_refl_event { KS_REFL_ADDED = 0, KS_REFL_MODIFIED, KS_REFL_DELETED } ks_refl_event;
+
+typedef struct ks_reflector_handler {
+    void *arg;
+    /* One change. For DELETED derived from a relist, obj is the last
+     * version the reflector delivered (it keeps no copy: obj then holds
+     * only apiVersion, kind and metadata name/namespace/uid). */
+    void (*event)(void *arg, ks_refl_event type, const ks_tree *obj);
+    /* The first list has been delivered completely (called once). */
+    void (*synced)(void *arg);
+} ks_reflector_handler;
+
+typedef struct ks_reflector_options {
+    const char *kind;            /* "Pod": messages, metrics */
+    const char *path;            /* collection: "/api/v1/pods" */
+    const char *field_selector;  /* optional, unescaped */
+    const char *label_selector;  /* optional, unescaped */
+    uint32_t page_size;          /* 0: 500 */
+    int64_t min_watch_timeout_s; /* 0: 300 (tests shorten it) */
+} ks_reflector_options;
+
+typedef struct ks_reflector ks_reflector;
+
+/* Starts the reflector's thread. */
+ks_reflector *ks_reflector_start(ks_kube_client *c, const ks_reflector_options *o,
+                                 const ks_reflector_handler *h);
+/* Stops the thread (a watch in progress is cancelled) and frees. */
+void ks_reflector_stop(ks_reflector *r);
+bool ks_reflector_synced(const ks_reflector *r);
+
+typedef struct ks_reflector_stats {
+    uint64_t lists, relists, watches, watch_errors, events, bookmarks, decode_errors;
+    char last_error[256];
+} ks_reflector_stats;
+void ks_reflector_stats_get(ks_reflector *r, ks_reflector_stats *out);
+
+#endif
