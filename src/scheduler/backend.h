@@ -29,6 +29,7 @@ typedef enum ks_kind {
     KS_KIND_PDB,
     KS_KIND_PRIORITY_CLASS,
     KS_KIND_WORKLOAD,
+    KS_KIND_CSI_DRIVER,
 } ks_kind;
 
 /* One change. For nodes and pods old/new are the objects (old NULL for
@@ -58,10 +59,14 @@ typedef struct ks_backend {
     /* List every object (ADDED events: nodes first, then pods, in the
      * backend's order), then keep calling fn for every change until stop.
      * The memory backend calls fn synchronously from bind/patch/delete;
-     * the kube backend from its watch thread. */
+     * the kube backend from its watch threads, one call at a time. A
+     * relist after a lost watch arrives as the ADDED, MODIFIED and
+     * DELETED events that turn the old set into the new one. */
     ks_status *(*start)(void *ctx, ks_watch_fn fn, void *arg);
     void (*stop)(void *ctx);
-    /* Objects other than nodes and pods (read between watch events). */
+    /* Objects other than nodes and pods, for a backend whose objects never
+     * change under a running cycle (the memory backend: read between watch
+     * events). NULL when the backend has objects_pin. */
     const ks_cluster *(*objects)(void *ctx);
     ks_status *(*bind)(void *ctx, const ks_pod *pod, const char *node);
     ks_status *(*patch_pod_status)(void *ctx, const ks_pod *pod, const ks_status_patch *patch);
@@ -72,6 +77,18 @@ typedef struct ks_backend {
      * the memory backend also does what the PV controller would then do).
      * NULL: volume bindings stay assumed in the plugin. */
     ks_status *(*bind_volumes)(void *ctx, const ks_pod *pod, const ks_volume_binding *b, size_t n);
+    /* The same for a backend whose watch threads change objects while
+     * cycles run: pin returns the current view (immutable) and keeps it,
+     * and every object in it, valid until unpin with the token it set.
+     * The scheduler pins one view per scheduling cycle, binding cycle and
+     * watch event, so a plugin that reads an object twice in a cycle sees
+     * one version. */
+    const ks_cluster *(*objects_pin)(void *ctx, uint64_t *token);
+    void (*objects_unpin)(void *ctx, uint64_t token);
+    /* Whether the initial list of every kind the scheduler needs has been
+     * delivered (upstream's WaitForCacheSync). NULL: start() delivers it
+     * before returning. */
+    bool (*synced)(void *ctx);
 } ks_backend;
 
 #endif

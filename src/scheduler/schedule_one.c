@@ -690,7 +690,17 @@ static void binding_failed(binding_cycle *bc, ks_status *st, ks_fit_error *fit) 
     if (forgot && rejected) ks_queue_move_all(s->queue, ev, 0, not_this_pod, &key);
 }
 
+static void binding_cycle_run(binding_cycle *bc);
+
+/* A binding cycle reads the objects as they are when it starts. */
 void ks_sched_run_binding_cycle(binding_cycle *bc) {
+    ks_scheduler *s = bc->s;
+    ks_sched_view_enter(s);
+    binding_cycle_run(bc);
+    ks_sched_view_exit(s);
+}
+
+static void binding_cycle_run(binding_cycle *bc) {
     ks_scheduler *s = bc->s;
     ks_framework *fw = bc->fw;
     ks_status *st = NULL;
@@ -802,17 +812,27 @@ static void notify_attempt(attempt *a) {
 
 static void schedule_queued(ks_scheduler *s, ks_queued_pod *qp);
 
+/* The scheduling cycle reads one view of the objects, shared with the
+ * workers that run its Filter and Score. */
+static void schedule_in_view(ks_scheduler *s, ks_queued_pod *qp) {
+    ks_sched_view_enter(s);
+    ks_sched_cycle_view_set(s, true);
+    schedule_queued(s, qp);
+    ks_sched_cycle_view_set(s, false);
+    ks_sched_view_exit(s);
+}
+
 bool ks_sched_schedule_one(ks_scheduler *s, bool block) {
     ks_queued_pod *qp = ks_queue_pop(s->queue, block);
     if (!qp) return false;
-    schedule_queued(s, qp);
+    schedule_in_view(s, qp);
     return true;
 }
 
 bool ks_scheduler_attempt(ks_scheduler *s, uint64_t pod_key) {
     ks_queued_pod *qp = ks_queue_pop_pod(s->queue, pod_key);
     if (!qp) return false;
-    schedule_queued(s, qp);
+    schedule_in_view(s, qp);
     return true;
 }
 

@@ -87,9 +87,41 @@ static ks_status *env_preempt_extenders(void *ctx, const ks_pod *pod, const ks_s
     return ks_extenders_process_preemption(s->exts, s->nexts, pod, snap, cands);
 }
 
+/* ---- object views -----------------------------------------------------------
+ *
+ * A backend with objects_pin (the kube backend) changes objects while
+ * cycles run; each thread that runs plugins pins a view first (the
+ * scheduling cycle, a binding cycle, a watch event's PreEnqueue) and
+ * plugins read the view pinned on their thread. The Filter and Score
+ * workers of the parallelizer run inside the scheduling cycle and read the
+ * view it pinned (cycle_view). */
+
+static _Thread_local const ks_cluster *tls_view;
+static _Thread_local int tls_view_depth;
+static _Thread_local uint64_t tls_view_token;
+
+void ks_sched_view_enter(ks_scheduler *s) {
+    if (!s->backend->objects_pin) return;
+    if (tls_view_depth++ > 0) return;
+    tls_view = s->backend->objects_pin(s->backend->ctx, &tls_view_token);
+}
+
+void ks_sched_view_exit(ks_scheduler *s) {
+    if (!s->backend->objects_pin) return;
+    if (--tls_view_depth > 0) return;
+    s->backend->objects_unpin(s->backend->ctx, tls_view_token);
+    tls_view = NULL;
+}
+
+void ks_sched_cycle_view_set(ks_scheduler *s, bool on) {
+    atomic_store_explicit(&s->cycle_view, on ? tls_view : NULL, memory_order_release);
+}
+
 static const ks_cluster *env_objects(void *ctx) {
     ks_scheduler *s = ctx;
-    return s->backend->objects ? s->backend->objects(s->backend->ctx) : NULL;
+    if (!s->backend->objects_pin) return s->backend->objects ? s->backend->objects(s->backend->ctx) : NULL;
+    if (tls_view) return tls_view;
+    return atomic_load_explicit(&s->cycle_view, memory_order_acquire);
 }
 
 static void env_activate(void *ctx, const ks_pod *pod) {
@@ -390,6 +422,8 @@ static void on_pod(ks_scheduler *s, const ks_watch_event *raw) {
     }
 }
 
+static void dispatch_watch(ks_scheduler *s, const ks_watch_event *ev);
+
 static void on_node(ks_scheduler *s, const ks_watch_event *ev) {
     switch (ev->type) {
     case KS_WATCH_ADDED:
@@ -409,6 +443,12 @@ static void on_node(ks_scheduler *s, const ks_watch_event *ev) {
 
 static void on_watch(void *arg, const ks_watch_event *ev) {
     ks_scheduler *s = arg;
+    ks_sched_view_enter(s);
+    dispatch_watch(s, ev);
+    ks_sched_view_exit(s);
+}
+
+static void dispatch_watch(ks_scheduler *s, const ks_watch_event *ev) {
     uint32_t action = ev->type == KS_WATCH_ADDED ? KS_ACT_ADD : ev->type == KS_WATCH_DELETED ? KS_ACT_DELETE : KS_ACT_UPDATE;
     switch (ev->kind) {
     case KS_KIND_POD: on_pod(s, ev); break;
@@ -520,6 +560,7 @@ static void *timer_thread(void *arg) {
         if (s->stopping) break;
         int64_t now = ks_clock_now(s->clock);
         pthread_mutex_unlock(&s->mu);
+        ks_sched_view_enter(s); /* moves run PreEnqueue plugins */
         if (now >= next_backoff) {
             ks_queue_flush_backoff_completed(s->queue);
             ks_cache_cleanup_assumed(s->cache, now);
@@ -529,10 +570,25 @@ static void *timer_thread(void *arg) {
             ks_queue_flush_unschedulable_leftover(s->queue);
             next_leftover = now + LEFTOVER_FLUSH_PERIOD_NS;
         }
+        ks_sched_view_exit(s);
         pthread_mutex_lock(&s->mu);
     }
     pthread_mutex_unlock(&s->mu);
     return NULL;
+}
+
+bool ks_scheduler_synced(ks_scheduler *s) {
+    return s->started && (!s->backend->synced || s->backend->synced(s->backend->ctx));
+}
+
+/* upstream WaitForCacheSync: no cycle before every informer has listed. */
+static bool wait_synced(ks_scheduler *s) {
+    pthread_mutex_lock(&s->mu);
+    while (!s->stopping && !ks_scheduler_synced(s))
+        ks_clock_cond_wait(s->clock, &s->cv, &s->mu, ks_clock_now(s->clock) + KS_NS_PER_SEC / 10);
+    bool ok = !s->stopping;
+    pthread_mutex_unlock(&s->mu);
+    return ok;
 }
 
 void ks_scheduler_run(ks_scheduler *s) {
@@ -540,6 +596,8 @@ void ks_scheduler_run(ks_scheduler *s) {
         ks_scheduler_run_until_idle(s);
         return;
     }
+    if (!wait_synced(s)) return;
+    ks_infof(2, "caches synced, scheduling");
     pthread_mutex_lock(&s->mu);
     bool stop = s->stopping;
     if (!stop && !s->timer_running && pthread_create(&s->timer, NULL, timer_thread, s) == 0)

@@ -63,9 +63,12 @@ size_t ks_scheduler_run_until_idle(ks_scheduler *s);
  * when the queue does not hold it. */
 bool ks_scheduler_attempt(ks_scheduler *s, uint64_t pod_key);
 
-/* Real clock: schedule until ks_scheduler_stop() (from another thread or a
- * signal-safe flag poll). */
+/* Real clock: wait until the backend has synced, then schedule until
+ * ks_scheduler_stop() (from another thread or a signal-safe flag poll). */
 void ks_scheduler_run(ks_scheduler *s);
+/* Started, and the backend's initial lists are all delivered (run waits
+ * for this before its first cycle; /readyz reports it). */
+bool ks_scheduler_synced(ks_scheduler *s);
 void ks_scheduler_stop(ks_scheduler *s);
 
 /* Parts, for the simulator, the server and tests. */

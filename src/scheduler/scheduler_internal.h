@@ -7,6 +7,7 @@
 #include "scheduler/scheduler.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 /* One pod's binding cycle: everything the scheduling cycle hands over. */
 typedef struct binding_cycle {
@@ -39,6 +40,8 @@ struct ks_scheduler {
     ks_api_dispatcher *disp;
 
     uint32_t next_start_node_index;
+    /* the scheduling cycle's pinned view, for its workers */
+    _Atomic(const ks_cluster *) cycle_view;
 
     /* cfg->extenders, in order (upstream sched.Extenders) */
     struct ks_extender **exts;
@@ -73,6 +76,13 @@ void ks_sched_free_binding_cycle(binding_cycle *bc);
 size_t ks_sched_run_ready_bindings(struct ks_scheduler *s);
 
 /* scheduler.c */
+/* Pin the backend's object view for the calling thread (nested calls
+ * share the outer pin); plugins on this thread read it until exit. */
+void ks_sched_view_enter(struct ks_scheduler *s);
+void ks_sched_view_exit(struct ks_scheduler *s);
+/* Share (or stop sharing) the calling thread's view with the workers of
+ * the current scheduling cycle. */
+void ks_sched_cycle_view_set(struct ks_scheduler *s, bool on);
 ks_pod *ks_sched_lookup_pod(struct ks_scheduler *s, uint64_t key);
 void ks_sched_stat(struct ks_scheduler *s, uint64_t *field);
 

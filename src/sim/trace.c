@@ -277,7 +277,14 @@ bool ks_trace_run(FILE *out, ks_cluster *cluster, const ks_config *cfg, ks_regis
     t.mb = ks_memory_backend_new(cluster);
     t.inner = ks_memory_backend_iface(t.mb);
     /* no bind_volumes: volume bindings stay assumed, as in the reference loop */
-    t.wrapped = (ks_backend){&t, w_start, w_stop, w_objects, w_bind, w_patch, w_delete, w_event, NULL};
+    t.wrapped = (ks_backend){.ctx = &t,
+                             .start = w_start,
+                             .stop = w_stop,
+                             .objects = w_objects,
+                             .bind = w_bind,
+                             .patch_pod_status = w_patch,
+                             .delete_pod = w_delete,
+                             .emit_event = w_event};
     ks_observer obs = {.ctx = &t, .on_attempt = on_attempt};
     ks_scheduler_options so = {
         .config = &tuned,
