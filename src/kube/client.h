@@ -6,12 +6,20 @@
  *
  * Rate limiting is client-go's token bucket (qps, burst); a client made
  * for events or leader election has a budget of its own (a second client
- * on the same config). Retries as client-go's: 429 waits Retry-After (or
- * backs off) and retries; 5xx and connection errors back off and retry up
- * to max_retries for requests the caller marks idempotent; other codes
- * are returned to the caller, who decides (409 on a binding is final).
+ * on the same config). Retries, up to max_retries, each one rate limited
+ * again: a 429 or 5xx with Retry-After waits that long and retries, for
+ * any method (as client-go: the server asked for it); a 429 without it
+ * backs off and retries; a 5xx without it and connection errors back off
+ * (doubling from retry_base_ms, at most 8 s, with jitter) and retry only
+ * requests the caller marks idempotent; other codes are returned to the
+ * caller, who decides (409 on a binding is final). docs/run.md says where
+ * this differs from client-go.
  *
- * Thread-safe. Authentication per request: bearer token (a token file is
+ * Thread-safe. Streams must be closed before the client is freed; no
+ * function here may be called from the client's own callbacks except
+ * ks_kube_do_async and ks_kube_client_stats_get.
+ *
+ * Authentication per request: bearer token (a token file is
  * re-read when its modification time changes), client certificate, or an
  * exec plugin's credential (cached until its expirationTimestamp, re-run
  * on 401). */
@@ -32,7 +40,8 @@ typedef struct ks_kube_client_options {
     int burst;
     const char *user_agent;       /* NULL: "ksched/<version>" */
     int max_retries;              /* 0: client-go's 10 */
-    int64_t timeout_ms;           /* per request (not watches); 0: none */
+    int64_t timeout_ms;           /* per attempt (not watches); 0: none */
+    int64_t retry_base_ms;        /* first backoff without Retry-After; 0: 500 ms */
 } ks_kube_client_options;
 
 ks_kube_client *ks_kube_client_new(const ks_kube_client_options *o, char **err);
@@ -90,5 +99,9 @@ void ks_kube_client_stats_get(ks_kube_client *c, ks_kube_client_stats *out);
 
 /* The "message" of a metav1.Status body, or NULL (malloc'd). */
 char *ks_kube_status_message(const char *body, size_t len);
+
+/* The value of a Retry-After header as client-go reads it (whole seconds,
+ * digits only), or -1 when it is not one. */
+long ks_kube_parse_retry_after(const char *v, size_t n);
 
 #endif

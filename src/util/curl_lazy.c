@@ -35,8 +35,19 @@ static void load(void) {
     api.easy_strerror = (const char *(*)(CURLcode))sym(lib, "curl_easy_strerror", &ok);
     api.slist_append = (struct curl_slist * (*)(struct curl_slist *, const char *)) sym(lib, "curl_slist_append", &ok);
     api.slist_free_all = (void (*)(struct curl_slist *))sym(lib, "curl_slist_free_all", &ok);
+    api.multi_init = (CURLM * (*)(void)) sym(lib, "curl_multi_init", &ok);
+    api.multi_setopt = (CURLMcode (*)(CURLM *, CURLMoption, ...))sym(lib, "curl_multi_setopt", &ok);
+    api.multi_add_handle = (CURLMcode (*)(CURLM *, CURL *))sym(lib, "curl_multi_add_handle", &ok);
+    api.multi_remove_handle = (CURLMcode (*)(CURLM *, CURL *))sym(lib, "curl_multi_remove_handle", &ok);
+    api.multi_perform = (CURLMcode (*)(CURLM *, int *))sym(lib, "curl_multi_perform", &ok);
+    api.multi_poll = (CURLMcode (*)(CURLM *, struct curl_waitfd *, unsigned, int, int *))sym(lib, "curl_multi_poll", &ok);
+    api.multi_wakeup = (CURLMcode (*)(CURLM *))sym(lib, "curl_multi_wakeup", &ok);
+    api.multi_info_read = (CURLMsg * (*)(CURLM *, int *)) sym(lib, "curl_multi_info_read", &ok);
+    api.multi_cleanup = (CURLMcode (*)(CURLM *))sym(lib, "curl_multi_cleanup", &ok);
+    api.multi_strerror = (const char *(*)(CURLMcode))sym(lib, "curl_multi_strerror", &ok);
+    api.easy_pause = (CURLcode (*)(CURL *, int))sym(lib, "curl_easy_pause", &ok);
     if (!ok) {
-        failure = "libcurl lacks a function ksched uses";
+        failure = "libcurl lacks a function ksched uses (7.68 or later is needed)";
         return;
     }
     if (global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
