@@ -147,26 +147,17 @@ static bool churn_create(bench *b, churn_op *ch, int kind, struct churn_slot *sl
         /* Services are read on demand (default spreading); the scheduler
          * has no handler for them, as upstream's v1.34 has none. */
         slot->svc = p->workloads.v[ch->next_svc++];
-        KS_VEC_PUSH(b->c->workloads, slot->svc);
+        ks_memory_backend_add_object(b->mb, KS_KIND_WORKLOAD, slot->svc);
         return true;
     }
     return false;
-}
-
-static void drop_service(ks_cluster *c, ks_workload *w) {
-    for (uint32_t i = 0; i < c->workloads.n; i++) {
-        if (c->workloads.v[i] != w) continue;
-        memmove(&c->workloads.v[i], &c->workloads.v[i + 1], (c->workloads.n - i - 1) * sizeof(ks_workload *));
-        c->workloads.n--;
-        return;
-    }
 }
 
 static void churn_delete(bench *b, struct churn_slot *slot) {
     switch (slot->kind) {
     case CH_NODE: ks_memory_backend_remove_node(b->mb, slot->name); break;
     case CH_POD: ks_memory_backend_remove_pod(b->mb, slot->key); break;
-    case CH_SVC: drop_service(b->c, slot->svc); break;
+    case CH_SVC: ks_memory_backend_remove_object(b->mb, KS_KIND_WORKLOAD, slot->svc); break;
     }
     memset(slot, 0, sizeof(*slot));
     slot->kind = -1;
@@ -583,9 +574,7 @@ out:
         ks_scheduler_stop(b->s);
         ks_scheduler_free(b->s);
     }
-    /* Services lent to the cluster belong to the pool. */
-    if (pool && c)
-        for (uint32_t i = 0; i < pool->workloads.n; i++) drop_service(c, pool->workloads.v[i]);
+    /* The cluster holds references of its own to the pool's services. */
     ks_memory_backend_free(b->mb);
     ks_cluster_free(c);
     ks_cluster_free(m);

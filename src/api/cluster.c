@@ -15,7 +15,7 @@ ks_cluster *ks_cluster_new(void) {
 
 #define FREE_OBJECTS(vec)                                                    \
     do {                                                                     \
-        for (uint32_t i_ = 0; i_ < (vec).n; i_++) KS_OBJECT_FREE((vec).v[i_]); \
+        for (uint32_t i_ = 0; i_ < (vec).n; i_++) KS_OBJECT_UNREF((vec).v[i_]); \
         free((vec).v);                                                       \
     } while (0)
 
@@ -64,24 +64,10 @@ void ks_cluster_move(ks_cluster *dst, ks_cluster *src) {
     if (src->next_input_index > dst->next_input_index) dst->next_input_index = src->next_input_index;
 }
 
-/* The classes every API server creates at start-up. */
-static ks_priority_class builtin_classes[2];
-static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
-
-static void init_builtin(void) {
-    builtin_classes[0].name = ks_intern("system-node-critical");
-    builtin_classes[0].value = 2000001000;
-    builtin_classes[1].name = ks_intern("system-cluster-critical");
-    builtin_classes[1].value = 2000000000;
-}
-
 const ks_priority_class *ks_cluster_priority_class(const ks_cluster *c, ks_id name) {
     for (uint32_t i = 0; i < c->priority_classes.n; i++)
         if (c->priority_classes.v[i]->name == name) return c->priority_classes.v[i];
-    pthread_once(&builtin_once, init_builtin);
-    for (size_t i = 0; i < 2; i++)
-        if (builtin_classes[i].name == name) return &builtin_classes[i];
-    return NULL;
+    return ks_builtin_priority_class(name);
 }
 
 /* Among several global defaults, the one with the lowest value wins. */
@@ -193,4 +179,22 @@ void ks_cluster_add_implicit_namespaces(ks_cluster *c) {
         ks_map_put(&seen, (uint64_t)ns + 1, n);
     }
     ks_map_free(&seen);
+}
+
+#define VIEW(f) memcpy(&v.f, &c->f, sizeof(v.f))
+ks_objects ks_cluster_view(const ks_cluster *c) {
+    ks_objects v;
+    memset(&v, 0, sizeof(v));
+    if (!c) return v;
+    VIEW(priority_classes);
+    VIEW(namespaces);
+    VIEW(pvs);
+    VIEW(pvcs);
+    VIEW(storage_classes);
+    VIEW(csinodes);
+    VIEW(csi_drivers);
+    VIEW(pdbs);
+    VIEW(pod_groups);
+    VIEW(workloads);
+    return v;
 }

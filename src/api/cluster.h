@@ -10,8 +10,6 @@
 #include "util/hash.h"
 #include "util/xalloc.h"
 
-#define KS_VEC(T) struct { T *v; uint32_t n, cap; }
-
 typedef struct ks_cluster {
     KS_VEC(ks_node *) nodes;
     KS_VEC(ks_pod *) pods;
@@ -63,6 +61,11 @@ bool ks_pod_admit(ks_pod *p, const ks_cluster *c, char **err);
  * manifest defined, labelled kubernetes.io/metadata.name=<name> as the
  * API server labels every namespace. */
 void ks_cluster_add_implicit_namespaces(ks_cluster *c);
+
+/* The cluster's objects of the listers' kinds as a view sharing its
+ * arrays: valid while the cluster is not changed (tests, embedders that
+ * build a framework on a cluster). */
+ks_objects ks_cluster_view(const ks_cluster *c);
 
 /* Move every object of src to the end of dst (src is left empty). */
 void ks_cluster_move(ks_cluster *dst, ks_cluster *src);

@@ -10,9 +10,12 @@
 #include "api/pod.h"
 #include "api/selector.h"
 
+#include <stdatomic.h>
+
 /* Where every object came from: its tree (the document subtree, kept alive
  * by doc), the file and line, and its place in the input order. */
 #define KS_OBJ_META                                                          \
+    atomic_int refs; /* references beyond the first: 0 when decoded */     \
     struct ks_tree *tree;                                                    \
     const char *source_file;                                                 \
     int source_line;                                                         \
@@ -172,14 +175,62 @@ typedef struct ks_workload {
     KS_OBJ_META;
 } ks_workload;
 
-/* Free an object of any of these kinds: drops its document reference and
- * its arena (the object itself lives in that arena). */
-#define KS_OBJECT_FREE(o)                                                    \
+/* Objects of these kinds are immutable once decoded and shared by
+ * reference counting: the decoder's reference is the first (refs counts
+ * the others), KS_OBJECT_REF adds one, KS_OBJECT_UNREF drops one and frees
+ * the object with the last: its document reference and its arena (the
+ * object itself lives in that arena). */
+#define KS_OBJECT_REF(o) (atomic_fetch_add_explicit(&(o)->refs, 1, memory_order_relaxed), (o))
+#define KS_OBJECT_UNREF(o)                                                   \
     do {                                                                     \
-        if (o) {                                                             \
+        if ((o) && atomic_fetch_sub_explicit(&(o)->refs, 1, memory_order_acq_rel) == 0) { \
             ks_docref_unref((o)->doc);                                       \
             ks_arena_free((o)->arena);                                       \
         }                                                                    \
     } while (0)
+
+/* What changed, and in which kind of object (watch events, listers). */
+typedef enum ks_watch_type { KS_WATCH_ADDED = 0, KS_WATCH_MODIFIED, KS_WATCH_DELETED } ks_watch_type;
+
+typedef enum ks_kind {
+    KS_KIND_NODE = 0,
+    KS_KIND_POD,
+    KS_KIND_PVC,
+    KS_KIND_PV,
+    KS_KIND_STORAGE_CLASS,
+    KS_KIND_CSINODE,
+    KS_KIND_POD_GROUP,
+    KS_KIND_NAMESPACE,
+    KS_KIND_PDB,
+    KS_KIND_PRIORITY_CLASS,
+    KS_KIND_WORKLOAD,
+    KS_KIND_CSI_DRIVER,
+} ks_kind;
+
+#define KS_VEC(T) struct { T *v; uint32_t n, cap; }
+
+/* The objects of the kinds above that plugins read, as one immutable view:
+ * what the scheduler's listers hand a cycle (ks_handle_objects). Order
+ * within a kind is unspecified, as with informer listers. */
+typedef struct ks_objects {
+    KS_VEC(ks_priority_class *) priority_classes;
+    KS_VEC(ks_namespace *) namespaces;
+    KS_VEC(ks_pv *) pvs;
+    KS_VEC(ks_pvc *) pvcs;
+    KS_VEC(ks_storage_class *) storage_classes;
+    KS_VEC(ks_csinode *) csinodes;
+    KS_VEC(ks_csi_driver *) csi_drivers;
+    KS_VEC(ks_pdb *) pdbs;
+    KS_VEC(ks_pod_group *) pod_groups;
+    KS_VEC(ks_workload *) workloads;
+} ks_objects;
+
+/* Lookups by name (linear). ks_objects_priority_class knows the two
+ * built-in classes (system-node-critical, system-cluster-critical) that
+ * every API server creates. */
+const ks_namespace *ks_objects_namespace(const ks_objects *o, ks_id name);
+const ks_priority_class *ks_objects_priority_class(const ks_objects *o, ks_id name);
+/* One of the two built-in classes, or NULL. */
+const ks_priority_class *ks_builtin_priority_class(ks_id name);
 
 #endif

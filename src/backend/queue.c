@@ -732,6 +732,14 @@ ks_queued_pod *ks_queue_pop(ks_queue *q, bool block) {
     return qp;
 }
 
+bool ks_queue_wait(ks_queue *q) {
+    pthread_mutex_lock(&q->mu);
+    while (!q->closed && !q->active.n && !q->backoff.n && !q->clock->simulated) pthread_cond_wait(&q->cv, &q->mu);
+    bool open = !q->closed;
+    pthread_mutex_unlock(&q->mu);
+    return open;
+}
+
 ks_queued_pod *ks_queue_pop_pod(ks_queue *q, uint64_t pod_key) {
     pthread_mutex_lock(&q->mu);
     ks_queued_pod *qp = find(q, pod_key);

@@ -101,6 +101,9 @@ void ks_queue_delete(ks_queue *q, const ks_pod *pod);
  * until handed back with ks_queue_add_unschedulable or freed with
  * ks_queue_done + ks_queued_pod_free). NULL when there is none (and not
  * blocking) or the queue is closed. */
+/* Block until a pod can be popped (activeQ or backoffQ not empty) or the
+ * queue is closed (false). Returns at once on a simulated clock. */
+bool ks_queue_wait(ks_queue *q);
 ks_queued_pod *ks_queue_pop(ks_queue *q, bool block);
 /* Take one given pod out of whichever sub-queue holds it, as a pop would
  * (the simulator's trace mode picks the order itself). NULL if absent. */

@@ -20,7 +20,7 @@
 #define FINISH(o)                                                            \
     do {                                                                     \
         if (!dec_done(d)) {                                                  \
-            KS_OBJECT_FREE(o);                                               \
+            KS_OBJECT_UNREF(o);                                               \
             return NULL;                                                     \
         }                                                                    \
         D_SET_SOURCE(d, o, t);                                               \

@@ -277,7 +277,7 @@ const ks_node_info *ks_handle_node_info_by_name(const ks_handle *h, const char *
 
 const ks_snapshot *ks_handle_snapshot(const ks_handle *h) { return h->fw->snapshot; }
 
-const ks_cluster *ks_handle_objects(const ks_handle *h) {
+const ks_objects *ks_handle_objects(const ks_handle *h) {
     const ks_framework *fw = h->fw;
     return fw->env.objects ? fw->env.objects(fw->env.ctx) : NULL;
 }
@@ -316,24 +316,38 @@ ks_status *ks_handle_delete_pod(ks_handle *h, const ks_pod *pod) {
     return fw->env.delete_pod(fw->env.ctx, pod);
 }
 
+/* Nodes and bound pods come from the cycle's snapshot, the other kinds
+ * from the listers' view. An object decoded without its source (listed
+ * from an API server) has no tree unless its kind builds one (PodGroup). */
 const ks_args *ks_handle_get_object(ks_handle *h, const char *kind, const char *ns,
                                     const char *name) {
-    const ks_cluster *c = ks_handle_objects(h);
-    if (!c || !kind || !name) return NULL;
+    if (!kind || !name) return NULL;
     ks_id nid = ks_intern_find(name);
     ks_id nsid = ns ? ks_intern_find(ns) : 0;
     if (nid == KS_ID_INVALID || nsid == KS_ID_INVALID) return NULL;
+    const ks_snapshot *snap = ks_handle_snapshot(h);
     if (strcmp(kind, "Node") == 0) {
-        for (uint32_t i = 0; i < c->nodes.n; i++)
-            if (c->nodes.v[i]->name == nid) return c->nodes.v[i]->tree;
-    } else if (strcmp(kind, "Pod") == 0) {
-        for (uint32_t i = 0; i < c->pods.n; i++)
-            if (c->pods.v[i]->name == nid && c->pods.v[i]->ns == nsid) return c->pods.v[i]->tree;
-    } else if (strcmp(kind, "PodGroup") == 0) {
+        const ks_node_info *ni = snap ? ks_snapshot_get(snap, nid) : NULL;
+        return ni && ni->node ? ni->node->tree : NULL;
+    }
+    if (strcmp(kind, "Pod") == 0) {
+        for (uint32_t i = 0; snap && i < snap->nnodes; i++) {
+            const ks_node_info *ni = snap->nodes[i];
+            for (uint32_t j = 0; j < ni->npods; j++)
+                if (ni->pods[j]->name == nid && ni->pods[j]->ns == nsid) return ni->pods[j]->tree;
+        }
+        return NULL;
+    }
+    const ks_objects *c = ks_handle_objects(h);
+    if (!c) return NULL;
+    if (strcmp(kind, "PodGroup") == 0) {
         for (uint32_t i = 0; i < c->pod_groups.n; i++) {
             const ks_pod_group *pg = c->pod_groups.v[i];
             if (pg->name == nid && pg->ns == nsid) return ks_pod_group_tree(pg);
         }
+    } else if (strcmp(kind, "PriorityClass") == 0) {
+        const ks_priority_class *pc = ks_objects_priority_class(c, nid);
+        return pc ? pc->tree : NULL;
     }
     return NULL;
 }

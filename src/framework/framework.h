@@ -6,7 +6,7 @@
 #ifndef KS_FRAMEWORK_H
 #define KS_FRAMEWORK_H
 
-#include "api/cluster.h"
+#include "api/objects.h"
 #include "backend/snapshot.h"
 #include "config/config.h"
 #include "framework/parallelize.h"
@@ -75,7 +75,7 @@ typedef struct ks_framework_env {
     void (*patch_status)(void *ctx, const ks_pod *pod, const ks_status_patch *patch);
     void (*event)(void *ctx, const ks_pod *regarding, const char *type, const char *reason,
                   const char *action, const char *note);
-    const ks_cluster *(*objects)(void *ctx);
+    const ks_objects *(*objects)(void *ctx);
     /* Move the pod (unschedulable or backing off) to activeQ. */
     void (*activate)(void *ctx, const ks_pod *pod);
     /* Nominated pods on a node (refs taken into out; returns the count,

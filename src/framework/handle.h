@@ -4,7 +4,7 @@
 #ifndef KS_HANDLE_H
 #define KS_HANDLE_H
 
-#include "api/cluster.h"
+#include "api/objects.h"
 #include "backend/snapshot.h"
 #include "framework/framework.h"
 
@@ -16,7 +16,7 @@ struct ks_framework;
 const ks_snapshot *ks_handle_snapshot(const ks_handle *h);
 /* Objects other than nodes and pods, as last seen by the backend. Read-only
  * for plugins; only changed between cycles. */
-const ks_cluster *ks_handle_objects(const ks_handle *h);
+const ks_objects *ks_handle_objects(const ks_handle *h);
 struct ks_framework *ks_handle_framework(ks_handle *h);
 
 /* Apply bindings through the backend (the simulator binds its in-memory

@@ -613,7 +613,7 @@ ks_status *ks_evaluator_preempt(ks_evaluator *ev, ks_cycle_state *st, const ks_p
         ks_infof(3, "Preemption will not help schedule pod on any node pod=\"%s/%s\"",
                  ks_str(pod->ns), ks_str(pod->name));
     } else {
-        const ks_cluster *objs = fw->env.objects ? fw->env.objects(fw->env.ctx) : NULL;
+        const ks_objects *objs = fw->env.objects ? fw->env.objects(fw->env.ctx) : NULL;
         ks_pdb_list pdbs = {objs ? (ks_pdb *const *)objs->pdbs.v : NULL, objs ? objs->pdbs.n : 0};
         int32_t offset = 0, num = 0;
         ev->ops->offset_and_num_candidates(ev->pl, (int32_t)npotential, &offset, &num);

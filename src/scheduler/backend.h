@@ -1,6 +1,6 @@
 /* The one interface between the scheduler and the world: list/watch the
- * objects, bind, patch pod status, delete pods (preemption victims), emit
- * events. Two implementations: the in-memory cluster (src/sim, simulate
+ * objects (every kind the scheduler or a plugin reads), bind, patch pod
+ * status, delete pods (preemption victims), emit events. Two implementations: the in-memory cluster (src/sim, simulate
  * and tests) and the kube-apiserver client (src/kube). Nothing above
  * src/kube knows HTTP exists.
  *
@@ -10,36 +10,24 @@
 #ifndef KS_BACKEND_H
 #define KS_BACKEND_H
 
-#include "api/cluster.h"
+#include "api/node.h"
+#include "api/objects.h"
+#include "api/pod.h"
 #include "framework/framework.h"
 
 #include <ksched/ksched.h>
 
-typedef enum ks_watch_type { KS_WATCH_ADDED = 0, KS_WATCH_MODIFIED, KS_WATCH_DELETED } ks_watch_type;
-
-typedef enum ks_kind {
-    KS_KIND_NODE = 0,
-    KS_KIND_POD,
-    KS_KIND_PVC,
-    KS_KIND_PV,
-    KS_KIND_STORAGE_CLASS,
-    KS_KIND_CSINODE,
-    KS_KIND_POD_GROUP,
-    KS_KIND_NAMESPACE,
-    KS_KIND_PDB,
-    KS_KIND_PRIORITY_CLASS,
-    KS_KIND_WORKLOAD,
-    KS_KIND_CSI_DRIVER,
-} ks_kind;
-
-/* One change. For nodes and pods old/new are the objects (old NULL for
- * ADDED, new NULL for DELETED); for the other kinds the scheduler re-reads
- * the backend's object store (objects()) and only learns the kind. */
+/* One change: old and new versions of the object (old NULL for ADDED,
+ * new NULL for DELETED), in the fields of its kind: nodes and pods in
+ * their own, every other kind in old_obj/new_obj (ks_pvc *, ks_pv *, ...;
+ * a ks_workload * for KS_KIND_WORKLOAD). The objects are referenced for
+ * the call; the scheduler takes its own references. */
 typedef struct ks_watch_event {
     ks_watch_type type;
     ks_kind kind;
     ks_node *old_node, *new_node;
     ks_pod *old_pod, *new_pod;
+    void *old_obj, *new_obj;
 } ks_watch_event;
 
 typedef void (*ks_watch_fn)(void *arg, const ks_watch_event *ev);
@@ -64,10 +52,6 @@ typedef struct ks_backend {
      * DELETED events that turn the old set into the new one. */
     ks_status *(*start)(void *ctx, ks_watch_fn fn, void *arg);
     void (*stop)(void *ctx);
-    /* Objects other than nodes and pods, for a backend whose objects never
-     * change under a running cycle (the memory backend: read between watch
-     * events). NULL when the backend has objects_pin. */
-    const ks_cluster *(*objects)(void *ctx);
     ks_status *(*bind)(void *ctx, const ks_pod *pod, const char *node);
     ks_status *(*patch_pod_status)(void *ctx, const ks_pod *pod, const ks_status_patch *patch);
     ks_status *(*delete_pod)(void *ctx, const ks_pod *pod);
@@ -77,14 +61,6 @@ typedef struct ks_backend {
      * the memory backend also does what the PV controller would then do).
      * NULL: volume bindings stay assumed in the plugin. */
     ks_status *(*bind_volumes)(void *ctx, const ks_pod *pod, const ks_volume_binding *b, size_t n);
-    /* The same for a backend whose watch threads change objects while
-     * cycles run: pin returns the current view (immutable) and keeps it,
-     * and every object in it, valid until unpin with the token it set.
-     * The scheduler pins one view per scheduling cycle, binding cycle and
-     * watch event, so a plugin that reads an object twice in a cycle sees
-     * one version. */
-    const ks_cluster *(*objects_pin)(void *ctx, uint64_t *token);
-    void (*objects_unpin)(void *ctx, uint64_t token);
     /* Whether the initial list of every kind the scheduler needs has been
      * delivered (upstream's WaitForCacheSync). NULL: start() delivers it
      * before returning. */

@@ -823,17 +823,22 @@ static void schedule_in_view(ks_scheduler *s, ks_queued_pod *qp) {
 }
 
 bool ks_sched_schedule_one(ks_scheduler *s, bool block) {
-    ks_queued_pod *qp = ks_queue_pop(s->queue, block);
-    if (!qp) return false;
-    schedule_in_view(s, qp);
-    return true;
+    /* Waiting happens unpinned, so that the cycle reads the objects as
+     * they are when its pod comes; the pop itself runs QueueSort. */
+    if (block && !ks_queue_wait(s->queue)) return false;
+    ks_sched_view_enter(s);
+    ks_queued_pod *qp = ks_queue_pop(s->queue, false);
+    if (qp) schedule_in_view(s, qp);
+    ks_sched_view_exit(s);
+    return qp != NULL;
 }
 
 bool ks_scheduler_attempt(ks_scheduler *s, uint64_t pod_key) {
+    ks_sched_view_enter(s);
     ks_queued_pod *qp = ks_queue_pop_pod(s->queue, pod_key);
-    if (!qp) return false;
-    schedule_in_view(s, qp);
-    return true;
+    if (qp) schedule_in_view(s, qp);
+    ks_sched_view_exit(s);
+    return qp != NULL;
 }
 
 /* One attempt of a popped pod: the scheduling cycle, then the binding

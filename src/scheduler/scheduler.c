@@ -3,6 +3,7 @@
  * events (eventhandlers.go), and the two loops: simulated and real time. */
 #include "api/node.h"
 #include "api/pod.h"
+#include "backend/listers.h"
 #include "framework/plugin_api.h"
 #include "framework/status.h"
 #include "scheduler/extender.h"
@@ -89,27 +90,24 @@ static ks_status *env_preempt_extenders(void *ctx, const ks_pod *pod, const ks_s
 
 /* ---- object views -----------------------------------------------------------
  *
- * A backend with objects_pin (the kube backend) changes objects while
- * cycles run; each thread that runs plugins pins a view first (the
- * scheduling cycle, a binding cycle, a watch event's PreEnqueue) and
- * plugins read the view pinned on their thread. The Filter and Score
- * workers of the parallelizer run inside the scheduling cycle and read the
- * view it pinned (cycle_view). */
+ * Watch threads change the listers while cycles run; each thread that runs
+ * plugins pins a view first (the scheduling cycle, a binding cycle, a
+ * watch event's PreEnqueue, a timer pass) and plugins read the view pinned
+ * on their thread. The Filter and Score workers of the parallelizer run
+ * inside the scheduling cycle and read the view it pinned (cycle_view). */
 
-static _Thread_local const ks_cluster *tls_view;
+static _Thread_local const ks_objects *tls_view;
 static _Thread_local int tls_view_depth;
 static _Thread_local uint64_t tls_view_token;
 
 void ks_sched_view_enter(ks_scheduler *s) {
-    if (!s->backend->objects_pin) return;
     if (tls_view_depth++ > 0) return;
-    tls_view = s->backend->objects_pin(s->backend->ctx, &tls_view_token);
+    tls_view = ks_listers_pin(s->listers, &tls_view_token);
 }
 
 void ks_sched_view_exit(ks_scheduler *s) {
-    if (!s->backend->objects_pin) return;
     if (--tls_view_depth > 0) return;
-    s->backend->objects_unpin(s->backend->ctx, tls_view_token);
+    ks_listers_unpin(s->listers, tls_view_token);
     tls_view = NULL;
 }
 
@@ -117,9 +115,8 @@ void ks_sched_cycle_view_set(ks_scheduler *s, bool on) {
     atomic_store_explicit(&s->cycle_view, on ? tls_view : NULL, memory_order_release);
 }
 
-static const ks_cluster *env_objects(void *ctx) {
+static const ks_objects *env_objects(void *ctx) {
     ks_scheduler *s = ctx;
-    if (!s->backend->objects_pin) return s->backend->objects ? s->backend->objects(s->backend->ctx) : NULL;
     if (tls_view) return tls_view;
     return atomic_load_explicit(&s->cycle_view, memory_order_acquire);
 }
@@ -189,6 +186,7 @@ ks_scheduler *ks_scheduler_new(const ks_scheduler_options *o, char **err) {
     s->exts = ks_xcalloc(s->nexts ? s->nexts : 1, sizeof(*s->exts));
     for (size_t i = 0; i < s->nexts; i++) s->exts[i] = ks_extender_new(&s->cfg->extenders[i]);
     s->cache = ks_cache_new(s->clock, 0);
+    s->listers = ks_listers_new();
 
     ks_framework_env env = {.ctx = s,
                             .bind = env_bind,
@@ -259,6 +257,7 @@ void ks_scheduler_free(ks_scheduler *s) {
     for (size_t i = 0; i < s->nfws; i++) ks_framework_free(s->fws[i]);
     free(s->fws);
     ks_cache_free(s->cache);
+    ks_listers_free(s->listers);
     ks_snapshot_free(s->snap);
     for (size_t i = 0; i < s->nexts; i++) ks_extender_free(s->exts[i]);
     free(s->exts);
@@ -450,6 +449,7 @@ static void on_watch(void *arg, const ks_watch_event *ev) {
 
 static void dispatch_watch(ks_scheduler *s, const ks_watch_event *ev) {
     uint32_t action = ev->type == KS_WATCH_ADDED ? KS_ACT_ADD : ev->type == KS_WATCH_DELETED ? KS_ACT_DELETE : KS_ACT_UPDATE;
+    ks_listers_apply(s->listers, ev->kind, ev->type, ev->old_obj, ev->new_obj);
     switch (ev->kind) {
     case KS_KIND_POD: on_pod(s, ev); break;
     case KS_KIND_NODE: on_node(s, ev); break;
@@ -471,16 +471,39 @@ ks_status *ks_scheduler_start(ks_scheduler *s) {
 
 /* ---- the simulated loop -------------------------------------------------- */
 
+/* Simulated steps that may run plugins outside a cycle (done callbacks,
+ * Permit waits ending) read the objects as they are now. */
+static void drain(ks_scheduler *s) {
+    ks_sched_view_enter(s);
+    ks_api_dispatcher_drain(s->disp);
+    ks_sched_view_exit(s);
+}
+
+static size_t ready_bindings(ks_scheduler *s) {
+    ks_sched_view_enter(s);
+    size_t n = ks_sched_run_ready_bindings(s);
+    ks_sched_view_exit(s);
+    return n;
+}
+
 bool ks_scheduler_schedule_one(ks_scheduler *s) {
-    ks_api_dispatcher_drain(s->disp);
-    ks_sched_run_ready_bindings(s);
+    drain(s);
+    ready_bindings(s);
     bool did = ks_sched_schedule_one(s, false);
-    ks_api_dispatcher_drain(s->disp);
+    drain(s);
     return did;
 }
 
+static void fire_timers_now(ks_scheduler *s);
+
 /* Fire the timers due at the current (simulated) time. */
 static void fire_timers(ks_scheduler *s) {
+    ks_sched_view_enter(s); /* expiring waits and flushes run plugins */
+    fire_timers_now(s);
+    ks_sched_view_exit(s);
+}
+
+static void fire_timers_now(ks_scheduler *s) {
     int64_t now = ks_clock_now(s->clock);
     ks_cache_cleanup_assumed(s->cache, now);
     ks_waiting_pods_expire(s->waiting, now);
@@ -512,8 +535,8 @@ size_t ks_scheduler_run_until_idle(ks_scheduler *s) {
     ks_scheduler_stats_get(s, &st);
     uint64_t bound_mark = st.bound, futile = 0;
     for (uint64_t iter = 0; iter < MAX_SIM_ITERATIONS; iter++) {
-        ks_api_dispatcher_drain(s->disp);
-        if (ks_sched_run_ready_bindings(s)) continue;
+        drain(s);
+        if (ready_bindings(s)) continue;
         if (ks_sched_schedule_one(s, false)) {
             attempts++;
             ks_scheduler_stats_get(s, &st);
@@ -543,7 +566,7 @@ size_t ks_scheduler_run_until_idle(ks_scheduler *s) {
         ks_clock_sim_set(s->clock, next);
         fire_timers(s);
     }
-    ks_api_dispatcher_drain(s->disp);
+    drain(s);
     return attempts;
 }
 

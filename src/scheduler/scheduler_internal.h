@@ -41,7 +41,9 @@ struct ks_scheduler {
 
     uint32_t next_start_node_index;
     /* the scheduling cycle's pinned view, for its workers */
-    _Atomic(const ks_cluster *) cycle_view;
+    _Atomic(const ks_objects *) cycle_view;
+    /* every kind plugins read other than nodes and pods */
+    struct ks_listers *listers;
 
     /* cfg->extenders, in order (upstream sched.Extenders) */
     struct ks_extender **exts;

@@ -27,11 +27,6 @@ struct ks_memory_backend {
     size_t nevents, events_cap;
     ks_memory_backend_stats stats;
     int fail_binds;
-    /* PVs and PVCs replaced by volume bindings: plugins may still hold
-     * them (and compare addresses), so they live as long as the backend. */
-    void **retired;
-    void (**retired_free)(void *);
-    size_t nretired, retired_cap;
 };
 
 /* ---- pods by key ----------------------------------------------------------- */
@@ -118,11 +113,32 @@ static size_t condition_room(const ks_pod *p, const char *reason, const char *me
 
 /* ---- the backend interface ------------------------------------------------ */
 
+static void deliver_obj(ks_memory_backend *mb, ks_watch_type type, ks_kind kind, void *old, void *nw) {
+    if (!mb->fn) return;
+    ks_watch_event ev = {.type = type, .kind = kind, .old_obj = old, .new_obj = nw};
+    mb->fn(mb->arg, &ev);
+}
+
+#define DELIVER_ALL(mb, vec, kind)                                                             \
+    for (uint32_t i_ = 0; i_ < (vec).n; i_++) deliver_obj(mb, KS_WATCH_ADDED, kind, NULL, (vec).v[i_])
+
 static ks_status *mb_start(void *ctx, ks_watch_fn fn, void *arg) {
     ks_memory_backend *mb = ctx;
     mb->fn = fn;
     mb->arg = arg;
-    /* The initial list: nodes first, then pods, in input order. */
+    /* The initial list: the other kinds (the listers'), then nodes, then
+     * pods, in input order. */
+    ks_cluster *c = mb->c;
+    DELIVER_ALL(mb, c->priority_classes, KS_KIND_PRIORITY_CLASS);
+    DELIVER_ALL(mb, c->namespaces, KS_KIND_NAMESPACE);
+    DELIVER_ALL(mb, c->pvs, KS_KIND_PV);
+    DELIVER_ALL(mb, c->pvcs, KS_KIND_PVC);
+    DELIVER_ALL(mb, c->storage_classes, KS_KIND_STORAGE_CLASS);
+    DELIVER_ALL(mb, c->csinodes, KS_KIND_CSINODE);
+    DELIVER_ALL(mb, c->csi_drivers, KS_KIND_CSI_DRIVER);
+    DELIVER_ALL(mb, c->pdbs, KS_KIND_PDB);
+    DELIVER_ALL(mb, c->pod_groups, KS_KIND_POD_GROUP);
+    DELIVER_ALL(mb, c->workloads, KS_KIND_WORKLOAD);
     for (uint32_t i = 0; i < mb->c->nodes.n; i++)
         deliver(mb, KS_WATCH_ADDED, KS_KIND_NODE, NULL, NULL, NULL, mb->c->nodes.v[i]);
     pthread_mutex_lock(&mb->mu);
@@ -143,7 +159,6 @@ static void mb_stop(void *ctx) {
     mb->fn = NULL;
 }
 
-static const ks_cluster *mb_objects(void *ctx) { return ((ks_memory_backend *)ctx)->c; }
 
 static ks_status *mb_bind(void *ctx, const ks_pod *pod, const char *node) {
     ks_memory_backend *mb = ctx;
@@ -264,19 +279,6 @@ static ks_labels labels_with(ks_arena *a, const ks_labels *in, const char *key, 
     return out;
 }
 
-static void pv_free(void *p) { KS_OBJECT_FREE((ks_pv *)p); }
-static void pvc_free(void *p) { KS_OBJECT_FREE((ks_pvc *)p); }
-
-static void retire(ks_memory_backend *mb, void *o, void (*fn)(void *)) {
-    if (mb->nretired == mb->retired_cap) {
-        mb->retired_cap = mb->retired_cap ? mb->retired_cap * 2 : 16;
-        mb->retired = ks_xrealloc(mb->retired, mb->retired_cap * sizeof(*mb->retired));
-        mb->retired_free = ks_xrealloc(mb->retired_free, mb->retired_cap * sizeof(*mb->retired_free));
-    }
-    mb->retired[mb->nretired] = o;
-    mb->retired_free[mb->nretired++] = fn;
-}
-
 /* New versions of a PV and a claim: the objects are immutable, the copies
  * live in arenas of their own and keep the source document alive. */
 static ks_pv *pv_copy(const ks_pv *o) {
@@ -284,6 +286,7 @@ static ks_pv *pv_copy(const ks_pv *o) {
     ks_pv *n = ks_arena_alloc(a, sizeof(*n));
     *n = *o;
     n->arena = a;
+    atomic_init(&n->refs, 0);
     n->doc = o->doc ? ks_docref_ref(o->doc) : NULL;
     return n;
 }
@@ -293,6 +296,7 @@ static ks_pvc *pvc_copy(const ks_pvc *o) {
     ks_pvc *n = ks_arena_alloc(a, sizeof(*n));
     *n = *o;
     n->arena = a;
+    atomic_init(&n->refs, 0);
     n->doc = o->doc ? ks_docref_ref(o->doc) : NULL;
     return n;
 }
@@ -316,20 +320,25 @@ static int find_pvc(const ks_cluster *c, const ks_pvc *pvc) {
 static ks_status *mb_bind_volumes(void *ctx, const ks_pod *pod, const ks_volume_binding *b, size_t n) {
     ks_memory_backend *mb = ctx;
     ks_cluster *c = mb->c;
-    bool pv_changed = false, pvc_changed = false;
+    /* the replaced versions, delivered as updates once the lock is off */
+    typedef struct change { ks_kind kind; void *old, *nw; } change;
+    change *ch = ks_xcalloc(2 * n + 1, sizeof(*ch));
+    size_t nch = 0;
     pthread_mutex_lock(&mb->mu);
     for (size_t i = 0; i < n; i++) {
         int ci = find_pvc(c, b[i].pvc);
         if (ci < 0) {
             pthread_mutex_unlock(&mb->mu);
+            free(ch);
             return ks_status_new(KS_ERROR, "persistentvolumeclaims \"%s\" not found", ks_str(b[i].pvc->name));
         }
         ks_pvc *claim = pvc_copy(c->pvcs.v[ci]);
         if (b[i].pv) {
             int pi = find_pv(c, b[i].pv);
             if (pi < 0) {
-                KS_OBJECT_FREE(claim);
+                KS_OBJECT_UNREF(claim);
                 pthread_mutex_unlock(&mb->mu);
+                free(ch);
                 return ks_status_new(KS_ERROR, "persistentvolumes \"%s\" not found", ks_str(b[i].pv->name));
             }
             ks_pv *pv = pv_copy(c->pvs.v[pi]);
@@ -342,25 +351,34 @@ static ks_status *mb_bind_volumes(void *ctx, const ks_pod *pod, const ks_volume_
             pv->claim_uid = ks_arena_strdup(pv->arena, uid);
             pv->phase = ks_intern("Bound");
             pv->annotations = labels_with(pv->arena, &pv->annotations, "pv.kubernetes.io/bound-by-controller", "yes");
-            retire(mb, c->pvs.v[pi], pv_free);
+            ch[nch++] = (change){KS_KIND_PV, c->pvs.v[pi], pv};
             c->pvs.v[pi] = pv;
             claim->volume_name = pv->name;
             claim->phase = ks_intern("Bound");
             claim->annotations = labels_with(claim->arena, &claim->annotations, "pv.kubernetes.io/bind-completed", "yes");
             claim->annotations =
                 labels_with(claim->arena, &claim->annotations, "pv.kubernetes.io/bound-by-controller", "yes");
-            pv_changed = true;
         } else {
             claim->annotations = labels_with(claim->arena, &claim->annotations, "volume.kubernetes.io/selected-node",
                                              ks_str(b[i].selected_node));
         }
-        retire(mb, c->pvcs.v[ci], pvc_free);
+        ch[nch++] = (change){KS_KIND_PVC, c->pvcs.v[ci], claim};
         c->pvcs.v[ci] = claim;
-        pvc_changed = true;
     }
     pthread_mutex_unlock(&mb->mu);
-    if (pv_changed) deliver(mb, KS_WATCH_MODIFIED, KS_KIND_PV, NULL, NULL, NULL, NULL);
-    if (pvc_changed) deliver(mb, KS_WATCH_MODIFIED, KS_KIND_PVC, NULL, NULL, NULL, NULL);
+    /* The cluster held the old versions' first reference: the event's
+     * receivers keep what they still need. */
+    for (size_t i = 0; i < nch; i++) {
+        deliver_obj(mb, KS_WATCH_MODIFIED, ch[i].kind, ch[i].old, ch[i].nw);
+        if (ch[i].kind == KS_KIND_PV) {
+            ks_pv *o = ch[i].old;
+            KS_OBJECT_UNREF(o);
+        } else {
+            ks_pvc *o = ch[i].old;
+            KS_OBJECT_UNREF(o);
+        }
+    }
+    free(ch);
     return NULL;
 }
 
@@ -373,7 +391,6 @@ ks_memory_backend *ks_memory_backend_new(ks_cluster *cluster) {
     mb->iface = (ks_backend){.ctx = mb,
                              .start = mb_start,
                              .stop = mb_stop,
-                             .objects = mb_objects,
                              .bind = mb_bind,
                              .patch_pod_status = mb_patch,
                              .delete_pod = mb_delete,
@@ -394,9 +411,6 @@ void ks_memory_backend_free(ks_memory_backend *mb) {
         free(e->note);
     }
     free(mb->events);
-    for (size_t i = 0; i < mb->nretired; i++) mb->retired_free[i](mb->retired[i]);
-    free(mb->retired);
-    free(mb->retired_free);
     free(mb->dead);
     ks_map_free(&mb->index);
     pthread_mutex_destroy(&mb->mu);
@@ -493,4 +507,63 @@ void ks_memory_backend_remove_pod(ks_memory_backend *mb, uint64_t key) {
     if (!old) return;
     deliver(mb, KS_WATCH_DELETED, KS_KIND_POD, old, NULL, NULL, NULL);
     ks_pod_unref(old);
+}
+
+/* ---- other kinds --------------------------------------------------------- */
+
+#define VEC_ADD(vec, T) KS_VEC_PUSH(vec, KS_OBJECT_REF((T *)obj))
+#define VEC_DEL(vec, T)                                                                     \
+    for (uint32_t i = 0; i < (vec).n; i++) {                                                \
+        if ((void *)(vec).v[i] != obj) continue;                                            \
+        memmove(&(vec).v[i], &(vec).v[i + 1], ((vec).n - i - 1) * sizeof((vec).v[0]));    \
+        (vec).n--;                                                                          \
+        found = true;                                                                       \
+        break;                                                                              \
+    }
+
+#define EACH_KIND(X)                                         \
+    X(KS_KIND_PRIORITY_CLASS, priority_classes, ks_priority_class) \
+    X(KS_KIND_NAMESPACE, namespaces, ks_namespace)           \
+    X(KS_KIND_PV, pvs, ks_pv)                                \
+    X(KS_KIND_PVC, pvcs, ks_pvc)                             \
+    X(KS_KIND_STORAGE_CLASS, storage_classes, ks_storage_class) \
+    X(KS_KIND_CSINODE, csinodes, ks_csinode)                 \
+    X(KS_KIND_CSI_DRIVER, csi_drivers, ks_csi_driver)        \
+    X(KS_KIND_PDB, pdbs, ks_pdb)                             \
+    X(KS_KIND_POD_GROUP, pod_groups, ks_pod_group)           \
+    X(KS_KIND_WORKLOAD, workloads, ks_workload)
+
+void ks_memory_backend_add_object(ks_memory_backend *mb, ks_kind kind, void *obj) {
+    pthread_mutex_lock(&mb->mu);
+    switch (kind) {
+#define ADD_CASE(k, f, T) \
+    case k: VEC_ADD(mb->c->f, T); break;
+        EACH_KIND(ADD_CASE)
+#undef ADD_CASE
+    default: pthread_mutex_unlock(&mb->mu); return;
+    }
+    pthread_mutex_unlock(&mb->mu);
+    deliver_obj(mb, KS_WATCH_ADDED, kind, NULL, obj);
+}
+
+void ks_memory_backend_remove_object(ks_memory_backend *mb, ks_kind kind, void *obj) {
+    bool found = false;
+    pthread_mutex_lock(&mb->mu);
+    switch (kind) {
+#define DEL_CASE(k, f, T) \
+    case k: VEC_DEL(mb->c->f, T); break;
+        EACH_KIND(DEL_CASE)
+#undef DEL_CASE
+    default: break;
+    }
+    pthread_mutex_unlock(&mb->mu);
+    if (!found) return;
+    deliver_obj(mb, KS_WATCH_DELETED, kind, obj, NULL);
+    switch (kind) {
+#define UNREF_CASE(k, f, T) \
+    case k: { T *o = obj; KS_OBJECT_UNREF(o); break; }
+        EACH_KIND(UNREF_CASE)
+#undef UNREF_CASE
+    default: break;
+    }
 }

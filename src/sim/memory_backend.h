@@ -7,6 +7,7 @@
 #ifndef KS_MEMORY_BACKEND_H
 #define KS_MEMORY_BACKEND_H
 
+#include "api/cluster.h"
 #include "scheduler/backend.h"
 
 typedef struct ks_memory_backend ks_memory_backend;
@@ -41,6 +42,11 @@ void ks_memory_backend_update_node(ks_memory_backend *mb, ks_node *node);
 void ks_memory_backend_remove_node(ks_memory_backend *mb, ks_id name);
 void ks_memory_backend_add_pod(ks_memory_backend *mb, ks_pod *pod);
 void ks_memory_backend_remove_pod(ks_memory_backend *mb, uint64_t pod_key);
+/* Add or remove an object of another kind (a ks_workload * for
+ * KS_KIND_WORKLOAD, a ks_pvc * for KS_KIND_PVC, ...): the cluster takes,
+ * or drops, a reference and the watch event is delivered. */
+void ks_memory_backend_add_object(ks_memory_backend *mb, ks_kind kind, void *obj);
+void ks_memory_backend_remove_object(ks_memory_backend *mb, ks_kind kind, void *obj);
 /* The current version of a pod (borrowed), NULL when absent. */
 ks_pod *ks_memory_backend_pod(const ks_memory_backend *mb, uint64_t pod_key);
 

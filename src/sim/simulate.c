@@ -157,10 +157,6 @@ static void w_stop(void *ctx) {
     sim_run *r = ctx;
     r->inner->stop(r->inner->ctx);
 }
-static const ks_cluster *w_objects(void *ctx) {
-    sim_run *r = ctx;
-    return r->inner->objects(r->inner->ctx);
-}
 static ks_status *w_bind(void *ctx, const ks_pod *pod, const char *node) {
     sim_run *r = ctx;
     return r->inner->bind(r->inner->ctx, pod, node);
@@ -308,7 +304,6 @@ bool ks_simulate(ks_cluster *cluster, const ks_config *cfg, ks_registry *reg,
         .ctx = &r,
         .start = w_start,
         .stop = w_stop,
-        .objects = w_objects,
         .bind = w_bind,
         .patch_pod_status = w_patch,
         .delete_pod = w_delete,

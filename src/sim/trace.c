@@ -33,10 +33,6 @@ static void w_stop(void *ctx) {
     trace_run *t = ctx;
     t->inner->stop(t->inner->ctx);
 }
-static const ks_cluster *w_objects(void *ctx) {
-    trace_run *t = ctx;
-    return t->inner->objects(t->inner->ctx);
-}
 static ks_status *w_bind(void *ctx, const ks_pod *pod, const char *node) {
     trace_run *t = ctx;
     ks_status *s = t->inner->bind(t->inner->ctx, pod, node);
@@ -280,7 +276,6 @@ bool ks_trace_run(FILE *out, ks_cluster *cluster, const ks_config *cfg, ks_regis
     t.wrapped = (ks_backend){.ctx = &t,
                              .start = w_start,
                              .stop = w_stop,
-                             .objects = w_objects,
                              .bind = w_bind,
                              .patch_pod_status = w_patch,
                              .delete_pod = w_delete,

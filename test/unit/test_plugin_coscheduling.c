@@ -31,6 +31,7 @@ static const ks_plugin_ops *ops;
 typedef struct world {
     ks_framework fw;
     ks_cluster *cluster;
+    ks_objects view;
     ks_clock *clock;
     ks_pod *pods[64];
     size_t npods;
@@ -52,7 +53,11 @@ static size_t env_list_pods(void *ctx, ks_id ns, ks_id key, ks_id value, const k
 }
 
 static int64_t env_now(void *ctx) { return ks_clock_now(((world *)ctx)->clock); }
-static const ks_cluster *env_objects(void *ctx) { return ((world *)ctx)->cluster; }
+static const ks_objects *env_objects(void *ctx) {
+    world *w = ctx;
+    w->view = ks_cluster_view(w->cluster);
+    return &w->view;
+}
 
 static void env_activate(void *ctx, const ks_pod *pod) {
     world *w = ctx;

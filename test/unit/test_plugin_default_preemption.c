@@ -32,6 +32,7 @@ typedef struct world {
     ks_framework *fw;
     ks_snapshot *snap;
     ks_cluster *objs;
+    ks_objects view;
     const ks_plugin_inst *dp;
     ks_pod *nominated[8];
     ks_id nominated_on[8];
@@ -83,7 +84,11 @@ static void env_event(void *ctx, const ks_pod *regarding, const char *type, cons
     logf_(ctx, "event %s %s %s %s: %s", full(regarding), type, reason, action, note);
 }
 
-static const ks_cluster *env_objects(void *ctx) { return ((world *)ctx)->objs; }
+static const ks_objects *env_objects(void *ctx) {
+    world *w = ctx;
+    w->view = ks_cluster_view(w->objs);
+    return &w->view;
+}
 
 static void env_activate(void *ctx, const ks_pod *pod) { logf_(ctx, "activate %s", full(pod)); }
 

@@ -36,7 +36,7 @@ ks_label_selector tt_selector(ks_arena *a, const char *spec);
 typedef struct tt_env {
     size_t n;
     ks_node_info *nodes[32];
-    ks_cluster *objects;
+    ks_objects *objects;
 } tt_env;
 
 void tt_env_init(tt_env *e, const char *const *nodes, const char *const *pods);

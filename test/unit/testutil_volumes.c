@@ -17,7 +17,11 @@
 
 static char *base_yaml;
 
-static const ks_cluster *env_objects(void *ctx) { return ((tv_env *)ctx)->c; }
+static const ks_objects *env_objects(void *ctx) {
+    tv_env *e = ctx;
+    e->view = ks_cluster_view(e->c);
+    return &e->view;
+}
 
 static ks_status *env_bind_volumes(void *ctx, const ks_pod *pod, const ks_volume_binding *b, size_t n) {
     tv_env *e = ctx;

@@ -19,6 +19,7 @@
 
 typedef struct tv_env {
     ks_cluster *c;
+    ks_objects view; /* of c, for the framework's env */
     ks_snapshot *snap;
     ks_config *cfg;
     ks_framework *fw;

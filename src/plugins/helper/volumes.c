@@ -12,7 +12,7 @@
 
 /* The loader refuses duplicate names, so the first match is the only one.
  * Linear: stores hold few storage objects next to pods and nodes. */
-const ks_pvc *ks_vol_pvc(const ks_cluster *c, ks_id ns, const char *name) {
+const ks_pvc *ks_vol_pvc(const ks_objects *c, ks_id ns, const char *name) {
     if (!c || !name) return NULL;
     ks_id id = ks_intern_find(name);
     if (id == KS_ID_INVALID) return NULL;
@@ -21,28 +21,28 @@ const ks_pvc *ks_vol_pvc(const ks_cluster *c, ks_id ns, const char *name) {
     return NULL;
 }
 
-const ks_pv *ks_vol_pv(const ks_cluster *c, ks_id name) {
+const ks_pv *ks_vol_pv(const ks_objects *c, ks_id name) {
     if (!c) return NULL;
     for (uint32_t i = 0; i < c->pvs.n; i++)
         if (c->pvs.v[i]->name == name) return c->pvs.v[i];
     return NULL;
 }
 
-const ks_storage_class *ks_vol_class(const ks_cluster *c, ks_id name) {
+const ks_storage_class *ks_vol_class(const ks_objects *c, ks_id name) {
     if (!c) return NULL;
     for (uint32_t i = 0; i < c->storage_classes.n; i++)
         if (c->storage_classes.v[i]->name == name) return c->storage_classes.v[i];
     return NULL;
 }
 
-const ks_csinode *ks_vol_csinode(const ks_cluster *c, ks_id name) {
+const ks_csinode *ks_vol_csinode(const ks_objects *c, ks_id name) {
     if (!c) return NULL;
     for (uint32_t i = 0; i < c->csinodes.n; i++)
         if (c->csinodes.v[i]->name == name) return c->csinodes.v[i];
     return NULL;
 }
 
-const ks_csi_driver *ks_vol_csi_driver(const ks_cluster *c, const char *name) {
+const ks_csi_driver *ks_vol_csi_driver(const ks_objects *c, const char *name) {
     if (!c || !name) return NULL;
     ks_id id = ks_intern_find(name);
     if (id == KS_ID_INVALID) return NULL;
@@ -51,7 +51,7 @@ const ks_csi_driver *ks_vol_csi_driver(const ks_cluster *c, const char *name) {
     return NULL;
 }
 
-ks_vol_index *ks_vol_index_new(const ks_cluster *c) {
+ks_vol_index *ks_vol_index_new(const ks_objects *c) {
     ks_vol_index *x = ks_xcalloc(1, sizeof(*x));
     x->c = c;
     ks_map_init(&x->pvcs);

@@ -5,7 +5,7 @@
 #ifndef KS_PLUGINS_HELPER_VOLUMES_H
 #define KS_PLUGINS_HELPER_VOLUMES_H
 
-#include "api/cluster.h"
+#include "api/objects.h"
 #include "api/pod.h"
 #include "util/arena.h"
 #include "util/hash.h"
@@ -14,23 +14,23 @@
 
 /* NULL when c is NULL or the object does not exist (the loader refuses
  * duplicate names). */
-const ks_pvc *ks_vol_pvc(const ks_cluster *c, ks_id ns, const char *name);
-const ks_pv *ks_vol_pv(const ks_cluster *c, ks_id name);
-const ks_storage_class *ks_vol_class(const ks_cluster *c, ks_id name);
-const ks_csinode *ks_vol_csinode(const ks_cluster *c, ks_id name);
-const ks_csi_driver *ks_vol_csi_driver(const ks_cluster *c, const char *name);
+const ks_pvc *ks_vol_pvc(const ks_objects *c, ks_id ns, const char *name);
+const ks_pv *ks_vol_pv(const ks_objects *c, ks_id name);
+const ks_storage_class *ks_vol_class(const ks_objects *c, ks_id name);
+const ks_csinode *ks_vol_csinode(const ks_objects *c, ks_id name);
+const ks_csi_driver *ks_vol_csi_driver(const ks_objects *c, const char *name);
 
 /* Maps from names to PVCs and PVs for plugins that look many up per cycle
  * (built from the store in PreFilter, read-only, so Filter may use it from
  * any thread). */
 typedef struct ks_vol_index {
-    const ks_cluster *c;
+    const ks_objects *c;
     ks_map pvcs; /* ((ns << 32) | name) + 1 -> ks_pvc* */
     ks_map pvs;  /* name + 1 -> ks_pv* */
     ks_map csinodes; /* name + 1 -> ks_csinode* */
 } ks_vol_index;
 
-ks_vol_index *ks_vol_index_new(const ks_cluster *c);
+ks_vol_index *ks_vol_index_new(const ks_objects *c);
 void ks_vol_index_free(void *idx);
 const ks_pvc *ks_vol_index_pvc(const ks_vol_index *x, ks_id ns, const char *name);
 const ks_pv *ks_vol_index_pv(const ks_vol_index *x, ks_id name);

@@ -148,7 +148,7 @@ static bool with_memo(ipa *pl, pf_ctx *c, ks_nodememo *m, const ks_sig *sig, uin
     return ok;
 }
 
-static ipa_term *compile_terms(ks_cycle_state *st, const ks_cluster *c, const ks_pod *pod,
+static ipa_term *compile_terms(ks_cycle_state *st, const ks_objects *c, const ks_pod *pod,
                                const ks_pod_affinity_term *t, uint32_t n) {
     if (!n) return NULL;
     ipa_term *out = ks_cycle_state_alloc(st, n * sizeof(*out));
@@ -159,7 +159,7 @@ static ipa_term *compile_terms(ks_cycle_state *st, const ks_cluster *c, const ks
 ks_status *ipa_pre_filter(void *self, ks_cycle_state *st, const ks_pod *pod,
                           const ks_node_info *const *nodes, size_t n, ks_pre_filter_result **res) {
     ipa *pl = self;
-    const ks_cluster *objs = ipa_objects(pl);
+    const ks_objects *objs = ipa_objects(pl);
     ipa_pf_state *s = ks_xcalloc(1, sizeof(*s));
     s->pod = pod;
     s->ns_labels = ipa_namespace_labels(objs, pod->ns);

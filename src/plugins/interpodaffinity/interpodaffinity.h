@@ -3,7 +3,7 @@
 #ifndef KS_INTERPODAFFINITY_H
 #define KS_INTERPODAFFINITY_H
 
-#include "api/cluster.h"
+#include "api/objects.h"
 #include "api/pod.h"
 #include "framework/nodeinfo.h"
 #include "plugins/helper/nodememo.h"
@@ -22,7 +22,7 @@ typedef struct ipa {
     int32_t hard_weight;      /* hardPodAffinityWeight, default 1 */
     bool ignore_preferred;    /* ignorePreferredTermsOfExistingPods */
     /* Test seams: used instead of the handle's when set. */
-    const ks_cluster *objects;
+    const ks_objects *objects;
     const ks_node_info *const *all_nodes;
     size_t nall_nodes;
     bool have_all_nodes;
@@ -77,11 +77,11 @@ extern ks_state_key ipa_pf_key, ipa_ps_key;
 extern ks_id ipa_hostname_key;
 
 /* plugin.c */
-const ks_cluster *ipa_objects(const ipa *pl);
+const ks_objects *ipa_objects(const ipa *pl);
 /* Labels of a namespace; empty when unknown. */
-ks_labels ipa_namespace_labels(const ks_cluster *c, ks_id ns);
+ks_labels ipa_namespace_labels(const ks_objects *c, ks_id ns);
 /* Compile one term of the incoming pod into the cycle arena. */
-void ipa_compile_term(ks_cycle_state *st, const ks_cluster *c, const ks_pod *pod,
+void ipa_compile_term(ks_cycle_state *st, const ks_objects *c, const ks_pod *pod,
                       const ks_pod_affinity_term *t, ipa_term *out);
 /* Incoming pod's (compiled) term against an existing pod. */
 bool ipa_term_matches(const ipa_term *t, const ks_pod *p);

@@ -12,14 +12,14 @@
 ks_state_key ipa_pf_key = -1, ipa_ps_key = -1;
 ks_id ipa_hostname_key;
 
-const ks_cluster *ipa_objects(const ipa *pl) {
+const ks_objects *ipa_objects(const ipa *pl) {
     if (pl->objects) return pl->objects;
     return pl->h ? ks_handle_objects(pl->h) : NULL;
 }
 
-ks_labels ipa_namespace_labels(const ks_cluster *c, ks_id ns) {
+ks_labels ipa_namespace_labels(const ks_objects *c, ks_id ns) {
     ks_labels none = {0, NULL};
-    const ks_namespace *n = c ? ks_cluster_namespace(c, ns) : NULL;
+    const ks_namespace *n = c ? ks_objects_namespace(c, ns) : NULL;
     return n ? n->labels : none;
 }
 
@@ -40,7 +40,7 @@ static bool term_default_ns(const ks_pod_affinity_term *t) {
     return t->nnamespaces == 0 && !t->has_ns_selector;
 }
 
-void ipa_compile_term(ks_cycle_state *st, const ks_cluster *c, const ks_pod *pod,
+void ipa_compile_term(ks_cycle_state *st, const ks_objects *c, const ks_pod *pod,
                       const ks_pod_affinity_term *t, ipa_term *out) {
     memset(out, 0, sizeof(*out));
     out->key = t->topology_key;

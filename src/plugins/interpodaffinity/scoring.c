@@ -95,7 +95,7 @@ static void score_changed(size_t lo, size_t hi, void *arg) {
     ks_nodememo_scan(c->memo, c->pass, c->nodes, c->gens, lo, hi, score_into_rec, c);
 }
 
-static ipa_term *compile_terms(ks_cycle_state *st, const ks_cluster *c, const ks_pod *pod,
+static ipa_term *compile_terms(ks_cycle_state *st, const ks_objects *c, const ks_pod *pod,
                                const ks_pod_affinity_term *t, uint32_t n) {
     if (!n) return NULL;
     ipa_term *out = ks_cycle_state_alloc(st, n * sizeof(*out));
@@ -128,7 +128,7 @@ ks_status *ipa_pre_score(void *self, ks_cycle_state *st, const ks_pod *pod,
         }
     }
 
-    const ks_cluster *objs = ipa_objects(pl);
+    const ks_objects *objs = ipa_objects(pl);
     ps_ctx c = {
         .pl = pl,
         .pod = pod,

@@ -254,7 +254,7 @@ static void nvl_state_free(void *p) {
     free(s);
 }
 
-static nvl_state *nvl_state_new(const ks_cluster *c, const ks_pod *pod) {
+static nvl_state *nvl_state_new(const ks_objects *c, const ks_pod *pod) {
     nvl_state *s = ks_xcalloc(1, sizeof(*s));
     s->x = ks_vol_index_new(c);
     vs_init(&s->fresh);

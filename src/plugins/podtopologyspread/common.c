@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-const ks_cluster *pts_objects(const pts *pl) {
+const ks_objects *pts_objects(const pts *pl) {
     if (pl->objects) return pl->objects;
     return pl->h ? ks_handle_objects(pl->h) : NULL;
 }
@@ -132,7 +132,7 @@ static void set_merge_map(ks_cycle_state *st, label_set *s, const ks_label_selec
     }
 }
 
-static const ks_workload *find_workload(const ks_cluster *c, ks_workload_kind kind, ks_id ns,
+static const ks_workload *find_workload(const ks_objects *c, ks_workload_kind kind, ks_id ns,
                                         const char *name) {
     for (uint32_t i = 0; i < c->workloads.n; i++) {
         const ks_workload *w = c->workloads.v[i];
@@ -153,7 +153,7 @@ void pts_init_ids(void) {
 
 /* Build the selector into *out; false when it is empty (no spreading). */
 static bool default_selector(const pts *pl, ks_cycle_state *st, const ks_pod *pod, ks_label_selector *out) {
-    const ks_cluster *c = pts_objects(pl);
+    const ks_objects *c = pts_objects(pl);
     memset(out, 0, sizeof(*out));
     if (!c) return false;
     label_set set = {0};

@@ -3,7 +3,7 @@
 #ifndef KS_PODTOPOLOGYSPREAD_H
 #define KS_PODTOPOLOGYSPREAD_H
 
-#include "api/cluster.h"
+#include "api/objects.h"
 #include "api/pod.h"
 #include "framework/nodeinfo.h"
 #include "plugins/helper/nodememo.h"
@@ -32,7 +32,7 @@ typedef struct pts {
     uint32_t ndefaults;
     pts_default *defaults;
     /* Test seams: used instead of the handle's when set. */
-    const ks_cluster *objects;
+    const ks_objects *objects;
     const ks_node_info *const *all_nodes;
     size_t nall_nodes;
     bool have_all_nodes;
@@ -83,7 +83,7 @@ extern ks_id pts_hostname_key;
 
 /* common.c */
 void pts_init_ids(void);
-const ks_cluster *pts_objects(const pts *pl);
+const ks_objects *pts_objects(const pts *pl);
 /* The pod's constraints for one action (its own, else the defaults),
  * in the cycle arena; returns the count. */
 uint32_t pts_constraints(const pts *pl, ks_cycle_state *st, const ks_pod *pod, ks_unsatisfiable action,

@@ -41,7 +41,8 @@
 /* ---- the assume cache -------------------------------------------------- */
 
 /* What Reserve assumed about a PV or claim, on top of the backend's object
- * it was assumed on (`api`). When the backend's current object is another
+ * it was assumed on (`api`, referenced so that its address is not reused
+ * while the assumption lives). When the listers' current object is another
  * one, the assumption is stale (upstream: the informer delivered a newer
  * resourceVersion) and dropped. */
 typedef struct pv_assumed {
@@ -125,7 +126,7 @@ typedef struct vb_state {
     pvc_view *delay; /* sorted by requested size */
     claim_pvs *cands; /* per delay claim */
     ks_arena *arena; /* everything above */
-    const ks_cluster *objects; /* the store this cycle */
+    const ks_objects *objects; /* the store this cycle */
     ks_vol_index *index;       /* ... by name, when worth it (else NULL) */
     pthread_mutex_t mu;
     ks_map by_node; /* node name id + 1 -> node_volumes* (malloc'd) */
@@ -177,7 +178,16 @@ static void *create(const ks_args *args, ks_handle *h, char **err) {
 
 static void pv_assumed_free(pv_assumed *a) {
     if (!a) return;
+    ks_pv *api = (ks_pv *)a->api;
+    KS_OBJECT_UNREF(api);
     free(a->claim_uid);
+    free(a);
+}
+
+static void pvc_assumed_free(pvc_assumed *a) {
+    if (!a) return;
+    ks_pvc *api = (ks_pvc *)a->api;
+    KS_OBJECT_UNREF(api);
     free(a);
 }
 
@@ -188,7 +198,7 @@ static void destroy(void *self) {
     void *v;
     while (ks_map_next(&pl->pvs, &it, &k, &v)) pv_assumed_free(v);
     it = 0;
-    while (ks_map_next(&pl->pvcs, &it, &k, &v)) free(v);
+    while (ks_map_next(&pl->pvcs, &it, &k, &v)) pvc_assumed_free(v);
     ks_map_free(&pl->pvs);
     ks_map_free(&pl->pvcs);
     pthread_mutex_destroy(&pl->mu);
@@ -211,21 +221,21 @@ static size_t events_to_register(void *self, ks_cluster_event *out, size_t max) 
     return n;
 }
 
-static const ks_cluster *objects(const volume_binding *pl) { return pl->h ? ks_handle_objects(pl->h) : NULL; }
+static const ks_objects *objects(const volume_binding *pl) { return pl->h ? ks_handle_objects(pl->h) : NULL; }
 
 static uint64_t pvc_key(ks_id ns, ks_id name) { return ks_pod_key(ns, name) + 1; }
 
 /* Drop assumptions whose object the backend changed or removed. Called
  * with the lock held. */
-static const ks_pv *lookup_pv(const ks_vol_index *x, const ks_cluster *c, ks_id name) {
+static const ks_pv *lookup_pv(const ks_vol_index *x, const ks_objects *c, ks_id name) {
     return x ? ks_vol_index_pv(x, name) : ks_vol_pv(c, name);
 }
 
-static const ks_pvc *lookup_pvc(const ks_vol_index *x, const ks_cluster *c, ks_id ns, const char *name) {
+static const ks_pvc *lookup_pvc(const ks_vol_index *x, const ks_objects *c, ks_id ns, const char *name) {
     return x ? ks_vol_index_pvc(x, ns, name) : ks_vol_pvc(c, ns, name);
 }
 
-static void purge_stale(volume_binding *pl, const ks_vol_index *x, const ks_cluster *c) {
+static void purge_stale(volume_binding *pl, const ks_vol_index *x, const ks_objects *c) {
     size_t it;
     uint64_t k, drop[64];
     void *v;
@@ -244,7 +254,7 @@ static void purge_stale(volume_binding *pl, const ks_vol_index *x, const ks_clus
             ks_id ns = (ks_id)((k - 1) >> 32), name = (ks_id)((k - 1) & 0xffffffffu);
             if (lookup_pvc(x, c, ns, ks_str(name)) != ((pvc_assumed *)v)->api) drop[nd++] = k;
         }
-        for (size_t i = 0; i < nd; i++) free(ks_map_del(&pl->pvcs, drop[i]));
+        for (size_t i = 0; i < nd; i++) pvc_assumed_free(ks_map_del(&pl->pvcs, drop[i]));
     }
 }
 
@@ -288,7 +298,7 @@ static bool fully_bound(const ks_pvc *pvc) {
 
 /* podHasPVCs: every claim must exist, not be lost or being deleted, and
  * an ephemeral volume's claim must belong to the pod. */
-static ks_status *check_claims_exist(const ks_cluster *c, const ks_pod *pod, bool *has) {
+static ks_status *check_claims_exist(const ks_objects *c, const ks_pod *pod, bool *has) {
     *has = false;
     for (uint32_t i = 0; i < pod->nvolumes; i++) {
         const ks_volume *v = &pod->volumes[i];
@@ -321,7 +331,7 @@ static ks_status *check_claims_exist(const ks_cluster *c, const ks_pod *pod, boo
 
 /* IsDelayBindingMode: the claim's class exists and waits for the first
  * consumer. */
-static bool delay_binding(const ks_cluster *c, const ks_pvc *pvc) {
+static bool delay_binding(const ks_objects *c, const ks_pvc *pvc) {
     ks_id cls = ks_vol_pvc_class(pvc);
     if (cls == KS_ID_NONE) return false;
     const ks_storage_class *sc = ks_vol_class(c, cls);
@@ -382,7 +392,7 @@ static int cmp_host_idx(const void *x, const void *y) {
 
 /* The node-independent part of FindMatchingVolume for one claim, over the
  * PVs of its class as the cache shows them (lock held). */
-static void claim_candidates(volume_binding *pl, ks_arena *a, const ks_cluster *c, const pvc_view *claim,
+static void claim_candidates(volume_binding *pl, ks_arena *a, const ks_objects *c, const pvc_view *claim,
                              claim_pvs *out) {
     const ks_pvc *pvc = claim->pvc;
     ks_id cls = ks_vol_pvc_class(pvc);
@@ -445,7 +455,7 @@ static ks_status *pre_filter(void *self, ks_cycle_state *st, const ks_pod *pod,
                              const ks_node_info *const *nodes, size_t nnodes,
                              ks_pre_filter_result **result) {
     volume_binding *pl = self;
-    const ks_cluster *c = objects(pl);
+    const ks_objects *c = objects(pl);
     bool has;
     ks_status *err = check_claims_exist(c, pod, &has);
     if (err) return err;
@@ -622,7 +632,7 @@ static void check_bound(const vb_state *s, const ks_node_info *ni, find_result *
  * allowed topologies matching the node and, for a driver that publishes
  * storage capacity, capacity (no CSIStorageCapacity objects are known, so
  * there is none). Returns false when not satisfied. */
-static bool check_provisions(const vb_state *s, const ks_cluster *c, const ks_node *node, const uint32_t *claims,
+static bool check_provisions(const vb_state *s, const ks_objects *c, const ks_node *node, const uint32_t *claims,
                              uint32_t n, find_result *r) {
     for (uint32_t i = 0; i < n; i++) {
         const ks_pvc *pvc = s->delay[claims[i]].pvc;
@@ -652,7 +662,7 @@ static bool check_provisions(const vb_state *s, const ks_cluster *c, const ks_no
     return true;
 }
 
-static void find_pod_volumes(const vb_state *s, const ks_cluster *c, const ks_node_info *ni, find_result *r) {
+static void find_pod_volumes(const vb_state *s, const ks_objects *c, const ks_node_info *ni, find_result *r) {
     const ks_node *node = ni->node;
     memset(r, 0, sizeof(*r));
     if (s->nbound) {
@@ -767,7 +777,7 @@ static node_volumes *node_result(vb_state *s, const char *node) {
 }
 
 /* arePodVolumesBound, against the cache (lock held). */
-static bool pod_volumes_bound(volume_binding *pl, const ks_cluster *c, const ks_pod *pod) {
+static bool pod_volumes_bound(volume_binding *pl, const ks_objects *c, const ks_pod *pod) {
     for (uint32_t i = 0; i < pod->nvolumes; i++) {
         const ks_volume *v = &pod->volumes[i];
         if (v->kind != KS_VOL_PVC && v->kind != KS_VOL_EPHEMERAL) continue;
@@ -787,7 +797,7 @@ static ks_status *reserve(void *self, ks_cycle_state *st, const ks_pod *pod, con
         s->all_bound = true;
         return NULL;
     }
-    const ks_cluster *c = objects(pl);
+    const ks_objects *c = objects(pl);
     pthread_mutex_lock(&pl->mu);
     if (pod_volumes_bound(pl, c, pod)) {
         pthread_mutex_unlock(&pl->mu);
@@ -806,7 +816,7 @@ static ks_status *reserve(void *self, ks_cycle_state *st, const ks_pod *pod, con
                     str_eq(v->claim_uid, uid);
         if (same) continue;
         pv_assumed *a = ks_xcalloc(1, sizeof(*a));
-        a->api = v->pv;
+        a->api = KS_OBJECT_REF((ks_pv *)v->pv);
         a->claim_ns = pvc->ns;
         a->claim_name = pvc->name;
         a->claim_uid = ks_xstrdup(uid);
@@ -815,9 +825,9 @@ static ks_status *reserve(void *self, ks_cycle_state *st, const ks_pod *pod, con
     for (uint32_t i = 0; i < nv->ndynamic; i++) {
         const ks_pvc *pvc = s->delay[nv->dynamic_claim[i]].pvc;
         pvc_assumed *a = ks_xcalloc(1, sizeof(*a));
-        a->api = pvc;
+        a->api = KS_OBJECT_REF((ks_pvc *)pvc);
         a->selected_node = node_id;
-        free(ks_map_put(&pl->pvcs, pvc_key(pvc->ns, pvc->name), a));
+        pvc_assumed_free(ks_map_put(&pl->pvcs, pvc_key(pvc->ns, pvc->name), a));
     }
     pthread_mutex_unlock(&pl->mu);
     s->all_bound = false;
@@ -835,7 +845,7 @@ static void unreserve(void *self, ks_cycle_state *st, const ks_pod *pod, const c
         pv_assumed_free(ks_map_del(&pl->pvs, (uint64_t)nv->static_pv[i]->pv->name + 1));
     for (uint32_t i = 0; i < nv->ndynamic; i++) {
         const ks_pvc *pvc = s->delay[nv->dynamic_claim[i]].pvc;
-        free(ks_map_del(&pl->pvcs, pvc_key(pvc->ns, pvc->name)));
+        pvc_assumed_free(ks_map_del(&pl->pvcs, pvc_key(pvc->ns, pvc->name)));
     }
     pthread_mutex_unlock(&pl->mu);
 }

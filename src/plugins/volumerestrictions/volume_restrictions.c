@@ -131,7 +131,7 @@ static ks_status *pre_filter(void *self, ks_cycle_state *st, const ks_pod *pod,
     for (uint32_t i = 0; i < pod->nvolumes; i++)
         if (needs_check(&pod->volumes[i])) check = true;
 
-    const ks_cluster *c = pl->h ? ks_handle_objects(pl->h) : NULL;
+    const ks_objects *c = pl->h ? ks_handle_objects(pl->h) : NULL;
     pf_state *s = ks_xcalloc(1, sizeof(*s));
     s->claims = pod->nvolumes ? ks_xcalloc(pod->nvolumes, sizeof(*s->claims)) : NULL;
     for (uint32_t i = 0; i < pod->nvolumes; i++) {

@@ -97,7 +97,7 @@ static bool split_zones(ks_arena *a, const char *v, pv_topology *t) {
 /* The PV topologies of the pod's claims, or a rejection. *out NULL with a
  * NULL status: nothing to check. */
 static ks_status *pv_topologies(volume_zone *pl, ks_arena *a, const ks_pod *pod, vz_state **out) {
-    const ks_cluster *c = pl->h ? ks_handle_objects(pl->h) : NULL;
+    const ks_objects *c = pl->h ? ks_handle_objects(pl->h) : NULL;
     *out = NULL;
     vz_state *s = NULL;
     for (uint32_t i = 0; i < pod->nvolumes; i++) {

@@ -1,0 +1,272 @@
+/* The listers (see listers.h).
+ *
+ * Each kind has a store keyed by its identity (namespace and name ids;
+ * workloads also by their kind). A change marks the current view stale and
+ * keeps the object it replaced or removed aside; the next pin builds a new
+ * view (pointer vectors only) and retires the old view together with the
+ * objects set aside, tagged with the new epoch. A pin records the epoch of
+ * the view it got; a retired item is released once no pin older than its
+ * epoch is left (epoch-based reclamation). Changes therefore cost a store
+ * update, and a view is rebuilt at most once per pin, only after a change. */
+#include "backend/listers.h"
+
+#include "util/hash.h"
+#include "util/xalloc.h"
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdlib.h>
+
+/* ---- kinds ------------------------------------------------------------------ */
+
+typedef struct kind_ops {
+    ks_kind kind;
+    size_t vec;                          /* offset of its vector in ks_objects */
+    uint64_t (*key)(const void *o);
+    void (*ref)(void *o);
+    void (*unref)(void *o);
+} kind_ops;
+
+static uint64_t nskey(ks_id ns, ks_id name) { return ((uint64_t)ns << 32) | name; }
+
+#define OPS(fn, T, KEY)                                                        \
+    static uint64_t fn##_key(const void *o) { const T *x = o; return KEY; }    \
+    static void fn##_ref(void *o) { (void)KS_OBJECT_REF((T *)o); }             \
+    static void fn##_unref(void *o) { T *x = o; KS_OBJECT_UNREF(x); }
+OPS(pc, ks_priority_class, x->name)
+OPS(ns, ks_namespace, x->name)
+OPS(pv, ks_pv, x->name)
+OPS(pvc, ks_pvc, nskey(x->ns, x->name))
+OPS(sc, ks_storage_class, x->name)
+OPS(csinode, ks_csinode, x->name)
+OPS(driver, ks_csi_driver, x->name)
+OPS(pdb, ks_pdb, nskey(x->ns, x->name))
+OPS(pg, ks_pod_group, nskey(x->ns, x->name))
+OPS(wl, ks_workload, nskey(x->ns, x->name))
+
+#define K(kind, field, fn) {kind, offsetof(ks_objects, field), fn##_key, fn##_ref, fn##_unref}
+static const kind_ops kinds[] = {
+    K(KS_KIND_PRIORITY_CLASS, priority_classes, pc),
+    K(KS_KIND_NAMESPACE, namespaces, ns),
+    K(KS_KIND_PV, pvs, pv),
+    K(KS_KIND_PVC, pvcs, pvc),
+    K(KS_KIND_STORAGE_CLASS, storage_classes, sc),
+    K(KS_KIND_CSINODE, csinodes, csinode),
+    K(KS_KIND_CSI_DRIVER, csi_drivers, driver),
+    K(KS_KIND_PDB, pdbs, pdb),
+    K(KS_KIND_POD_GROUP, pod_groups, pg),
+    K(KS_KIND_WORKLOAD, workloads, wl),
+};
+#define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
+/* Services, ReplicaSets, StatefulSets and ReplicationControllers share one
+ * vector but have a store each. */
+#define NWORKLOAD_KINDS 4
+#define NSTORES (NKINDS + NWORKLOAD_KINDS - 1)
+
+static int kind_index(ks_kind k) {
+    for (size_t i = 0; i < NKINDS; i++)
+        if (kinds[i].kind == k) return (int)i;
+    return -1;
+}
+
+typedef struct ptr_vec {
+    void **v;
+    uint32_t n, cap;
+} ptr_vec;
+
+/* ---- state -------------------------------------------------------------------- */
+
+typedef struct retired {
+    void *p;
+    void (*release)(void *p);
+    uint64_t epoch; /* 0 while the current view still shows it */
+    struct retired *next;
+} retired;
+
+typedef struct pin_count {
+    uint64_t epoch;
+    uint32_t n;
+} pin_count;
+
+struct ks_listers {
+    pthread_mutex_t mu;
+    ks_map stores[NSTORES];  /* key + 1 -> object (one reference) */
+    ks_objects *view;        /* the current view, NULL until the first pin */
+    bool stale;
+    uint64_t epoch;
+    retired *pending;        /* replaced or removed, still in the view */
+    retired *retired_list;   /* waiting for the pins older than their epoch */
+    pin_count *pins;
+    uint32_t npins, pins_cap;
+    ks_listers_stats stats;
+};
+
+static void free_view(void *p) {
+    ks_objects *v = p;
+    for (size_t i = 0; i < NKINDS; i++) free(((ptr_vec *)((char *)v + kinds[i].vec))->v);
+    free(v);
+}
+
+static void release_list(retired *r) {
+    for (retired *nx; r; r = nx) {
+        nx = r->next;
+        r->release(r->p);
+        free(r);
+    }
+}
+
+ks_listers *ks_listers_new(void) {
+    ks_listers *l = ks_xcalloc(1, sizeof(*l));
+    pthread_mutex_init(&l->mu, NULL);
+    for (size_t i = 0; i < NSTORES; i++) ks_map_init(&l->stores[i]);
+    return l;
+}
+
+void ks_listers_free(ks_listers *l) {
+    if (!l) return;
+    release_list(l->pending);
+    release_list(l->retired_list);
+    if (l->view) free_view(l->view);
+    for (size_t i = 0; i < NSTORES; i++) {
+        const kind_ops *k = &kinds[i < NKINDS ? i : NKINDS - 1];
+        uint64_t key;
+        void *v;
+        for (size_t it = 0; ks_map_next(&l->stores[i], &it, &key, &v);) k->unref(v);
+        ks_map_free(&l->stores[i]);
+    }
+    free(l->pins);
+    pthread_mutex_destroy(&l->mu);
+    free(l);
+}
+
+static size_t store_of(int ki, const void *obj) {
+    if (kinds[ki].kind != KS_KIND_WORKLOAD || ((const ks_workload *)obj)->kind == 0) return (size_t)ki;
+    return NKINDS + ((const ks_workload *)obj)->kind - 1;
+}
+
+/* mu held. */
+static void set_aside(ks_listers *l, const kind_ops *k, void *o) {
+    retired *r = ks_xcalloc(1, sizeof(*r));
+    r->p = o;
+    r->release = k->unref;
+    r->next = l->pending;
+    l->pending = r;
+}
+
+bool ks_listers_apply(ks_listers *l, ks_kind kind, ks_watch_type type, void *old_obj, void *new_obj) {
+    int ki = kind_index(kind);
+    if (ki < 0) return false;
+    const kind_ops *k = &kinds[ki];
+    void *ident = new_obj ? new_obj : old_obj;
+    if (!ident) return true;
+    size_t si = store_of(ki, ident);
+    uint64_t key = k->key(ident) + 1;
+    pthread_mutex_lock(&l->mu);
+    void *prev;
+    if (type == KS_WATCH_DELETED || !new_obj) {
+        prev = ks_map_del(&l->stores[si], key);
+    } else {
+        k->ref(new_obj);
+        prev = ks_map_put(&l->stores[si], key, new_obj);
+    }
+    if (prev) set_aside(l, k, prev);
+    if (prev || new_obj) l->stale = true;
+    pthread_mutex_unlock(&l->mu);
+    return true;
+}
+
+static void add_store(ks_listers *l, size_t si, ptr_vec *pv) {
+    uint64_t key;
+    void *v;
+    for (size_t it = 0; ks_map_next(&l->stores[si], &it, &key, &v);) {
+        KS_GROW(pv->v, pv->cap, (size_t)pv->n + 1);
+        pv->v[pv->n++] = v;
+    }
+}
+
+/* mu held. */
+static ks_objects *build_view(ks_listers *l) {
+    ks_objects *v = ks_xcalloc(1, sizeof(*v));
+    for (size_t i = 0; i < NSTORES; i++) {
+        const kind_ops *k = &kinds[i < NKINDS ? i : NKINDS - 1];
+        add_store(l, i, (ptr_vec *)((char *)v + k->vec));
+    }
+    return v;
+}
+
+/* mu held: release what no pin can still see. */
+static void reclaim(ks_listers *l) {
+    uint64_t oldest = UINT64_MAX;
+    for (uint32_t i = 0; i < l->npins; i++)
+        if (l->pins[i].epoch < oldest) oldest = l->pins[i].epoch;
+    for (retired **pp = &l->retired_list; *pp;) {
+        retired *r = *pp;
+        if (r->epoch <= oldest) {
+            *pp = r->next;
+            r->release(r->p);
+            free(r);
+        } else {
+            pp = &r->next;
+        }
+    }
+}
+
+const ks_objects *ks_listers_pin(ks_listers *l, uint64_t *token) {
+    pthread_mutex_lock(&l->mu);
+    if (l->stale || !l->view) {
+        ks_objects *nv = build_view(l);
+        l->epoch++;
+        /* The old view and what only it still showed: retired together,
+         * visible to pins of earlier epochs only. */
+        if (l->view) {
+            retired *r = ks_xcalloc(1, sizeof(*r));
+            r->p = l->view;
+            r->release = free_view;
+            r->next = l->pending;
+            l->pending = r;
+        }
+        for (retired *r = l->pending, *nx; r; r = nx) {
+            nx = r->next;
+            r->epoch = l->epoch;
+            r->next = l->retired_list;
+            l->retired_list = r;
+        }
+        l->pending = NULL;
+        l->view = nv;
+        l->stale = false;
+        l->stats.views++;
+        reclaim(l);
+    }
+    uint32_t i = 0;
+    while (i < l->npins && l->pins[i].epoch != l->epoch) i++;
+    if (i == l->npins) {
+        KS_GROW(l->pins, l->pins_cap, (size_t)l->npins + 1);
+        l->pins[l->npins++] = (pin_count){l->epoch, 0};
+    }
+    l->pins[i].n++;
+    *token = l->epoch;
+    const ks_objects *v = l->view;
+    pthread_mutex_unlock(&l->mu);
+    return v;
+}
+
+void ks_listers_unpin(ks_listers *l, uint64_t token) {
+    pthread_mutex_lock(&l->mu);
+    for (uint32_t i = 0; i < l->npins; i++) {
+        if (l->pins[i].epoch != token) continue;
+        if (--l->pins[i].n == 0) l->pins[i] = l->pins[--l->npins];
+        break;
+    }
+    reclaim(l);
+    pthread_mutex_unlock(&l->mu);
+}
+
+void ks_listers_stats_get(ks_listers *l, ks_listers_stats *out) {
+    pthread_mutex_lock(&l->mu);
+    *out = l->stats;
+    out->objects = 0;
+    for (size_t i = 0; i < NSTORES; i++) out->objects += l->stores[i].len;
+    out->retired_pending = 0;
+    for (retired *r = l->retired_list; r; r = r->next) out->retired_pending++;
+    pthread_mutex_unlock(&l->mu);
+}
