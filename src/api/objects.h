@@ -16,6 +16,10 @@
  * by doc), the file and line, and its place in the input order. */
 #define KS_OBJ_META                                                          \
     atomic_int refs; /* references beyond the first: 0 when decoded */     \
+    /* a shallow copy keeps its original (whose arena its fields point     \
+     * into) referenced: base, released with base_unref */                \
+    void *base;                                                              \
+    void (*base_unref)(void *);                                              \
     struct ks_tree *tree;                                                    \
     const char *source_file;                                                 \
     int source_line;                                                         \
@@ -184,8 +188,11 @@ typedef struct ks_workload {
 #define KS_OBJECT_UNREF(o)                                                   \
     do {                                                                     \
         if ((o) && atomic_fetch_sub_explicit(&(o)->refs, 1, memory_order_acq_rel) == 0) { \
+            void *base_ = (o)->base;                                         \
+            void (*base_unref_)(void *) = (o)->base_unref;                   \
             ks_docref_unref((o)->doc);                                       \
             ks_arena_free((o)->arena);                                       \
+            if (base_) base_unref_(base_);                                   \
         }                                                                    \
     } while (0)
 

@@ -279,24 +279,39 @@ static ks_labels labels_with(ks_arena *a, const ks_labels *in, const char *key, 
     return out;
 }
 
+static void pv_unref(void *p) {
+    ks_pv *o = p;
+    KS_OBJECT_UNREF(o);
+}
+
+static void pvc_unref(void *p) {
+    ks_pvc *o = p;
+    KS_OBJECT_UNREF(o);
+}
+
 /* New versions of a PV and a claim: the objects are immutable, the copies
- * live in arenas of their own and keep the source document alive. */
-static ks_pv *pv_copy(const ks_pv *o) {
+ * live in arenas of their own and keep the original (whose arena their
+ * fields point into) and the source document alive. */
+static ks_pv *pv_copy(ks_pv *o) {
     ks_arena *a = ks_arena_new(512);
     ks_pv *n = ks_arena_alloc(a, sizeof(*n));
     *n = *o;
     n->arena = a;
     atomic_init(&n->refs, 0);
+    n->base = KS_OBJECT_REF(o);
+    n->base_unref = pv_unref;
     n->doc = o->doc ? ks_docref_ref(o->doc) : NULL;
     return n;
 }
 
-static ks_pvc *pvc_copy(const ks_pvc *o) {
+static ks_pvc *pvc_copy(ks_pvc *o) {
     ks_arena *a = ks_arena_new(512);
     ks_pvc *n = ks_arena_alloc(a, sizeof(*n));
     *n = *o;
     n->arena = a;
     atomic_init(&n->refs, 0);
+    n->base = KS_OBJECT_REF(o);
+    n->base_unref = pvc_unref;
     n->doc = o->doc ? ks_docref_ref(o->doc) : NULL;
     return n;
 }
