@@ -4,9 +4,12 @@
 #   make demo       install missing deps, build, simulate the demo cluster
 #   make test       install missing deps, build release + ASan/UBSan, run every test
 #   make bench      scheduler_perf-style benchmarks (see bench/)
+#   make fuzz       libFuzzer targets with clang (build/fuzz/fuzz_*)
+#   make fuzz-run SECONDS=N   run each fuzz target for N seconds
 #   make install PREFIX=/usr/local
 
 CC      ?= gcc
+FUZZ_CC ?= clang
 PREFIX  ?= /usr/local
 PKGS    := yaml-0.1 jansson libcurl libmicrohttpd
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -24,6 +27,13 @@ BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -fPIC $(WARN) -Isrc -Iinclude $(PKG_CFLAGS
 MODE ?= release
 ifeq ($(MODE),asan)
   OPT := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -DKS_DEBUG=1
+  LDOPT := -fsanitize=address,undefined
+else ifeq ($(MODE),fuzz)
+  # libFuzzer (clang only): the library instrumented for coverage, ASan
+  # and UBSan; the targets link the fuzzer's main (see docs/fuzzing.md).
+  CC := $(FUZZ_CC)
+  OPT := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer \
+         -fno-sanitize-recover=undefined -DKS_DEBUG=1 -DKS_FUZZING=1
   LDOPT := -fsanitize=address,undefined
 else ifeq ($(MODE),debug)
   OPT := -O0 -g -DKS_DEBUG=1
@@ -46,13 +56,19 @@ LIB_OBJS  := $(LIB_SRCS:%.c=$(B)/obj/%.o)
 CMD_OBJS  := $(CMD_SRCS:%.c=$(B)/obj/%.o)
 TEST_BINS := $(TEST_SRCS:test/unit/%.c=$(B)/test/%)
 TEST_UTIL_OBJS := $(TEST_UTIL:%.c=$(B)/obj/%.o)
+# Fuzz targets: test/fuzz/fuzz_<name>.c. Built with libFuzzer in MODE=fuzz,
+# elsewhere with test/fuzz/driver.c, a main() that replays files (make
+# test runs the asan ones over the corpora: test/sh/fuzz_regress.sh).
+FUZZ_SRCS := $(wildcard test/fuzz/fuzz_*.c)
+FUZZ_DIR  := $(if $(filter fuzz,$(MODE)),$(B),$(B)/fuzz)
+FUZZ_BINS := $(FUZZ_SRCS:test/fuzz/%.c=$(FUZZ_DIR)/%)
 # Example plugins: examples/plugins/<name>/<name>.c -> $(B)/plugins/<name>.so
 # (one directory, so that --plugin-dir $(B)/plugins loads them all).
 PLUGIN_NAMES := $(filter-out embed,$(notdir $(patsubst %/,%,$(dir $(wildcard examples/plugins/*/*.c)))))
 PLUGIN_SOS  := $(foreach p,$(PLUGIN_NAMES),$(B)/plugins/$(p).so)
 
 .PHONY: all build deps demo test test-unit test-scenarios test-reference test-e2e bench bench-quick bench-bin \
-        install clean fuzz
+        install clean fuzz fuzz-bins fuzz-run
 all: build
 build: $(B)/ksched $(B)/libksched.a $(B)/libksched.so $(PLUGIN_SOS) $(B)/examples/embed-scheduler
 
@@ -127,7 +143,30 @@ test: deps
 
 # The test plugins are named here so that make builds them as ordinary
 # targets (as intermediates of the test_plugin_% rule they were not found).
-test-bins: $(TEST_PLUGIN_SOS) $(TEST_BINS)
+test-bins: $(TEST_PLUGIN_SOS) $(TEST_BINS) $(FUZZ_BINS)
+
+ifeq ($(MODE),fuzz)
+$(FUZZ_DIR)/fuzz_%: test/fuzz/fuzz_%.c test/fuzz/fuzz.h $(B)/libksched.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itest/fuzz -fsanitize=fuzzer $(LDOPT) -o $@ $< $(B)/libksched.a $(LIBS)
+else
+$(FUZZ_DIR)/fuzz_%: test/fuzz/fuzz_%.c test/fuzz/driver.c test/fuzz/fuzz.h $(B)/libksched.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itest/fuzz $(LDOPT) -o $@ $< test/fuzz/driver.c $(B)/libksched.a $(LIBS)
+endif
+fuzz-bins: $(FUZZ_BINS)
+
+# clang and libFuzzer come from Debian (scripts/deps.sh fuzz); make test
+# does not need them.
+fuzz:
+	@scripts/deps.sh fuzz
+	@$(MAKE) --no-print-directory MODE=fuzz fuzz-bins
+
+# Each target for SECONDS (default 60), nice'd, one at a time; new inputs
+# go to build/fuzz/corpus/<target>, crashes to build/fuzz/artifacts.
+SECONDS ?= 60
+fuzz-run: fuzz
+	@test/fuzz/run.sh --seconds $(SECONDS) $(TARGETS)
 
 test-reference: deps
 	@$(MAKE) --no-print-directory MODE=release build

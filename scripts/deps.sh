@@ -1,8 +1,11 @@
 #!/bin/sh
 # Install the Debian packages ksched needs to build and test, only if missing.
 # Idempotent: when everything is present it does nothing and prints nothing.
+#   scripts/deps.sh        what make, make test need
+#   scripts/deps.sh fuzz   the same plus clang and libFuzzer (make fuzz)
 set -eu
 PKGS="gcc g++ make pkg-config libyaml-dev libjansson-dev libcurl4-openssl-dev libmicrohttpd-dev libcmocka-dev python3"
+[ "${1:-}" = fuzz ] && PKGS="$PKGS clang libclang-rt-dev"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

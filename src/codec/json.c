@@ -15,7 +15,7 @@
 static ks_tree *from_json(ks_arena *a, kt_strtab *strs, json_t *j, int depth) {
     ks_tree *t;
     char buf[64];
-    if (depth > 10000) return NULL;
+    if (depth >= KT_MAX_DEPTH && (json_is_object(j) || json_is_array(j))) return NULL;
     switch (json_typeof(j)) {
     case JSON_OBJECT: {
         t = kt_new(a, KT_MAP, 0);
@@ -95,7 +95,12 @@ bool kt_parse_json(ks_arena *a, const char *name, const char *buf, size_t len, k
         json_error_t je;
         json_t *j = json_loadb(buf + off, len - off, JSON_DISABLE_EOF_CHECK | JSON_DECODE_ANY, &je);
         if (!j) {
-            *err = ks_xasprintf("%s:%d: %s", name, line_base + je.line - 1, je.text);
+            /* jansson's own depth limit is KT_MAX_DEPTH: say it as YAML does */
+            if (strstr(je.text, "maximum parsing depth"))
+                *err = ks_xasprintf("%s:%d: maps and lists nested deeper than %d levels", name,
+                                    line_base + je.line - 1, KT_MAX_DEPTH);
+            else
+                *err = ks_xasprintf("%s:%d: %s", name, line_base + je.line - 1, je.text);
             kt_strtab_free(&strs);
             free(out);
             return false;
@@ -106,7 +111,8 @@ bool kt_parse_json(ks_arena *a, const char *name, const char *buf, size_t len, k
         ks_tree *t = from_json(a, &strs, j, 0);
         json_decref(j);
         if (!t) {
-            *err = ks_xasprintf("%s:%d: nesting too deep", name, line_base);
+            *err = ks_xasprintf("%s:%d: maps and lists nested deeper than %d levels", name,
+                                line_base, KT_MAX_DEPTH);
             kt_strtab_free(&strs);
             free(out);
             return false;

@@ -60,6 +60,14 @@ void kt_map_set(ks_arena *a, ks_tree *map, const char *key, ks_tree *val);
  * Returns NULL for other types. */
 const char *kt_number_text(const ks_tree *t, char *buf, int n);
 
+/* Maps and lists nest at most this deep in a document, YAML or JSON
+ * (jansson's own limit, which cannot be raised; sigs.k8s.io/yaml and
+ * encoding/json allow 10000, far beyond any Kubernetes object). Deeper
+ * documents are refused as soon as the parser gets there, before the
+ * cost of parsing them (quadratic in libyaml) is paid. YAML aliases count
+ * with the depth of what they stand for. */
+#define KT_MAX_DEPTH 2048
+
 /* Parse a buffer holding one or more documents. `name` is used in error
  * messages. JSON is recognised by its first non-blank character: [, or { followed by a quoted key (a YAML flow mapping starts {key: ...).
  * YAML plain scalars are typed as sigs.k8s.io/yaml types them (YAML 1.1:

@@ -216,12 +216,14 @@ typedef struct frame {
     const char *key;   /* map: the pending key */
     const char *anchor;
     uint64_t size;     /* nodes below, aliases expanded */
+    uint32_t height;   /* levels of collections below, this one included */
 } frame;
 
 typedef struct anchor {
     const char *name;
     ks_tree *node;
     uint64_t size;
+    uint32_t height;
 } anchor;
 
 typedef struct parser {
@@ -293,14 +295,15 @@ static void merge_into(parser *p, ks_tree *src) {
     for (uint32_t i = 0; i < src->n; i++) scratch_push(p, src->keys[i], src->items[i]);
 }
 
-/* Attach a finished node to the open collection (or make it a document). */
-static bool attach(parser *p, ks_tree *node, uint64_t size, const char *anchor_name) {
+/* Attach a finished node (`height` levels of collections deep) to the
+ * open collection (or make it a document). */
+static bool attach(parser *p, ks_tree *node, uint64_t size, uint32_t height, const char *anchor_name) {
     if (anchor_name) {
         if (p->nanchors == p->capanchors) {
             p->capanchors = p->capanchors ? p->capanchors * 2 : 16;
             p->anchors = ks_xrealloc(p->anchors, p->capanchors * sizeof(*p->anchors));
         }
-        p->anchors[p->nanchors++] = (anchor){anchor_name, node, size};
+        p->anchors[p->nanchors++] = (anchor){anchor_name, node, size, height};
     }
     if (p->nst == 0) {
         if (p->ndocs == p->capdocs) {
@@ -312,6 +315,7 @@ static bool attach(parser *p, ks_tree *node, uint64_t size, const char *anchor_n
     }
     frame *f = &p->st[p->nst - 1];
     f->size += size;
+    if (height + 1 > f->height) f->height = height + 1;
     if (f->node->type == KT_SEQ) {
         scratch_push(p, NULL, node);
         return true;
@@ -346,6 +350,11 @@ static bool attach(parser *p, ks_tree *node, uint64_t size, const char *anchor_n
 }
 
 static bool open_collection(parser *p, kt_type type, int line, const char *anchor_name) {
+    /* Checked here, as the parser reaches the level: libyaml's scanner
+     * spends time proportional to the depth on every token, so a deep
+     * document must be stopped before it is read to its end. */
+    if (p->nst >= KT_MAX_DEPTH)
+        return fail(p, line, "maps and lists nested deeper than %d levels", KT_MAX_DEPTH);
     if (p->nst == p->capst) {
         p->capst = p->capst ? p->capst * 2 : 32;
         p->st = ks_xrealloc(p->st, p->capst * sizeof(*p->st));
@@ -356,6 +365,7 @@ static bool open_collection(parser *p, kt_type type, int line, const char *ancho
     f->base = p->ns;
     f->anchor = anchor_name;
     f->size = 1;
+    f->height = 1;
     p->nodes++;
     return true;
 }
@@ -376,7 +386,7 @@ static bool close_collection(parser *p) {
         }
     }
     p->ns = f.base;
-    return attach(p, t, f.size, f.anchor);
+    return attach(p, t, f.size, f.height, f.anchor);
 }
 
 static bool decode_base64(parser *p, ks_tree *t) {
@@ -431,12 +441,12 @@ static bool on_scalar(parser *p, yaml_event_t *ev) {
     const char *anchor_name =
         ev->data.scalar.anchor ? ks_arena_strdup(p->a, (const char *)ev->data.scalar.anchor) : NULL;
     frame *f = p->nst ? &p->st[p->nst - 1] : NULL;
-    if (f && f->node->type == KT_MAP && !f->want_value && !anchor_name) return attach(p, t, 1, NULL);
+    if (f && f->node->type == KT_MAP && !f->want_value && !anchor_name) return attach(p, t, 1, 0, NULL);
     if (t->type == KT_FLOAT && (isnan(t->fval) || isinf(t->fval)))
         return fail(p, line, "unsupported value: %s (JSON has no such number)", t->text);
     t = kt_new(p->a, KT_STRING, line);
     *t = local;
-    return attach(p, t, 1, anchor_name);
+    return attach(p, t, 1, 0, anchor_name);
 }
 
 static bool on_alias(parser *p, yaml_event_t *ev) {
@@ -450,7 +460,10 @@ static bool on_alias(parser *p, yaml_event_t *ev) {
             p->expanded += p->anchors[i].size;
             if (p->expanded > 1000000 && p->expanded > 10 * p->nodes)
                 return fail(p, line, "document contains excessive aliasing");
-            return attach(p, p->anchors[i].node, p->anchors[i].size, NULL);
+            /* the alias nests its anchor's levels where it stands */
+            if (p->nst + p->anchors[i].height > KT_MAX_DEPTH)
+                return fail(p, line, "maps and lists nested deeper than %d levels", KT_MAX_DEPTH);
+            return attach(p, p->anchors[i].node, p->anchors[i].size, p->anchors[i].height, NULL);
         }
     }
     return fail(p, line, "unknown anchor '%s' referenced", name);
