@@ -111,28 +111,65 @@ ks_node *ks_cluster_node(const ks_cluster *c, ks_id name) {
     return NULL;
 }
 
+static const char *policy_name(ks_preemption_policy p) {
+    return p == KS_PREEMPT_NEVER ? "Never" : "PreemptLowerPriority";
+}
+
 /* The Priority admission plugin on pod creation: a named class must exist
  * and gives the priority; no name means the global default class (whose
- * name is then recorded), else priority 0. The class's preemptionPolicy
- * applies when the pod sets none. Pods that already carry a priority were
- * admitted before (a dump of a live cluster) and keep it. */
-bool ks_pod_admit(ks_pod *p, const ks_cluster *c, char **err) {
+ * name is then recorded), else priority 0 and PreemptLowerPriority. A
+ * priority or preemptionPolicy the pod states must agree with what the
+ * class gives. Pods that already carry a priority were admitted before
+ * (a dump of a live cluster) and keep it; see ks_admit_result for the
+ * warnings about hand-written ones. */
+bool ks_pod_admit_report(ks_pod *p, const ks_cluster *c, ks_admit_result *r) {
+    memset(r, 0, sizeof(*r));
+    /* never through an API server: what it would have said matters */
+    bool fresh = (!p->uid || !*p->uid) && p->creation_ts == 0;
     /* The API server gives every object a uid; events and the Preempted
      * note name pods by it. A derived one keeps output reproducible (the
      * reference harness derives it the same way). */
     if (!p->uid || !*p->uid)
         p->uid = ks_arena_printf(p->arena, "uid-pod-%s/%s", ks_str(p->ns), ks_str(p->name));
     const ks_priority_class *pc = NULL;
-    if (p->priority_class != KS_ID_NONE) {
+    bool named = p->priority_class != KS_ID_NONE;
+    if (named) {
         pc = ks_cluster_priority_class(c, p->priority_class);
-        if (!pc && !p->has_priority) {
-            *err = ks_xasprintf("no PriorityClass with name %s was found", ks_str(p->priority_class));
-            return false;
+        if (!pc) {
+            if (p->has_priority && !fresh) goto defaults;
+            r->refused = !p->has_priority;
+            r->field = "spec.priorityClassName";
+            r->msg = ks_xasprintf("no PriorityClass with name %s was found", ks_str(p->priority_class));
+            if (r->refused) return false;
+            goto defaults;
         }
     } else if (!p->has_priority) {
         pc = ks_cluster_default_priority_class(c);
         if (pc) p->priority_class = pc->name;
+    } else if (fresh) {
+        /* what the plugin would have computed, for the warnings below */
+        pc = ks_cluster_default_priority_class(c);
     }
+    int32_t want_prio = pc ? pc->value : 0;
+    ks_preemption_policy want_policy = pc ? pc->preemption_policy : KS_PREEMPT_LOWER_PRIORITY;
+    if (p->has_priority && fresh && p->priority != want_prio) {
+        r->field = "spec.priority";
+        r->msg = ks_xasprintf("the integer value of priority (%d) must not be provided in pod spec; "
+                              "priority admission controller computed %d from the given "
+                              "PriorityClass name",
+                              p->priority, want_prio);
+    } else if ((!p->has_priority || fresh) && p->has_preemption_policy &&
+               p->preemption_policy != want_policy) {
+        r->refused = !p->has_priority;
+        r->field = "spec.preemptionPolicy";
+        r->msg = ks_xasprintf("the string value of PreemptionPolicy (%s) must not be provided in "
+                              "pod spec; priority admission controller computed %s from the given "
+                              "PriorityClass name",
+                              policy_name(p->preemption_policy), policy_name(want_policy));
+        if (r->refused) return false;
+    }
+    if (p->has_priority && !named) pc = NULL; /* the class does not speak for such a pod */
+defaults:
     if (!p->has_priority) {
         p->priority = pc ? pc->value : 0;
         p->has_priority = true;
@@ -142,6 +179,14 @@ bool ks_pod_admit(ks_pod *p, const ks_cluster *c, char **err) {
         p->has_preemption_policy = true;
     }
     return true;
+}
+
+bool ks_pod_admit(ks_pod *p, const ks_cluster *c, char **err) {
+    ks_admit_result r;
+    bool ok = ks_pod_admit_report(p, c, &r);
+    if (!ok) *err = r.msg;
+    else free(r.msg);
+    return ok;
 }
 
 bool ks_cluster_admit(ks_cluster *c, char **err) {

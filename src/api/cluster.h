@@ -57,6 +57,23 @@ bool ks_cluster_admit(ks_cluster *c, char **err);
 /* The same for one pod against the classes of c. */
 bool ks_pod_admit(ks_pod *p, const ks_cluster *c, char **err);
 
+/* What the Priority admission plugin says of a pod on creation, with its
+ * messages. `refused`: the API server would refuse the pod (a class that
+ * does not exist; a preemptionPolicy that contradicts the class's); it is
+ * not admitted. Otherwise a message is a warning about a pod that carries
+ * spec.priority without ever having been through an API server (no uid,
+ * no creationTimestamp): the plugin would have refused it (a priority
+ * that differs from its class's, an unknown class, a contradicting
+ * preemptionPolicy), but it is admitted with its own priority, as a
+ * simulation of hand-written pods wants. Pods from a live cluster (uid or
+ * creationTimestamp set) are taken as they are. */
+typedef struct ks_admit_result {
+    bool refused;
+    const char *field; /* "spec.priorityClassName", "spec.priority", "spec.preemptionPolicy" */
+    char *msg;         /* malloc'd; NULL when nothing to say */
+} ks_admit_result;
+bool ks_pod_admit_report(ks_pod *p, const ks_cluster *c, ks_admit_result *r);
+
 /* Namespaces every pod lives in exist in an API server; add the ones no
  * manifest defined, labelled kubernetes.io/metadata.name=<name> as the
  * API server labels every namespace. */

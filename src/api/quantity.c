@@ -253,8 +253,9 @@ static bool nano_div_up(__int128 nano, int64_t div, int64_t *out) {
     bool neg = nano < 0;
     u128 m = neg ? (u128)(-nano) : (u128)nano;
     u128 r = m / (u128)div + (m % (u128)div ? 1 : 0);
-    if (r > (u128)INT64_MAX) return false;
-    *out = neg ? -(int64_t)r : (int64_t)r;
+    /* a negative amount reaches one further: INT64_MIN itself */
+    if (r > (u128)INT64_MAX + (neg ? 1 : 0)) return false;
+    *out = !neg ? (int64_t)r : r > (u128)INT64_MAX ? INT64_MIN : -(int64_t)r;
     return true;
 }
 

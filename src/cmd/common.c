@@ -65,7 +65,10 @@ ks_cluster *ks_cli_load_cluster(const char *const *paths, size_t n) {
     ks_errors errs;
     ks_errors_init(&errs);
     char *err = NULL;
-    if (!ks_load_paths(c, paths, n, &errs) || !ks_cluster_admit(c, &err)) {
+    bool ok = ks_load_paths(c, paths, n, &errs);
+    /* what an API server would have refused, but a simulation goes on with */
+    for (size_t i = 0; i < errs.nw; i++) fprintf(stderr, "warning: %s\n", errs.w[i]);
+    if (!ok || !ks_cluster_admit(c, &err)) {
         for (size_t i = 0; i < errs.n; i++) fprintf(stderr, "%s\n", errs.v[i]);
         if (err) fprintf(stderr, "%s\n", err);
         free(err);

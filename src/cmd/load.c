@@ -100,6 +100,7 @@ int cmd_load(int argc, char **argv) {
     ks_errors errs;
     ks_errors_init(&errs);
     bool ok = ks_load_paths(c, (const char *const *)argv + 1, (size_t)argc - 1, &errs);
+    for (size_t i = 0; i < errs.nw; i++) fprintf(stderr, "warning: %s\n", errs.w[i]);
     for (size_t i = 0; i < errs.n; i++) fprintf(stderr, "%s\n", errs.v[i]);
     if (ok) summary(c);
     ks_errors_free(&errs);

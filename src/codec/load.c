@@ -1,5 +1,7 @@
 /* Loading manifests from files, directories and stdin, all or nothing. */
+#include "api/validation.h"
 #include "codec/decode_internal.h"
+#include "util/strbuf.h"
 #include "util/xalloc.h"
 
 #include <dirent.h>
@@ -166,6 +168,137 @@ static void check_duplicates(const ks_cluster *c, const ks_cluster *tmp, ks_erro
     ks_map_free(&seen);
 }
 
+/* The line of a field of an object's document (metadata.name, ...), else
+ * the object's own line. */
+static int field_line(const ks_tree *tree, int line, const char *a, const char *b) {
+    const ks_tree *t = kt_get(tree, a);
+    if (b) t = kt_get(t, b);
+    return t && t->line ? t->line : line;
+}
+
+/* One object's identity in messages: "pod ns/name", "node name". */
+typedef struct {
+    ks_errors *errs;
+    const char *file;
+    const char *kind;
+    const char *ns; /* NULL: cluster-scoped */
+    const char *name;
+} vctx;
+
+/* An API server field error: "FIELD: Invalid value: "V": MSG", one per
+ * message of the check. */
+static void invalid(vctx *v, int line, const char *field, const char *value, int nmsgs,
+                    const char **msgs) {
+    for (int i = 0; i < nmsgs; i++) {
+        ks_strbuf b;
+        ks_sb_init(&b);
+        ks_go_quote(&b, value);
+        char w[600];
+        ks_errors_add(v->errs, "%s: %s %s%s%s: %s: Invalid value: %s: %s",
+                      where(v->file, line, w, sizeof(w)), v->kind, v->ns ? v->ns : "",
+                      v->ns ? "/" : "", v->name, field, ks_sb_str(&b), msgs[i]);
+        ks_sb_free(&b);
+    }
+}
+
+static void check_name(vctx *v, int line, bool label_rules) {
+    const char *msgs[KS_VALID_MAX_MSGS];
+    int n = label_rules ? ks_valid_dns1123_label(v->name, msgs)
+                        : ks_valid_dns1123_subdomain(v->name, msgs);
+    invalid(v, line, "metadata.name", v->name, n, msgs);
+}
+
+/* metav1 ValidateLabels: keys are qualified names, values label values;
+ * the field path is the map's, as upstream reports it. */
+static void check_labels(vctx *v, int line, const char *field, const ks_labels *l) {
+    const char *msgs[KS_VALID_MAX_MSGS];
+    for (uint32_t i = 0; i < l->n; i++) {
+        const char *k = ks_str(l->kv[i].key), *val = ks_str(l->kv[i].value);
+        invalid(v, line, field, k, ks_valid_qualified_name(k, msgs), msgs);
+        invalid(v, line, field, val, ks_valid_label_value(val, msgs), msgs);
+    }
+}
+
+/* What the API server's validation would refuse in the new objects:
+ * names, namespaces and labels of pods, nodes, namespaces and
+ * PriorityClasses, pods' nodeSelector, PriorityClass values. Objects
+ * dumped from a cluster pass by construction. */
+static void validate(const ks_cluster *c, const ks_cluster *tmp, ks_errors *errs) {
+    for (uint32_t i = 0; i < tmp->pods.n; i++) {
+        const ks_pod *p = tmp->pods.v[i];
+        vctx v = {errs, p->source_file, "pod", ks_str(p->ns), ks_str(p->name)};
+        int line = p->source_line;
+        check_name(&v, field_line(p->tree, line, "metadata", "name"), false);
+        const char *msgs[KS_VALID_MAX_MSGS];
+        invalid(&v, field_line(p->tree, line, "metadata", "namespace"), "metadata.namespace", v.ns,
+                ks_valid_dns1123_label(v.ns, msgs), msgs);
+        check_labels(&v, field_line(p->tree, line, "metadata", "labels"), "metadata.labels", &p->labels);
+        check_labels(&v, field_line(p->tree, line, "spec", "nodeSelector"), "spec.nodeSelector",
+                     &p->node_selector);
+    }
+    for (uint32_t i = 0; i < tmp->nodes.n; i++) {
+        const ks_node *n = tmp->nodes.v[i];
+        vctx v = {errs, n->source_file, "node", NULL, ks_str(n->name)};
+        check_name(&v, field_line(n->tree, n->source_line, "metadata", "name"), false);
+        check_labels(&v, field_line(n->tree, n->source_line, "metadata", "labels"), "metadata.labels",
+                     &n->labels);
+    }
+    for (uint32_t i = 0; i < tmp->namespaces.n; i++) {
+        const ks_namespace *ns = tmp->namespaces.v[i];
+        vctx v = {errs, ns->source_file, "namespace", NULL, ks_str(ns->name)};
+        check_name(&v, field_line(ns->tree, ns->source_line, "metadata", "name"), true);
+        check_labels(&v, field_line(ns->tree, ns->source_line, "metadata", "labels"),
+                     "metadata.labels", &ns->labels);
+    }
+    /* system classes as every API server defines them */
+    static const struct {
+        const char *name;
+        int32_t value;
+    } sys[] = {{"system-node-critical", 2000001000}, {"system-cluster-critical", 2000000000}};
+    for (uint32_t i = 0; i < tmp->priority_classes.n; i++) {
+        const ks_priority_class *pc = tmp->priority_classes.v[i];
+        vctx v = {errs, pc->source_file, "priorityclass", NULL, ks_str(pc->name)};
+        int name_line = field_line(pc->tree, pc->source_line, "metadata", "name");
+        check_name(&v, name_line, false);
+        char w[600];
+        if (strncmp(v.name, "system-", 7) == 0) {
+            char *why = NULL;
+            size_t k = 0;
+            while (k < 2 && strcmp(sys[k].name, v.name) != 0) k++;
+            if (k == 2) why = ks_xasprintf("%s is not a known system priority class", v.name);
+            else if (pc->value != sys[k].value)
+                why = ks_xasprintf("value of %s PriorityClass must be %d", v.name, sys[k].value);
+            else if (pc->global_default)
+                why = ks_xasprintf("globalDefault of %s PriorityClass must be false", v.name);
+            if (why)
+                ks_errors_add(errs, "%s: priorityclass %s: metadata.name: Forbidden: priority class "
+                              "names with 'system-' prefix are reserved for system use only. "
+                              "error: %s", where(v.file, name_line, w, sizeof(w)), v.name, why);
+            free(why);
+        } else if (pc->value > 1000000000) {
+            ks_errors_add(errs, "%s: priorityclass %s: value: Forbidden: maximum allowed value of a "
+                          "user defined priority is 1000000000",
+                          where(v.file, field_line(pc->tree, pc->source_line, "value", NULL),
+                                w, sizeof(w)), v.name);
+        }
+        /* a second global default: admission refuses it, but a cluster
+         * can hold two after a race; the lowest value wins, as upstream */
+        if (pc->global_default) {
+            const ks_priority_class *first = NULL;
+            for (uint32_t j = 0; j < c->priority_classes.n && !first; j++)
+                if (c->priority_classes.v[j]->global_default) first = c->priority_classes.v[j];
+            for (uint32_t j = 0; j < i && !first; j++)
+                if (tmp->priority_classes.v[j]->global_default) first = tmp->priority_classes.v[j];
+            if (first)
+                ks_errors_warn(errs, "%s: priorityclass %s: globalDefault: PriorityClass %s is already "
+                               "marked as default. Only one default can exist (an API server would "
+                               "refuse this class; ksched uses the default with the lowest value)",
+                               where(v.file, pc->source_line, w, sizeof(w)), v.name,
+                               ks_str(first->name));
+        }
+    }
+}
+
 /* Priority admission of the new pods, against every class known (loaded
  * before or now). */
 static void admit(const ks_cluster *c, ks_cluster *tmp, ks_errors *errs) {
@@ -176,23 +309,28 @@ static void admit(const ks_cluster *c, ks_cluster *tmp, ks_errors *errs) {
         KS_VEC_PUSH(view.priority_classes, tmp->priority_classes.v[i]);
     for (uint32_t i = 0; i < tmp->pods.n; i++) {
         ks_pod *p = tmp->pods.v[i];
-        char *e = NULL;
-        if (!ks_pod_admit(p, &view, &e)) {
-            /* the line of the class name when the document is at hand */
-            const ks_tree *pcn = kt_get(kt_get(p->tree, "spec"), "priorityClassName");
-            char w[600];
-            ks_errors_add(errs, "%s: pod %s/%s: spec.priorityClassName: %s",
-                          where(p->source_file, pcn && pcn->line ? pcn->line : p->source_line, w,
-                                sizeof(w)),
-                          ks_str(p->ns), ks_str(p->name), e);
-            free(e);
-        }
+        ks_admit_result r;
+        ks_pod_admit_report(p, &view, &r);
+        if (!r.msg) continue;
+        /* the line of the field when the document is at hand */
+        const char *leaf = strrchr(r.field, '.') + 1;
+        char w[600];
+        where(p->source_file, field_line(p->tree, p->source_line, "spec", leaf), w, sizeof(w));
+        if (r.refused)
+            ks_errors_add(errs, "%s: pod %s/%s: %s: %s", w, ks_str(p->ns), ks_str(p->name), r.field,
+                          r.msg);
+        else
+            ks_errors_warn(errs, "%s: pod %s/%s: %s: %s (an API server would refuse this pod; "
+                           "ksched keeps its spec.priority)",
+                           w, ks_str(p->ns), ks_str(p->name), r.field, r.msg);
+        free(r.msg);
     }
     free(view.priority_classes.v);
 }
 
 static bool finish(ks_cluster *c, ks_cluster *tmp, uint32_t index, ks_errors *errs, size_t nerr0) {
     check_duplicates(c, tmp, errs);
+    validate(c, tmp, errs);
     /* a class that failed to decode would make its pods' errors lie */
     if (errs->n == nerr0) admit(c, tmp, errs);
     bool ok = errs->n == nerr0;

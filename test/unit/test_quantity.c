@@ -172,6 +172,10 @@ static const qcase cases[] = {
     /* found by fuzz_quantity: from 1000E on, upstream's suffix table has
      * no entry and String() prints the bare mantissa */
     {"10020000E", true, false, 0LL, false, 0LL, "10020"},
+    /* found by fuzz_quantity: INT64_MIN itself converts, as upstream's
+     * MilliValue() gives it */
+    {"-9223372036854775808m", true, true, -9223372036854776LL, true, INT64_MIN, "-9223372036854775808m"},
+    {"-9223372036854775809m", true, true, -9223372036854776LL, false, 0LL, "-9223372036854775809m"},
 };
 
 static void test_table(void **state) {
