@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static ks_tree *from_json(ks_arena *a, kt_strtab *strs, json_t *j, int depth) {
+/* NULL when too deep, or (with *too_long set) when a string is too long. */
+static ks_tree *from_json(ks_arena *a, kt_strtab *strs, json_t *j, int depth, size_t *too_long) {
     ks_tree *t;
     char buf[64];
     if (depth >= KT_MAX_DEPTH && (json_is_object(j) || json_is_array(j))) return NULL;
@@ -28,7 +29,11 @@ static ks_tree *from_json(ks_arena *a, kt_strtab *strs, json_t *j, int depth) {
         size_t klen;
         json_t *v;
         json_object_keylen_foreach(j, key, klen, v) {
-            ks_tree *c = from_json(a, strs, v, depth + 1);
+            if (klen > KT_MAX_STRING) {
+                *too_long = klen;
+                return NULL;
+            }
+            ks_tree *c = from_json(a, strs, v, depth + 1, too_long);
             if (!c) return NULL;
             t->keys[t->n] = kt_strtab_get(strs, a, key, klen);
             t->items[t->n++] = c;
@@ -40,13 +45,17 @@ static ks_tree *from_json(ks_arena *a, kt_strtab *strs, json_t *j, int depth) {
         size_t n = json_array_size(j);
         if (n) t->items = ks_arena_calloc(a, kt_cap((uint32_t)n), sizeof(*t->items));
         for (size_t i = 0; i < n; i++) {
-            ks_tree *c = from_json(a, strs, json_array_get(j, i), depth + 1);
+            ks_tree *c = from_json(a, strs, json_array_get(j, i), depth + 1, too_long);
             if (!c) return NULL;
             t->items[t->n++] = c;
         }
         return t;
     }
     case JSON_STRING:
+        if (json_string_length(j) > KT_MAX_STRING) {
+            *too_long = json_string_length(j);
+            return NULL;
+        }
         t = kt_new(a, KT_STRING, 0);
         t->quoted = true;
         t->text = kt_strtab_get(strs, a, json_string_value(j), json_string_length(j));
@@ -108,11 +117,16 @@ bool kt_parse_json(ks_arena *a, const char *name, const char *buf, size_t len, k
         for (size_t i = 0; i < (size_t)je.position; i++)
             if (buf[off + i] == '\n') line_base++;
         off += (size_t)je.position;
-        ks_tree *t = from_json(a, &strs, j, 0);
+        size_t too_long = 0;
+        ks_tree *t = from_json(a, &strs, j, 0, &too_long);
         json_decref(j);
         if (!t) {
-            *err = ks_xasprintf("%s:%d: maps and lists nested deeper than %d levels", name,
-                                line_base, KT_MAX_DEPTH);
+            if (too_long)
+                *err = ks_xasprintf("%s:%d: a string of %zu bytes (the limit is %u)", name,
+                                    line_base, too_long, KT_MAX_STRING);
+            else
+                *err = ks_xasprintf("%s:%d: maps and lists nested deeper than %d levels", name,
+                                    line_base, KT_MAX_DEPTH);
             kt_strtab_free(&strs);
             free(out);
             return false;

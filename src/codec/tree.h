@@ -68,6 +68,11 @@ const char *kt_number_text(const ks_tree *t, char *buf, int n);
  * with the depth of what they stand for. */
 #define KT_MAX_DEPTH 2048
 
+/* A string (a scalar or a map key) is at most this long. The API server
+ * refuses requests over 3 MiB, so no stored object holds a longer one;
+ * longer ones are refused with their line instead of being copied. */
+#define KT_MAX_STRING (4u << 20)
+
 /* Parse a buffer holding one or more documents. `name` is used in error
  * messages. JSON is recognised by its first non-blank character: [, or { followed by a quoted key (a YAML flow mapping starts {key: ...).
  * YAML plain scalars are typed as sigs.k8s.io/yaml types them (YAML 1.1:

@@ -411,6 +411,8 @@ static bool on_scalar(parser *p, yaml_event_t *ev) {
     t->line = line;
     const char *v = (const char *)ev->data.scalar.value;
     size_t n = ev->data.scalar.length;
+    if (n > KT_MAX_STRING)
+        return fail(p, line, "a string of %zu bytes (the limit is %u)", n, KT_MAX_STRING);
     t->text = kt_strtab_get(&p->strs, p->a, v, n);
     const char *tag = (const char *)ev->data.scalar.tag;
     bool plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;

@@ -1,6 +1,7 @@
 /* Resource limits of the document parsers (docs/manifests.md, "Limits"):
  * nesting depth in YAML (flow, block, through aliases) and JSON, refused
- * early with one message; alias expansion (billion laughs). Each limit is
+ * early with one message; string length; alias expansion (billion
+ * laughs). Each limit is
  * tested at the limit (accepted) and one past it (refused). */
 #include "codec/tree.h"
 
@@ -133,6 +134,38 @@ static void test_json_depth(void **st) {
     free(bad);
 }
 
+/* A document with a string of n bytes on line 2, as a value or a key. */
+static char *long_string(bool json, bool as_key, size_t n) {
+    static const char *const pre[2][2] = {{"a: 1\nk: ", "a: 1\n? "}, {"\n{\"k\": \"", "\n{\""}};
+    static const char *const post[2][2] = {{"\n", "\n: 1\n"}, {"\"}", "\": 1}"}};
+    char *s = malloc(n + 32), *p = s;
+    p = stpcpy(p, pre[json][as_key]);
+    memset(p, 'x', n);
+    strcpy(p + n, post[json][as_key]);
+    return s;
+}
+
+static void test_string_size(void **st) {
+    (void)st;
+    char want[128];
+    for (int json = 0; json < 2; json++) {
+        for (int key = 0; key < 2; key++) {
+            char *ok = long_string(json, key, KT_MAX_STRING);
+            char *err = parse_err(json ? "s.json" : "s.yaml", ok, strlen(ok));
+            if (err) fail_msg("json %d key %d: %s", json, key, err);
+            free(ok);
+            char *bad = long_string(json, key, KT_MAX_STRING + 1);
+            err = parse_err(json ? "s.json" : "s.yaml", bad, strlen(bad));
+            assert_non_null(err);
+            snprintf(want, sizeof(want), "%s:2: a string of %u bytes (the limit is %u)",
+                     json ? "s.json" : "s.yaml", KT_MAX_STRING + 1, KT_MAX_STRING);
+            assert_string_equal(err, want);
+            free(err);
+            free(bad);
+        }
+    }
+}
+
 static void test_aliasing_bomb(void **st) {
     (void)st;
     /* ten aliases of ten aliases of ...: a billion nodes expanded */
@@ -153,7 +186,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_yaml_flow_depth), cmocka_unit_test(test_yaml_block_depth),
         cmocka_unit_test(test_yaml_alias_depth), cmocka_unit_test(test_json_depth),
-        cmocka_unit_test(test_aliasing_bomb),
+        cmocka_unit_test(test_string_size), cmocka_unit_test(test_aliasing_bomb),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
