@@ -32,6 +32,7 @@ dict() {
     manifest_yaml | selector) echo test/fuzz/dict/yaml.dict ;;
     manifest_json | api) echo test/fuzz/dict/json.dict ;;
     config | plugin_meta) echo test/fuzz/dict/config.dict ;;
+    kubeconfig) echo test/fuzz/dict/kubeconfig.dict ;;
     *) [ -f "test/fuzz/dict/$1.dict" ] && echo "test/fuzz/dict/$1.dict" ;;
     esac
 }
