@@ -240,6 +240,10 @@ const ks_profile_config *ks_config_profile(const ks_config *cfg, const char *sch
 /* The args of a plugin in a profile, NULL when the profile has none. */
 const ks_tree *ks_profile_plugin_args(const ks_profile_config *p, const char *plugin);
 
+/* Go's time.ParseDuration (for duration flags); false with *err
+ * (malloc'd, Go's wording) when invalid. */
+bool ks_parse_duration(const char *s, int64_t *ns, char **err);
+
 /* Print as v1 YAML, fields in upstream's serialization order (sorted keys,
  * as sigs.k8s.io/yaml emits). malloc'd. */
 char *ks_config_to_yaml(const ks_config *cfg);

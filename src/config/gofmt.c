@@ -37,6 +37,8 @@ static char *dur_err(const char *what, const char *s) {
     return ks_sb_take(&b);
 }
 
+bool ks_parse_duration(const char *s, int64_t *ns, char **err) { return go_parse_duration(s, ns, err); }
+
 /* time.ParseDuration: [-+]? ( decimal unit )+, or "0". Values are summed
  * in nanoseconds; overflow past int64 is an error, as in Go. */
 bool go_parse_duration(const char *orig, int64_t *out, char **err) {
