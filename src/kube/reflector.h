@@ -1,10 +1,14 @@
 /* client-go's Reflector for one resource: LIST (resourceVersion=0 first,
  * paginated with limit/continue), then WATCH from the list's
  * resourceVersion with allowWatchBookmarks=true and a timeoutSeconds drawn
- * from [300, 600) s, re-watching from the last resourceVersion seen when a
- * watch ends; on 410 Gone (status code or an ERROR event) a relist whose
- * result replaces the whole set; errors back off 800 ms doubling to 30 s
- * with jitter (a 429 honours Retry-After).
+ * from [300, 600) s, re-watching at once from the last resourceVersion
+ * seen when a watch ends (or is cut); a watch that fails (410 Gone as a
+ * status or an ERROR event, other errors) backs off and relists (at the
+ * last resourceVersion; after a 410 on the list itself, a consistent list
+ * with resourceVersion ""), the result replacing the whole set. A watch
+ * that cannot be opened (connection refused, 429) backs off and watches
+ * again. Backoff as client-go's: 800 ms doubling to 30 s, each wait
+ * jittered up to twice, back to 800 ms once 2 min pass without one.
  *
  * The reflector keeps each object's key (namespace/name) and
  * resourceVersion, so that a relist turns into ADDED / MODIFIED /
@@ -40,6 +44,7 @@ typedef struct ks_reflector_options {
     const char *label_selector;  /* optional, unescaped */
     uint32_t page_size;          /* 0: 500 */
     int64_t min_watch_timeout_s; /* 0: 300 (tests shorten it) */
+    int64_t backoff_initial_ms;  /* 0: 800 (tests shorten it) */
 } ks_reflector_options;
 
 typedef struct ks_reflector ks_reflector;

@@ -77,7 +77,7 @@ static int fk_count(const char *method, const char *url_prefix) {
 }
 
 /* A copy of the i-th logged request (negative: from the end). */
-static fk_request fk_get(int i) {
+static __attribute__((unused)) fk_request fk_get(int i) {
     pthread_mutex_lock(&FK.mu);
     if (i < 0) i += FK.nlog;
     fk_request r;

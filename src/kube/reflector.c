@@ -1,0 +1,840 @@
+#include "kube/reflector.h"
+
+#include "util/arena.h"
+#include "util/clock.h"
+#include "util/hash.h"
+#include "util/log.h"
+#include "util/strbuf.h"
+#include "util/xalloc.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* What the reflector remembers of each object it delivered: enough to
+ * tell, on a relist, what is new, what changed and what went away. */
+typedef struct known {
+    struct known *next; /* same hash */
+    char *ns, *name, *uid, *rv;
+    uint64_t seen;      /* the relist that last saw it */
+} known;
+
+/* A LIST request in flight. The reflector may give up on it (stop); the
+ * client's callback then frees it alone. */
+typedef struct list_call {
+    pthread_mutex_t mu;
+    atomic_int refs;
+    atomic_bool done;
+    ks_kube_response resp;
+    struct ks_reflector *r; /* NULL once abandoned */
+} list_call;
+
+struct ks_reflector {
+    ks_kube_client *c;
+    char *kind, *path, *fsel, *lsel;
+    uint32_t page;
+    int64_t min_timeout_s, backoff_init_ns;
+    ks_reflector_handler h;
+    pthread_t th;
+
+    pthread_mutex_t mu;   /* guards what the client's callbacks touch, stopping, stats */
+    pthread_cond_t cv;
+    bool stopping;
+    ks_reflector_stats stats;
+    ks_strbuf in;         /* watch bytes not yet taken by the thread */
+    bool w_ended, w_data;
+    long w_code;
+    char *w_error;
+
+    atomic_bool synced;
+
+    /* the reflector's thread only */
+    ks_map objs;
+    char *rv;             /* last resourceVersion seen */
+    char *api_version;    /* of the items, from the list */
+    bool rv_unavailable;  /* a list at rv got 410: list at "" */
+    bool paginated;       /* the first list came in pages: keep the limit */
+    bool listed_once;
+    uint64_t gen;
+    int64_t backoff_cur_ns, backoff_last_ns;
+    unsigned seed;
+    char last_logged[256];
+};
+
+/* ---- errors and backoff ------------------------------------------------- */
+
+/* An error is logged when it differs from the last one logged (a missing
+ * CRD does not fill the log); repeats go to -v=2. */
+static void note_error(ks_reflector *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note_error(ks_reflector *r, const char *fmt, ...) {
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    pthread_mutex_lock(&r->mu);
+    snprintf(r->stats.last_error, sizeof(r->stats.last_error), "%s", msg);
+    pthread_mutex_unlock(&r->mu);
+    if (strcmp(msg, r->last_logged) != 0) {
+        ks_warnf("%s", msg);
+        snprintf(r->last_logged, sizeof(r->last_logged), "%s", msg);
+    } else {
+        ks_infof(2, "%s", msg);
+    }
+}
+
+static void note_ok(ks_reflector *r) { r->last_logged[0] = '\0'; }
+
+static void count_decode_error(ks_reflector *r) {
+    pthread_mutex_lock(&r->mu);
+    r->stats.decode_errors++;
+    pthread_mutex_unlock(&r->mu);
+}
+
+/* client-go's ExponentialBackoffManager(800 ms, 30 s, 2 min, 2.0, 1.0). */
+static int64_t backoff_next(ks_reflector *r) {
+    int64_t now = ks_monotonic_ns();
+    if (!r->backoff_last_ns || now - r->backoff_last_ns > 120 * KS_NS_PER_SEC) r->backoff_cur_ns = r->backoff_init_ns;
+    r->backoff_last_ns = now;
+    int64_t d = r->backoff_cur_ns;
+    r->backoff_cur_ns = d * 2 > 30 * KS_NS_PER_SEC ? 30 * KS_NS_PER_SEC : d * 2;
+    return d + (int64_t)((double)rand_r(&r->seed) / RAND_MAX * (double)d);
+}
+
+/* Sleep for d unless stopped; false when stopping. */
+static bool pause_for(ks_reflector *r, int64_t d) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    int64_t t = (int64_t)ts.tv_sec * KS_NS_PER_SEC + ts.tv_nsec + d;
+    ts.tv_sec = t / KS_NS_PER_SEC;
+    ts.tv_nsec = t % KS_NS_PER_SEC;
+    pthread_mutex_lock(&r->mu);
+    while (!r->stopping && pthread_cond_timedwait(&r->cv, &r->mu, &ts) != ETIMEDOUT) {}
+    bool go = !r->stopping;
+    pthread_mutex_unlock(&r->mu);
+    return go;
+}
+
+static bool stopping(ks_reflector *r) {
+    pthread_mutex_lock(&r->mu);
+    bool s = r->stopping;
+    pthread_mutex_unlock(&r->mu);
+    return s;
+}
+
+/* ---- known objects ---------------------------------------------------------- */
+
+static uint64_t key_hash(const char *ns, const char *name) {
+    uint64_t h = ks_hash_bytes(ns, strlen(ns)) * 31 + ks_hash_bytes(name, strlen(name));
+    return h ? h : 1;
+}
+
+static known *known_find(ks_reflector *r, const char *ns, const char *name) {
+    for (known *k = ks_map_get(&r->objs, key_hash(ns, name)); k; k = k->next)
+        if (strcmp(k->ns, ns) == 0 && strcmp(k->name, name) == 0) return k;
+    return NULL;
+}
+
+static void known_free(known *k) {
+    free(k->ns);
+    free(k->name);
+    free(k->uid);
+    free(k->rv);
+    free(k);
+}
+
+static known *known_add(ks_reflector *r, const char *ns, const char *name) {
+    known *k = ks_xcalloc(1, sizeof(*k));
+    k->ns = ks_xstrdup(ns);
+    k->name = ks_xstrdup(name);
+    uint64_t h = key_hash(ns, name);
+    k->next = ks_map_get(&r->objs, h);
+    ks_map_put(&r->objs, h, k);
+    return k;
+}
+
+static void known_remove(ks_reflector *r, known *k) {
+    uint64_t h = key_hash(k->ns, k->name);
+    known *head = ks_map_get(&r->objs, h);
+    if (head == k) {
+        if (k->next) ks_map_put(&r->objs, h, k->next);
+        else ks_map_del(&r->objs, h);
+    } else {
+        for (known *p = head; p; p = p->next)
+            if (p->next == k) {
+                p->next = k->next;
+                break;
+            }
+    }
+    known_free(k);
+}
+
+static void set_str(char **dst, const char *s) {
+    if (*dst && s && strcmp(*dst, s) == 0) return;
+    free(*dst);
+    *dst = s ? ks_xstrdup(s) : NULL;
+}
+
+static const char *str_of(const ks_tree *t) {
+    return t && t->type != KT_MAP && t->type != KT_SEQ && t->type != KT_NULL && t->text ? t->text : NULL;
+}
+
+/* metadata of an object: false (with why) when it is not an object with a name. */
+static bool object_meta(const ks_tree *obj, const char **ns, const char **name, const char **uid, const char **rv,
+                        const char **why) {
+    if (!obj || obj->type != KT_MAP) {
+        *why = "not an object";
+        return false;
+    }
+    const ks_tree *md = kt_get(obj, "metadata");
+    if (!md || md->type != KT_MAP) {
+        *why = "no metadata";
+        return false;
+    }
+    *name = str_of(kt_get(md, "name"));
+    if (!*name || !**name) {
+        *why = "no metadata.name";
+        return false;
+    }
+    *ns = str_of(kt_get(md, "namespace"));
+    if (!*ns) *ns = "";
+    *uid = str_of(kt_get(md, "uid"));
+    *rv = str_of(kt_get(md, "resourceVersion"));
+    return true;
+}
+
+static void deliver(ks_reflector *r, ks_refl_event type, const ks_tree *obj) {
+    pthread_mutex_lock(&r->mu);
+    r->stats.events++;
+    pthread_mutex_unlock(&r->mu);
+    if (r->h.event) r->h.event(r->h.arg, type, obj);
+}
+
+/* The stand-in for an object gone while no watch saw it go. */
+static void deliver_deleted_stub(ks_reflector *r, ks_arena *a, const known *k) {
+    ks_tree *obj = kt_new(a, KT_MAP, 0);
+    if (r->api_version) kt_map_add(a, obj, "apiVersion", kt_string(a, r->api_version, 0));
+    kt_map_add(a, obj, "kind", kt_string(a, r->kind, 0));
+    ks_tree *md = kt_new(a, KT_MAP, 0);
+    kt_map_add(a, md, "name", kt_string(a, k->name, 0));
+    if (*k->ns) kt_map_add(a, md, "namespace", kt_string(a, k->ns, 0));
+    if (k->uid) kt_map_add(a, md, "uid", kt_string(a, k->uid, 0));
+    kt_map_add(a, obj, "metadata", md);
+    deliver(r, KS_REFL_DELETED, obj);
+}
+
+/* ---- LIST ------------------------------------------------------------------------ */
+
+static void url_escape(ks_strbuf *b, const char *s) {
+    static const char hex[] = "0123456789ABCDEF";
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '-' ||
+            ch == '.' || ch == '_' || ch == '~') {
+            ks_sb_putc(b, (char)ch);
+        } else {
+            ks_sb_putc(b, '%');
+            ks_sb_putc(b, hex[ch >> 4]);
+            ks_sb_putc(b, hex[ch & 15]);
+        }
+    }
+}
+
+/* Query parameters in Go's url.Values order (sorted by name). */
+static void param(ks_strbuf *b, const char *name, const char *value) {
+    ks_sb_putc(b, strchr(ks_sb_str(b), '?') ? '&' : '?');
+    ks_sb_puts(b, name);
+    ks_sb_putc(b, '=');
+    url_escape(b, value);
+}
+
+static void list_done(void *arg, const ks_kube_response *resp) {
+    list_call *lc = arg;
+    pthread_mutex_lock(&lc->mu);
+    lc->resp = *resp;
+    lc->resp.body = resp->body ? ks_xstrdup(resp->body) : NULL;
+    lc->resp.error = resp->error ? ks_xstrdup(resp->error) : NULL;
+    atomic_store(&lc->done, true);
+    if (lc->r) {
+        pthread_mutex_lock(&lc->r->mu);
+        pthread_cond_broadcast(&lc->r->cv);
+        pthread_mutex_unlock(&lc->r->mu);
+    }
+    pthread_mutex_unlock(&lc->mu);
+    if (atomic_fetch_sub(&lc->refs, 1) == 1) {
+        ks_kube_response_free(&lc->resp);
+        pthread_mutex_destroy(&lc->mu);
+        free(lc);
+    }
+}
+
+/* One GET, given up when the reflector stops (false then). */
+static bool get(ks_reflector *r, const char *url, ks_kube_response *out) {
+    list_call *lc = ks_xcalloc(1, sizeof(*lc));
+    pthread_mutex_init(&lc->mu, NULL);
+    atomic_init(&lc->refs, 2);
+    atomic_init(&lc->done, false);
+    lc->r = r;
+    ks_kube_request req = {.method = "GET", .path = url, .idempotent = true};
+    ks_kube_do_async(r->c, &req, list_done, lc);
+    pthread_mutex_lock(&r->mu);
+    while (!atomic_load(&lc->done) && !r->stopping) pthread_cond_wait(&r->cv, &r->mu);
+    pthread_mutex_unlock(&r->mu);
+    pthread_mutex_lock(&lc->mu);
+    bool done = atomic_load(&lc->done);
+    lc->r = NULL;
+    if (done) {
+        *out = lc->resp;
+        memset(&lc->resp, 0, sizeof(lc->resp));
+    }
+    pthread_mutex_unlock(&lc->mu);
+    if (atomic_fetch_sub(&lc->refs, 1) == 1) {
+        ks_kube_response_free(&lc->resp);
+        pthread_mutex_destroy(&lc->mu);
+        free(lc);
+    }
+    return done;
+}
+
+static char *list_url(ks_reflector *r, const char *cont, uint32_t limit, const char *rv) {
+    ks_strbuf b;
+    ks_sb_init(&b);
+    ks_sb_puts(&b, r->path);
+    if (cont) param(&b, "continue", cont);
+    if (r->fsel) param(&b, "fieldSelector", r->fsel);
+    if (r->lsel) param(&b, "labelSelector", r->lsel);
+    if (limit) {
+        char n[16];
+        snprintf(n, sizeof(n), "%u", limit);
+        param(&b, "limit", n);
+    }
+    if (!cont && rv && *rv) param(&b, "resourceVersion", rv);
+    return ks_sb_take(&b);
+}
+
+typedef enum { L_OK, L_ERR, L_STOP } list_result;
+
+/* The list's items replace the known set: new keys are ADDED, changed
+ * resourceVersions MODIFIED, keys no longer listed DELETED. */
+static void replace(ks_reflector *r, ks_arena *a, ks_tree **items, size_t n) {
+    r->gen++;
+    for (size_t i = 0; i < n; i++) {
+        ks_tree *obj = items[i];
+        const char *ns, *name, *uid, *rv, *why;
+        if (!object_meta(obj, &ns, &name, &uid, &rv, &why)) {
+            const char *nm = obj && obj->type == KT_MAP ? str_of(kt_get(kt_get(obj, "metadata"), "name")) : NULL;
+            ks_warnf("%s list (%s): item %zu%s%s%s: %s, skipped", r->kind, r->path, i, nm ? " (" : "",
+                     nm ? nm : "", nm ? ")" : "", why);
+            count_decode_error(r);
+            continue;
+        }
+        /* list items come without apiVersion and kind: the handler gets them */
+        if (!kt_get(obj, "kind")) kt_map_set(a, obj, "kind", kt_string(a, r->kind, 0));
+        if (!kt_get(obj, "apiVersion") && r->api_version)
+            kt_map_set(a, obj, "apiVersion", kt_string(a, r->api_version, 0));
+        known *k = known_find(r, ns, name);
+        ks_refl_event ev;
+        if (!k) {
+            k = known_add(r, ns, name);
+            ev = KS_REFL_ADDED;
+        } else if (k->seen == r->gen || !k->rv || !rv || strcmp(k->rv, rv) != 0) {
+            ev = KS_REFL_MODIFIED;
+        } else {
+            k->seen = r->gen; /* unchanged */
+            continue;
+        }
+        set_str(&k->rv, rv);
+        set_str(&k->uid, uid);
+        k->seen = r->gen;
+        deliver(r, ev, obj);
+    }
+    /* what is left unseen is gone */
+    known **gone = NULL;
+    size_t ngone = 0, cap = 0;
+    uint64_t key;
+    void *val;
+    for (size_t it = 0; ks_map_next(&r->objs, &it, &key, &val);)
+        for (known *k = val; k; k = k->next)
+            if (k->seen != r->gen) {
+                KS_GROW(gone, cap, ngone + 1);
+                gone[ngone++] = k;
+            }
+    for (size_t i = 0; i < ngone; i++) {
+        deliver_deleted_stub(r, a, gone[i]);
+        known_remove(r, gone[i]);
+    }
+    free(gone);
+}
+
+static bool too_large_rv(const ks_kube_response *resp) {
+    return resp->code == 504 && resp->body && strstr(resp->body, "Too large resource version");
+}
+
+/* client-go's list(): paginated (the pager's 500) for resourceVersion 0
+ * and "", unpaginated at a given resourceVersion (the watch cache serves
+ * it) unless the first list came in pages; an expired continue token
+ * turns into one full list; a list at an unavailable resourceVersion is
+ * retried at once at "". */
+static list_result do_list(ks_reflector *r) {
+    const char *rv = r->rv_unavailable ? "" : r->rv ? r->rv : "0";
+    char *want_rv = ks_xstrdup(rv);
+    uint32_t limit = (!*want_rv || strcmp(want_rv, "0") == 0 || r->paginated) ? r->page : 0;
+    ks_arena *a = ks_arena_new(0);
+    ks_tree **items = NULL;
+    size_t n = 0, cap = 0;
+    char *cont = NULL, *list_rv = NULL;
+    list_result res = L_ERR;
+    int pages = 0;
+    bool full_fallback = false;
+    for (;;) {
+        char *url = full_fallback ? list_url(r, NULL, 0, want_rv) : list_url(r, cont, limit, want_rv);
+        ks_kube_response resp = {0};
+        if (!get(r, url, &resp)) {
+            free(url);
+            res = L_STOP;
+            break;
+        }
+        pthread_mutex_lock(&r->mu);
+        r->stats.lists++;
+        pthread_mutex_unlock(&r->mu);
+        if (resp.code == 410 && cont && !full_fallback) {
+            /* the continue token expired: the whole list in one go */
+            ks_infof(2, "%s list (%s): continue token expired, listing again in full", r->kind, r->path);
+            ks_kube_response_free(&resp);
+            free(url);
+            full_fallback = true;
+            n = 0;
+            pages = 0;
+            ks_arena_reset(a);
+            continue;
+        }
+        if ((resp.code == 410 || too_large_rv(&resp)) && !r->rv_unavailable && !cont) {
+            /* the resourceVersion is gone: a consistent list, at once */
+            ks_infof(2, "%s list (%s): resourceVersion %s unavailable, listing at the latest", r->kind, r->path,
+                     want_rv);
+            r->rv_unavailable = true;
+            ks_kube_response_free(&resp);
+            free(url);
+            free(want_rv);
+            want_rv = ks_xstrdup("");
+            limit = r->page;
+            n = 0;
+            pages = 0;
+            ks_arena_reset(a);
+            continue;
+        }
+        if (resp.code != 200) {
+            char *m = resp.code ? ks_kube_status_message(resp.body, resp.body_len) : NULL;
+            if (resp.code == 0)
+                note_error(r, "%s list (%s) failed: %s", r->kind, r->path, resp.error ? resp.error : "no answer");
+            else
+                note_error(r, "%s list (%s) failed: %s (HTTP %ld)", r->kind, r->path, m ? m : "", resp.code);
+            free(m);
+            ks_kube_response_free(&resp);
+            free(url);
+            break;
+        }
+        free(url);
+        ks_tree **docs = NULL;
+        uint32_t ndocs = 0;
+        char *perr = NULL;
+        char name[300];
+        snprintf(name, sizeof(name), "%s list", r->kind);
+        bool ok = kt_parse(a, name, resp.body, resp.body_len, &docs, &ndocs, &perr);
+        ks_kube_response_free(&resp);
+        const ks_tree *root = ok && ndocs ? docs[0] : NULL;
+        const ks_tree *its = kt_get(root, "items");
+        if (!root || root->type != KT_MAP || (its && its->type != KT_SEQ && its->type != KT_NULL)) {
+            note_error(r, "%s list (%s): cannot read the answer: %s", r->kind, r->path, perr ? perr : "not a list");
+            free(perr);
+            break;
+        }
+        free(perr);
+        const ks_tree *md = kt_get(root, "metadata");
+        if (pages == 0 || full_fallback) set_str(&list_rv, str_of(kt_get(md, "resourceVersion")));
+        const char *av = str_of(kt_get(root, "apiVersion"));
+        if (av) set_str(&r->api_version, av);
+        for (uint32_t i = 0; its && its->type == KT_SEQ && i < its->n; i++) {
+            KS_GROW(items, cap, n + 1);
+            items[n++] = its->items[i];
+        }
+        pages++;
+        const char *next = full_fallback ? NULL : str_of(kt_get(md, "continue"));
+        if (next && *next) {
+            if (strcmp(want_rv, "0") == 0) r->paginated = true; /* no watch cache: keep paging */
+            set_str(&cont, next);
+            continue;
+        }
+        res = L_OK;
+        break;
+    }
+    if (res == L_OK) {
+        pthread_mutex_lock(&r->mu);
+        if (r->listed_once) r->stats.relists++;
+        pthread_mutex_unlock(&r->mu);
+        replace(r, a, items, n);
+        r->rv_unavailable = false;
+        set_str(&r->rv, list_rv);
+        note_ok(r);
+        ks_infof(3, "%s list (%s): %zu items in %d page(s) at resourceVersion %s", r->kind, r->path, n, pages,
+                 list_rv ? list_rv : "");
+        if (!r->listed_once) {
+            r->listed_once = true;
+            atomic_store(&r->synced, true);
+            if (r->h.synced) r->h.synced(r->h.arg);
+        }
+    }
+    free(items);
+    free(cont);
+    free(list_rv);
+    free(want_rv);
+    ks_arena_free(a);
+    return res;
+}
+
+/* ---- WATCH ----------------------------------------------------------------------- */
+
+static void on_watch_data(void *arg, const char *buf, size_t n) {
+    ks_reflector *r = arg;
+    pthread_mutex_lock(&r->mu);
+    ks_sb_putn(&r->in, buf, n);
+    r->w_data = true;
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+}
+
+static void on_watch_end(void *arg, long code, const char *error) {
+    ks_reflector *r = arg;
+    pthread_mutex_lock(&r->mu);
+    r->w_ended = true;
+    r->w_code = code;
+    free(r->w_error);
+    r->w_error = error ? ks_xstrdup(error) : NULL;
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+}
+
+/* Finds whole JSON objects in a byte stream cut anywhere: braces counted
+ * outside strings, escapes inside them honoured. */
+typedef struct splitter {
+    size_t scan, start;
+    int depth;
+    bool in_str, esc;
+} splitter;
+
+typedef enum { S_NONE, S_OBJECT, S_GARBAGE } split_result;
+
+static split_result split_next(const char *b, size_t len, splitter *sp, size_t *ostart, size_t *oend) {
+    while (sp->scan < len) {
+        char ch = b[sp->scan];
+        if (sp->depth == 0) {
+            if (ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n') {
+                sp->scan++;
+                continue;
+            }
+            if (ch != '{') {
+                /* not an object: skip the rest of the line */
+                const char *nl = memchr(b + sp->scan, '\n', len - sp->scan);
+                if (!nl) return S_NONE; /* wait for the line to end */
+                *ostart = sp->scan;
+                *oend = (size_t)(nl - b);
+                sp->scan = *oend + 1;
+                return S_GARBAGE;
+            }
+            sp->start = sp->scan;
+        }
+        sp->scan++;
+        if (sp->in_str) {
+            if (sp->esc) sp->esc = false;
+            else if (ch == '\\') sp->esc = true;
+            else if (ch == '"') sp->in_str = false;
+            continue;
+        }
+        if (ch == '"') sp->in_str = true;
+        else if (ch == '{' || ch == '[') sp->depth++;
+        else if ((ch == '}' || ch == ']') && --sp->depth == 0) {
+            *ostart = sp->start;
+            *oend = sp->scan;
+            return S_OBJECT;
+        }
+    }
+    return S_NONE;
+}
+
+typedef enum { W_AGAIN, W_BACKOFF_REWATCH, W_RELIST, W_STOP } watch_result;
+
+/* One watch event. Returns W_AGAIN to go on, W_RELIST for an ERROR event. */
+static watch_result handle_event(ks_reflector *r, ks_arena *a, const char *text, size_t len, uint64_t idx) {
+    ks_tree **docs = NULL;
+    uint32_t ndocs = 0;
+    char *perr = NULL;
+    char name[300];
+    snprintf(name, sizeof(name), "%s watch event %llu", r->kind, (unsigned long long)idx);
+    if (!kt_parse(a, name, text, len, &docs, &ndocs, &perr) || ndocs != 1 || docs[0]->type != KT_MAP) {
+        ks_warnf("%s (%s): %s, skipped", name, r->path, perr ? perr : "not an object");
+        free(perr);
+        count_decode_error(r);
+        return W_AGAIN;
+    }
+    const ks_tree *ev = docs[0];
+    const char *type = str_of(kt_get(ev, "type"));
+    const ks_tree *obj = kt_get(ev, "object");
+    if (!type) type = "";
+    if (strcmp(type, "ERROR") == 0) {
+        const ks_tree *code = kt_get(obj, "code");
+        const char *msg = str_of(kt_get(obj, "message"));
+        int64_t c = code && code->type == KT_INT ? code->ival : 0;
+        pthread_mutex_lock(&r->mu);
+        r->stats.watch_errors++;
+        pthread_mutex_unlock(&r->mu);
+        if (c == 410) {
+            ks_infof(2, "%s watch (%s): %s: relisting", r->kind, r->path, msg ? msg : "410 Gone");
+        } else {
+            note_error(r, "%s watch (%s) ended with an error: %s (%lld)", r->kind, r->path, msg ? msg : "", (long long)c);
+        }
+        return W_RELIST;
+    }
+    if (strcmp(type, "BOOKMARK") == 0) {
+        const char *rv = str_of(kt_get(kt_get(obj, "metadata"), "resourceVersion"));
+        if (rv && *rv) set_str(&r->rv, rv);
+        pthread_mutex_lock(&r->mu);
+        r->stats.bookmarks++;
+        pthread_mutex_unlock(&r->mu);
+        return W_AGAIN;
+    }
+    bool add = strcmp(type, "ADDED") == 0, mod = strcmp(type, "MODIFIED") == 0, del = strcmp(type, "DELETED") == 0;
+    const char *ns, *nm, *uid, *rv, *why;
+    if (!add && !mod && !del) {
+        ks_warnf("%s (%s): unknown event type \"%s\", skipped", name, r->path, type);
+        count_decode_error(r);
+        return W_AGAIN;
+    }
+    if (!object_meta(obj, &ns, &nm, &uid, &rv, &why)) {
+        ks_warnf("%s (%s, %s): %s, skipped", name, type, r->path, why);
+        count_decode_error(r);
+        return W_AGAIN;
+    }
+    known *k = known_find(r, ns, nm);
+    if (del) {
+        if (k) known_remove(r, k);
+        deliver(r, KS_REFL_DELETED, obj);
+    } else {
+        /* as an informer: an object it has is updated, one it has not is added */
+        ks_refl_event t = k ? KS_REFL_MODIFIED : KS_REFL_ADDED;
+        if (!k) k = known_add(r, ns, nm);
+        set_str(&k->rv, rv);
+        set_str(&k->uid, uid);
+        k->seen = r->gen;
+        deliver(r, t, obj);
+    }
+    if (rv && *rv) set_str(&r->rv, rv);
+    return W_AGAIN;
+}
+
+static watch_result watch_once(ks_reflector *r) {
+    char timeout[32];
+    int64_t t = (int64_t)((double)r->min_timeout_s * ((double)rand_r(&r->seed) / ((double)RAND_MAX + 1) + 1.0));
+    snprintf(timeout, sizeof(timeout), "%lld", (long long)t);
+    ks_strbuf b;
+    ks_sb_init(&b);
+    ks_sb_puts(&b, r->path);
+    param(&b, "allowWatchBookmarks", "true");
+    if (r->fsel) param(&b, "fieldSelector", r->fsel);
+    if (r->lsel) param(&b, "labelSelector", r->lsel);
+    if (r->rv && *r->rv) param(&b, "resourceVersion", r->rv);
+    param(&b, "timeoutSeconds", timeout);
+    param(&b, "watch", "true");
+    pthread_mutex_lock(&r->mu);
+    ks_sb_reset(&r->in);
+    r->w_ended = r->w_data = false;
+    r->w_code = 0;
+    free(r->w_error);
+    r->w_error = NULL;
+    r->stats.watches++;
+    pthread_mutex_unlock(&r->mu);
+    int64_t start = ks_monotonic_ns();
+    ks_kube_stream *s = ks_kube_stream_open(r->c, ks_sb_str(&b), on_watch_data, on_watch_end, r);
+    ks_infof(4, "%s watch: %s", r->kind, ks_sb_str(&b));
+    ks_sb_free(&b);
+
+    ks_strbuf pend;
+    ks_sb_init(&pend);
+    splitter sp = {0};
+    ks_arena *a = ks_arena_new(0);
+    uint64_t events = 0, idx = 0;
+    watch_result res = W_AGAIN;
+    bool ended = false, had_data = false;
+    long code = 0;
+    char *error = NULL;
+    while (res == W_AGAIN) {
+        pthread_mutex_lock(&r->mu);
+        while (!r->in.len && !r->w_ended && !r->stopping) pthread_cond_wait(&r->cv, &r->mu);
+        if (r->in.len) {
+            ks_sb_putn(&pend, r->in.s, r->in.len);
+            ks_sb_reset(&r->in);
+        }
+        bool stop = r->stopping;
+        ended = r->w_ended;
+        had_data = r->w_data;
+        code = r->w_code;
+        if (ended && r->w_error) set_str(&error, r->w_error);
+        pthread_mutex_unlock(&r->mu);
+        size_t os, oe;
+        split_result sr;
+        while (res == W_AGAIN && (sr = split_next(ks_sb_str(&pend), pend.len, &sp, &os, &oe)) != S_NONE) {
+            idx++;
+            if (sr == S_GARBAGE) {
+                ks_warnf("%s watch event %llu (%s): not a JSON object, skipped", r->kind, (unsigned long long)idx,
+                         r->path);
+                count_decode_error(r);
+            } else {
+                res = handle_event(r, a, pend.s + os, oe - os, idx);
+                ks_arena_reset(a);
+                events++;
+            }
+        }
+        /* keep only the unfinished tail */
+        size_t keep_from = sp.depth > 0 ? sp.start : sp.scan;
+        if (keep_from > 0) {
+            memmove(pend.s, pend.s + keep_from, pend.len - keep_from);
+            pend.len -= keep_from;
+            pend.s[pend.len] = '\0';
+            sp.scan -= keep_from;
+            if (sp.depth > 0) sp.start = 0;
+        }
+        if (res != W_AGAIN) break;
+        if (pend.len > (64u << 20)) {
+            /* one event cannot be this big (etcd's limit is 1.5 MB): the framing is lost */
+            note_error(r, "%s watch (%s): an event of over 64 MB, the stream is broken", r->kind, r->path);
+            res = W_RELIST;
+            break;
+        }
+        if (stop) {
+            res = W_STOP;
+            break;
+        }
+        if (ended) break;
+    }
+    ks_kube_stream_close(s);
+    if (res == W_AGAIN) {
+        if (pend.len && sp.depth > 0)
+            ks_infof(1, "%s watch (%s): the stream ended inside an event (%zu bytes dropped); watching again from %s",
+                     r->kind, r->path, pend.len, r->rv ? r->rv : "");
+        if ((code >= 200 && code < 300) || (code == 0 && had_data)) {
+            /* ended or cut after it worked: watch again at once, unless it
+             * was too short to be anything but a broken server */
+            if (ks_monotonic_ns() - start < KS_NS_PER_SEC && events == 0) {
+                note_error(r, "%s watch (%s): very short watch: unexpected watch close - watch lasted less than a "
+                              "second and no items received",
+                           r->kind, r->path);
+                res = W_RELIST;
+            }
+        } else if (code == 0 || code == 429) {
+            note_error(r, "%s watch (%s) failed: %s", r->kind, r->path, error ? error : "HTTP 429");
+            res = W_BACKOFF_REWATCH;
+        } else {
+            pthread_mutex_lock(&r->mu);
+            r->stats.watch_errors++;
+            pthread_mutex_unlock(&r->mu);
+            if (code == 410) ks_infof(2, "%s watch (%s): %s: relisting", r->kind, r->path, error ? error : "410 Gone");
+            else note_error(r, "%s watch (%s) failed: %s (HTTP %ld)", r->kind, r->path, error ? error : "", code);
+            res = W_RELIST;
+        }
+    }
+    free(error);
+    ks_sb_free(&pend);
+    ks_arena_free(a);
+    return res;
+}
+
+/* ---- the thread ------------------------------------------------------------------ */
+
+static void list_and_watch(ks_reflector *r) {
+    if (do_list(r) != L_OK) return;
+    for (;;) {
+        watch_result w = watch_once(r);
+        if (w == W_AGAIN) {
+            note_ok(r);
+            continue;
+        }
+        if (w == W_BACKOFF_REWATCH && pause_for(r, backoff_next(r))) continue;
+        return;
+    }
+}
+
+static void *reflector_main(void *arg) {
+    ks_reflector *r = arg;
+    ks_infof(3, "Starting reflector %s (%s)", r->kind, r->path);
+    /* wait.BackoffUntil: after every round, whatever ended it, a backoff */
+    while (!stopping(r)) {
+        list_and_watch(r);
+        if (!pause_for(r, backoff_next(r))) break;
+    }
+    ks_infof(3, "Stopping reflector %s (%s)", r->kind, r->path);
+    return NULL;
+}
+
+ks_reflector *ks_reflector_start(ks_kube_client *c, const ks_reflector_options *o, const ks_reflector_handler *h) {
+    ks_reflector *r = ks_xcalloc(1, sizeof(*r));
+    r->c = c;
+    r->kind = ks_xstrdup(o->kind ? o->kind : "object");
+    r->path = ks_xstrdup(o->path);
+    r->fsel = o->field_selector && *o->field_selector ? ks_xstrdup(o->field_selector) : NULL;
+    r->lsel = o->label_selector && *o->label_selector ? ks_xstrdup(o->label_selector) : NULL;
+    r->page = o->page_size ? o->page_size : 500;
+    r->min_timeout_s = o->min_watch_timeout_s > 0 ? o->min_watch_timeout_s : 300;
+    r->backoff_init_ns = (o->backoff_initial_ms > 0 ? o->backoff_initial_ms : 800) * KS_NS_PER_MS;
+    r->h = *h;
+    r->seed = (unsigned)ks_monotonic_ns() ^ (unsigned)(uintptr_t)r;
+    pthread_mutex_init(&r->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&r->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    ks_sb_init(&r->in);
+    ks_map_init(&r->objs);
+    atomic_init(&r->synced, false);
+    if (pthread_create(&r->th, NULL, reflector_main, r) != 0) ks_oom();
+    return r;
+}
+
+void ks_reflector_stop(ks_reflector *r) {
+    if (!r) return;
+    pthread_mutex_lock(&r->mu);
+    r->stopping = true;
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+    pthread_join(r->th, NULL);
+    uint64_t key;
+    void *val;
+    for (size_t it = 0; ks_map_next(&r->objs, &it, &key, &val);)
+        for (known *k = val, *nx; k; k = nx) {
+            nx = k->next;
+            known_free(k);
+        }
+    ks_map_free(&r->objs);
+    ks_sb_free(&r->in);
+    free(r->w_error);
+    free(r->rv);
+    free(r->api_version);
+    free(r->kind);
+    free(r->path);
+    free(r->fsel);
+    free(r->lsel);
+    pthread_mutex_destroy(&r->mu);
+    pthread_cond_destroy(&r->cv);
+    free(r);
+}
+
+bool ks_reflector_synced(const ks_reflector *r) { return atomic_load(&r->synced); }
+
+void ks_reflector_stats_get(ks_reflector *r, ks_reflector_stats *out) {
+    pthread_mutex_lock(&r->mu);
+    *out = r->stats;
+    pthread_mutex_unlock(&r->mu);
+}

@@ -1,0 +1,356 @@
+/* The reflector against a scripted API server on 127.0.0.1: pagination,
+ * bookmarks, 410 and the relist's derived events, a watch cut inside an
+ * event, malformed objects in a list and in a watch, a missing resource,
+ * an expired continue token. */
+#include "kube/client.h"
+#include "kube/reflector.h"
+#include "util/log.h"
+
+#include "kube_fake.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+typedef struct rec {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    char ev[64][160];
+    int n;
+    int synced;
+} rec;
+
+static rec R;
+
+static const char *tstr(const ks_tree *t) { return t && t->text ? t->text : ""; }
+
+static void on_event(void *arg, ks_refl_event type, const ks_tree *obj) {
+    rec *k = arg;
+    static const char *const names[] = {"ADDED", "MODIFIED", "DELETED"};
+    const ks_tree *md = kt_get(obj, "metadata");
+    pthread_mutex_lock(&k->mu);
+    if (k->n < 64) {
+        if (type == KS_REFL_DELETED)
+            snprintf(k->ev[k->n++], 160, "%s %s/%s uid=%s kind=%s", names[type], tstr(kt_get(md, "namespace")),
+                     tstr(kt_get(md, "name")), tstr(kt_get(md, "uid")), tstr(kt_get(obj, "kind")));
+        else
+            snprintf(k->ev[k->n++], 160, "%s %s/%s rv=%s %s %s", names[type], tstr(kt_get(md, "namespace")),
+                     tstr(kt_get(md, "name")), tstr(kt_get(md, "resourceVersion")), tstr(kt_get(obj, "apiVersion")),
+                     tstr(kt_get(obj, "kind")));
+    }
+    pthread_cond_broadcast(&k->cv);
+    pthread_mutex_unlock(&k->mu);
+}
+
+static void on_synced(void *arg) {
+    rec *k = arg;
+    pthread_mutex_lock(&k->mu);
+    k->synced++;
+    pthread_cond_broadcast(&k->cv);
+    pthread_mutex_unlock(&k->mu);
+}
+
+/* Wait (at most 10 s) until n events have arrived. */
+static bool wait_events(int n) {
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += 10;
+    pthread_mutex_lock(&R.mu);
+    while (R.n < n && pthread_cond_timedwait(&R.cv, &R.mu, &dl) == 0) {}
+    bool ok = R.n >= n;
+    pthread_mutex_unlock(&R.mu);
+    return ok;
+}
+
+/* Wait (at most 10 s) until the fake has seen n requests starting with prefix. */
+static bool wait_requests(const char *method, const char *prefix, int n) {
+    for (int i = 0; i < 10000; i++) {
+        if (fk_count(method, prefix) >= n) return true;
+        usleep(1000);
+    }
+    return false;
+}
+
+static void expect_events(const char *const *want, int n) {
+    if (!wait_events(n)) fail_msg("only %d events of %d", R.n, n);
+    pthread_mutex_lock(&R.mu);
+    for (int i = 0; i < n; i++)
+        if (strcmp(R.ev[i], want[i]) != 0) fail_msg("event %d: \"%s\", want \"%s\"", i, R.ev[i], want[i]);
+    pthread_mutex_unlock(&R.mu);
+}
+
+/* The i-th request whose URL starts with prefix. */
+static fk_request nth_request(const char *prefix, int i) {
+    pthread_mutex_lock(&FK.mu);
+    fk_request r;
+    memset(&r, 0, sizeof(r));
+    for (int j = 0, k = 0; j < FK.nlog; j++)
+        if (!strncmp(FK.log[j].url, prefix, strlen(prefix)) && k++ == i) {
+            r = FK.log[j];
+            break;
+        }
+    pthread_mutex_unlock(&FK.mu);
+    return r;
+}
+
+static ks_kube_client *C;
+static ks_kube_config CFG;
+static FILE *logf_;
+static char logpath[64];
+
+static int setup(void **st) {
+    fk_reset();
+    pthread_mutex_init(&R.mu, NULL);
+    pthread_cond_init(&R.cv, NULL);
+    R.n = 0;
+    R.synced = 0;
+    if (!fk_start_on(0, NULL, NULL)) return -1;
+    char server[64];
+    snprintf(server, sizeof(server), "http://127.0.0.1:%u", FK.port);
+    memset(&CFG, 0, sizeof(CFG));
+    CFG.server = strdup(server);
+    ks_kube_client_options o = {.config = &CFG, .retry_base_ms = 10, .max_retries = 2};
+    char *err = NULL;
+    C = ks_kube_client_new(&o, &err);
+    snprintf(logpath, sizeof(logpath), "/tmp/ks_refl_log_XXXXXX");
+    int fd = mkstemp(logpath);
+    if (fd < 0) return -1;
+    logf_ = fdopen(fd, "w+");
+    ks_log_set_output(logf_);
+    return C ? 0 : -1;
+}
+
+static int teardown(void **st) {
+    fk_release();
+    ks_kube_client_free(C);
+    fk_stop();
+    ks_kube_config_free(&CFG);
+    ks_log_set_output(stderr);
+    fclose(logf_);
+    unlink(logpath);
+    return 0;
+}
+
+static int log_count(const char *needle) {
+    fflush(logf_);
+    FILE *f = fopen(logpath, "r");
+    int n = 0;
+    char line[1024];
+    while (f && fgets(line, sizeof(line), f))
+        if (strstr(line, needle)) n++;
+    if (f) fclose(f);
+    return n;
+}
+
+static ks_reflector *start(const char *path, uint32_t page) {
+    ks_reflector_options o = {.kind = "Pod", .path = path, .page_size = page, .backoff_initial_ms = 10,
+                              .field_selector = "status.phase!=Succeeded,status.phase!=Failed"};
+    ks_reflector_handler h = {.arg = &R, .event = on_event, .synced = on_synced};
+    return ks_reflector_start(C, &o, &h);
+}
+
+#define POD(name, rv) "{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"ns\",\"uid\":\"u-" name "\",\"resourceVersion\":\"" rv "\"}}"
+#define LIST(rv, cont, ...) \
+    "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"" rv "\",\"continue\":\"" cont "\"},\"items\":[" __VA_ARGS__ "]}"
+#define EV(type, obj) "{\"type\":\"" type "\",\"object\":" obj "}\n"
+#define WPOD(name, rv) "{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"" name "\",\"namespace\":\"ns\",\"uid\":\"u-" name "\",\"resourceVersion\":\"" rv "\"}}"
+
+static void test_pagination(void **st) {
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "resourceVersion=0", .body = LIST("100", "c1", POD("a", "1") "," POD("b", "2"))});
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "continue=c1", .body = LIST("100", "", POD("c", "3"))});
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "watch=true", .hold = true, .times = -1});
+    ks_reflector *r = start("/api/v1/pods", 2);
+    static const char *const want[] = {"ADDED ns/a rv=1 v1 Pod", "ADDED ns/b rv=2 v1 Pod", "ADDED ns/c rv=3 v1 Pod"};
+    expect_events(want, 3);
+    assert_true(wait_requests("GET", "/api/v1/pods?allow", 1));
+    assert_int_equal(R.synced, 1);
+    assert_true(ks_reflector_synced(r));
+    fk_request l1 = nth_request("/api/v1/pods", 0), l2 = nth_request("/api/v1/pods", 1), w = nth_request("/api/v1/pods", 2);
+    assert_string_equal(l1.url, "/api/v1/pods?fieldSelector=status.phase!=Succeeded,status.phase!=Failed&limit=2&resourceVersion=0");
+    /* continuation pages carry no resourceVersion */
+    assert_string_equal(l2.url, "/api/v1/pods?continue=c1&fieldSelector=status.phase!=Succeeded,status.phase!=Failed&limit=2");
+    assert_non_null(strstr(w.url, "allowWatchBookmarks=true"));
+    assert_non_null(strstr(w.url, "&resourceVersion=100&"));
+    assert_non_null(strstr(w.url, "&watch=true"));
+    const char *to = strstr(w.url, "timeoutSeconds=");
+    assert_non_null(to);
+    long t = atol(to + 15);
+    assert_true(t >= 300 && t < 600);
+    ks_reflector_stats s;
+    ks_reflector_stats_get(r, &s);
+    assert_int_equal(s.lists, 2);
+    assert_int_equal(s.relists, 0);
+    assert_int_equal(s.events, 3);
+    ks_reflector_stop(r);
+}
+
+/* Events split at awkward places (inside strings holding braces), a
+ * bookmark, and a watch that ends: the next one starts at the bookmark. */
+static void test_bookmark_and_framing(void **st) {
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "resourceVersion=0", .body = LIST("10", "", POD("a", "1"))});
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "resourceVersion=10",
+                       .chunks = {"{\"type\":\"ADDED\",\"object\":{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"b\",\"namespa",
+                                  "ce\":\"ns\",\"resourceVersion\":\"11\",\"annotations\":{\"x\":\"}{\\\"\\\\\"}}}}",
+                                  "\n{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"20\"}}}\n"}});
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "resourceVersion=20", .hold = true, .times = -1});
+    ks_reflector *r = start("/api/v1/pods", 0);
+    static const char *const want[] = {"ADDED ns/a rv=1 v1 Pod", "ADDED ns/b rv=11 v1 Pod"};
+    expect_events(want, 2);
+    assert_true(wait_requests("GET", "/api/v1/pods?allowWatchBookmarks=true", 2));
+    assert_non_null(strstr(nth_request("/api/v1/pods?allow", 1).url, "resourceVersion=20"));
+    ks_reflector_stats s;
+    ks_reflector_stats_get(r, &s);
+    assert_int_equal(s.bookmarks, 1);
+    assert_int_equal(s.watches, 2);
+    assert_int_equal(s.decode_errors, 0);
+    assert_int_equal(s.lists, 1); /* a watch that ends normally does not relist */
+    /* the default page size */
+    assert_non_null(strstr(nth_request("/api/v1/pods", 0).url, "limit=500"));
+    ks_reflector_stop(r);
+}
+
+/* 410 as an ERROR event: backoff, relist at the last resourceVersion (410
+ * again: at once a consistent list at ""), the difference as events. */
+static void test_410_relist(void **st) {
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "resourceVersion=0",
+                       .body = LIST("10", "", POD("a", "1") "," POD("b", "2") "," POD("c", "3"))});
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "watch=true",
+                       .chunks = {EV("ERROR", "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"message\":\"too old resource version: 10 (15)\",\"reason\":\"Expired\",\"code\":410}")}});
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "resourceVersion=10", .status = 410,
+                       .body = "{\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\",\"message\":\"too old\"}"});
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "limit=500", .body = LIST("20", "", POD("b", "2") "," POD("c", "5") "," POD("d", "6"))});
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "watch=true", .hold = true, .times = -1});
+    ks_reflector *r = start("/api/v1/pods", 0);
+    static const char *const want[] = {"ADDED ns/a rv=1 v1 Pod", "ADDED ns/b rv=2 v1 Pod", "ADDED ns/c rv=3 v1 Pod",
+                                       "MODIFIED ns/c rv=5 v1 Pod", "ADDED ns/d rv=6 v1 Pod",
+                                       "DELETED ns/a uid=u-a kind=Pod"};
+    expect_events(want, 6);
+    assert_true(wait_requests("GET", "/api/v1/pods?allowWatchBookmarks=true", 2));
+    assert_non_null(strstr(nth_request("/api/v1/pods?allow", 1).url, "resourceVersion=20"));
+    /* the relist at rv 10 asks the watch cache, unpaginated; the one after
+     * its 410 is a paginated consistent list without a resourceVersion */
+    fk_request l2 = nth_request("/api/v1/pods?field", 1), l3 = nth_request("/api/v1/pods?field", 2);
+    assert_non_null(strstr(l2.url, "resourceVersion=10"));
+    assert_null(strstr(l2.url, "limit="));
+    assert_null(strstr(l3.url, "resourceVersion"));
+    assert_non_null(strstr(l3.url, "limit=500"));
+    ks_reflector_stats s;
+    ks_reflector_stats_get(r, &s);
+    assert_int_equal(s.relists, 1);
+    assert_true(s.watch_errors >= 1);
+    assert_int_equal(R.synced, 1);
+    /* b did not change: no event for it */
+    pthread_mutex_lock(&R.mu);
+    assert_int_equal(R.n, 6);
+    pthread_mutex_unlock(&R.mu);
+    ks_reflector_stop(r);
+}
+
+/* The connection drops inside an event: the partial event is dropped and
+ * the watch resumes from the last complete one. */
+static void test_watch_cut(void **st) {
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "resourceVersion=0", .body = LIST("5", "", POD("a", "1"))});
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "resourceVersion=5",
+                       .chunks = {EV("ADDED", WPOD("b", "6")), "{\"type\":\"ADDED\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"name\":\"c\""},
+                       .cut = true});
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "resourceVersion=6", .chunks = {EV("ADDED", WPOD("c", "7"))},
+                       .hold = true, .times = -1});
+    ks_reflector *r = start("/api/v1/pods", 0);
+    static const char *const want[] = {"ADDED ns/a rv=1 v1 Pod", "ADDED ns/b rv=6 v1 Pod", "ADDED ns/c rv=7 v1 Pod"};
+    expect_events(want, 3);
+    ks_reflector_stats s;
+    ks_reflector_stats_get(r, &s);
+    assert_int_equal(s.lists, 1);
+    assert_int_equal(s.watches, 2);
+    assert_int_equal(s.decode_errors, 0);
+    pthread_mutex_lock(&R.mu);
+    assert_int_equal(R.n, 3);
+    pthread_mutex_unlock(&R.mu);
+    ks_reflector_stop(r);
+}
+
+static void test_malformed(void **st) {
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "resourceVersion=0",
+                       .body = LIST("5", "", POD("a", "1") ",\"a string\",{\"metadata\":{\"namespace\":\"x\"}}," POD("b", "2"))});
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "watch=true",
+                       .chunks = {"not json at all\n", EV("ADDED", "{\"kind\":\"Pod\",\"metadata\":{}}"),
+                                  "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"x\"}},}\n",
+                                  EV("SOMETHING", WPOD("y", "9")), EV("ADDED", WPOD("c", "7"))},
+                       .hold = true});
+    ks_reflector *r = start("/api/v1/pods", 0);
+    static const char *const want[] = {"ADDED ns/a rv=1 v1 Pod", "ADDED ns/b rv=2 v1 Pod", "ADDED ns/c rv=7 v1 Pod"};
+    expect_events(want, 3);
+    ks_reflector_stats s;
+    ks_reflector_stats_get(r, &s);
+    assert_int_equal(s.decode_errors, 6);
+    assert_int_equal(s.lists, 1);
+    assert_int_equal(s.watches, 1);
+    assert_int_equal(log_count("item 1: not an object"), 1);
+    assert_int_equal(log_count("item 2: no metadata.name"), 1);
+    assert_int_equal(log_count("Pod watch event 1 (/api/v1/pods): not a JSON object"), 1);
+    assert_int_equal(log_count("Pod watch event 2 (ADDED, /api/v1/pods): no metadata.name"), 1);
+    assert_int_equal(log_count("Pod watch event 3"), 1);
+    assert_int_equal(log_count("unknown event type \"SOMETHING\""), 1);
+    ks_reflector_stop(r);
+}
+
+/* A resource the server does not have (a CRD not installed): logged once,
+ * retried with backoff, picked up when it appears. */
+static void test_404(void **st) {
+    ks_reflector_options o = {.kind = "PodGroup", .path = "/apis/scheduling.x-k8s.io/v1alpha1/podgroups",
+                              .backoff_initial_ms = 5};
+    ks_reflector_handler h = {.arg = &R, .event = on_event, .synced = on_synced};
+    ks_reflector *r = ks_reflector_start(C, &o, &h);
+    assert_true(wait_requests("GET", "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", 4));
+    assert_false(ks_reflector_synced(r));
+    ks_reflector_stats s;
+    ks_reflector_stats_get(r, &s);
+    assert_non_null(strstr(s.last_error, "PodGroup list (/apis/scheduling.x-k8s.io/v1alpha1/podgroups) failed: "
+                                          "the server could not find the requested resource (HTTP 404)"));
+    assert_int_equal(log_count("the server could not find the requested resource"), 1);
+    fk_add((fk_answer){.path = "/apis/scheduling.x-k8s.io/v1alpha1/podgroups",
+                       .body = "{\"kind\":\"PodGroupList\",\"apiVersion\":\"scheduling.x-k8s.io/v1alpha1\",\"metadata\":{\"resourceVersion\":\"3\"},\"items\":[{\"metadata\":{\"name\":\"g\",\"namespace\":\"ns\",\"resourceVersion\":\"3\"}}]}"});
+    fk_add((fk_answer){.path = "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", .query = "watch=true", .hold = true});
+    static const char *const want[] = {"ADDED ns/g rv=3 scheduling.x-k8s.io/v1alpha1 PodGroup"};
+    expect_events(want, 1);
+    for (int i = 0; i < 10000 && !ks_reflector_synced(r); i++) usleep(1000);
+    assert_true(ks_reflector_synced(r));
+    ks_reflector_stop(r);
+}
+
+/* A continue token that expired between pages: one full list (no limit,
+ * the first page's resourceVersion request). */
+static void test_continue_expired(void **st) {
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "resourceVersion=0", .body = LIST("100", "c1", POD("a", "1"))});
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "continue=c1", .status = 410,
+                       .body = "{\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\",\"message\":\"The provided continue parameter is too old\"}"});
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "resourceVersion=0", .body = LIST("120", "", POD("a", "1") "," POD("b", "2"))});
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "watch=true", .hold = true, .times = -1});
+    ks_reflector *r = start("/api/v1/pods", 1);
+    static const char *const want[] = {"ADDED ns/a rv=1 v1 Pod", "ADDED ns/b rv=2 v1 Pod"};
+    expect_events(want, 2);
+    assert_true(wait_requests("GET", "/api/v1/pods?allow", 1));
+    /* the lists without a continue token: the first page and the full list */
+    fk_request l3 = nth_request("/api/v1/pods?field", 1), w = nth_request("/api/v1/pods?allow", 0);
+    assert_null(strstr(l3.url, "limit"));
+    assert_null(strstr(l3.url, "continue"));
+    assert_non_null(strstr(l3.url, "resourceVersion=0"));
+    assert_non_null(strstr(w.url, "resourceVersion=120"));
+    ks_reflector_stop(r);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_pagination, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bookmark_and_framing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_410_relist, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_watch_cut, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_404, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_continue_expired, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
