@@ -1,0 +1,285 @@
+/* CEL internals shared by the parser, the checker and the interpreter. */
+#ifndef KS_CEL_INTERNAL_H
+#define KS_CEL_INTERNAL_H
+
+#include "cel/cel.h"
+#include "util/arena.h"
+#include "util/strbuf.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* ---- types (checker) ---------------------------------------------------- */
+
+typedef enum {
+    CT_DYN = 0,
+    CT_ERROR,
+    CT_NULL,
+    CT_BOOL,
+    CT_INT,
+    CT_UINT,
+    CT_DOUBLE,
+    CT_STRING,
+    CT_BYTES,
+    CT_LIST,     /* p1: element */
+    CT_MAP,      /* p1: key, p2: value */
+    CT_TYPE,     /* p1: the type denoted (NULL: any) */
+    CT_OPTIONAL, /* p1: value */
+    CT_QUANTITY,
+    CT_SEMVER,
+    CT_DEVICE,
+    CT_PARAM, /* a type parameter in an overload signature; p_index */
+    CT_ANY,   /* upstream's AnyType: attribute values of unknown kind */
+} cel_tkind;
+
+typedef struct cel_type {
+    uint8_t kind;
+    uint8_t param; /* CT_PARAM: index */
+    const struct cel_type *p1, *p2;
+} cel_type;
+
+/* Shared instances of the simple types. */
+extern const cel_type CEL_T_DYN, CEL_T_ERROR, CEL_T_NULL, CEL_T_BOOL, CEL_T_INT, CEL_T_UINT,
+    CEL_T_DOUBLE, CEL_T_STRING, CEL_T_BYTES, CEL_T_QUANTITY, CEL_T_SEMVER, CEL_T_DEVICE,
+    CEL_T_LIST_DYN, CEL_T_MAP_DYN, CEL_T_TYPE_ANY;
+
+/* cel-go's FormatCELType text ("list(int)", "map(string, dyn)"); with
+ * as_string, cel.Type's String() (AnyType is then google.protobuf.Any). */
+void cel_type_print(ks_strbuf *b, const cel_type *t);
+void cel_type_print_str(ks_strbuf *b, const cel_type *t);
+
+/* ---- values --------------------------------------------------------------- */
+
+typedef enum {
+    CV_ERROR = 0,
+    CV_NULL,
+    CV_BOOL,
+    CV_INT,
+    CV_UINT,
+    CV_DOUBLE,
+    CV_STRING,
+    CV_BYTES,
+    CV_LIST,
+    CV_MAP,
+    CV_TYPE,     /* sub: the cel_tkind denoted */
+    CV_QUANTITY,
+    CV_SEMVER,
+    CV_OPTIONAL, /* opt: NULL for none */
+    CV_DEVICE,   /* dev */
+    CV_DEVMAP,   /* device.attributes / device.capacity and their domains */
+} cel_vkind;
+
+/* CV_DEVMAP sub values. */
+enum { DM_ATTRS = 0, DM_CAPS = 1, DM_ATTRS_DOMAIN = 2, DM_CAPS_DOMAIN = 3 };
+
+struct cel_list;
+struct cel_map;
+
+typedef struct cel_val {
+    uint8_t kind;
+    uint8_t sub;
+    uint32_t len; /* string, bytes, error message; DEVMAP domain length */
+    union {
+        bool b;
+        int64_t i;
+        uint64_t u;
+        double d;
+        const char *s; /* string / bytes / error message */
+        const struct cel_list *list;
+        const struct cel_map *map;
+        const ks_semver *sv;
+        const struct cel_val *opt;
+        const ks_cel_device *dev;
+        __int128 q; /* quantity, nano-units */
+        struct {
+            const ks_cel_device *dev;
+            const char *domain;
+        } dm;
+    };
+} cel_val;
+
+typedef struct cel_list {
+    uint32_t n;
+    const cel_val *v;
+} cel_list;
+
+typedef struct cel_map {
+    uint32_t n;
+    const cel_val *k, *v;
+} cel_map;
+
+static inline cel_val cel_bool(bool b) { return (cel_val){.kind = CV_BOOL, .b = b}; }
+static inline cel_val cel_int(int64_t i) { return (cel_val){.kind = CV_INT, .i = i}; }
+static inline cel_val cel_uint(uint64_t u) { return (cel_val){.kind = CV_UINT, .u = u}; }
+static inline cel_val cel_double(double d) { return (cel_val){.kind = CV_DOUBLE, .d = d}; }
+static inline cel_val cel_null(void) { return (cel_val){.kind = CV_NULL}; }
+static inline cel_val cel_str(const char *s, size_t n) {
+    return (cel_val){.kind = CV_STRING, .len = (uint32_t)n, .s = s};
+}
+static inline cel_val cel_err_static(const char *msg) { return (cel_val){.kind = CV_ERROR, .s = msg}; }
+
+/* ---- AST -------------------------------------------------------------------- */
+
+typedef enum {
+    CE_LIT = 0,
+    CE_IDENT,
+    CE_SELECT,
+    CE_CALL,
+    CE_LIST,
+    CE_MAP,
+    CE_COMP,
+} cel_ekind;
+
+struct cel_overload;
+
+typedef struct cel_expr {
+    uint8_t kind;
+    bool test_only;   /* CE_SELECT: has() */
+    uint32_t pos;     /* byte offset in the source, for messages */
+    const cel_type *type;
+    union {
+        cel_val lit;
+        struct {
+            const char *name;
+            int slot;     /* comprehension variable slot, -1: global */
+        } ident;
+        struct {
+            struct cel_expr *operand;
+            const char *field;
+        } sel;
+        struct {
+            struct cel_expr *target; /* NULL for global calls */
+            const char *fn;
+            struct cel_expr **args;
+            uint32_t nargs;
+            /* set by the checker: the overloads that may apply */
+            const struct cel_overload **ovl;
+            uint32_t novl;
+        } call;
+        struct {
+            struct cel_expr **elems;
+            bool *optional;
+            uint32_t n;
+        } list;
+        struct {
+            struct cel_expr **keys, **vals;
+            bool *optional;
+            uint32_t n;
+        } map;
+        struct {
+            const char *iter_var, *iter_var2, *accu_var;
+            int iter_slot, iter2_slot, accu_slot;
+            struct cel_expr *range, *init, *cond, *step, *result;
+        } comp;
+    };
+} cel_expr;
+
+/* Names of operators (cel-go's). */
+#define OP_COND "_?_:_"
+#define OP_AND "_&&_"
+#define OP_OR "_||_"
+#define OP_NOT "!_"
+#define OP_NEG "-_"
+#define OP_INDEX "_[_]"
+#define OP_OPT_INDEX "_[?_]"
+#define OP_OPT_SELECT "_?._"
+#define OP_IN "@in"
+#define OP_NOT_STRICTLY_FALSE "@not_strictly_false"
+
+/* ---- functions ----------------------------------------------------------------- */
+
+typedef struct cel_eval cel_eval;
+typedef cel_val (*cel_impl)(cel_eval *ev, const cel_val *args, uint32_t nargs);
+
+typedef struct cel_overload {
+    const char *fn;
+    bool member;
+    const char *sig; /* "string string -> bool"; parsed on first use */
+    cel_impl impl;
+    /* filled in by cel_functions_init */
+    uint8_t nargs;
+    const cel_type *params[4];
+    const cel_type *result;
+} cel_overload;
+
+/* Whether a pattern compiles (funcs.c). */
+bool cel_regex_valid(const char *pat, size_t n);
+
+/* Every overload, grouped by name (consecutive). */
+const cel_overload *cel_functions(size_t *n);
+/* Initialise signatures (idempotent, thread-safe). */
+void cel_functions_init(void);
+
+/* ---- the compiled program --------------------------------------------------- */
+
+struct ks_cel_program {
+    ks_arena *arena;
+    const char *src;
+    cel_expr *root;
+    int nslots; /* comprehension variable slots */
+    ks_cel_options opts;
+};
+
+/* Errors collected while compiling; printed sorted by position, as
+ * cel-go's Errors.ToDisplayString does. */
+typedef struct cel_error_entry {
+    uint32_t pos;
+    char *text;
+} cel_error_entry;
+
+typedef struct cel_errors {
+    cel_error_entry *v;
+    int n, cap;
+    const char *src;
+} cel_errors;
+
+void cel_error_at(cel_errors *e, uint32_t pos, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* All errors, one per line (malloc'd). */
+char *cel_errors_string(cel_errors *e);
+void cel_errors_free(cel_errors *e);
+
+/* parse.c: build the AST (macros expanded). Returns NULL with errors. */
+cel_expr *cel_parse(ks_arena *a, const char *src, cel_errors *errs);
+/* check.c: annotate types and overloads, resolve variables to slots. */
+bool cel_check(ks_cel_program *p, cel_errors *errs);
+
+/* ---- evaluation ---------------------------------------------------------------- */
+
+struct cel_eval {
+    ks_arena *scratch;
+    uint64_t cost, limit;
+    bool cancelled;
+    const ks_cel_device *dev;
+    cel_val *slots;
+    int nslots;
+    const ks_cel_program *prog;
+};
+
+cel_val cel_eval_expr(cel_eval *ev, const cel_expr *e);
+
+/* value.c */
+cel_val cel_errorf(cel_eval *ev, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+cel_val cel_no_overload(void);
+/* Heterogeneous equality: true/false, or an error value. */
+cel_val cel_equal(cel_eval *ev, cel_val a, cel_val b);
+/* Ordering: -1/0/1 in *out, false when a and b cannot be ordered. */
+bool cel_compare(cel_val a, cel_val b, int *out);
+void cel_val_print(ks_strbuf *b, cel_val v);
+/* The type name cel-go prints for a runtime value ("int", "list"). */
+const char *cel_val_type_name(cel_val v);
+/* Size as upstream's cost model counts it (strings in code points). */
+uint64_t cel_val_size(cel_val v);
+size_t cel_utf8_count(const char *s, size_t n);
+
+/* device access (eval.c) */
+cel_val cel_devmap_get(cel_eval *ev, cel_val m, cel_val key, bool *found);
+cel_val cel_devmap_keys(cel_eval *ev, cel_val m);
+uint32_t cel_devmap_size(cel_val m);
+
+/* container access for macros and functions */
+cel_val cel_index(cel_eval *ev, cel_val c, cel_val key);
+/* Membership test (in); error value for unsupported containers. */
+cel_val cel_contains(cel_eval *ev, cel_val c, cel_val key);
+cel_val cel_make_list(cel_eval *ev, const cel_val *v, uint32_t n);
+
+#endif

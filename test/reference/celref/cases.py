@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""CEL cases for test/unit/test_cel.c: expressions over devices, written
+for ksched in the spirit of cel-spec's simple tests and upstream's
+dynamic-resource-allocation/cel tests. regen.sh runs them through celref
+(upstream's own evaluator) and stores inputs with upstream's answers in
+test/fixtures/cel/cases.jsonl."""
+import json
+import sys
+
+D = "gpu.example.com"
+GPU = {
+    "driver": D,
+    "attrs": {
+        "model": {"string": "a100"},
+        "memoryGB": {"int": 40},
+        "mig": {"bool": True},
+        "driverVersion": {"version": "1.2.3-rc.1+build.5"},
+        "cuda": {"version": "12.4.0"},
+        "other.example.com/numa": {"int": 1},
+        "other.example.com/tag": {"string": "Fast-GPU"},
+    },
+    "caps": {"memory": "40Gi", "cores": "108", "other.example.com/bw": "1.5T"},
+}
+EMPTY = {"driver": "", "attrs": {}, "caps": {}}
+BADVER = {"driver": D, "attrs": {"v": {"version": "01.2.3"}}, "caps": {}}
+
+cases = []
+
+
+def add(expr, dev=GPU):
+    c = {"expr": expr}
+    c.update(dev)
+    cases.append(c)
+
+
+# literals, arithmetic, comparisons
+for e in [
+    "true", "false", "1 == 1", "1 == 1.0", "dyn(1) == 1.0", "dyn(1u) == 1", "1 < 2u", "2.5 > 2", "-1 < 1u",
+    "1 + 2 * 3 == 7", "7 / 2 == 3", "-7 / 2 == -3", "-7 % 3 == -1", "7u % 3u == 1u", "1.0 / 0.0 > 1e308",
+    "9223372036854775807 + 1 == 0", "-9223372036854775808 - 1 == 0", "1 / 0 == 0", "1 % 0 == 0",
+    "0u - 1u == 0u", "-9223372036854775808 == -9223372036854775807 - 1", "0x10 == 16", "0xFFu == 255u",
+    "'abc' < 'abd'", "'a' + 'b' == 'ab'", "b'ab' == b'\\x61b'", "'\\u00e9' == 'é'", "r'\\n' == '\\\\n'",
+    "'''multi\nline''' == 'multi\\nline'", "size('héllo') == 5", "size(b'h\\xc3\\xa9') == 3",
+    "'héllo'.size() == 5", "[1,2,3].size() == 3", "{'a': 1}.size() == 1", "true && false || true",
+    "!true == false", "!!true", "1 == 1 ? true : false", "(1 < 2) == true", "null == null", "[] == []",
+    "[1, 2] == [1, 2]", "[1, 2] != [2, 1]", "{'a': 1, 'b': 2} == {'b': 2, 'a': 1}", "{1: 'a'}[1] == 'a'",
+    "{1u: 'a'}[1] == 'a'", "{'a': 1}['b'] == 1", "[1,2][2] == 1", "[1,2][-1] == 1", "[1, 2][1u] == 2",
+    "[1, 2][1.0] == 2", "2 in [1, 2, 3]", "'a' in {'a': 1}", "!('z' in {'a': 1})", "1.5 in [1, 1.5]",
+    "1 == 'a'", "dyn(1) == 'a'", "[1, 'a']", "[1, dyn('a')].size() == 2", "{'a': 1, 'b': 'x'}.size() == 2",
+    "{'a': 1, 'a': 2}.size() == 1", "int('42') == 42", "int('x') == 1", "uint(42) == 42u", "int(-1.9) == -1",
+    "int(1e19) == 1", "uint(-1) == 1u", "double(1) == 1.0", "string(1.5) == '1.5'", "string(100000000000000000000.0) == '1e+20'",
+    "string(true) == 'true'",
+    "string(b'abc') == 'abc'", "bytes('abc') == b'abc'", "bool('true')", "bool('TRUE')", "bool('yes')",
+    "type(1) == int", "type('a') == string", "type([1]) == list", "type({}) == map", "type(1u) == uint",
+    "type(null) == null_type", "type(int) == type", "type(quantity('1')) == type(quantity('2'))",
+    "dyn([1, 2]).size() == 2", "1 + 1u == 2", "dyn(1) + dyn(1u) == 2",
+    "'abc'.contains('b')", "'abc'.startsWith('ab')", "'abc'.endsWith('bc')", "'abc'.matches('^a.c$')",
+    "matches('abc', 'b')", "'a1'.matches('\\\\d')", "'abc'.matches('(?i)ABC')",
+    # macros
+    "[1, 2, 3].all(x, x > 0)", "[1, 2, 3].exists(x, x > 2)", "[1, 2, 3].exists_one(x, x > 1)",
+    "[1, 2, 3].map(x, x * 2) == [2, 4, 6]", "[1, 2, 3].map(x, x > 1, x * 10) == [20, 30]",
+    "[1, 2, 3].filter(x, x % 2 == 1) == [1, 3]", "{'a': 1, 'b': 2}.all(k, k.size() == 1)",
+    "{'a': 1, 'b': 2}.map(k, k).size() == 2", "[1, 0].all(x, 1 / x > 0)", "[0, 1].exists(x, 1 / x > 0)",
+    "[0, 1].all(x, 1 / x > 0)", "[1, 2].exists(x, 1 / (x - 1) > 5)", "[].all(x, x)", "[].exists(x, x)",
+    "[1, 2].all(i, v, v > i)", "[1, 2].exists(i, v, i == 1 && v == 2)", "{'a': 1}.all(k, v, v == 1)",
+    "cel.bind(x, 2, x * x) == 4", "cel.bind(a, [1, 2], a.map(x, x + 1)) == [2, 3]",
+    "has({'a': 1}.a)", "!has({'a': 1}.b)", "has(device.driver)", "has(device.attributes.foo)",
+    "has(device.attributes['gpu.example.com'].model)", "!has(device.attributes['gpu.example.com'].nope)",
+    "[1, 2].map(x, x).all(y, y > 0)", "[[1], [2]].all(l, l.all(x, x > 0))",
+    "1.all(x, x)", "[1, 2].all(x, x)", "x.all(y, y)",
+    # strings extension
+    "'hello'.charAt(1) == 'e'", "'hello'.charAt(5) == ''", "'hello'.charAt(6) == ''",
+    "'hello'.indexOf('l') == 2", "'hello'.indexOf('l', 3) == 3", "'hello'.indexOf('') == 0",
+    "'hello'.indexOf('x') == -1", "'hello'.indexOf('l', -1) == 0", "'hello'.lastIndexOf('l') == 3",
+    "'hello'.lastIndexOf('l', 2) == 2", "'hello'.lastIndexOf('') == 5", "'héllo'.indexOf('l') == 2",
+    "'Hello'.lowerAscii() == 'hello'", "'Hello'.upperAscii() == 'HELLO'", "'aaa'.replace('a', 'b') == 'bbb'",
+    "'aaa'.replace('a', 'b', 2) == 'bba'", "'a,b,c'.split(',') == ['a', 'b', 'c']",
+    "'a,b,c'.split(',', 2) == ['a', 'b,c']", "'abc'.split('') == ['a', 'b', 'c']", "'a,b'.split(',', 0) == []",
+    "'hello'.substring(1) == 'ello'", "'hello'.substring(1, 3) == 'el'", "'hello'.substring(3, 1) == ''",
+    "'hello'.substring(6) == ''", "'  x \\t'.trim() == 'x'", "['a', 'b'].join() == 'ab'",
+    "['a', 'b'].join('-') == 'a-b'", "strings.quote('a\"b') == '\"a\\\\\"b\"'", "'abc'.reverse() == 'cba'",
+    "'abc'.replace('', '-') == '-a-b-c-'",
+    # lists
+    "[1, 2, 3].isSorted()", "![3, 1].isSorted()", "[1, 2, 3].sum() == 6", "[1.5, 2.5].sum() == 4.0",
+    "[3, 1, 2].min() == 1", "[3, 1, 2].max() == 3", "[].min() == 0", "[1, 2, 1].indexOf(1) == 0",
+    "[1, 2, 1].lastIndexOf(1) == 2", "lists.range(3) == [0, 1, 2]", "[1, 2, 3].slice(1, 3) == [2, 3]",
+    "[1, 2, 3].slice(2, 1) == []", "[[1], [2, [3]]].flatten() == [1, 2, [3]]", "[[1], [2, [3]]].flatten(2) == [1, 2, 3]",
+    "[1, 2, 1].distinct() == [1, 2]", "[1, 2].reverse() == [2, 1]", "[3, 1, 2].sort() == [1, 2, 3]",
+    "[1, 2].first() == optional.of(1)", "[].last() == optional.none()",
+    "sets.contains([1, 2, 3], [2])", "sets.equivalent([1, 2], [2, 1, 1])", "sets.intersects([1], [2, 1])",
+    "'abc123'.find('[0-9]+') == '123'", "'a1b2'.findAll('[0-9]') == ['1', '2']", "'a1b2'.findAll('[0-9]', 1) == ['1']",
+    # optionals
+    "{'a': 1}.?a == optional.of(1)", "{'a': 1}.?b == optional.none()", "{'a': 1}.?b.orValue(5) == 5",
+    "{'a': {'b': 2}}.?a.?b.orValue(0) == 2", "[1, 2][?1] == optional.of(2)", "[1, 2][?5].hasValue() == false",
+    "optional.of(1).value() == 1", "optional.none().value() == 1", "optional.ofNonZeroValue(0).hasValue() == false",
+    "optional.none().or(optional.of(2)).value() == 2", "[?optional.of(1), ?optional.none()] == [1]",
+    "optional.of(2).optMap(x, x * 2).value() == 4",
+    "device.attributes['gpu.example.com'].?model.orValue('') == 'a100'",
+    "device.attributes['gpu.example.com'].?nope.orValue('x') == 'x'",
+    "device.attributes.?foo.hasValue()",
+    # quantity
+    "quantity('1Gi') == quantity('1024Mi')", "quantity('1Gi').isGreaterThan(quantity('1G'))",
+    "quantity('1').isLessThan(quantity('1001m'))", "quantity('2').compareTo(quantity('2000m')) == 0",
+    "quantity('1.5').asApproximateFloat() == 1.5", "quantity('5k').asInteger() == 5000",
+    "quantity('500m').asInteger() == 0", "quantity('500m').isInteger()", "quantity('5').isInteger()",
+    "quantity('1').add(quantity('500m')) == quantity('1.5')", "quantity('1').add(2) == quantity('3')",
+    "quantity('1').sub(2) == quantity('-1')", "sign(quantity('-5')) == -1", "quantity('-5').sign() == -1",
+    "isQuantity('1Gi')", "!isQuantity('1Gb')", "quantity('1Gb') == quantity('1')",
+    "quantity('9999999999999999999999999999999999999G').isInteger()", "quantity('1') == 1",
+    "dyn(quantity('1')) == 1", "quantity('1') < quantity('2')",
+    # semver
+    "semver('1.2.3').isLessThan(semver('1.10.0'))", "semver('1.0.0-alpha').isLessThan(semver('1.0.0'))",
+    "semver('1.0.0-alpha.1').isLessThan(semver('1.0.0-alpha.beta'))", "semver('1.0.0-2').isLessThan(semver('1.0.0-10'))",
+    "semver('1.0.0+a') == semver('1.0.0+b')", "semver('1.2.3').major() == 1", "semver('1.2.3').minor() == 2",
+    "semver('1.2.3').patch() == 3", "semver('1.2.3').compareTo(semver('1.2.4')) == -1", "isSemver('1.2.3')",
+    "!isSemver('1.2')", "isSemver('v1.2', true)", "semver('v01.2', true) == semver('1.2.0')",
+    "semver('1.2') == semver('1.2.0')", "semver('01.2.3') == semver('1.2.3')", "semver('1.2.3-01') == semver('1.2.3')",
+    "semver('1.2.x') == semver('1.2.3')", "semver('1.2.3+') == semver('1.2.3')", "semver('1.2.3-a_b') == semver('1.2.3')",
+    "isSemver('1.2-beta', true)",
+    # device
+    "device.driver == 'gpu.example.com'", "device.attributes['gpu.example.com'].model == 'a100'",
+    "device.attributes['gpu.example.com']['memoryGB'] >= 40", "device.attributes['gpu.example.com'].mig",
+    "device.attributes['gpu.example.com'].driverVersion.isGreaterThan(semver('1.2.2'))",
+    "device.attributes['gpu.example.com'].driverVersion.isLessThan(semver('1.2.3'))",
+    "device.attributes['gpu.example.com'].cuda.major() == 12",
+    "device.attributes['other.example.com'].numa == 1", "device.attributes['other.example.com'].tag.lowerAscii() == 'fast-gpu'",
+    "device.attributes['gpu.example.com'].nope == 1", "device.attributes['nope.example.com'].model == 'a'",
+    "device.attributes['nope.example.com'].size() == 0", "device.attributes.size() == 2",
+    "device.attributes['gpu.example.com'].size() == 5", "'other.example.com' in device.attributes",
+    "!('x.example.com' in device.attributes)", "'model' in device.attributes['gpu.example.com']",
+    "device.capacity['gpu.example.com'].memory.compareTo(quantity('32Gi')) > 0",
+    "device.capacity['gpu.example.com'].memory == quantity('40Gi')",
+    "device.capacity['gpu.example.com'].cores.asInteger() == 108",
+    "device.capacity['other.example.com'].bw.isGreaterThan(quantity('1T'))",
+    "device.capacity['gpu.example.com'].nope.isGreaterThan(quantity('0'))",
+    "device.attributes.exists(d, d == 'other.example.com')", "device.attributes.all(d, d.endsWith('example.com'))",
+    "device.attributes['gpu.example.com'].exists(k, k == 'mig')",
+    "device.attributes['gpu.example.com'].filter(k, k.startsWith('m')).size() == 2",
+    "device.capacity.exists_one(d, d == 'gpu.example.com')",
+    "cel.bind(g, device.attributes['gpu.example.com'], g.model == 'a100' && g.memoryGB > 10)",
+    "device.attributes['gpu.example.com'].model in ['a100', 'h100']",
+    "device.attributes['gpu.example.com'].memoryGB + 1 == 41",
+    "device.attributes['gpu.example.com'].model + 1 == 'x'",
+    "device.attributes['gpu.example.com'].model > 1",
+    "device.attributes['gpu.example.com'].memoryGB == 'a'",
+    "device.attributes['gpu.example.com'].model",
+    "device.attributes['gpu.example.com'].memoryGB",
+    "type(device.attributes['gpu.example.com'].model) == string",
+    "type(device.attributes['gpu.example.com'].cuda) == type(semver('1.0.0'))",
+    "device.attributes == device.attributes",
+    # compile errors
+    "device.foo", "device.allowMultipleAllocations", "nope", "nope(1)", "device.driver", "1", "'a'.foo()",
+    "1 + 'a'", "[1, 'a'].size() == 2", "{1: 'a', 'b': 'c'}.size() == 2", "quantity(1)", "size(1)",
+    "device.driver.size() + true", "1.size()", "?!", "1 +", "(1 == 1", "device.attributes['x'].y.z.w(",
+    "'unterminated", "1 == 1 &&", "[1, 2", "quantity('1').sign()", "semver('1.0.0') < semver('2.0.0')",
+    "device.attributes['gpu.example.com'].model.foo()", "has(device)", "x", "[1].map(1, 2)",
+    "device.capacity['gpu.example.com'].memory > 5", "for", "1 in 1",
+    "device.driver == 'a'\n&& device.foo", "9223372036854775808 == 0", "18446744073709551616u == 0u",
+    # evaluation errors reported by the device matcher
+    "dyn(1)", "dyn('a').size() == 1 ? device.attributes['gpu.example.com'].model : false",
+    "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(a, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(b, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(c, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(d, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(e, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(f, true))))))",
+]:
+    add(e)
+
+add("device.driver == ''", EMPTY)
+add("device.attributes.size() == 0 && device.capacity.size() == 0", EMPTY)
+add("true", BADVER)
+add("device.attributes['gpu.example.com'].v.major() == 1", BADVER)
+
+for c in cases:
+    print(json.dumps(c))
