@@ -7,7 +7,7 @@
  * expiry clock (ttl 0: never expire, upstream's default); Forget undoes an
  * assumption; the pod's Add event from the backend confirms it.
  *
- * Thread-safe (one mutex): the scheduling thread, binding threads and the
+ * Thread-safe (one mutex): the scheduling thread, binder threads and the
  * watch thread all call in. Errors come back as Error statuses. */
 #ifndef KS_CACHE_H
 #define KS_CACHE_H

@@ -43,8 +43,10 @@ void ks_waiting_pods_free(ks_waiting_pods *wp) {
 
 void ks_waiting_pods_set_notify(ks_waiting_pods *wp, void (*fn)(void *, ks_waiting_pod *),
                                 void *arg) {
+    pthread_mutex_lock(&wp->mu);
     wp->notify = fn;
     wp->notify_arg = arg;
+    pthread_mutex_unlock(&wp->mu);
 }
 
 static int find_locked(ks_waiting_pods *wp, uint64_t key) {
@@ -170,7 +172,11 @@ static bool decide_locked(ks_waiting_pod *w, ks_status *verdict) {
 }
 
 static void notify(ks_waiting_pods *wp, ks_waiting_pod *w) {
-    if (wp->notify) wp->notify(wp->notify_arg, w);
+    pthread_mutex_lock(&wp->mu);
+    void (*fn)(void *, ks_waiting_pod *) = wp->notify;
+    void *arg = wp->notify_arg;
+    pthread_mutex_unlock(&wp->mu);
+    if (fn) fn(arg, w);
 }
 
 void ks_waiting_pod_allow(ks_waiting_pod *w, const char *plugin) {

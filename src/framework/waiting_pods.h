@@ -79,7 +79,8 @@ int64_t ks_waiting_pods_next_deadline(ks_waiting_pods *wp);
 size_t ks_waiting_pods_expire(ks_waiting_pods *wp, int64_t now);
 
 /* Called (outside the lock) whenever a waiting pod gets its verdict, so
- * that a simulated loop can resume the binding cycle. */
+ * that the real-time loop can resume its parked binding cycle. fn NULL:
+ * none. Not called by ks_waiting_pods_reject_all. */
 void ks_waiting_pods_set_notify(ks_waiting_pods *wp, void (*fn)(void *arg, ks_waiting_pod *w),
                                 void *arg);
 

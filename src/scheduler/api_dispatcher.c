@@ -4,6 +4,7 @@
 #include "util/xalloc.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,27 +24,41 @@ typedef struct call {
     int64_t time_ns;
     ks_call_done_fn done;
     void *arg;
-    bool done_called;
-    bool executing;
+    /* Claimed by whoever calls done: the worker that ran the call, or
+     * closing when it gives up on a call in flight. */
+    atomic_bool done_called;
+    bool in_flight;
+    bool abandoned; /* closing gave up on it while in flight */
     /* A deletion runs the status patch it displaced first: upstream's
      * preemption patches a victim's DisruptionTarget condition and then
      * deletes it, outside the dispatcher, so neither call is dropped. */
     struct call *before;
 } call;
 
+typedef struct worker {
+    ks_api_dispatcher *d;
+    pthread_t thread;
+    bool exited;
+} worker;
+
 struct ks_api_dispatcher {
     pthread_mutex_t mu;
     pthread_cond_t work_cv, idle_cv;
     const ks_backend *backend;
     ks_clock *clock;
-    bool threaded, quit;
-    pthread_t thread;
-    ks_map calls;      /* key + 1 -> pending call (the newest for the key) */
-    uint64_t *fifo;    /* keys in arrival order, each at most once */
+    ks_map calls;      /* key + 1 -> the newest call for the key (queued or in flight) */
+    ks_map inflight;   /* key + 1 -> the call of the key being executed */
+    uint64_t *fifo;    /* keys in arrival order, each at most once, none in flight */
     uint32_t head, n, cap;
-    uint32_t executing;
+    uint32_t in_flight, max_in_flight;
     uint64_t next_id, next_event;
     uint64_t executed[KS_CALL_TYPES], skipped[KS_CALL_TYPES];
+    /* run mode */
+    worker *workers;
+    int nworkers;
+    int alive;         /* workers that have not exited */
+    bool closed;
+    bool orphaned;     /* freed while workers were still in abandoned calls */
 };
 
 static const int relevance[KS_CALL_TYPES] = {
@@ -78,11 +93,11 @@ static void free_call(call *c) {
     free(c);
 }
 
+static bool claim_done(call *c) { return !atomic_exchange(&c->done_called, true); }
+
 static void finish(call *c, const ks_status *result) {
     if (c->before) finish(c->before, result);
-    if (c->done_called) return;
-    c->done_called = true;
-    if (c->done) c->done(c->arg, result);
+    if (claim_done(c) && c->done) c->done(c->arg, result);
 }
 
 /* ---- fifo --------------------------------------------------------------- */
@@ -160,17 +175,28 @@ static void merge_patch(call *newer, const call *older) {
 typedef struct deferred {
     call *c;
     ks_status *result; /* owned */
-    bool free_it;
 } deferred;
 
-/* Returns the Skip status of the new call when it is skipped at once. */
+static ks_status *closed_status(void) { return ks_status_new(KS_ERROR, "API dispatcher closed"); }
+
+/* upstream callQueue.add (merge, then enqueue). Returns the Skip status
+ * of the new call when it is skipped at once. */
 static ks_status *add_call(ks_api_dispatcher *d, call *c) {
     deferred later[2];
     int nlater = 0;
     ks_status *ret = NULL;
     pthread_mutex_lock(&d->mu);
+    if (d->closed) {
+        pthread_mutex_unlock(&d->mu);
+        ks_status *st = closed_status();
+        finish(c, st);
+        ks_status_free(st);
+        free_call(c);
+        return NULL;
+    }
     c->id = d->next_id++;
     call *old = ks_map_get(&d->calls, c->key + 1);
+    bool old_in_flight = old && old->in_flight;
     if (old) {
         if (relevance[c->type] < relevance[old->type]) {
             d->skipped[c->type]++;
@@ -181,7 +207,7 @@ static ks_status *add_call(ks_api_dispatcher *d, call *c) {
             return ret;
         }
         if (old->type == c->type && c->type == KS_CALL_STATUS_PATCH) merge_patch(c, old);
-        if (c->type == KS_CALL_DELETE && !old->executing &&
+        if (c->type == KS_CALL_DELETE && !old_in_flight &&
             (old->type == KS_CALL_STATUS_PATCH || old->before)) {
             /* Keep the displaced patch (or the one a displaced deletion
              * kept) to run before the deletion. */
@@ -198,31 +224,35 @@ static ks_status *add_call(ks_api_dispatcher *d, call *c) {
         const char *why = old->type != c->type
                               ? "a more relevant call was enqueued for this object: call overwritten"
                               : "a call of the same type was enqueued for this object: call overwritten";
-        /* A call being executed reports its own result when it ends. */
-        if (!old->executing) later[nlater++] = (deferred){old, ks_status_new(KS_SKIP, "%s", why), true};
+        /* A call in flight reports its own result when it ends. */
+        if (!old_in_flight) later[nlater++] = (deferred){old, ks_status_new(KS_SKIP, "%s", why)};
         d->skipped[old->type]++;
     }
-    bool executing_key = old && old->executing;
-    if (c->type == KS_CALL_STATUS_PATCH && patch_is_noop(c) && !executing_key) {
-        if (old) {
+    /* A call that changes nothing is dropped, unless a call for the pod is
+     * in flight (its outcome may make this one needed). */
+    bool key_in_flight = ks_map_get(&d->inflight, c->key + 1) != NULL;
+    if (c->type == KS_CALL_STATUS_PATCH && patch_is_noop(c) && !key_in_flight) {
+        if (ks_map_get(&d->calls, c->key + 1)) {
             ks_map_del(&d->calls, c->key + 1);
             fifo_remove(d, c->key);
         }
         d->skipped[c->type]++;
         ret = ks_status_new(KS_SKIP, "call does not need to be executed because it has no effect: call skipped");
-        later[nlater++] = (deferred){c, ks_status_clone(ret), true};
+        later[nlater++] = (deferred){c, ks_status_clone(ret)};
     } else {
-        ks_map_put(&d->calls, c->key + 1, c);
-        /* A key already queued (or being executed, which re-queues it when
-         * done) keeps its place. */
-        if (!old && !c->before) fifo_push(d, c->key);
-        pthread_cond_broadcast(&d->work_cv);
+        bool had = ks_map_put(&d->calls, c->key + 1, c) != NULL;
+        /* A key already queued keeps its place; a key in flight goes back
+         * to the queue when its call ends. */
+        if (!had) {
+            fifo_push(d, c->key);
+            pthread_cond_signal(&d->work_cv);
+        }
     }
     pthread_mutex_unlock(&d->mu);
     for (int i = 0; i < nlater; i++) {
         finish(later[i].c, later[i].result);
         ks_status_free(later[i].result);
-        if (later[i].free_it) free_call(later[i].c);
+        free_call(later[i].c);
     }
     return ret;
 }
@@ -303,22 +333,24 @@ static ks_status *execute(ks_api_dispatcher *d, call *c) {
     }
 }
 
-/* Pop one call and run it; false when nothing is pending. */
-static bool run_one(ks_api_dispatcher *d) {
-    pthread_mutex_lock(&d->mu);
-    call *c = NULL;
-    while (d->n && !c) {
+/* upstream callQueue.pop: the call of the first queued key, now in flight.
+ * Called with the lock held; NULL when nothing is queued. */
+static call *pop_locked(ks_api_dispatcher *d) {
+    while (d->n) {
         uint64_t key = fifo_pop(d);
-        c = ks_map_get(&d->calls, key + 1);
+        call *c = ks_map_get(&d->calls, key + 1);
+        if (!c) continue;
+        c->in_flight = true;
+        ks_map_put(&d->inflight, key + 1, c);
+        if (++d->in_flight > d->max_in_flight) d->max_in_flight = d->in_flight;
+        return c;
     }
-    if (!c) {
-        pthread_mutex_unlock(&d->mu);
-        return false;
-    }
-    c->executing = true;
-    d->executing++;
-    pthread_mutex_unlock(&d->mu);
+    return NULL;
+}
 
+/* Execute a popped call, then upstream's finalize: a newer call for the
+ * same pod that came in meanwhile goes to the back of the queue. */
+static void run_popped(ks_api_dispatcher *d, call *c) {
     if (c->before) {
         ks_status *r = execute(d, c->before);
         pthread_mutex_lock(&d->mu);
@@ -326,77 +358,182 @@ static bool run_one(ks_api_dispatcher *d) {
         pthread_mutex_unlock(&d->mu);
         finish(c->before, r);
         ks_status_free(r);
-        free_call(c->before);
-        c->before = NULL;
     }
-    ks_status *result = execute(d, c);
+    pthread_mutex_lock(&d->mu);
+    bool abandoned = c->abandoned;
+    pthread_mutex_unlock(&d->mu);
+    ks_status *result = abandoned ? NULL : execute(d, c);
 
     pthread_mutex_lock(&d->mu);
-    d->executed[c->type]++;
-    d->executing--;
-    c->executing = false;
+    if (!abandoned) d->executed[c->type]++;
     call *cur = ks_map_get(&d->calls, c->key + 1);
-    bool replaced = cur && cur != c;
-    if (cur == c) ks_map_del(&d->calls, c->key + 1);
-    /* A newer call for the same pod came in while this one ran: it goes
-     * to the back of the queue now. */
-    if (replaced) fifo_push(d, c->key);
-    pthread_cond_broadcast(&d->idle_cv);
+    if (cur == c) {
+        ks_map_del(&d->calls, c->key + 1);
+    } else if (cur) {
+        fifo_push(d, c->key);
+        pthread_cond_signal(&d->work_cv);
+    }
     pthread_mutex_unlock(&d->mu);
     finish(c, result);
     ks_status_free(result);
+    /* In flight until its caller has heard: flushing and closing wait
+     * for that. (The pod's next call may be in flight already.) */
+    pthread_mutex_lock(&d->mu);
+    d->in_flight--;
+    if (ks_map_get(&d->inflight, c->key + 1) == c) ks_map_del(&d->inflight, c->key + 1);
+    pthread_cond_broadcast(&d->idle_cv);
+    pthread_mutex_unlock(&d->mu);
     free_call(c);
+}
+
+/* Pop one call and run it on this thread; false when nothing is queued. */
+static bool run_one(ks_api_dispatcher *d) {
+    pthread_mutex_lock(&d->mu);
+    call *c = d->closed ? NULL : pop_locked(d);
+    pthread_mutex_unlock(&d->mu);
+    if (!c) return false;
+    run_popped(d, c);
     return true;
 }
 
-static void *dispatcher_thread(void *arg) {
-    ks_api_dispatcher *d = arg;
+static void destroy(ks_api_dispatcher *d) {
+    ks_map_free(&d->calls);
+    ks_map_free(&d->inflight);
+    free(d->fifo);
+    free(d->workers);
+    pthread_mutex_destroy(&d->mu);
+    pthread_cond_destroy(&d->work_cv);
+    pthread_cond_destroy(&d->idle_cv);
+    free(d);
+}
+
+static void *worker_main(void *arg) {
+    worker *w = arg;
+    ks_api_dispatcher *d = w->d;
+    pthread_mutex_lock(&d->mu);
     for (;;) {
-        pthread_mutex_lock(&d->mu);
-        while (!d->quit && d->n == 0) pthread_cond_wait(&d->work_cv, &d->mu);
-        bool quit = d->quit;
+        while (!d->closed && d->n == 0) pthread_cond_wait(&d->work_cv, &d->mu);
+        if (d->closed) break;
+        call *c = pop_locked(d);
+        if (!c) continue;
         pthread_mutex_unlock(&d->mu);
-        if (quit) break;
-        run_one(d);
+        run_popped(d, c);
+        pthread_mutex_lock(&d->mu);
     }
+    w->exited = true;
+    d->alive--;
+    bool last = d->orphaned && d->alive == 0;
+    pthread_cond_broadcast(&d->idle_cv);
+    pthread_mutex_unlock(&d->mu);
+    /* Freed while this worker was in an abandoned call: the last one out
+     * frees the rest. */
+    if (last) destroy(d);
     return NULL;
 }
 
-ks_api_dispatcher *ks_api_dispatcher_new(const ks_backend *b, ks_clock *clock, bool threaded) {
+ks_api_dispatcher *ks_api_dispatcher_new(const ks_backend *b, ks_clock *clock, int workers) {
     ks_api_dispatcher *d = ks_xcalloc(1, sizeof(*d));
     pthread_mutex_init(&d->mu, NULL);
     pthread_cond_init(&d->work_cv, NULL);
     pthread_cond_init(&d->idle_cv, NULL);
     d->backend = b;
     d->clock = clock ? clock : ks_clock_real();
-    d->threaded = threaded;
-    if (threaded && pthread_create(&d->thread, NULL, dispatcher_thread, d) != 0) d->threaded = false;
+    ks_api_dispatcher_start(d, workers);
     return d;
+}
+
+void ks_api_dispatcher_start(ks_api_dispatcher *d, int workers) {
+    if (workers <= 0) return;
+    pthread_mutex_lock(&d->mu);
+    if (!d->closed && !d->nworkers) {
+        d->workers = ks_xcalloc((size_t)workers, sizeof(*d->workers));
+        for (int i = 0; i < workers; i++) {
+            worker *w = &d->workers[d->nworkers];
+            w->d = d;
+            if (pthread_create(&w->thread, NULL, worker_main, w) != 0) break;
+            d->nworkers++;
+            d->alive++;
+        }
+    }
+    pthread_mutex_unlock(&d->mu);
+}
+
+typedef struct pending_done {
+    ks_call_done_fn fn;
+    void *arg;
+} pending_done;
+
+size_t ks_api_dispatcher_close(ks_api_dispatcher *d, int64_t grace_ns) {
+    pthread_mutex_lock(&d->mu);
+    if (d->closed) {
+        pthread_mutex_unlock(&d->mu);
+        return 0;
+    }
+    d->closed = true;
+    pthread_cond_broadcast(&d->work_cv);
+    /* Queued calls are dropped; calls in flight stay (their newer queued
+     * call, if any, is dropped). */
+    size_t ndrop = 0;
+    call **drop = ks_xmalloc((d->calls.len ? d->calls.len : 1) * sizeof(*drop));
+    uint64_t k;
+    void *v;
+    for (size_t it = 0; ks_map_next(&d->calls, &it, &k, &v);)
+        if (!((call *)v)->in_flight) drop[ndrop++] = v;
+    for (size_t i = 0; i < ndrop; i++) ks_map_del(&d->calls, drop[i]->key + 1);
+    d->n = 0;
+    /* Calls in flight get the grace period, on the real clock. */
+    ks_clock *real = ks_clock_real();
+    int64_t deadline = ks_clock_now(real) + grace_ns;
+    while (d->in_flight > 0 && d->alive > 0)
+        if (!ks_clock_cond_wait(real, &d->idle_cv, &d->mu, deadline)) break;
+    /* Whatever is still in flight is given up on: its waiters hear now. */
+    size_t nab = 0, ndone = 0;
+    pending_done *dones = ks_xmalloc((d->inflight.len * 2 + 1) * sizeof(*dones));
+    for (size_t it = 0; ks_map_next(&d->inflight, &it, &k, &v);) {
+        call *c = v;
+        c->abandoned = true;
+        nab++;
+        if (c->before && claim_done(c->before) && c->before->done)
+            dones[ndone++] = (pending_done){c->before->done, c->before->arg};
+        if (claim_done(c) && c->done) dones[ndone++] = (pending_done){c->done, c->arg};
+    }
+    pthread_mutex_unlock(&d->mu);
+
+    ks_status *st = closed_status();
+    for (size_t i = 0; i < ndrop; i++) {
+        finish(drop[i], st);
+        free_call(drop[i]);
+    }
+    free(drop);
+    ks_status *ab = ks_status_new(KS_ERROR, "API dispatcher closed while the call was in flight");
+    for (size_t i = 0; i < ndone; i++) dones[i].fn(dones[i].arg, ab);
+    free(dones);
+    ks_status_free(ab);
+    ks_status_free(st);
+    return nab;
 }
 
 void ks_api_dispatcher_free(ks_api_dispatcher *d) {
     if (!d) return;
-    if (d->threaded) {
-        pthread_mutex_lock(&d->mu);
-        d->quit = true;
-        pthread_cond_broadcast(&d->work_cv);
-        pthread_mutex_unlock(&d->mu);
-        pthread_join(d->thread, NULL);
+    ks_api_dispatcher_close(d, KS_API_DISPATCHER_GRACE_NS);
+    /* Join the workers that are done; leave the ones still inside an
+     * abandoned backend call to free the dispatcher when they return. */
+    worker **join = ks_xmalloc((size_t)(d->nworkers ? d->nworkers : 1) * sizeof(*join));
+    int njoin = 0;
+    pthread_mutex_lock(&d->mu);
+    /* Idle workers are on their way out: wait for them. */
+    while (d->alive > (int)d->in_flight) pthread_cond_wait(&d->idle_cv, &d->mu);
+    for (int i = 0; i < d->nworkers; i++) {
+        if (d->workers[i].exited) join[njoin++] = &d->workers[i];
+        else pthread_detach(d->workers[i].thread);
     }
-    ks_status *closed = ks_status_new(KS_ERROR, "API dispatcher closed");
-    uint64_t k;
-    void *v;
-    for (size_t it = 0; ks_map_next(&d->calls, &it, &k, &v);) {
-        finish(v, closed);
-        free_call(v);
-    }
-    ks_status_free(closed);
-    ks_map_free(&d->calls);
-    free(d->fifo);
-    pthread_mutex_destroy(&d->mu);
-    pthread_cond_destroy(&d->work_cv);
-    pthread_cond_destroy(&d->idle_cv);
-    free(d);
+    d->orphaned = d->alive > 0;
+    bool orphaned = d->orphaned;
+    pthread_mutex_unlock(&d->mu);
+    for (int i = 0; i < njoin; i++) pthread_join(join[i]->thread, NULL);
+    free(join);
+    if (orphaned) return;
+    destroy(d);
 }
 
 size_t ks_api_dispatcher_drain(ks_api_dispatcher *d) {
@@ -408,17 +545,25 @@ size_t ks_api_dispatcher_drain(ks_api_dispatcher *d) {
 size_t ks_api_dispatcher_pending(ks_api_dispatcher *d) {
     pthread_mutex_lock(&d->mu);
     size_t n = d->calls.len;
+    /* An in-flight call that a newer one replaced in `calls` counts too. */
+    uint64_t k;
+    void *v;
+    for (size_t it = 0; ks_map_next(&d->inflight, &it, &k, &v);)
+        if (ks_map_get(&d->calls, k) != v) n++;
     pthread_mutex_unlock(&d->mu);
     return n;
 }
 
 void ks_api_dispatcher_flush(ks_api_dispatcher *d) {
-    if (!d->threaded) {
+    pthread_mutex_lock(&d->mu);
+    bool workers = d->nworkers > 0;
+    pthread_mutex_unlock(&d->mu);
+    if (!workers) {
         ks_api_dispatcher_drain(d);
         return;
     }
     pthread_mutex_lock(&d->mu);
-    while (d->calls.len || d->executing) pthread_cond_wait(&d->idle_cv, &d->mu);
+    while (!d->closed && (d->calls.len || d->in_flight)) pthread_cond_wait(&d->idle_cv, &d->mu);
     pthread_mutex_unlock(&d->mu);
 }
 
@@ -430,8 +575,9 @@ typedef struct sync_wait {
 
 static void sync_done(void *arg, const ks_status *result) {
     sync_wait *w = arg;
+    ks_status *r = ks_status_clone(result);
     pthread_mutex_lock(&w->d->mu);
-    w->result = ks_status_clone(result);
+    w->result = r;
     w->done = true;
     pthread_cond_broadcast(&w->d->idle_cv);
     pthread_mutex_unlock(&w->d->mu);
@@ -440,15 +586,25 @@ static void sync_done(void *arg, const ks_status *result) {
 ks_status *ks_api_dispatcher_bind_sync(ks_api_dispatcher *d, const ks_pod *pod, const char *node) {
     sync_wait w = {.d = d};
     ks_status_free(ks_api_dispatcher_bind(d, pod, node, sync_done, &w));
-    if (d->threaded) {
+    pthread_mutex_lock(&d->mu);
+    bool workers = d->nworkers > 0;
+    pthread_mutex_unlock(&d->mu);
+    if (workers) {
         pthread_mutex_lock(&d->mu);
         while (!w.done) pthread_cond_wait(&d->idle_cv, &d->mu);
         pthread_mutex_unlock(&d->mu);
     } else {
-        while (!w.done && run_one(d)) {
+        for (;;) {
+            pthread_mutex_lock(&d->mu);
+            bool done = w.done;
+            pthread_mutex_unlock(&d->mu);
+            if (done || !run_one(d)) break;
         }
     }
-    if (!w.done) return ks_status_new(KS_ERROR, "binding was dropped by the API dispatcher");
+    pthread_mutex_lock(&d->mu);
+    bool done = w.done;
+    pthread_mutex_unlock(&d->mu);
+    if (!done) return ks_status_new(KS_ERROR, "binding was dropped by the API dispatcher");
     /* A binding overwritten by a deletion did not happen. */
     if (ks_status_code(w.result) == KS_SKIP) w.result->code = KS_ERROR;
     return w.result;
@@ -461,9 +617,9 @@ uint64_t ks_api_dispatcher_executed(ks_api_dispatcher *d, ks_call_type t) {
     return v;
 }
 
-uint64_t ks_api_dispatcher_skipped(ks_api_dispatcher *d, ks_call_type t) {
+uint32_t ks_api_dispatcher_max_in_flight(ks_api_dispatcher *d) {
     pthread_mutex_lock(&d->mu);
-    uint64_t v = t < KS_CALL_TYPES ? d->skipped[t] : 0;
+    uint32_t v = d->max_in_flight;
     pthread_mutex_unlock(&d->mu);
     return v;
 }

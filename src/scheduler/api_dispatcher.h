@@ -1,16 +1,19 @@
 /* The asynchronous API dispatcher (upstream backend/api_dispatcher): every
  * call the scheduler makes to the backend — bindings, pod status patches,
  * pod deletions, events — is queued here and executed off the scheduling
- * thread (run mode: a dispatcher thread; simulated mode: by the loop,
- * deterministically, in queue order).
+ * thread: by a bounded set of worker threads (run mode; upstream allows
+ * `parallelism` calls in flight, 16 by default), or by the stepping loop,
+ * deterministically, in queue order (ks_api_dispatcher_drain).
  *
  * Calls for the same pod are merged as upstream's call queue does: one
- * pending call per pod; a less relevant call than the pending one is
+ * queued call per pod; a less relevant call than the queued one is
  * skipped, a more relevant one replaces it, two status patches merge (the
  * newer one wins field by field, keeping the older nominatedNodeName
  * override and condition when the newer has none), and a status patch that
  * would change nothing is skipped. Relevance: status patch < binding <
- * deletion. Events are never merged. */
+ * deletion. Events are never merged. Two calls for the same pod never run
+ * at once: a call queued while another for its pod is in flight waits for
+ * it to end, then goes to the back of the queue. */
 #ifndef KS_API_DISPATCHER_H
 #define KS_API_DISPATCHER_H
 
@@ -30,11 +33,24 @@ typedef void (*ks_call_done_fn)(void *arg, const ks_status *result);
 
 typedef struct ks_api_dispatcher ks_api_dispatcher;
 
-/* threaded: execute on a dispatcher thread (run mode); otherwise only
- * ks_api_dispatcher_drain executes calls. */
-ks_api_dispatcher *ks_api_dispatcher_new(const ks_backend *b, ks_clock *clock, bool threaded);
-/* Stops the thread; pending calls are dropped (their done callbacks get an
- * Error status). */
+/* How long closing waits for calls in flight (real time) before it gives
+ * up on them. */
+#define KS_API_DISPATCHER_GRACE_NS (5LL * KS_NS_PER_SEC)
+
+/* workers > 0: that many threads execute calls, started now; 0: nothing
+ * runs a call until ks_api_dispatcher_drain or ks_api_dispatcher_start. */
+ks_api_dispatcher *ks_api_dispatcher_new(const ks_backend *b, ks_clock *clock, int workers);
+/* Start worker threads (no-op when some already run). */
+void ks_api_dispatcher_start(ks_api_dispatcher *d, int workers);
+/* Stop: no call starts from now on. Queued calls are dropped (their done
+ * callbacks get an Error status), calls queued later too. Calls in flight
+ * may finish within grace_ns of real time; those still running then are
+ * abandoned: their done callbacks get an Error status at once, and what
+ * the backend answers later is dropped. Returns the number abandoned.
+ * The backend must stay usable until its abandoned calls return. */
+size_t ks_api_dispatcher_close(ks_api_dispatcher *d, int64_t grace_ns);
+/* Closes (KS_API_DISPATCHER_GRACE_NS) if not closed yet, then frees. A
+ * worker still inside an abandoned call frees the rest when it returns. */
 void ks_api_dispatcher_free(ks_api_dispatcher *d);
 
 /* Queue calls. done (optional) is called exactly once, from the executing
@@ -52,19 +68,22 @@ void ks_api_dispatcher_event(ks_api_dispatcher *d, const ks_pod *regarding, cons
                              const char *reason, const char *action, const char *note);
 
 /* Queue a binding and wait for its result (the Bind extension point waits
- * like upstream's DefaultBinder). Simulated: drains the queue up to it. */
+ * like upstream's DefaultBinder). Without workers: drains the queue up to
+ * it on the calling thread. */
 ks_status *ks_api_dispatcher_bind_sync(ks_api_dispatcher *d, const ks_pod *pod,
                                        const char *node);
 
-/* Execute everything pending now, on the calling thread (simulated mode).
- * Returns the number of calls executed. */
+/* Execute everything queued now, on the calling thread, in queue order
+ * (the stepping loop; no workers). Returns the number of calls executed. */
 size_t ks_api_dispatcher_drain(ks_api_dispatcher *d);
+/* Calls queued or in flight. */
 size_t ks_api_dispatcher_pending(ks_api_dispatcher *d);
-/* Wait until nothing is pending or executing (threaded mode). */
+/* Wait until nothing is queued or in flight (drains without workers). */
 void ks_api_dispatcher_flush(ks_api_dispatcher *d);
 
 /* Calls executed against the backend, by type (tests, metrics). */
 uint64_t ks_api_dispatcher_executed(ks_api_dispatcher *d, ks_call_type t);
-uint64_t ks_api_dispatcher_skipped(ks_api_dispatcher *d, ks_call_type t);
+/* The most calls that were in flight at once (tests). */
+uint32_t ks_api_dispatcher_max_in_flight(ks_api_dispatcher *d);
 
 #endif

@@ -1,7 +1,7 @@
 /* Hooks to watch the scheduler work (the simulator's trace and --explain,
  * tests). Everything an observer receives is valid only for the call. All
  * hooks run on the scheduling thread, except on_bound/on_bind_failed which
- * run where the binding cycle runs (the loop in simulated mode). */
+ * run where the binding cycle runs (the stepping loop, or a binder thread). */
 #ifndef KS_OBSERVER_H
 #define KS_OBSERVER_H
 

@@ -762,40 +762,65 @@ void ks_sched_free_binding_cycle(binding_cycle *bc) {
     free(bc);
 }
 
+static bool permit_decided(ks_scheduler *s, const binding_cycle *bc) {
+    ks_waiting_pod *w = ks_waiting_pods_get(s->waiting, bc->assumed->key);
+    return !w || ks_waiting_pod_decided(w);
+}
+
+/* Take the first parked binding cycle whose Permit wait is over. */
+static binding_cycle *unpark_ready(ks_scheduler *s) {
+    binding_cycle *bc = NULL;
+    pthread_mutex_lock(&s->bind_mu);
+    for (binding_cycle **pp = &s->parked; *pp; pp = &(*pp)->next) {
+        if (!permit_decided(s, *pp)) continue;
+        bc = *pp;
+        *pp = bc->next;
+        if (s->parked_tail == &bc->next) s->parked_tail = pp;
+        bc->next = NULL;
+        break;
+    }
+    pthread_mutex_unlock(&s->bind_mu);
+    return bc;
+}
+
 size_t ks_sched_run_ready_bindings(ks_scheduler *s) {
     size_t ran = 0;
-    for (;;) {
-        binding_cycle **pp = &s->parked, *bc = NULL;
-        for (; *pp; pp = &(*pp)->next) {
-            ks_waiting_pod *w = ks_waiting_pods_get(s->waiting, (*pp)->assumed->key);
-            if (!w || ks_waiting_pod_decided(w)) {
-                bc = *pp;
-                *pp = bc->next;
-                break;
-            }
-        }
-        if (!bc) break;
-        bc->next = NULL;
+    for (binding_cycle *bc; (bc = unpark_ready(s)) != NULL; ran++) {
         ks_sched_run_binding_cycle(bc);
         ks_waiting_pods_release_held();
-        ran++;
     }
-    /* The removals may have taken the last element. */
-    s->parked_tail = &s->parked;
-    while (*s->parked_tail) s->parked_tail = &(*s->parked_tail)->next;
     return ran;
 }
 
-static void *binding_thread(void *arg) {
-    binding_cycle *bc = arg;
-    ks_scheduler *s = bc->s;
-    ks_sched_run_binding_cycle(bc);
+static void binding_task(void *arg) {
+    ks_sched_run_binding_cycle(arg);
     ks_waiting_pods_release_held();
+}
+
+void ks_sched_submit_ready_bindings(ks_scheduler *s) {
+    for (binding_cycle *bc; (bc = unpark_ready(s)) != NULL;) ks_taskpool_submit(s->binders, binding_task, bc);
+}
+
+/* Hand a binding cycle on: run it now (stepping loop) or give it to the
+ * binders (real-time loop), or, while its pod waits on Permit, park it
+ * without a thread until the verdict. */
+static void start_binding_cycle(ks_scheduler *s, binding_cycle *bc, bool waiting) {
+    if (!waiting) {
+        if (s->binders) ks_taskpool_submit(s->binders, binding_task, bc);
+        else ks_sched_run_binding_cycle(bc);
+        return;
+    }
+    pthread_mutex_lock(&s->bind_mu);
+    *s->parked_tail = bc;
+    s->parked_tail = &bc->next;
+    pthread_mutex_unlock(&s->bind_mu);
+    if (!s->binders) return;
+    /* The verdict may have come before the cycle was parked; and the
+     * timer thread now has a Permit deadline to watch. */
+    ks_sched_submit_ready_bindings(s);
     pthread_mutex_lock(&s->mu);
-    s->bindings_running--;
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);
-    return NULL;
 }
 
 /* ---- one attempt ------------------------------------------------------------ */
@@ -842,7 +867,7 @@ bool ks_scheduler_attempt(ks_scheduler *s, uint64_t pod_key) {
 }
 
 /* One attempt of a popped pod: the scheduling cycle, then the binding
- * cycle (right away in simulated mode, on its own thread otherwise). */
+ * cycle (see start_binding_cycle). */
 static void schedule_queued(ks_scheduler *s, ks_queued_pod *qp) {
     ks_framework *fw = qp->fw;
     const ks_pod *pod = qp->pod;
@@ -899,26 +924,7 @@ static void schedule_queued(ks_scheduler *s, ks_queued_pod *qp) {
         bc->assumed = a.assumed;
         bc->node = ks_xstrdup(ks_str(a.host));
         a.st = NULL;
-        if (s->simulated) {
-            /* Binding runs right after the scheduling cycle, or once the
-             * Permit wait ends. */
-            if (a.waiting) {
-                *s->parked_tail = bc;
-                s->parked_tail = &bc->next;
-            } else {
-                ks_sched_run_binding_cycle(bc);
-            }
-        } else {
-            pthread_mutex_lock(&s->mu);
-            s->bindings_running++;
-            pthread_mutex_unlock(&s->mu);
-            pthread_t t;
-            pthread_attr_t attr;
-            pthread_attr_init(&attr);
-            pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-            if (pthread_create(&t, &attr, binding_thread, bc) != 0) binding_thread(bc);
-            pthread_attr_destroy(&attr);
-        }
+        start_binding_cycle(s, bc, a.waiting);
     }
     ks_status_free(a.pre_filter_status);
     ks_status_free(a.post_filter_status);

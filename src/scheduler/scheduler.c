@@ -165,6 +165,7 @@ ks_scheduler *ks_scheduler_new(const ks_scheduler_options *o, char **err) {
     ks_scheduler *s = ks_xcalloc(1, sizeof(*s));
     pthread_mutex_init(&s->mu, NULL);
     pthread_mutex_init(&s->pods_mu, NULL);
+    pthread_mutex_init(&s->bind_mu, NULL);
     pthread_cond_init(&s->cv, NULL);
     s->cfg = o->config;
     s->reg = o->registry ? o->registry : ks_default_registry();
@@ -230,23 +231,31 @@ ks_scheduler *ks_scheduler_new(const ks_scheduler_options *o, char **err) {
                            .lookup_pod = lookup_for_queue,
                            .ctx = s};
     s->queue = ks_queue_new(&qo);
-    s->disp = ks_api_dispatcher_new(s->backend, s->clock, !s->simulated);
+    /* No worker yet: the stepping loop drains it; ks_scheduler_run
+     * starts the workers. */
+    s->disp = ks_api_dispatcher_new(s->backend, s->clock, 0);
     return s;
 }
 
-static void wait_bindings(ks_scheduler *s) {
-    pthread_mutex_lock(&s->mu);
-    while (s->bindings_running > 0) pthread_cond_wait(&s->cv, &s->mu);
-    pthread_mutex_unlock(&s->mu);
-}
+/* How long a stopping scheduler lets binding cycles in progress finish
+ * (real time) before their API calls are given up on. */
+#define SHUTDOWN_GRACE_NS (5LL * KS_NS_PER_SEC)
 
 void ks_scheduler_free(ks_scheduler *s) {
     if (!s) return;
     ks_scheduler_stop(s);
     if (s->backend && s->backend->stop && s->started) s->backend->stop(s->backend->ctx);
-    /* Binding threads blocked on Permit: reject them so they finish. */
-    if (s->waiting) ks_waiting_pods_reject_all(s->waiting, "scheduler stopped");
-    wait_bindings(s);
+    /* Pods waiting on Permit stay where they are: their parked binding
+     * cycles are dropped below. Binding cycles under way may finish their
+     * API calls for a while; then the dispatcher gives up on the calls
+     * still in flight, which ends the cycles waiting on them. */
+    if (s->waiting) {
+        ks_waiting_pods_set_notify(s->waiting, NULL, NULL);
+        ks_waiting_pods_reject_all(s->waiting, "scheduler stopped");
+    }
+    if (s->binders) ks_taskpool_wait_idle(s->binders, ks_clock_now(ks_clock_real()) + SHUTDOWN_GRACE_NS);
+    if (s->disp) ks_api_dispatcher_close(s->disp, SHUTDOWN_GRACE_NS);
+    ks_taskpool_free(s->binders);
     while (s->parked) {
         binding_cycle *bc = s->parked;
         s->parked = bc->next;
@@ -269,6 +278,7 @@ void ks_scheduler_free(ks_scheduler *s) {
     ks_map_free(&s->pods);
     pthread_mutex_destroy(&s->mu);
     pthread_mutex_destroy(&s->pods_mu);
+    pthread_mutex_destroy(&s->bind_mu);
     pthread_cond_destroy(&s->cv);
     free(s);
 }
@@ -572,6 +582,8 @@ size_t ks_scheduler_run_until_idle(ks_scheduler *s) {
 
 /* ---- the real-time loop ------------------------------------------------- */
 
+static void on_permit_decided(void *arg, ks_waiting_pod *w) { ks_sched_submit_ready_bindings(arg); }
+
 static void *timer_thread(void *arg) {
     ks_scheduler *s = arg;
     int64_t next_backoff = ks_clock_now(s->clock) + BACKOFF_FLUSH_PERIOD_NS;
@@ -579,11 +591,16 @@ static void *timer_thread(void *arg) {
     pthread_mutex_lock(&s->mu);
     while (!s->stopping) {
         int64_t deadline = next_backoff < next_leftover ? next_backoff : next_leftover;
+        /* Permit timeouts: nobody else waits for them (parked binding
+         * cycles hold no thread). A new one wakes this thread up. */
+        int64_t permit = ks_waiting_pods_next_deadline(s->waiting);
+        if (permit < deadline) deadline = permit;
         ks_clock_cond_wait(s->clock, &s->cv, &s->mu, deadline);
         if (s->stopping) break;
         int64_t now = ks_clock_now(s->clock);
         pthread_mutex_unlock(&s->mu);
         ks_sched_view_enter(s); /* moves run PreEnqueue plugins */
+        ks_waiting_pods_expire(s->waiting, now);
         if (now >= next_backoff) {
             ks_queue_flush_backoff_completed(s->queue);
             ks_cache_cleanup_assumed(s->cache, now);
@@ -623,6 +640,16 @@ void ks_scheduler_run(ks_scheduler *s) {
     ks_infof(2, "caches synced, scheduling");
     pthread_mutex_lock(&s->mu);
     bool stop = s->stopping;
+    if (!stop && !s->binders) {
+        /* Binding cycles and API calls get bounded sets of threads (the
+         * dispatcher's as upstream's: parallelism calls at once). */
+        int n = ks_parallelizer_parallelism(s->par);
+        s->binders = ks_taskpool_new(n);
+        ks_api_dispatcher_start(s->disp, n);
+        ks_waiting_pods_set_notify(s->waiting, on_permit_decided, s);
+        /* Cycles parked before the loop started. */
+        ks_sched_submit_ready_bindings(s);
+    }
     if (!stop && !s->timer_running && pthread_create(&s->timer, NULL, timer_thread, s) == 0)
         s->timer_running = true;
     pthread_mutex_unlock(&s->mu);

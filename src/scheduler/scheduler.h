@@ -11,9 +11,10 @@
  *   ks_scheduler_run_until_idle() loops, jumping the clock to the next
  *   timer when nothing is runnable, until nothing can make progress.
  * - real clock (run): ks_scheduler_run() blocks on the queue; binding
- *   cycles run on their own threads, API calls on the dispatcher thread,
- *   timers (backoff flush every second, unschedulable flush every 30 s) on
- *   a timer thread.
+ *   cycles run on a fixed set of binder threads (a cycle whose pod waits
+ *   on Permit is parked without a thread until the verdict), API calls on
+ *   the dispatcher's workers, timers (backoff flush every second,
+ *   unschedulable flush every 30 s, Permit timeouts) on a timer thread.
  */
 #ifndef KS_SCHEDULER_H
 #define KS_SCHEDULER_H

@@ -5,6 +5,7 @@
 
 #include "scheduler/diagnosis.h"
 #include "scheduler/scheduler.h"
+#include "util/taskpool.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -53,13 +54,18 @@ struct ks_scheduler {
     pthread_mutex_t pods_mu;
     ks_map pods; /* pod key + 1 -> ks_pod* (referenced) */
 
-    /* Simulated clock: binding cycles waiting on Permit, in order. */
+    /* Binding cycles whose pod waits on Permit, in order: they hold no
+     * thread; the stepping loop runs them once decided, the real-time loop
+     * hands them to the binders then (on_permit_decided). */
+    pthread_mutex_t bind_mu;
     binding_cycle *parked, **parked_tail;
+    /* Real-time loop: the threads that run binding cycles (NULL: the
+     * stepping loop runs them itself). */
+    ks_taskpool *binders;
 
-    /* Real clock: binding threads and the timer thread. */
+    /* Real clock: the timer thread, the stop flag, the counters. */
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    int bindings_running;
     bool stopping;
     bool started;
     pthread_t timer;
@@ -76,6 +82,9 @@ void ks_sched_run_binding_cycle(binding_cycle *bc);
 void ks_sched_free_binding_cycle(binding_cycle *bc);
 /* Run the parked binding cycles whose Permit wait is over. */
 size_t ks_sched_run_ready_bindings(struct ks_scheduler *s);
+/* Real-time loop: hand the parked binding cycles whose Permit wait is
+ * over to the binders. */
+void ks_sched_submit_ready_bindings(struct ks_scheduler *s);
 
 /* scheduler.c */
 /* Pin the backend's object view for the calling thread (nested calls

@@ -1,6 +1,8 @@
 /* The API dispatcher: merging and ordering of calls per pod, skipping of
- * no-op patches, synchronous binding, and the threaded mode. Calls land on
- * the in-memory backend. */
+ * no-op patches, synchronous binding, and the worker pool (calls for
+ * different pods at once, never two for one pod, closing with calls in
+ * flight). Calls land on the in-memory backend, or on a backend whose
+ * calls block until the test lets them go. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,9 +14,12 @@
 #include "sim/memory_backend.h"
 #include "testutil.h"
 
+#include <dirent.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct fx {
     ks_cluster *c;
@@ -31,7 +36,7 @@ static int setup_mode(bool threaded) {
     F.pod = tu_pod("default", "p", 100, 0, 0);
     KS_VEC_PUSH(F.c->pods, ks_pod_ref(F.pod));
     F.mb = ks_memory_backend_new(F.c);
-    F.d = ks_api_dispatcher_new(ks_memory_backend_iface(F.mb), NULL, threaded);
+    F.d = ks_api_dispatcher_new(ks_memory_backend_iface(F.mb), NULL, threaded ? 4 : 0);
     return 0;
 }
 static int setup(void **state) { return setup_mode(false); }
@@ -163,8 +168,214 @@ static void test_threaded(void **state) {
     }
     assert_null(ks_api_dispatcher_bind_sync(F.d, F.pod, "n1"));
     ks_api_dispatcher_flush(F.d);
+    /* Events run side by side: all of them, in some order. */
     assert_int_equal(ks_memory_backend_nevents(F.mb), 50);
-    assert_string_equal(ks_memory_backend_event(F.mb, 49)->note, "e49");
+    bool seen[50] = {false};
+    for (int i = 0; i < 50; i++) {
+        int k = atoi(ks_memory_backend_event(F.mb, (size_t)i)->note + 1);
+        assert_true(k >= 0 && k < 50 && !seen[k]);
+        seen[k] = true;
+    }
+}
+
+/* ---- the worker pool, on a backend whose calls block ------------------------ */
+
+#define GATE_PODS 8
+
+typedef struct gate {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool open;             /* calls return at once */
+    int inside;            /* calls in the backend now */
+    int max_inside;
+    int per_pod[GATE_PODS];/* calls in the backend now, per pod */
+    bool overlap;          /* two calls for one pod at once */
+    char log[64][32];      /* calls in the order they entered */
+    int nlog;
+} gate;
+
+static gate G = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+static ks_pod *gate_pods[GATE_PODS];
+
+static int pod_index(const ks_pod *p) {
+    for (int i = 0; i < GATE_PODS; i++)
+        if (gate_pods[i]->key == p->key) return i;
+    return -1;
+}
+
+static ks_status *gate_call(const ks_pod *pod, const char *what) {
+    int i = pod_index(pod);
+    pthread_mutex_lock(&G.mu);
+    if (G.nlog < 64) snprintf(G.log[G.nlog++], sizeof(G.log[0]), "%s %s", what, ks_str(pod->name));
+    G.inside++;
+    if (G.inside > G.max_inside) G.max_inside = G.inside;
+    if (i >= 0 && ++G.per_pod[i] > 1) G.overlap = true;
+    pthread_cond_broadcast(&G.cv);
+    while (!G.open) pthread_cond_wait(&G.cv, &G.mu);
+    G.inside--;
+    if (i >= 0) G.per_pod[i]--;
+    pthread_mutex_unlock(&G.mu);
+    return NULL;
+}
+
+static ks_status *gate_bind(void *ctx, const ks_pod *pod, const char *node) { return gate_call(pod, "bind"); }
+static ks_status *gate_patch(void *ctx, const ks_pod *pod, const ks_status_patch *p) { return gate_call(pod, "patch"); }
+static ks_status *gate_delete(void *ctx, const ks_pod *pod) { return gate_call(pod, "delete"); }
+static const ks_backend gate_backend = {.bind = gate_bind, .patch_pod_status = gate_patch, .delete_pod = gate_delete};
+
+static void gate_set(bool open) {
+    pthread_mutex_lock(&G.mu);
+    G.open = open;
+    pthread_cond_broadcast(&G.cv);
+    pthread_mutex_unlock(&G.mu);
+}
+
+/* Wait (bounded, 20 s) until `inside` calls are in the backend. */
+static bool gate_wait_inside(int inside) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += 20;
+    pthread_mutex_lock(&G.mu);
+    int rc = 0;
+    while (G.inside < inside && rc == 0) rc = pthread_cond_timedwait(&G.cv, &G.mu, &ts);
+    bool ok = G.inside >= inside;
+    pthread_mutex_unlock(&G.mu);
+    return ok;
+}
+
+static int setup_gate(void **state) {
+    pthread_mutex_lock(&G.mu);
+    G.open = false;
+    G.inside = G.max_inside = G.nlog = 0;
+    G.overlap = false;
+    memset(G.per_pod, 0, sizeof(G.per_pod));
+    pthread_mutex_unlock(&G.mu);
+    for (int i = 0; i < GATE_PODS; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "g%d", i);
+        gate_pods[i] = tu_pod("default", name, 100, 0, 0);
+    }
+    return 0;
+}
+
+static int teardown_gate(void **state) {
+    /* A failed test may leave calls blocked: let them go (the gate's lock
+     * is not destroyed, they may still use it). */
+    gate_set(true);
+    for (int i = 0; i < GATE_PODS; i++) ks_pod_unref(gate_pods[i]);
+    return 0;
+}
+
+typedef struct result_box {
+    pthread_mutex_t mu;
+    int n;
+    ks_code codes[16];
+} result_box;
+
+static void record(void *arg, const ks_status *r) {
+    result_box *b = arg;
+    pthread_mutex_lock(&b->mu);
+    if (b->n < 16) b->codes[b->n] = ks_status_code(r);
+    b->n++;
+    pthread_mutex_unlock(&b->mu);
+}
+
+static void test_workers_run_calls_at_once(void **state) {
+    ks_api_dispatcher *d = ks_api_dispatcher_new(&gate_backend, NULL, 4);
+    for (int i = 0; i < GATE_PODS; i++) assert_null(ks_api_dispatcher_bind(d, gate_pods[i], "n1", NULL, NULL));
+    /* Four workers: four bindings in the backend at once, no more. */
+    assert_true(gate_wait_inside(4));
+    gate_set(true);
+    ks_api_dispatcher_flush(d);
+    assert_int_equal(G.max_inside, 4);
+    assert_int_equal(ks_api_dispatcher_max_in_flight(d), 4);
+    assert_int_equal(ks_api_dispatcher_executed(d, KS_CALL_BINDING), GATE_PODS);
+    ks_api_dispatcher_free(d);
+}
+
+static void test_one_call_per_pod_in_flight(void **state) {
+    ks_api_dispatcher *d = ks_api_dispatcher_new(&gate_backend, NULL, 4);
+    result_box b = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    ks_status_patch a = cond("Unschedulable", "x");
+    /* g0's patch is in flight; a second patch queues behind it, and a
+     * binding then replaces the queued patch. It runs after the first
+     * patch ended, never beside it. */
+    assert_null(ks_api_dispatcher_patch_status(d, gate_pods[0], &a, record, &b));
+    assert_true(gate_wait_inside(1));
+    ks_status_patch a2 = cond("Unschedulable", "y");
+    assert_null(ks_api_dispatcher_patch_status(d, gate_pods[0], &a2, record, &b));
+    assert_null(ks_api_dispatcher_bind(d, gate_pods[0], "n1", record, &b));
+    /* Other pods' calls go past it. */
+    assert_null(ks_api_dispatcher_bind(d, gate_pods[1], "n1", NULL, NULL));
+    assert_true(gate_wait_inside(2));
+    assert_int_equal(ks_api_dispatcher_pending(d), 3); /* two in flight, one queued */
+    gate_set(true);
+    ks_api_dispatcher_flush(d);
+    assert_false(G.overlap);
+    assert_int_equal(b.n, 3);
+    assert_int_equal(b.codes[0], KS_SKIP);    /* the queued patch, overwritten */
+    assert_int_equal(b.codes[1], KS_SUCCESS); /* the first patch */
+    assert_int_equal(b.codes[2], KS_SUCCESS); /* the binding */
+    assert_string_equal(G.log[0], "patch g0");
+    assert_string_equal(G.log[1], "bind g1");
+    assert_string_equal(G.log[2], "bind g0");
+    assert_int_equal(G.nlog, 3);
+    ks_api_dispatcher_free(d);
+}
+
+static void test_many_calls_same_pods(void **state) {
+    /* A stream of calls for a few pods on eight workers: calls for one pod
+     * never overlap. */
+    gate_set(true);
+    ks_api_dispatcher *d = ks_api_dispatcher_new(&gate_backend, NULL, 8);
+    ks_status_patch a = cond("Unschedulable", "x");
+    for (int r = 0; r < 2000; r++) {
+        const ks_pod *p = gate_pods[r % 3];
+        if (r % 7 == 0) ks_status_free(ks_api_dispatcher_delete(d, p, NULL, NULL));
+        else if (r % 5 == 0) ks_status_free(ks_api_dispatcher_bind(d, p, "n1", NULL, NULL));
+        else ks_status_free(ks_api_dispatcher_patch_status(d, p, &a, NULL, NULL));
+    }
+    ks_api_dispatcher_flush(d);
+    assert_false(G.overlap);
+    assert_int_equal(ks_api_dispatcher_pending(d), 0);
+    ks_api_dispatcher_free(d);
+}
+
+static int count_threads(void) {
+    DIR *dir = opendir("/proc/self/task");
+    if (!dir) return -1;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(dir)) != NULL;)
+        if (e->d_name[0] != '.') n++;
+    closedir(dir);
+    return n;
+}
+
+static void test_close_with_calls_in_flight(void **state) {
+    int before = count_threads();
+    ks_api_dispatcher *d = ks_api_dispatcher_new(&gate_backend, NULL, 2);
+    result_box b = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    for (int i = 0; i < 4; i++) assert_null(ks_api_dispatcher_bind(d, gate_pods[i], "n1", record, &b));
+    assert_true(gate_wait_inside(2));
+    /* Two in flight, two queued: the queued ones are dropped, the two in
+     * flight given up on after the grace period; all four hear about it. */
+    assert_int_equal(ks_api_dispatcher_close(d, 10 * KS_NS_PER_MS), 2);
+    assert_int_equal(b.n, 4);
+    for (int i = 0; i < 4; i++) assert_int_equal(b.codes[i], KS_ERROR);
+    /* Closed: a new call fails at once. */
+    ks_status *s = ks_api_dispatcher_bind_sync(d, gate_pods[5], "n1");
+    assert_int_equal(ks_status_code(s), KS_ERROR);
+    ks_status_free(s);
+    /* Freed while the backend still holds two calls: the workers finish
+     * the job when the calls return. */
+    ks_api_dispatcher_free(d);
+    gate_set(true);
+    for (int i = 0; i < 20000 && count_threads() > before; i++) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    assert_int_equal(count_threads(), before);
+    assert_int_equal(b.n, 4);
 }
 
 int main(void) {
@@ -177,6 +388,10 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_events_in_order_never_merged, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bind_sync_and_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_threaded, setup_threaded, teardown),
+        cmocka_unit_test_setup_teardown(test_workers_run_calls_at_once, setup_gate, teardown_gate),
+        cmocka_unit_test_setup_teardown(test_one_call_per_pod_in_flight, setup_gate, teardown_gate),
+        cmocka_unit_test_setup_teardown(test_many_calls_same_pods, setup_gate, teardown_gate),
+        cmocka_unit_test_setup_teardown(test_close_with_calls_in_flight, setup_gate, teardown_gate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 #include <pthread.h>
+#include <dirent.h>
 
 #define GI (1LL << 30)
 
@@ -491,6 +492,94 @@ static void test_real_clock_threads(void **state) {
     sim_free();
 }
 
+/* A hundred pods wait on Permit; a last one lets them all go. Waiting
+ * pods hold no thread: the process has as many threads with a hundred
+ * pods waiting as with none. */
+static ks_handle *hold_handle;
+static void *hold_create(const ks_args *a, ks_handle *h, char **err) {
+    hold_handle = h;
+    return h;
+}
+static ks_status *hold_permit(void *self, ks_cycle_state *st, const ks_pod *pod, const char *node,
+                              int64_t *timeout_ms) {
+    if (strcmp(ks_str(pod->name), "release") != 0) {
+        *timeout_ms = 10 * 60 * 1000;
+        return ks_status_new(KS_WAIT, NULL);
+    }
+    ks_waiting_pod *w[128];
+    size_t n = ks_handle_waiting_pods(hold_handle, w, 128);
+    for (size_t i = 0; i < n && i < 128; i++) ks_waiting_pod_allow(w[i], "Hold");
+    return NULL;
+}
+static const ks_plugin_ops p_hold = {.abi_version = KS_ABI_VERSION, .name = "Hold", .create = hold_create,
+                                     .permit = hold_permit};
+
+static int count_threads(void) {
+    DIR *dir = opendir("/proc/self/task");
+    if (!dir) return -1;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(dir)) != NULL;)
+        if (e->d_name[0] != '.') n++;
+    closedir(dir);
+    return n;
+}
+
+/* Wait (bounded: 60 s) until cond(arg) holds. */
+static bool eventually(bool (*cond)(void *), void *arg) {
+    for (int i = 0; i < 60000; i++) {
+        if (cond(arg)) return true;
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    return cond(arg);
+}
+static bool n_waiting(void *arg) {
+    return ks_waiting_pods_count(ks_scheduler_waiting_pods(S.s)) == (size_t)(uintptr_t)arg;
+}
+static bool n_bound(void *arg) {
+    ks_scheduler_stats st;
+    ks_scheduler_stats_get(S.s, &st);
+    return st.bound >= (uint64_t)(uintptr_t)arg;
+}
+
+static void test_real_clock_waiting_pods_hold_no_thread(void **state) {
+    tu_profile tp;
+    tu_profile_init(&tp, NULL);
+    tu_profile_add_plugin(&tp, &tu_fit_plugin, 1);
+    const ks_plugin_ops *extra[] = {&p_hold};
+    tu_profile_add_plugin(&tp, &p_hold, 0);
+    sim_init(&tp, extra, 1);
+    ks_clock_free(S.clock);
+    S.clock = ks_clock_real();
+    char name[32];
+    for (int i = 0; i < 4; i++) {
+        snprintf(name, sizeof(name), "node-%d", i);
+        add_node(name, 64000, "a");
+    }
+    add_pod("first", 10, 0);
+    sim_start(false);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, run_thread, S.s), 0);
+    /* Every thread the loop needs is there once one pod waits. */
+    assert_true(eventually(n_waiting, (void *)(uintptr_t)1));
+    int threads = count_threads();
+    for (int i = 0; i < 99; i++) {
+        snprintf(name, sizeof(name), "pod-%03d", i);
+        ks_memory_backend_add_pod(S.mb, tu_pod("default", name, 10, 0, 0));
+    }
+    assert_true(eventually(n_waiting, (void *)(uintptr_t)100));
+    assert_int_equal(count_threads(), threads);
+    ks_memory_backend_add_pod(S.mb, tu_pod("default", "release", 10, 0, 0));
+    assert_true(eventually(n_bound, (void *)(uintptr_t)101));
+    ks_scheduler_stop(S.s);
+    pthread_join(t, NULL);
+    ks_scheduler_free(S.s);
+    S.s = NULL;
+    for (uint32_t i = 0; i < S.c->pods.n; i++) assert_true(S.c->pods.v[i]->node_name != 0);
+    S.clock = NULL;
+    sim_free();
+}
+
 int main(void) {
     tu_init();
     /* The scheduler logs errors it recovers from (a failed bind); keep
@@ -509,6 +598,7 @@ int main(void) {
         cmocka_unit_test(test_rotating_start_index),
         cmocka_unit_test(test_deleting_pod_skipped),
         cmocka_unit_test(test_real_clock_threads),
+        cmocka_unit_test(test_real_clock_waiting_pods_hold_no_thread),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
