@@ -7,6 +7,10 @@
 #       go to build/fuzz/corpus/TARGET, crashes to build/fuzz/artifacts/,
 #       the log to build/fuzz/logs/TARGET.log; one summary line per target:
 #       "TARGET: N execs in S s, cov C, ft F, corpus K, crashes X".
+#   test/fuzz/run.sh --merge [TARGET...]
+#       adds to the committed corpus (test/fuzz/corpus/TARGET) the inputs
+#       of build/fuzz/corpus/TARGET that reach coverage it lacks (libFuzzer
+#       -merge=1; inputs up to 8 KiB, to keep the repository small).
 #   test/fuzz/run.sh --regress [TARGET...]
 #       regression mode (make test): the gcc + ASan/UBSan build
 #       (build/asan/fuzz/fuzz_*, driver.c) runs once over each target's
@@ -47,11 +51,13 @@ max_len() {
 seconds=60
 jobs=1
 regress=0
+merge=0
 while [ $# -gt 0 ]; do
     case "$1" in
     --seconds) seconds=$2; shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
     --regress) regress=1; shift ;;
+    --merge) merge=1; shift ;;
     *) break ;;
     esac
 done
@@ -84,6 +90,20 @@ if [ "$regress" = 1 ]; then
         fi
     done
     exit $rc
+fi
+
+if [ "$merge" = 1 ]; then
+    for t in $targets; do
+        mkdir -p "test/fuzz/corpus/$t"
+        before=$(ls "test/fuzz/corpus/$t" | wc -l)
+        nice -n 19 "build/fuzz/fuzz_$t" -merge=1 -max_len=8192 "test/fuzz/corpus/$t" \
+            "build/fuzz/corpus/$t" >"build/fuzz/logs/$t.merge.log" 2>&1 || {
+            echo "$t: merge failed (build/fuzz/logs/$t.merge.log)"
+            continue
+        }
+        echo "$t: $before -> $(ls "test/fuzz/corpus/$t" | wc -l) inputs ($(du -sh "test/fuzz/corpus/$t" | cut -f1))"
+    done
+    exit 0
 fi
 
 mkdir -p build/fuzz/logs build/fuzz/artifacts
