@@ -44,6 +44,7 @@ max_len() {
     case "$1" in
     manifest_yaml | manifest_json | api) echo 65536 ;;
     config | plugin_meta | selector | kubeconfig) echo 16384 ;;
+    cel) echo 512 ;;
     *) echo 256 ;;
     esac
 }
