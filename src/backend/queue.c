@@ -1,10 +1,12 @@
 #include "backend/queue.h"
 #include "api/pod.h"
 #include "framework/status.h"
+#include "metrics/sched_metrics.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,13 +16,82 @@
 
 typedef enum { STRAT_SKIP = 0, STRAT_AFTER_BACKOFF, STRAT_IMMEDIATELY } strategy;
 
-/* The reasons a pod enters a queue (upstream event labels). */
-#define EV_UNSCHEDULED_POD_ADD "UnscheduledPodAdd"
-#define EV_UNSCHEDULED_POD_UPDATE "UnscheduledPodUpdate"
+/* The reasons a pod enters a queue (upstream event labels, which the
+ * scheduler_queue_incoming_pods_total metric carries). */
+#define EV_UNSCHEDULED_POD_ADD "UnschedulablePodAdd"
+#define EV_UNSCHEDULED_POD_UPDATE "UnschedulablePodUpdate"
 #define EV_BACKOFF_COMPLETE "BackoffComplete"
 #define EV_FORCE_ACTIVATE "ForceActivate"
 #define EV_ATTEMPT_FAILURE "ScheduleAttemptFailure"
-#define EV_CLUSTER "ClusterEvent"
+#define EV_POP_FROM_BACKOFF "PopFromBackoffQ"
+#define EV_UNSCHEDULABLE_TIMEOUT "UnschedulableTimeout"
+
+/* scheduler_queue_incoming_pods_total{queue, event}. The labels are
+ * mostly the constants above: their series are kept by address (under
+ * the queue lock) so that a pod entering a queue costs an atomic add. */
+typedef struct incoming_slot {
+    const char *queue, *event;
+    ks_metric *m;
+} incoming_slot;
+static incoming_slot incoming_cache[32];
+static pthread_mutex_t incoming_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void count_incoming(const char *queue, const char *event) {
+    static const char *const constants[] = {EV_UNSCHEDULED_POD_ADD, EV_UNSCHEDULED_POD_UPDATE, EV_BACKOFF_COMPLETE,
+                                            EV_FORCE_ACTIVATE, EV_ATTEMPT_FAILURE, EV_POP_FROM_BACKOFF,
+                                            EV_UNSCHEDULABLE_TIMEOUT};
+    bool constant = false;
+    for (size_t i = 0; i < sizeof(constants) / sizeof(constants[0]); i++)
+        if (event == constants[i]) constant = true;
+    if (!constant) {
+        ks_counter_inc(ks_metric_get(ks_sm()->queue_incoming_pods, queue, event));
+        return;
+    }
+    ks_metric *m = NULL;
+    pthread_mutex_lock(&incoming_mu);
+    size_t i = 0;
+    for (; i < sizeof(incoming_cache) / sizeof(incoming_cache[0]) && incoming_cache[i].m; i++)
+        if (incoming_cache[i].queue == queue && incoming_cache[i].event == event) {
+            m = incoming_cache[i].m;
+            break;
+        }
+    if (!m) {
+        m = ks_metric_get(ks_sm()->queue_incoming_pods, queue, event);
+        if (i < sizeof(incoming_cache) / sizeof(incoming_cache[0]))
+            incoming_cache[i] = (incoming_slot){queue, event, m};
+    }
+    pthread_mutex_unlock(&incoming_mu);
+    ks_counter_inc(m);
+}
+
+/* A cluster event's label as upstream's ClusterEvent.Label() makes it:
+ * resource then action ("NodeAdd", "AssignedPodDelete"). */
+static const char *event_label(ks_cluster_event ev, char *buf, size_t n) {
+    if (ev.resource == KS_EV_WILDCARD && ev.actions == KS_ACT_ALL) return EV_UNSCHEDULABLE_TIMEOUT;
+    static const struct { uint32_t bit; const char *name; } res[] = {
+        {KS_EV_ASSIGNED_POD, "AssignedPod"},
+        {KS_EV_UNSCHEDULED_POD, "UnschedulablePod"},
+        {KS_EV_POD, "Pod"},
+        {KS_EV_NODE, "Node"},
+        {KS_EV_PVC, "PersistentVolumeClaim"},
+        {KS_EV_PV, "PersistentVolume"},
+        {KS_EV_STORAGE_CLASS, "storage.k8s.io/StorageClass"},
+        {KS_EV_CSINODE, "storage.k8s.io/CSINode"},
+        {KS_EV_POD_GROUP, "PodGroup"},
+    };
+    const char *r = "*";
+    for (size_t i = 0; i < sizeof(res) / sizeof(res[0]); i++)
+        if (ev.resource & res[i].bit) {
+            r = res[i].name;
+            break;
+        }
+    const char *a = ev.actions == KS_ACT_ADD      ? "Add"
+                    : ev.actions == KS_ACT_DELETE ? "Delete"
+                    : ev.actions == KS_ACT_UPDATE ? "Update"
+                                                  : "All";
+    snprintf(buf, n, "%s%s", r, a);
+    return buf;
+}
 
 /* A binary heap with Go container/heap's exact sift order, so that pods
  * comparing equal come out in the same order as upstream's. */
@@ -491,10 +562,11 @@ static void run_pre_enqueue(ks_queued_pod *qp) {
 
 /* Gated pods (PreEnqueue said no) wait in the unschedulable map; a pod
  * already in activeQ or backoffQ stays there. */
-static void park_gated(ks_queue *q, ks_queued_pod *qp) {
+static void park_gated(ks_queue *q, ks_queued_pod *qp, const char *event) {
     ks_queued_pod *cur = find(q, qp->pod->key);
     if (cur && cur != qp) return;
     if (cur == qp && qp->where != KS_Q_UNSCHEDULABLE) return;
+    if (qp->where != KS_Q_UNSCHEDULABLE) count_incoming("unschedulable", event);
     attach(q, qp, KS_Q_UNSCHEDULABLE);
 }
 
@@ -502,7 +574,7 @@ static bool move_to_active(ks_queue *q, ks_queued_pod *qp, const char *event) {
     /* Pods coming out of backoffQ had PreEnqueue run when they went in. */
     if (strcmp(event, EV_BACKOFF_COMPLETE) != 0) run_pre_enqueue(qp);
     if (gated(qp)) {
-        park_gated(q, qp);
+        park_gated(q, qp, event);
         return false;
     }
     if (!qp->has_initial_attempt) {
@@ -510,30 +582,35 @@ static bool move_to_active(ks_queue *q, ks_queued_pod *qp, const char *event) {
         qp->has_initial_attempt = true;
     }
     attach(q, qp, KS_Q_ACTIVE);
+    count_incoming("active", event);
     if (strcmp(event, EV_UNSCHEDULED_POD_ADD) == 0 || strcmp(event, EV_UNSCHEDULED_POD_UPDATE) == 0)
         nom_add(q, qp->pod, NULL);
     return true;
 }
 
-static bool move_to_backoff(ks_queue *q, ks_queued_pod *qp) {
+static bool move_to_backoff(ks_queue *q, ks_queued_pod *qp, const char *event) {
     run_pre_enqueue(qp);
     if (gated(qp)) {
-        park_gated(q, qp);
+        park_gated(q, qp, event);
         return false;
     }
     bool error = ks_plugin_mask_empty(&qp->unschedulable_plugins) && ks_plugin_mask_empty(&qp->pending_plugins) &&
                  !qp->extender_rejected;
     attach(q, qp, error ? KS_Q_ERROR_BACKOFF : KS_Q_BACKOFF);
+    count_incoming("backoff", event);
     return true;
 }
 
 static ks_qwhere requeue(ks_queue *q, ks_queued_pod *qp, strategy st, const char *event) {
     if (st == STRAT_SKIP) {
-        if (qp->where != KS_Q_UNSCHEDULABLE) attach(q, qp, KS_Q_UNSCHEDULABLE);
+        if (qp->where != KS_Q_UNSCHEDULABLE) {
+            attach(q, qp, KS_Q_UNSCHEDULABLE);
+            count_incoming("unschedulable", event);
+        }
         return KS_Q_UNSCHEDULABLE;
     }
     if (st == STRAT_AFTER_BACKOFF && backing_off(q, qp)) {
-        if (move_to_backoff(q, qp)) return qp->where;
+        if (move_to_backoff(q, qp, event)) return qp->where;
         return KS_Q_UNSCHEDULABLE;
     }
     if (move_to_active(q, qp, event)) return KS_Q_ACTIVE;
@@ -558,12 +635,15 @@ static bool gating_plugin_interested(const ks_queued_pod *qp, ks_cluster_event e
 static void move_pods(ks_queue *q, ks_queued_pod **list, size_t n, ks_cluster_event ev, uint64_t target) {
     if (!event_of_interest(q, ev)) return;
     bool activated = false;
+    char buf[64];
+    const char *label = NULL; /* made when a pod moves */
     for (size_t i = 0; i < n; i++) {
         ks_queued_pod *qp = list[i];
         if (gated(qp) && !gating_plugin_interested(qp, ev)) continue;
         strategy st = worth_requeuing(q, qp, ev, target);
         if (st == STRAT_SKIP) continue;
-        ks_qwhere w = requeue(q, qp, st, EV_CLUSTER);
+        if (!label) label = event_label(ev, buf, sizeof(buf));
+        ks_qwhere w = requeue(q, qp, st, label);
         if (w == KS_Q_ACTIVE || w == KS_Q_BACKOFF || w == KS_Q_ERROR_BACKOFF) activated = true;
     }
     if (q->ninflight) log_event(q, ev, target);
@@ -718,6 +798,7 @@ ks_queued_pod *ks_queue_pop(ks_queue *q, bool block) {
          * than leave the scheduler idle (SchedulerPopFromBackoffQ). */
         if (q->backoff.n) {
             qp = heap_remove(q, &q->backoff, 0);
+            count_incoming("active", EV_POP_FROM_BACKOFF);
             break;
         }
         if (!block || q->clock->simulated) break;

@@ -6,6 +6,7 @@
 #include "api/node.h"
 #include "api/pod.h"
 #include "framework/cycle_state.h"
+#include "framework/fw_metrics.h"
 #include "framework/status.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
@@ -139,6 +140,7 @@ ks_framework *ks_framework_new(ks_registry *reg, const ks_profile_config *profil
              fw->profile_name);
         goto bad;
     }
+    fw->metrics = ks_fw_metrics_new(fw);
     return fw;
 bad:
     ks_framework_free(fw);
@@ -175,6 +177,7 @@ void ks_framework_free(ks_framework *fw) {
     free(fw->score_weights);
     if (fw->owns_waiting) ks_waiting_pods_free(fw->waiting);
     if (fw->owns_par) ks_parallelizer_free(fw->par);
+    ks_fw_metrics_free(fw->metrics);
     free(fw->profile_name);
     free(fw);
 }

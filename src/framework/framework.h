@@ -146,6 +146,7 @@ struct ks_framework {
     /* No randomness in plugins (DefaultPreemption's candidate offset):
      * the simulator's trace mode. */
     bool deterministic;
+    struct ks_fw_metrics *metrics; /* the series this profile records (fw_metrics.h) */
 };
 
 /* Attach the scheduler's environment, waiting pods map and worker pool
@@ -159,6 +160,12 @@ ks_waiting_pods *ks_framework_waiting(ks_framework *fw);
  * waits; true with *out set (NULL: allowed, or the pod was not waiting). */
 bool ks_framework_try_wait_on_permit(ks_framework *fw, const ks_pod *pod, bool block,
                                      ks_status **out);
+
+/* scheduler_plugin_evaluation_total for Filter, from the verdicts of the
+ * n nodes a cycle evaluated (NULL = passed); passed_all: how many passed
+ * (when it is n, the verdicts are not read). */
+void ks_framework_record_filter_evals(ks_framework *fw, const ks_cycle_state *st, ks_status *const *verdicts,
+                                      size_t n, size_t passed_all);
 
 /* Plugin statuses carry the plugin name (static string). */
 const ks_plugin_inst *ks_framework_plugin(const ks_framework *fw, const char *name);

@@ -5,7 +5,9 @@
 #include "framework/framework.h"
 #include "framework/handle.h"
 #include "framework/status.h"
+#include "metrics/sched_metrics.h"
 #include "scheduler/diagnosis.h"
+#include "util/clock.h"
 #include "util/gosort.h"
 #include "util/log.h"
 #include "util/strbuf.h"
@@ -506,6 +508,7 @@ static void evict_async(void *arg) {
     evict_job *j = arg;
     ks_evaluator *ev = j->ev;
     ks_framework *fw = fw_of(ev);
+    int64_t t0 = ks_monotonic_ns();
     clear_lower_nominated(ev, j->preemptor, j->node);
     /* All but the last, then the last once the pod has left the
      * preempting set, so that the deletion event, which is what requeues
@@ -522,6 +525,11 @@ static void evict_async(void *arg) {
     ks_infof(2, "Async Preemption finished completely preemptor=\"%s/%s\" node=\"%s\" result=\"%s\"",
              ks_str(j->preemptor->ns), ks_str(j->preemptor->name), ks_str(j->node),
              j->failed ? "error" : "success");
+    const ks_sched_metrics *sm = ks_sm();
+    const char *res = j->failed ? "error" : "success";
+    ks_counter_inc(ks_metric_get(sm->preemption_goroutines_execution, res));
+    ks_histogram_observe(ks_metric_get(sm->preemption_goroutines_duration, res),
+                         (double)(ks_monotonic_ns() - t0) / 1e9);
     evict_job_free(j);
 }
 
@@ -547,6 +555,7 @@ static evict_job *new_job(ks_evaluator *ev, const ks_pod *pod, const ks_candidat
  * backend call already goes through the asynchronous API dispatcher, so
  * issuing them is quick and done in place, in upstream's order. */
 static void prepare_candidate_async(ks_evaluator *ev, const ks_pod *pod, const ks_candidate *c) {
+    ks_histogram_observe(ks_metric_get(ks_sm()->preemption_victims), (double)c->victims.npods);
     evict_job *j = new_job(ev, pod, c);
     if (j->nvictims == 0) {
         evict_job_free(j);
@@ -566,7 +575,10 @@ static ks_status *prepare_candidate(ks_evaluator *ev, const ks_pod *pod, const k
         if (s && !already_gone(s)) err = as_error(s);
         else ks_status_free(s);
     }
-    if (!err) clear_lower_nominated(ev, pod, c->node);
+    if (!err) {
+        ks_histogram_observe(ks_metric_get(ks_sm()->preemption_victims), (double)c->victims.npods);
+        clear_lower_nominated(ev, pod, c->node);
+    }
     evict_job_free(j);
     return err;
 }

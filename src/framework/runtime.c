@@ -4,6 +4,7 @@
 #include "api/pod.h"
 #include "framework/cycle_state.h"
 #include "framework/framework.h"
+#include "framework/fw_metrics.h"
 #include "framework/status.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
@@ -119,7 +120,9 @@ static ks_status *run_pre_filter(ks_framework *fw, ks_cycle_state *st, const ks_
         const ks_plugin_inst *pl = l->v[i];
         ks_pre_filter_result *r = NULL;
         uint64_t *before = sums(fw, st, nodes, n);
+        int64_t t = ks_fwm_start(st);
         ks_status *s = pl->ops->pre_filter(pl->self, st, pod, nodes, n, &r);
+        ks_fwm_done(fw, t, pl->index, KS_MEP_PRE_FILTER, s);
         check_all(fw, pl, "PreFilter", nodes, n, before);
         ks_code c = ks_status_code(s);
         if (c == KS_SKIP) {
@@ -127,6 +130,7 @@ static ks_status *run_pre_filter(ks_framework *fw, ks_cycle_state *st, const ks_
             ks_status_free(s);
             continue;
         }
+        ks_fwm_evals(fw, pl->index, KS_MEP_PRE_FILTER, 1);
         if (c != KS_SUCCESS) {
             ks_status_set_plugin(s, pl->name);
             if (c == KS_UNSCHEDULABLE_AND_UNRESOLVABLE) {
@@ -172,7 +176,9 @@ static ks_status *run_pre_filter(ks_framework *fw, ks_cycle_state *st, const ks_
 
 ks_status *ks_framework_run_pre_filter(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                        ks_pre_filter_result **result, ks_plugin_mask *rejectors) {
+    int64_t t0 = ks_fwm_now();
     ks_status *s = run_pre_filter(fw, st, pod, result, rejectors);
+    ks_fwm_point(fw, KS_MEP_PRE_FILTER, ks_status_code(s), t0);
     /* Filter runs per node, often hundreds of times a cycle: list the
      * plugins it runs once instead of testing every skip bit per node. */
     const ks_ep_list *l = &fw->ep[KS_EP_FILTER];
@@ -188,6 +194,7 @@ ks_status *ks_framework_run_pre_filter(ks_framework *fw, ks_cycle_state *st, con
 
 static ks_status *run_extension(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                 const ks_pod *other, const ks_node_info *ni, bool add) {
+    bool timed = st->record_plugin_metrics && ks_fwm_node_sampled();
     const ks_ep_list *l = &fw->ep[KS_EP_PRE_FILTER];
     for (uint32_t i = 0; i < l->n; i++) {
         const ks_plugin_inst *pl = l->v[i];
@@ -196,7 +203,9 @@ static ks_status *run_extension(ks_framework *fw, ks_cycle_state *st, const ks_p
                          const ks_node_info *) = add ? pl->ops->add_pod : pl->ops->remove_pod;
         if (!fn) continue;
         uint64_t before = sum1(fw, ni);
+        int64_t t = timed ? ks_fwm_now() : 0;
         ks_status *s = fn(pl->self, st, pod, other, ni);
+        ks_fwm_done(fw, t, pl->index, add ? KS_MEP_PRE_FILTER_ADD_POD : KS_MEP_PRE_FILTER_REMOVE_POD, s);
         check1(fw, pl, add ? "PreFilter AddPod" : "PreFilter RemovePod", ni, before);
         if (!ks_status_is_success(s))
             return wrap_error(s, "running %s on PreFilter plugin \"%s\"", add ? "AddPod" : "RemovePod",
@@ -233,16 +242,20 @@ static ks_status *filter_verdict(const ks_plugin_inst *pl, ks_status *s) {
 }
 
 static ks_status *run_one_filter(ks_framework *fw, const ks_plugin_inst *pl, ks_cycle_state *st,
-                                 const ks_pod *pod, const ks_node_info *ni) {
+                                 const ks_pod *pod, const ks_node_info *ni, bool timed) {
     uint64_t before = sum1(fw, ni);
+    int64_t t = timed ? ks_fwm_now() : 0;
     ks_status *s = pl->ops->filter(pl->self, st, pod, ni);
+    ks_fwm_done(fw, t, pl->index, KS_MEP_FILTER, s);
     check1(fw, pl, "Filter", ni, before);
     return s ? filter_verdict(pl, s) : NULL;
 }
 
 ks_status *ks_framework_run_filter(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                    const ks_node_info *ni) {
-    if (st->filters_for == fw && !fw->checksums) {
+    /* A sampled cycle times the plugins of one node in KS_FWM_NODE_SAMPLE. */
+    bool timed = st->record_plugin_metrics && ks_fwm_node_sampled();
+    if (st->filters_for == fw && !fw->checksums && !timed) {
         /* the per-node hot path: a plain call per plugin */
         for (uint32_t i = 0; i < st->nfilters; i++) {
             const ks_plugin_inst *pl = st->filters[i];
@@ -253,7 +266,7 @@ ks_status *ks_framework_run_filter(ks_framework *fw, ks_cycle_state *st, const k
     }
     if (st->filters_for == fw) {
         for (uint32_t i = 0; i < st->nfilters; i++) {
-            ks_status *s = run_one_filter(fw, st->filters[i], st, pod, ni);
+            ks_status *s = run_one_filter(fw, st->filters[i], st, pod, ni, timed);
             if (s) return s;
         }
         return NULL;
@@ -262,10 +275,46 @@ ks_status *ks_framework_run_filter(ks_framework *fw, ks_cycle_state *st, const k
     for (uint32_t i = 0; i < l->n; i++) {
         const ks_plugin_inst *pl = l->v[i];
         if (ks_bit_get(st->skip_filter, pl->index)) continue;
-        ks_status *s = run_one_filter(fw, pl, st, pod, ni);
+        ks_status *s = run_one_filter(fw, pl, st, pod, ni, timed);
         if (s) return s;
     }
     return NULL;
+}
+
+void ks_framework_record_filter_evals(ks_framework *fw, const ks_cycle_state *st, ks_status *const *verdicts,
+                                      size_t n, size_t passed_all) {
+    /* Count the Filter calls a node cost from its verdict: every listed
+     * plugin up to the one that rejected it (all when it passed). Done
+     * once per cycle so that the per-node path counts nothing. */
+    if (!fw->metrics || st->filters_for != fw || st->nfilters == 0) return;
+    uint32_t nf = st->nfilters;
+    uint64_t ended_at[KS_MAX_PLUGINS] = {0};
+    uint64_t passed = 0;
+    /* Every node passed: no verdict to look at. */
+    for (size_t i = 0; passed_all < n && i < n; i++) {
+        const ks_status *v = verdicts[i];
+        if (!v) {
+            passed++;
+            continue;
+        }
+        uint32_t pos = nf - 1;
+        if (v->plugin) {
+            for (uint32_t k = 0; k < nf; k++) {
+                const char *name = st->filters[k]->name;
+                if (name == v->plugin || strcmp(name, v->plugin) == 0) {
+                    pos = k;
+                    break;
+                }
+            }
+        }
+        ended_at[pos]++;
+    }
+    ended_at[nf - 1] += passed_all < n ? passed : n;
+    uint64_t calls = 0;
+    for (uint32_t k = nf; k-- > 0;) {
+        calls += ended_at[k];
+        ks_fwm_evals(fw, st->filters[k]->index, KS_MEP_FILTER, calls);
+    }
 }
 
 ks_status *ks_framework_run_filter_plugin(ks_framework *fw, ks_cycle_state *st,
@@ -274,7 +323,7 @@ ks_status *ks_framework_run_filter_plugin(ks_framework *fw, ks_cycle_state *st,
     if (plugin_index >= fw->nplugins) return NULL;
     const ks_plugin_inst *pl = &fw->plugins[plugin_index];
     if (!pl->ops->filter || ks_bit_get(st->skip_filter, pl->index)) return NULL;
-    return run_one_filter(fw, pl, st, pod, ni);
+    return run_one_filter(fw, pl, st, pod, ni, false);
 }
 
 /* Upstream addGENominatedPods: a copy of the node with the nominated pods
@@ -348,9 +397,8 @@ ks_status *ks_framework_run_filter_with_nominated_pods(ks_framework *fw, ks_cycl
 
 /* ---- PostFilter ------------------------------------------------------------ */
 
-ks_status *ks_framework_run_post_filter(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
-                                        const ks_node_status_map *statuses,
-                                        char **nominated_node) {
+static ks_status *run_post_filter(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+                                  const ks_node_status_map *statuses, char **nominated_node) {
     *nominated_node = NULL;
     char *result = NULL;
     ks_status *out = ks_status_new(KS_UNSCHEDULABLE, NULL);
@@ -364,7 +412,9 @@ ks_status *ks_framework_run_post_filter(ks_framework *fw, ks_cycle_state *st, co
         size_t nn;
         const ks_node_info *const *all = snapshot_nodes(fw, &nn);
         uint64_t *before = sums(fw, st, all, nn);
+        int64_t t = ks_fwm_start(st);
         ks_status *s = pl->ops->post_filter(pl->self, st, pod, statuses, &r);
+        ks_fwm_done(fw, t, pl->index, KS_MEP_POST_FILTER, s);
         check_all(fw, pl, "PostFilter", all, nn, before);
         ks_code c = ks_status_code(s);
         if (c == KS_SUCCESS) {
@@ -401,16 +451,26 @@ ks_status *ks_framework_run_post_filter(ks_framework *fw, ks_cycle_state *st, co
     return out;
 }
 
+ks_status *ks_framework_run_post_filter(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+                                        const ks_node_status_map *statuses, char **nominated_node) {
+    int64_t t0 = ks_fwm_now();
+    ks_status *s = run_post_filter(fw, st, pod, statuses, nominated_node);
+    ks_fwm_point(fw, KS_MEP_POST_FILTER, ks_status_code(s), t0);
+    return s;
+}
+
 /* ---- PreScore / Score ------------------------------------------------------ */
 
-ks_status *ks_framework_run_pre_score(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
-                                      const ks_node_info *const *nodes, size_t nnodes) {
+static ks_status *run_pre_score(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+                                const ks_node_info *const *nodes, size_t nnodes) {
     memset(st->skip_score, 0, sizeof(st->skip_score));
     const ks_ep_list *l = &fw->ep[KS_EP_PRE_SCORE];
     for (uint32_t i = 0; i < l->n; i++) {
         const ks_plugin_inst *pl = l->v[i];
         uint64_t *before = sums(fw, st, nodes, nnodes);
+        int64_t t = ks_fwm_start(st);
         ks_status *s = pl->ops->pre_score(pl->self, st, pod, nodes, nnodes);
+        ks_fwm_done(fw, t, pl->index, KS_MEP_PRE_SCORE, s);
         check_all(fw, pl, "PreScore", nodes, nnodes, before);
         ks_code c = ks_status_code(s);
         if (c == KS_SKIP) {
@@ -418,10 +478,19 @@ ks_status *ks_framework_run_pre_score(ks_framework *fw, ks_cycle_state *st, cons
             ks_status_free(s);
             continue;
         }
+        ks_fwm_evals(fw, pl->index, KS_MEP_PRE_SCORE, 1);
         if (c != KS_SUCCESS) return wrap_error(s, "running PreScore plugin \"%s\"", pl->name);
         ks_status_free(s);
     }
     return NULL;
+}
+
+ks_status *ks_framework_run_pre_score(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+                                      const ks_node_info *const *nodes, size_t nnodes) {
+    int64_t t0 = ks_fwm_now();
+    ks_status *s = run_pre_score(fw, st, pod, nodes, nnodes);
+    ks_fwm_point(fw, KS_MEP_PRE_SCORE, ks_status_code(s), t0);
+    return s;
 }
 
 typedef struct score_job {
@@ -437,6 +506,33 @@ typedef struct score_job {
     atomic_bool stop;
 } score_job;
 
+/* score_node's loop with each plugin timed (one node in
+ * KS_FWM_NODE_SAMPLE of a sampled cycle): kept apart so that the plain
+ * loop has nothing more to do. */
+static void score_node_timed(size_t i, score_job *j) {
+    const ks_node_info *ni = j->nodes[i];
+    bool checks = j->fw->checksums;
+    int64_t *raw = j->raw + i * j->np;
+    for (size_t p = 0; p < j->np; p++) {
+        const ks_plugin_inst *pl = j->plugins[p];
+        int64_t v = 0;
+        uint64_t before = checks ? sum1(j->fw, ni) : 0;
+        int64_t t = ks_fwm_now();
+        ks_status *s = pl->ops->score(pl->self, j->st, j->pod, ni, &v);
+        ks_fwm_done(j->fw, t, pl->index, KS_MEP_SCORE, s);
+        if (checks) check1(j->fw, pl, "Score", ni, before);
+        if (s) {
+            if (!ks_status_is_success(s)) {
+                j->errs[i] = wrap_error(s, "plugin \"%s\" failed with", pl->name);
+                atomic_store(&j->stop, true);
+                return;
+            }
+            ks_status_free(s);
+        }
+        raw[p] = v;
+    }
+}
+
 static void score_node(size_t i, void *arg) {
     score_job *j = arg;
     const ks_node_info *ni = j->nodes[i];
@@ -445,6 +541,10 @@ static void score_node(size_t i, void *arg) {
         __builtin_prefetch(&nx->nonzero_requested);
         __builtin_prefetch(&nx->allocatable);
         __builtin_prefetch(&nx->requested);
+    }
+    if (j->st->record_plugin_metrics && ks_fwm_node_sampled()) {
+        score_node_timed(i, j);
+        return;
     }
     bool checks = j->fw->checksums;
     int64_t *raw = j->raw + i * j->np;
@@ -473,9 +573,8 @@ static void clear_scores(ks_score_result *out, size_t cells) {
     memset(out->total, 0, (out->nnodes ? out->nnodes : 1) * sizeof(int64_t));
 }
 
-ks_status *ks_framework_run_score(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
-                                  const ks_node_info *const *nodes, size_t nnodes,
-                                  ks_score_result *out) {
+static ks_status *run_score(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+                            const ks_node_info *const *nodes, size_t nnodes, ks_score_result *out) {
     const ks_ep_list *l = &fw->ep[KS_EP_SCORE];
     const ks_plugin_inst **plugins = ks_cycle_state_alloc(st, (l->n ? l->n : 1) * sizeof(*plugins));
     const char **names = ks_cycle_state_alloc(st, (l->n ? l->n : 1) * sizeof(*names));
@@ -511,6 +610,7 @@ ks_status *ks_framework_run_score(ks_framework *fw, ks_cycle_state *st, const ks
     j.errs = ks_cycle_state_alloc(st, nnodes * sizeof(ks_status *));
     atomic_init(&j.stop, false);
     ks_parallelize(fw->par, nnodes, score_node, &j, &j.stop);
+    for (size_t p = 0; p < np; p++) ks_fwm_evals(fw, plugins[p]->index, KS_MEP_SCORE, nnodes);
     if (atomic_load(&j.stop)) {
         /* Report the failure of the first node in order, whichever thread
          * hit one first. */
@@ -530,7 +630,9 @@ ks_status *ks_framework_run_score(ks_framework *fw, ks_cycle_state *st, const ks
         const ks_plugin_inst *pl = plugins[p];
         if (!pl->ops->normalize_score) continue;
         for (size_t i = 0; i < nnodes; i++) buf[i] = (ks_node_score){nodes[i], out->raw[i * np + p]};
+        int64_t t = ks_fwm_start(st);
         ks_status *s = pl->ops->normalize_score(pl->self, st, pod, buf, nnodes);
+        ks_fwm_done(fw, t, pl->index, KS_MEP_NORMALIZE_SCORE, s);
         if (!ks_status_is_success(s)) {
             clear_scores(out, cells);
             s = wrap_error(s, "plugin \"%s\" failed with", pl->name);
@@ -560,15 +662,25 @@ ks_status *ks_framework_run_score(ks_framework *fw, ks_cycle_state *st, const ks
     return NULL;
 }
 
+ks_status *ks_framework_run_score(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+                                  const ks_node_info *const *nodes, size_t nnodes,
+                                  ks_score_result *out) {
+    int64_t t0 = ks_fwm_now();
+    ks_status *s = run_score(fw, st, pod, nodes, nnodes, out);
+    ks_fwm_point(fw, KS_MEP_SCORE, ks_status_code(s), t0);
+    return s;
+}
+
 /* ---- Reserve / Permit --------------------------------------------------- */
 
-ks_status *ks_framework_run_reserve(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
-                                    const char *node) {
+static ks_status *run_reserve(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod, const char *node) {
     const ks_ep_list *l = &fw->ep[KS_EP_RESERVE];
     for (uint32_t i = 0; i < l->n; i++) {
         const ks_plugin_inst *pl = l->v[i];
         if (!pl->ops->reserve) continue;
+        int64_t t = ks_fwm_start(st);
         ks_status *s = pl->ops->reserve(pl->self, st, pod, node);
+        ks_fwm_done(fw, t, pl->index, KS_MEP_RESERVE, s);
         if (ks_status_is_success(s)) {
             ks_status_free(s);
             continue;
@@ -582,24 +694,38 @@ ks_status *ks_framework_run_reserve(ks_framework *fw, ks_cycle_state *st, const 
     return NULL;
 }
 
+ks_status *ks_framework_run_reserve(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+                                    const char *node) {
+    int64_t t0 = ks_fwm_now();
+    ks_status *s = run_reserve(fw, st, pod, node);
+    ks_fwm_point(fw, KS_MEP_RESERVE, ks_status_code(s), t0);
+    return s;
+}
+
 void ks_framework_run_unreserve(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                 const char *node) {
+    int64_t t0 = ks_fwm_now();
     const ks_ep_list *l = &fw->ep[KS_EP_RESERVE];
     for (uint32_t i = l->n; i-- > 0;) {
         const ks_plugin_inst *pl = l->v[i];
-        if (pl->ops->unreserve) pl->ops->unreserve(pl->self, st, pod, node);
+        if (!pl->ops->unreserve) continue;
+        int64_t t = ks_fwm_start(st);
+        pl->ops->unreserve(pl->self, st, pod, node);
+        ks_fwm_done(fw, t, pl->index, KS_MEP_UNRESERVE, NULL);
     }
+    ks_fwm_point(fw, KS_MEP_UNRESERVE, KS_SUCCESS, t0);
 }
 
-ks_status *ks_framework_run_permit(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
-                                   const char *node) {
+static ks_status *run_permit(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod, const char *node) {
     const ks_ep_list *l = &fw->ep[KS_EP_PERMIT];
     ks_waiting_plugin waits[KS_MAX_PLUGINS];
     uint32_t nwaits = 0;
     for (uint32_t i = 0; i < l->n; i++) {
         const ks_plugin_inst *pl = l->v[i];
         int64_t timeout_ms = 0;
+        int64_t t0 = ks_fwm_start(st);
         ks_status *s = pl->ops->permit(pl->self, st, pod, node, &timeout_ms);
+        ks_fwm_done(fw, t0, pl->index, KS_MEP_PERMIT, s);
         ks_code c = ks_status_code(s);
         if (c == KS_SUCCESS) {
             ks_status_free(s);
@@ -632,6 +758,14 @@ ks_status *ks_framework_run_permit(ks_framework *fw, ks_cycle_state *st, const k
     return NULL;
 }
 
+ks_status *ks_framework_run_permit(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+                                   const char *node) {
+    int64_t t0 = ks_fwm_now();
+    ks_status *s = run_permit(fw, st, pod, node);
+    ks_fwm_point(fw, KS_MEP_PERMIT, ks_status_code(s), t0);
+    return s;
+}
+
 bool ks_framework_try_wait_on_permit(ks_framework *fw, const ks_pod *pod, bool block,
                                      ks_status **out) {
     *out = NULL;
@@ -639,7 +773,14 @@ bool ks_framework_try_wait_on_permit(ks_framework *fw, const ks_pod *pod, bool b
     ks_waiting_pod *w = ks_waiting_pods_get(wp, pod->key);
     if (!w) return true;
     ks_status *v = NULL;
+    int64_t t0 = ks_fwm_now();
     if (!ks_waiting_pod_wait(w, block, &v)) return false;
+    /* Only a real wait has a duration (the simulated loop polls). */
+    if (block) {
+        const char *res[1] = {ks_code_name(ks_status_code(v))};
+        ks_histogram_observe(ks_metric_getv(ks_sm()->permit_wait_duration, res),
+                             (double)(ks_fwm_now() - t0) / 1e9);
+    }
     ks_waiting_pods_remove(wp, pod->key);
     if (!ks_status_is_success(v) && !ks_code_is_rejected(v->code)) {
         const char *plugin = v->plugin;
@@ -659,17 +800,19 @@ ks_status *ks_framework_wait_on_permit(ks_framework *fw, const ks_pod *pod) {
 
 /* ---- binding -------------------------------------------------------------- */
 
-ks_status *ks_framework_run_pre_bind_pre_flight(ks_framework *fw, ks_cycle_state *st,
-                                                const ks_pod *pod, const char *node) {
+static ks_status *run_pre_bind_pre_flight(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+                                          const char *node) {
     const ks_ep_list *l = &fw->ep[KS_EP_PRE_BIND];
     bool any = false;
     uint64_t skip[4] = {0};
     for (uint32_t i = 0; i < l->n; i++) {
         const ks_plugin_inst *pl = l->v[i];
         /* A PreBind plugin without a pre-flight always has work to do. */
+        int64_t t = pl->ops->pre_bind_pre_flight ? ks_fwm_start(st) : 0;
         ks_status *s = pl->ops->pre_bind_pre_flight
                            ? pl->ops->pre_bind_pre_flight(pl->self, st, pod, node)
                            : NULL;
+        ks_fwm_done(fw, t, pl->index, KS_MEP_PRE_BIND_PRE_FLIGHT, s);
         ks_code c = ks_status_code(s);
         if (c == KS_ERROR) return wrap_error(s, "running PreBindPreFlight \"%s\"", pl->name);
         if (c == KS_SUCCESS) {
@@ -689,13 +832,22 @@ ks_status *ks_framework_run_pre_bind_pre_flight(ks_framework *fw, ks_cycle_state
     return any ? NULL : ks_status_new(KS_SKIP, NULL);
 }
 
-ks_status *ks_framework_run_pre_bind(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
-                                     const char *node) {
+ks_status *ks_framework_run_pre_bind_pre_flight(ks_framework *fw, ks_cycle_state *st,
+                                                const ks_pod *pod, const char *node) {
+    int64_t t0 = ks_fwm_now();
+    ks_status *s = run_pre_bind_pre_flight(fw, st, pod, node);
+    ks_fwm_point(fw, KS_MEP_PRE_BIND_PRE_FLIGHT, ks_status_code(s), t0);
+    return s;
+}
+
+static ks_status *run_pre_bind(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod, const char *node) {
     const ks_ep_list *l = &fw->ep[KS_EP_PRE_BIND];
     for (uint32_t i = 0; i < l->n; i++) {
         const ks_plugin_inst *pl = l->v[i];
         if (!pl->ops->pre_bind || ks_bit_get(st->skip_pre_bind, pl->index)) continue;
+        int64_t t = ks_fwm_start(st);
         ks_status *s = pl->ops->pre_bind(pl->self, st, pod, node);
+        ks_fwm_done(fw, t, pl->index, KS_MEP_PRE_BIND, s);
         if (ks_status_is_success(s)) {
             ks_status_free(s);
             continue;
@@ -709,15 +861,24 @@ ks_status *ks_framework_run_pre_bind(ks_framework *fw, ks_cycle_state *st, const
     return NULL;
 }
 
-ks_status *ks_framework_run_bind(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
-                                 const char *node) {
+ks_status *ks_framework_run_pre_bind(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+                                     const char *node) {
+    int64_t t0 = ks_fwm_now();
+    ks_status *s = run_pre_bind(fw, st, pod, node);
+    ks_fwm_point(fw, KS_MEP_PRE_BIND, ks_status_code(s), t0);
+    return s;
+}
+
+static ks_status *run_bind(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod, const char *node) {
     const ks_ep_list *l = &fw->ep[KS_EP_BIND];
     if (l->n == 0) return ks_status_new(KS_SKIP, NULL);
     ks_status *s = NULL;
     for (uint32_t i = 0; i < l->n; i++) {
         const ks_plugin_inst *pl = l->v[i];
         ks_status_free(s);
+        int64_t t = ks_fwm_start(st);
         s = pl->ops->bind(pl->self, st, pod, node);
+        ks_fwm_done(fw, t, pl->index, KS_MEP_BIND, s);
         ks_code c = ks_status_code(s);
         if (c == KS_SKIP) continue;
         if (c == KS_SUCCESS) {
@@ -733,10 +894,24 @@ ks_status *ks_framework_run_bind(ks_framework *fw, ks_cycle_state *st, const ks_
     return s; /* every plugin skipped */
 }
 
+ks_status *ks_framework_run_bind(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+                                 const char *node) {
+    int64_t t0 = ks_fwm_now();
+    ks_status *s = run_bind(fw, st, pod, node);
+    ks_fwm_point(fw, KS_MEP_BIND, ks_status_code(s), t0);
+    return s;
+}
+
 void ks_framework_run_post_bind(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                 const char *node) {
+    int64_t t0 = ks_fwm_now();
     const ks_ep_list *l = &fw->ep[KS_EP_POST_BIND];
-    for (uint32_t i = 0; i < l->n; i++) l->v[i]->ops->post_bind(l->v[i]->self, st, pod, node);
+    for (uint32_t i = 0; i < l->n; i++) {
+        int64_t t = ks_fwm_start(st);
+        l->v[i]->ops->post_bind(l->v[i]->self, st, pod, node);
+        ks_fwm_done(fw, t, l->v[i]->index, KS_MEP_POST_BIND, NULL);
+    }
+    ks_fwm_point(fw, KS_MEP_POST_BIND, KS_SUCCESS, t0);
 }
 
 /* ---- queue-side points ------------------------------------------------- */

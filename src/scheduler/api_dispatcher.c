@@ -1,6 +1,8 @@
 #include "scheduler/api_dispatcher.h"
 #include "api/pod.h"
 #include "framework/status.h"
+#include "metrics/sched_metrics.h"
+#include "util/clock.h"
 #include "util/xalloc.h"
 
 #include <pthread.h>
@@ -311,7 +313,7 @@ void ks_api_dispatcher_event(ks_api_dispatcher *d, const ks_pod *regarding, cons
 
 /* ---- executing ---------------------------------------------------------- */
 
-static ks_status *execute(ks_api_dispatcher *d, call *c) {
+static ks_status *execute_call(ks_api_dispatcher *d, call *c) {
     const ks_backend *b = d->backend;
     switch (c->type) {
     case KS_CALL_STATUS_PATCH:
@@ -331,6 +333,22 @@ static ks_status *execute(ks_api_dispatcher *d, call *c) {
         return NULL;
     default: return NULL;
     }
+}
+
+/* The call, counted and timed as upstream's dispatcher does its API
+ * calls (events are not among them: upstream sends them elsewhere). */
+static ks_status *execute(ks_api_dispatcher *d, call *c) {
+    if (c->type == KS_CALL_EVENT) return execute_call(d, c);
+    int64_t t0 = ks_monotonic_ns();
+    ks_status *r = execute_call(d, c);
+    const ks_sched_metrics *sm = ks_sm();
+    bool ok = ks_status_is_success(r);
+    const char *v[2] = {ks_call_type_name(c->type), ok ? "success" : "error"};
+    static ks_metric *_Atomic calls[KS_CALL_TYPES][2], *_Atomic durations[KS_CALL_TYPES][2];
+    ks_counter_inc(ks_metric_cached(&calls[c->type][ok], sm->async_api_call_execution, v));
+    ks_histogram_observe(ks_metric_cached(&durations[c->type][ok], sm->async_api_call_duration, v),
+                         (double)(ks_monotonic_ns() - t0) / 1e9);
+    return r;
 }
 
 /* upstream callQueue.pop: the call of the first queued key, now in flight.

@@ -5,6 +5,7 @@
  * handling shared by both. */
 #include "api/pod.h"
 #include "framework/cycle_state.h"
+#include "framework/fw_metrics.h"
 #include "framework/status.h"
 #include "scheduler/extender.h"
 #include "scheduler/scheduler_internal.h"
@@ -39,6 +40,7 @@ typedef struct attempt {
     ks_cycle_state *st;
     ks_queued_pod *qp;
     const ks_pod *pod;
+    int64_t start_ns;           /* monotonic, for the metrics */
     ks_status *status;          /* failure (NULL on success) */
     bool no_nodes;
     ks_fit_error *fit;          /* when the failure is a FitError */
@@ -296,7 +298,9 @@ static ks_status *pass_filters(attempt *a, ks_diagnosis *diag, const ks_node_inf
     j.verdicts = ks_xmalloc(n * sizeof(ks_status *));
     atomic_init(&j.feasible, 0);
     atomic_init(&j.stop, false);
+    int64_t t0 = ks_fwm_now();
     size_t ran = ks_parallelize(fw->par, n, filter_node, &j, &j.stop);
+    ks_framework_record_filter_evals(fw, a->st, j.verdicts, ran, atomic_load(&j.feasible));
 
     /* Walk the evaluation order: keep the first `want` feasible nodes and
      * stop there, like a sequential search would. */
@@ -330,6 +334,7 @@ static ks_status *pass_filters(attempt *a, ks_diagnosis *diag, const ks_node_inf
      * have reached. */
     for (; i < ran; i++) ks_status_free(j.verdicts[i]);
     free(j.verdicts);
+    ks_fwm_point(fw, KS_MEP_FILTER, err ? KS_ERROR : KS_SUCCESS, t0);
     a->rec.nevaluated = nev;
     a->rec.evaluated = evaluated;
     a->rec.verdicts = verdicts;
@@ -513,6 +518,7 @@ static ks_status *scheduling_cycle(attempt *a) {
     ks_scheduler *s = a->s;
     ks_framework *fw = a->fw;
     ks_status *st = schedule_pod(a);
+    ks_fwm_algorithm(a->start_ns);
     if (st) {
         a->ni = failure_nominating_info();
         if (a->no_nodes || !a->fit) return st;
@@ -587,6 +593,7 @@ static ks_status *scheduling_cycle(attempt *a) {
 
 typedef struct failure {
     ks_framework *fw;
+    int64_t start_ns;        /* the attempt's start (metrics) */
     ks_queued_pod *qp;       /* ownership passes to the handler */
     const ks_status *status;
     const ks_fit_error *fit;
@@ -606,6 +613,7 @@ static void handle_failure(ks_scheduler *s, failure *f) {
     char *msg = ks_status_message(f->status);
     char name[512];
     ks_pod_fullname(pod, name, sizeof(name));
+    ks_fwm_attempt(f->fw, rejected ? KS_FWM_UNSCHEDULABLE : KS_FWM_ERROR, f->start_ns);
 
     if (f->no_nodes) {
         ks_infof(2, "Unable to schedule pod; no nodes are registered to the cluster; waiting pod=\"%s\"", name);
@@ -684,7 +692,8 @@ static void binding_failed(binding_cycle *bc, ks_status *st, ks_fit_error *fit) 
     free(msg);
     ks_sched_stat(s, &s->stats.bind_failures);
 
-    failure f = {.fw = bc->fw, .qp = bc->qp, .status = st, .fit = fit, .ni = failure_nominating_info()};
+    failure f = {.fw = bc->fw, .start_ns = bc->start_ns, .qp = bc->qp, .status = st, .fit = fit,
+                 .ni = failure_nominating_info()};
     bc->qp = NULL;
     handle_failure(s, &f);
     if (forgot && rejected) ks_queue_move_all(s->queue, ev, 0, not_this_pod, &key);
@@ -747,6 +756,10 @@ static void binding_cycle_run(binding_cycle *bc) {
     ks_infof(2, "Successfully bound pod to node pod=\"%s/%s\" node=\"%s\"", ks_str(bc->assumed->ns),
              ks_str(bc->assumed->name), bc->node);
     ks_sched_stat(s, &s->stats.bound);
+    ks_fwm_attempt(fw, KS_FWM_SCHEDULED, bc->start_ns);
+    ks_fwm_pod_scheduled(bc->qp->attempts, bc->qp->has_initial_attempt
+                                               ? (double)(ks_clock_now(s->clock) - bc->qp->initial_attempt_ns) / 1e9
+                                               : -1);
     if (s->simulated) s->last_progress = ks_clock_now(s->clock);
     ks_framework_run_post_bind(fw, bc->st, bc->assumed, bc->node);
     if (s->obs && s->obs->on_bound) s->obs->on_bound(s->obs->ctx, bc->assumed, bc->node);
@@ -793,7 +806,13 @@ size_t ks_sched_run_ready_bindings(ks_scheduler *s) {
 }
 
 static void binding_task(void *arg) {
+    /* upstream's Goroutines{operation="binding"}: binding cycles running */
+    static const char *const op[1] = {"binding"};
+    static ks_metric *_Atomic running;
+    ks_metric *g = ks_metric_cached(&running, ks_sm()->goroutines, op);
+    ks_gauge_add(g, 1);
     ks_sched_run_binding_cycle(arg);
+    ks_gauge_add(g, -1);
     ks_waiting_pods_release_held();
 }
 
@@ -893,7 +912,9 @@ static void schedule_queued(ks_scheduler *s, ks_queued_pod *qp) {
         return;
     }
     ks_infof(3, "Attempting to schedule pod pod=\"%s/%s\"", ks_str(pod->ns), ks_str(pod->name));
+    a.start_ns = ks_fwm_now();
     a.st = ks_cycle_state_new();
+    a.st->record_plugin_metrics = ks_fwm_sample();
     ks_status *st = scheduling_cycle(&a);
 
     if (st) {
@@ -905,7 +926,8 @@ static void schedule_queued(ks_scheduler *s, ks_queued_pod *qp) {
         a.rec.diagnosis = a.fit ? &a.fit->diagnosis : NULL;
         notify_attempt(&a);
         ks_sched_stat(s, a.rec.result == KS_ATTEMPT_UNSCHEDULABLE ? &s->stats.unschedulable : &s->stats.errors);
-        failure f = {.fw = fw, .qp = qp, .status = st, .fit = a.fit, .no_nodes = a.no_nodes, .ni = a.ni};
+        failure f = {.fw = fw, .start_ns = a.start_ns, .qp = qp, .status = st, .fit = a.fit,
+                     .no_nodes = a.no_nodes, .ni = a.ni};
         handle_failure(s, &f);
         free(msg);
         ks_status_free(st);
@@ -923,6 +945,7 @@ static void schedule_queued(ks_scheduler *s, ks_queued_pod *qp) {
         bc->qp = qp;
         bc->assumed = a.assumed;
         bc->node = ks_xstrdup(ks_str(a.host));
+        bc->start_ns = a.start_ns;
         a.st = NULL;
         start_binding_cycle(s, bc, a.waiting);
     }

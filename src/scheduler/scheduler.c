@@ -234,6 +234,7 @@ ks_scheduler *ks_scheduler_new(const ks_scheduler_options *o, char **err) {
     /* No worker yet: the stepping loop drains it; ks_scheduler_run
      * starts the workers. */
     s->disp = ks_api_dispatcher_new(s->backend, s->clock, 0);
+    ks_sched_metrics_attach(s);
     return s;
 }
 
@@ -243,6 +244,7 @@ ks_scheduler *ks_scheduler_new(const ks_scheduler_options *o, char **err) {
 
 void ks_scheduler_free(ks_scheduler *s) {
     if (!s) return;
+    ks_sched_metrics_detach(s);
     ks_scheduler_stop(s);
     if (s->backend && s->backend->stop && s->started) s->backend->stop(s->backend->ctx);
     /* Pods waiting on Permit stay where they are: their parked binding

@@ -18,6 +18,7 @@ typedef struct binding_cycle {
     ks_queued_pod *qp;   /* the pod's queue entry (unassigned pod) */
     ks_pod *assumed;     /* the assumed copy, node set (referenced) */
     char *node;
+    int64_t start_ns;    /* monotonic: when the attempt began (metrics) */
     struct binding_cycle *next;
 } binding_cycle;
 
@@ -85,6 +86,10 @@ size_t ks_sched_run_ready_bindings(struct ks_scheduler *s);
 /* Real-time loop: hand the parked binding cycles whose Permit wait is
  * over to the binders. */
 void ks_sched_submit_ready_bindings(struct ks_scheduler *s);
+
+/* metrics_collect.c: the scheduler's gauges in /metrics (queue, cache). */
+void ks_sched_metrics_attach(struct ks_scheduler *s);
+void ks_sched_metrics_detach(struct ks_scheduler *s);
 
 /* scheduler.c */
 /* Pin the backend's object view for the calling thread (nested calls

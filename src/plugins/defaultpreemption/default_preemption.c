@@ -13,6 +13,7 @@
 #include "framework/nodeinfo.h"
 #include "framework/preemption.h"
 #include "framework/status.h"
+#include "metrics/sched_metrics.h"
 #include "util/gosort.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -340,6 +341,7 @@ static ks_status *post_filter(void *self, ks_cycle_state *st, const ks_pod *pod,
                               const ks_node_status_map *statuses, ks_post_filter_result *result) {
     default_preemption *pl = self;
     const char *nominated = NULL;
+    ks_counter_inc(ks_metric_get(ks_sm()->preemption_attempts));
     ks_status *s = ks_evaluator_preempt(&pl->ev, st, pod, statuses, &nominated);
     result->nominated_node = nominated;
     if (!s) return NULL;
