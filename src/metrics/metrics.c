@@ -550,7 +550,7 @@ static void write_family(ks_strbuf *b, ks_metric_vec *v) {
     pthread_mutex_lock(&v->mu);
     size_t n = v->nseries;
     ks_metric **ser = ks_xmalloc((n ? n : 1) * sizeof(*ser));
-    memcpy(ser, v->series, n * sizeof(*ser));
+    if (n) memcpy(ser, v->series, n * sizeof(*ser));
     pthread_mutex_unlock(&v->mu);
     if (n == 0) {
         free(ser);
@@ -609,7 +609,7 @@ void ks_metrics_write(ks_metrics *r, ks_strbuf *out) {
     pthread_mutex_lock(&r->mu);
     size_t nc = r->ncolls;
     collector *cs = ks_xmalloc((nc ? nc : 1) * sizeof(*cs));
-    memcpy(cs, r->colls, nc * sizeof(*cs));
+    if (nc) memcpy(cs, r->colls, nc * sizeof(*cs));
     pthread_mutex_unlock(&r->mu);
     for (size_t i = 0; i < nc; i++) cs[i].fn(cs[i].arg);
     free(cs);
@@ -617,7 +617,7 @@ void ks_metrics_write(ks_metrics *r, ks_strbuf *out) {
     pthread_mutex_lock(&r->mu);
     size_t nf = r->nfams;
     ks_metric_vec **fams = ks_xmalloc((nf ? nf : 1) * sizeof(*fams));
-    memcpy(fams, r->fams, nf * sizeof(*fams));
+    if (nf) memcpy(fams, r->fams, nf * sizeof(*fams));
     pthread_mutex_unlock(&r->mu);
     qsort(fams, nf, sizeof(*fams), cmp_fams);
     for (size_t i = 0; i < nf; i++) write_family(out, fams[i]);

@@ -285,7 +285,7 @@ void ks_plugin_timing_report(ks_strbuf *out, bool json) {
         double mean = r->sampled ? r->seconds / (double)r->sampled : 0;
         r->estimated = r->calls > r->sampled ? mean * (double)r->calls : r->seconds;
     }
-    qsort(rs.v, rs.n, sizeof(*rs.v), cmp_rows);
+    if (rs.n) qsort(rs.v, rs.n, sizeof(*rs.v), cmp_rows);
     if (json) {
         ks_sb_putc(out, '[');
         for (size_t i = 0; i < rs.n; i++) {
