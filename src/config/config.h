@@ -247,5 +247,7 @@ bool ks_parse_duration(const char *s, int64_t *ns, char **err);
 /* Print as v1 YAML, fields in upstream's serialization order (sorted keys,
  * as sigs.k8s.io/yaml emits). malloc'd. */
 char *ks_config_to_yaml(const ks_config *cfg);
+/* The same as compact JSON (what /configz serves). malloc'd. */
+char *ks_config_to_json(const ks_config *cfg);
 
 #endif

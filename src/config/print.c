@@ -181,3 +181,10 @@ char *ks_config_to_yaml(const ks_config *cfg) {
     ks_arena_free(a);
     return out;
 }
+
+char *ks_config_to_json(const ks_config *cfg) {
+    ks_arena *a = ks_arena_new(16384);
+    char *out = kt_to_json(cfg_to_tree(a, cfg), 0);
+    ks_arena_free(a);
+    return out;
+}

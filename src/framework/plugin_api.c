@@ -156,7 +156,7 @@ static void log_v(char severity, int v, const char *file, int line, const char *
     if (severity == 'I' && !KS_V(v)) return;
     char buf[1024];
     vsnprintf(buf, sizeof(buf), fmt, ap);
-    ks_log_write(severity, file ? file : "plugin", line, "%s", buf);
+    ks_log_write_v(severity, v, file ? file : "plugin", line, "%s", buf);
 }
 
 void ks_log_at(char severity, int v, const char *file, int line, const char *fmt, ...) {
