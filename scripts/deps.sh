@@ -4,7 +4,7 @@
 #   scripts/deps.sh        what make, make test need
 #   scripts/deps.sh fuzz   the same plus clang and libFuzzer (make fuzz)
 set -eu
-PKGS="gcc g++ make pkg-config libyaml-dev libjansson-dev libcurl4-openssl-dev libmicrohttpd-dev libcmocka-dev python3"
+PKGS="gcc g++ make pkg-config libyaml-dev libjansson-dev libcurl4-openssl-dev libmicrohttpd-dev libgnutls28-dev libcmocka-dev python3 python3-prometheus-client"
 [ "${1:-}" = fuzz ] && PKGS="$PKGS clang libclang-rt-dev"
 missing=""
 for p in $PKGS; do

@@ -3,6 +3,8 @@
  * why the others did not. See docs/simulate.md for the contract. */
 #include "cmd/common.h"
 #include "cmd/plugin_opts.h"
+#include "framework/fw_metrics.h"
+#include "metrics/sched_metrics.h"
 #include "sim/report.h"
 #include "sim/simulate.h"
 #include "sim/trace.h"
@@ -29,6 +31,8 @@ static void usage(FILE *f) {
           "  --percentage-of-nodes-to-score N\n"
           "                       override the configuration (0-100; 0 = adaptive)\n"
           "  --fail-on-pending    exit 3 when a pod is left unscheduled\n"
+          "  --metrics-file FILE  write the scheduler's metrics (Prometheus text) there at the end\n"
+          "  --plugin-timing      time every plugin call; print the slowest first to stderr\n"
           "  -v=N                 log verbosity (klog levels, to stderr)\n" KS_PLUGIN_OPTS_USAGE
           "  -h, --help           this text\n"
           "\n"
@@ -42,7 +46,8 @@ int cmd_simulate(int argc, char **argv) {
     const char **paths = calloc((size_t)argc, sizeof(char *));
     size_t npaths = 0;
     ks_sim_options so = {.seed = 1, .percentage_of_nodes_to_score = -1};
-    bool fail_on_pending = false;
+    bool fail_on_pending = false, plugin_timing = false;
+    const char *metrics_file = NULL;
     char *err = NULL;
     int rc = 2;
     ks_cluster *cluster = NULL;
@@ -62,6 +67,11 @@ int cmd_simulate(int argc, char **argv) {
             so.explain = true;
         } else if (!strcmp(a, "--fail-on-pending")) {
             fail_on_pending = true;
+        } else if (!strcmp(a, "--plugin-timing")) {
+            plugin_timing = true;
+        } else if (ks_cli_value(argc, argv, &i, "metrics-file", &val, &err)) {
+            if (!val) goto usage_error;
+            metrics_file = val;
         } else if (ks_cli_value(argc, argv, &i, "seed", &val, &err)) {
             if (!val || !ks_cli_u64(val, &so.seed)) goto bad_value;
         } else if (ks_cli_value(argc, argv, &i, "tie-break", &val, &err)) {
@@ -107,6 +117,7 @@ int cmd_simulate(int argc, char **argv) {
         goto out;
     }
 
+    if (plugin_timing) ks_fwm_set_sampling(100, 1);
     ks_sim_result res;
     if (!ks_simulate(cluster, cfg, ks_default_registry(), &so, &res, &err)) {
         fprintf(stderr, "ksched simulate: %s\n", err);
@@ -118,6 +129,25 @@ int cmd_simulate(int argc, char **argv) {
              res.npods, (unsigned long long)res.attempts, (double)(res.end_ns - res.start_ns) / 1e9,
              res.wall_seconds);
     rc = 0;
+    if (plugin_timing) {
+        ks_strbuf b;
+        ks_sb_init(&b);
+        ks_plugin_timing_report(&b, false);
+        fputs(ks_sb_str(&b), stderr);
+        ks_sb_free(&b);
+    }
+    if (metrics_file) {
+        ks_strbuf b;
+        ks_sb_init(&b);
+        ks_metrics_write(ks_sm()->reg, &b);
+        FILE *f = fopen(metrics_file, "w");
+        if (!f || fwrite(ks_sb_str(&b), 1, b.len, f) != b.len) {
+            fprintf(stderr, "ksched simulate: cannot write %s\n", metrics_file);
+            rc = 2;
+        }
+        if (f && fclose(f) != 0) rc = 2;
+        ks_sb_free(&b);
+    }
     if (fail_on_pending) {
         for (uint32_t i = 0; i < res.npods; i++)
             if (res.pods[i].state != KS_SIM_SCHEDULED) rc = 3;

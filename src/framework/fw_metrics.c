@@ -51,6 +51,16 @@ void ks_fw_metrics_free(ks_fw_metrics *m) {
     free(m);
 }
 
+unsigned ks_fwm_node_mask = KS_FWM_NODE_SAMPLE - 1;
+static unsigned sample_percent = KS_PLUGIN_METRICS_SAMPLE_PERCENT;
+
+void ks_fwm_set_sampling(unsigned percent, unsigned node_every) {
+    sample_percent = percent > 100 ? 100 : percent;
+    unsigned m = 1;
+    while (m < node_every && m < (1u << 30)) m <<= 1;
+    ks_fwm_node_mask = m - 1;
+}
+
 bool ks_fwm_sample(void) {
     /* xorshift per thread: which cycles are sampled needs no quality and
      * must not touch the scheduler's seeded tie-breaking generator. */
@@ -59,7 +69,7 @@ bool ks_fwm_sample(void) {
     x ^= x << 13;
     x ^= x >> 17;
     x ^= x << 5;
-    return x % 100 < KS_PLUGIN_METRICS_SAMPLE_PERCENT;
+    return x % 100 < sample_percent;
 }
 
 int64_t ks_fwm_start(const ks_cycle_state *st) {

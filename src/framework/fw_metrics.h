@@ -53,10 +53,16 @@ static inline void ks_fwm_done(const struct ks_framework *fw, int64_t t, unsigne
  * cycle one call in KS_FWM_NODE_SAMPLE of them is timed (per thread),
  * which keeps the distribution at a fraction of the cost. */
 #define KS_FWM_NODE_SAMPLE 32
+extern unsigned ks_fwm_node_mask; /* KS_FWM_NODE_SAMPLE - 1 */
 static inline bool ks_fwm_node_sampled(void) {
     static _Thread_local unsigned tick;
-    return (++tick & (KS_FWM_NODE_SAMPLE - 1)) == 0;
+    return (++tick & ks_fwm_node_mask) == 0;
 }
+
+/* Change the sampling (before scheduling starts): percent of the cycles,
+ * and one per-node call in node_every (a power of two). `ksched simulate
+ * --plugin-timing` times every call with (100, 1). */
+void ks_fwm_set_sampling(unsigned percent, unsigned node_every);
 
 /* The attempt results of scheduler_schedule_attempts_total. */
 typedef enum ks_fwm_result { KS_FWM_SCHEDULED = 0, KS_FWM_UNSCHEDULABLE, KS_FWM_ERROR } ks_fwm_result;

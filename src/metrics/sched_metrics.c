@@ -306,20 +306,21 @@ void ks_plugin_timing_report(ks_strbuf *out, bool json) {
         }
         ks_sb_puts(out, "]\n");
     } else {
-        ks_sb_printf(out,
-                     "# Plugin execution time, slowest first. Durations are sampled on %d%% of the scheduling\n"
-                     "# cycles (as kube-scheduler samples scheduler_plugin_execution_duration_seconds); calls\n"
-                     "# counts every call where scheduler_plugin_evaluation_total does (PreFilter, Filter,\n"
-                     "# PreScore, Score) and estimated = calls x mean (the sampled total elsewhere).\n",
-                     KS_PLUGIN_METRICS_SAMPLE_PERCENT);
-        ks_sb_printf(out, "%-28s %-28s %12s %12s %12s %12s %14s\n", "PLUGIN", "EXTENSION POINT", "SAMPLED",
-                     "SAMPLED(s)", "MEAN(us)", "CALLS", "ESTIMATED(s)");
+        ks_sb_puts(out,
+                   "# Plugin execution time, slowest first, from scheduler_plugin_execution_duration_seconds:\n"
+                   "# SAMPLED calls were timed (by default 10% of the scheduling cycles, as kube-scheduler,\n"
+                   "# and of those one call in 32 at the per-node points Filter, Score, AddPod, RemovePod;\n"
+                   "# `ksched simulate --plugin-timing` times every call). CALLS counts every call where\n"
+                   "# scheduler_plugin_evaluation_total does (non-skipped PreFilter, Filter, PreScore, Score);\n"
+                   "# ESTIMATED = CALLS x MEAN there, the sampled total elsewhere.\n");
+        ks_sb_printf(out, "%-32s %-28s %10s %12s %10s %12s %14s\n", "PLUGIN", "EXTENSION POINT", "SAMPLED",
+                     "SAMPLED(ms)", "MEAN(us)", "CALLS", "ESTIMATED(ms)");
         for (size_t i = 0; i < rs.n; i++) {
             timing_row *r = &rs.v[i];
             double mean_us = r->sampled ? r->seconds / (double)r->sampled * 1e6 : 0;
-            ks_sb_printf(out, "%-28s %-28s %12llu %12.6f %12.3f %12llu %14.6f\n", r->plugin, r->point,
-                         (unsigned long long)r->sampled, r->seconds, mean_us, (unsigned long long)r->calls,
-                         r->estimated);
+            ks_sb_printf(out, "%-32s %-28s %10llu %12.3f %10.3f %12llu %14.3f\n", r->plugin, r->point,
+                         (unsigned long long)r->sampled, r->seconds * 1e3, mean_us, (unsigned long long)r->calls,
+                         r->estimated * 1e3);
         }
     }
     for (size_t i = 0; i < rs.n; i++) {

@@ -40,14 +40,12 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static ks_scheduler **attached;
 static size_t nattached, cap;
 
-static void collect(void *arg) {
-    (void)arg;
+static void collect_locked(void) {
     const ks_sched_metrics *sm = ks_sm();
     /* A plugin that rejects nobody now reads 0 (its series stays, as
      * upstream's gauge does). */
     ks_gauge_vec_zero(sm->unschedulable_pods);
     double active = 0, backoff = 0, unsched = 0, gated = 0, nodes = 0, pods = 0, assumed = 0;
-    pthread_mutex_lock(&mu);
     for (size_t k = 0; k < nattached; k++) {
         ks_scheduler *s = attached[k];
         ks_queue_stats q;
@@ -74,7 +72,6 @@ static void collect(void *arg) {
         }
         free(pc.n);
     }
-    pthread_mutex_unlock(&mu);
     ks_gauge_set(ks_metric_get(sm->pending_pods, "active"), active);
     ks_gauge_set(ks_metric_get(sm->pending_pods, "backoff"), backoff);
     ks_gauge_set(ks_metric_get(sm->pending_pods, "unschedulable"), unsched);
@@ -82,6 +79,15 @@ static void collect(void *arg) {
     ks_gauge_set(ks_metric_get(sm->cache_size, "nodes"), nodes);
     ks_gauge_set(ks_metric_get(sm->cache_size, "pods"), pods);
     ks_gauge_set(ks_metric_get(sm->cache_size, "assumed_pods"), assumed);
+}
+
+static void collect(void *arg) {
+    (void)arg;
+    pthread_mutex_lock(&mu);
+    /* With no scheduler left the gauges keep their last values (what a
+     * simulation ended with). */
+    if (nattached) collect_locked();
+    pthread_mutex_unlock(&mu);
 }
 
 static void add_collector(void) { ks_metrics_add_collector(ks_sm()->reg, collect, NULL); }
@@ -96,6 +102,8 @@ void ks_sched_metrics_attach(ks_scheduler *s) {
 
 void ks_sched_metrics_detach(ks_scheduler *s) {
     pthread_mutex_lock(&mu);
+    /* The gauges as this scheduler leaves them. */
+    if (nattached == 1 && attached[0] == s) collect_locked();
     for (size_t i = 0; i < nattached; i++) {
         if (attached[i] != s) continue;
         memmove(&attached[i], &attached[i + 1], (nattached - i - 1) * sizeof(*attached));
