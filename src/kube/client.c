@@ -1,6 +1,7 @@
 #include "kube/client.h"
 
 #include "kube/ratelimit.h"
+#include "metrics/sched_metrics.h"
 #include "util/clock.h"
 #include "util/curl_lazy.h"
 #include "util/log.h"
@@ -667,6 +668,14 @@ static void count(ks_kube_client *c, long code, bool retry) {
     pthread_mutex_unlock(&c->stats_mu);
 }
 
+/* host[:port] of a URL, for the rest_client_* metrics' host label. */
+static void url_host(const char *url, char *buf, size_t n) {
+    const char *h = strstr(url, "://");
+    h = h ? h + 3 : url;
+    size_t len = strcspn(h, "/");
+    snprintf(buf, n, "%.*s", (int)len, h);
+}
+
 static void finished(ks_kube_client *c, xfer *x, CURLcode rc) {
     long code = 0;
     if (rc == CURLE_OK) c->C->easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &code);
@@ -686,6 +695,10 @@ static void finished(ks_kube_client *c, xfer *x, CURLcode rc) {
         }
     }
     count(c, code, x->attempts > 1);
+    char host[256];
+    url_host(c->base_url, host, sizeof(host));
+    ks_sm_rest_request(x->method, host, code, (double)(ks_monotonic_ns() - x->started_ns) / 1e9);
+    if (delay >= 0) ks_sm_rest_retry(x->method, host, code);
     if (delay >= 0) {
         ks_infof(4, "%s %s: %s, retry %d in %lld ms", x->method, x->path,
                  error ? error : (code == 429 ? "429 Too Many Requests" : "server error"), x->attempts,
@@ -709,6 +722,9 @@ static int64_t run_waiting(ks_kube_client *c) {
             /* a retry is rate limited again (client-go's tryThrottle) */
             x->need_token = false;
             int64_t w = ks_ratelimit_reserve(&c->rl, now);
+            char host[256];
+            url_host(c->base_url, host, sizeof(host));
+            ks_sm_rest_rate_limited(x->method, host, w > 0 ? (double)w / 1e9 : 0);
             if (w > 0) {
                 pthread_mutex_lock(&c->stats_mu);
                 c->stats.throttled_ns += w;
@@ -1000,6 +1016,9 @@ static bool submit(ks_kube_client *c, xfer *x, char **err) {
     if (!x->cr) return false;
     int64_t now = ks_monotonic_ns();
     int64_t w = ks_ratelimit_reserve(&c->rl, now);
+    char host[256];
+    url_host(c->base_url, host, sizeof(host));
+    ks_sm_rest_rate_limited(x->method, host, w > 0 ? (double)w / 1e9 : 0);
     if (w > 0) {
         pthread_mutex_lock(&c->stats_mu);
         c->stats.throttled_ns += w;

@@ -1,5 +1,6 @@
 #include "kube/reflector.h"
 
+#include "metrics/sched_metrics.h"
 #include "util/arena.h"
 #include "util/clock.h"
 #include "util/hash.h"
@@ -93,6 +94,7 @@ static void count_decode_error(ks_reflector *r) {
     pthread_mutex_lock(&r->mu);
     r->stats.decode_errors++;
     pthread_mutex_unlock(&r->mu);
+    ks_sm_event_dropped("decode");
 }
 
 /* client-go's ExponentialBackoffManager(800 ms, 30 s, 2 min, 2.0, 1.0). */
@@ -474,8 +476,10 @@ static list_result do_list(ks_reflector *r) {
     }
     if (res == L_OK) {
         pthread_mutex_lock(&r->mu);
-        if (r->listed_once) r->stats.relists++;
+        bool relist = r->listed_once;
+        if (relist) r->stats.relists++;
         pthread_mutex_unlock(&r->mu);
+        if (relist) ks_sm_relist(r->kind);
         replace(r, a, items, n);
         r->rv_unavailable = false;
         set_str(&r->rv, list_rv);
@@ -757,6 +761,8 @@ static void list_and_watch(ks_reflector *r) {
     if (do_list(r) != L_OK) return;
     for (;;) {
         watch_result w = watch_once(r);
+        if (w != W_STOP)
+            ks_sm_watch_restart(r->kind, w == W_AGAIN ? "closed" : w == W_RELIST ? "relist" : "error");
         if (w == W_AGAIN) {
             note_ok(r);
             continue;

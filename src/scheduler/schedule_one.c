@@ -133,7 +133,7 @@ static ks_status *pass_extenders(attempt *a, ks_diagnosis *diag, const ks_node_i
         if (st) {
             if (!c->ignorable) return st;
             char *m = ks_status_message(st);
-            ks_infof(0, "Skipping extender as it returned error and has ignorable flag set extender=\"%s\" err=\"%s\"",
+            ks_infof(0, "\"Skipping extender as it returned error and has ignorable flag set\" extender=\"%s\" err=\"%s\"",
                      c->url_prefix, m);
             free(m);
             ks_status_free(st);
@@ -168,7 +168,7 @@ static void add_extender_scores(attempt *a, const ks_node_info **nodes, size_t n
         ks_status *st = ks_extender_prioritize(e, a->pod, (const ks_node_info *const *)nodes, n, &hosts, &scores, &m);
         if (st) {
             char *msg = ks_status_message(st);
-            ks_infof(5, "Failed to run extender's priority function. No score given by this extender. error=\"%s\" "
+            ks_infof(5, "\"Failed to run extender's priority function. No score given by this extender.\" error=\"%s\" "
                         "pod=\"%s/%s\" extender=\"%s\"",
                      msg, ks_str(a->pod->ns), ks_str(a->pod->name), c->url_prefix);
             free(msg);
@@ -197,7 +197,7 @@ static ks_status *extenders_binding(ks_scheduler *s, const ks_pod *pod, const ch
         ks_status *st = ks_extender_bind(s->exts[i], pod, node);
         if (st && c->ignorable) {
             char *m = ks_status_message(st);
-            ks_infof(0, "Skipping extender in bind as it returned error and has ignorable flag set extender=\"%s\" err=\"%s\"",
+            ks_infof(0, "\"Skipping extender in bind as it returned error and has ignorable flag set\" extender=\"%s\" err=\"%s\"",
                      c->url_prefix, m);
             free(m);
             ks_status_free(st);
@@ -537,7 +537,7 @@ static ks_status *scheduling_cycle(attempt *a) {
         a->rec.post_filter_status = pf;
         a->fit->diagnosis.post_filter_msg = ks_status_message(pf);
         if (pf && pf->code == KS_ERROR)
-            ks_errorf("status after running PostFilter plugins for pod %s/%s: %s", ks_str(a->pod->ns),
+            ks_errorf("\"Status after running PostFilter plugins for pod\" pod=\"%s/%s\" status=\"%s\"", ks_str(a->pod->ns),
                       ks_str(a->pod->name), a->fit->diagnosis.post_filter_msg);
         if (nominated) {
             a->ni = (ks_nominating_info){.mode = KS_NOMINATE_OVERRIDE, .node = ks_intern(nominated)};
@@ -616,14 +616,14 @@ static void handle_failure(ks_scheduler *s, failure *f) {
     ks_fwm_attempt(f->fw, rejected ? KS_FWM_UNSCHEDULABLE : KS_FWM_ERROR, f->start_ns);
 
     if (f->no_nodes) {
-        ks_infof(2, "Unable to schedule pod; no nodes are registered to the cluster; waiting pod=\"%s\"", name);
+        ks_infof(2, "\"Unable to schedule pod; no nodes are registered to the cluster; waiting\" pod=\"%s\"", name);
     } else if (f->fit) {
         qp->unschedulable_plugins = f->fit->diagnosis.unschedulable_plugins;
         qp->pending_plugins = f->fit->diagnosis.pending_plugins;
         qp->extender_rejected = f->fit->diagnosis.extender_rejected;
-        ks_infof(2, "Unable to schedule pod; no fit; waiting pod=\"%s\" err=\"%s\"", name, msg);
+        ks_infof(2, "\"Unable to schedule pod; no fit; waiting\" pod=\"%s\" err=\"%s\"", name, msg);
     } else {
-        ks_errorf("Error scheduling pod; retrying pod=\"%s\" err=\"%s\"", name, msg);
+        ks_errorf("\"Error scheduling pod; retrying\" pod=\"%s\" err=\"%s\"", name, msg);
     }
 
     /* Requeue the version the backend has now, unless it is gone or was
@@ -631,11 +631,11 @@ static void handle_failure(ks_scheduler *s, failure *f) {
     ks_pod *cached = ks_sched_lookup_pod(s, key);
     ks_pod *nominate = pod;
     if (!cached) {
-        ks_infof(1, "Pod doesn't exist in informer cache pod=\"%s\"", name);
+        ks_infof(1, "\"Pod doesn't exist in informer cache\" pod=\"%s\"", name);
         ks_queue_done(s->queue, key);
         ks_queued_pod_free(qp);
     } else if (cached->node_name) {
-        ks_infof(1, "Pod has been assigned to node. Abort adding it back to queue. pod=\"%s\" node=\"%s\"", name,
+        ks_infof(1, "\"Pod has been assigned to node. Abort adding it back to queue.\" pod=\"%s\" node=\"%s\"", name,
                  ks_str(cached->node_name));
         ks_queue_done(s->queue, key);
         ks_queued_pod_free(qp);
@@ -753,7 +753,7 @@ static void binding_cycle_run(binding_cycle *bc) {
         ks_sched_free_binding_cycle(bc);
         return;
     }
-    ks_infof(2, "Successfully bound pod to node pod=\"%s/%s\" node=\"%s\"", ks_str(bc->assumed->ns),
+    ks_infof(2, "\"Successfully bound pod to node\" pod=\"%s/%s\" node=\"%s\"", ks_str(bc->assumed->ns),
              ks_str(bc->assumed->name), bc->node);
     ks_sched_stat(s, &s->stats.bound);
     ks_fwm_attempt(fw, KS_FWM_SCHEDULED, bc->start_ns);
@@ -911,7 +911,7 @@ static void schedule_queued(ks_scheduler *s, ks_queued_pod *qp) {
         ks_queued_pod_free(qp);
         return;
     }
-    ks_infof(3, "Attempting to schedule pod pod=\"%s/%s\"", ks_str(pod->ns), ks_str(pod->name));
+    ks_infof(3, "\"Attempting to schedule pod\" pod=\"%s/%s\"", ks_str(pod->ns), ks_str(pod->name));
     a.start_ns = ks_fwm_now();
     a.st = ks_cycle_state_new();
     a.st->record_plugin_metrics = ks_fwm_sample();

@@ -173,6 +173,7 @@ struct ks_ops {
     ks_auth *auth;
     ks_delegated *authn, *authz;
     ks_leader_elector *_Atomic le;
+    bool leader_election;
     atomic_bool synced, shutting_down;
     /* leader election metrics, fed at scrape time */
     ks_metric *master_status, *slowpath;
@@ -198,7 +199,14 @@ static char *check_shutdown(void *arg) {
 
 static char *check_sync(void *arg) {
     ks_ops *ops = arg;
-    return atomic_load(&ops->synced) ? NULL : ks_xstrdup("handlers are not fully synchronized");
+    if (atomic_load(&ops->synced)) return NULL;
+    /* A standby starts no informers (docs/run.md): it has nothing to
+     * sync, and is ready as a kube-scheduler standby is once its informers
+     * synced. Otherwise a rolling update would wait for ever on a new
+     * replica that cannot lead while the old one holds the lease. */
+    ks_leader_elector *le = atomic_load(&ops->le);
+    if (ops->leader_election && le && !ks_leader_elector_is_leader(le)) return NULL;
+    return ks_xstrdup("handlers are not fully synchronized");
 }
 
 static char *check_ping(void *arg) {
@@ -228,6 +236,7 @@ ks_ops *ks_ops_start(const ks_ops_options *o, char **err) {
         ks_ops_flags_init(&defaults);
         f = &defaults;
     }
+    ops->leader_election = o->leader_election;
     if (f->secure_port == 0) return ops; /* serving off, as upstream's --secure-port=0 */
 
     ops->authn = ks_delegated_new(f->authentication_kubeconfig, "authentication", err);

@@ -76,7 +76,9 @@ typedef struct ks_ops ks_ops;
 ks_ops *ks_ops_start(const ks_ops_options *o, char **err);
 /* The elector the leaderElection check asks (NULL: healthy). */
 void ks_ops_set_leader_elector(ks_ops *ops, struct ks_leader_elector *le);
-/* sched-handler-sync passes from now on. */
+/* sched-handler-sync passes from now on (it also passes while a leader
+ * elector is set and this replica does not lead: a standby has no
+ * informers to wait for). */
 void ks_ops_set_synced(ks_ops *ops);
 /* shutdown fails from now on ("process is shutting down"). */
 void ks_ops_set_shutting_down(ks_ops *ops);

@@ -306,6 +306,11 @@ static void test_ops_delegated(void **state) {
     assert_int_equal(r.code, 200);
     assert_non_null(strstr(r.body, "leader_election_master_status{name=\"kube-scheduler\"} 0\n"));
     assert_non_null(strstr(r.body, "# TYPE scheduler_preemption_attempts_total counter"));
+    /* the reviews, as the API client counts its requests */
+    char want[128];
+    snprintf(want, sizeof(want), "rest_client_requests_total{code=\"201\",host=\"127.0.0.1:%u\",method=\"POST\"} ",
+             AF.port);
+    assert_non_null(strstr(r.body, want));
     free(r.body);
     get(port, "/configz", "good", &r);
     assert_int_equal(r.code, 403); /* the review allows /metrics only */
