@@ -2,7 +2,8 @@
 #
 #   make            build ksched, libksched.{a,so}, example plugins (release)
 #   make demo       install missing deps, build, simulate the demo cluster
-#   make test       install missing deps, build release + ASan/UBSan, run every test
+#   make test       install missing deps, build release, ASan/UBSan and TSan, run every test
+#   make tsan       the threaded tests only, under ThreadSanitizer
 #   make bench      scheduler_perf-style benchmarks (see bench/)
 #   make fuzz       libFuzzer targets with clang (build/fuzz/fuzz_*)
 #   make fuzz-run SECONDS=N   run each fuzz target for N seconds
@@ -22,8 +23,9 @@ TEST_LIBS  := $(shell pkg-config --libs libmicrohttpd 2>/dev/null) -lcmocka
 WARN    := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -fPIC $(WARN) -Isrc -Iinclude $(PKG_CFLAGS)
 
-# Two build flavours share the source list: release and asan (ASan+UBSan,
-# debug checks such as the NodeInfo immutability check enabled).
+# Build flavours share the source list: release, asan (ASan+UBSan, debug
+# checks such as the NodeInfo immutability check enabled), tsan
+# (ThreadSanitizer), fuzz and debug.
 MODE ?= release
 ifeq ($(MODE),asan)
   OPT := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -DKS_DEBUG=1
@@ -35,6 +37,10 @@ else ifeq ($(MODE),fuzz)
   OPT := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer \
          -fno-sanitize-recover=undefined -DKS_DEBUG=1 -DKS_FUZZING=1
   LDOPT := -fsanitize=address,undefined
+else ifeq ($(MODE),tsan)
+  # ThreadSanitizer, for the tests that run threads (make tsan).
+  OPT := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
+  LDOPT := -fsanitize=thread
 else ifeq ($(MODE),debug)
   OPT := -O0 -g -DKS_DEBUG=1
   LDOPT :=
@@ -56,6 +62,9 @@ LIB_OBJS  := $(LIB_SRCS:%.c=$(B)/obj/%.o)
 CMD_OBJS  := $(CMD_SRCS:%.c=$(B)/obj/%.o)
 TEST_BINS := $(TEST_SRCS:test/unit/%.c=$(B)/test/%)
 TEST_UTIL_OBJS := $(TEST_UTIL:%.c=$(B)/obj/%.o)
+# The tests that run threads, built and run under ThreadSanitizer too.
+TSAN_TESTS := test_scheduler test_dispatcher test_parallelize test_churn test_listers \
+              $(notdir $(basename $(wildcard test/unit/test_kube_*.c)))
 # Fuzz targets: test/fuzz/fuzz_<name>.c. Built with libFuzzer in MODE=fuzz,
 # elsewhere with test/fuzz/driver.c, a main() that replays files (make
 # test runs the asan ones over the corpora: test/sh/fuzz_regress.sh).
@@ -67,7 +76,7 @@ FUZZ_BINS := $(FUZZ_SRCS:test/fuzz/%.c=$(FUZZ_DIR)/%)
 PLUGIN_NAMES := $(filter-out embed,$(notdir $(patsubst %/,%,$(dir $(wildcard examples/plugins/*/*.c)))))
 PLUGIN_SOS  := $(foreach p,$(PLUGIN_NAMES),$(B)/plugins/$(p).so)
 
-.PHONY: all build deps demo test test-unit test-scenarios test-reference test-e2e bench bench-quick bench-bin \
+.PHONY: all build deps demo test test-bins tsan tsan-bins test-reference test-e2e bench bench-quick bench-bin \
         install clean fuzz fuzz-bins fuzz-run
 all: build
 build: $(B)/ksched $(B)/libksched.a $(B)/libksched.so $(PLUGIN_SOS) $(B)/examples/embed-scheduler
@@ -135,11 +144,19 @@ demo: deps
 	@$(MAKE) --no-print-directory build
 	./$(B)/ksched simulate examples/clusters/demo
 
-# make test: both flavours, every suite, one summary line at the end.
+# make test: every flavour, every suite, one summary line at the end.
 test: deps
 	@$(MAKE) --no-print-directory MODE=release build test-bins
 	@$(MAKE) --no-print-directory MODE=asan build test-bins
+	@$(MAKE) --no-print-directory MODE=tsan tsan-bins
 	@test/run.sh
+
+# make tsan: the threaded tests under ThreadSanitizer only.
+tsan: deps
+	@$(MAKE) --no-print-directory MODE=tsan tsan-bins
+	@KS_TEST_MODES=tsan KS_TEST_UNIT_ONLY=1 test/run.sh
+
+tsan-bins: $(TSAN_TESTS:%=$(B)/test/%)
 
 # The test plugins are named here so that make builds them as ordinary
 # targets (as intermediates of the test_plugin_% rule they were not found).

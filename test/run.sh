@@ -1,6 +1,7 @@
 #!/bin/sh
 # Run every test suite and end with one line: "N passed, N failed".
-#   unit       cmocka binaries, in the release and the asan build
+#   unit       cmocka binaries, in the release and the asan build, and the
+#              threaded ones in the tsan build
 #   scenarios  test/scenarios/*/cmd: run ksched, compare with expected output
 #   shell      test/sh/*.sh: each prints "ok   NAME" / "FAIL NAME" lines;
 #              exit 77 means skipped (a tool it needs is missing)
@@ -23,7 +24,10 @@ count_cmocka() { # $1 = output file; prints "pass fail"
     echo "$p $f"
 }
 
-for mode in release asan; do
+# KS_TEST_MODES: the unit flavours to run (make tsan: tsan only, with
+# KS_TEST_UNIT_ONLY set to skip the other suites). The tsan build has only
+# the threaded tests.
+for mode in ${KS_TEST_MODES:-release asan tsan}; do
     for t in build/$mode/test/test_*; do
         [ -x "$t" ] || continue
         name="$mode/$(basename "$t")"
@@ -46,6 +50,12 @@ for mode in release asan; do
         fi
     done
 done
+
+if [ -n "${KS_TEST_UNIT_ONLY:-}" ]; then
+    echo "$passed passed, $failed failed"
+    [ "$failed" -eq 0 ]
+    exit
+fi
 
 # Scenario tests: each directory has `cmd` (a shell line run from the repo
 # root with $KSCHED set) and `expected` (stdout) and optionally `exit` (the

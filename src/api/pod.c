@@ -2,6 +2,8 @@
 #include "api/quantity.h"
 #include "util/xalloc.h"
 
+#include <stddef.h>
+
 #include <stdio.h>
 #include <string.h>
 
@@ -25,7 +27,10 @@ ks_pod *ks_pod_clone(const ks_pod *p) { return ks_pod_clone_room(p, 64); }
 ks_pod *ks_pod_clone_room(const ks_pod *p, size_t room) {
     ks_arena *a = ks_arena_new(sizeof(ks_pod) + room);
     ks_pod *c = ks_arena_alloc(a, sizeof(*c));
-    *c = *p;
+    _Static_assert(offsetof(ks_pod, refs) == 0, "refs comes first");
+    /* Everything but the reference count, which other threads may be
+     * changing: a plain copy of it would be a data race. */
+    memcpy((char *)c + sizeof(c->refs), (const char *)p + sizeof(p->refs), sizeof(*c) - sizeof(c->refs));
     atomic_init(&c->refs, 1);
     c->arena = a;
     c->doc = ks_docref_ref(p->doc);

@@ -2,6 +2,7 @@
  * the small containers the run functions hand around (PreFilter node
  * sets, per-node status maps). The run functions are in runtime.c. */
 #include "framework/framework.h"
+#include "framework/holds.h"
 #include "framework/plugin_api.h"
 #include "api/node.h"
 #include "api/pod.h"
@@ -166,7 +167,7 @@ ks_framework *ks_framework_new_default(ks_registry *reg, const ks_framework_opti
 
 void ks_framework_free(ks_framework *fw) {
     if (!fw) return;
-    ks_waiting_pods_release_held();
+    ks_holds_release();
     for (uint32_t i = 0; i < fw->nplugins; i++) {
         ks_plugin_inst *in = &fw->plugins[i];
         if (in->ops->destroy && in->self) in->ops->destroy(in->self);
@@ -289,8 +290,23 @@ struct ks_framework *ks_handle_framework(ks_handle *h) { return h->fw; }
 
 int ks_handle_parallelism(const ks_handle *h) { return ks_parallelizer_parallelism(h->fw->par); }
 
+typedef struct plugin_job {
+    void (*fn)(size_t i, void *arg);
+    void *arg;
+} plugin_job;
+
+/* A plugin's function on a worker runs as part of the plugin's extension
+ * point: what the handle lends it there is held until it returns. */
+static void run_plugin_job(size_t i, void *arg) {
+    plugin_job *j = arg;
+    ks_holds_enter();
+    j->fn(i, j->arg);
+    ks_holds_exit();
+}
+
 void ks_handle_parallelize(ks_handle *h, size_t n, void (*fn)(size_t i, void *arg), void *arg) {
-    ks_parallelize(h->fw->par, n, fn, arg, NULL);
+    plugin_job j = {fn, arg};
+    ks_parallelize(h->fw->par, n, run_plugin_job, &j, NULL);
 }
 
 size_t ks_handle_waiting_pods(ks_handle *h, ks_waiting_pod **out, size_t max) {

@@ -84,9 +84,10 @@ typedef struct ks_framework_env {
     size_t (*nominated_count)(void *ctx, ks_id node);
     /* Every pod the scheduler knows (bound, assumed, waiting, pending) in
      * namespace ns (KS_ID_INVALID: any) whose label key is value (key
-     * KS_ID_INVALID: any pod). No references taken: valid until the calling
-     * plugin returns. Returns the count, which may exceed max. For
-     * ks_handle_list_pods (Coscheduling counts a gang's members with it). */
+     * KS_ID_INVALID: any pod). A reference is taken on each pod written to
+     * out (the handle holds them for the plugin). Returns the count, which
+     * may exceed max. For ks_handle_list_pods (Coscheduling counts a gang's
+     * members with it). */
     size_t (*list_pods)(void *ctx, ks_id ns, ks_id key, ks_id value, const ks_pod **out,
                         size_t max);
     /* The scheduler's clock (simulated or real), for ks_handle_now_ns. */

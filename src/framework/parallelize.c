@@ -1,5 +1,4 @@
 #include "framework/parallelize.h"
-#include "framework/waiting_pods.h"
 #include "util/clock.h"
 #include "util/xalloc.h"
 
@@ -127,7 +126,6 @@ static void *worker(void *arg) {
         atomic_fetch_add(&p->busy, 1);
         pthread_mutex_unlock(&p->mu);
         run_chunks(j);
-        ks_waiting_pods_release_held();
         pthread_mutex_lock(&p->mu);
         if (atomic_fetch_sub(&p->busy, 1) == 1) pthread_cond_broadcast(&p->done_cv);
         pthread_mutex_unlock(&p->mu);

@@ -8,6 +8,7 @@
 #include "api/resource.h"
 #include "backend/queue.h"
 #include "codec/tree.h"
+#include "framework/holds.h"
 #include "framework/plugin_api.h"
 #include "framework/framework.h"
 #include "framework/nodeinfo.h"
@@ -291,12 +292,14 @@ static size_t list_snapshot_pods(const ks_snapshot *snap, ks_id ns, ks_id key, k
         for (uint32_t j = 0; j < ni->npods; j++) {
             const ks_pod *p = ni->pods[j];
             if (!ks_pod_matches(p, ns, key, value)) continue;
-            if (n < max) out[n] = p;
+            if (n < max) out[n] = ks_pod_ref((ks_pod *)p);
             n++;
         }
     }
     return n;
 }
+
+static void release_pod(void *p) { ks_pod_unref(p); }
 
 bool ks_pod_matches(const ks_pod *p, ks_id ns, ks_id key, ks_id value) {
     if (ns != KS_ID_INVALID && p->ns != ns) return false;
@@ -316,8 +319,13 @@ size_t ks_handle_list_pods(ks_handle *h, const char *ns, const char *label_key,
         if (key == KS_ID_INVALID || value == KS_ID_INVALID) return 0;
     }
     const ks_framework *fw = h->fw;
-    if (fw->env.list_pods) return fw->env.list_pods(fw->env.ctx, nsid, key, value, out, max);
-    return list_snapshot_pods(fw->snapshot, nsid, key, value, out, max);
+    size_t n = fw->env.list_pods ? fw->env.list_pods(fw->env.ctx, nsid, key, value, out, max)
+                                 : list_snapshot_pods(fw->snapshot, nsid, key, value, out, max);
+    /* The pods came referenced: a watch event may replace or delete any of
+     * them while the plugin reads it. They are held until the extension
+     * point returns. */
+    for (size_t i = 0; i < n && i < max; i++) ks_hold(release_pod, (void *)out[i]);
+    return n;
 }
 
 void ks_handle_activate_pod(ks_handle *h, const ks_pod *pod) {

@@ -4,6 +4,7 @@
 #include "framework/cycle_state.h"
 #include "framework/framework.h"
 #include "framework/handle.h"
+#include "framework/holds.h"
 #include "framework/status.h"
 #include "metrics/sched_metrics.h"
 #include "scheduler/diagnosis.h"
@@ -188,7 +189,9 @@ static void dry_run_node(size_t i, void *arg) {
     ks_node_info *ni = ks_node_info_clone(orig);
     ks_cycle_state *st = ks_cycle_state_clone(d->st);
     ks_victims v = {0};
+    ks_holds_enter(); /* a plugin's code on a worker of the pool */
     ks_status *s = d->ev->ops->select_victims(d->ev->pl, st, d->pod, ni, d->pdbs, &v);
+    ks_holds_exit();
     if (ks_status_is_success(s) && v.npods == 0) {
         ks_status_free(s);
         s = ks_status_new(KS_ERROR, "expected at least one victim pod on node \"%s\"",

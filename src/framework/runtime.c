@@ -4,6 +4,7 @@
 #include "api/pod.h"
 #include "framework/cycle_state.h"
 #include "framework/framework.h"
+#include "framework/holds.h"
 #include "framework/fw_metrics.h"
 #include "framework/status.h"
 #include "util/strbuf.h"
@@ -106,7 +107,6 @@ static ks_pre_filter_result *merge(ks_cycle_state *st, ks_pre_filter_result *a,
 
 static ks_status *run_pre_filter(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                  ks_pre_filter_result **result, ks_plugin_mask *rejectors) {
-    ks_waiting_pods_release_held(); /* a new cycle: the last one's holds end */
     size_t n;
     const ks_node_info *const *nodes = snapshot_nodes(fw, &n);
     memset(st->skip_filter, 0, sizeof(st->skip_filter));
@@ -174,7 +174,7 @@ static ks_status *run_pre_filter(ks_framework *fw, ks_cycle_state *st, const ks_
     return ret;
 }
 
-ks_status *ks_framework_run_pre_filter(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+static ks_status *ks_framework_run_pre_filter_in(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                        ks_pre_filter_result **result, ks_plugin_mask *rejectors) {
     int64_t t0 = ks_fwm_now();
     ks_status *s = run_pre_filter(fw, st, pod, result, rejectors);
@@ -215,13 +215,13 @@ static ks_status *run_extension(ks_framework *fw, ks_cycle_state *st, const ks_p
     return NULL;
 }
 
-ks_status *ks_framework_run_pre_filter_add_pod(ks_framework *fw, ks_cycle_state *st,
+static ks_status *ks_framework_run_pre_filter_add_pod_in(ks_framework *fw, ks_cycle_state *st,
                                                const ks_pod *pod, const ks_pod *to_add,
                                                const ks_node_info *ni) {
     return run_extension(fw, st, pod, to_add, ni, true);
 }
 
-ks_status *ks_framework_run_pre_filter_remove_pod(ks_framework *fw, ks_cycle_state *st,
+static ks_status *ks_framework_run_pre_filter_remove_pod_in(ks_framework *fw, ks_cycle_state *st,
                                                   const ks_pod *pod, const ks_pod *to_remove,
                                                   const ks_node_info *ni) {
     return run_extension(fw, st, pod, to_remove, ni, false);
@@ -251,7 +251,7 @@ static ks_status *run_one_filter(ks_framework *fw, const ks_plugin_inst *pl, ks_
     return s ? filter_verdict(pl, s) : NULL;
 }
 
-ks_status *ks_framework_run_filter(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+static ks_status *ks_framework_run_filter_in(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                    const ks_node_info *ni) {
     /* A sampled cycle times the plugins of one node in KS_FWM_NODE_SAMPLE. */
     bool timed = st->record_plugin_metrics && ks_fwm_node_sampled();
@@ -317,7 +317,7 @@ void ks_framework_record_filter_evals(ks_framework *fw, const ks_cycle_state *st
     }
 }
 
-ks_status *ks_framework_run_filter_plugin(ks_framework *fw, ks_cycle_state *st,
+static ks_status *ks_framework_run_filter_plugin_in(ks_framework *fw, ks_cycle_state *st,
                                           const ks_pod *pod, const ks_node_info *ni,
                                           size_t plugin_index) {
     if (plugin_index >= fw->nplugins) return NULL;
@@ -354,7 +354,7 @@ static bool add_nominated(ks_framework *fw, const ks_pod *pod, ks_cycle_state *s
             sto = ks_cycle_state_clone(st);
         }
         ks_node_info_add_pod(nio, p);
-        ks_status *s = ks_framework_run_pre_filter_add_pod(fw, sto, pod, p, nio);
+        ks_status *s = ks_framework_run_pre_filter_add_pod_in(fw, sto, pod, p, nio);
         if (s) {
             *err = s;
             added = false;
@@ -374,7 +374,7 @@ static bool add_nominated(ks_framework *fw, const ks_pod *pod, ks_cycle_state *s
     return true;
 }
 
-ks_status *ks_framework_run_filter_with_nominated_pods(ks_framework *fw, ks_cycle_state *st,
+static ks_status *ks_framework_run_filter_with_nominated_pods_in(ks_framework *fw, ks_cycle_state *st,
                                                        const ks_pod *pod,
                                                        const ks_node_info *ni) {
     /* Pass 1 with the nominated pods (they will take their place on the
@@ -386,11 +386,11 @@ ks_status *ks_framework_run_filter_with_nominated_pods(ks_framework *fw, ks_cycl
     ks_status *err = NULL;
     bool added = add_nominated(fw, pod, st, ni, &st2, &ni2, &err);
     if (err) return err;
-    ks_status *s = ks_framework_run_filter(fw, added ? st2 : st, pod, added ? ni2 : ni);
+    ks_status *s = ks_framework_run_filter_in(fw, added ? st2 : st, pod, added ? ni2 : ni);
     if (added) {
         ks_node_info_free(ni2);
         ks_cycle_state_free(st2);
-        if (ks_status_is_success(s)) s = ks_framework_run_filter(fw, st, pod, ni);
+        if (ks_status_is_success(s)) s = ks_framework_run_filter_in(fw, st, pod, ni);
     }
     return s;
 }
@@ -451,7 +451,7 @@ static ks_status *run_post_filter(ks_framework *fw, ks_cycle_state *st, const ks
     return out;
 }
 
-ks_status *ks_framework_run_post_filter(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+static ks_status *ks_framework_run_post_filter_in(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                         const ks_node_status_map *statuses, char **nominated_node) {
     int64_t t0 = ks_fwm_now();
     ks_status *s = run_post_filter(fw, st, pod, statuses, nominated_node);
@@ -485,7 +485,7 @@ static ks_status *run_pre_score(ks_framework *fw, ks_cycle_state *st, const ks_p
     return NULL;
 }
 
-ks_status *ks_framework_run_pre_score(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+static ks_status *ks_framework_run_pre_score_in(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                       const ks_node_info *const *nodes, size_t nnodes) {
     int64_t t0 = ks_fwm_now();
     ks_status *s = run_pre_score(fw, st, pod, nodes, nnodes);
@@ -533,8 +533,7 @@ static void score_node_timed(size_t i, score_job *j) {
     }
 }
 
-static void score_node(size_t i, void *arg) {
-    score_job *j = arg;
+static void score_node_in(size_t i, score_job *j) {
     const ks_node_info *ni = j->nodes[i];
     if (i + 3 < j->nnodes) {
         const ks_node_info *nx = j->nodes[i + 3];
@@ -564,6 +563,13 @@ static void score_node(size_t i, void *arg) {
         }
         raw[p] = v;
     }
+}
+
+/* On a worker of the pool: an extension point of its own. */
+static void score_node(size_t i, void *arg) {
+    ks_holds_enter();
+    score_node_in(i, arg);
+    ks_holds_exit();
 }
 
 static void clear_scores(ks_score_result *out, size_t cells) {
@@ -662,7 +668,7 @@ static ks_status *run_score(ks_framework *fw, ks_cycle_state *st, const ks_pod *
     return NULL;
 }
 
-ks_status *ks_framework_run_score(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+static ks_status *ks_framework_run_score_in(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                   const ks_node_info *const *nodes, size_t nnodes,
                                   ks_score_result *out) {
     int64_t t0 = ks_fwm_now();
@@ -694,7 +700,7 @@ static ks_status *run_reserve(ks_framework *fw, ks_cycle_state *st, const ks_pod
     return NULL;
 }
 
-ks_status *ks_framework_run_reserve(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+static ks_status *ks_framework_run_reserve_in(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                     const char *node) {
     int64_t t0 = ks_fwm_now();
     ks_status *s = run_reserve(fw, st, pod, node);
@@ -702,7 +708,7 @@ ks_status *ks_framework_run_reserve(ks_framework *fw, ks_cycle_state *st, const 
     return s;
 }
 
-void ks_framework_run_unreserve(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+static void ks_framework_run_unreserve_in(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                 const char *node) {
     int64_t t0 = ks_fwm_now();
     const ks_ep_list *l = &fw->ep[KS_EP_RESERVE];
@@ -758,7 +764,7 @@ static ks_status *run_permit(ks_framework *fw, ks_cycle_state *st, const ks_pod 
     return NULL;
 }
 
-ks_status *ks_framework_run_permit(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+static ks_status *ks_framework_run_permit_in(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                    const char *node) {
     int64_t t0 = ks_fwm_now();
     ks_status *s = run_permit(fw, st, pod, node);
@@ -832,7 +838,7 @@ static ks_status *run_pre_bind_pre_flight(ks_framework *fw, ks_cycle_state *st, 
     return any ? NULL : ks_status_new(KS_SKIP, NULL);
 }
 
-ks_status *ks_framework_run_pre_bind_pre_flight(ks_framework *fw, ks_cycle_state *st,
+static ks_status *ks_framework_run_pre_bind_pre_flight_in(ks_framework *fw, ks_cycle_state *st,
                                                 const ks_pod *pod, const char *node) {
     int64_t t0 = ks_fwm_now();
     ks_status *s = run_pre_bind_pre_flight(fw, st, pod, node);
@@ -861,7 +867,7 @@ static ks_status *run_pre_bind(ks_framework *fw, ks_cycle_state *st, const ks_po
     return NULL;
 }
 
-ks_status *ks_framework_run_pre_bind(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+static ks_status *ks_framework_run_pre_bind_in(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                      const char *node) {
     int64_t t0 = ks_fwm_now();
     ks_status *s = run_pre_bind(fw, st, pod, node);
@@ -894,7 +900,7 @@ static ks_status *run_bind(ks_framework *fw, ks_cycle_state *st, const ks_pod *p
     return s; /* every plugin skipped */
 }
 
-ks_status *ks_framework_run_bind(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+static ks_status *ks_framework_run_bind_in(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                  const char *node) {
     int64_t t0 = ks_fwm_now();
     ks_status *s = run_bind(fw, st, pod, node);
@@ -902,7 +908,7 @@ ks_status *ks_framework_run_bind(ks_framework *fw, ks_cycle_state *st, const ks_
     return s;
 }
 
-void ks_framework_run_post_bind(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+static void ks_framework_run_post_bind_in(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                 const char *node) {
     int64_t t0 = ks_fwm_now();
     const ks_ep_list *l = &fw->ep[KS_EP_POST_BIND];
@@ -916,7 +922,7 @@ void ks_framework_run_post_bind(ks_framework *fw, ks_cycle_state *st, const ks_p
 
 /* ---- queue-side points ------------------------------------------------- */
 
-bool ks_framework_less(const ks_framework *fw, const ks_queued_pod *a, const ks_queued_pod *b) {
+static bool ks_framework_less_in(const ks_framework *fw, const ks_queued_pod *a, const ks_queued_pod *b) {
     const ks_plugin_inst *pl = fw->ep[KS_EP_QUEUE_SORT].v[0];
     return pl->ops->less(pl->self, a, b);
 }
@@ -931,7 +937,7 @@ static ks_status *run_pre_enqueue_one(const ks_plugin_inst *pl, const ks_pod *po
     return s;
 }
 
-ks_status *ks_framework_run_pre_enqueue(ks_framework *fw, const ks_pod *pod, int first,
+static ks_status *ks_framework_run_pre_enqueue_in(ks_framework *fw, const ks_pod *pod, int first,
                                         int *gating_plugin) {
     *gating_plugin = -1;
     /* The plugin that gated the pod last time goes first: it is the most
@@ -953,4 +959,156 @@ ks_status *ks_framework_run_pre_enqueue(ks_framework *fw, const ks_pod *pod, int
         }
     }
     return NULL;
+}
+
+/* ---- the extension points as the framework's callers see them ----------
+ *
+ * Each is bracketed for the holds (framework/holds.h): what the handle
+ * lent a plugin during it is released when the outermost one on the
+ * thread returns. */
+
+ks_status *ks_framework_run_pre_filter(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+                                       ks_pre_filter_result **result, ks_plugin_mask *rejectors) {
+    ks_holds_enter();
+    ks_status *r = ks_framework_run_pre_filter_in(fw, st, pod, result, rejectors);
+    ks_holds_exit();
+    return r;
+}
+
+ks_status *ks_framework_run_pre_filter_add_pod(ks_framework *fw, ks_cycle_state *st,
+                                               const ks_pod *pod, const ks_pod *to_add,
+                                               const ks_node_info *ni) {
+    ks_holds_enter();
+    ks_status *r = ks_framework_run_pre_filter_add_pod_in(fw, st, pod, to_add, ni);
+    ks_holds_exit();
+    return r;
+}
+
+ks_status *ks_framework_run_pre_filter_remove_pod(ks_framework *fw, ks_cycle_state *st,
+                                                  const ks_pod *pod, const ks_pod *to_remove,
+                                                  const ks_node_info *ni) {
+    ks_holds_enter();
+    ks_status *r = ks_framework_run_pre_filter_remove_pod_in(fw, st, pod, to_remove, ni);
+    ks_holds_exit();
+    return r;
+}
+
+ks_status *ks_framework_run_filter(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+                                   const ks_node_info *ni) {
+    ks_holds_enter();
+    ks_status *r = ks_framework_run_filter_in(fw, st, pod, ni);
+    ks_holds_exit();
+    return r;
+}
+
+ks_status *ks_framework_run_filter_plugin(ks_framework *fw, ks_cycle_state *st,
+                                          const ks_pod *pod, const ks_node_info *ni,
+                                          size_t plugin_index) {
+    ks_holds_enter();
+    ks_status *r = ks_framework_run_filter_plugin_in(fw, st, pod, ni, plugin_index);
+    ks_holds_exit();
+    return r;
+}
+
+ks_status *ks_framework_run_filter_with_nominated_pods(ks_framework *fw, ks_cycle_state *st,
+                                                       const ks_pod *pod,
+                                                       const ks_node_info *ni) {
+    ks_holds_enter();
+    ks_status *r = ks_framework_run_filter_with_nominated_pods_in(fw, st, pod, ni);
+    ks_holds_exit();
+    return r;
+}
+
+ks_status *ks_framework_run_post_filter(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+                                        const ks_node_status_map *statuses, char **nominated_node) {
+    ks_holds_enter();
+    ks_status *r = ks_framework_run_post_filter_in(fw, st, pod, statuses, nominated_node);
+    ks_holds_exit();
+    return r;
+}
+
+ks_status *ks_framework_run_pre_score(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+                                      const ks_node_info *const *nodes, size_t nnodes) {
+    ks_holds_enter();
+    ks_status *r = ks_framework_run_pre_score_in(fw, st, pod, nodes, nnodes);
+    ks_holds_exit();
+    return r;
+}
+
+ks_status *ks_framework_run_score(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+                                  const ks_node_info *const *nodes, size_t nnodes,
+                                  ks_score_result *out) {
+    ks_holds_enter();
+    ks_status *r = ks_framework_run_score_in(fw, st, pod, nodes, nnodes, out);
+    ks_holds_exit();
+    return r;
+}
+
+ks_status *ks_framework_run_reserve(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+                                    const char *node) {
+    ks_holds_enter();
+    ks_status *r = ks_framework_run_reserve_in(fw, st, pod, node);
+    ks_holds_exit();
+    return r;
+}
+
+void ks_framework_run_unreserve(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+                                const char *node) {
+    ks_holds_enter();
+    ks_framework_run_unreserve_in(fw, st, pod, node);
+    ks_holds_exit();
+}
+
+ks_status *ks_framework_run_permit(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+                                   const char *node) {
+    ks_holds_enter();
+    ks_status *r = ks_framework_run_permit_in(fw, st, pod, node);
+    ks_holds_exit();
+    return r;
+}
+
+ks_status *ks_framework_run_pre_bind_pre_flight(ks_framework *fw, ks_cycle_state *st,
+                                                const ks_pod *pod, const char *node) {
+    ks_holds_enter();
+    ks_status *r = ks_framework_run_pre_bind_pre_flight_in(fw, st, pod, node);
+    ks_holds_exit();
+    return r;
+}
+
+ks_status *ks_framework_run_pre_bind(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+                                     const char *node) {
+    ks_holds_enter();
+    ks_status *r = ks_framework_run_pre_bind_in(fw, st, pod, node);
+    ks_holds_exit();
+    return r;
+}
+
+ks_status *ks_framework_run_bind(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+                                 const char *node) {
+    ks_holds_enter();
+    ks_status *r = ks_framework_run_bind_in(fw, st, pod, node);
+    ks_holds_exit();
+    return r;
+}
+
+void ks_framework_run_post_bind(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+                                const char *node) {
+    ks_holds_enter();
+    ks_framework_run_post_bind_in(fw, st, pod, node);
+    ks_holds_exit();
+}
+
+bool ks_framework_less(const ks_framework *fw, const ks_queued_pod *a, const ks_queued_pod *b) {
+    ks_holds_enter();
+    bool r = ks_framework_less_in(fw, a, b);
+    ks_holds_exit();
+    return r;
+}
+
+ks_status *ks_framework_run_pre_enqueue(ks_framework *fw, const ks_pod *pod, int first,
+                                        int *gating_plugin) {
+    ks_holds_enter();
+    ks_status *r = ks_framework_run_pre_enqueue_in(fw, pod, first, gating_plugin);
+    ks_holds_exit();
+    return r;
 }

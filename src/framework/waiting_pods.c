@@ -1,5 +1,6 @@
 #include "framework/waiting_pods.h"
 #include "api/pod.h"
+#include "framework/holds.h"
 #include "framework/status.h"
 #include "util/xalloc.h"
 
@@ -108,29 +109,20 @@ size_t ks_waiting_pods_count(ks_waiting_pods *wp) {
     return n;
 }
 
-/* This thread's holds: pods handed to plugins, with a reference each. */
-static _Thread_local struct {
-    ks_waiting_pod **v;
-    uint32_t n, cap;
-} held;
+/* A waiting pod handed to a plugin is held (framework/holds.h) until the
+ * extension point returns, so that the binding cycle of a pod decided
+ * meanwhile cannot free it under the plugin. */
+static void release_hold(void *p) {
+    ks_waiting_pod *w = p;
+    ks_waiting_pods *wp = w->owner;
+    pthread_mutex_lock(&wp->mu);
+    waiting_pod_unref(w);
+    pthread_mutex_unlock(&wp->mu);
+}
 
 static void hold_locked(ks_waiting_pod *w) {
     w->refs++;
-    KS_GROW(held.v, held.cap, held.n + 1);
-    held.v[held.n++] = w;
-}
-
-void ks_waiting_pods_release_held(void) {
-    if (!held.n) return;
-    for (uint32_t i = 0; i < held.n; i++) {
-        ks_waiting_pods *wp = held.v[i]->owner;
-        pthread_mutex_lock(&wp->mu);
-        waiting_pod_unref(held.v[i]);
-        pthread_mutex_unlock(&wp->mu);
-    }
-    free(held.v);
-    held.v = NULL;
-    held.n = held.cap = 0;
+    ks_hold(release_hold, w);
 }
 
 size_t ks_waiting_pods_list_held(ks_waiting_pods *wp, ks_waiting_pod **out, size_t max) {

@@ -31,7 +31,7 @@ struct ks_waiting_pod {
     uint32_t npending;
     bool done;                 /* verdict reached */
     ks_status *verdict;        /* NULL = allowed */
-    uint32_t refs;             /* map + threads holding it (see _held) */
+    uint32_t refs;             /* map + holds (see _list_held) */
 };
 
 ks_waiting_pods *ks_waiting_pods_new(ks_clock *clock);
@@ -48,17 +48,13 @@ void ks_waiting_pods_remove(ks_waiting_pods *wp, uint64_t pod_key);
 size_t ks_waiting_pods_count(ks_waiting_pods *wp);
 
 /* For plugins (ks_handle_waiting_pods): the waiting pods (up to max, in
- * insertion order; returns how many there are), each written to out also
- * held by this thread until it calls
- * ks_waiting_pods_release_held(), so that the binding thread of a pod
- * decided meanwhile cannot free it under the plugin. */
+ * insertion order; returns how many there are), each written to out held
+ * (framework/holds.h) until the extension point returns, so that the
+ * binding cycle of a pod decided meanwhile cannot free it under the
+ * plugin. */
 size_t ks_waiting_pods_list_held(ks_waiting_pods *wp, ks_waiting_pod **out, size_t max);
 /* The waiting pod with this uid, held as above; NULL when none. */
 ks_waiting_pod *ks_waiting_pods_find_uid_held(ks_waiting_pods *wp, const char *uid);
-/* Drop this thread's holds. Called where no extension point is running on
- * the thread: after an attempt, at the end of a binding cycle, after a
- * parallel job's chunks, at the start of PreFilter. */
-void ks_waiting_pods_release_held(void);
 
 /* Reject a waiting pod (deleted, preempted); false when not waiting. */
 bool ks_waiting_pods_reject(ks_waiting_pods *wp, uint64_t pod_key, const char *plugin,

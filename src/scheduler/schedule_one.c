@@ -800,7 +800,6 @@ size_t ks_sched_run_ready_bindings(ks_scheduler *s) {
     size_t ran = 0;
     for (binding_cycle *bc; (bc = unpark_ready(s)) != NULL; ran++) {
         ks_sched_run_binding_cycle(bc);
-        ks_waiting_pods_release_held();
     }
     return ran;
 }
@@ -813,7 +812,6 @@ static void binding_task(void *arg) {
     ks_gauge_add(g, 1);
     ks_sched_run_binding_cycle(arg);
     ks_gauge_add(g, -1);
-    ks_waiting_pods_release_held();
 }
 
 void ks_sched_submit_ready_bindings(ks_scheduler *s) {
@@ -956,5 +954,4 @@ static void schedule_queued(ks_scheduler *s, ks_queued_pod *qp) {
     ks_status_free(a.nominated_verdict);
     free_fit_error(a.kept);
     ks_cycle_state_free(a.st);
-    ks_waiting_pods_release_held();
 }

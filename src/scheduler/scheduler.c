@@ -140,7 +140,7 @@ static size_t env_list_pods(void *ctx, ks_id ns, ks_id key, ks_id value, const k
     for (size_t it = 0; ks_map_next(&s->pods, &it, &k, &v);) {
         const ks_pod *p = v;
         if (!ks_pod_matches(p, ns, key, value)) continue;
-        if (n < max) out[n] = p;
+        if (n < max) out[n] = ks_pod_ref((ks_pod *)p);
         n++;
     }
     pthread_mutex_unlock(&s->pods_mu);

@@ -5,6 +5,7 @@
 #include "util/xalloc.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,8 @@ struct ks_memory_backend {
     pthread_mutex_t mu;
     ks_cluster *c;
     ks_backend iface;
-    ks_watch_fn fn;
+    /* Set by start, cleared by stop while other threads may deliver. */
+    _Atomic(ks_watch_fn) fn;
     void *arg;
     /* pod key + 1 -> position in c->pods + 1, as of the last reindex:
      * positions deleted since then are in `dead` (sorted), and a pod's
@@ -68,10 +70,11 @@ static void index_last(ks_memory_backend *mb) {
  * back into the backend. */
 static void deliver(ks_memory_backend *mb, ks_watch_type type, ks_kind kind, ks_pod *op, ks_pod *np,
                     ks_node *on, ks_node *nn) {
-    if (!mb->fn) return;
+    ks_watch_fn fn = atomic_load(&mb->fn);
+    if (!fn) return;
     ks_watch_event ev = {.type = type, .kind = kind, .old_pod = op, .new_pod = np, .old_node = on,
                          .new_node = nn};
-    mb->fn(mb->arg, &ev);
+    fn(mb->arg, &ev);
 }
 
 static ks_status *not_found(const ks_pod *pod) {
@@ -114,9 +117,10 @@ static size_t condition_room(const ks_pod *p, const char *reason, const char *me
 /* ---- the backend interface ------------------------------------------------ */
 
 static void deliver_obj(ks_memory_backend *mb, ks_watch_type type, ks_kind kind, void *old, void *nw) {
-    if (!mb->fn) return;
+    ks_watch_fn fn = atomic_load(&mb->fn);
+    if (!fn) return;
     ks_watch_event ev = {.type = type, .kind = kind, .old_obj = old, .new_obj = nw};
-    mb->fn(mb->arg, &ev);
+    fn(mb->arg, &ev);
 }
 
 #define DELIVER_ALL(mb, vec, kind)                                                             \
@@ -124,8 +128,8 @@ static void deliver_obj(ks_memory_backend *mb, ks_watch_type type, ks_kind kind,
 
 static ks_status *mb_start(void *ctx, ks_watch_fn fn, void *arg) {
     ks_memory_backend *mb = ctx;
-    mb->fn = fn;
     mb->arg = arg;
+    atomic_store(&mb->fn, fn);
     /* The initial list: the other kinds (the listers'), then nodes, then
      * pods, in input order. */
     ks_cluster *c = mb->c;
@@ -156,7 +160,7 @@ static ks_status *mb_start(void *ctx, ks_watch_fn fn, void *arg) {
 
 static void mb_stop(void *ctx) {
     ks_memory_backend *mb = ctx;
-    mb->fn = NULL;
+    atomic_store(&mb->fn, (ks_watch_fn)NULL);
 }
 
 

@@ -9,6 +9,7 @@
 #include "backend/snapshot.h"
 #include "framework/cycle_state.h"
 #include "framework/framework.h"
+#include "framework/holds.h"
 #include "framework/status.h"
 #include "testutil.h"
 #include "util/clock.h"
@@ -650,7 +651,7 @@ static void test_waiting_pod_held_past_removal(void **state) {
     ks_waiting_pod_reject(w, "Gang", "late");
     assert_int_equal(atomic_load(&F.pod->refs), refs0 + 1);
 
-    ks_waiting_pods_release_held();
+    ks_holds_release();
     assert_int_equal(atomic_load(&F.pod->refs), refs0);
     ks_framework_free(fw);
     ks_clock_free(clock);

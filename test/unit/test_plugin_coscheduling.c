@@ -46,7 +46,7 @@ static size_t env_list_pods(void *ctx, ks_id ns, ks_id key, ks_id value, const k
     size_t n = 0;
     for (size_t i = 0; i < w->npods; i++) {
         if (!ks_pod_matches(w->pods[i], ns, key, value)) continue;
-        if (n < max) out[n] = w->pods[i];
+        if (n < max) out[n] = ks_pod_ref(w->pods[i]);
         n++;
     }
     return n;

@@ -47,9 +47,12 @@ static void on_attempt(void *ctx, const ks_attempt_record *r) {
     if (r->message) snprintf(s->last_msg, sizeof(s->last_msg), "%s", r->message);
     s->attempts++;
 }
-static void on_bound(void *ctx, const ks_pod *pod, const char *node) { ((sim *)ctx)->bound++; }
+/* On binder threads in the real-clock tests. */
+static void on_bound(void *ctx, const ks_pod *pod, const char *node) {
+    __atomic_fetch_add(&((sim *)ctx)->bound, 1, __ATOMIC_RELAXED);
+}
 static void on_bind_failed(void *ctx, const ks_pod *pod, const char *node, const ks_status *st, const char *m) {
-    ((sim *)ctx)->bind_failed++;
+    __atomic_fetch_add(&((sim *)ctx)->bind_failed, 1, __ATOMIC_RELAXED);
 }
 static const ks_observer observer = {.ctx = &S, .on_attempt = on_attempt, .on_bound = on_bound,
                                      .on_bind_failed = on_bind_failed};
