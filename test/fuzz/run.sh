@@ -10,7 +10,7 @@
 #   test/fuzz/run.sh --merge [TARGET...]
 #       adds to the committed corpus (test/fuzz/corpus/TARGET) the inputs
 #       of build/fuzz/corpus/TARGET that reach coverage it lacks (libFuzzer
-#       -merge=1; inputs up to 8 KiB, to keep the repository small).
+#       -merge=1; inputs up to 4 KiB, to keep the repository small).
 #   test/fuzz/run.sh --regress [TARGET...]
 #       regression mode (make test): the gcc + ASan/UBSan build
 #       (build/asan/fuzz/fuzz_*, driver.c) runs once over each target's
@@ -97,7 +97,7 @@ if [ "$merge" = 1 ]; then
     for t in $targets; do
         mkdir -p "test/fuzz/corpus/$t"
         before=$(ls "test/fuzz/corpus/$t" | wc -l)
-        nice -n 19 "build/fuzz/fuzz_$t" -merge=1 -max_len=8192 "test/fuzz/corpus/$t" \
+        nice -n 19 "build/fuzz/fuzz_$t" -merge=1 -max_len=4096 "test/fuzz/corpus/$t" \
             "build/fuzz/corpus/$t" >"build/fuzz/logs/$t.merge.log" 2>&1 || {
             echo "$t: merge failed (build/fuzz/logs/$t.merge.log)"
             continue
