@@ -44,6 +44,14 @@ struct ks_profile_config; /* src/config/config.h */
 typedef struct ks_framework_options {
     int parallelism;              /* workers for Filter/Score; 0 = 16 */
     bool debug_checksums;         /* verify NodeInfo immutability (always on in KS_DEBUG builds) */
+    /* Every random choice of the framework and its plugins (selectHost
+     * among equal scores, DefaultPreemption's first candidate node) is
+     * drawn from this seed (0: a fixed default): same seed, same choices. */
+    uint64_t seed;
+    /* No random choice at all: equal scores go to the smallest node name,
+     * preemption tries the candidate nodes in name order from the first
+     * (the differential tests' rule; simulate --tie-break name). */
+    bool deterministic;
 } ks_framework_options;
 
 /* Build the framework of one resolved profile: create each plugin with its
@@ -88,19 +96,24 @@ void ks_cycle_state_free(ks_cycle_state *st);
 
 /* ---- run functions ------------------------------------------------------ */
 
-/* A set of plugins of one profile (by plugin index). */
+/* A set of plugins of one profile (by plugin index): every per-plugin bit
+ * set (skipped Filters and Scores, rejecting plugins) is this size. */
+#define KS_PLUGIN_MASK_WORDS 4
+#define KS_PLUGIN_MASK_BITS (64 * KS_PLUGIN_MASK_WORDS)
 typedef struct ks_plugin_mask {
-    uint64_t bits[4];
+    uint64_t bits[KS_PLUGIN_MASK_WORDS];
 } ks_plugin_mask;
 
 static inline bool ks_plugin_mask_has(const ks_plugin_mask *m, unsigned i) {
-    return i < 256 && ((m->bits[i >> 6] >> (i & 63)) & 1);
+    return i < KS_PLUGIN_MASK_BITS && ((m->bits[i >> 6] >> (i & 63)) & 1);
 }
 static inline void ks_plugin_mask_add(ks_plugin_mask *m, unsigned i) {
-    if (i < 256) m->bits[i >> 6] |= 1ULL << (i & 63);
+    if (i < KS_PLUGIN_MASK_BITS) m->bits[i >> 6] |= 1ULL << (i & 63);
 }
 static inline bool ks_plugin_mask_empty(const ks_plugin_mask *m) {
-    return !(m->bits[0] | m->bits[1] | m->bits[2] | m->bits[3]);
+    uint64_t any = 0;
+    for (int w = 0; w < KS_PLUGIN_MASK_WORDS; w++) any |= m->bits[w];
+    return !any;
 }
 
 /* PreFilter over the framework's snapshot. *result receives the merged

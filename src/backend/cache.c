@@ -495,14 +495,6 @@ bool ks_cache_is_assumed(ks_cache *c, const ks_pod *pod) {
     return a;
 }
 
-ks_pod *ks_cache_get_pod(ks_cache *c, uint64_t key) {
-    pthread_mutex_lock(&c->mu);
-    pod_state *ps = get_state(c, key);
-    ks_pod *p = ps ? ks_pod_ref(ps->pod) : NULL;
-    pthread_mutex_unlock(&c->mu);
-    return p;
-}
-
 void ks_cache_cleanup_assumed(ks_cache *c, int64_t now) {
     pthread_mutex_lock(&c->mu);
     for (;;) {
@@ -684,4 +676,20 @@ ks_status *ks_cache_update_snapshot(ks_cache *c, ks_snapshot *s) {
     }
     pthread_mutex_unlock(&c->mu);
     return st;
+}
+
+/* ---- embedding (include/ksched/framework.h) ------------------------------ */
+
+/* Built the way the scheduler builds its own: through a cache, so that
+ * node order, image summaries and the PVC set are the same. */
+ks_snapshot *ks_snapshot_from(ks_node *const *nodes, size_t nnodes, ks_pod *const *pods,
+                              size_t npods) {
+    ks_cache *c = ks_cache_new(NULL, 0);
+    for (size_t i = 0; i < nnodes; i++) ks_cache_add_node(c, nodes[i]);
+    for (size_t i = 0; i < npods; i++)
+        if (pods[i]->node_name) ks_status_free(ks_cache_add_pod(c, pods[i]));
+    ks_snapshot *s = ks_snapshot_new();
+    ks_status_free(ks_cache_update_snapshot(c, s));
+    ks_cache_free(c);
+    return s;
 }

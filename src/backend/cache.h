@@ -12,7 +12,7 @@
 #ifndef KS_CACHE_H
 #define KS_CACHE_H
 
-#include "backend/snapshot.h"
+#include "framework/snapshot.h"
 #include "util/clock.h"
 
 #include <ksched/ksched.h>
@@ -39,8 +39,6 @@ bool ks_cache_is_assumed(ks_cache *c, const ks_pod *pod);
 /* Remove assumed pods whose binding finished more than ttl ago. */
 void ks_cache_cleanup_assumed(ks_cache *c, int64_t now_ns);
 
-/* The cached version of a pod (referenced), NULL when absent. */
-ks_pod *ks_cache_get_pod(ks_cache *c, uint64_t pod_key);
 size_t ks_cache_node_count(ks_cache *c);
 size_t ks_cache_pod_count(ks_cache *c);
 size_t ks_cache_assumed_count(ks_cache *c);

@@ -518,7 +518,7 @@ static void done_locked(ks_queue *q, uint64_t key) {
 
 static strategy worth_requeuing(ks_queue *q, ks_queued_pod *qp, ks_cluster_event ev, uint64_t target) {
     ks_plugin_mask rej = qp->unschedulable_plugins;
-    for (int i = 0; i < 4; i++) rej.bits[i] |= qp->pending_plugins.bits[i];
+    for (int i = 0; i < KS_PLUGIN_MASK_WORDS; i++) rej.bits[i] |= qp->pending_plugins.bits[i];
     if (ks_plugin_mask_empty(&rej) && !qp->extender_rejected) return STRAT_AFTER_BACKOFF;
     if (is_wildcard(ev)) {
         if (target && target != qp->pod->key) return STRAT_SKIP;

@@ -76,7 +76,7 @@ int cmd_simulate(int argc, char **argv) {
             if (!val || !ks_cli_u64(val, &so.seed)) goto bad_value;
         } else if (ks_cli_value(argc, argv, &i, "tie-break", &val, &err)) {
             if (!val) goto usage_error;
-            if (!strcmp(val, "name")) so.deterministic_ties = true;
+            if (!strcmp(val, "name")) so.deterministic = true;
             else if (strcmp(val, "random") != 0) goto bad_value;
         } else if (ks_cli_value(argc, argv, &i, "percentage-of-nodes-to-score", &val, &err)) {
             uint64_t pct;
@@ -111,7 +111,7 @@ int cmd_simulate(int argc, char **argv) {
     if (!cluster) goto out;
 
     if (trace) {
-        so.deterministic_ties = true;
+        so.deterministic = true;
         rc = ks_trace_run(stdout, cluster, cfg, ks_default_registry(), &so, &err) ? 0 : 2;
         if (rc) fprintf(stderr, "ksched simulate: %s\n", err);
         goto out;

@@ -110,7 +110,6 @@ const char *kt_as_str(const ks_tree *t);      /* NULL unless a string */
 ks_tree *kt_new_map(ks_arena *a);
 ks_tree *kt_new_seq(ks_arena *a);
 ks_tree *kt_str(ks_arena *a, const char *s);
-void kt_map_del(ks_tree *map, const char *key);
 
 /* The schemas (schemas.c) */
 extern const sk_type sk_config; /* KubeSchedulerConfiguration */

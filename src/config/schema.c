@@ -42,18 +42,6 @@ ks_tree *kt_new_map(ks_arena *a) { return kt_new(a, KT_MAP, 0); }
 ks_tree *kt_new_seq(ks_arena *a) { return kt_new(a, KT_SEQ, 0); }
 ks_tree *kt_str(ks_arena *a, const char *s) { return kt_string(a, s, 0); }
 
-void kt_map_del(ks_tree *map, const char *key) {
-    if (!map || map->type != KT_MAP) return;
-    for (uint32_t i = 0; i < map->n; i++) {
-        if (strcmp(map->keys[i], key) == 0) {
-            memmove(&map->keys[i], &map->keys[i + 1], (map->n - i - 1) * sizeof *map->keys);
-            memmove(&map->items[i], &map->items[i + 1], (map->n - i - 1) * sizeof *map->items);
-            map->n--;
-            return;
-        }
-    }
-}
-
 /* ---- checking ------------------------------------------------------------ */
 
 static const char *json_type(const ks_tree *t) {

@@ -49,18 +49,6 @@ void ks_cycle_state_free(ks_cycle_state *st) {
     free(st);
 }
 
-void ks_cycle_state_reset(ks_cycle_state *st) {
-    free_values(st);
-    ks_arena_reset(st->arena);
-    st->record_plugin_metrics = false;
-    memset(st->skip_filter, 0, sizeof(st->skip_filter));
-    memset(st->skip_score, 0, sizeof(st->skip_score));
-    memset(st->skip_pre_bind, 0, sizeof(st->skip_pre_bind));
-    st->filters_for = NULL;
-    st->filters = NULL;
-    st->nfilters = 0;
-}
-
 ks_cycle_state *ks_cycle_state_clone(const ks_cycle_state *st) {
     ks_cycle_state *c = ks_cycle_state_new();
     for (int i = 0; i < KS_MAX_STATE_KEYS; i++) {

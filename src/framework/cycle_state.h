@@ -5,6 +5,7 @@
 
 #include "util/arena.h"
 
+#include <ksched/framework.h>
 #include <ksched/ksched.h>
 
 #define KS_MAX_STATE_KEYS 128
@@ -21,9 +22,9 @@ struct ks_cycle_state {
     bool record_plugin_metrics;
     /* Plugins whose PreFilter / PreScore returned Skip: their Filter /
      * Score are not run in this cycle. Indexed by profile plugin index. */
-    uint64_t skip_filter[4], skip_score[4];
+    uint64_t skip_filter[KS_PLUGIN_MASK_WORDS], skip_score[KS_PLUGIN_MASK_WORDS];
     /* PreBind plugins whose PreBindPreFlight returned Skip. */
-    uint64_t skip_pre_bind[4];
+    uint64_t skip_pre_bind[KS_PLUGIN_MASK_WORDS];
     /* The Filter plugins not skipped, in order, listed once PreFilter is
      * done (arena memory) for the framework filters_for. */
     const struct ks_framework *filters_for;
@@ -38,8 +39,6 @@ static inline void *ks_cycle_state_alloc_uninit(ks_cycle_state *st, size_t n) {
     return ks_arena_alloc_uninit(st->arena, n);
 }
 void ks_cycle_state_free(ks_cycle_state *st);
-/* Clear for reuse in the next cycle (frees values, resets the arena). */
-void ks_cycle_state_reset(ks_cycle_state *st);
 /* Copy for a preemption dry run: values cloned where a clone_fn exists. */
 ks_cycle_state *ks_cycle_state_clone(const ks_cycle_state *st);
 

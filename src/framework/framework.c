@@ -74,6 +74,10 @@ ks_framework *ks_framework_new(ks_registry *reg, const ks_profile_config *profil
 #else
     fw->checksums = opts && opts->debug_checksums;
 #endif
+    /* Before the plugins are created: they read the seed. */
+    fw->seed = opts ? opts->seed : 0;
+    fw->deterministic = opts && opts->deterministic;
+    atomic_init(&fw->rng, fw->seed ? fw->seed : 0x6b73636865640001ULL);
     if (opts && opts->parallelism > 0) fw->par = ks_parallelizer_new(opts->parallelism);
     else fw->par = ks_parallelizer_new(KS_DEFAULT_PARALLELISM);
     fw->owns_par = true;
@@ -238,11 +242,6 @@ bool ks_framework_has_post_filter_plugins(const ks_framework *fw) {
     return fw->ep[KS_EP_POST_FILTER].n > 0;
 }
 
-void ks_framework_mask_status(const ks_framework *fw, const ks_status *s, ks_plugin_mask *m) {
-    int i = ks_framework_plugin_index(fw, s ? s->plugin : NULL);
-    if (i >= 0) ks_plugin_mask_add(m, (unsigned)i);
-}
-
 static int cmp_cstr(const void *a, const void *b) {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
@@ -287,6 +286,16 @@ const ks_objects *ks_handle_objects(const ks_handle *h) {
 }
 
 struct ks_framework *ks_handle_framework(ks_handle *h) { return h->fw; }
+
+uint64_t ks_framework_rand(ks_framework *fw) {
+    uint64_t z = atomic_fetch_add(&fw->rng, 0x9e3779b97f4a7c15ULL) + 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+uint64_t ks_handle_seed(const ks_handle *h) { return h ? h->fw->seed : 0; }
+bool ks_handle_deterministic(const ks_handle *h) { return h && h->fw->deterministic; }
 
 int ks_handle_parallelism(const ks_handle *h) { return ks_parallelizer_parallelism(h->fw->par); }
 

@@ -7,7 +7,7 @@
 #define KS_FRAMEWORK_H
 
 #include "api/objects.h"
-#include "backend/snapshot.h"
+#include "framework/snapshot.h"
 #include "config/config.h"
 #include "framework/parallelize.h"
 #include "framework/waiting_pods.h"
@@ -15,6 +15,8 @@
 
 #include <ksched/framework.h>
 #include <ksched/ksched.h>
+
+#include <stdatomic.h>
 
 /* ---- registry ------------------------------------------------------------ */
 
@@ -104,6 +106,7 @@ typedef struct ks_framework_env {
 /* ---- the framework ---------------------------------------------------- */
 
 #define KS_MAX_PLUGINS 256
+_Static_assert(KS_MAX_PLUGINS <= KS_PLUGIN_MASK_BITS, "a plugin mask must hold every plugin of a profile");
 
 typedef struct ks_plugin_inst {
     const ks_plugin_ops *ops;
@@ -144,9 +147,10 @@ struct ks_framework {
     ks_parallelizer *par;
     bool owns_par;
     bool checksums;            /* debug immutability check */
-    /* No randomness in plugins (DefaultPreemption's candidate offset):
-     * the simulator's trace mode. */
+    /* ks_framework_options.seed and .deterministic */
+    uint64_t seed;
     bool deterministic;
+    _Atomic uint64_t rng;      /* selectHost's generator (ks_framework_rand) */
     struct ks_fw_metrics *metrics; /* the series this profile records (fw_metrics.h) */
 };
 
@@ -154,6 +158,10 @@ struct ks_framework {
  * (shared across profiles). */
 void ks_framework_set_env(ks_framework *fw, const ks_framework_env *env);
 void ks_framework_share(ks_framework *fw, ks_waiting_pods *wp, ks_parallelizer *par);
+
+/* The next number of the framework's generator (splitmix64 from the
+ * seed): selectHost's choice among equal scores. */
+uint64_t ks_framework_rand(ks_framework *fw);
 
 /* The waiting pods map (a private one when none was shared). */
 ks_waiting_pods *ks_framework_waiting(ks_framework *fw);
@@ -182,9 +190,6 @@ ks_status *ks_framework_run_pre_enqueue(ks_framework *fw, const ks_pod *pod, int
 /* Append the names of the plugins in m to b, sorted, separated by spaces
  * (how Go prints a sorted []string inside "[...]"); returns how many. */
 size_t ks_framework_mask_names(const ks_framework *fw, const ks_plugin_mask *m, ks_strbuf *b);
-
-/* The mask of plugins in the status' plugin field (by name). */
-void ks_framework_mask_status(const ks_framework *fw, const ks_status *s, ks_plugin_mask *m);
 
 /* ---- node status map --------------------------------------------------- */
 

@@ -5,7 +5,7 @@
 #define KS_HANDLE_H
 
 #include "api/objects.h"
-#include "backend/snapshot.h"
+#include "framework/snapshot.h"
 #include "framework/framework.h"
 
 #include <ksched/ksched.h>
@@ -25,6 +25,11 @@ struct ks_framework *ks_handle_framework(ks_handle *h);
 ks_status *ks_handle_bind_volumes(ks_handle *h, const ks_pod *pod, const ks_volume_binding *b, size_t n);
 /* Number of workers for ks_handle_parallelize (profile's parallelism). */
 int ks_handle_parallelism(const ks_handle *h);
+/* The profile's seed (ks_framework_options.seed): a plugin that makes a
+ * random choice draws it from a generator seeded with this. */
+uint64_t ks_handle_seed(const ks_handle *h);
+/* No random choice at all (ks_framework_options.deterministic). */
+bool ks_handle_deterministic(const ks_handle *h);
 /* Run fn(i, arg) for i in [0, n) on the worker pool; returns when all done. */
 void ks_handle_parallelize(ks_handle *h, size_t n, void (*fn)(size_t i, void *arg), void *arg);
 

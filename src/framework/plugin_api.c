@@ -6,7 +6,6 @@
 #include "api/pod.h"
 #include "api/quantity.h"
 #include "api/resource.h"
-#include "backend/queue.h"
 #include "codec/tree.h"
 #include "framework/holds.h"
 #include "framework/plugin_api.h"

@@ -7,7 +7,7 @@
 #include "framework/holds.h"
 #include "framework/status.h"
 #include "metrics/sched_metrics.h"
-#include "scheduler/diagnosis.h"
+#include "framework/diagnosis.h"
 #include "util/clock.h"
 #include "util/gosort.h"
 #include "util/log.h"

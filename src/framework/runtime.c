@@ -810,7 +810,7 @@ static ks_status *run_pre_bind_pre_flight(ks_framework *fw, ks_cycle_state *st, 
                                           const char *node) {
     const ks_ep_list *l = &fw->ep[KS_EP_PRE_BIND];
     bool any = false;
-    uint64_t skip[4] = {0};
+    uint64_t skip[KS_PLUGIN_MASK_WORDS] = {0};
     for (uint32_t i = 0; i < l->n; i++) {
         const ks_plugin_inst *pl = l->v[i];
         /* A PreBind plugin without a pre-flight always has work to do. */

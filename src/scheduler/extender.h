@@ -5,7 +5,7 @@
 #define KS_SCHEDULER_EXTENDER_H
 
 #include "api/pod.h"
-#include "backend/snapshot.h"
+#include "framework/snapshot.h"
 #include "config/config.h"
 #include "framework/nodeinfo.h"
 #include "framework/preemption.h"

@@ -5,7 +5,7 @@
 #ifndef KS_OBSERVER_H
 #define KS_OBSERVER_H
 
-#include "scheduler/diagnosis.h"
+#include "framework/diagnosis.h"
 
 #include <ksched/framework.h>
 

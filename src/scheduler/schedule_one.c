@@ -424,17 +424,11 @@ static ks_status *find_nodes_that_fit(attempt *a, ks_diagnosis *diag, const ks_n
 
 /* ---- scoring and host selection ------------------------------------------ */
 
-static uint64_t next_rand(ks_scheduler *s) {
-    /* splitmix64: small, seedable, good enough for breaking ties. */
-    uint64_t z = (s->rng += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-static const ks_node_info *select_host(ks_scheduler *s, const ks_score_result *r) {
+/* Random among the top scores, from the profile's seeded generator; or,
+ * for a deterministic framework, the smallest node name among them. */
+static const ks_node_info *select_host(ks_framework *fw, const ks_score_result *r) {
     size_t best = 0;
-    if (s->deterministic_ties) {
+    if (fw->deterministic) {
         for (size_t i = 1; i < r->nnodes; i++) {
             if (r->total[i] > r->total[best] ||
                 (r->total[i] == r->total[best] &&
@@ -452,7 +446,7 @@ static const ks_node_info *select_host(ks_scheduler *s, const ks_score_result *r
             count = 1;
         } else if (r->total[i] == r->total[best]) {
             count++;
-            if (next_rand(s) % count == 0) best = i;
+            if (ks_framework_rand(fw) % count == 0) best = i;
         }
     }
     return r->nodes[best];
@@ -508,7 +502,7 @@ static ks_status *schedule_pod(attempt *a) {
     if (st) return st;
     a->has_scores = true;
     a->rec.scores = &a->scores;
-    a->host = select_host(s, &a->scores)->name;
+    a->host = select_host(a->fw, &a->scores)->name;
     return NULL;
 }
 

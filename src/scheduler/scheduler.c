@@ -172,8 +172,6 @@ ks_scheduler *ks_scheduler_new(const ks_scheduler_options *o, char **err) {
     s->backend = o->backend;
     s->clock = o->clock ? o->clock : ks_clock_real();
     s->simulated = s->clock->simulated;
-    s->deterministic_ties = o->deterministic_ties;
-    s->rng = o->seed ? o->seed : 0x6b73636865640001ULL;
     s->obs = o->observer;
     s->parked_tail = &s->parked;
     s->last_leftover_flush = ks_clock_now(s->clock);
@@ -205,7 +203,7 @@ ks_scheduler *ks_scheduler_new(const ks_scheduler_options *o, char **err) {
     if (ks_extenders_support_preemption(s->exts, s->nexts)) env.preempt_extenders = env_preempt_extenders;
     s->fws = ks_xcalloc(s->cfg->nprofiles ? s->cfg->nprofiles : 1, sizeof(*s->fws));
     for (uint32_t i = 0; i < s->cfg->nprofiles; i++) {
-        ks_framework_options fo = {.parallelism = 1};
+        ks_framework_options fo = {.parallelism = 1, .seed = o->seed, .deterministic = o->deterministic};
         ks_framework *fw = ks_framework_new(s->reg, &s->cfg->profiles[i], &fo, err);
         if (!fw) {
             ks_scheduler_free(s);
@@ -213,7 +211,6 @@ ks_scheduler *ks_scheduler_new(const ks_scheduler_options *o, char **err) {
         }
         ks_framework_share(fw, s->waiting, s->par);
         ks_framework_set_env(fw, &env);
-        fw->deterministic = o->deterministic_preemption;
         ks_framework_set_snapshot(fw, s->snap);
         s->fws[s->nfws++] = fw;
     }

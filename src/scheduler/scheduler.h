@@ -33,14 +33,14 @@ typedef struct ks_scheduler_options {
     ks_registry *registry;       /* NULL = ks_default_registry() */
     const ks_backend *backend;   /* borrowed */
     ks_clock *clock;             /* NULL = real clock; borrowed */
-    uint64_t seed;               /* PRNG for selectHost ties (0 = fixed default) */
-    /* Pick the highest score with ties going to the smallest node name,
-     * instead of upstream's random choice among the top scores (the
+    /* Each profile's seed: every random choice (selectHost among equal
+     * scores, preemption's first candidate) comes from it (0 = a fixed
+     * default). */
+    uint64_t seed;
+    /* No random choice: equal scores go to the smallest node name,
+     * preemption tries candidates in node name order from the first (the
      * differential tests need one answer). */
-    bool deterministic_ties;
-    /* Preemption without randomness (candidate offset 0, candidates in node
-     * name order): the differential tests' reference loop. */
-    bool deterministic_preemption;
+    bool deterministic;
     int parallelism;             /* 0 = config's parallelism */
     const ks_observer *observer; /* optional, borrowed */
 } ks_scheduler_options;

@@ -3,7 +3,7 @@
 #ifndef KS_SCHEDULER_INTERNAL_H
 #define KS_SCHEDULER_INTERNAL_H
 
-#include "scheduler/diagnosis.h"
+#include "framework/diagnosis.h"
 #include "scheduler/scheduler.h"
 #include "util/taskpool.h"
 
@@ -28,8 +28,6 @@ struct ks_scheduler {
     const ks_backend *backend;
     ks_clock *clock;
     bool simulated;
-    bool deterministic_ties;
-    uint64_t rng;
     const ks_observer *obs;
 
     ks_framework **fws;

@@ -1,7 +1,6 @@
 #include "sim/simulate.h"
 #include "framework/framework.h"
 #include "framework/status.h"
-#include "plugins/defaultpreemption/default_preemption.h"
 #include "scheduler/scheduler.h"
 #include "util/clock.h"
 #include "util/hash.h"
@@ -328,12 +327,10 @@ bool ks_simulate(ks_cluster *cluster, const ks_config *cfg, ks_registry *reg,
         .backend = &r.wrapped,
         .clock = r.clock,
         .seed = opts->seed,
-        .deterministic_ties = opts->deterministic_ties,
+        .deterministic = opts->deterministic,
         .parallelism = opts->parallelism,
         .observer = &obs,
     };
-    /* --seed also drives DefaultPreemption's random candidate offset. */
-    ks_default_preemption_set_seed(opts->seed);
     bool ok = false;
     ks_scheduler *s = ks_sim_start(&so, err);
     if (!s) goto done;

@@ -88,8 +88,9 @@ typedef struct ks_sim_event {
 typedef struct ks_sim_options {
     uint64_t seed;
     bool explain;
-    /* Ties go to the smallest node name instead of a seeded random pick. */
-    bool deterministic_ties;
+    /* No random choice: ties go to the smallest node name instead of a
+     * seeded random pick, preemption takes its candidates in name order. */
+    bool deterministic;
     int32_t percentage_of_nodes_to_score; /* -1: from the configuration */
     int parallelism;                      /* 0: from the configuration */
 } ks_sim_options;

@@ -287,8 +287,7 @@ bool ks_trace_run(FILE *out, ks_cluster *cluster, const ks_config *cfg, ks_regis
         .backend = &t.wrapped,
         .clock = clock,
         .seed = opts->seed,
-        .deterministic_ties = true,
-        .deterministic_preemption = true,
+        .deterministic = true,
         .parallelism = 1,
         .observer = &obs,
     };

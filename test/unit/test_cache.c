@@ -7,7 +7,7 @@
 #include <cmocka.h>
 
 #include "backend/cache.h"
-#include "backend/snapshot.h"
+#include "framework/snapshot.h"
 #include "framework/status.h"
 #include "testutil.h"
 #include "util/clock.h"

@@ -6,7 +6,7 @@
 #include <cmocka.h>
 
 #include "framework/status.h"
-#include "scheduler/diagnosis.h"
+#include "framework/diagnosis.h"
 #include "testutil.h"
 
 #include <stdio.h>

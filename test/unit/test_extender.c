@@ -284,7 +284,7 @@ static void simulate_cluster(run *r, const char *extenders, const char *cl) {
     assert_true(ks_load_buffer(r->cluster, "cluster.yaml", cl, strlen(cl), &e));
     assert_true(ks_cluster_admit(r->cluster, &err));
     ks_errors_free(&e);
-    ks_sim_options so = {.seed = 1, .explain = true, .deterministic_ties = true, .percentage_of_nodes_to_score = -1};
+    ks_sim_options so = {.seed = 1, .explain = true, .deterministic = true, .percentage_of_nodes_to_score = -1};
     assert_true(ks_simulate(r->cluster, r->cfg, ks_default_registry(), &so, &r->res, &err));
 }
 

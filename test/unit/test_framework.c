@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "backend/snapshot.h"
+#include "framework/snapshot.h"
 #include "framework/cycle_state.h"
 #include "framework/framework.h"
 #include "framework/holds.h"

@@ -10,7 +10,7 @@
  * The incoming web pod spreads by zone (maxSkew 2, DoNotSchedule), by
  * hostname (ScheduleAnyway, over web and cache pods), avoids other web
  * pods on its host, and prefers zones with a cache pod. */
-#include "backend/snapshot.h"
+#include "framework/snapshot.h"
 #include "config/config.h"
 #include "framework/cycle_state.h"
 #include "framework/status.h"

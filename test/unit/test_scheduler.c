@@ -69,7 +69,7 @@ static void sim_init(tu_profile *tp, const ks_plugin_ops *const *extra, size_t n
 static void sim_start(bool deterministic) {
     S.mb = ks_memory_backend_new(S.c);
     ks_scheduler_options o = {.config = S.cfg, .registry = S.reg, .backend = ks_memory_backend_iface(S.mb),
-                              .clock = S.clock, .seed = 42, .deterministic_ties = deterministic,
+                              .clock = S.clock, .seed = 42, .deterministic = deterministic,
                               .observer = &observer};
     char *err = NULL;
     S.s = ks_scheduler_new(&o, &err);

@@ -8,7 +8,7 @@
 #define KS_TESTUTIL_VOLUMES_H
 
 #include "api/cluster.h"
-#include "backend/snapshot.h"
+#include "framework/snapshot.h"
 #include "config/config.h"
 #include "framework/cycle_state.h"
 #include "framework/framework.h"

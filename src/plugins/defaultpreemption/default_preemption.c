@@ -20,7 +20,7 @@
 
 #include <ksched/framework.h>
 
-#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,42 +30,30 @@ typedef struct default_preemption {
     int32_t min_pct, min_abs;
     ks_handle *h;
     ks_evaluator ev;
+    _Atomic uint64_t rng;
+    atomic_bool zero_offset; /* tests: always start at the first node */
 } default_preemption;
 
 /* ---- the random offset ---------------------------------------------------- */
 
-static pthread_mutex_t rand_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t rand_state = 0x9e3779b97f4a7c15ULL;
-static bool zero_offset;
-
-void ks_default_preemption_set_seed(uint64_t seed) {
-    pthread_mutex_lock(&rand_lock);
-    rand_state = seed ^ 0x9e3779b97f4a7c15ULL;
-    pthread_mutex_unlock(&rand_lock);
-}
-
-void ks_default_preemption_set_zero_offset(bool on) {
-    pthread_mutex_lock(&rand_lock);
-    zero_offset = on;
-    pthread_mutex_unlock(&rand_lock);
+/* The instance's generator, seeded from the profile's seed (the handle):
+ * the same seed gives the same offsets. */
+void ks_default_preemption_set_zero_offset(void *self, bool on) {
+    default_preemption *pl = self;
+    atomic_store(&pl->zero_offset, on);
 }
 
 /* Uniform in [0, n) (splitmix64, rejection sampling). */
-static int32_t rand_int31n(int32_t n) {
-    pthread_mutex_lock(&rand_lock);
-    int32_t r = 0;
-    if (!zero_offset && n > 1) {
-        uint64_t lim = UINT64_MAX - UINT64_MAX % (uint64_t)n, x;
-        do {
-            uint64_t z = (rand_state += 0x9e3779b97f4a7c15ULL);
-            z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-            z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-            x = z ^ (z >> 31);
-        } while (x >= lim);
-        r = (int32_t)(x % (uint64_t)n);
-    }
-    pthread_mutex_unlock(&rand_lock);
-    return r;
+static int32_t rand_int31n(default_preemption *pl, int32_t n) {
+    if (atomic_load(&pl->zero_offset) || n <= 1) return 0;
+    uint64_t lim = UINT64_MAX - UINT64_MAX % (uint64_t)n, x;
+    do {
+        uint64_t z = atomic_fetch_add(&pl->rng, 0x9e3779b97f4a7c15ULL) + 0x9e3779b97f4a7c15ULL;
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        x = z ^ (z >> 31);
+    } while (x >= lim);
+    return (int32_t)(x % (uint64_t)n);
 }
 
 int32_t ks_default_preemption_num_candidates(int32_t n, int32_t pct, int32_t abs) {
@@ -78,7 +66,7 @@ int32_t ks_default_preemption_num_candidates(int32_t n, int32_t pct, int32_t abs
 static void offset_and_num_candidates(void *self, int32_t n, int32_t *offset, int32_t *num) {
     default_preemption *pl = self;
     ks_framework *fw = ks_handle_framework(pl->h);
-    *offset = fw && fw->deterministic ? 0 : rand_int31n(n);
+    *offset = fw && fw->deterministic ? 0 : rand_int31n(pl, n);
     *num = ks_default_preemption_num_candidates(n, pl->min_pct, pl->min_abs);
 }
 
@@ -307,6 +295,8 @@ static void *create(const ks_args *args, ks_handle *h, char **err) {
     pl->min_pct = pct;
     pl->min_abs = abs;
     pl->h = h;
+    atomic_init(&pl->rng, ks_handle_seed(h) ^ 0x9e3779b97f4a7c15ULL);
+    atomic_init(&pl->zero_offset, false);
     ks_evaluator_init(&pl->ev, NAME, h, &preemption_ops, pl, true);
     return pl;
 }

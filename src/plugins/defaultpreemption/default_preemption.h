@@ -1,5 +1,4 @@
-/* DefaultPreemption internals shared with tests and with the tools that
- * need deterministic runs (simulate --seed, the differential tests). */
+/* DefaultPreemption internals shared with tests. */
 #ifndef KS_PLUGINS_DEFAULT_PREEMPTION_H
 #define KS_PLUGINS_DEFAULT_PREEMPTION_H
 
@@ -10,12 +9,12 @@
 
 extern const ks_plugin_ops ks_plugin_default_preemption;
 
-/* The dry runs start at a random potential node (upstream rand.Int31n).
- * seed makes the sequence reproducible; zero_offset always starts at the
- * first node, which is what upstream does in tests and what the
- * differential tests compare against. Process-wide. */
-void ks_default_preemption_set_seed(uint64_t seed);
-void ks_default_preemption_set_zero_offset(bool on);
+/* The dry runs start at a random potential node (upstream rand.Int31n),
+ * drawn from the instance's generator, seeded with the profile's seed
+ * (ks_framework_options.seed); a deterministic framework always starts
+ * at the first node. zero_offset does that for one instance (tests, as
+ * upstream's do), without the name ordering. */
+void ks_default_preemption_set_zero_offset(void *self, bool on);
 
 /* The Evaluator of a DefaultPreemption instance (tests run dry runs
  * directly, as upstream's do). */

@@ -1,4 +1,4 @@
-#include "scheduler/diagnosis.h"
+#include "framework/diagnosis.h"
 #include "framework/status.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"

@@ -1,5 +1,4 @@
-#include "backend/snapshot.h"
-#include "backend/cache.h"
+#include "framework/snapshot.h"
 #include "api/node.h"
 #include "api/pod.h"
 #include "framework/status.h"
@@ -27,20 +26,6 @@ void ks_snapshot_free(ks_snapshot *s) {
 const ks_node_info *ks_snapshot_get(const ks_snapshot *s, ks_id node_name) {
     const ks_node_info *ni = ks_map_get(&s->by_name, (uint64_t)node_name + 1);
     return ni && ni->node ? ni : NULL;
-}
-
-/* Built the way the scheduler builds its own: through a cache, so that
- * node order, image summaries and the PVC set are the same. */
-ks_snapshot *ks_snapshot_from(ks_node *const *nodes, size_t nnodes, ks_pod *const *pods,
-                              size_t npods) {
-    ks_cache *c = ks_cache_new(NULL, 0);
-    for (size_t i = 0; i < nnodes; i++) ks_cache_add_node(c, nodes[i]);
-    for (size_t i = 0; i < npods; i++)
-        if (pods[i]->node_name) ks_status_free(ks_cache_add_pod(c, pods[i]));
-    ks_snapshot *s = ks_snapshot_new();
-    ks_status_free(ks_cache_update_snapshot(c, s));
-    ks_cache_free(c);
-    return s;
 }
 
 bool ks_snapshot_pvc_used(const ks_snapshot *s, ks_id ns, ks_id claim) {

@@ -1,0 +1,80 @@
+#!/bin/sh
+# Layering: a source file includes headers of its own directory or of a
+# layer below, never above (docs/architecture.md, "Layers"):
+#
+#   util < metrics, api < cel, codec < config < framework < backend
+#        < plugins < scheduler < sim, kube < server < cmd
+#
+# Directories on the same level (metrics and api, cel and codec, sim and
+# kube) do not include each other. Prints "ok NAME" / "FAIL NAME" lines.
+#   test/sh/layers.sh [ROOT]   check ROOT/src (default: this repository),
+#                              then that an upward include is caught
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+[ $# -gt 0 ] && root=$1
+
+rank() {
+    case "$1" in
+    util) echo 0 ;;
+    metrics | api) echo 1 ;;
+    cel | codec) echo 2 ;;
+    config) echo 3 ;;
+    framework) echo 4 ;;
+    backend) echo 5 ;;
+    plugins) echo 6 ;;
+    scheduler) echo 7 ;;
+    sim | kube) echo 8 ;;
+    server) echo 9 ;;
+    cmd) echo 10 ;;
+    *) echo "" ;;
+    esac
+}
+
+# Prints one line per violation: "file: includes dir/header".
+violations() { # $1 = root
+    (cd "$1" && find src -name '*.[ch]' | sort) | while read -r f; do
+        dir=${f#src/}
+        dir=${dir%%/*}
+        r=$(rank "$dir")
+        if [ -z "$r" ]; then
+            echo "$f: directory src/$dir has no layer (add it to test/sh/layers.sh and docs/architecture.md)"
+            continue
+        fi
+        sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([a-z_]*\)\/\([^"]*\)".*/\1 \2/p' "$1/$f" |
+            while read -r inc hdr; do
+                [ "$inc" = "$dir" ] && continue
+                ri=$(rank "$inc")
+                if [ -z "$ri" ] || [ "$ri" -ge "$r" ]; then
+                    echo "$f: includes $inc/$hdr"
+                fi
+            done
+    done
+}
+
+status=0
+out=$(violations "$root")
+if [ -z "$out" ]; then
+    echo "ok   layers: no include goes up a layer"
+else
+    echo "FAIL layers: includes that go up a layer or across one:"
+    echo "$out" | sed 's/^/     /'
+    status=1
+fi
+
+# The check itself: a tree with one upward include.
+if true; then
+    tmp=$(mktemp -d)
+    mkdir -p "$tmp/src/framework" "$tmp/src/scheduler"
+    printf '#include "scheduler/x.h"\n' >"$tmp/src/framework/a.c"
+    printf '#include "framework/a.h"\n' >"$tmp/src/scheduler/x.h"
+    got=$(violations "$tmp")
+    rm -rf "$tmp"
+    if [ "$got" = "src/framework/a.c: includes scheduler/x.h" ]; then
+        echo "ok   layers: an upward include is reported"
+    else
+        echo "FAIL layers: an upward include was not reported (got: $got)"
+        status=1
+    fi
+fi
+exit $status
