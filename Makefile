@@ -28,8 +28,10 @@ BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -fPIC $(WARN) -Isrc -Iinclude $(PKG_CFLAGS
 # (ThreadSanitizer), fuzz and debug.
 MODE ?= release
 ifeq ($(MODE),asan)
-  OPT := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -DKS_DEBUG=1
-  LDOPT := -fsanitize=address,undefined
+  # float-cast-overflow: part of clang's "undefined", not of gcc's
+  OPT := -O1 -g -fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer \
+         -fno-sanitize-recover=undefined,float-cast-overflow -DKS_DEBUG=1
+  LDOPT := -fsanitize=address,undefined,float-cast-overflow
 else ifeq ($(MODE),fuzz)
   # libFuzzer (clang only): the library instrumented for coverage, ASan
   # and UBSan; the targets link the fuzzer's main (see docs/fuzzing.md).

@@ -126,8 +126,9 @@ bool d_int64(dec *d, const ks_tree *v, const kpath *p, int64_t *out) {
         *out = v->ival;
         return true;
     }
-    if (v->type == KT_FLOAT && v->fval == (double)(int64_t)v->fval && v->fval >= -9.2e18 &&
-        v->fval <= 9.2e18) {
+    /* the range first: converting a double beyond int64 is undefined */
+    if (v->type == KT_FLOAT && v->fval >= -9.2e18 && v->fval <= 9.2e18 &&
+        v->fval == (double)(int64_t)v->fval) {
         *out = (int64_t)v->fval;
         return true;
     }

@@ -339,6 +339,12 @@ static void test_errors_pod_fields(void **st) {
                   "p.yaml:7: pod default/web-1: spec.priority: value 3000000000 out of range for int32", NULL);
     expect_errors("p.yaml", POD_HEAD "  priority: high\n" CONTAINER,
                   "p.yaml:7: pod default/web-1: spec.priority: expected integer, got string high", NULL);
+    /* found by fuzz_api: a float beyond int64 was converted before its
+     * range was checked (undefined behaviour; UBSan stops the asan build) */
+    expect_errors("p.yaml", POD_HEAD "  priority: 3.081e+34\n" CONTAINER,
+                  "p.yaml:7: pod default/web-1: spec.priority: expected integer, got float 3.081e+34", NULL);
+    expect_errors("p.yaml", POD_HEAD "  priority: -1e300\n" CONTAINER,
+                  "p.yaml:7: pod default/web-1: spec.priority: expected integer, got float -1e300", NULL);
     expect_errors("p.yaml", POD_HEAD "  hostNetwork: \"yes\"\n" CONTAINER,
                   "p.yaml:7: pod default/web-1: spec.hostNetwork: expected bool, got string yes", NULL);
     expect_errors("p.yaml", POD_HEAD "  preemptionPolicy: Sometimes\n" CONTAINER,
