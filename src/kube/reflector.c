@@ -1,4 +1,5 @@
 #include "kube/reflector.h"
+#include "kube/jsonsplit.h"
 
 #include "metrics/sched_metrics.h"
 #include "util/arena.h"
@@ -522,53 +523,6 @@ static void on_watch_end(void *arg, long code, const char *error) {
     pthread_mutex_unlock(&r->mu);
 }
 
-/* Finds whole JSON objects in a byte stream cut anywhere: braces counted
- * outside strings, escapes inside them honoured. */
-typedef struct splitter {
-    size_t scan, start;
-    int depth;
-    bool in_str, esc;
-} splitter;
-
-typedef enum { S_NONE, S_OBJECT, S_GARBAGE } split_result;
-
-static split_result split_next(const char *b, size_t len, splitter *sp, size_t *ostart, size_t *oend) {
-    while (sp->scan < len) {
-        char ch = b[sp->scan];
-        if (sp->depth == 0) {
-            if (ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n') {
-                sp->scan++;
-                continue;
-            }
-            if (ch != '{') {
-                /* not an object: skip the rest of the line */
-                const char *nl = memchr(b + sp->scan, '\n', len - sp->scan);
-                if (!nl) return S_NONE; /* wait for the line to end */
-                *ostart = sp->scan;
-                *oend = (size_t)(nl - b);
-                sp->scan = *oend + 1;
-                return S_GARBAGE;
-            }
-            sp->start = sp->scan;
-        }
-        sp->scan++;
-        if (sp->in_str) {
-            if (sp->esc) sp->esc = false;
-            else if (ch == '\\') sp->esc = true;
-            else if (ch == '"') sp->in_str = false;
-            continue;
-        }
-        if (ch == '"') sp->in_str = true;
-        else if (ch == '{' || ch == '[') sp->depth++;
-        else if ((ch == '}' || ch == ']') && --sp->depth == 0) {
-            *ostart = sp->start;
-            *oend = sp->scan;
-            return S_OBJECT;
-        }
-    }
-    return S_NONE;
-}
-
 typedef enum { W_AGAIN, W_BACKOFF_REWATCH, W_RELIST, W_STOP } watch_result;
 
 /* One watch event. Returns W_AGAIN to go on, W_RELIST for an ERROR event. */
@@ -667,7 +621,7 @@ static watch_result watch_once(ks_reflector *r) {
 
     ks_strbuf pend;
     ks_sb_init(&pend);
-    splitter sp = {0};
+    ks_json_splitter sp = {0};
     ks_arena *a = ks_arena_new(0);
     uint64_t events = 0, idx = 0;
     watch_result res = W_AGAIN;
@@ -688,10 +642,11 @@ static watch_result watch_once(ks_reflector *r) {
         if (ended && r->w_error) set_str(&error, r->w_error);
         pthread_mutex_unlock(&r->mu);
         size_t os, oe;
-        split_result sr;
-        while (res == W_AGAIN && (sr = split_next(ks_sb_str(&pend), pend.len, &sp, &os, &oe)) != S_NONE) {
+        ks_split_result sr;
+        while (res == W_AGAIN &&
+               (sr = ks_json_split_next(ks_sb_str(&pend), pend.len, &sp, &os, &oe)) != KS_SPLIT_NONE) {
             idx++;
-            if (sr == S_GARBAGE) {
+            if (sr == KS_SPLIT_GARBAGE) {
                 ks_warnf("%s watch event %llu (%s): not a JSON object, skipped", r->kind, (unsigned long long)idx,
                          r->path);
                 count_decode_error(r);
@@ -702,13 +657,11 @@ static watch_result watch_once(ks_reflector *r) {
             }
         }
         /* keep only the unfinished tail */
-        size_t keep_from = sp.depth > 0 ? sp.start : sp.scan;
+        size_t keep_from = ks_json_split_consumed(&sp);
         if (keep_from > 0) {
             memmove(pend.s, pend.s + keep_from, pend.len - keep_from);
             pend.len -= keep_from;
             pend.s[pend.len] = '\0';
-            sp.scan -= keep_from;
-            if (sp.depth > 0) sp.start = 0;
         }
         if (res != W_AGAIN) break;
         if (pend.len > (64u << 20)) {
