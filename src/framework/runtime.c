@@ -290,6 +290,8 @@ void ks_framework_record_filter_evals(ks_framework *fw, const ks_cycle_state *st
     uint32_t nf = st->nfilters;
     uint64_t ended_at[KS_MAX_PLUGINS] = {0};
     uint64_t passed = 0;
+    const char *last_name = NULL;
+    uint32_t last_pos = nf - 1;
     /* Every node passed: no verdict to look at. */
     for (size_t i = 0; passed_all < n && i < n; i++) {
         const ks_status *v = verdicts[i];
@@ -297,17 +299,19 @@ void ks_framework_record_filter_evals(ks_framework *fw, const ks_cycle_state *st
             passed++;
             continue;
         }
-        uint32_t pos = nf - 1;
-        if (v->plugin) {
-            for (uint32_t k = 0; k < nf; k++) {
-                const char *name = st->filters[k]->name;
-                if (name == v->plugin || strcmp(name, v->plugin) == 0) {
-                    pos = k;
-                    break;
-                }
-            }
+        /* The rejecting plugin: statuses carry its static name, so the
+         * address finds it (most often the same as the last node's); a
+         * copied name is compared as text. */
+        if (v->plugin != last_name) {
+            uint32_t pos = nf;
+            for (uint32_t k = 0; k < nf && pos == nf; k++)
+                if (st->filters[k]->name == v->plugin) pos = k;
+            for (uint32_t k = 0; k < nf && pos == nf && v->plugin; k++)
+                if (strcmp(st->filters[k]->name, v->plugin) == 0) pos = k;
+            last_name = v->plugin;
+            last_pos = pos == nf ? nf - 1 : pos;
         }
-        ended_at[pos]++;
+        ended_at[last_pos]++;
     }
     ended_at[nf - 1] += passed_all < n ? passed : n;
     uint64_t calls = 0;
