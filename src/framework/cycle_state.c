@@ -71,6 +71,7 @@ ks_cycle_state *ks_cycle_state_clone(const ks_cycle_state *st) {
     c->filters_for = st->filters_for;
     c->filters = st->filters;
     c->nfilters = st->nfilters;
+    c->plain_filters = st->plain_filters;
     return c;
 }
 

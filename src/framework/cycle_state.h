@@ -30,6 +30,9 @@ struct ks_cycle_state {
     const struct ks_framework *filters_for;
     const struct ks_plugin_inst **filters;
     uint32_t nfilters;
+    /* filters_for's Filter plugins run as plain calls: no debug checksum,
+     * no timing (decided once with the list). */
+    bool plain_filters;
 };
 
 ks_cycle_state *ks_cycle_state_new(void);

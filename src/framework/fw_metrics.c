@@ -64,7 +64,7 @@ void ks_fwm_set_sampling(unsigned percent, unsigned node_every) {
 bool ks_fwm_sample(void) {
     /* xorshift per thread: which cycles are sampled needs no quality and
      * must not touch the scheduler's seeded tie-breaking generator. */
-    static _Thread_local uint32_t x;
+    static _Thread_local uint32_t x __attribute__((tls_model("initial-exec")));
     if (!x) x = (uint32_t)(uintptr_t)&x ^ (uint32_t)ks_monotonic_ns() ^ 0x9e3779b9u;
     x ^= x << 13;
     x ^= x >> 17;

@@ -55,7 +55,7 @@ static inline void ks_fwm_done(const struct ks_framework *fw, int64_t t, unsigne
 #define KS_FWM_NODE_SAMPLE 32
 extern unsigned ks_fwm_node_mask; /* KS_FWM_NODE_SAMPLE - 1 */
 static inline bool ks_fwm_node_sampled(void) {
-    static _Thread_local unsigned tick;
+    static _Thread_local unsigned tick __attribute__((tls_model("initial-exec")));
     return (++tick & ks_fwm_node_mask) == 0;
 }
 

@@ -189,6 +189,7 @@ static ks_status *ks_framework_run_pre_filter_in(ks_framework *fw, ks_cycle_stat
     st->filters = v;
     st->nfilters = n;
     st->filters_for = fw;
+    st->plain_filters = !fw->checksums && !st->record_plugin_metrics;
     return s;
 }
 
@@ -251,19 +252,22 @@ static ks_status *run_one_filter(ks_framework *fw, const ks_plugin_inst *pl, ks_
     return s ? filter_verdict(pl, s) : NULL;
 }
 
+/* the per-node hot path: a plain call per plugin */
+static inline ks_status *run_filters_plain(ks_cycle_state *st, const ks_pod *pod, const ks_node_info *ni) {
+    for (uint32_t i = 0; i < st->nfilters; i++) {
+        const ks_plugin_inst *pl = st->filters[i];
+        ks_status *s = pl->ops->filter(pl->self, st, pod, ni);
+        if (s && (s = filter_verdict(pl, s))) return s;
+    }
+    return NULL;
+}
+
 static ks_status *ks_framework_run_filter_in(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                    const ks_node_info *ni) {
+    if (st->plain_filters && st->filters_for == fw) return run_filters_plain(st, pod, ni);
     /* A sampled cycle times the plugins of one node in KS_FWM_NODE_SAMPLE. */
     bool timed = st->record_plugin_metrics && ks_fwm_node_sampled();
-    if (st->filters_for == fw && !fw->checksums && !timed) {
-        /* the per-node hot path: a plain call per plugin */
-        for (uint32_t i = 0; i < st->nfilters; i++) {
-            const ks_plugin_inst *pl = st->filters[i];
-            ks_status *s = pl->ops->filter(pl->self, st, pod, ni);
-            if (s && (s = filter_verdict(pl, s))) return s;
-        }
-        return NULL;
-    }
+    if (st->filters_for == fw && !timed && !fw->checksums) return run_filters_plain(st, pod, ni);
     if (st->filters_for == fw) {
         for (uint32_t i = 0; i < st->nfilters; i++) {
             ks_status *s = run_one_filter(fw, st->filters[i], st, pod, ni, timed);
@@ -508,6 +512,7 @@ typedef struct score_job {
     int64_t *raw;
     ks_status **errs; /* per node, first failure */
     atomic_bool stop;
+    bool sampled;     /* the cycle times its plugins (fw_metrics.h) */
 } score_job;
 
 /* score_node's loop with each plugin timed (one node in
@@ -545,7 +550,7 @@ static void score_node_in(size_t i, score_job *j) {
         __builtin_prefetch(&nx->allocatable);
         __builtin_prefetch(&nx->requested);
     }
-    if (j->st->record_plugin_metrics && ks_fwm_node_sampled()) {
+    if (j->sampled && ks_fwm_node_sampled()) {
         score_node_timed(i, j);
         return;
     }
@@ -616,7 +621,7 @@ static ks_status *run_score(ks_framework *fw, ks_cycle_state *st, const ks_pod *
     }
 
     score_job j = {.fw = fw, .st = st, .pod = pod, .nodes = nodes, .nnodes = nnodes, .plugins = plugins, .np = np,
-                   .raw = out->raw};
+                   .raw = out->raw, .sampled = st->record_plugin_metrics};
     j.errs = ks_cycle_state_alloc(st, nnodes * sizeof(ks_status *));
     atomic_init(&j.stop, false);
     ks_parallelize(fw->par, nnodes, score_node, &j, &j.stop);

@@ -335,7 +335,9 @@ void ks_gauge_add(ks_metric *m, double d) {
 
 static int my_shard(void) {
     static _Atomic unsigned next;
-    static _Thread_local int shard = -1;
+    /* initial-exec: a plain %fs access, not a __tls_get_addr call (the
+     * library is built -fPIC) */
+    static _Thread_local int shard __attribute__((tls_model("initial-exec"))) = -1;
     if (shard < 0) shard = (int)(atomic_fetch_add_explicit(&next, 1, memory_order_relaxed) % NSHARDS);
     return shard;
 }
