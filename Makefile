@@ -65,7 +65,7 @@ CMD_OBJS  := $(CMD_SRCS:%.c=$(B)/obj/%.o)
 TEST_BINS := $(TEST_SRCS:test/unit/%.c=$(B)/test/%)
 TEST_UTIL_OBJS := $(TEST_UTIL:%.c=$(B)/obj/%.o)
 # The tests that run threads, built and run under ThreadSanitizer too.
-TSAN_TESTS := test_scheduler test_dispatcher test_parallelize test_churn test_listers \
+TSAN_TESTS := test_scheduler test_dispatcher test_parallelize test_churn test_listers test_metrics test_server test_ops \
               $(notdir $(basename $(wildcard test/unit/test_kube_*.c)))
 # Fuzz targets: test/fuzz/fuzz_<name>.c. Built with libFuzzer in MODE=fuzz,
 # elsewhere with test/fuzz/driver.c, a main() that replays files (make
