@@ -39,7 +39,7 @@ static void simulate(const char *cluster_yaml) {
     assert_true(ks_load_buffer(cl, "cluster.yaml", cluster_yaml, strlen(cluster_yaml), &e));
     assert_true(ks_cluster_admit(cl, &err));
     ks_errors_free(&e);
-    ks_sim_options so = {.seed = 1, .deterministic_ties = true, .percentage_of_nodes_to_score = -1};
+    ks_sim_options so = {.seed = 1, .deterministic = true, .percentage_of_nodes_to_score = -1};
     ks_sim_result res;
     assert_true(ks_simulate(cl, cfg, ks_default_registry(), &so, &res, &err));
     ks_sim_result_free(&res);
