@@ -35,6 +35,10 @@ void ks_cluster_free(ks_cluster *c) {
     FREE_OBJECTS(c->pdbs);
     FREE_OBJECTS(c->pod_groups);
     FREE_OBJECTS(c->workloads);
+    FREE_OBJECTS(c->resource_claims);
+    FREE_OBJECTS(c->claim_templates);
+    FREE_OBJECTS(c->resource_slices);
+    FREE_OBJECTS(c->device_classes);
     ks_map_free(&c->node_index);
     ks_arena_free(c->arena);
     free(c);
@@ -61,6 +65,10 @@ void ks_cluster_move(ks_cluster *dst, ks_cluster *src) {
     MOVE_VEC(dst->pdbs, src->pdbs);
     MOVE_VEC(dst->pod_groups, src->pod_groups);
     MOVE_VEC(dst->workloads, src->workloads);
+    MOVE_VEC(dst->resource_claims, src->resource_claims);
+    MOVE_VEC(dst->claim_templates, src->claim_templates);
+    MOVE_VEC(dst->resource_slices, src->resource_slices);
+    MOVE_VEC(dst->device_classes, src->device_classes);
     if (src->next_input_index > dst->next_input_index) dst->next_input_index = src->next_input_index;
 }
 
@@ -200,6 +208,13 @@ bool ks_cluster_admit(ks_cluster *c, char **err) {
             return false;
         }
     }
+    /* the API server gives claims a uid (reservedFor and owners name them) */
+    for (uint32_t i = 0; i < c->resource_claims.n; i++) {
+        ks_resource_claim *rc = c->resource_claims.v[i];
+        if (!rc->uid || !*rc->uid)
+            rc->uid = ks_arena_printf(rc->arena, "uid-resourceclaim-%s/%s", ks_str(rc->ns), ks_str(rc->name));
+    }
+    ks_cluster_generate_claims(c);
     return true;
 }
 
@@ -241,5 +256,8 @@ ks_objects ks_cluster_view(const ks_cluster *c) {
     VIEW(pdbs);
     VIEW(pod_groups);
     VIEW(workloads);
+    memcpy(&v.resource_claims, &c->resource_claims, sizeof(v.resource_claims));
+    memcpy(&v.resource_slices, &c->resource_slices, sizeof(v.resource_slices));
+    memcpy(&v.device_classes, &c->device_classes, sizeof(v.device_classes));
     return v;
 }

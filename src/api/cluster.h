@@ -4,6 +4,7 @@
 #ifndef KS_CLUSTER_H
 #define KS_CLUSTER_H
 
+#include "api/dra.h"
 #include "api/node.h"
 #include "api/objects.h"
 #include "api/pod.h"
@@ -23,6 +24,10 @@ typedef struct ks_cluster {
     KS_VEC(ks_pdb *) pdbs;
     KS_VEC(ks_pod_group *) pod_groups;
     KS_VEC(ks_workload *) workloads;
+    KS_VEC(ks_resource_claim *) resource_claims;
+    KS_VEC(ks_claim_template *) claim_templates;
+    KS_VEC(ks_resource_slice *) resource_slices;
+    KS_VEC(ks_device_class *) device_classes;
     uint32_t next_input_index;
     ks_arena *arena; /* documents' trees and shared strings */
     ks_map node_index; /* name id + 1 -> position + 1 in nodes (ks_cluster_node) */
@@ -54,6 +59,12 @@ ks_node *ks_cluster_node(const ks_cluster *c, ks_id name);
  * preemptionPolicy from the class. Returns false (with *err malloc'd) when a
  * pod names a PriorityClass that does not exist. */
 bool ks_cluster_admit(ks_cluster *c, char **err);
+/* The resourceclaim controller's work (api/claim_controller.c): a claim
+ * for every pod entry that names a ResourceClaimTemplate and has none
+ * yet, recorded in the pod's status.resourceClaimStatuses; claims
+ * without a uid get one derived from their name. ks_cluster_admit calls
+ * it. */
+void ks_cluster_generate_claims(ks_cluster *c);
 /* The same for one pod against the classes of c. */
 bool ks_pod_admit(ks_pod *p, const ks_cluster *c, char **err);
 

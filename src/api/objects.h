@@ -212,7 +212,14 @@ typedef enum ks_kind {
     KS_KIND_PRIORITY_CLASS,
     KS_KIND_WORKLOAD,
     KS_KIND_CSI_DRIVER,
+    KS_KIND_RESOURCE_CLAIM, /* api/dra.h */
+    KS_KIND_RESOURCE_SLICE,
+    KS_KIND_DEVICE_CLASS,
 } ks_kind;
+
+struct ks_resource_claim;
+struct ks_resource_slice;
+struct ks_device_class;
 
 #define KS_VEC(T) struct { T *v; uint32_t n, cap; }
 
@@ -230,6 +237,9 @@ typedef struct ks_objects {
     KS_VEC(ks_pdb *) pdbs;
     KS_VEC(ks_pod_group *) pod_groups;
     KS_VEC(ks_workload *) workloads;
+    KS_VEC(struct ks_resource_claim *) resource_claims;
+    KS_VEC(struct ks_resource_slice *) resource_slices;
+    KS_VEC(struct ks_device_class *) device_classes;
 } ks_objects;
 
 /* Lookups by name (linear). ks_objects_priority_class knows the two

@@ -130,6 +130,20 @@ typedef struct ks_volume {
     const struct ks_tree *tree; /* the volume as written */
 } ks_volume;
 
+/* spec.resourceClaims[] (DRA): a claim by name or from a template. */
+typedef struct ks_pod_claim {
+    const char *name;
+    const char *claim_name;    /* resourceClaimName, NULL when unset */
+    const char *template_name; /* resourceClaimTemplateName, NULL when unset */
+} ks_pod_claim;
+
+/* status.resourceClaimStatuses[]: the claim the controller generated
+ * for a template entry (claim_name NULL: none was needed). */
+typedef struct ks_pod_claim_status {
+    const char *name;
+    const char *claim_name;
+} ks_pod_claim_status;
+
 typedef struct ks_pod_condition {
     ks_id type, status;
     const char *reason, *message;
@@ -188,6 +202,9 @@ typedef struct ks_pod {
     uint32_t ngates;
     uint32_t nresource_claims; /* spec.resourceClaims entries (DRA) */
     ks_id *scheduling_gates;
+    ks_pod_claim *resource_claims;
+    ks_pod_claim_status *claim_statuses; /* status.resourceClaimStatuses */
+    uint32_t nclaim_statuses;
     ks_container_port *host_ports;
     uint32_t nhost_ports;      /* all containers' host ports, flattened */
 

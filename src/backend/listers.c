@@ -10,6 +10,7 @@
  * update, and a view is rebuilt at most once per pin, only after a change. */
 #include "backend/listers.h"
 
+#include "api/dra.h"
 #include "util/hash.h"
 #include "util/xalloc.h"
 
@@ -43,6 +44,9 @@ OPS(driver, ks_csi_driver, x->name)
 OPS(pdb, ks_pdb, nskey(x->ns, x->name))
 OPS(pg, ks_pod_group, nskey(x->ns, x->name))
 OPS(wl, ks_workload, nskey(x->ns, x->name))
+OPS(rc, ks_resource_claim, nskey(x->ns, x->name))
+OPS(rs, ks_resource_slice, x->name)
+OPS(dc, ks_device_class, x->name)
 
 #define K(kind, field, fn) {kind, offsetof(ks_objects, field), fn##_key, fn##_ref, fn##_unref}
 static const kind_ops kinds[] = {
@@ -55,7 +59,10 @@ static const kind_ops kinds[] = {
     K(KS_KIND_CSI_DRIVER, csi_drivers, driver),
     K(KS_KIND_PDB, pdbs, pdb),
     K(KS_KIND_POD_GROUP, pod_groups, pg),
-    K(KS_KIND_WORKLOAD, workloads, wl),
+    K(KS_KIND_RESOURCE_CLAIM, resource_claims, rc),
+    K(KS_KIND_RESOURCE_SLICE, resource_slices, rs),
+    K(KS_KIND_DEVICE_CLASS, device_classes, dc),
+    K(KS_KIND_WORKLOAD, workloads, wl), /* last: its extra stores follow */
 };
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
 /* Services, ReplicaSets, StatefulSets and ReplicationControllers share one

@@ -92,6 +92,12 @@ static bool decode_kind(ks_cluster *c, const ks_tree *t, const char *kind, const
     if (strcmp(kind, "PodDisruptionBudget") == 0) ADD(pdbs, ks_decode_pdb(t, ctx));
     if (strcmp(kind, "PodGroup") == 0 && strcmp(group, "scheduling.x-k8s.io") == 0)
         ADD(pod_groups, ks_decode_pod_group(t, ctx));
+    if (strcmp(group, "resource.k8s.io") == 0) {
+        if (strcmp(kind, "ResourceClaim") == 0) ADD(resource_claims, ks_decode_resource_claim(t, ctx));
+        if (strcmp(kind, "ResourceClaimTemplate") == 0) ADD(claim_templates, ks_decode_claim_template(t, ctx));
+        if (strcmp(kind, "ResourceSlice") == 0) ADD(resource_slices, ks_decode_resource_slice(t, ctx));
+        if (strcmp(kind, "DeviceClass") == 0) ADD(device_classes, ks_decode_device_class(t, ctx));
+    }
     if (strcmp(kind, "Service") == 0) ADD(workloads, ks_decode_workload(t, KS_WORKLOAD_SERVICE, ctx));
     if (strcmp(kind, "ReplicaSet") == 0) ADD(workloads, ks_decode_workload(t, KS_WORKLOAD_REPLICASET, ctx));
     if (strcmp(kind, "StatefulSet") == 0) ADD(workloads, ks_decode_workload(t, KS_WORKLOAD_STATEFULSET, ctx));

@@ -42,6 +42,11 @@ ks_csinode *ks_decode_csinode(const ks_tree *t, ks_decode_ctx *ctx);
 ks_csi_driver *ks_decode_csi_driver(const ks_tree *t, ks_decode_ctx *ctx);
 ks_pdb *ks_decode_pdb(const ks_tree *t, ks_decode_ctx *ctx);
 ks_pod_group *ks_decode_pod_group(const ks_tree *t, ks_decode_ctx *ctx);
+/* resource.k8s.io (v1, v1beta2, v1beta1) */
+ks_resource_claim *ks_decode_resource_claim(const ks_tree *t, ks_decode_ctx *ctx);
+ks_claim_template *ks_decode_claim_template(const ks_tree *t, ks_decode_ctx *ctx);
+ks_resource_slice *ks_decode_resource_slice(const ks_tree *t, ks_decode_ctx *ctx);
+ks_device_class *ks_decode_device_class(const ks_tree *t, ks_decode_ctx *ctx);
 /* Service, ReplicaSet, StatefulSet, ReplicationController. */
 ks_workload *ks_decode_workload(const ks_tree *t, ks_workload_kind kind, ks_decode_ctx *ctx);
 

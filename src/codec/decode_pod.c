@@ -349,7 +349,24 @@ static bool d_volume(dec *d, const ks_tree *v, const kpath *p, const char *pod_n
     return true;
 }
 
+/* status.resourceClaimStatuses: what the claim controller generated. */
+static void d_claim_statuses(dec *d, const ks_tree *v, const kpath *p, ks_pod *pod) {
+    if (!d_seq(d, v, p) || !v->n) return;
+    pod->claim_statuses = ks_arena_calloc(d->a, v->n, sizeof(ks_pod_claim_status));
+    for (uint32_t i = 0; i < v->n; i++) {
+        const ks_tree *c = v->items[i];
+        ks_pod_claim_status *cs = &pod->claim_statuses[pod->nclaim_statuses];
+        if (!d_map(d, c, KI(p, i))) continue;
+        d_str(d, kt_get(c, "name"), KP(KI(p, i), "name"), &cs->name);
+        d_str(d, kt_get(c, "resourceClaimName"), KP(KI(p, i), "resourceClaimName"), &cs->claim_name);
+        cs->name = dkeep(d, cs->name ? cs->name : "");
+        cs->claim_name = dkeep(d, cs->claim_name);
+        pod->nclaim_statuses++;
+    }
+}
+
 static void d_status(dec *d, const ks_tree *st, const kpath *sp, ks_pod *pod) {
+    d_claim_statuses(d, kt_get(st, "resourceClaimStatuses"), KP(sp, "resourceClaimStatuses"), pod);
     static const char *const phases[] = {"Unknown", "Pending", "Running", "Succeeded", "Failed", NULL};
     int ph = d_enum(d, kt_get(st, "phase"), KP(sp, "phase"), phases);
     if (ph >= 0) pod->phase = (ks_pod_phase)ph;
@@ -551,7 +568,23 @@ ks_pod *ks_decode_pod(const ks_tree *t, ks_decode_ctx *ctx) {
                 pod->nvolumes++;
     }
     const ks_tree *claims = kt_get(spec, "resourceClaims");
-    if (d_seq(d, claims, KP(sp, "resourceClaims"))) pod->nresource_claims = claims->n;
+    const kpath *rcp = KP(sp, "resourceClaims");
+    if (d_seq(d, claims, rcp) && claims->n) {
+        pod->resource_claims = ks_arena_calloc(d->a, claims->n, sizeof(ks_pod_claim));
+        for (uint32_t i = 0; i < claims->n; i++) {
+            const ks_tree *c = claims->items[i];
+            ks_pod_claim *pc = &pod->resource_claims[pod->nresource_claims];
+            if (!d_map(d, c, KI(rcp, i))) continue;
+            d_str(d, kt_get(c, "name"), KP(KI(rcp, i), "name"), &pc->name);
+            d_str(d, kt_get(c, "resourceClaimName"), KP(KI(rcp, i), "resourceClaimName"), &pc->claim_name);
+            d_str(d, kt_get(c, "resourceClaimTemplateName"), KP(KI(rcp, i), "resourceClaimTemplateName"),
+                  &pc->template_name);
+            pc->name = dkeep(d, pc->name ? pc->name : "");
+            pc->claim_name = dkeep(d, pc->claim_name);
+            pc->template_name = dkeep(d, pc->template_name);
+            pod->nresource_claims++;
+        }
+    }
     const ks_tree *gates = kt_get(spec, "schedulingGates");
     const kpath *gp = KP(sp, "schedulingGates");
     if (d_seq(d, gates, gp) && gates->n) {

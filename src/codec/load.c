@@ -147,6 +147,10 @@ static void check_duplicates(const ks_cluster *c, const ks_cluster *tmp, ks_erro
     CHECK(csi_drivers, "csidriver", 0);
     CHECK(pdbs, "poddisruptionbudget", o->ns);
     CHECK(pod_groups, "podgroup", o->ns);
+    CHECK(resource_claims, "resourceclaim", o->ns);
+    CHECK(claim_templates, "resourceclaimtemplate", o->ns);
+    CHECK(resource_slices, "resourceslice", 0);
+    CHECK(device_classes, "deviceclass", 0);
 #undef CHECK
     /* workloads: one namespace per kind */
     static const char *const wk[] = {"service", "replicaset", "statefulset", "replicationcontroller"};
