@@ -1,0 +1,1059 @@
+/* The structured allocator (see allocator.h), following upstream's
+ * experimental implementation step by step: gather the pools available on
+ * the node, check every request (its class, its device count, "All"
+ * devices), then allocateOne: one device at a time, claim after claim,
+ * request after request, trying every eligible device in pool order and
+ * backtracking, keeping the first complete solution.
+ *
+ * Decided where upstream is not deterministic: pools are tried in
+ * (driver, pool name) order and a pool's slices in name order (upstream
+ * iterates a Go map and its informer's list). */
+#include "plugins/dynamicresources/allocator.h"
+#include "util/xalloc.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+const ks_dra_features KS_DRA_DEFAULT_FEATURES = {
+    .admin_access = true,
+    .prioritized_list = true,
+    .device_status = true,
+};
+
+/* ---- device sets ---------------------------------------------------------------- */
+
+typedef struct dev_entry {
+    char *id; /* driver \x1f pool \x1f device */
+    struct dev_entry *next;
+} dev_entry;
+
+static uint64_t id_hash(const char *driver, const char *pool, const char *device) {
+    uint64_t h = 1469598103934665603ULL;
+    const char *parts[3] = {driver, pool, device};
+    for (int i = 0; i < 3; i++) {
+        for (const char *s = parts[i]; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+        h = (h ^ 0x1f) * 1099511628211ULL;
+    }
+    return h | 1; /* never 0 */
+}
+
+static bool id_eq(const char *id, const char *driver, const char *pool, const char *device) {
+    size_t a = strlen(driver), b = strlen(pool), c = strlen(device);
+    return strlen(id) == a + b + c + 2 && memcmp(id, driver, a) == 0 && id[a] == 0x1f &&
+           memcmp(id + a + 1, pool, b) == 0 && id[a + 1 + b] == 0x1f && memcmp(id + a + b + 2, device, c) == 0;
+}
+
+void ks_dra_device_set_init(ks_dra_device_set *s) {
+    ks_map_init(&s->m);
+    s->n = 0;
+}
+
+void ks_dra_device_set_free(ks_dra_device_set *s) {
+    uint64_t k;
+    void *v;
+    for (size_t it = 0; ks_map_next(&s->m, &it, &k, &v);) {
+        for (dev_entry *e = v, *nx; e; e = nx) {
+            nx = e->next;
+            free(e->id);
+            free(e);
+        }
+    }
+    ks_map_free(&s->m);
+    s->n = 0;
+}
+
+bool ks_dra_device_set_has(const ks_dra_device_set *s, const char *driver, const char *pool, const char *device) {
+    if (!s || !s->n) return false;
+    for (dev_entry *e = ks_map_get(&s->m, id_hash(driver, pool, device)); e; e = e->next)
+        if (id_eq(e->id, driver, pool, device)) return true;
+    return false;
+}
+
+void ks_dra_device_set_add(ks_dra_device_set *s, const char *driver, const char *pool, const char *device) {
+    if (ks_dra_device_set_has(s, driver, pool, device)) return;
+    uint64_t h = id_hash(driver, pool, device);
+    dev_entry *e = ks_xmalloc(sizeof(*e));
+    e->id = ks_xasprintf("%s\x1f%s\x1f%s", driver, pool, device);
+    e->next = ks_map_get(&s->m, h);
+    ks_map_put(&s->m, h, e);
+    s->n++;
+}
+
+void ks_dra_device_set_add_allocation(ks_dra_device_set *s, const ks_allocation_result *a) {
+    if (!a) return;
+    for (uint32_t i = 0; i < a->nresults; i++) {
+        const ks_device_result *r = &a->results[i];
+        if (r->has_admin_access && r->admin_access) continue;
+        ks_dra_device_set_add(s, r->driver, r->pool, r->device);
+    }
+}
+
+static void set_copy(ks_dra_device_set *dst, const ks_dra_device_set *src) {
+    ks_dra_device_set_init(dst);
+    if (!src) return;
+    uint64_t k;
+    void *v;
+    for (size_t it = 0; ks_map_next(&src->m, &it, &k, &v);) {
+        for (dev_entry *e = v; e; e = e->next) {
+            dev_entry *c = ks_xmalloc(sizeof(*c));
+            c->id = ks_xstrdup(e->id);
+            c->next = ks_map_get(&dst->m, k);
+            ks_map_put(&dst->m, k, c);
+            dst->n++;
+        }
+    }
+}
+
+/* ---- compiled selectors ------------------------------------------------------------ */
+
+struct ks_dra_expr {
+    _Atomic int refs;
+    char *src;
+    ks_cel_program *prog; /* NULL: compile failed */
+    char *error;          /* the compile error */
+    uint64_t used;        /* LRU clock */
+};
+
+struct ks_dra_cel_cache {
+    pthread_mutex_t mu;
+    size_t cap, n;
+    ks_dra_expr **v;
+    uint64_t clock;
+    ks_cel_ctx **ctxs; /* idle evaluation contexts */
+    size_t nctx, ctx_cap;
+};
+
+ks_dra_cel_cache *ks_dra_cel_cache_new(size_t cap) {
+    ks_dra_cel_cache *c = ks_xcalloc(1, sizeof(*c));
+    pthread_mutex_init(&c->mu, NULL);
+    c->cap = cap ? cap : 1;
+    c->v = ks_xcalloc(c->cap, sizeof(*c->v));
+    return c;
+}
+
+void ks_dra_expr_unref(const ks_dra_expr *ce) {
+    ks_dra_expr *e = (ks_dra_expr *)ce;
+    if (!e || atomic_fetch_sub(&e->refs, 1) != 1) return;
+    ks_cel_program_free(e->prog);
+    free(e->src);
+    free(e->error);
+    free(e);
+}
+
+void ks_dra_cel_cache_free(ks_dra_cel_cache *c) {
+    if (!c) return;
+    for (size_t i = 0; i < c->n; i++) ks_dra_expr_unref(c->v[i]);
+    for (size_t i = 0; i < c->nctx; i++) ks_cel_ctx_free(c->ctxs[i]);
+    free(c->ctxs);
+    free(c->v);
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+}
+
+const ks_dra_expr *ks_dra_cel_get(ks_dra_cel_cache *c, const char *expression) {
+    pthread_mutex_lock(&c->mu);
+    for (size_t i = 0; i < c->n; i++) {
+        if (strcmp(c->v[i]->src, expression) == 0) {
+            ks_dra_expr *e = c->v[i];
+            e->used = ++c->clock;
+            atomic_fetch_add(&e->refs, 1);
+            pthread_mutex_unlock(&c->mu);
+            return e;
+        }
+    }
+    pthread_mutex_unlock(&c->mu);
+    /* compile outside the lock; a concurrent compile of the same text
+     * only costs a duplicate */
+    ks_dra_expr *e = ks_xcalloc(1, sizeof(*e));
+    e->src = ks_xstrdup(expression);
+    e->prog = ks_cel_compile(expression, NULL, &e->error);
+    atomic_init(&e->refs, 2); /* the cache's and the caller's */
+    pthread_mutex_lock(&c->mu);
+    e->used = ++c->clock;
+    if (c->n == c->cap) {
+        size_t old = 0;
+        for (size_t i = 1; i < c->n; i++)
+            if (c->v[i]->used < c->v[old]->used) old = i;
+        ks_dra_expr_unref(c->v[old]);
+        c->v[old] = c->v[--c->n];
+    }
+    c->v[c->n++] = e;
+    pthread_mutex_unlock(&c->mu);
+    return e;
+}
+
+ks_cel_ctx *ks_dra_cel_ctx_get(ks_dra_cel_cache *c) {
+    pthread_mutex_lock(&c->mu);
+    ks_cel_ctx *x = c->nctx ? c->ctxs[--c->nctx] : NULL;
+    pthread_mutex_unlock(&c->mu);
+    return x ? x : ks_cel_ctx_new();
+}
+
+void ks_dra_cel_ctx_put(ks_dra_cel_cache *c, ks_cel_ctx *x) {
+    pthread_mutex_lock(&c->mu);
+    /* keep a few for the next evaluators; the rest go */
+    if (c->nctx < 64) {
+        KS_GROW(c->ctxs, c->ctx_cap, c->nctx + 1);
+        c->ctxs[c->nctx++] = x;
+        x = NULL;
+    }
+    pthread_mutex_unlock(&c->mu);
+    ks_cel_ctx_free(x);
+}
+
+/* ---- the allocator ----------------------------------------------------------------- */
+
+struct ks_dra_allocator {
+    ks_dra_features f;
+    ks_dra_device_set allocated;
+    struct ks_device_class *const *classes;
+    size_t nclasses;
+    struct ks_resource_slice *const *slices;
+    size_t nslices;
+    ks_dra_cel_cache *cache;
+};
+
+ks_dra_allocator *ks_dra_allocator_new(const ks_dra_features *f, const ks_dra_device_set *allocated,
+                                       struct ks_device_class *const *classes, size_t nclasses,
+                                       struct ks_resource_slice *const *slices, size_t nslices,
+                                       ks_dra_cel_cache *cache) {
+    ks_dra_allocator *a = ks_xcalloc(1, sizeof(*a));
+    a->f = f ? *f : KS_DRA_DEFAULT_FEATURES;
+    set_copy(&a->allocated, allocated);
+    a->classes = classes;
+    a->nclasses = nclasses;
+    a->slices = slices;
+    a->nslices = nslices;
+    a->cache = cache;
+    return a;
+}
+
+void ks_dra_allocator_free(ks_dra_allocator *a) {
+    if (!a) return;
+    ks_dra_device_set_free(&a->allocated);
+    free(a);
+}
+
+const char *ks_dra_claim_ref(const ks_resource_claim *c, char *buf, size_t n) {
+    snprintf(buf, n, "%s/%s", ks_str(c->ns), ks_str(c->name));
+    return buf;
+}
+
+/* ---- one Allocate call ---------------------------------------------------------------- */
+
+typedef struct pool {
+    const char *driver, *name;
+    const ks_resource_slice **slices;
+    uint32_t nslices, cap;
+    int64_t generation;
+    bool incomplete, invalid;
+    const char *invalid_reason;
+    bool binding; /* has devices with binding conditions: tried last */
+    uint32_t first_dev, ndevs; /* range in the flattened device list */
+} pool;
+
+typedef struct devref {
+    const ks_resource_slice *slice;
+    const ks_device *dev;
+    bool allocated; /* in use by another claim */
+    uint64_t allocating; /* claims (bits) this attempt gives it to */
+} devref;
+
+/* A request or one subrequest of a firstAvailable list. */
+typedef struct reqdata {
+    const ks_device_subrequest *req;
+    const ks_device_request *parent; /* set for subrequests */
+    const char *name;                /* the request's, or the subrequest's own */
+    bool admin;                      /* adminAccess true (requests only) */
+    const ks_device_class *cls;
+    int num_devices;
+    uint32_t *all;                   /* "All": indices of the devices chosen up front */
+    uint32_t nall;
+    uint32_t key;                    /* index of this (sub)request, for the match cache */
+    const ks_dra_expr **class_sel, **req_sel;
+} reqdata;
+
+typedef struct claim_reqs {
+    uint32_t nreqs;
+    uint32_t *nsub;                  /* per request: 0 (plain) or its subrequests */
+    reqdata **rd;                    /* per request: nsub entries (1 for plain) */
+    int *selected;                   /* per request: the subrequest chosen */
+} claim_reqs;
+
+typedef struct constraint {
+    bool distinct;
+    const char *attr;
+    uint32_t nrequests;
+    const char **requests;
+    const ks_cel_attr *value; /* matchAttribute: the first device's */
+    const ks_device **members; /* distinctAttribute: devices in the set */
+    int num;
+} constraint;
+
+typedef struct result_dev {
+    const char *request, *parent;
+    uint32_t dev;
+    bool admin;
+} result_dev;
+
+typedef struct claim_result {
+    result_dev v[KS_DRA_ALLOCATION_RESULTS_MAX + 1];
+    uint32_t n;
+} claim_result;
+
+typedef struct run {
+    ks_dra_allocator *al;
+    const ks_node *node;
+    const ks_resource_claim *const *claims;
+    size_t nclaims;
+    ks_arena *a;
+    pool *pools;
+    uint32_t npools;
+    devref *devs;
+    uint32_t ndevs;
+    claim_reqs *cr;
+    constraint **cons;
+    uint32_t *ncons;
+    claim_result *res;
+    uint32_t nkeys;
+    int8_t *match;    /* ndevs x nkeys: -1 unknown, 0/1 */
+    ks_cel_ctx *ctx;
+    char *err;
+    int64_t deadline;
+    uint64_t steps;
+} run;
+
+enum { R_DONE = 1, R_NOT = 0, R_ERROR = -1, R_TIMEOUT = -2, R_EXCEEDED = -3 };
+
+static int fail(run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(run *r, const char *fmt, ...) {
+    if (!r->err) {
+        va_list ap;
+        va_start(ap, fmt);
+        char buf[2048];
+        vsnprintf(buf, sizeof buf, fmt, ap);
+        va_end(ap);
+        r->err = ks_xstrdup(buf);
+    }
+    return R_ERROR;
+}
+
+static const char *cref(run *r, size_t claim, char *buf, size_t n) {
+    return ks_dra_claim_ref(r->claims[claim], buf, n);
+}
+
+/* ---- pools ---------------------------------------------------------------------------- */
+
+static bool slice_on_node(run *r, const ks_resource_slice *s) {
+    if (s->node_name != KS_ID_NONE) return r->node && r->node->name == s->node_name;
+    if (s->all_nodes) return true;
+    if (s->has_node_selector)
+        return r->node && ks_node_selector_matches(&s->node_selector, &r->node->labels, r->node->name);
+    return false;
+}
+
+static bool slice_has_binding(const ks_resource_slice *s) {
+    for (uint32_t i = 0; i < s->ndevices; i++)
+        if (s->devices[i].has_binding_conditions) return true;
+    return false;
+}
+
+static int cmp_pool(const void *a, const void *b) {
+    const pool *x = a, *y = b;
+    if (x->binding != y->binding) return x->binding ? 1 : -1;
+    int c = strcmp(x->driver, y->driver);
+    return c ? c : strcmp(x->name, y->name);
+}
+
+static int cmp_slice(const void *a, const void *b) {
+    const ks_resource_slice *x = *(const ks_resource_slice *const *)a, *y = *(const ks_resource_slice *const *)b;
+    return strcmp(ks_str(x->name), ks_str(y->name));
+}
+
+static void add_slice(run *r, const ks_resource_slice *s) {
+    pool *p = NULL;
+    for (uint32_t i = 0; i < r->npools; i++)
+        if (strcmp(r->pools[i].driver, s->driver) == 0 && strcmp(r->pools[i].name, s->pool) == 0) p = &r->pools[i];
+    if (!p) {
+        p = &r->pools[r->npools++];
+        memset(p, 0, sizeof(*p));
+        p->driver = s->driver;
+        p->name = s->pool;
+        p->generation = s->generation;
+    }
+    /* only the newest generation of a pool counts */
+    if (s->generation < p->generation) return;
+    if (s->generation > p->generation) {
+        p->nslices = 0;
+        p->generation = s->generation;
+    }
+    if (p->nslices == p->cap) {
+        uint32_t nc = p->cap ? p->cap * 2 : 4;
+        const ks_resource_slice **v = ks_arena_calloc(r->a, nc, sizeof(*v));
+        if (p->nslices) memcpy(v, p->slices, p->nslices * sizeof(*v));
+        p->slices = v;
+        p->cap = nc;
+    }
+    p->slices[p->nslices++] = s;
+}
+
+static void gather_pools(run *r) {
+    ks_dra_allocator *al = r->al;
+    r->pools = ks_arena_calloc(r->a, al->nslices ? al->nslices : 1, sizeof(pool));
+    /* slices with binding conditions join their pools after the others */
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < al->nslices; i++) {
+            const ks_resource_slice *s = al->slices[i];
+            if (!al->f.partitionable_devices && s->per_device_node_selection) continue;
+            if (!slice_on_node(r, s)) continue;
+            if (slice_has_binding(s) != (pass == 1)) continue;
+            add_slice(r, s);
+        }
+    }
+    uint32_t total = 0;
+    for (uint32_t i = 0; i < r->npools; i++) {
+        pool *p = &r->pools[i];
+        qsort(p->slices, p->nslices, sizeof(*p->slices), cmp_slice);
+        p->incomplete = (int64_t)p->nslices != p->slices[0]->slice_count;
+        for (uint32_t k = 0; k < p->nslices; k++) {
+            p->binding |= slice_has_binding(p->slices[k]);
+            total += p->slices[k]->ndevices;
+        }
+        /* duplicate device names make a pool invalid */
+        for (uint32_t k = 0; k < p->nslices && !p->invalid; k++)
+            for (uint32_t d = 0; d < p->slices[k]->ndevices && !p->invalid; d++)
+                for (uint32_t k2 = 0; k2 <= k && !p->invalid; k2++)
+                    for (uint32_t d2 = 0; d2 < (k2 == k ? d : p->slices[k2]->ndevices); d2++)
+                        if (strcmp(p->slices[k]->devices[d].name, p->slices[k2]->devices[d2].name) == 0) {
+                            p->invalid = true;
+                            p->invalid_reason =
+                                ks_arena_printf(r->a, "duplicate device name %s", p->slices[k]->devices[d].name);
+                            break;
+                        }
+    }
+    qsort(r->pools, r->npools, sizeof(pool), cmp_pool);
+    r->devs = ks_arena_calloc(r->a, total ? total : 1, sizeof(devref));
+    for (uint32_t i = 0; i < r->npools; i++) {
+        pool *p = &r->pools[i];
+        p->first_dev = r->ndevs;
+        for (uint32_t k = 0; k < p->nslices; k++) {
+            const ks_resource_slice *s = p->slices[k];
+            for (uint32_t d = 0; d < s->ndevices; d++) {
+                devref *dr = &r->devs[r->ndevs++];
+                dr->slice = s;
+                dr->dev = &s->devices[d];
+                dr->allocated = ks_dra_device_set_has(&al->allocated, s->driver, s->pool, s->devices[d].name);
+            }
+        }
+        p->ndevs = r->ndevs - p->first_dev;
+    }
+}
+
+/* ---- selectors -------------------------------------------------------------------------- */
+
+static const ks_device_class *find_class(run *r, const char *name) {
+    ks_id id = ks_intern_find(name);
+    if (id == KS_ID_INVALID) return NULL;
+    for (size_t i = 0; i < r->al->nclasses; i++)
+        if (r->al->classes[i]->name == id) return r->al->classes[i];
+    return NULL;
+}
+
+static const ks_dra_expr **compile_all(run *r, const char *const *sel, uint32_t n) {
+    const ks_dra_expr **v = ks_arena_calloc(r->a, n ? n : 1, sizeof(*v));
+    for (uint32_t i = 0; i < n; i++) v[i] = sel[i] ? ks_dra_cel_get(r->al->cache, sel[i]) : NULL;
+    return v;
+}
+
+static void release_all(const ks_dra_expr **v, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) ks_dra_expr_unref(v[i]);
+}
+
+/* 1 match, 0 not, R_ERROR */
+static int selectors_match(run *r, size_t claim, const ks_device_class *cls, const ks_dra_expr *const *sel, uint32_t n,
+                           const ks_device *dev) {
+    for (uint32_t i = 0; i < n; i++) {
+        const ks_dra_expr *e = sel[i];
+        char buf[600];
+        if (!e->prog) {
+            if (cls) return fail(r, "class %s: selector #%u: CEL compile error: %s", ks_str(cls->name), i, e->error);
+            return fail(r, "claim %s: selector #%u: CEL compile error: %s", cref(r, claim, buf, sizeof buf), i,
+                        e->error);
+        }
+        const char *merr = NULL;
+        int m = ks_cel_device_matches(e->prog, &dev->cel, KS_CEL_SELECTOR_MAX_COST, r->ctx, &merr);
+        if (m < 0) {
+            if (cls) return fail(r, "class %s: selector #%u: CEL runtime error: %s", ks_str(cls->name), i, merr);
+            return fail(r, "claim %s: selector #%u: CEL runtime error: %s", cref(r, claim, buf, sizeof buf), i, merr);
+        }
+        if (!m) return 0;
+    }
+    return 1;
+}
+
+/* key: the match cache slot (normally rd->key, see validate). */
+static int is_selectable(run *r, size_t claim, const reqdata *rd, uint32_t di, uint32_t key) {
+    const ks_device *dev = r->devs[di].dev;
+    if ((!r->al->f.device_binding || !r->al->f.device_status) && dev->has_binding_conditions) return 0;
+    int8_t *m = &r->match[(size_t)di * r->nkeys + key];
+    if (*m >= 0) return *m;
+    int ok = 1;
+    if (rd->cls) {
+        ok = selectors_match(r, claim, rd->cls, rd->class_sel, rd->cls->nselectors, dev);
+        if (ok < 0) return ok;
+    }
+    if (ok) {
+        ok = selectors_match(r, claim, NULL, rd->req_sel, rd->req->nselectors, dev);
+        if (ok < 0) return ok;
+    }
+    if (ok && r->devs[di].slice->per_device_node_selection) {
+        if (dev->node_name != KS_ID_NONE) ok = r->node && r->node->name == dev->node_name;
+        else if (dev->all_nodes) ok = 1;
+        else if (dev->has_node_selector)
+            ok = r->node && ks_node_selector_matches(&dev->node_selector, &r->node->labels, r->node->name);
+        else ok = 0;
+    }
+    *m = (int8_t)ok;
+    return ok;
+}
+
+/* ---- requests ------------------------------------------------------------------------------ */
+
+/* vkey: the match cache slot the checks of "All" devices use. Upstream
+ * checks subrequest k with the key of subrequest k-1 (it sets the index
+ * after the check), so its results land in that slot: ksched does the
+ * same, for the same choices. */
+static int validate(run *r, size_t claim, reqdata *rd, const ks_device_subrequest *req, const ks_device_request *parent,
+                    const char *name, bool has_admin, bool admin, uint32_t vkey) {
+    char buf[600];
+    rd->req = req;
+    rd->parent = parent;
+    rd->name = name;
+    rd->admin = admin;
+    for (uint32_t i = 0; i < req->nselectors; i++)
+        if (!req->selectors[i])
+            return fail(r, "claim %s, request %s, selector #%u: CEL expression empty (unsupported selector type?)",
+                        cref(r, claim, buf, sizeof buf), name, i);
+    if (!r->al->f.admin_access && has_admin)
+        return fail(r, "claim %s, request %s: admin access is requested, but the feature is disabled",
+                    cref(r, claim, buf, sizeof buf), name);
+    if (!*req->device_class)
+        return fail(r, "claim %s, request %s: missing device class name (unsupported request type?)",
+                    cref(r, claim, buf, sizeof buf), name);
+    rd->cls = find_class(r, req->device_class);
+    if (!rd->cls)
+        return fail(r, "claim %s, request %s: could not retrieve device class %s: deviceclass.resource.k8s.io \"%s\" not found",
+                    cref(r, claim, buf, sizeof buf), name, req->device_class, req->device_class);
+    rd->class_sel = compile_all(r, rd->cls->selectors, rd->cls->nselectors);
+    rd->req_sel = compile_all(r, req->selectors, req->nselectors);
+    if (req->bad_mode)
+        return fail(r, "claim %s, request %s: unsupported count mode %s", cref(r, claim, buf, sizeof buf), name,
+                    req->mode_text);
+    if (req->mode == KS_ALLOC_EXACT_COUNT) {
+        rd->num_devices = req->count > 1000000000 ? 1000000000 : (int)req->count;
+        return 0;
+    }
+    /* "All": every matching device now, from complete and valid pools only */
+    rd->all = ks_arena_calloc(r->a, r->ndevs ? r->ndevs : 1, sizeof(uint32_t));
+    for (uint32_t p = 0; p < r->npools; p++) {
+        const pool *pl = &r->pools[p];
+        if (pl->incomplete)
+            return fail(r, "claim %s, request %s: asks for all devices, but resource pool %s/%s is currently being updated",
+                        cref(r, claim, buf, sizeof buf), name, pl->driver, pl->name);
+        if (pl->invalid)
+            return fail(r, "claim %s, request %s: asks for all devices, but resource pool %s/%s is currently invalid",
+                        cref(r, claim, buf, sizeof buf), name, pl->driver, pl->name);
+        for (uint32_t d = pl->first_dev; d < pl->first_dev + pl->ndevs; d++) {
+            int s = is_selectable(r, claim, rd, d, vkey);
+            if (s < 0) return s;
+            if (s) rd->all[rd->nall++] = d;
+        }
+    }
+    rd->num_devices = (int)rd->nall;
+    return 0;
+}
+
+/* ---- constraints --------------------------------------------------------------------------- */
+
+static bool cons_applies(const constraint *c, const char *base, const char *sub) {
+    if (!c->nrequests) return true;
+    for (uint32_t i = 0; i < c->nrequests; i++) {
+        const char *n = c->requests[i];
+        if (strcmp(n, base) == 0) return true;
+        if (sub) {
+            size_t bl = strlen(base);
+            if (strncmp(n, base, bl) == 0 && n[bl] == '/' && strcmp(n + bl + 1, sub) == 0) return true;
+        }
+    }
+    return false;
+}
+
+static bool attr_equal(const ks_cel_attr *a, const ks_cel_attr *b) {
+    switch (a->kind) {
+    case KS_CEL_ATTR_STRING: return b->kind == KS_CEL_ATTR_STRING && strcmp(a->s, b->s) == 0;
+    case KS_CEL_ATTR_INT: return b->kind == KS_CEL_ATTR_INT && a->i == b->i;
+    case KS_CEL_ATTR_BOOL: return b->kind == KS_CEL_ATTR_BOOL && a->b == b->b;
+    /* versions are minimal semver text: a string comparison */
+    case KS_CEL_ATTR_VERSION: return b->kind == KS_CEL_ATTR_VERSION && strcmp(a->s, b->s) == 0;
+    default: return false;
+    }
+}
+
+static bool cons_add(constraint *c, const char *base, const char *sub, const ks_device *dev) {
+    if (!cons_applies(c, base, sub)) return true;
+    const ks_cel_attr *at = ks_device_attribute(dev, c->attr);
+    if (!at) return false;
+    if (c->distinct) {
+        /* Upstream compares the values' addresses, so two devices never
+         * collide; only the same device twice would. */
+        for (int i = 0; i < c->num; i++)
+            if (c->members[i] == dev) return false;
+        c->members[c->num++] = dev;
+        return true;
+    }
+    if (c->num == 0) {
+        c->value = at;
+        c->num = 1;
+        return true;
+    }
+    if (!attr_equal(at, c->value)) return false;
+    c->num++;
+    return true;
+}
+
+static void cons_remove(constraint *c, const char *base, const char *sub) {
+    if (!cons_applies(c, base, sub)) return;
+    c->num--;
+}
+
+/* ---- the search ---------------------------------------------------------------------------- */
+
+typedef struct idx {
+    uint32_t claim, request, sub, device;
+} idx;
+
+static reqdata *rd_of(run *r, uint32_t claim, uint32_t request, uint32_t sub) {
+    return &r->cr[claim].rd[request][sub];
+}
+
+static const char *dev_id(run *r, uint32_t di, char *buf, size_t n) {
+    const devref *d = &r->devs[di];
+    snprintf(buf, n, "%s/%s/%s", d->slice->driver, d->slice->pool, d->dev->name);
+    return buf;
+}
+
+/* 1 allocated, 0 not usable, R_ERROR */
+static int allocate_device(run *r, idx ix, uint32_t di, bool must) {
+    reqdata *rd = rd_of(r, ix.claim, ix.request, ix.sub);
+    devref *d = &r->devs[di];
+    uint64_t bit = 1ull << ix.claim;
+    if (rd->admin && (d->allocating & bit)) return 0;
+    if (!rd->admin && (d->allocated || d->allocating)) return 0;
+    if (!r->al->f.partitionable_devices && d->dev->has_consumes_counters) return 0;
+    const char *base = rd->parent ? rd->parent->name : rd->name;
+    const char *sub = rd->parent ? rd->name : NULL;
+    if (r->al->f.device_taints && d->dev->has_taints && !rd->req->ntolerations) return 0;
+    constraint *cs = r->cons[ix.claim];
+    for (uint32_t i = 0; i < r->ncons[ix.claim]; i++) {
+        if (!cons_add(&cs[i], base, sub, d->dev)) {
+            if (must) {
+                char b1[600], b2[600];
+                return fail(r, "claim %s, request %s: cannot add device %s because a claim constraint would not be satisfied",
+                            cref(r, ix.claim, b1, sizeof b1), rd->name, dev_id(r, di, b2, sizeof b2));
+            }
+            for (uint32_t e = 0; e < i; e++) cons_remove(&cs[e], base, sub);
+            return 0;
+        }
+    }
+    d->allocating |= bit;
+    claim_result *res = &r->res[ix.claim];
+    res->v[res->n++] = (result_dev){rd->name, rd->parent ? rd->parent->name : NULL, di, rd->admin};
+    return 1;
+}
+
+static void deallocate(run *r, idx ix, uint32_t di) {
+    reqdata *rd = rd_of(r, ix.claim, ix.request, ix.sub);
+    const char *base = rd->parent ? rd->parent->name : rd->name;
+    const char *sub = rd->parent ? rd->name : NULL;
+    constraint *cs = r->cons[ix.claim];
+    for (uint32_t i = 0; i < r->ncons[ix.claim]; i++) {
+        cons_remove(&cs[i], base, sub);
+        if (cs[i].distinct && cons_applies(&cs[i], base, sub) && cs[i].num >= 0) cs[i].members[cs[i].num] = NULL;
+    }
+    r->devs[di].allocating &= ~(1ull << ix.claim);
+    r->res[ix.claim].n--;
+}
+
+static int64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int allocate_one(run *r, idx ix, bool sub_call) {
+    if ((++r->steps & 255) == 0 && r->deadline && now_ns() > r->deadline) return R_TIMEOUT;
+    if (ix.claim >= r->nclaims) return R_DONE;
+    const ks_resource_claim *claim = r->claims[ix.claim];
+    if (ix.request >= claim->nrequests) {
+        int rc = allocate_one(r, (idx){ix.claim + 1, 0, 0, 0}, false);
+        return rc == R_EXCEEDED ? R_NOT : rc;
+    }
+    claim_reqs *cr = &r->cr[ix.claim];
+    reqdata *rd = rd_of(r, ix.claim, ix.request, ix.sub);
+    if (!sub_call && rd->parent) {
+        bool all_exceeded = true;
+        for (uint32_t si = 0;; si++) {
+            if (si >= cr->nsub[ix.request]) return all_exceeded ? R_EXCEEDED : R_NOT;
+            idx s = ix;
+            s.sub = si;
+            int rc = allocate_one(r, s, true);
+            if (rc == R_EXCEEDED) continue;
+            all_exceeded = false;
+            if (rc < 0) return rc;
+            if (rc == R_DONE) {
+                cr->selected[ix.request] = (int)si;
+                return R_DONE;
+            }
+        }
+    }
+    bool all = rd->req->mode == KS_ALLOC_ALL;
+    if (all && rd->nall == 0) return R_NOT;
+    if ((int)ix.device >= rd->num_devices) return allocate_one(r, (idx){ix.claim, ix.request + 1, 0, 0}, false);
+    if ((int)r->res[ix.claim].n + rd->num_devices - (int)ix.device > KS_DRA_ALLOCATION_RESULTS_MAX) return R_EXCEEDED;
+    if (all) {
+        uint32_t di = rd->all[ix.device];
+        int ok = allocate_device(r, ix, di, true);
+        if (ok <= 0) return ok;
+        /* upstream continues with the first subrequest's data here */
+        int rc = allocate_one(r, (idx){ix.claim, ix.request, 0, ix.device + 1}, sub_call);
+        if (rc != R_DONE) {
+            deallocate(r, ix, di);
+            return rc == R_NOT ? R_NOT : rc;
+        }
+        return R_DONE;
+    }
+    for (uint32_t p = 0; p < r->npools; p++) {
+        const pool *pl = &r->pools[p];
+        if (pl->invalid) return fail(r, "pool %s is invalid: %s", pl->name, pl->invalid_reason);
+        for (uint32_t di = pl->first_dev; di < pl->first_dev + pl->ndevs; di++) {
+            devref *d = &r->devs[di];
+            if (rd->admin && (d->allocating & (1ull << ix.claim))) continue;
+            if (!rd->admin && (d->allocated || d->allocating)) continue;
+            int s = is_selectable(r, ix.claim, rd, di, rd->key);
+            if (s < 0) return s;
+            if (!s) continue;
+            int ok = allocate_device(r, ix, di, false);
+            if (ok < 0) return ok;
+            if (!ok) continue;
+            int rc = allocate_one(r, (idx){ix.claim, ix.request, ix.sub, ix.device + 1}, sub_call);
+            if (rc == R_DONE) return R_DONE;
+            deallocate(r, ix, di);
+            if (rc < 0) return rc;
+        }
+    }
+    return R_NOT;
+}
+
+/* ---- results ------------------------------------------------------------------------------- */
+
+static bool has_str(const char *const *v, uint32_t n, const char *s) {
+    for (uint32_t i = 0; i < n; i++)
+        if (strcmp(v[i], s) == 0) return true;
+    return false;
+}
+
+static void push_config(ks_arena *a, ks_allocation_result *out, uint32_t *cap, const ks_device_config *c, bool from_class) {
+    if (out->nconfig == *cap) {
+        uint32_t nc = *cap ? *cap * 2 : 4;
+        ks_device_config *v = ks_arena_calloc(a, nc, sizeof(*v));
+        if (out->nconfig) memcpy(v, out->config, out->nconfig * sizeof(*v));
+        out->config = v;
+        *cap = nc;
+    }
+    ks_device_config *x = &out->config[out->nconfig++];
+    *x = *c;
+    x->from_class = from_class;
+    if (from_class) {
+        x->nrequests = 0; /* all of them */
+        x->requests = NULL;
+    }
+}
+
+static bool same_req(const ks_requirement *a, const ks_requirement *b) {
+    if (a->key != b->key || a->op != b->op || a->nvalues != b->nvalues) return false;
+    for (uint32_t i = 0; i < a->nvalues; i++) /* values are sorted */
+        if (a->values[i] != b->values[i]) return false;
+    return true;
+}
+
+static void merge_reqs(ks_arena *a, const ks_requirement *from, uint32_t n, ks_requirement **to, uint32_t *nto,
+                       uint32_t *cap) {
+    for (uint32_t i = 0; i < n; i++) {
+        bool dup = false;
+        for (uint32_t k = 0; k < *nto && !dup; k++) dup = same_req(&(*to)[k], &from[i]);
+        if (dup) continue;
+        if (*nto == *cap) {
+            uint32_t nc = *cap ? *cap * 2 : 4;
+            ks_requirement *v = ks_arena_calloc(a, nc, sizeof(*v));
+            if (*nto) memcpy(v, *to, *nto * sizeof(*v));
+            *to = v;
+            *cap = nc;
+        }
+        (*to)[(*nto)++] = from[i];
+    }
+}
+
+static int node_selector(run *r, size_t ci, ks_allocation_result *out) {
+    const claim_result *res = &r->res[ci];
+    ks_node_selector_term t;
+    memset(&t, 0, sizeof(t));
+    uint32_t cap_e = 0, cap_f = 0;
+    for (uint32_t i = 0; i < res->n; i++) {
+        const devref *d = &r->devs[res->v[i].dev];
+        const ks_resource_slice *s = d->slice;
+        ks_id node_name = s->per_device_node_selection ? d->dev->node_name : s->node_name;
+        bool has_sel = s->per_device_node_selection ? d->dev->has_node_selector : s->has_node_selector;
+        const ks_node_selector *sel = s->per_device_node_selection ? &d->dev->node_selector : &s->node_selector;
+        if (node_name != KS_ID_NONE) {
+            /* a node-local device pins the claim to the node */
+            ks_node_selector_term *nt = ks_arena_alloc(r->a, sizeof(*nt));
+            nt->fields = ks_arena_alloc(r->a, sizeof(ks_requirement));
+            nt->nfields = 1;
+            nt->fields[0].key = KS_FIELD_METADATA_NAME;
+            nt->fields[0].op = KS_OP_IN;
+            nt->fields[0].nvalues = 1;
+            nt->fields[0].values = ks_arena_alloc(r->a, sizeof(ks_id));
+            nt->fields[0].values[0] = r->node->name;
+            out->has_node_selector = true;
+            out->node_selector.nterms = 1;
+            out->node_selector.terms = nt;
+            return 0;
+        }
+        if (has_sel) {
+            if (sel->nterms == 1) {
+                merge_reqs(r->a, sel->terms[0].fields, sel->terms[0].nfields, &t.fields, &t.nfields, &cap_f);
+                merge_reqs(r->a, sel->terms[0].exprs, sel->terms[0].nexpr, &t.exprs, &t.nexpr, &cap_e);
+            } else if (sel->nterms > 1) {
+                return fail(r, "create NodeSelector for claim %s: unsupported ResourceSlice.NodeSelector with %u terms",
+                            ks_str(r->claims[ci]->name), sel->nterms);
+            }
+        }
+    }
+    if (t.nfields || t.nexpr) {
+        ks_node_selector_term *nt = ks_arena_alloc(r->a, sizeof(*nt));
+        *nt = t;
+        out->has_node_selector = true;
+        out->node_selector.nterms = 1;
+        out->node_selector.terms = nt;
+    }
+    return 0;
+}
+
+static int assemble(run *r, ks_arena *a, ks_allocation_result *out) {
+    for (size_t ci = 0; ci < r->nclaims; ci++) {
+        const ks_resource_claim *claim = r->claims[ci];
+        const claim_result *res = &r->res[ci];
+        ks_allocation_result *o = &out[ci];
+        memset(o, 0, sizeof(*o));
+        o->nresults = res->n;
+        o->results = ks_arena_calloc(a, res->n ? res->n : 1, sizeof(ks_device_result));
+        for (uint32_t i = 0; i < res->n; i++) {
+            const result_dev *rd = &res->v[i];
+            const devref *d = &r->devs[rd->dev];
+            ks_device_result *x = &o->results[i];
+            x->request = rd->parent ? ks_arena_printf(a, "%s/%s", rd->parent, rd->request) : ks_arena_strdup(a, rd->request);
+            x->driver = ks_arena_strdup(a, d->slice->driver);
+            x->pool = ks_arena_strdup(a, d->slice->pool);
+            x->device = ks_arena_strdup(a, d->dev->name);
+            x->has_admin_access = rd->admin;
+            x->admin_access = rd->admin;
+        }
+        uint32_t cap = 0;
+        const claim_reqs *cr = &r->cr[ci];
+        for (uint32_t q = 0; q < claim->nrequests; q++) {
+            const reqdata *rd = &cr->rd[q][cr->nsub[q] ? cr->selected[q] : 0];
+            if (!rd->cls) continue;
+            for (uint32_t k = 0; k < rd->cls->nconfig; k++) push_config(a, o, &cap, &rd->cls->config[k], true);
+        }
+        for (uint32_t k = 0; k < claim->nconfig; k++) {
+            const ks_device_config *c = &claim->config[k];
+            if (!c->nrequests) {
+                push_config(a, o, &cap, c, false);
+                continue;
+            }
+            for (uint32_t q = 0; q < claim->nrequests; q++) {
+                const ks_device_request *req = &claim->requests[q];
+                if (has_str(c->requests, c->nrequests, req->name)) {
+                    push_config(a, o, &cap, c, false);
+                    continue;
+                }
+                if (!cr->nsub[q]) continue;
+                const ks_device_subrequest *sr = &req->first[cr->selected[q]];
+                char full[600];
+                snprintf(full, sizeof full, "%s/%s", req->name, sr->name);
+                if (has_str(c->requests, c->nrequests, full)) push_config(a, o, &cap, c, false);
+            }
+        }
+        if (node_selector(r, ci, o) < 0) return R_ERROR;
+        /* the node selector's strings live in the run's arena: copy them */
+        if (o->has_node_selector) {
+            ks_allocation_result tmp = *o;
+            ks_allocation_result *cp = ks_allocation_copy(a, &tmp);
+            o->node_selector = cp->node_selector;
+        }
+    }
+    return 0;
+}
+
+/* ---- entry point ------------------------------------------------------------------------------ */
+
+static void release_run(run *r) {
+    if (!r->cr) return;
+    for (size_t ci = 0; ci < r->nclaims; ci++) {
+        claim_reqs *cr = &r->cr[ci];
+        if (!cr->rd) continue;
+        for (uint32_t q = 0; q < cr->nreqs; q++) {
+            if (!cr->rd[q]) continue;
+            uint32_t ns = cr->nsub[q] ? cr->nsub[q] : 1;
+            for (uint32_t s = 0; s < ns; s++) {
+                reqdata *rd = &cr->rd[q][s];
+                if (rd->class_sel) release_all(rd->class_sel, rd->cls->nselectors);
+                if (rd->req_sel) release_all(rd->req_sel, rd->req->nselectors);
+            }
+        }
+    }
+}
+
+ks_dra_outcome ks_dra_allocate(ks_dra_allocator *al, const ks_node *node, const ks_resource_claim *const *claims,
+                               size_t n, ks_arena *out_arena, ks_allocation_result *out, int64_t deadline_ns,
+                               char **err) {
+    *err = NULL;
+    run rr, *r = &rr;
+    memset(r, 0, sizeof(*r));
+    r->al = al;
+    r->node = node;
+    r->claims = claims;
+    r->nclaims = n;
+    r->deadline = deadline_ns;
+    r->a = ks_arena_new(16384);
+    r->ctx = ks_dra_cel_ctx_get(al->cache);
+    ks_dra_outcome outcome = KS_DRA_UNSCHEDULABLE;
+    if (n > 64) {
+        fail(r, "cannot allocate more than 64 claims of one pod");
+        goto error;
+    }
+    gather_pools(r);
+    r->cr = ks_arena_calloc(r->a, n ? n : 1, sizeof(claim_reqs));
+    r->cons = ks_arena_calloc(r->a, n ? n : 1, sizeof(constraint *));
+    r->ncons = ks_arena_calloc(r->a, n ? n : 1, sizeof(uint32_t));
+    r->res = ks_arena_calloc(r->a, n ? n : 1, sizeof(claim_result));
+    /* number the (sub)requests for the match cache */
+    for (size_t ci = 0; ci < n; ci++)
+        for (uint32_t q = 0; q < claims[ci]->nrequests; q++)
+            r->nkeys += claims[ci]->requests[q].nfirst ? claims[ci]->requests[q].nfirst : 1;
+    r->match = ks_arena_alloc_uninit(r->a, (size_t)(r->ndevs ? r->ndevs : 1) * (r->nkeys ? r->nkeys : 1));
+    memset(r->match, -1, (size_t)(r->ndevs ? r->ndevs : 1) * (r->nkeys ? r->nkeys : 1));
+    uint32_t key = 0;
+    for (size_t ci = 0; ci < n; ci++) {
+        const ks_resource_claim *claim = claims[ci];
+        claim_reqs *cr = &r->cr[ci];
+        cr->nreqs = claim->nrequests;
+        cr->nsub = ks_arena_calloc(r->a, claim->nrequests ? claim->nrequests : 1, sizeof(uint32_t));
+        cr->rd = ks_arena_calloc(r->a, claim->nrequests ? claim->nrequests : 1, sizeof(reqdata *));
+        cr->selected = ks_arena_calloc(r->a, claim->nrequests ? claim->nrequests : 1, sizeof(int));
+        int min_total = 0;
+        char buf[600];
+        for (uint32_t q = 0; q < claim->nrequests; q++) {
+            const ks_device_request *req = &claim->requests[q];
+            bool subs = req->nfirst > 0;
+            if (!al->f.prioritized_list && subs) {
+                fail(r, "claim %s, request %s: has subrequests, but the DRAPrioritizedList feature is disabled",
+                     cref(r, ci, buf, sizeof buf), req->name);
+                goto error;
+            }
+            if (!al->f.consumable_capacity) {
+                bool cap = req->has_exactly && req->exactly.has_capacity;
+                for (uint32_t k = 0; k < req->nfirst; k++) cap |= req->first[k].has_capacity;
+                if (cap) {
+                    fail(r, "claim %s, request %s: has capacity requests, but the DRAConsumableCapacity feature is disabled",
+                         cref(r, ci, buf, sizeof buf), req->name);
+                    goto error;
+                }
+            }
+            if (subs) {
+                cr->nsub[q] = req->nfirst;
+                cr->rd[q] = ks_arena_calloc(r->a, req->nfirst, sizeof(reqdata));
+                int min = -1;
+                for (uint32_t k = 0; k < req->nfirst; k++) {
+                    reqdata *rd = &cr->rd[q][k];
+                    rd->key = key++;
+                    if (validate(r, ci, rd, &req->first[k], req, req->first[k].name, false, false,
+                                 k ? rd->key - 1 : rd->key) < 0)
+                        goto error;
+                    if (min < 0 || rd->num_devices < min) min = rd->num_devices;
+                }
+                min_total += min;
+            } else {
+                cr->rd[q] = ks_arena_calloc(r->a, 1, sizeof(reqdata));
+                reqdata *rd = &cr->rd[q][0];
+                rd->key = key++;
+                if (!req->has_exactly) {
+                    fail(r, "claim %s, request %s: missing device class name (unsupported request type?)",
+                         cref(r, ci, buf, sizeof buf), req->name);
+                    goto error;
+                }
+                if (validate(r, ci, rd, &req->exactly, NULL, req->name, req->has_admin_access,
+                             req->has_admin_access && req->admin_access, rd->key) < 0)
+                    goto error;
+                min_total += rd->num_devices;
+            }
+        }
+        if (min_total > KS_DRA_ALLOCATION_RESULTS_MAX) {
+            fail(r, "claim %s: number of requested devices %d exceeds the claim limit of %d", cref(r, ci, buf, sizeof buf),
+                 min_total, KS_DRA_ALLOCATION_RESULTS_MAX);
+            goto error;
+        }
+        r->ncons[ci] = claim->nconstraints;
+        r->cons[ci] = ks_arena_calloc(r->a, claim->nconstraints ? claim->nconstraints : 1, sizeof(constraint));
+        for (uint32_t k = 0; k < claim->nconstraints; k++) {
+            const ks_device_constraint *dc = &claim->constraints[k];
+            constraint *c = &r->cons[ci][k];
+            c->nrequests = dc->nrequests;
+            c->requests = dc->requests;
+            if (dc->match_attribute) {
+                c->attr = dc->match_attribute;
+            } else if (dc->distinct_attribute) {
+                c->distinct = true;
+                c->attr = dc->distinct_attribute;
+                c->members = ks_arena_calloc(r->a, KS_DRA_ALLOCATION_RESULTS_MAX + 1, sizeof(ks_device *));
+            } else {
+                fail(r, "claim %s, constraint #%u: empty constraint (unsupported constraint type?)",
+                     cref(r, ci, buf, sizeof buf), k);
+                goto error;
+            }
+        }
+    }
+    int rc = allocate_one(r, (idx){0, 0, 0, 0}, false);
+    if (rc == R_EXCEEDED) fail(r, "allocation max size exceeded");
+    if (rc == R_TIMEOUT) {
+        outcome = KS_DRA_TIMEOUT;
+    } else if (rc == R_DONE) {
+        outcome = assemble(r, out_arena, out) < 0 ? KS_DRA_ERROR : KS_DRA_ALLOCATED;
+    } else if (rc < 0) {
+        goto error;
+    }
+    if (outcome == KS_DRA_ERROR) goto error;
+    release_run(r);
+    ks_dra_cel_ctx_put(al->cache, r->ctx);
+    ks_arena_free(r->a);
+    return outcome;
+error:
+    release_run(r);
+    ks_dra_cel_ctx_put(al->cache, r->ctx);
+    ks_arena_free(r->a);
+    *err = r->err ? r->err : ks_xstrdup("allocation failed");
+    return KS_DRA_ERROR;
+}

@@ -1,0 +1,94 @@
+/* The structured parameters allocator of k8s.io/dynamic-resource-allocation
+ * v0.34.1 (package structured; with v1.34's default gates upstream runs its
+ * "experimental" implementation, whose choices this follows): for one node,
+ * find devices for every request of every claim to allocate, as the first
+ * solution of an exhaustive search in upstream's order, or report that
+ * there is none, or that the input is broken (an error).
+ *
+ * An allocator is made per pod (PreFilter) from the cluster state and the
+ * claims; ks_dra_allocate is then called per node, concurrently. */
+#ifndef KS_DRA_ALLOCATOR_H
+#define KS_DRA_ALLOCATOR_H
+
+#include "api/dra.h"
+#include "api/node.h"
+#include "cel/cel.h"
+#include "util/hash.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct ks_dra_features {
+    bool admin_access;          /* DRAAdminAccess (beta, on) */
+    bool prioritized_list;      /* DRAPrioritizedList (beta, on) */
+    bool device_status;         /* DRAResourceClaimDeviceStatus (beta, on) */
+    bool partitionable_devices; /* DRAPartitionableDevices (alpha) */
+    bool device_taints;         /* DRADeviceTaints (alpha) */
+    bool device_binding;        /* DRADeviceBindingConditions (alpha) */
+    bool consumable_capacity;   /* DRAConsumableCapacity (alpha) */
+} ks_dra_features;
+
+/* v1.34's defaults. */
+extern const ks_dra_features KS_DRA_DEFAULT_FEATURES;
+
+/* ---- device sets ------------------------------------------------------------ */
+
+/* A set of device ids (driver, pool, device), by value. */
+typedef struct ks_dra_device_set {
+    ks_map m; /* hash -> entry chain */
+    size_t n;
+} ks_dra_device_set;
+
+void ks_dra_device_set_init(ks_dra_device_set *s);
+void ks_dra_device_set_free(ks_dra_device_set *s);
+void ks_dra_device_set_add(ks_dra_device_set *s, const char *driver, const char *pool, const char *device);
+bool ks_dra_device_set_has(const ks_dra_device_set *s, const char *driver, const char *pool, const char *device);
+/* Every non-admin-access device of an allocation (upstream
+ * foreachAllocatedDevice). */
+void ks_dra_device_set_add_allocation(ks_dra_device_set *s, const ks_allocation_result *a);
+
+/* ---- compiled selectors --------------------------------------------------------- */
+
+/* Compiled CEL selectors shared across pods: at most `cap` kept (least
+ * recently used dropped); a program in use stays alive by reference. */
+typedef struct ks_dra_cel_cache ks_dra_cel_cache;
+typedef struct ks_dra_expr ks_dra_expr; /* a compiled program or its compile error */
+
+ks_dra_cel_cache *ks_dra_cel_cache_new(size_t cap);
+void ks_dra_cel_cache_free(ks_dra_cel_cache *c);
+const ks_dra_expr *ks_dra_cel_get(ks_dra_cel_cache *c, const char *expression);
+void ks_dra_expr_unref(const ks_dra_expr *e);
+/* Evaluation contexts, one per concurrent evaluator. */
+ks_cel_ctx *ks_dra_cel_ctx_get(ks_dra_cel_cache *c);
+void ks_dra_cel_ctx_put(ks_dra_cel_cache *c, ks_cel_ctx *ctx);
+
+/* ---- the allocator ----------------------------------------------------------------- */
+
+typedef struct ks_dra_allocator ks_dra_allocator;
+
+/* classes and slices: the current objects (borrowed for the allocator's
+ * life); allocated: devices in use (copied). */
+ks_dra_allocator *ks_dra_allocator_new(const ks_dra_features *f, const ks_dra_device_set *allocated,
+                                       struct ks_device_class *const *classes, size_t nclasses,
+                                       struct ks_resource_slice *const *slices, size_t nslices,
+                                       ks_dra_cel_cache *cache);
+void ks_dra_allocator_free(ks_dra_allocator *a);
+
+typedef enum {
+    KS_DRA_ALLOCATED = 0,  /* out holds one result per claim */
+    KS_DRA_UNSCHEDULABLE,  /* no solution on this node */
+    KS_DRA_ERROR,          /* broken input: *err */
+    KS_DRA_TIMEOUT,        /* the deadline passed */
+} ks_dra_outcome;
+
+/* Allocate claims[0..n) on node. Results go to `out` (n entries) in arena
+ * `a`; *err is malloc'd. deadline_ns: CLOCK_MONOTONIC time after which the
+ * search gives up (0: none). Thread-safe. */
+ks_dra_outcome ks_dra_allocate(ks_dra_allocator *al, const ks_node *node, const ks_resource_claim *const *claims,
+                               size_t n, ks_arena *a, ks_allocation_result *out, int64_t deadline_ns, char **err);
+
+/* "namespace/name" of a claim, as klog.KObj prints it. */
+const char *ks_dra_claim_ref(const ks_resource_claim *c, char *buf, size_t n);
+
+#endif
