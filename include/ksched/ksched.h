@@ -282,6 +282,9 @@ typedef enum ks_event_resource {
     KS_EV_STORAGE_CLASS = 64,
     KS_EV_CSINODE = 128,
     KS_EV_POD_GROUP = 256,
+    KS_EV_RESOURCE_CLAIM = 512, /* resource.k8s.io (DRA) */
+    KS_EV_RESOURCE_SLICE = 1024,
+    KS_EV_DEVICE_CLASS = 2048,
     KS_EV_WILDCARD = 0x7fff,
 } ks_event_resource;
 

@@ -338,6 +338,17 @@ ks_status *ks_handle_bind_volumes(ks_handle *h, const ks_pod *pod, const ks_volu
     return fw->env.bind_volumes(fw->env.ctx, pod, b, n);
 }
 
+bool ks_handle_can_update_claims(const ks_handle *h) { return h->fw->env.update_claim != NULL; }
+
+ks_status *ks_handle_update_claim(ks_handle *h, const ks_claim_update *u, struct ks_resource_claim **updated) {
+    ks_framework *fw = h->fw;
+    if (updated) *updated = NULL;
+    if (!fw->env.update_claim) return NULL;
+    return fw->env.update_claim(fw->env.ctx, u, updated);
+}
+
+const void *ks_handle_scheduler_key(const ks_handle *h) { return h->fw->env.ctx ? h->fw->env.ctx : (const void *)h; }
+
 ks_status *ks_handle_delete_pod(ks_handle *h, const ks_pod *pod) {
     ks_framework *fw = h->fw;
     if (!fw->env.delete_pod) return ks_status_new(KS_ERROR, "no backend to delete pods with");

@@ -67,6 +67,26 @@ typedef struct ks_volume_binding {
     const ks_pv *pv;
     ks_id selected_node;
 } ks_volume_binding;
+/* A ResourceClaim status write of DynamicResources (the API calls
+ * kube-scheduler's plugin makes):
+ * - RESERVE (PreBind): add the pod to status.reservedFor; with an
+ *   allocation, first add the finalizer resource.kubernetes.io/
+ *   delete-protection (metadata update), then store status.allocation
+ *   with the reservation (one status update).
+ * - UNRESERVE (Unreserve): remove the pod's entry from reservedFor.
+ * - DEALLOCATE (PostFilter): clear reservedFor, allocation and devices. */
+typedef enum ks_claim_op { KS_CLAIM_RESERVE = 0, KS_CLAIM_UNRESERVE, KS_CLAIM_DEALLOCATE } ks_claim_op;
+
+struct ks_resource_claim;
+struct ks_allocation_result;
+
+typedef struct ks_claim_update {
+    ks_claim_op op;
+    const struct ks_resource_claim *claim;          /* the version the plugin holds */
+    const ks_pod *pod;                              /* RESERVE, UNRESERVE: the consumer */
+    const struct ks_allocation_result *allocation;  /* RESERVE: to store; NULL: allocated already */
+} ks_claim_update;
+
 /* What the scheduler provides to a framework's plugins through the handle.
  * A framework built for an embedder has none: backend calls then fail with
  * an Error status and objects are empty. */
@@ -96,6 +116,9 @@ typedef struct ks_framework_env {
     int64_t (*now)(void *ctx);
     /* VolumeBinding's PreBind (ks_handle_bind_volumes); NULL: none. */
     ks_status *(*bind_volumes)(void *ctx, const ks_pod *pod, const ks_volume_binding *b, size_t n);
+    /* DynamicResources' claim writes (ks_handle_update_claim); NULL: none.
+     * *updated (RESERVE) gets a reference to the claim as written. */
+    ks_status *(*update_claim)(void *ctx, const ks_claim_update *u, struct ks_resource_claim **updated);
     /* The extenders' preempt verbs (upstream Handle.Extenders() in
      * callExtenders): replace *cands with the candidates they leave.
      * NULL when no extender has a preemptVerb. */

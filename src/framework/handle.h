@@ -23,6 +23,15 @@ struct ks_framework *ks_handle_framework(ks_handle *h);
  * objects). NULL (success) when the backend has no such call: the
  * bindings then stay assumed in the plugin. */
 ks_status *ks_handle_bind_volumes(ks_handle *h, const ks_pod *pod, const ks_volume_binding *b, size_t n);
+/* DynamicResources' claim status writes through the backend (see
+ * ks_claim_update). Without a backend call (embedders, tests) nothing is
+ * written, NULL is returned and the plugin keeps the claim assumed;
+ * ks_handle_can_update_claims tells which. */
+ks_status *ks_handle_update_claim(ks_handle *h, const ks_claim_update *u, struct ks_resource_claim **updated);
+bool ks_handle_can_update_claims(const ks_handle *h);
+/* What the profiles of one scheduler share (upstream's SharedDRAManager
+ * is one per scheduler): a key equal for all of them. */
+const void *ks_handle_scheduler_key(const ks_handle *h);
 /* Number of workers for ks_handle_parallelize (profile's parallelism). */
 int ks_handle_parallelism(const ks_handle *h);
 /* The profile's seed (ks_framework_options.seed): a plugin that makes a

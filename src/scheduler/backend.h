@@ -61,6 +61,12 @@ typedef struct ks_backend {
      * the memory backend also does what the PV controller would then do).
      * NULL: volume bindings stay assumed in the plugin. */
     ks_status *(*bind_volumes)(void *ctx, const ks_pod *pod, const ks_volume_binding *b, size_t n);
+    /* DynamicResources' ResourceClaim writes (see ks_claim_update in
+     * framework.h for what each does; the memory backend applies them to
+     * its claims). *updated (RESERVE): a reference to the claim as
+     * written, for the plugin's assume cache. NULL: claims stay assumed
+     * in the plugin. */
+    ks_status *(*update_claim)(void *ctx, const ks_claim_update *u, struct ks_resource_claim **updated);
     /* Whether the initial list of every kind the scheduler needs has been
      * delivered (upstream's WaitForCacheSync). NULL: start() delivers it
      * before returning. */

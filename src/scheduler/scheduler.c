@@ -83,6 +83,12 @@ static ks_status *env_bind_volumes(void *ctx, const ks_pod *pod, const ks_volume
     return s->backend->bind_volumes ? s->backend->bind_volumes(s->backend->ctx, pod, b, n) : NULL;
 }
 
+static ks_status *env_update_claim(void *ctx, const ks_claim_update *u, struct ks_resource_claim **updated) {
+    ks_scheduler *s = ctx;
+    if (updated) *updated = NULL;
+    return s->backend->update_claim ? s->backend->update_claim(s->backend->ctx, u, updated) : NULL;
+}
+
 static ks_status *env_preempt_extenders(void *ctx, const ks_pod *pod, const ks_snapshot *snap, ks_candidates *cands) {
     ks_scheduler *s = ctx;
     return ks_extenders_process_preemption(s->exts, s->nexts, pod, snap, cands);
@@ -199,6 +205,7 @@ ks_scheduler *ks_scheduler_new(const ks_scheduler_options *o, char **err) {
                             .list_pods = env_list_pods,
                             .now = env_now,
                             .bind_volumes = env_bind_volumes};
+    if (s->backend->update_claim) env.update_claim = env_update_claim;
     /* Without a preemptVerb preemption never reaches the extenders. */
     if (ks_extenders_support_preemption(s->exts, s->nexts)) env.preempt_extenders = env_preempt_extenders;
     s->fws = ks_xcalloc(s->cfg->nprofiles ? s->cfg->nprofiles : 1, sizeof(*s->fws));
@@ -467,6 +474,9 @@ static void dispatch_watch(ks_scheduler *s, const ks_watch_event *ev) {
     case KS_KIND_STORAGE_CLASS: move_all(s, KS_EV_STORAGE_CLASS, action); break;
     case KS_KIND_CSINODE: move_all(s, KS_EV_CSINODE, action); break;
     case KS_KIND_POD_GROUP: move_all(s, KS_EV_POD_GROUP, action); break;
+    case KS_KIND_RESOURCE_CLAIM: move_all(s, KS_EV_RESOURCE_CLAIM, action); break;
+    case KS_KIND_RESOURCE_SLICE: move_all(s, KS_EV_RESOURCE_SLICE, action); break;
+    case KS_KIND_DEVICE_CLASS: move_all(s, KS_EV_DEVICE_CLASS, action); break;
     default: break; /* read on demand; no requeue */
     }
 }

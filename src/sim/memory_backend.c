@@ -143,6 +143,9 @@ static ks_status *mb_start(void *ctx, ks_watch_fn fn, void *arg) {
     DELIVER_ALL(mb, c->pdbs, KS_KIND_PDB);
     DELIVER_ALL(mb, c->pod_groups, KS_KIND_POD_GROUP);
     DELIVER_ALL(mb, c->workloads, KS_KIND_WORKLOAD);
+    DELIVER_ALL(mb, c->device_classes, KS_KIND_DEVICE_CLASS);
+    DELIVER_ALL(mb, c->resource_slices, KS_KIND_RESOURCE_SLICE);
+    DELIVER_ALL(mb, c->resource_claims, KS_KIND_RESOURCE_CLAIM);
     for (uint32_t i = 0; i < mb->c->nodes.n; i++)
         deliver(mb, KS_WATCH_ADDED, KS_KIND_NODE, NULL, NULL, NULL, mb->c->nodes.v[i]);
     pthread_mutex_lock(&mb->mu);
@@ -401,6 +404,53 @@ static ks_status *mb_bind_volumes(void *ctx, const ks_pod *pod, const ks_volume_
     return NULL;
 }
 
+/* ---- resource claims ------------------------------------------------------ */
+
+/* DynamicResources' claim writes, applied to the current version of the
+ * claim as the API server would: a new version with the new status. */
+static ks_status *mb_update_claim(void *ctx, const ks_claim_update *u, ks_resource_claim **updated) {
+    ks_memory_backend *mb = ctx;
+    ks_cluster *c = mb->c;
+    if (updated) *updated = NULL;
+    pthread_mutex_lock(&mb->mu);
+    int at = -1;
+    for (uint32_t i = 0; i < c->resource_claims.n; i++)
+        if (c->resource_claims.v[i]->ns == u->claim->ns && c->resource_claims.v[i]->name == u->claim->name) at = (int)i;
+    if (at < 0) {
+        pthread_mutex_unlock(&mb->mu);
+        return ks_status_new(KS_ERROR, "resourceclaims.resource.k8s.io \"%s\" not found", ks_str(u->claim->name));
+    }
+    ks_resource_claim *cur = c->resource_claims.v[at], *nw = NULL;
+    const char *uid = u->pod && u->pod->uid ? u->pod->uid : "";
+    switch (u->op) {
+    case KS_CLAIM_RESERVE: {
+        ks_claim_consumer *r = ks_xcalloc(cur->nreserved + 1, sizeof(*r));
+        if (cur->nreserved) memcpy(r, cur->reserved, cur->nreserved * sizeof(*r));
+        r[cur->nreserved] = (ks_claim_consumer){NULL, "pods", ks_str(u->pod->name), uid};
+        nw = ks_claim_with_status(cur, u->allocation ? u->allocation : cur->allocation, r, cur->nreserved + 1,
+                                  u->allocation != NULL);
+        free(r);
+        break;
+    }
+    case KS_CLAIM_UNRESERVE: {
+        ks_claim_consumer *r = ks_xcalloc(cur->nreserved + 1, sizeof(*r));
+        uint32_t n = 0;
+        for (uint32_t i = 0; i < cur->nreserved; i++)
+            if (!cur->reserved[i].uid || strcmp(cur->reserved[i].uid, uid) != 0) r[n++] = cur->reserved[i];
+        nw = ks_claim_with_status(cur, cur->allocation, r, n, false);
+        free(r);
+        break;
+    }
+    case KS_CLAIM_DEALLOCATE: nw = ks_claim_with_status(cur, NULL, NULL, 0, false); break;
+    }
+    c->resource_claims.v[at] = nw;
+    if (updated) *updated = KS_OBJECT_REF(nw);
+    pthread_mutex_unlock(&mb->mu);
+    deliver_obj(mb, KS_WATCH_MODIFIED, KS_KIND_RESOURCE_CLAIM, cur, nw);
+    KS_OBJECT_UNREF(cur);
+    return NULL;
+}
+
 /* ---- lifecycle ------------------------------------------------------------ */
 
 ks_memory_backend *ks_memory_backend_new(ks_cluster *cluster) {
@@ -414,7 +464,8 @@ ks_memory_backend *ks_memory_backend_new(ks_cluster *cluster) {
                              .patch_pod_status = mb_patch,
                              .delete_pod = mb_delete,
                              .emit_event = mb_event,
-                             .bind_volumes = mb_bind_volumes};
+                             .bind_volumes = mb_bind_volumes,
+                             .update_claim = mb_update_claim};
     reindex(mb);
     return mb;
 }
@@ -550,7 +601,10 @@ void ks_memory_backend_remove_pod(ks_memory_backend *mb, uint64_t key) {
     X(KS_KIND_CSI_DRIVER, csi_drivers, ks_csi_driver)        \
     X(KS_KIND_PDB, pdbs, ks_pdb)                             \
     X(KS_KIND_POD_GROUP, pod_groups, ks_pod_group)           \
-    X(KS_KIND_WORKLOAD, workloads, ks_workload)
+    X(KS_KIND_WORKLOAD, workloads, ks_workload)              \
+    X(KS_KIND_RESOURCE_CLAIM, resource_claims, ks_resource_claim) \
+    X(KS_KIND_RESOURCE_SLICE, resource_slices, ks_resource_slice) \
+    X(KS_KIND_DEVICE_CLASS, device_classes, ks_device_class)
 
 void ks_memory_backend_add_object(ks_memory_backend *mb, ks_kind kind, void *obj) {
     pthread_mutex_lock(&mb->mu);

@@ -3,6 +3,7 @@
  * (spec.nodeName, the PodScheduled condition, status.nominatedNodeName,
  * and with --explain the kube-scheduler-simulator annotations), the pods
  * preemption deleted, and the events.k8s.io/v1 Events. */
+#include "api/dra.h"
 #include "codec/tree.h"
 #include "sim/report.h"
 #include "util/strbuf.h"
@@ -220,6 +221,150 @@ static ks_tree *event_tree(ks_arena *a, const ks_sim_event *e, size_t seq) {
     return t;
 }
 
+static const char *op_name(ks_op op) {
+    static const char *const names[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
+    return names[op];
+}
+
+static ks_tree *requirements(ks_arena *a, const ks_requirement *v, uint32_t n) {
+    ks_tree *list = kt_new(a, KT_SEQ, 0);
+    for (uint32_t i = 0; i < n; i++) {
+        ks_tree *r = kt_new(a, KT_MAP, 0);
+        kt_map_set(a, r, "key", str(a, ks_str(v[i].key)));
+        kt_map_set(a, r, "operator", str(a, op_name(v[i].op)));
+        if (v[i].nvalues) {
+            ks_tree *vals = kt_new(a, KT_SEQ, 0);
+            for (uint32_t k = 0; k < v[i].nvalues; k++) kt_seq_add(a, vals, str(a, ks_str(v[i].values[k])));
+            kt_map_set(a, r, "values", vals);
+        }
+        kt_seq_add(a, list, r);
+    }
+    return list;
+}
+
+/* A ResourceClaim as the API server would hold it after the simulation:
+ * its spec as written (or its template's) and the status the scheduler
+ * wrote: the allocation and the pods it is reserved for. */
+static ks_tree *claim_tree(ks_arena *a, const ks_resource_claim *c) {
+    ks_tree *t = kt_new(a, KT_MAP, 0);
+    kt_map_set(a, t, "apiVersion", str(a, "resource.k8s.io/v1"));
+    kt_map_set(a, t, "kind", str(a, "ResourceClaim"));
+    ks_tree *meta = kt_new(a, KT_MAP, 0);
+    kt_map_set(a, meta, "name", str(a, ks_str(c->name)));
+    kt_map_set(a, meta, "namespace", str(a, ks_str(c->ns)));
+    if (c->uid) kt_map_set(a, meta, "uid", str(a, c->uid));
+    if (c->annotations.n) {
+        ks_tree *ann = kt_new(a, KT_MAP, 0);
+        for (uint32_t i = 0; i < c->annotations.n; i++)
+            kt_map_set(a, ann, ks_str(c->annotations.kv[i].key), str(a, ks_str(c->annotations.kv[i].value)));
+        kt_map_set(a, meta, "annotations", ann);
+    }
+    if (c->nfinalizers) {
+        ks_tree *f = kt_new(a, KT_SEQ, 0);
+        for (uint32_t i = 0; i < c->nfinalizers; i++) kt_seq_add(a, f, str(a, c->finalizers[i]));
+        kt_map_set(a, meta, "finalizers", f);
+    }
+    if (c->nowners) {
+        ks_tree *owners = kt_new(a, KT_SEQ, 0);
+        for (uint32_t i = 0; i < c->nowners; i++) {
+            ks_tree *o = kt_new(a, KT_MAP, 0);
+            kt_map_set(a, o, "apiVersion", str(a, c->owners[i].api_version ? c->owners[i].api_version : "v1"));
+            kt_map_set(a, o, "kind", str(a, ks_str(c->owners[i].kind)));
+            kt_map_set(a, o, "name", str(a, c->owners[i].name ? c->owners[i].name : ""));
+            kt_map_set(a, o, "uid", str(a, c->owners[i].uid ? c->owners[i].uid : ""));
+            if (c->owners[i].controller) kt_map_set(a, o, "controller", kt_bool(a, true));
+            kt_seq_add(a, owners, o);
+        }
+        kt_map_set(a, meta, "ownerReferences", owners);
+    }
+    kt_map_set(a, t, "metadata", meta);
+    kt_map_set(a, t, "spec", c->spec_tree ? kt_copy(a, c->spec_tree) : kt_new(a, KT_MAP, 0));
+    ks_tree *status = kt_new(a, KT_MAP, 0);
+    if (c->allocation) {
+        const ks_allocation_result *al = c->allocation;
+        ks_tree *alloc = kt_new(a, KT_MAP, 0), *devs = kt_new(a, KT_MAP, 0), *res = kt_new(a, KT_SEQ, 0);
+        for (uint32_t i = 0; i < al->nresults; i++) {
+            const ks_device_result *d = &al->results[i];
+            ks_tree *x = kt_new(a, KT_MAP, 0);
+            kt_map_set(a, x, "request", str(a, d->request));
+            kt_map_set(a, x, "driver", str(a, d->driver));
+            kt_map_set(a, x, "pool", str(a, d->pool));
+            kt_map_set(a, x, "device", str(a, d->device));
+            if (d->has_admin_access) kt_map_set(a, x, "adminAccess", kt_bool(a, d->admin_access));
+            kt_seq_add(a, res, x);
+        }
+        kt_map_set(a, devs, "results", res);
+        if (al->nconfig) {
+            ks_tree *cfg = kt_new(a, KT_SEQ, 0);
+            for (uint32_t i = 0; i < al->nconfig; i++) {
+                const ks_device_config *dc = &al->config[i];
+                ks_tree *x = kt_new(a, KT_MAP, 0);
+                kt_map_set(a, x, "source", str(a, dc->from_class ? "FromClass" : "FromClaim"));
+                if (dc->nrequests) {
+                    ks_tree *rq = kt_new(a, KT_SEQ, 0);
+                    for (uint32_t k = 0; k < dc->nrequests; k++) kt_seq_add(a, rq, str(a, dc->requests[k]));
+                    kt_map_set(a, x, "requests", rq);
+                }
+                ks_tree *op = kt_new(a, KT_MAP, 0);
+                kt_map_set(a, op, "driver", str(a, dc->driver ? dc->driver : ""));
+                if (dc->parameters) kt_map_set(a, op, "parameters", kt_copy(a, dc->parameters));
+                kt_map_set(a, x, "opaque", op);
+                kt_seq_add(a, cfg, x);
+            }
+            kt_map_set(a, devs, "config", cfg);
+        }
+        kt_map_set(a, alloc, "devices", devs);
+        if (al->has_node_selector) {
+            ks_tree *ns = kt_new(a, KT_MAP, 0), *terms = kt_new(a, KT_SEQ, 0);
+            for (uint32_t i = 0; i < al->node_selector.nterms; i++) {
+                const ks_node_selector_term *nt = &al->node_selector.terms[i];
+                ks_tree *term = kt_new(a, KT_MAP, 0);
+                if (nt->nexpr) kt_map_set(a, term, "matchExpressions", requirements(a, nt->exprs, nt->nexpr));
+                if (nt->nfields) kt_map_set(a, term, "matchFields", requirements(a, nt->fields, nt->nfields));
+                kt_seq_add(a, terms, term);
+            }
+            kt_map_set(a, ns, "nodeSelectorTerms", terms);
+            kt_map_set(a, alloc, "nodeSelector", ns);
+        }
+        kt_map_set(a, status, "allocation", alloc);
+    }
+    if (c->nreserved) {
+        ks_tree *rf = kt_new(a, KT_SEQ, 0);
+        for (uint32_t i = 0; i < c->nreserved; i++) {
+            ks_tree *x = kt_new(a, KT_MAP, 0);
+            kt_map_set(a, x, "resource", str(a, c->reserved[i].resource ? c->reserved[i].resource : "pods"));
+            kt_map_set(a, x, "name", str(a, c->reserved[i].name ? c->reserved[i].name : ""));
+            kt_map_set(a, x, "uid", str(a, c->reserved[i].uid ? c->reserved[i].uid : ""));
+            kt_seq_add(a, rf, x);
+        }
+        kt_map_set(a, status, "reservedFor", rf);
+    }
+    kt_map_set(a, t, "status", status);
+    return t;
+}
+
+/* The claims the pending pods use, in the order the pods name them. */
+static void add_claims(ks_arena *a, ks_tree *items, const ks_sim_result *r) {
+    const ks_cluster *c = r->cluster;
+    if (!c || !c->resource_claims.n) return;
+    bool *seen = ks_xcalloc(c->resource_claims.n, sizeof(bool));
+    for (uint32_t i = 0; i < r->npods; i++) {
+        const ks_pod *p = r->pods[i].pod ? r->pods[i].pod : r->pods[i].input;
+        for (uint32_t k = 0; k < p->nresource_claims; k++) {
+            bool check, skip;
+            const char *name = ks_pod_claim_name(p, k, &check, &skip);
+            if (!name) continue;
+            for (uint32_t j = 0; j < c->resource_claims.n; j++) {
+                const ks_resource_claim *rc = c->resource_claims.v[j];
+                if (seen[j] || rc->ns != p->ns || strcmp(ks_str(rc->name), name) != 0) continue;
+                seen[j] = true;
+                kt_seq_add(a, items, claim_tree(a, rc));
+            }
+        }
+    }
+    free(seen);
+}
+
 void ks_report_list(FILE *out, const ks_sim_result *r, bool explain, bool yaml) {
     ks_arena *a = ks_arena_new(1 << 16);
     ks_tree *list = kt_new(a, KT_MAP, 0);
@@ -229,6 +374,7 @@ void ks_report_list(FILE *out, const ks_sim_result *r, bool explain, bool yaml) 
     for (uint32_t i = 0; i < r->npods; i++) kt_seq_add(a, items, pod_tree(a, &r->pods[i], r, explain));
     for (uint32_t i = 0; i < r->nvictims; i++)
         kt_seq_add(a, items, pod_tree(a, &r->victims[i], r, explain));
+    add_claims(a, items, r);
     for (uint32_t i = 0; i < r->nevents; i++) kt_seq_add(a, items, event_tree(a, &r->events[i], i));
     kt_map_set(a, list, "items", items);
     ks_tree *meta = kt_new(a, KT_MAP, 0);

@@ -1,5 +1,6 @@
 /* -o table: what happened to each pending pod, then how full each node is;
  * with --explain, each attempt's Filter verdicts and Score breakdown. */
+#include "api/dra.h"
 #include "api/quantity.h"
 #include "sim/report.h"
 #include "util/strbuf.h"
@@ -162,7 +163,37 @@ static void node_summary(FILE *out, const ks_cluster *c) {
     free(row);
 }
 
-static void explain_attempt(FILE *out, const ks_sim_pod *p, const ks_sim_attempt *a) {
+/* The devices a scheduled pod's claims hold at the end. */
+static void devices_table(FILE *out, const ks_cluster *c, const ks_pod *p) {
+    table t = {.ncols = 3};
+    table_row(&t, (const char *const[]){"CLAIM", "REQUEST", "DEVICE"});
+    size_t rows = 0;
+    for (uint32_t k = 0; c && k < p->nresource_claims; k++) {
+        bool check, skip;
+        const char *name = ks_pod_claim_name(p, k, &check, &skip);
+        if (!name) continue;
+        for (uint32_t j = 0; j < c->resource_claims.n; j++) {
+            const ks_resource_claim *rc = c->resource_claims.v[j];
+            if (rc->ns != p->ns || strcmp(ks_str(rc->name), name) != 0 || !rc->allocation) continue;
+            for (uint32_t d = 0; d < rc->allocation->nresults; d++) {
+                const ks_device_result *r = &rc->allocation->results[d];
+                char dev[600];
+                snprintf(dev, sizeof dev, "%s/%s/%s%s", r->driver, r->pool, r->device,
+                         r->admin_access ? " (admin access)" : "");
+                table_row(&t, (const char *const[]){d == 0 ? name : "", r->request, dev});
+                rows++;
+            }
+        }
+    }
+    if (rows) {
+        table_print(out, &t, "  ");
+        return;
+    }
+    for (size_t i = 0; i < t.nrows * t.ncols; i++) free(t.cells[i]);
+    free(t.cells);
+}
+
+static void explain_attempt(FILE *out, const ks_sim_pod *p, const ks_sim_attempt *a, const ks_cluster *c) {
     fprintf(out, "\n%s/%s, attempt %u: ", ks_str(p->input->ns), ks_str(p->input->name), a->number);
     if (a->selected_node) fprintf(out, "scheduled to %s\n", a->selected_node);
     else fprintf(out, "%s\n", a->message ? a->message : "not scheduled");
@@ -215,6 +246,7 @@ static void explain_attempt(FILE *out, const ks_sim_pod *p, const ks_sim_attempt
             fprintf(out, " (%s)", a->post_filter_message);
         fputc('\n', out);
     }
+    if (a->selected_node && p->pod && p->pod->node_name && p->pod->nresource_claims) devices_table(out, c, p->pod);
 }
 
 void ks_report_table(FILE *out, const ks_sim_result *r, bool explain) {
@@ -234,5 +266,5 @@ void ks_report_table(FILE *out, const ks_sim_result *r, bool explain) {
     if (!explain) return;
     for (uint32_t i = 0; i < r->npods; i++)
         for (uint32_t j = 0; j < r->pods[i].nexplain; j++)
-            explain_attempt(out, &r->pods[i], &r->pods[i].explain[j]);
+            explain_attempt(out, &r->pods[i], &r->pods[i].explain[j], r->cluster);
 }

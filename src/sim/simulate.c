@@ -2,6 +2,7 @@
 #include "framework/framework.h"
 #include "framework/status.h"
 #include "scheduler/scheduler.h"
+#include "scheduler/scheduler_internal.h"
 #include "util/clock.h"
 #include "util/hash.h"
 #include "util/xalloc.h"
@@ -164,6 +165,11 @@ static ks_status *w_bind_volumes(void *ctx, const ks_pod *pod, const ks_volume_b
     sim_run *r = ctx;
     return r->inner->bind_volumes ? r->inner->bind_volumes(r->inner->ctx, pod, b, n) : NULL;
 }
+static ks_status *w_update_claim(void *ctx, const ks_claim_update *u, ks_resource_claim **updated) {
+    sim_run *r = ctx;
+    if (updated) *updated = NULL;
+    return r->inner->update_claim ? r->inner->update_claim(r->inner->ctx, u, updated) : NULL;
+}
 static ks_status *w_patch(void *ctx, const ks_pod *pod, const ks_status_patch *patch) {
     sim_run *r = ctx;
     return r->inner->patch_pod_status(r->inner->ctx, pod, patch);
@@ -200,8 +206,22 @@ static const ks_pod_condition *pod_scheduled_condition(const ks_pod *p) {
     return NULL;
 }
 
+/* Why a pod never attempted is waiting: what its PreEnqueue plugins say
+ * (DynamicResources: a claim that does not exist yet). */
+static char *pre_enqueue_message(ks_scheduler *s, const ks_pod *p) {
+    ks_framework *fw = ks_scheduler_framework(s, ks_str(p->scheduler_name));
+    if (!fw) return NULL;
+    int plugin = -1;
+    ks_sched_view_enter(s);
+    ks_status *st = ks_framework_run_pre_enqueue(fw, p, 0, &plugin);
+    ks_sched_view_exit(s);
+    char *msg = st ? ks_status_message(st) : NULL;
+    ks_status_free(st);
+    return msg;
+}
+
 /* Read each pending pod's fate off the in-memory cluster. */
-static void settle(sim_run *r) {
+static void settle(sim_run *r, ks_scheduler *s) {
     for (uint32_t i = 0; i < r->npods; i++) {
         ks_sim_pod *sp = &r->pods[i];
         ks_pod *cur = ks_memory_backend_pod(r->mb, sp->input->key);
@@ -219,6 +239,7 @@ static void settle(sim_run *r) {
             const ks_pod_condition *c = pod_scheduled_condition(p);
             if (c && c->reason) sp->reason = ks_xstrdup(c->reason);
             if (c && c->message) sp->message = ks_xstrdup(c->message);
+            if (!sp->attempts && !sp->message && p->nresource_claims) sp->message = pre_enqueue_message(s, p);
         }
         if (p->nominated_node) sp->nominated = ks_xstrdup(ks_str(p->nominated_node));
         if (!sp->attempts) sp->order = r->next_order++;
@@ -308,6 +329,7 @@ bool ks_simulate(ks_cluster *cluster, const ks_config *cfg, ks_registry *reg,
         .delete_pod = w_delete,
         .emit_event = w_event,
         .bind_volumes = w_bind_volumes,
+        .update_claim = w_update_claim,
     };
     ks_observer obs = {.ctx = &r, .on_attempt = on_attempt};
 
@@ -338,7 +360,7 @@ bool ks_simulate(ks_cluster *cluster, const ks_config *cfg, ks_registry *reg,
     out->end_ns = ks_clock_now(r.clock);
     out->attempts = r.attempts;
 
-    settle(&r);
+    settle(&r, s);
     collect_events(&r, out);
     qsort(r.pods, r.npods, sizeof(ks_sim_pod), cmp_order);
     out->pods = r.pods;

@@ -2,6 +2,7 @@
 #include "framework/framework.h"
 #include "framework/status.h"
 #include "scheduler/scheduler.h"
+#include "scheduler/scheduler_internal.h"
 #include "util/clock.h"
 #include "util/xalloc.h"
 
@@ -33,6 +34,12 @@ static void w_stop(void *ctx) {
     trace_run *t = ctx;
     t->inner->stop(t->inner->ctx);
 }
+/* DynamicResources' PreBind writes claims, as the reference loop runs it */
+static ks_status *w_update_claim(void *ctx, const ks_claim_update *u, ks_resource_claim **updated) {
+    trace_run *t = ctx;
+    return t->inner->update_claim(t->inner->ctx, u, updated);
+}
+
 static ks_status *w_bind(void *ctx, const ks_pod *pod, const char *node) {
     trace_run *t = ctx;
     ks_status *s = t->inner->bind(t->inner->ctx, pod, node);
@@ -192,6 +199,31 @@ static void on_attempt(void *ctx, const ks_attempt_record *rec) {
     }
 }
 
+/* The devices the pod's claims hold once it is bound: one entry per
+ * allocated device, "ns/claim: request driver/pool/device", claims in the
+ * pod's order. */
+static void add_devices(json_t *o, const ks_cluster *c, const ks_pod *p) {
+    json_t *arr = json_array();
+    for (uint32_t i = 0; i < p->nresource_claims; i++) {
+        bool check = false, skip = false;
+        const char *name = ks_pod_claim_name(p, i, &check, &skip);
+        if (!name) continue;
+        for (uint32_t k = 0; k < c->resource_claims.n; k++) {
+            const ks_resource_claim *rc = c->resource_claims.v[k];
+            if (rc->ns != p->ns || strcmp(ks_str(rc->name), name) != 0 || !rc->allocation) continue;
+            for (uint32_t d = 0; d < rc->allocation->nresults; d++) {
+                const ks_device_result *r = &rc->allocation->results[d];
+                char *s = ks_xasprintf("%s/%s: %s %s/%s/%s", ks_str(rc->ns), name, r->request, r->driver, r->pool,
+                                       r->device);
+                json_array_append_new(arr, json_string(s));
+                free(s);
+            }
+        }
+    }
+    if (json_array_size(arr)) json_object_set_new(o, "devices", arr);
+    else json_decref(arr);
+}
+
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 static void emit(trace_run *t, json_t *o) {
@@ -231,7 +263,9 @@ static json_t *attempt_head(int pass, const ks_pod *p) {
 /* A gated pod is reported once, in pass 1, with its PreEnqueue status. */
 static void report_gated(trace_run *t, const ks_pod *p, ks_framework *fw) {
     int plugin = -1;
+    ks_sched_view_enter(t->s);
     ks_status *st = ks_framework_run_pre_enqueue(fw, p, 0, &plugin);
+    ks_sched_view_exit(t->s);
     json_t *o = attempt_head(1, p);
     json_object_set_new(o, "preenqueue", status_json(st));
     json_object_set_new(o, "result", json_string("SchedulingGated"));
@@ -272,14 +306,16 @@ bool ks_trace_run(FILE *out, ks_cluster *cluster, const ks_config *cfg, ks_regis
     ks_clock *clock = ks_clock_sim_new(ks_sim_start_time(cluster));
     t.mb = ks_memory_backend_new(cluster);
     t.inner = ks_memory_backend_iface(t.mb);
-    /* no bind_volumes: volume bindings stay assumed, as in the reference loop */
+    /* no bind_volumes: volume bindings stay assumed, as in the reference
+     * loop; claims are written (its DynamicResources PreBind) */
     t.wrapped = (ks_backend){.ctx = &t,
                              .start = w_start,
                              .stop = w_stop,
                              .bind = w_bind,
                              .patch_pod_status = w_patch,
                              .delete_pod = w_delete,
-                             .emit_event = w_event};
+                             .emit_event = w_event,
+                             .update_claim = w_update_claim};
     ks_observer obs = {.ctx = &t, .on_attempt = on_attempt};
     ks_scheduler_options so = {
         .config = &tuned,
@@ -307,9 +343,12 @@ bool ks_trace_run(FILE *out, ks_cluster *cluster, const ks_config *cfg, ks_regis
                 continue;
             }
             ks_framework *fw = ks_scheduler_framework(t.s, ks_str(p->scheduler_name));
-            if (t.pass == 1 && p->ngates) {
+            if (t.pass == 1 && (p->ngates || p->nresource_claims)) {
                 int plugin = -1;
+                /* PreEnqueue plugins read objects (DynamicResources' claims) */
+                ks_sched_view_enter(t.s);
                 ks_status *gs = ks_framework_run_pre_enqueue(fw, p, 0, &plugin);
+                ks_sched_view_exit(t.s);
                 pp->gated = gs != NULL;
                 ks_status_free(gs);
             }
@@ -332,6 +371,8 @@ bool ks_trace_run(FILE *out, ks_cluster *cluster, const ks_config *cfg, ks_regis
                 }
                 for (size_t k = 0; k < t.nvictims; k++) free(t.victims[k]);
             }
+            ks_pod *bound = ks_memory_backend_pod(t.mb, pp->key);
+            if (bound && bound->node_name && bound->nresource_claims) add_devices(t.cur, cluster, bound);
             if (json_object_get(t.cur, "result")) emit(&t, t.cur);
             json_decref(t.cur);
             t.cur = NULL;

@@ -40,6 +40,54 @@ static ks_status *env_bind_volumes(void *ctx, const ks_pod *pod, const ks_volume
     return NULL;
 }
 
+static ks_status *env_update_claim(void *ctx, const ks_claim_update *u, ks_resource_claim **updated) {
+    tv_env *e = ctx;
+    static const char *const ops[] = {"RESERVE", "UNRESERVE", "DEALLOCATE"};
+    size_t len = strlen(e->claims);
+    len += (size_t)snprintf(e->claims + len, sizeof(e->claims) - len, "%s%s %s/%s", len ? "; " : "", ops[u->op],
+                            ks_str(u->claim->ns), ks_str(u->claim->name));
+    if (u->pod && len < sizeof(e->claims))
+        len += (size_t)snprintf(e->claims + len, sizeof(e->claims) - len, " %s", ks_str(u->pod->name));
+    for (uint32_t i = 0; u->allocation && i < u->allocation->nresults && len < sizeof(e->claims); i++)
+        len += (size_t)snprintf(e->claims + len, sizeof(e->claims) - len, " %s=%s/%s", u->allocation->results[i].request,
+                                u->allocation->results[i].pool, u->allocation->results[i].device);
+    ks_cluster *c = e->c;
+    for (uint32_t i = 0; i < c->resource_claims.n; i++) {
+        ks_resource_claim *cur = c->resource_claims.v[i];
+        if (cur->ns != u->claim->ns || cur->name != u->claim->name) continue;
+        ks_resource_claim *nw;
+        if (u->op == KS_CLAIM_RESERVE) {
+            ks_claim_consumer *r = ks_xcalloc(cur->nreserved + 1, sizeof(*r));
+            if (cur->nreserved) memcpy(r, cur->reserved, cur->nreserved * sizeof(*r));
+            r[cur->nreserved] = (ks_claim_consumer){NULL, "pods", ks_str(u->pod->name), u->pod->uid};
+            nw = ks_claim_with_status(cur, u->allocation ? u->allocation : cur->allocation, r, cur->nreserved + 1,
+                                      u->allocation != NULL);
+            free(r);
+        } else if (u->op == KS_CLAIM_UNRESERVE) {
+            nw = ks_claim_with_status(cur, cur->allocation, NULL, 0, false);
+        } else {
+            nw = ks_claim_with_status(cur, NULL, NULL, 0, false);
+        }
+        c->resource_claims.v[i] = nw;
+        *updated = KS_OBJECT_REF(nw);
+        KS_OBJECT_UNREF(cur);
+        return NULL;
+    }
+    return ks_status_new(KS_ERROR, "resourceclaims.resource.k8s.io \"%s\" not found", ks_str(u->claim->name));
+}
+
+void tv_admit(tv_env *e) {
+    char *err = NULL;
+    if (!ks_cluster_admit(e->c, &err)) fail_msg("admit: %s", err);
+}
+
+void tv_claim_writes(tv_env *e) {
+    e->claim_writes = true;
+    ks_framework_env env = {.ctx = e, .objects = env_objects, .bind_volumes = env_bind_volumes,
+                            .update_claim = env_update_claim};
+    ks_framework_set_env(e->fw, &env);
+}
+
 static ks_cluster *load(const char *yaml) {
     ks_cluster *c = ks_cluster_new();
     ks_errors errs;

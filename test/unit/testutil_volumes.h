@@ -27,11 +27,21 @@ typedef struct tv_env {
     /* bindings handed to the backend by PreBind (tv_bind_volumes) */
     int nbind_calls;
     char bound[512];
+    /* DynamicResources' claim writes (tv_claim_writes on), applied to the
+     * cluster as the memory backend does: "RESERVE ns/claim pod
+     * [devices]; ..." */
+    bool claim_writes;
+    char claims[1024];
 } tv_env;
 
 /* plugins: comma-separated plugin names, in profile order. */
 void tv_init(tv_env *e, const char *plugins, const char *yaml);
 void tv_free(tv_env *e);
+/* Admission as simulate runs it (pod uids, claims from templates). */
+void tv_admit(tv_env *e);
+/* Hand DynamicResources' claim writes to the test's backend (recorded in
+ * e->claims and applied to the cluster). */
+void tv_claim_writes(tv_env *e);
 /* Replace the cluster's objects (not nodes or bound pods) by those of yaml
  * appended to the original manifests (a new version of the store). */
 void tv_reload(tv_env *e, const char *yaml);

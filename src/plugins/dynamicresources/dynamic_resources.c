@@ -1,29 +1,73 @@
-/* DynamicResources (DRA): ResourceClaims allocated at scheduling time.
+/* DynamicResources (DRA): ResourceClaims allocated at scheduling time, as
+ * kube-scheduler v1.34.1's plugin with the default feature gates.
  *
- * ksched does not model ResourceClaims, ResourceSlices or DeviceClasses
- * yet, so only pods without claims are handled, and they are handled
- * exactly as upstream handles them: PreFilter records "no claims" in the
- * cycle state and skips, Filter/Reserve/PreBind do nothing, and PostFilter
- * (which runs before DefaultPreemption) answers Unschedulable "no new
- * claims to deallocate" — text that appears in every FailedScheduling
- * message of the default profile. When PreFilter never ran (an earlier
- * PreFilter plugin rejected the pod), reading the state fails and every
- * point reports upstream's "not found" error.
+ * - PreEnqueue: every claim of the pod exists (a template's claim has
+ *   been created), is not being deleted and, when generated, belongs to
+ *   the pod.
+ * - PreFilter: resolves the claims; an allocated claim that is reserved
+ *   for other pods may still be shared; an unallocated one needs its
+ *   device classes and no allocation in flight; sets up the allocator.
+ * - Filter: an allocated claim's node selector must match; the allocator
+ *   must find devices for all unallocated claims on the node (the result
+ *   is kept per node for Reserve).
+ * - PostFilter: deallocates an allocated claim that kept the pod off
+ *   every node, when no other pod uses it.
+ * - Reserve: the node's allocation becomes in flight (no other pod can
+ *   get those devices); Unreserve undoes it and any reservation.
+ * - PreBind: writes each claim's allocation and the pod's reservation
+ *   through the backend (ks_handle_update_claim).
  *
- * A pod with spec.resourceClaims is rejected at PreFilter with an
- * UnschedulableAndUnresolvable status that names the limitation
- * (docs/differences.md). */
+ * Statuses and messages are upstream's; its statusUnschedulable means
+ * UnschedulableAndUnresolvable. */
+#include "api/dra.h"
 #include "api/pod.h"
+#include "config/config.h"
+#include "framework/handle.h"
+#include "plugins/dynamicresources/allocator.h"
+#include "plugins/dynamicresources/dra_manager.h"
+#include "util/log.h"
+#include "util/xalloc.h"
 
 #include <ksched/ksched.h>
 
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
-/* What PreFilter stores. Upstream stores an empty stateData (no claims)
- * before looking at the claims, so the state exists even when PreFilter
- * rejects; claims are never recorded here since none are supported. */
+typedef struct plugin {
+    ks_handle *h;
+    ks_dra_features f;
+    int64_t filter_timeout_ns; /* DRASchedulerFilterTimeout; 0: none */
+    pthread_mutex_t mu;
+    ks_dra_manager *mgr;       /* acquired on first use (the scheduler's env comes later) */
+} plugin;
+
+/* One node's allocation (results parallel to the claims to allocate). */
+typedef struct node_alloc {
+    ks_id node;
+    ks_allocation_result *results;
+    struct node_alloc *next;
+} node_alloc;
+
+/* What PreFilter stores; shared by the clones of the cycle state, as
+ * upstream's stateData.Clone returns itself. */
 typedef struct dra_state {
-    int unused;
+    atomic_int refs;
+    uint32_t n;
+    ks_resource_claim **claims;            /* referenced */
+    const ks_allocation_result **allocation; /* per claim: set by Reserve */
+    ks_dra_allocator *allocator;
+    ks_dra_device_set allocated;
+    struct ks_device_class **classes;      /* the allocator's view (copied) */
+    struct ks_resource_slice **slices;
+    size_t nclasses, nslices;
+    pthread_mutex_t mu;
+    bool *unavailable;                     /* per claim */
+    node_alloc *nodes;
+    ks_arena *arena;                       /* allocation results */
 } dra_state;
 
 static ks_state_key state_key = -1;
@@ -31,82 +75,475 @@ static ks_state_key state_key = -1;
 /* The error upstream's CycleState.Read returns for a missing key. */
 #define NOT_FOUND "not found"
 
-#define UNSUPPORTED                                                                        \
-    "pod has resourceClaims: dynamic resource allocation is not supported by ksched yet " \
-    "(DynamicResources)"
-
-static void *create(const ks_args *args, ks_handle *h, char **err) {
-    (void)args;
-    (void)h;
-    (void)err;
-    state_key = ks_state_key_get("DynamicResources");
-    /* A plugin without state: any non-NULL self will do. */
-    return &state_key;
+static ks_dra_manager *mgr(plugin *pl) {
+    pthread_mutex_lock(&pl->mu);
+    if (!pl->mgr) pl->mgr = ks_dra_manager_acquire(pl->h ? ks_handle_scheduler_key(pl->h) : (const void *)pl);
+    ks_dra_manager *m = pl->mgr;
+    pthread_mutex_unlock(&pl->mu);
+    return m;
 }
 
-static void destroy(void *self) { (void)self; }
+static const ks_objects *objects(plugin *pl) { return pl->h ? ks_handle_objects(pl->h) : NULL; }
 
-/* Upstream (queueing hints on): Node Add|UpdateNodeLabel|
+static void *create(const ks_args *args, ks_handle *h, char **err) {
+    plugin *pl = ks_xcalloc(1, sizeof(*pl));
+    pl->h = h;
+    pl->f = KS_DRA_DEFAULT_FEATURES;
+    pl->filter_timeout_ns = 10LL * 1000000000LL;
+    pthread_mutex_init(&pl->mu, NULL);
+    const char *ft = ks_args_string(ks_args_get(args, "filterTimeout"));
+    if (ft) {
+        char *e = NULL;
+        int64_t ns;
+        if (ks_parse_duration(ft, &ns, &e)) pl->filter_timeout_ns = ns;
+        free(e);
+    }
+    state_key = ks_state_key_get("DynamicResources");
+    return pl;
+}
+
+static void destroy(void *self) {
+    plugin *pl = self;
+    ks_dra_manager_release(pl->mgr);
+    pthread_mutex_destroy(&pl->mu);
+    free(pl);
+}
+
+/* Upstream with queueing hints: Node Add|UpdateNodeLabel|
  * UpdateNodeAllocatable, ResourceClaim Add|Update, Pod
  * UpdatePodGeneratedResourceClaim, DeviceClass and ResourceSlice
- * Add|Update. The DRA kinds do not exist here. */
+ * Add|Update. */
 static size_t events_to_register(void *self, ks_cluster_event *out, size_t max) {
     static const ks_cluster_event ev[] = {
         {KS_EV_NODE, KS_ACT_ADD | KS_ACT_UPDATE},
+        {KS_EV_RESOURCE_CLAIM, KS_ACT_ADD | KS_ACT_UPDATE},
         {KS_EV_POD, KS_ACT_UPDATE},
+        {KS_EV_DEVICE_CLASS, KS_ACT_ADD | KS_ACT_UPDATE},
+        {KS_EV_RESOURCE_SLICE, KS_ACT_ADD | KS_ACT_UPDATE},
     };
     size_t n = 0;
     for (; n < max && n < sizeof(ev) / sizeof(ev[0]); n++) out[n] = ev[n];
     return n;
 }
 
-/* Upstream checks here that the pod's claims exist; without claims there
- * is nothing to check. */
-static ks_status *pre_enqueue(void *self, const ks_pod *pod) {
-    (void)self;
-    (void)pod;
+/* ---- the pod's claims ---------------------------------------------------------- */
+
+/* upstream foreachPodResourceClaim: every claim the pod names exists and
+ * may be used by it. Returns the message of the first problem (malloc'd)
+ * or NULL; with out, the claims found (referenced) go there. */
+static char *pod_claims(plugin *pl, const ks_pod *pod, ks_resource_claim **out, uint32_t *nout) {
+    char buf[600];
+    if (nout) *nout = 0;
+    const ks_objects *o = objects(pl);
+    for (uint32_t i = 0; i < pod->nresource_claims; i++) {
+        const ks_pod_claim *pc = &pod->resource_claims[i];
+        bool check_owner = false, skip = false;
+        const char *name = ks_pod_claim_name(pod, i, &check_owner, &skip);
+        if (!pc->claim_name && !pc->template_name)
+            return ks_xasprintf("pod \"%s\", spec.resourceClaim \"%s\": none of the supported fields are set",
+                                ks_pod_fullname(pod, buf, sizeof buf), pc->name);
+        if (skip) continue;
+        if (!name) return ks_xasprintf("pod \"%s\": ResourceClaim not created yet", ks_pod_fullname(pod, buf, sizeof buf));
+        ks_id nid = ks_intern_find(name);
+        ks_resource_claim *c = nid == KS_ID_INVALID ? NULL : ks_dra_manager_claim(mgr(pl), o, pod->ns, nid);
+        /* the assume cache's words */
+        if (!c) return ks_xasprintf("could not find ResourceClaim \"%s/%s\"", ks_str(pod->ns), name);
+        char *err = NULL;
+        if (c->deleting) err = ks_xasprintf("resourceclaim \"%s\" is being deleted", name);
+        else if (check_owner && !ks_claim_owned_by(c, pod->uid))
+            err = ks_xasprintf("ResourceClaim %s/%s was not created for pod %s (pod is not owner)", ks_str(c->ns),
+                               name, ks_pod_fullname(pod, buf, sizeof buf));
+        if (err || !out) {
+            KS_OBJECT_UNREF(c);
+            if (err) return err;
+            continue;
+        }
+        out[(*nout)++] = c;
+    }
     return NULL;
 }
 
-static ks_status *pre_filter(void *self, ks_cycle_state *st, const ks_pod *pod,
-                             const ks_node_info *const *nodes, size_t nnodes,
-                             ks_pre_filter_result **result) {
-    dra_state *s = ks_cycle_state_alloc(st, sizeof(*s));
-    ks_cycle_state_write(st, state_key, s, NULL, NULL);
-    if (pod->nresource_claims == 0) return ks_status_new(KS_SKIP, NULL);
-    /* The state stays empty, as upstream's does when claim lookup fails:
-     * PostFilter then answers as for a pod without claims. */
-    return ks_status_new(KS_UNSCHEDULABLE_AND_UNRESOLVABLE, UNSUPPORTED);
+static ks_status *pre_enqueue(void *self, const ks_pod *pod) {
+    plugin *pl = self;
+    if (!pod->nresource_claims) return NULL;
+    char *err = pod_claims(pl, pod, NULL, NULL);
+    if (!err) return NULL;
+    ks_status *s = ks_status_new(KS_UNSCHEDULABLE_AND_UNRESOLVABLE, "%s", err);
+    free(err);
+    return s;
 }
 
-static const dra_state *get_state(ks_cycle_state *st) { return ks_cycle_state_read(st, state_key); }
+/* ---- the cycle state ------------------------------------------------------------- */
+
+static void state_free(void *p) {
+    dra_state *s = p;
+    if (!s || atomic_fetch_sub(&s->refs, 1) != 1) return;
+    for (uint32_t i = 0; i < s->n; i++) KS_OBJECT_UNREF(s->claims[i]);
+    ks_dra_allocator_free(s->allocator);
+    ks_dra_device_set_free(&s->allocated);
+    for (size_t i = 0; i < s->nclasses; i++) KS_OBJECT_UNREF(s->classes[i]);
+    for (size_t i = 0; i < s->nslices; i++) KS_OBJECT_UNREF(s->slices[i]);
+    free(s->classes);
+    free(s->slices);
+    free(s->claims);
+    free(s->allocation);
+    free(s->unavailable);
+    for (node_alloc *na = s->nodes, *nx; na; na = nx) {
+        nx = na->next;
+        free(na);
+    }
+    ks_arena_free(s->arena);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+}
+
+static void *state_clone(const void *p) {
+    dra_state *s = (dra_state *)p;
+    atomic_fetch_add(&s->refs, 1);
+    return s;
+}
+
+static dra_state *get_state(ks_cycle_state *st) { return ks_cycle_state_read(st, state_key); }
+
+static ks_status *unschedulable(const char *fmt, ...) KS_PRINTF(1, 2);
+static ks_status *unschedulable(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    ks_status *s = ks_status_newv(KS_UNSCHEDULABLE_AND_UNRESOLVABLE, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+/* upstream validateDeviceClass */
+static ks_status *check_class(const ks_objects *o, const char *cls, const char *request) {
+    if (!cls || !*cls) return ks_status_new(KS_ERROR, "request %s: unsupported request type", request);
+    ks_id id = ks_intern_find(cls);
+    for (uint32_t i = 0; o && id != KS_ID_INVALID && i < o->device_classes.n; i++)
+        if (o->device_classes.v[i]->name == id) return NULL;
+    return unschedulable("request %s: device class %s does not exist", request, cls);
+}
+
+static ks_status *pre_filter(void *self, ks_cycle_state *st, const ks_pod *pod, const ks_node_info *const *nodes,
+                             size_t nnodes, ks_pre_filter_result **result) {
+    plugin *pl = self;
+    dra_state *s = ks_xcalloc(1, sizeof(*s));
+    atomic_init(&s->refs, 1);
+    pthread_mutex_init(&s->mu, NULL);
+    ks_dra_device_set_init(&s->allocated);
+    s->arena = ks_arena_new(4096);
+    ks_cycle_state_write(st, state_key, s, state_free, state_clone);
+    if (!pod->nresource_claims) return ks_status_new(KS_SKIP, NULL);
+
+    ks_resource_claim **claims = ks_xcalloc(pod->nresource_claims, sizeof(*claims));
+    uint32_t n = 0;
+    char *err = pod_claims(pl, pod, claims, &n);
+    if (err) {
+        for (uint32_t i = 0; i < n; i++) KS_OBJECT_UNREF(claims[i]);
+        free(claims);
+        ks_status *r = unschedulable("%s", err);
+        free(err);
+        return r;
+    }
+    if (n == 0) {
+        free(claims);
+        return ks_status_new(KS_SKIP, NULL);
+    }
+    /* the state keeps the claims only once they all pass, as upstream's
+     * (its PostFilter then sees none) */
+    const ks_objects *o = objects(pl);
+    uint32_t to_allocate = 0;
+    char buf[600];
+    ks_status *bad = NULL;
+    for (uint32_t i = 0; i < n && !bad; i++) {
+        const ks_resource_claim *c = claims[i];
+        /* an allocated claim can always be reserved (CanBeReserved) */
+        if (c->allocation) continue;
+        to_allocate++;
+        /* an allocation in flight: wait for it to finish */
+        if (c->uid && ks_dra_manager_pending(mgr(pl), c->uid)) {
+            bad = unschedulable("resource claim %s is in the process of being allocated",
+                                ks_dra_claim_ref(c, buf, sizeof buf));
+            break;
+        }
+        for (uint32_t q = 0; q < c->nrequests && !bad; q++) {
+            const ks_device_request *r = &c->requests[q];
+            if (r->has_exactly) {
+                bad = check_class(o, r->exactly.device_class, r->name);
+            } else if (r->nfirst) {
+                if (!pl->f.prioritized_list) {
+                    bad = unschedulable("resource claim %s, request %s: has subrequests, but the DRAPrioritizedList "
+                                        "feature is disabled",
+                                        ks_dra_claim_ref(c, buf, sizeof buf), r->name);
+                    break;
+                }
+                for (uint32_t k = 0; k < r->nfirst && !bad; k++) {
+                    char qual[600];
+                    snprintf(qual, sizeof qual, "%s/%s", r->name, r->first[k].name);
+                    bad = check_class(o, r->first[k].device_class, qual);
+                }
+            } else {
+                bad = unschedulable("resource claim %s, request %s: unknown request type",
+                                    ks_dra_claim_ref(c, buf, sizeof buf), r->name);
+            }
+        }
+    }
+    if (bad) {
+        for (uint32_t i = 0; i < n; i++) KS_OBJECT_UNREF(claims[i]);
+        free(claims);
+        return bad;
+    }
+    s->claims = claims;
+    s->n = n;
+    s->allocation = ks_xcalloc(n, sizeof(*s->allocation));
+    s->unavailable = ks_xcalloc(n, sizeof(bool));
+    if (to_allocate) {
+        /* devices in use: allocated claims (as the plugin knows them) and
+         * allocations in flight; the classes and slices are referenced
+         * for the cycle, which may outlive the objects' view */
+        ks_dra_manager_allocated(mgr(pl), o, &s->allocated);
+        if (o) {
+            s->nclasses = o->device_classes.n;
+            s->nslices = o->resource_slices.n;
+            s->classes = ks_xcalloc(s->nclasses ? s->nclasses : 1, sizeof(*s->classes));
+            s->slices = ks_xcalloc(s->nslices ? s->nslices : 1, sizeof(*s->slices));
+            for (size_t i = 0; i < s->nclasses; i++) s->classes[i] = KS_OBJECT_REF(o->device_classes.v[i]);
+            for (size_t i = 0; i < s->nslices; i++) s->slices[i] = KS_OBJECT_REF(o->resource_slices.v[i]);
+        }
+        s->allocator = ks_dra_allocator_new(&pl->f, &s->allocated, s->classes, s->nclasses, s->slices, s->nslices,
+                                            ks_dra_manager_cel(mgr(pl)));
+    }
+    return NULL;
+}
+
+/* ---- Filter --------------------------------------------------------------------------- */
+
+static int64_t mono_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
 
 static ks_status *filter(void *self, ks_cycle_state *st, const ks_pod *pod, const ks_node_info *ni) {
-    if (!get_state(st)) return ks_status_new(KS_ERROR, NOT_FOUND);
+    plugin *pl = self;
+    dra_state *s = get_state(st);
+    if (!s) return ks_status_new(KS_ERROR, NOT_FOUND);
+    if (!s->n) return NULL;
+    const ks_node *node = ks_node_info_node(ni);
+    uint32_t unavailable[64];
+    uint32_t nun = 0;
+    for (uint32_t i = 0; i < s->n; i++) {
+        const ks_allocation_result *a = s->claims[i]->allocation;
+        if (a && a->has_node_selector &&
+            !ks_node_selector_matches(&a->node_selector, &node->labels, node->name)) {
+            if (nun < 64) unavailable[nun++] = i;
+        }
+    }
+    ks_allocation_result *results = NULL;
+    if (s->allocator) {
+        const ks_resource_claim *todo[64];
+        size_t nt = 0;
+        for (uint32_t i = 0; i < s->n && nt < 64; i++)
+            if (!s->claims[i]->allocation) todo[nt++] = s->claims[i];
+        ks_arena *a = ks_arena_new(1024);
+        results = ks_arena_calloc(a, nt ? nt : 1, sizeof(*results));
+        char *err = NULL;
+        int64_t deadline = pl->filter_timeout_ns > 0 ? mono_now() + pl->filter_timeout_ns : 0;
+        ks_dra_outcome out = ks_dra_allocate(s->allocator, node, todo, nt, a, results, deadline, &err);
+        if (out != KS_DRA_ALLOCATED) {
+            ks_arena_free(a);
+            if (out == KS_DRA_TIMEOUT) return unschedulable("timed out trying to allocate devices");
+            if (out == KS_DRA_ERROR) {
+                ks_status *r = ks_status_new(KS_ERROR, "%s", err);
+                free(err);
+                return r;
+            }
+            return unschedulable("cannot allocate all claims");
+        }
+        /* keep the results with the state, for Reserve */
+        pthread_mutex_lock(&s->mu);
+        ks_allocation_result *kept = ks_arena_calloc(s->arena, nt ? nt : 1, sizeof(*kept));
+        for (size_t i = 0; i < nt; i++) kept[i] = *ks_allocation_copy(s->arena, &results[i]);
+        pthread_mutex_unlock(&s->mu);
+        ks_arena_free(a);
+        results = kept;
+    }
+    if (nun) {
+        pthread_mutex_lock(&s->mu);
+        for (uint32_t i = 0; i < nun; i++) s->unavailable[unavailable[i]] = true;
+        pthread_mutex_unlock(&s->mu);
+        return unschedulable("resourceclaim not available on the node");
+    }
+    if (s->allocator) {
+        node_alloc *na = ks_xcalloc(1, sizeof(*na));
+        na->node = node->name;
+        na->results = results;
+        pthread_mutex_lock(&s->mu);
+        na->next = s->nodes;
+        s->nodes = na;
+        pthread_mutex_unlock(&s->mu);
+    }
     return NULL;
 }
 
-static ks_status *post_filter(void *self, ks_cycle_state *st, const ks_pod *pod,
-                              const ks_node_status_map *statuses, ks_post_filter_result *result) {
-    if (!get_state(st)) return ks_status_new(KS_ERROR, NOT_FOUND);
-    return ks_status_new(KS_UNSCHEDULABLE, "no new claims to deallocate");
+/* ---- PostFilter ------------------------------------------------------------------------- */
+
+static ks_status *post_filter(void *self, ks_cycle_state *st, const ks_pod *pod, const ks_node_status_map *statuses,
+                              ks_post_filter_result *result) {
+    plugin *pl = self;
+    dra_state *s = get_state(st);
+    if (!s) return ks_status_new(KS_ERROR, NOT_FOUND);
+    if (!s->n) return ks_status_new(KS_UNSCHEDULABLE, "no new claims to deallocate");
+    /* upstream picks one at random (a map); ksched the first */
+    for (uint32_t i = 0; i < s->n; i++) {
+        if (!s->unavailable[i]) continue;
+        const ks_resource_claim *c = s->claims[i];
+        bool only_pod = c->nreserved == 1 && c->reserved[0].uid && pod->uid && strcmp(c->reserved[0].uid, pod->uid) == 0;
+        if (c->nreserved != 0 && !only_pod) continue;
+        ks_claim_update u = {.op = KS_CLAIM_DEALLOCATE, .claim = c, .pod = pod};
+        ks_resource_claim *written = NULL;
+        ks_status *e = pl->h ? ks_handle_update_claim(pl->h, &u, &written) : NULL;
+        if (e) return e;
+        if (!pl->h || !ks_handle_can_update_claims(pl->h)) written = ks_claim_with_status(c, NULL, NULL, 0, false);
+        if (written) {
+            ks_dra_manager_assume(mgr(pl), c, written);
+            KS_OBJECT_UNREF(written);
+        }
+        return ks_status_new(KS_UNSCHEDULABLE, "deallocation of ResourceClaim completed");
+    }
+    return ks_status_new(KS_UNSCHEDULABLE, "still not schedulable");
 }
+
+/* ---- Reserve / Unreserve --------------------------------------------------------------------- */
 
 static ks_status *reserve(void *self, ks_cycle_state *st, const ks_pod *pod, const char *node) {
-    if (!get_state(st)) return ks_status_new(KS_ERROR, NOT_FOUND);
+    plugin *pl = self;
+    dra_state *s = get_state(st);
+    if (!s) return ks_status_new(KS_ERROR, NOT_FOUND);
+    if (!s->n) return NULL;
+    uint32_t with_allocator = 0;
+    for (uint32_t i = 0; i < s->n; i++)
+        if (!s->claims[i]->allocation) with_allocator++;
+    if (!with_allocator) return NULL;
+    if (!s->allocator) return NULL;
+    ks_id nid = ks_intern(node);
+    const node_alloc *na = NULL;
+    pthread_mutex_lock(&s->mu);
+    for (const node_alloc *x = s->nodes; x; x = x->next)
+        if (x->node == nid) {
+            na = x;
+            break;
+        }
+    pthread_mutex_unlock(&s->mu);
+    if (!na) return ks_status_new(KS_ERROR, "claim allocation not found for node");
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < s->n; i++) {
+        ks_resource_claim *c = s->claims[i];
+        if (c->allocation) continue;
+        const ks_allocation_result *a = &na->results[k++];
+        s->allocation[i] = a;
+        /* in flight until PreBind has written it: no other pod gets these
+         * devices meanwhile */
+        ks_resource_claim *pending = ks_claim_with_status(c, a, c->reserved, c->nreserved, true);
+        ks_dra_manager_signal_pending(mgr(pl), c->uid ? c->uid : "", pending);
+        KS_OBJECT_UNREF(pending);
+        if (KS_V(5)) {
+            char buf[600];
+            ks_infof(5, "Reserved resource in allocation result claim=%s devices=%u", ks_dra_claim_ref(c, buf, sizeof buf),
+                     a->nresults);
+        }
+    }
     return NULL;
 }
 
-static void unreserve(void *self, ks_cycle_state *st, const ks_pod *pod, const char *node) {}
+static void unreserve(void *self, ks_cycle_state *st, const ks_pod *pod, const char *node) {
+    plugin *pl = self;
+    dra_state *s = get_state(st);
+    if (!s || !s->n) return;
+    for (uint32_t i = 0; i < s->n; i++) {
+        const ks_resource_claim *c = s->claims[i];
+        if (c->uid && ks_dra_manager_remove_pending(mgr(pl), c->uid)) ks_dra_manager_restore(mgr(pl), c->ns, c->name);
+        if (c->allocation && ks_claim_reserved_for(c, pod->uid)) {
+            /* remove the pod from reservedFor (a patch upstream) */
+            ks_claim_update u = {.op = KS_CLAIM_UNRESERVE, .claim = c, .pod = pod};
+            ks_resource_claim *written = NULL;
+            ks_status *e = pl->h ? ks_handle_update_claim(pl->h, &u, &written) : NULL;
+            if (e) {
+                char buf[600];
+                ks_errorf("unreserve resourceclaim=%s: %s", ks_dra_claim_ref(c, buf, sizeof buf),
+                          ks_status_reason(e, 0));
+                ks_status_free(e);
+            }
+            if (written) KS_OBJECT_UNREF(written);
+        }
+    }
+}
 
-static ks_status *pre_bind_pre_flight(void *self, ks_cycle_state *st, const ks_pod *pod,
-                                      const char *node) {
-    if (!get_state(st)) return ks_status_new(KS_ERROR, NOT_FOUND);
-    return ks_status_new(KS_SKIP, NULL);
+/* ---- PreBind ---------------------------------------------------------------------------------- */
+
+static ks_status *pre_bind_pre_flight(void *self, ks_cycle_state *st, const ks_pod *pod, const char *node) {
+    dra_state *s = get_state(st);
+    if (!s) return ks_status_new(KS_ERROR, NOT_FOUND);
+    if (!s->n) return ks_status_new(KS_SKIP, NULL);
+    return NULL;
+}
+
+/* upstream bindClaim: store the allocation made in Reserve (if any) and
+ * the pod's reservation. */
+static ks_status *bind_claim(plugin *pl, dra_state *s, uint32_t i, const ks_pod *pod) {
+    ks_resource_claim *c = s->claims[i];
+    const ks_allocation_result *a = s->allocation[i];
+    char buf[600];
+    ks_status *err = NULL;
+    ks_resource_claim *written = NULL;
+    if (c->deleting) {
+        err = ks_status_new(KS_ERROR, "claim %s got deleted in the meantime", ks_dra_claim_ref(c, buf, sizeof buf));
+    } else if (a && c->allocation) {
+        err = ks_status_new(KS_ERROR, "claim %s got allocated elsewhere in the meantime",
+                            ks_dra_claim_ref(c, buf, sizeof buf));
+    } else {
+        ks_claim_update u = {.op = KS_CLAIM_RESERVE, .claim = c, .pod = pod, .allocation = a};
+        ks_status *e = pl->h ? ks_handle_update_claim(pl->h, &u, &written) : NULL;
+        if (e) {
+            err = ks_status_new(KS_ERROR, "%s to claim %s: %s", a ? "add allocation and reservation" : "add reservation",
+                                ks_dra_claim_ref(c, buf, sizeof buf), ks_status_reason(e, 0));
+            ks_status_free(e);
+        } else if (!written) {
+            /* no backend to write to: the claim as it would have been written */
+            ks_claim_consumer *r = ks_xcalloc(c->nreserved + 1, sizeof(*r));
+            if (c->nreserved) memcpy(r, c->reserved, c->nreserved * sizeof(*r));
+            r[c->nreserved] = (ks_claim_consumer){NULL, "pods", ks_str(pod->name), pod->uid};
+            written = ks_claim_with_status(c, a ? a : c->allocation, r, c->nreserved + 1, a != NULL);
+            free(r);
+        }
+    }
+    if (a) {
+        /* the allocation is no longer in flight: written (and assumed until
+         * the backend reports it) or failed */
+        if (!err && written) ks_dra_manager_assume(mgr(pl), c, written);
+        if (c->uid) ks_dra_manager_remove_pending(mgr(pl), c->uid);
+    } else if (!err && written) {
+        ks_dra_manager_assume(mgr(pl), c, written);
+    }
+    if (err) {
+        if (written) KS_OBJECT_UNREF(written);
+        return err;
+    }
+    /* Unreserve works with the claim as written */
+    KS_OBJECT_UNREF(s->claims[i]);
+    s->claims[i] = written;
+    return NULL;
 }
 
 static ks_status *pre_bind(void *self, ks_cycle_state *st, const ks_pod *pod, const char *node) {
-    if (!get_state(st)) return ks_status_new(KS_ERROR, NOT_FOUND);
+    plugin *pl = self;
+    dra_state *s = get_state(st);
+    if (!s) return ks_status_new(KS_ERROR, NOT_FOUND);
+    if (!s->n) return NULL;
+    for (uint32_t i = 0; i < s->n; i++) {
+        if (ks_claim_reserved_for(s->claims[i], pod->uid)) continue;
+        ks_status *e = bind_claim(pl, s, i, pod);
+        if (e) return e;
+    }
     return NULL;
 }
 
