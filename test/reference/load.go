@@ -17,11 +17,13 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	clientscheme "k8s.io/client-go/kubernetes/scheme"
@@ -29,6 +31,7 @@ import (
 	_ "k8s.io/kubernetes/pkg/apis/apps/install"
 	_ "k8s.io/kubernetes/pkg/apis/core/install"
 	_ "k8s.io/kubernetes/pkg/apis/policy/install"
+	_ "k8s.io/kubernetes/pkg/apis/resource/install"
 	_ "k8s.io/kubernetes/pkg/apis/scheduling/install"
 	_ "k8s.io/kubernetes/pkg/apis/storage/install"
 	"sigs.k8s.io/yaml"
@@ -50,6 +53,10 @@ type Cluster struct {
 	ReplicaSets     []*appsv1.ReplicaSet
 	StatefulSets    []*appsv1.StatefulSet
 	RCs             []*v1.ReplicationController
+	DeviceClasses   []*resourcev1.DeviceClass
+	ResourceClaims  []*resourcev1.ResourceClaim
+	ClaimTemplates  []*resourcev1.ResourceClaimTemplate
+	ResourceSlices  []*resourcev1.ResourceSlice
 
 	// Seq is the input order of every pod, keyed by namespace/name.
 	Seq map[string]int
@@ -148,6 +155,19 @@ func (c *Cluster) decode(js []byte, where string) error {
 		}
 		return fmt.Errorf("%s: %w", where, err)
 	}
+	// resource.k8s.io in an older version: as the API server serves it, v1
+	if gvk := obj.GetObjectKind().GroupVersionKind(); gvk.Group == "resource.k8s.io" && gvk.Version != "v1" {
+		legacyscheme.Scheme.Default(obj)
+		internal, err := legacyscheme.Scheme.ConvertToVersion(obj, schema.GroupVersion{Group: gvk.Group, Version: runtime.APIVersionInternal})
+		if err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		conv, err := legacyscheme.Scheme.ConvertToVersion(internal, resourcev1.SchemeGroupVersion)
+		if err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		obj = conv
+	}
 	if l, ok := obj.(*v1.List); ok {
 		for i, item := range l.Items {
 			raw := item.Raw
@@ -217,6 +237,16 @@ func (c *Cluster) add(obj runtime.Object) {
 	case *v1.ReplicationController:
 		defaultNamespace(&o.ObjectMeta)
 		c.RCs = append(c.RCs, o)
+	case *resourcev1.DeviceClass:
+		c.DeviceClasses = append(c.DeviceClasses, o)
+	case *resourcev1.ResourceClaim:
+		defaultNamespace(&o.ObjectMeta)
+		c.ResourceClaims = append(c.ResourceClaims, o)
+	case *resourcev1.ResourceClaimTemplate:
+		defaultNamespace(&o.ObjectMeta)
+		c.ClaimTemplates = append(c.ClaimTemplates, o)
+	case *resourcev1.ResourceSlice:
+		c.ResourceSlices = append(c.ResourceSlices, o)
 	default:
 		// other kinds are ignored
 		return
@@ -282,6 +312,7 @@ func (c *Cluster) finish() error {
 		pods = append(pods, p)
 	}
 	c.Pods = pods
+	c.generateClaims()
 	return nil
 }
 

@@ -77,6 +77,9 @@ func (s *Sim) Run() error {
 				return fmt.Errorf("pass %d, pod %s: %w", pass, ps.key, err)
 			}
 			s.trace.Attempts = append(s.trace.Attempts, att)
+			if err := s.syncClaims(s.ctx); err != nil {
+				return err
+			}
 			if ch {
 				changed = true
 			}
@@ -199,7 +202,16 @@ func (s *Sim) attempt(pass int, ps *podState) (Attempt, bool, error) {
 				diagnosis.NodeToStatus.SetAbsentNodesStatus(fwk.NewStatus(fwk.UnschedulableAndUnresolvable,
 					fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", sets.List(unschedPlugins))))
 			}
-			feasible, filterErr = runFilters(nodes)
+			// upstream's rotating start index: the search starts where the
+			// previous one stopped and moves on by the nodes it looked at,
+			// whatever happened (it shows when a Filter error ends a search)
+			rotated := make([]fwk.NodeInfo, len(nodes))
+			for i := range nodes {
+				rotated[i] = nodes[(s.nextStart+i)%len(nodes)]
+			}
+			feasible, filterErr = runFilters(rotated)
+			processed := len(feasible) + diagnosis.NodeToStatus.Len()
+			s.nextStart = (s.nextStart + processed) % len(allNodes)
 		}
 		if done {
 			// nominated node fast path: only that node was evaluated
@@ -297,6 +309,14 @@ func (s *Sim) attempt(pass int, ps *podState) (Attempt, bool, error) {
 		return rejectAt(st)
 	}
 
+	// ---- DynamicResources' PreBind: the claims' allocation and reservation
+	// are written (the only PreBind the harness runs; see "DRA") ----
+	if pl, ok := prof.Plugins["DynamicResources"].(framework.PreBindPlugin); ok && len(pod.Spec.ResourceClaims) > 0 {
+		if st := pl.PreBind(ctx, state, assumed, host); !st.IsSuccess() {
+			return rejectAt(st)
+		}
+	}
+
 	// ---- bind: the pod now runs on host ----
 	if err := s.cache.FinishBinding(s.logger, assumed); err != nil {
 		return att, false, err
@@ -314,6 +334,7 @@ func (s *Sim) attempt(pass int, ps *podState) (Attempt, bool, error) {
 	}
 	att.Result = ResultScheduled
 	att.Node = host
+	att.Devices = s.devices(assumed)
 	return att, true, nil
 }
 

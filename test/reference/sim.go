@@ -11,6 +11,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -21,15 +22,19 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
+	resourceslicetracker "k8s.io/dynamic-resource-allocation/resourceslice/tracker"
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	frameworkplugins "k8s.io/kubernetes/pkg/scheduler/framework/plugins"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/defaultpreemption"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/dynamicresources"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	"k8s.io/kubernetes/pkg/scheduler/metrics"
+	"k8s.io/kubernetes/pkg/scheduler/util/assumecache"
 	"k8s.io/utils/ptr"
+	"strconv"
 )
 
 // SimNow stands for "now": the start time given to running pods that have no
@@ -70,10 +75,13 @@ type Sim struct {
 	profiles  map[string]*Profile
 	victims   *victimRecorder
 
-	pods   map[string]*podState // by namespace/name
-	byUID  map[string]*podState
-	trace  Trace
-	config *config.KubeSchedulerConfiguration
+	pods          map[string]*podState // by namespace/name
+	byUID         map[string]*podState
+	trace         Trace
+	config        *config.KubeSchedulerConfiguration
+	dra           framework.SharedDRAManager
+	claimInformer toolscache.SharedIndexInformer
+	nextStart     int // upstream's nextStartNodeIndex
 }
 
 // builtinPriorityClasses are created by every kube-apiserver.
@@ -167,7 +175,36 @@ func NewSim(ctx context.Context, cfg *config.KubeSchedulerConfiguration, c *Clus
 	for _, o := range c.RCs {
 		objs = append(objs, o)
 	}
+	for _, o := range c.DeviceClasses {
+		objs = append(objs, o)
+	}
+	for _, o := range c.ResourceClaims {
+		objs = append(objs, o)
+	}
+	for _, o := range c.ClaimTemplates {
+		objs = append(objs, o)
+	}
+	for _, o := range c.ResourceSlices {
+		objs = append(objs, o)
+	}
 	client := fake.NewSimpleClientset(objs...)
+	// The fake clientset keeps resourceVersions as written; DRA's assume
+	// cache only takes newer versions, so a claim update bumps it as an
+	// API server does.
+	client.PrependReactor("update", "resourceclaims", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		ua, ok := a.(clienttesting.UpdateAction)
+		if !ok {
+			return false, nil, nil
+		}
+		obj := ua.GetObject()
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			return false, nil, nil
+		}
+		rv, _ := strconv.ParseInt(m.GetResourceVersion(), 10, 64)
+		m.SetResourceVersion(strconv.FormatInt(rv+1, 10))
+		return false, nil, nil
+	})
 	s.client = client
 	podsResource := v1.SchemeGroupVersion.WithResource("pods")
 	client.PrependReactor("patch", "pods", func(a clienttesting.Action) (bool, runtime.Object, error) {
@@ -210,6 +247,21 @@ func NewSim(ctx context.Context, cfg *config.KubeSchedulerConfiguration, c *Clus
 	factory.Storage().V1().CSIDrivers().Informer()
 	factory.Storage().V1().CSIStorageCapacities().Informer()
 	factory.Storage().V1().VolumeAttachments().Informer()
+	factory.Resource().V1().DeviceClasses().Informer()
+
+	// DRA: the claims' assume cache, the slice tracker and the manager the
+	// scheduler shares between its profiles, as kube-scheduler builds them.
+	claimCache := assumecache.NewAssumeCache(logger, factory.Resource().V1().ResourceClaims().Informer(), "ResourceClaim", "", nil)
+	sliceTracker, err := resourceslicetracker.StartTracker(ctx, resourceslicetracker.Options{
+		SliceInformer: factory.Resource().V1().ResourceSlices(),
+		KubeClient:    client,
+	})
+	if err != nil {
+		return nil, err
+	}
+	draManager := dynamicresources.NewDRAManager(ctx, claimCache, sliceTracker, factory)
+	s.dra = draManager
+	s.claimInformer = factory.Resource().V1().ResourceClaims().Informer()
 
 	// Scheduler cache and snapshot.
 	s.cache = internalcache.New(ctx, 0, nil)
@@ -244,6 +296,7 @@ func NewSim(ctx context.Context, cfg *config.KubeSchedulerConfiguration, c *Clus
 			frameworkruntime.WithEventRecorder(&events.FakeRecorder{}),
 			frameworkruntime.WithParallelism(1),
 			frameworkruntime.WithWaitingPods(waitingPods),
+			frameworkruntime.WithSharedDRAManager(draManager),
 			frameworkruntime.WithLogger(logger),
 		)
 		if err != nil {
@@ -275,6 +328,8 @@ func NewSim(ctx context.Context, cfg *config.KubeSchedulerConfiguration, c *Clus
 	for _, inf := range []toolscache.SharedIndexInformer{
 		factory.Core().V1().PersistentVolumes().Informer(),
 		factory.Core().V1().PersistentVolumeClaims().Informer(),
+		factory.Resource().V1().ResourceClaims().Informer(),
+		factory.Resource().V1().ResourceSlices().Informer(),
 	} {
 		reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{})
 		if err != nil {
@@ -284,7 +339,7 @@ func NewSim(ctx context.Context, cfg *config.KubeSchedulerConfiguration, c *Clus
 			time.Sleep(time.Millisecond)
 		}
 	}
-	if len(c.PVs)+len(c.PVCs) > 0 {
+	if len(c.PVs)+len(c.PVCs)+len(c.ResourceClaims)+len(c.ResourceSlices) > 0 {
 		time.Sleep(50 * time.Millisecond)
 	}
 	s.podIdx = podInformer.GetIndexer()

@@ -70,6 +70,9 @@ type Attempt struct {
 	Node       string        `json:"node,omitempty"`
 	Message    string        `json:"message,omitempty"`
 	PostFilter *PostFilter   `json:"postfilter,omitempty"`
+	// DRA: the devices the pod's claims hold once it is bound,
+	// "ns/claim: request driver/pool/device".
+	Devices []string `json:"devices,omitempty"`
 }
 
 const (

@@ -1223,6 +1223,144 @@ class Gen:
         self.config = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
                        "profiles": [prof]}
 
+    def gen_dra(self):
+        """Dynamic Resource Allocation: GPU drivers publishing ResourceSlices
+        (models, memory, NUMA node, driver versions), DeviceClasses with CEL
+        selectors, claims and templates (counts, All, firstAvailable,
+        matchAttribute, admin access, a shared claim, a claim allocated
+        before), and the pods that use them. A generator of its own, so that
+        the documents above stay what they were for a given seed. Each
+        driver has at most one pool per node and classes select by driver:
+        upstream tries pools in Go map order, ksched in name order, which
+        only matters when several pools hold matching devices."""
+        rng = random.Random(self.seed * 104729 + 7)
+        if rng.random() >= 0.45:
+            return
+        gpu, nic = "gpu.example.com", "nic.example.com"
+        models = [("a100", "40Gi", "550.54.15"), ("a100", "80Gi", "550.54.15"), ("h100", "80Gi", "560.28.3"),
+                  ("l4", "24Gi", "535.104.5")]
+        nodes = [n for n in self.nodes if rng.random() < 0.7] or self.nodes[:1]
+        devices_on = {}
+        for (name, node, free, labels, taints, unsched) in nodes:
+            devs = []
+            model, mem, ver = rng.choice(models)
+            for d in range(rng.randint(1, 6)):
+                if rng.random() < 0.2:
+                    model, mem, ver = rng.choice(models)
+                attrs = {"model": {"string": model}, "numa": {"int": d % 2 if rng.random() < 0.8 else rng.randint(0, 3)},
+                         "driverVersion": {"version": ver}}
+                if rng.random() < 0.3:
+                    attrs["mig"] = {"bool": rng.random() < 0.5}
+                if rng.random() < 0.2:
+                    attrs["gpu.example.com/pcieRoot"] = {"string": f"pci0000:{(d // 2) * 40:02x}"}
+                devs.append({"name": f"gpu-{d}", "attributes": attrs, "capacity": {"memory": {"value": mem}}})
+            devices_on[name] = len(devs)
+            count = 1
+            if rng.random() < 0.05:
+                count = 2  # the pool's other slice is not published yet
+            self.docs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                              "metadata": {"name": f"{name}-{gpu}"},
+                              "spec": {"driver": gpu, "nodeName": name,
+                                       "pool": {"name": name, "generation": rng.choice([1, 1, 2]),
+                                                "resourceSliceCount": count},
+                                       "devices": devs}})
+            if rng.random() < 0.3:
+                self.docs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                                  "metadata": {"name": f"{name}-{nic}"},
+                                  "spec": {"driver": nic, "nodeName": name,
+                                           "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
+                                           "devices": [{"name": f"eth{k}", "attributes": {"speedGbps": {"int": rng.choice([25, 100])}}}
+                                                       for k in range(rng.randint(1, 2))]}})
+        self.docs.append({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
+                          "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{gpu}"'}}]}})
+        self.docs.append({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu-large"},
+                          "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{gpu}"'}},
+                                                 {"cel": {"expression": f'device.capacity["{gpu}"].memory.compareTo(quantity("64Gi")) >= 0'}}]}})
+        self.docs.append({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "nic"},
+                          "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{nic}"'}}]}})
+        if rng.random() < 0.3:
+            self.docs.append({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu-new-driver"},
+                              "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{gpu}" && device.attributes["{gpu}"].driverVersion.isGreaterThan(semver("555.0.0"))'}}]}})
+
+        def req(name, cls="gpu", count=None, sel=None, mode=None, admin=None):
+            ex = {"deviceClassName": cls}
+            if mode:
+                ex["allocationMode"] = mode
+            if count:
+                ex["count"] = count
+            if sel:
+                ex["selectors"] = [{"cel": {"expression": e}} for e in sel]
+            if admin:
+                ex["adminAccess"] = True
+            return {"name": name, "exactly": ex}
+
+        model = rng.choice(models)[0]
+        specs = {
+            "one-gpu": {"requests": [req("gpu")]},
+            "two-gpus": {"requests": [req("gpus", count=2)]},
+            "two-same-numa": {"requests": [req("gpus", count=2)],
+                              "constraints": [{"matchAttribute": f"{gpu}/numa"}]},
+            "model": {"requests": [req("gpu", sel=[f'device.attributes["{gpu}"].model == "{model}"'])]},
+            "gpu-and-nic": {"requests": [req("gpu"), req("nic", cls="nic")]},
+            "first-available": {"requests": [{"name": "gpu", "firstAvailable": [
+                {"name": "big", "deviceClassName": "gpu-large", "count": 2},
+                {"name": "h100", "deviceClassName": "gpu",
+                 "selectors": [{"cel": {"expression": f'device.attributes["{gpu}"].model == "h100"'}}]},
+                {"name": "any", "deviceClassName": "gpu"}]}]},
+            "all-model": {"requests": [req("gpus", mode="All", sel=[f'device.attributes["{gpu}"].model == "{model}"'])]},
+            "new-driver": {"requests": [req("gpu", cls="gpu-new-driver")]},
+            "monitor": {"requests": [req("gpus", mode="All", admin=True)]},
+            "mig": {"requests": [req("gpu", sel=[f'device.attributes["{gpu}"].mig'])]},
+        }
+        weights = ["one-gpu", "one-gpu", "two-gpus", "two-same-numa", "model", "gpu-and-nic", "first-available",
+                   "all-model", "new-driver", "monitor"]
+        if rng.random() < 0.15:
+            weights.append("mig")  # not every GPU says whether it has MIG: a CEL runtime error
+        for tname in sorted(set(weights)):
+            self.docs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                              "metadata": {"name": tname, "namespace": "default"},
+                              "spec": {"spec": {"devices": specs[tname]}}})
+        # a claim shared by several pods
+        self.docs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                          "metadata": {"name": "shared-gpu", "namespace": "default"},
+                          "spec": {"devices": specs[rng.choice(["one-gpu", "model"])]}})
+        claims = ["shared-gpu"] * rng.randint(1, 3)
+        # a claim allocated before (a device in use), reserved or not
+        with_dev = [n for n in devices_on if devices_on[n] > 0]
+        if with_dev and rng.random() < 0.6:
+            node = rng.choice(with_dev)
+            st = {"allocation": {"devices": {"results": [{"request": "gpu", "driver": gpu, "pool": node, "device": "gpu-0"}]},
+                                 "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                                     {"key": "metadata.name", "operator": "In", "values": [node]}]}]}}}
+            if rng.random() < 0.5:
+                st["reservedFor"] = [{"resource": "pods", "name": "someone", "uid": "uid-someone"}]
+            self.docs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                              "metadata": {"name": "allocated-gpu", "namespace": "default"},
+                              "spec": {"devices": specs["one-gpu"]}, "status": st})
+            claims += ["allocated-gpu"] * rng.randint(0, 2)
+        if rng.random() < 0.1:
+            claims.append("missing-claim")
+        for i in range(rng.randint(2, 12)):
+            entries = []
+            if i < len(claims):
+                entries.append({"name": "gpu", "resourceClaimName": claims[i]})
+            else:
+                entries.append({"name": "gpu", "resourceClaimTemplateName": rng.choice(weights)})
+                if rng.random() < 0.15:
+                    entries.append({"name": "extra", "resourceClaimTemplateName": rng.choice(["one-gpu", "gpu-and-nic"])})
+            if rng.random() < 0.03:
+                entries.append({"name": "gone", "resourceClaimTemplateName": "no-such-template"})
+            md = {"name": self.pod_name(f"dra-{i}"), "namespace": "default", "labels": {"app": "dra"}}
+            if rng.random() < 0.7:
+                md["creationTimestamp"] = ts(rng, 5)
+            spec = {"containers": [{"name": "c", "image": "registry.example.com/ml/trainer:2",
+                                    "resources": {"requests": {"cpu": rng.choice(["100m", "500m", "1"]),
+                                                               "memory": "256Mi"}}}],
+                    "resourceClaims": entries}
+            if rng.random() < 0.15:
+                spec["nodeSelector"] = {"topology.kubernetes.io/zone": rng.choice(self.zones)}
+            self.docs.append({"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": spec})
+
     def run(self):
         self.gen_config()
         self.gen_namespaces()
@@ -1233,6 +1371,7 @@ class Gen:
         self.gen_urgent()
         self.gen_volumes()
         self.gen_extras()
+        self.gen_dra()
         # shuffle documents a little: object order must not matter except pods
         return self.docs
 

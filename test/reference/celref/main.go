@@ -3,9 +3,12 @@
 // result per input line; test/unit/test_cel.c's expectations come from it.
 //
 // Input, one JSON object per line:
-//   {"expr": "...", "driver": "d", "attrs": {"name": {"int": 1}}, "caps": {"name": "1Gi"}}
+//
+//	{"expr": "...", "driver": "d", "attrs": {"name": {"int": 1}}, "caps": {"name": "1Gi"}}
+//
 // Output, one JSON object per line:
-//   {"compile_error": "..."} or {"match": true} or {"error": "..."}
+//
+//	{"compile_error": "..."} or {"match": true} or {"error": "..."}
 package main
 
 import (
