@@ -202,7 +202,12 @@ $(B)/bench/ksched_bench: bench/ksched_bench.c $(B)/libksched.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDOPT) -o $@ $< $(B)/libksched.a $(LIBS)
 
-bench-bin: $(B)/bench/ksched_bench
+# The churn benchmark: memory of a long-running scheduler (bench/churn.c).
+$(B)/bench/ksched_churn: bench/churn.c $(B)/libksched.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDOPT) -o $@ $< $(B)/libksched.a $(LIBS)
+
+bench-bin: $(B)/bench/ksched_bench $(B)/bench/ksched_churn
 
 bench: deps
 	@$(MAKE) -s --no-print-directory MODE=release build bench-bin

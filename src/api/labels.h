@@ -24,4 +24,22 @@ static inline bool ks_labels_has(const ks_labels *l, ks_id key) {
 /* Sort and check for duplicates (false on a duplicate key). */
 bool ks_labels_sort(ks_labels *l);
 
+/* Annotations of pods and nodes: the key interned, the value a plain
+ * string the object keeps. Values are hashes, JSON, timestamps: interned,
+ * a long-running scheduler would keep every one it ever saw. */
+typedef struct ks_annotation {
+    ks_id key;
+    const char *value;
+} ks_annotation;
+
+typedef struct ks_annotations {
+    uint32_t n;
+    ks_annotation *kv; /* sorted by key */
+} ks_annotations;
+
+/* The value, NULL when key is absent. */
+const char *ks_annotations_get(const ks_annotations *a, ks_id key);
+bool ks_annotations_equal(const ks_annotations *a, const ks_annotations *b);
+void ks_annotations_sort(ks_annotations *a);
+
 #endif

@@ -27,7 +27,7 @@ typedef struct ks_node {
     ks_arena *arena;
     const char *uid;
     ks_labels labels;
-    ks_labels annotations;
+    ks_annotations annotations;
     uint32_t ntaints;
     bool unschedulable;
     ks_taint *taints;

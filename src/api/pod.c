@@ -42,6 +42,8 @@ void ks_pod_unref(ks_pod *p) {
     if (!p) return;
     if (atomic_fetch_sub_explicit(&p->refs, 1, memory_order_acq_rel) != 1) return;
     ks_pod *orig = p->clone_of;
+    /* The original holds the name's reference; a clone, its original. */
+    if (!orig && p->name_counted) ks_intern_unref(p->name);
     ks_docref_unref(p->doc);
     ks_arena_free(p->arena);
     ks_pod_unref(orig);

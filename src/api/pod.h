@@ -161,10 +161,11 @@ typedef struct ks_pod {
     const char *uid;
     uint64_t key;              /* ns/name identity for maps: (ns << 32) | name */
     ks_labels labels;
-    ks_labels annotations;     /* values interned too; read rarely */
+    ks_annotations annotations; /* values not interned; read rarely */
     ks_owner_ref *owners;
     uint32_t nowners;
     bool has_deletion_ts;
+    bool name_counted;         /* name holds a reference (ks_intern_ref) */
     int64_t creation_ts;       /* unix seconds; 0 when unset */
     int64_t deletion_ts;
 

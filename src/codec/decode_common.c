@@ -292,6 +292,27 @@ bool d_labels(dec *d, const ks_tree *v, const kpath *p, ks_labels *out) {
     return ok;
 }
 
+bool d_annotations(dec *d, const ks_tree *v, const kpath *p, ks_annotations *out) {
+    out->n = 0;
+    out->kv = NULL;
+    if (!d_map(d, v, p)) return false;
+    if (!v->n) return true;
+    out->kv = ks_arena_calloc(d->a, v->n, sizeof(ks_annotation));
+    bool ok = true;
+    for (uint32_t i = 0; i < v->n; i++) {
+        if (!is_last_key(v, i)) continue;
+        const char *s = "";
+        const ks_tree *x = v->items[i];
+        if (!d_absent(x) && !d_str(d, x, KP(p, v->keys[i]), &s)) {
+            ok = false;
+            continue;
+        }
+        out->kv[out->n++] = (ks_annotation){ks_intern(v->keys[i]), dkeep(d, s)};
+    }
+    ks_annotations_sort(out);
+    return ok;
+}
+
 bool d_quantity(dec *d, const ks_tree *v, const kpath *p, __int128 *nano) {
     *nano = 0;
     if (!v || v->type == KT_NULL) return true; /* a null Quantity is zero */
@@ -564,12 +585,13 @@ bool d_meta(dec *d, const ks_tree *obj, bool namespaced, meta *m) {
         return false;
     }
     d->name = name;
-    m->name = ks_intern(name);
+    m->name = d->counted_name ? ks_intern_ref(name) : ks_intern(name);
     if (!has) return true;
     d_str(d, kt_get(md, "uid"), KP(mp, "uid"), &m->uid);
     m->uid = dkeep(d, m->uid);
     d_labels(d, kt_get(md, "labels"), KP(mp, "labels"), &m->labels);
-    d_labels(d, kt_get(md, "annotations"), KP(mp, "annotations"), &m->annotations);
+    if (d->plain_annotations) d_annotations(d, kt_get(md, "annotations"), KP(mp, "annotations"), &m->plain_annotations);
+    else d_labels(d, kt_get(md, "annotations"), KP(mp, "annotations"), &m->annotations);
     m->has_creation = d_time(d, kt_get(md, "creationTimestamp"), KP(mp, "creationTimestamp"),
                              &m->creation_ts);
     m->has_deletion = d_time(d, kt_get(md, "deletionTimestamp"), KP(mp, "deletionTimestamp"),

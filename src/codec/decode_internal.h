@@ -25,6 +25,11 @@ typedef struct dec {
     const char *name;   /* NULL until known */
     int line;           /* the object's line */
     bool failed;
+    /* Strings of unbounded cardinality, for d_meta: the name interned
+     * with a reference (ks_intern_ref: pods), the annotations kept as
+     * plain strings in meta.plain_annotations (pods, nodes). */
+    bool counted_name;
+    bool plain_annotations;
     /* this object's errors, handed to ctx->errs in line order by dec_done */
     struct derror *errs;
     size_t nerrs, caperrs;
@@ -65,6 +70,8 @@ bool d_ids(dec *d, const ks_tree *v, const kpath *p, uint32_t *n, ks_id **out);
 
 /* map[string]string, interned and sorted by key. */
 bool d_labels(dec *d, const ks_tree *v, const kpath *p, ks_labels *out);
+/* Annotations: keys interned, values kept as strings. */
+bool d_annotations(dec *d, const ks_tree *v, const kpath *p, ks_annotations *out);
 /* A quantity, exactly, in nano-units. */
 bool d_quantity(dec *d, const ks_tree *v, const kpath *p, __int128 *nano);
 /* A ResourceList. Quantities must not be negative and must fit an int64
@@ -86,6 +93,7 @@ typedef struct meta {
     ks_id name, ns;
     const char *uid;
     ks_labels labels, annotations;
+    ks_annotations plain_annotations; /* instead of annotations (d->plain_annotations) */
     bool has_creation;
     int64_t creation_ts;
     bool has_deletion;

@@ -8,12 +8,13 @@ ks_node *ks_decode_node(const ks_tree *t, ks_decode_ctx *ctx) {
     ks_node *n = ks_node_new();
     dec dd, *d = &dd;
     dec_init(d, ctx, n->arena, "node", t);
+    d->plain_annotations = true; /* values change with every update */
     meta m;
     if (!d_map(d, t, NULL) || !d_meta(d, t, false, &m)) goto fail;
     n->name = m.name;
     n->uid = m.uid;
     n->labels = m.labels;
-    n->annotations = m.annotations;
+    n->annotations = m.plain_annotations;
     n->creation_ts = m.has_creation ? m.creation_ts : 0;
 
     const ks_tree *spec = kt_get(t, "spec");

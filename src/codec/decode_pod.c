@@ -471,14 +471,21 @@ ks_pod *ks_decode_pod(const ks_tree *t, ks_decode_ctx *ctx) {
     ks_pod *pod = ks_pod_new();
     dec dd, *d = &dd;
     dec_init(d, ctx, pod->arena, "pod", t);
+    /* Pod names come and go by the million in a long-running scheduler:
+     * the pod holds a reference on its name, released when it goes. */
+    d->counted_name = true;
+    d->plain_annotations = true;
     meta m;
-    if (!d_map(d, t, NULL) || !d_meta(d, t, true, &m)) goto fail;
-    pod->ns = m.ns;
+    if (!d_map(d, t, NULL)) goto fail;
+    bool meta_ok = d_meta(d, t, true, &m);
     pod->name = m.name;
+    pod->name_counted = m.name != KS_ID_NONE;
+    if (!meta_ok) goto fail;
+    pod->ns = m.ns;
     pod->key = ks_pod_key(m.ns, m.name);
     pod->uid = m.uid;
     pod->labels = m.labels;
-    pod->annotations = m.annotations;
+    pod->annotations = m.plain_annotations;
     pod->creation_ts = m.has_creation ? m.creation_ts : 0;
     pod->has_deletion_ts = m.has_deletion;
     pod->deletion_ts = m.deletion_ts;

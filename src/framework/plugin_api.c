@@ -37,6 +37,12 @@ static const char *label_value(const ks_labels *l, const char *key) {
     return ks_str(v);
 }
 
+static const char *annotation_value(const ks_annotations *a, const char *key) {
+    if (!key) return NULL;
+    ks_id k = ks_intern_find(key);
+    return k == KS_ID_INVALID ? NULL : ks_annotations_get(a, k);
+}
+
 static void label_at(const ks_labels *l, size_t i, const char **key, const char **value) {
     const char *k = NULL, *v = NULL;
     if (i < l->n) {
@@ -70,7 +76,7 @@ const char *ks_pod_name(const ks_pod *p) { return ks_str(p->name); }
 const char *ks_pod_uid(const ks_pod *p) { return p->uid ? p->uid : ""; }
 const char *ks_pod_label(const ks_pod *p, const char *key) { return label_value(&p->labels, key); }
 const char *ks_pod_annotation(const ks_pod *p, const char *key) {
-    return label_value(&p->annotations, key);
+    return annotation_value(&p->annotations, key);
 }
 size_t ks_pod_nlabels(const ks_pod *p) { return p->labels.n; }
 void ks_pod_label_at(const ks_pod *p, size_t i, const char **key, const char **value) {
@@ -112,7 +118,7 @@ void ks_pod_release(const ks_pod *p) {
 const char *ks_node_name(const ks_node *n) { return ks_str(n->name); }
 const char *ks_node_label(const ks_node *n, const char *key) { return label_value(&n->labels, key); }
 const char *ks_node_annotation(const ks_node *n, const char *key) {
-    return label_value(&n->annotations, key);
+    return annotation_value(&n->annotations, key);
 }
 size_t ks_node_nlabels(const ks_node *n) { return n->labels.n; }
 void ks_node_label_at(const ks_node *n, size_t i, const char **key, const char **value) {

@@ -317,7 +317,7 @@ static bool labels_equal(const ks_labels *a, const ks_labels *b) {
 static bool node_changed(const ks_node *a, const ks_node *b) {
     if (a->unschedulable != b->unschedulable && !b->unschedulable) return true;
     if (!ks_resource_equal(&a->allocatable, &b->allocatable)) return true;
-    if (!labels_equal(&a->labels, &b->labels) || !labels_equal(&a->annotations, &b->annotations)) return true;
+    if (!labels_equal(&a->labels, &b->labels) || !ks_annotations_equal(&a->annotations, &b->annotations)) return true;
     if (a->ntaints != b->ntaints) return true;
     for (uint32_t i = 0; i < a->ntaints; i++)
         if (a->taints[i].key != b->taints[i].key || a->taints[i].value != b->taints[i].value ||

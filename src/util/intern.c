@@ -3,6 +3,7 @@
 #include "util/xalloc.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,9 +14,15 @@
 #define CHUNK_SIZE (1u << CHUNK_BITS)
 #define MAX_CHUNKS (1u << 16)
 
+/* refs: PERMANENT for ks_intern's strings (never freed), else the
+ * references ks_intern_ref handed out; a freed entry has s NULL and its id
+ * waits on the free list for the next new string. */
+#define PERMANENT UINT32_MAX
+
 typedef struct {
     const char *s;
     uint32_t len;
+    uint32_t refs;
 } entry;
 
 static entry *_Atomic chunks[MAX_CHUNKS];
@@ -25,13 +32,16 @@ static atomic_uint count;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t *table;
 static size_t table_cap;
+static uint32_t *free_ids;
+static size_t nfree, free_cap;
+static size_t live; /* entries with a string */
 
 static entry *slot(ks_id id) {
     entry *c = atomic_load_explicit(&chunks[id >> CHUNK_BITS], memory_order_acquire);
     return &c[id & (CHUNK_SIZE - 1)];
 }
 
-static void append(const char *s, size_t n, ks_id id) {
+static void append(const char *s, size_t n, ks_id id, uint32_t refs) {
     uint32_t ci = id >> CHUNK_BITS;
     entry *c = atomic_load_explicit(&chunks[ci], memory_order_relaxed);
     if (!c) {
@@ -41,6 +51,8 @@ static void append(const char *s, size_t n, ks_id id) {
     char *copy = ks_xstrndup(s, n);
     c[id & (CHUNK_SIZE - 1)].s = copy;
     c[id & (CHUNK_SIZE - 1)].len = (uint32_t)n;
+    c[id & (CHUNK_SIZE - 1)].refs = refs;
+    live++;
 }
 
 static void table_insert(uint32_t id, uint64_t h) {
@@ -65,45 +77,110 @@ static void table_grow(void) {
     free(old);
 }
 
-static ks_id lookup_locked(const char *s, size_t n, uint64_t h) {
-    if (!table_cap) return KS_ID_INVALID;
+/* The table position of id, or table_cap when absent. */
+static size_t position_locked(const char *s, size_t n, uint64_t h) {
     size_t mask = table_cap - 1;
     for (size_t i = h & mask; table[i] != KS_ID_INVALID; i = (i + 1) & mask) {
         entry *e = slot(table[i]);
-        if (e->len == n && memcmp(e->s, s, n) == 0) return table[i];
+        if (e->len == n && memcmp(e->s, s, n) == 0) return i;
     }
-    return KS_ID_INVALID;
+    return table_cap;
+}
+
+static ks_id lookup_locked(const char *s, size_t n, uint64_t h) {
+    if (!table_cap) return KS_ID_INVALID;
+    size_t i = position_locked(s, n, h);
+    return i == table_cap ? KS_ID_INVALID : table[i];
+}
+
+/* Linear probing's deletion: the entries after the hole that hash at or
+ * before it move back, so that every probe sequence stays unbroken. */
+static void table_remove_at(size_t i) {
+    size_t mask = table_cap - 1;
+    table[i] = KS_ID_INVALID;
+    for (size_t j = (i + 1) & mask; table[j] != KS_ID_INVALID; j = (j + 1) & mask) {
+        entry *e = slot(table[j]);
+        size_t home = ks_hash_bytes(e->s, e->len) & mask;
+        /* j's entry may fill the hole when its home is not in (i, j]. */
+        bool between = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+        if (between) continue;
+        table[i] = table[j];
+        table[j] = KS_ID_INVALID;
+        i = j;
+    }
 }
 
 static void ensure_empty_locked(void) {
     if (atomic_load(&count) == 0) {
-        append("", 0, 0);
+        append("", 0, 0, PERMANENT);
         atomic_store(&count, 1);
         table_grow();
         table_insert(0, ks_hash_bytes("", 0));
     }
 }
 
-ks_id ks_intern_n(const char *s, size_t n) {
+static ks_id intern_locked(const char *s, size_t n, uint32_t refs) {
     uint64_t h = ks_hash_bytes(s, n);
-    pthread_mutex_lock(&lock);
     ensure_empty_locked();
     ks_id id = lookup_locked(s, n, h);
-    if (id == KS_ID_INVALID) {
-        id = atomic_load(&count);
-        if (id >= (uint32_t)CHUNK_SIZE * MAX_CHUNKS - 1) ks_oom();
-        append(s, n, id);
-        atomic_store_explicit(&count, id + 1, memory_order_release);
-        /* the grown table is rebuilt from the old one, which does not
-         * have this id yet: insert it either way */
-        if ((size_t)(id + 1) * 2 > table_cap) table_grow();
-        table_insert(id, h);
+    if (id != KS_ID_INVALID) {
+        entry *e = slot(id);
+        if (e->refs != PERMANENT) e->refs = refs == PERMANENT ? PERMANENT : e->refs + 1;
+        return id;
     }
+    if (nfree) {
+        /* A freed id: its entry is rewritten before anyone can see it. */
+        id = free_ids[--nfree];
+        append(s, n, id, refs);
+        table_insert(id, h);
+        return id;
+    }
+    id = atomic_load(&count);
+    if (id >= (uint32_t)CHUNK_SIZE * MAX_CHUNKS - 1) ks_oom();
+    append(s, n, id, refs);
+    atomic_store_explicit(&count, id + 1, memory_order_release);
+    /* the grown table is rebuilt from the old one, which does not have
+     * this id yet: insert it either way */
+    if ((size_t)(id + 1) * 2 > table_cap) table_grow();
+    table_insert(id, h);
+    return id;
+}
+
+ks_id ks_intern_n(const char *s, size_t n) {
+    pthread_mutex_lock(&lock);
+    ks_id id = intern_locked(s, n, PERMANENT);
     pthread_mutex_unlock(&lock);
     return id;
 }
 
 ks_id ks_intern(const char *s) { return ks_intern_n(s, strlen(s)); }
+
+ks_id ks_intern_ref_n(const char *s, size_t n) {
+    pthread_mutex_lock(&lock);
+    ks_id id = intern_locked(s, n, 1);
+    pthread_mutex_unlock(&lock);
+    return id;
+}
+
+ks_id ks_intern_ref(const char *s) { return ks_intern_ref_n(s, strlen(s)); }
+
+void ks_intern_unref(ks_id id) {
+    if (id == KS_ID_NONE || id == KS_ID_INVALID) return;
+    pthread_mutex_lock(&lock);
+    if (id < atomic_load(&count)) {
+        entry *e = slot(id);
+        if (e->s && e->refs != PERMANENT && --e->refs == 0) {
+            table_remove_at(position_locked(e->s, e->len, ks_hash_bytes(e->s, e->len)));
+            free((char *)e->s);
+            e->s = NULL;
+            e->len = 0;
+            live--;
+            KS_GROW(free_ids, free_cap, nfree + 1);
+            free_ids[nfree++] = id;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+}
 
 ks_id ks_intern_find(const char *s) {
     size_t n = strlen(s);
@@ -117,7 +194,8 @@ ks_id ks_intern_find(const char *s) {
 
 const char *ks_str(ks_id id) {
     if (id >= atomic_load_explicit(&count, memory_order_acquire)) return id == 0 ? "" : "<?>";
-    return slot(id)->s;
+    const char *s = slot(id)->s;
+    return s ? s : "<?>";
 }
 
 size_t ks_strlen(ks_id id) {
@@ -125,4 +203,9 @@ size_t ks_strlen(ks_id id) {
     return slot(id)->len;
 }
 
-size_t ks_intern_count(void) { return atomic_load(&count); }
+size_t ks_intern_count(void) {
+    pthread_mutex_lock(&lock);
+    size_t n = live;
+    pthread_mutex_unlock(&lock);
+    return n;
+}
