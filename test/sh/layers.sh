@@ -2,11 +2,12 @@
 # Layering: a source file includes headers of its own directory or of a
 # layer below, never above (docs/architecture.md, "Layers"):
 #
-#   util < metrics, api < cel, codec < config < framework < backend
+#   util < cel < metrics, api < codec < config < framework < backend
 #        < plugins < scheduler < sim, kube < server < cmd
 #
-# Directories on the same level (metrics and api, cel and codec, sim and
-# kube) do not include each other. Prints "ok NAME" / "FAIL NAME" lines.
+# Directories on the same level (metrics and api, sim and kube) do not
+# include each other. One exception, listed below: CEL's quantity
+# functions parse quantities with api/quantity.h, which includes nothing. Prints "ok NAME" / "FAIL NAME" lines.
 #   test/sh/layers.sh [ROOT]   check ROOT/src (default: this repository),
 #                              then that an upward include is caught
 set -u
@@ -17,16 +18,17 @@ root=$(cd "$here/../.." && pwd)
 rank() {
     case "$1" in
     util) echo 0 ;;
-    metrics | api) echo 1 ;;
-    cel | codec) echo 2 ;;
-    config) echo 3 ;;
-    framework) echo 4 ;;
-    backend) echo 5 ;;
-    plugins) echo 6 ;;
-    scheduler) echo 7 ;;
-    sim | kube) echo 8 ;;
-    server) echo 9 ;;
-    cmd) echo 10 ;;
+    cel) echo 1 ;;
+    metrics | api) echo 2 ;;
+    codec) echo 3 ;;
+    config) echo 4 ;;
+    framework) echo 5 ;;
+    backend) echo 6 ;;
+    plugins) echo 7 ;;
+    scheduler) echo 8 ;;
+    sim | kube) echo 9 ;;
+    server) echo 10 ;;
+    cmd) echo 11 ;;
     *) echo "" ;;
     esac
 }
@@ -44,6 +46,7 @@ violations() { # $1 = root
         sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([a-z_]*\)\/\([^"]*\)".*/\1 \2/p' "$1/$f" |
             while read -r inc hdr; do
                 [ "$inc" = "$dir" ] && continue
+                [ "$dir/$inc/$hdr" = "cel/api/quantity.h" ] && continue
                 ri=$(rank "$inc")
                 if [ -z "$ri" ] || [ "$ri" -ge "$r" ]; then
                     echo "$f: includes $inc/$hdr"
