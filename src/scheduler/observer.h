@@ -63,6 +63,11 @@ typedef struct ks_observer {
     /* Binding cycle failure (permit rejection/timeout, PreBind, Bind). */
     void (*on_bind_failed)(void *ctx, const ks_pod *pod, const char *node,
                            const ks_status *status, const char *message);
+    /* An extender bound the pod itself (its bindVerb). In a cluster the
+     * binding comes back through the watch; an observer that stands in
+     * for the API server (the simulator's in-memory cluster) makes it
+     * happen there and returns the result. NULL: nothing to do. */
+    ks_status *(*extender_bound)(void *ctx, const ks_pod *pod, const char *node);
 } ks_observer;
 
 #endif

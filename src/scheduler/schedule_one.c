@@ -204,9 +204,9 @@ static ks_status *extenders_binding(ks_scheduler *s, const ks_pod *pod, const ch
             continue;
         }
         *bound = true;
-        /* The in-memory cluster has no API server for the extender to
-         * write to: record the binding it reported as made. */
-        if (!st && s->simulated) st = ks_api_dispatcher_bind_sync(s->disp, pod, node);
+        /* A cluster learns of the binding from its API server; the
+         * simulator's observer records it in the in-memory one. */
+        if (!st && s->obs && s->obs->extender_bound) st = s->obs->extender_bound(s->obs->ctx, pod, node);
         return st;
     }
     return NULL;
@@ -754,7 +754,7 @@ static void binding_cycle_run(binding_cycle *bc) {
     ks_fwm_pod_scheduled(bc->qp->attempts, bc->qp->has_initial_attempt
                                                ? (double)(ks_clock_now(s->clock) - bc->qp->initial_attempt_ns) / 1e9
                                                : -1);
-    if (s->simulated) s->last_progress = ks_clock_now(s->clock);
+    s->last_progress = ks_clock_now(s->clock);
     ks_framework_run_post_bind(fw, bc->st, bc->assumed, bc->node);
     if (s->obs && s->obs->on_bound) s->obs->on_bound(s->obs->ctx, bc->assumed, bc->node);
     ks_sched_free_binding_cycle(bc);

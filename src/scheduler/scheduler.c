@@ -1,6 +1,6 @@
 /* The scheduler object: profiles, cache, queue and dispatcher wired to a
  * backend (upstream scheduler.go), the handlers for the backend's watch
- * events (eventhandlers.go), and the two loops: simulated and real time. */
+ * events (eventhandlers.go), and the two loops: stepping and real time. */
 #include "api/node.h"
 #include "api/pod.h"
 #include "backend/listers.h"
@@ -177,7 +177,6 @@ ks_scheduler *ks_scheduler_new(const ks_scheduler_options *o, char **err) {
     s->reg = o->registry ? o->registry : ks_default_registry();
     s->backend = o->backend;
     s->clock = o->clock ? o->clock : ks_clock_real();
-    s->simulated = s->clock->simulated;
     s->obs = o->observer;
     s->parked_tail = &s->parked;
     s->last_leftover_flush = ks_clock_now(s->clock);
@@ -488,9 +487,9 @@ ks_status *ks_scheduler_start(ks_scheduler *s) {
     return s->backend->start(s->backend->ctx, on_watch, s);
 }
 
-/* ---- the simulated loop -------------------------------------------------- */
+/* ---- the stepping loop ---------------------------------------------------- */
 
-/* Simulated steps that may run plugins outside a cycle (done callbacks,
+/* Steps that may run plugins outside a cycle (done callbacks,
  * Permit waits ending) read the objects as they are now. */
 static void drain(ks_scheduler *s) {
     ks_sched_view_enter(s);
@@ -515,7 +514,7 @@ bool ks_scheduler_schedule_one(ks_scheduler *s) {
 
 static void fire_timers_now(ks_scheduler *s);
 
-/* Fire the timers due at the current (simulated) time. */
+/* Fire the timers due now. */
 static void fire_timers(ks_scheduler *s) {
     ks_sched_view_enter(s); /* expiring waits and flushes run plugins */
     fire_timers_now(s);
@@ -545,7 +544,6 @@ static uint64_t futile_attempt_limit(ks_scheduler *s) {
 
 size_t ks_scheduler_run_until_idle(ks_scheduler *s) {
     size_t attempts = 0;
-    if (!s->simulated) return 0;
     s->last_progress = ks_clock_now(s->clock);
     /* Pods can keep each other busy without time moving (a gang whose
      * members activate each other with no backoff): stop when a long run of
@@ -582,7 +580,8 @@ size_t ks_scheduler_run_until_idle(ks_scheduler *s) {
                      (long long)(SIM_IDLE_HORIZON_NS / KS_NS_PER_SEC));
             break;
         }
-        ks_clock_sim_set(s->clock, next);
+        /* A simulated clock jumps to the next timer. */
+        ks_clock_wait_until(s->clock, next);
         fire_timers(s);
     }
     drain(s);
@@ -641,10 +640,6 @@ static bool wait_synced(ks_scheduler *s) {
 }
 
 void ks_scheduler_run(ks_scheduler *s) {
-    if (s->simulated) {
-        ks_scheduler_run_until_idle(s);
-        return;
-    }
     if (!wait_synced(s)) return;
     ks_infof(2, "caches synced, scheduling");
     pthread_mutex_lock(&s->mu);

@@ -2,15 +2,20 @@
  * snapshot, the scheduling queue, the API dispatcher and a backend, wired
  * together the way kube-scheduler's Scheduler is.
  *
- * Two ways to run the same loop:
+ * Two ways to run the same loop. The core does not know which clock it
+ * has: what differs comes through the clock (ks_clock_now, waits that a
+ * simulated clock does not block in, ks_clock_wait_until) and through the
+ * observer (trace records, an extender's binding recorded in the
+ * simulator's cluster).
  *
- * - simulated clock (simulate, tests): nothing blocks and nothing runs
- *   behind the caller's back. ks_scheduler_schedule_one() tries one pod;
- *   its binding cycle runs right after it (or when the Permit wait ends);
- *   API calls execute when the loop drains the dispatcher.
- *   ks_scheduler_run_until_idle() loops, jumping the clock to the next
- *   timer when nothing is runnable, until nothing can make progress.
- * - real clock (run): ks_scheduler_run() blocks on the queue; binding
+ * - stepping (simulate, tests; on the simulated clock): nothing blocks
+ *   and nothing runs behind the caller's back. ks_scheduler_schedule_one()
+ *   tries one pod; its binding cycle runs right after it (or when the
+ *   Permit wait ends); API calls execute when the loop drains the
+ *   dispatcher. ks_scheduler_run_until_idle() loops, moving the clock to
+ *   the next timer when nothing is runnable, until nothing can make
+ *   progress.
+ * - real time (run; the real clock): ks_scheduler_run() blocks on the queue; binding
  *   cycles run on a fixed set of binder threads (a cycle whose pod waits
  *   on Permit is parked without a thread until the verdict), API calls on
  *   the dispatcher's workers, timers (backoff flush every second,
@@ -51,21 +56,22 @@ void ks_scheduler_free(ks_scheduler *s);
 /* List and watch the backend (the initial objects are added at once). */
 ks_status *ks_scheduler_start(ks_scheduler *s);
 
-/* Simulated clock: one scheduling attempt (plus its binding cycle when it
+/* Stepping: one scheduling attempt (plus its binding cycle when it
  * can run now). false when no pod was runnable. */
 bool ks_scheduler_schedule_one(ks_scheduler *s);
-/* Simulated clock: schedule until nothing can make progress: activeQ and
+/* Stepping: schedule until nothing can make progress: activeQ and
  * backoffQ empty, no pod waiting on Permit, no API call pending, no timer
  * other than the unschedulable flush (and error-backoff pods that already
  * failed since the last cluster change). Returns the attempts made. */
 size_t ks_scheduler_run_until_idle(ks_scheduler *s);
-/* Simulated clock: one attempt of the given pending pod, wherever it waits
+/* Stepping: one attempt of the given pending pod, wherever it waits
  * in the queue (the simulator's trace mode orders attempts itself). false
  * when the queue does not hold it. */
 bool ks_scheduler_attempt(ks_scheduler *s, uint64_t pod_key);
 
-/* Real clock: wait until the backend has synced, then schedule until
- * ks_scheduler_stop() (from another thread or a signal-safe flag poll). */
+/* Real clock: wait until the backend has synced, start the binders and
+ * the API workers, then schedule until ks_scheduler_stop() (from another
+ * thread or a signal-safe flag poll). */
 void ks_scheduler_run(ks_scheduler *s);
 /* Started, and the backend's initial lists are all delivered (run waits
  * for this before its first cycle; /readyz reports it). */

@@ -27,7 +27,6 @@ struct ks_scheduler {
     ks_registry *reg;
     const ks_backend *backend;
     ks_clock *clock;
-    bool simulated;
     const ks_observer *obs;
 
     ks_framework **fws;
@@ -71,7 +70,7 @@ struct ks_scheduler {
     bool timer_running;
 
     int64_t last_leftover_flush;
-    int64_t last_progress;  /* simulated: last bind (or start) */
+    int64_t last_progress;  /* the stepping loop: last bind (or start) */
     ks_scheduler_stats stats;
 };
 

@@ -13,9 +13,14 @@
 
 typedef struct cap_run {
     ks_capacity_result *out;
+    ks_scheduler *s;
     uint64_t watching;     /* key of the replica being scheduled */
     bool failed;
 } cap_run;
+
+static ks_status *extender_bound(void *ctx, const ks_pod *pod, const char *node) {
+    return ks_sim_extender_bound(((cap_run *)ctx)->s, pod, node);
+}
 
 static void add_reason(ks_capacity_result *r, const char *reason) {
     for (uint32_t i = 0; i < r->nreasons; i++)
@@ -82,7 +87,7 @@ bool ks_capacity(ks_cluster *cluster, const ks_config *cfg, ks_registry *reg, co
     cap_run c = {.out = out};
     ks_clock *clock = ks_clock_sim_new(0);
     ks_memory_backend *mb = ks_memory_backend_new(cluster);
-    ks_observer obs = {.ctx = &c, .on_attempt = on_attempt};
+    ks_observer obs = {.ctx = &c, .on_attempt = on_attempt, .extender_bound = extender_bound};
     ks_scheduler_options so = {
         .config = cfg,
         .registry = reg,
@@ -94,6 +99,7 @@ bool ks_capacity(ks_cluster *cluster, const ks_config *cfg, ks_registry *reg, co
     bool ok = false;
     ks_scheduler *s = ks_sim_start(&so, err);
     if (!s) goto done;
+    c.s = s;
     /* Pods already pending in the input are scheduled first, as they would
      * be in the cluster. */
     ks_scheduler_run_until_idle(s);

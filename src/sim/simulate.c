@@ -39,6 +39,10 @@ ks_scheduler *ks_sim_start(const ks_scheduler_options *o, char **err) {
     return s;
 }
 
+ks_status *ks_sim_extender_bound(ks_scheduler *s, const ks_pod *pod, const char *node) {
+    return ks_api_dispatcher_bind_sync(ks_scheduler_dispatcher(s), pod, node);
+}
+
 int64_t ks_sim_start_time(const ks_cluster *c) {
     int64_t t = 0;
     for (uint32_t i = 0; i < c->pods.n; i++)
@@ -55,6 +59,7 @@ typedef struct sim_run {
     const ks_backend *inner;
     ks_backend wrapped;
     ks_clock *clock;
+    ks_scheduler *s;
     ks_map index;            /* pod key -> pending pod index + 1 */
     ks_sim_pod *pods;
     uint32_t npods;
@@ -63,6 +68,10 @@ typedef struct sim_run {
     uint32_t nvictims, victims_cap;
     uint64_t attempts;
 } sim_run;
+
+static ks_status *extender_bound(void *ctx, const ks_pod *pod, const char *node) {
+    return ks_sim_extender_bound(((sim_run *)ctx)->s, pod, node);
+}
 
 static ks_sim_pod *pending_of(sim_run *r, const ks_pod *p) {
     uintptr_t i = (uintptr_t)ks_map_get(&r->index, p->key);
@@ -331,7 +340,7 @@ bool ks_simulate(ks_cluster *cluster, const ks_config *cfg, ks_registry *reg,
         .bind_volumes = w_bind_volumes,
         .update_claim = w_update_claim,
     };
-    ks_observer obs = {.ctx = &r, .on_attempt = on_attempt};
+    ks_observer obs = {.ctx = &r, .on_attempt = on_attempt, .extender_bound = extender_bound};
 
     /* A percentage given on the command line overrides the configuration
      * (the differential tests score every node). */
@@ -356,6 +365,7 @@ bool ks_simulate(ks_cluster *cluster, const ks_config *cfg, ks_registry *reg,
     bool ok = false;
     ks_scheduler *s = ks_sim_start(&so, err);
     if (!s) goto done;
+    r.s = s;
     ks_scheduler_run_until_idle(s);
     out->end_ns = ks_clock_now(r.clock);
     out->attempts = r.attempts;

@@ -122,6 +122,10 @@ void ks_sim_result_free(ks_sim_result *r);
 /* A scheduler built from o and started (the backend's objects listed into
  * it); NULL with *err (malloc'd) when either step fails. */
 ks_scheduler *ks_sim_start(const ks_scheduler_options *o, char **err);
+/* The observer's extender_bound for a simulation: the in-memory cluster
+ * has no API server for an extender to write to, so the binding the
+ * extender reported is made through s's dispatcher (in queue order). */
+ks_status *ks_sim_extender_bound(ks_scheduler *s, const ks_pod *pod, const char *node);
 
 /* The simulated clock starts at the newest creationTimestamp in the input
  * (so output does not depend on when it runs), or at the epoch. */

@@ -277,6 +277,10 @@ static void report_gated(trace_run *t, const ks_pod *p, ks_framework *fw) {
     ks_status_free(st);
 }
 
+static ks_status *extender_bound(void *ctx, const ks_pod *pod, const char *node) {
+    return ks_sim_extender_bound(((trace_run *)ctx)->s, pod, node);
+}
+
 bool ks_trace_run(FILE *out, ks_cluster *cluster, const ks_config *cfg, ks_registry *reg,
                   const ks_sim_options *opts, char **err) {
     trace_run t;
@@ -316,7 +320,7 @@ bool ks_trace_run(FILE *out, ks_cluster *cluster, const ks_config *cfg, ks_regis
                              .delete_pod = w_delete,
                              .emit_event = w_event,
                              .update_claim = w_update_claim};
-    ks_observer obs = {.ctx = &t, .on_attempt = on_attempt};
+    ks_observer obs = {.ctx = &t, .on_attempt = on_attempt, .extender_bound = extender_bound};
     ks_scheduler_options so = {
         .config = &tuned,
         .registry = reg,

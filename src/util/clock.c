@@ -33,6 +33,16 @@ void ks_clock_sim_set(ks_clock *c, int64_t t) {
     if (c->simulated && t > c->sim_now) c->sim_now = t;
 }
 
+void ks_clock_wait_until(ks_clock *c, int64_t t) {
+    if (c && c->simulated) {
+        ks_clock_sim_set(c, t);
+        return;
+    }
+    struct timespec ts = {.tv_sec = t / KS_NS_PER_SEC, .tv_nsec = t % KS_NS_PER_SEC};
+    while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &ts, NULL) == EINTR) {
+    }
+}
+
 bool ks_clock_cond_wait(const ks_clock *c, pthread_cond_t *cv, pthread_mutex_t *mu,
                         int64_t deadline_ns) {
     if (c && c->simulated) return ks_clock_now(c) < deadline_ns;

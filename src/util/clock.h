@@ -26,6 +26,9 @@ void ks_clock_free(ks_clock *c); /* no-op for the real clock */
 int64_t ks_clock_now(const ks_clock *c);
 /* Simulated clock: move to t (never backwards). */
 void ks_clock_sim_set(ks_clock *c, int64_t t);
+/* Until the clock reads t: a simulated clock jumps there, the real one
+ * sleeps. */
+void ks_clock_wait_until(ks_clock *c, int64_t t);
 
 /* Wait on cv until signalled or until the clock reaches deadline_ns
  * (INT64_MAX: no deadline). With the simulated clock this does not block:
