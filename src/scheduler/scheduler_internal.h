@@ -70,7 +70,8 @@ struct ks_scheduler {
     bool timer_running;
 
     int64_t last_leftover_flush;
-    int64_t last_progress;  /* the stepping loop: last bind (or start) */
+    /* the stepping loop: last bind (or start); binders write it too */
+    _Atomic int64_t last_progress;
     ks_scheduler_stats stats;
 };
 
