@@ -290,10 +290,93 @@ static cel_val f_ends(cel_eval *ev, const cel_val *args, uint32_t n) {
                     memcmp(args[0].s + args[0].len - args[1].len, args[1].s, args[1].len) == 0);
 }
 
+/* What RE2 (Go's regexp/syntax) refuses before it compiles, and glibc's
+ * regcomp would instead expand without bound (found by fuzz_cel: "a.++++"
+ * took gigabytes): a repetition operator right after another (other than
+ * the non-greedy '?'), a count over 1000, and nested counts whose product
+ * exceeds 1000. Bracket expressions and escapes are skipped. */
+static bool re2_limits(const char *pat, size_t n, char *err, size_t nerr) {
+    long inner[64] = {1}; /* per open group: the largest repetition inside */
+    int depth = 0;
+    long last_group = 1;  /* the repetition inside the group just closed */
+    int state = 0;        /* 1: after a repetition, 2: after its non-greedy '?' */
+    bool after_group = false;
+    for (size_t i = 0; i < n; i++) {
+        char c = pat[i];
+        if (c == '\\') {
+            i++;
+            state = 0, after_group = false;
+            continue;
+        }
+        if (c == '[') {
+            size_t j = i + 1;
+            if (j < n && pat[j] == '^') j++;
+            if (j < n && pat[j] == ']') j++;
+            while (j < n && pat[j] != ']') j += pat[j] == '\\' ? 2 : 1;
+            i = j;
+            state = 0, after_group = false;
+            continue;
+        }
+        /* {n}, {n,}, {n,m}: a repetition; any other '{' is a literal */
+        long lo = 0, hi = 0;
+        size_t end = i;
+        bool rep = c == '*' || c == '+' || c == '?';
+        if (c == '{') {
+            size_t j = i + 1, d0 = j;
+            for (; j < n && pat[j] >= '0' && pat[j] <= '9'; j++)
+                if (lo < 100000) lo = lo * 10 + (pat[j] - '0');
+            hi = lo;
+            if (j > d0 && j < n && pat[j] == ',') {
+                j++;
+                hi = j < n && pat[j] != '}' ? 0 : -1;
+                for (; j < n && pat[j] >= '0' && pat[j] <= '9'; j++)
+                    if (hi < 100000) hi = hi * 10 + (pat[j] - '0');
+            }
+            if (j > d0 && j < n && pat[j] == '}') rep = true, end = j;
+        }
+        if (rep && state == 1 && c == '?') {
+            state = 2; /* non-greedy */
+            continue;
+        }
+        if (rep && state != 0) {
+            snprintf(err, nerr, "error parsing regexp: invalid nested repetition operator: `%.*s`",
+                     (int)(n - i + 1 > 8 ? 8 : n - i + 1), pat + i - 1);
+            return false;
+        }
+        if (rep) {
+            if (lo > 1000 || hi > 1000) {
+                snprintf(err, nerr, "error parsing regexp: invalid repeat count: `%.*s`", (int)(end - i + 1),
+                         pat + i);
+                return false;
+            }
+            long count = (c == '{' ? (hi > lo ? hi : lo) : 1) + 1;
+            long total = (after_group ? last_group : 1) * count;
+            if (total > 1000) {
+                snprintf(err, nerr, "error parsing regexp: expression too large");
+                return false;
+            }
+            if (total > inner[depth]) inner[depth] = total;
+            i = end;
+            state = 1, after_group = false;
+            continue;
+        }
+        state = 0, after_group = false;
+        if (c == '(' && depth < 63) {
+            inner[++depth] = 1;
+        } else if (c == ')' && depth > 0) {
+            last_group = inner[depth--];
+            if (last_group > inner[depth]) inner[depth] = last_group;
+            after_group = true;
+        }
+    }
+    return true;
+}
+
 /* RE2 patterns through POSIX extended regular expressions: the common
  * shorthand classes are translated; RE2-only syntax (non-greedy
  * quantifiers, (?flags)) is refused with an error. */
 static bool compile_re(const char *pat, size_t n, regex_t *re, char *err, size_t nerr) {
+    if (!re2_limits(pat, n, err, nerr)) return false;
     ks_strbuf b;
     ks_sb_init(&b);
     int flags = REG_EXTENDED;

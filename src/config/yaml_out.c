@@ -3,6 +3,7 @@
  * v2 is a port of libyaml's emitter, so we drive libyaml with the same
  * events and reproduce the two decisions go-yaml makes itself: the order
  * of map keys and which strings must be double-quoted. */
+#include "codec/tree_internal.h"
 #include "config/internal.h"
 #include "util/xalloc.h"
 
@@ -241,10 +242,24 @@ static int out_handler(void *data, unsigned char *buf, size_t size) {
     return 1;
 }
 
+/* After one failure libyaml's emitter must not be given more events (it
+ * can loop on them forever, found by fuzz_config): the rest is dropped. */
+static void emit(yaml_emitter_t *em, yaml_event_t *ev) {
+    if (em->error != YAML_NO_ERROR) {
+        yaml_event_delete(ev);
+        return;
+    }
+    yaml_emitter_emit(em, ev);
+}
+
 static void emit_scalar(yaml_emitter_t *em, const char *v, yaml_scalar_style_t style) {
     yaml_event_t ev;
+    /* a !!binary scalar can hold any bytes; libyaml refuses invalid UTF-8 */
+    char *fixed;
+    v = kt_utf8_clean(v, &fixed);
     yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)v, (int)strlen(v), 1, 1, style);
-    yaml_emitter_emit(em, &ev);
+    free(fixed);
+    emit(em, &ev);
 }
 
 static void emit_string(yaml_emitter_t *em, const char *s) {
@@ -289,10 +304,10 @@ static void emit_node(yaml_emitter_t *em, const ks_tree *t) {
     case KT_STRING: emit_string(em, t->text ? t->text : ""); break;
     case KT_SEQ:
         yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE);
-        yaml_emitter_emit(em, &ev);
+        emit(em, &ev);
         for (uint32_t i = 0; i < t->n; i++) emit_node(em, t->items[i]);
         yaml_sequence_end_event_initialize(&ev);
-        yaml_emitter_emit(em, &ev);
+        emit(em, &ev);
         break;
     case KT_MAP: {
         uint32_t *order = ks_xcalloc(t->n ? t->n : 1, sizeof *order);
@@ -308,13 +323,13 @@ static void emit_node(yaml_emitter_t *em, const ks_tree *t) {
             order[j] = k;
         }
         yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE);
-        yaml_emitter_emit(em, &ev);
+        emit(em, &ev);
         for (uint32_t i = 0; i < t->n; i++) {
             emit_string(em, t->keys[order[i]]);
             emit_node(em, t->items[order[i]]);
         }
         yaml_mapping_end_event_initialize(&ev);
-        yaml_emitter_emit(em, &ev);
+        emit(em, &ev);
         free(order);
         break;
     }
@@ -330,14 +345,14 @@ char *yaml_emit(const ks_tree *t) {
     yaml_emitter_set_output(&em, out_handler, &out);
     yaml_emitter_set_unicode(&em, 1);
     yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING);
-    yaml_emitter_emit(&em, &ev);
+    emit(&em, &ev);
     yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1);
-    yaml_emitter_emit(&em, &ev);
+    emit(&em, &ev);
     emit_node(&em, t);
     yaml_document_end_event_initialize(&ev, 1);
-    yaml_emitter_emit(&em, &ev);
+    emit(&em, &ev);
     yaml_stream_end_event_initialize(&ev);
-    yaml_emitter_emit(&em, &ev);
+    emit(&em, &ev);
     yaml_emitter_flush(&em);
     yaml_emitter_delete(&em);
     if (!out.s) ks_sb_puts(&out, "");

@@ -181,6 +181,39 @@ static void cost_limit(void **st) {
     ks_cel_program_free(p);
 }
 
+/* Found by fuzz_cel: patterns RE2 refuses before compiling ("a.++++"
+ * made glibc's regcomp take gigabytes) are refused at compile time;
+ * non-greedy operators and literal braces still work. */
+static void regex_limits(void **st) {
+    (void)st;
+    static const char *const bad[] = {
+        "'abc'.matches('^a.++++++++c')", "'a'.matches('a**')", "'a'.matches('a{1001}')",
+        "'a'.matches('((a{100}){100})')",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *err = NULL;
+        ks_cel_program *p = ks_cel_compile(bad[i], NULL, &err);
+        if (p || !err || !strstr(err, "invalid matches argument"))
+            fail_msg("%s: %s", bad[i], err ? err : "compiled");
+        free(err);
+    }
+    static const char *const good[] = {
+        "'aaa'.matches('^a*?$')", "'a{'.matches('a\\\\{')",
+        "'aa'.matches('^(a{1,2}){2,3}$') || true", "'+'.matches('[+*]+')",
+    };
+    ks_cel_ctx *ctx = ks_cel_ctx_new();
+    ks_cel_device d = {.driver = "d"};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        char *err = NULL;
+        ks_cel_program *p = ks_cel_compile(good[i], NULL, &err);
+        if (!p) fail_msg("%s: %s", good[i], err);
+        const char *e;
+        if (ks_cel_device_matches(p, &d, KS_CEL_SELECTOR_MAX_COST, ctx, &e) != 1) fail_msg("%s is not true", good[i]);
+        ks_cel_program_free(p);
+    }
+    ks_cel_ctx_free(ctx);
+}
+
 /* device.allowMultipleAllocations exists whatever the gates say: the
  * scheduler compiles stored expressions, whose environment has the
  * newest device type. */
@@ -265,7 +298,7 @@ static void semver_parse(void **st) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(upstream_cases),     cmocka_unit_test(context_reuse), cmocka_unit_test(cost_limit),
+        cmocka_unit_test(upstream_cases),     cmocka_unit_test(context_reuse), cmocka_unit_test(cost_limit), cmocka_unit_test(regex_limits),
         cmocka_unit_test(consumable_capacity_field), cmocka_unit_test(print_values), cmocka_unit_test(semver_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

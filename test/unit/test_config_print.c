@@ -55,6 +55,34 @@ static char *print_round_trip(const char *yaml) {
     return once;
 }
 
+/* Found by fuzz_config: a !!binary plugin name (any bytes) made libyaml's
+ * emitter fail, and the events given to it after the failure made it
+ * loop forever. Invalid UTF-8 prints as U+FFFD, as Go writes it. */
+static void test_print_binary_name(void **state) {
+    (void)state;
+    const char *yaml = "apiVersion: kubescheduler.config.k8s.io/v1\n"
+                       "kind: KubeSchedulerConfiguration\n"
+                       "profiles:\n"
+                       "- plugins:\n"
+                       "    multiPoint:\n"
+                       "      enabled:\n"
+                       "      - name: !!binary TaintToleration\n"
+                       "      - name: NodeAffinity\n"
+                       "        weight: 2\n";
+    ks_config_errors errs;
+    ks_config_errors_init(&errs);
+    ks_config *cfg = ks_config_load_buffer("bin.yaml", yaml, strlen(yaml), &errs);
+    assert_non_null(cfg);
+    char *out = ks_config_to_yaml(cfg);
+    assert_non_null(out);
+    assert_non_null(strstr(out, "\xef\xbf\xbd"));
+    /* what follows the odd name is printed too */
+    assert_non_null(strstr(out, "schedulerName: default-scheduler"));
+    free(out);
+    ks_config_free(cfg);
+    ks_config_errors_free(&errs);
+}
+
 static void test_defaults_golden(void **state) {
     (void)state;
     ks_config *cfg = ks_config_default();
@@ -226,7 +254,7 @@ static void test_go_floats(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults_golden), cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_printed_details), cmocka_unit_test(test_go_durations),
+        cmocka_unit_test(test_printed_details), cmocka_unit_test(test_print_binary_name), cmocka_unit_test(test_go_durations),
         cmocka_unit_test(test_go_floats),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
