@@ -294,7 +294,8 @@ static cel_val f_ends(cel_eval *ev, const cel_val *args, uint32_t n) {
  * regcomp would instead expand without bound (found by fuzz_cel: "a.++++"
  * took gigabytes): a repetition operator right after another (other than
  * the non-greedy '?'), a count over 1000, and nested counts whose product
- * exceeds 1000. Bracket expressions and escapes are skipped. */
+ * exceeds 1000. Run on the translated POSIX pattern, with regcomp's
+ * reading of brackets and escapes, so that it sees what regcomp sees. */
 static bool re2_limits(const char *pat, size_t n, char *err, size_t nerr) {
     long inner[64] = {1}; /* per open group: the largest repetition inside */
     int depth = 0;
@@ -309,10 +310,21 @@ static bool re2_limits(const char *pat, size_t n, char *err, size_t nerr) {
             continue;
         }
         if (c == '[') {
+            /* POSIX brackets, as regcomp reads them: a backslash is
+             * literal, [:class:] [.x.] [=x=] hold a ']' of their own */
             size_t j = i + 1;
             if (j < n && pat[j] == '^') j++;
             if (j < n && pat[j] == ']') j++;
-            while (j < n && pat[j] != ']') j += pat[j] == '\\' ? 2 : 1;
+            while (j < n && pat[j] != ']') {
+                if (pat[j] == '[' && j + 1 < n && (pat[j + 1] == ':' || pat[j + 1] == '.' || pat[j + 1] == '=')) {
+                    char d = pat[j + 1];
+                    j += 2;
+                    while (j + 1 < n && !(pat[j] == d && pat[j + 1] == ']')) j++;
+                    j += 2;
+                } else {
+                    j++;
+                }
+            }
             i = j;
             state = 0, after_group = false;
             continue;
@@ -376,7 +388,6 @@ static bool re2_limits(const char *pat, size_t n, char *err, size_t nerr) {
  * shorthand classes are translated; RE2-only syntax (non-greedy
  * quantifiers, (?flags)) is refused with an error. */
 static bool compile_re(const char *pat, size_t n, regex_t *re, char *err, size_t nerr) {
-    if (!re2_limits(pat, n, err, nerr)) return false;
     ks_strbuf b;
     ks_sb_init(&b);
     int flags = REG_EXTENDED;
@@ -409,6 +420,10 @@ static bool compile_re(const char *pat, size_t n, regex_t *re, char *err, size_t
             return false;
         }
         ks_sb_putc(&b, c);
+    }
+    if (!re2_limits(ks_sb_str(&b), b.len, err, nerr)) {
+        ks_sb_free(&b);
+        return false;
     }
     int rc = regcomp(re, ks_sb_str(&b), flags);
     ks_sb_free(&b);

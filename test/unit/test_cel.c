@@ -189,6 +189,9 @@ static void regex_limits(void **st) {
     static const char *const bad[] = {
         "'abc'.matches('^a.++++++++c')", "'a'.matches('a**')", "'a'.matches('a{1001}')",
         "'a'.matches('((a{100}){100})')",
+        /* \\W becomes a bracket of its own, which closes the open one for
+         * regcomp: checked on what regcomp reads */
+        "'a'.matches('[a\\\\W++++++++++++++++++++++++')",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char *err = NULL;
