@@ -77,7 +77,7 @@ ks_framework *ks_framework_new(ks_registry *reg, const ks_profile_config *profil
     /* Before the plugins are created: they read the seed. */
     fw->seed = opts ? opts->seed : 0;
     fw->deterministic = opts && opts->deterministic;
-    atomic_init(&fw->rng, fw->seed ? fw->seed : 0x6b73636865640001ULL);
+    fw->rng = fw->seed ? fw->seed : 0x6b73636865640001ULL;
     if (opts && opts->parallelism > 0) fw->par = ks_parallelizer_new(opts->parallelism);
     else fw->par = ks_parallelizer_new(KS_DEFAULT_PARALLELISM);
     fw->owns_par = true;
@@ -287,13 +287,6 @@ const ks_objects *ks_handle_objects(const ks_handle *h) {
 
 struct ks_framework *ks_handle_framework(ks_handle *h) { return h->fw; }
 
-uint64_t ks_framework_rand(ks_framework *fw) {
-    uint64_t z = atomic_fetch_add(&fw->rng, 0x9e3779b97f4a7c15ULL) + 0x9e3779b97f4a7c15ULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 uint64_t ks_handle_seed(const ks_handle *h) { return h ? h->fw->seed : 0; }
 bool ks_handle_deterministic(const ks_handle *h) { return h && h->fw->deterministic; }
 
@@ -308,9 +301,9 @@ typedef struct plugin_job {
  * point: what the handle lends it there is held until it returns. */
 static void run_plugin_job(size_t i, void *arg) {
     plugin_job *j = arg;
-    ks_holds_enter();
+    size_t held = ks_holds_mark();
     j->fn(i, j->arg);
-    ks_holds_exit();
+    ks_holds_release_to(held);
 }
 
 void ks_handle_parallelize(ks_handle *h, size_t n, void (*fn)(size_t i, void *arg), void *arg) {

@@ -173,7 +173,7 @@ struct ks_framework {
     /* ks_framework_options.seed and .deterministic */
     uint64_t seed;
     bool deterministic;
-    _Atomic uint64_t rng;      /* selectHost's generator (ks_framework_rand) */
+    uint64_t rng;              /* selectHost's generator (ks_framework_rand) */
     struct ks_fw_metrics *metrics; /* the series this profile records (fw_metrics.h) */
 };
 
@@ -183,8 +183,15 @@ void ks_framework_set_env(ks_framework *fw, const ks_framework_env *env);
 void ks_framework_share(ks_framework *fw, ks_waiting_pods *wp, ks_parallelizer *par);
 
 /* The next number of the framework's generator (splitmix64 from the
- * seed): selectHost's choice among equal scores. */
-uint64_t ks_framework_rand(ks_framework *fw);
+ * seed): selectHost's choice among equal scores, for every tie. The
+ * scheduling cycle's (one thread per framework at a time): not for other
+ * threads. */
+static inline uint64_t ks_framework_rand(ks_framework *fw) {
+    uint64_t z = (fw->rng += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
 
 /* The waiting pods map (a private one when none was shared). */
 ks_waiting_pods *ks_framework_waiting(ks_framework *fw);

@@ -8,30 +8,31 @@ typedef struct hold {
     void *p;
 } hold;
 
+_Thread_local size_t ks_holds_n __attribute__((tls_model("initial-exec")));
+
+/* The thread's holds (ks_holds_n of them), in registration order. */
 static _Thread_local struct {
-    unsigned depth;
     hold *v;
-    size_t n, cap;
-} tls;
-
-void ks_holds_enter(void) { tls.depth++; }
-
-void ks_holds_exit(void) {
-    if (tls.depth && --tls.depth == 0 && tls.n) ks_holds_release();
-}
+    size_t cap;
+} list;
 
 void ks_hold(void (*release)(void *), void *p) {
-    KS_GROW(tls.v, tls.cap, tls.n + 1);
-    tls.v[tls.n++] = (hold){release, p};
+    KS_GROW(list.v, list.cap, ks_holds_n + 1);
+    list.v[ks_holds_n++] = (hold){release, p};
 }
 
-void ks_holds_release(void) {
-    /* A release may run code that holds again (it should not): take the
-     * list first. */
-    hold *v = tls.v;
-    size_t n = tls.n;
-    tls.v = NULL;
-    tls.n = tls.cap = 0;
-    for (size_t i = 0; i < n; i++) v[i].release(v[i].p);
-    free(v);
+void ks_holds_release_from(size_t mark) {
+    /* Newest first; a release that holds again (it should not) is
+     * released too. */
+    while (ks_holds_n > mark) {
+        hold h = list.v[--ks_holds_n];
+        h.release(h.p);
+    }
+    if (ks_holds_n == 0) {
+        free(list.v);
+        list.v = NULL;
+        list.cap = 0;
+    }
 }
+
+void ks_holds_release(void) { ks_holds_release_from(0); }

@@ -189,9 +189,9 @@ static void dry_run_node(size_t i, void *arg) {
     ks_node_info *ni = ks_node_info_clone(orig);
     ks_cycle_state *st = ks_cycle_state_clone(d->st);
     ks_victims v = {0};
-    ks_holds_enter(); /* a plugin's code on a worker of the pool */
+    size_t held = ks_holds_mark(); /* a plugin's code on a worker of the pool */
     ks_status *s = d->ev->ops->select_victims(d->ev->pl, st, d->pod, ni, d->pdbs, &v);
-    ks_holds_exit();
+    ks_holds_release_to(held);
     if (ks_status_is_success(s) && v.npods == 0) {
         ks_status_free(s);
         s = ks_status_new(KS_ERROR, "expected at least one victim pod on node \"%s\"",

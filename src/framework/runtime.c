@@ -382,7 +382,9 @@ static bool add_nominated(ks_framework *fw, const ks_pod *pod, ks_cycle_state *s
     return true;
 }
 
-static ks_status *ks_framework_run_filter_with_nominated_pods_in(ks_framework *fw, ks_cycle_state *st,
+/* Per node, in the hot path: inlined into its bracket. */
+static inline __attribute__((always_inline)) ks_status *
+ks_framework_run_filter_with_nominated_pods_in(ks_framework *fw, ks_cycle_state *st,
                                                        const ks_pod *pod,
                                                        const ks_node_info *ni) {
     /* Pass 1 with the nominated pods (they will take their place on the
@@ -542,7 +544,7 @@ static void score_node_timed(size_t i, score_job *j) {
     }
 }
 
-static void score_node_in(size_t i, score_job *j) {
+static inline __attribute__((always_inline)) void score_node_in(size_t i, score_job *j) {
     const ks_node_info *ni = j->nodes[i];
     if (i + 3 < j->nnodes) {
         const ks_node_info *nx = j->nodes[i + 3];
@@ -576,9 +578,9 @@ static void score_node_in(size_t i, score_job *j) {
 
 /* On a worker of the pool: an extension point of its own. */
 static void score_node(size_t i, void *arg) {
-    ks_holds_enter();
+    size_t held = ks_holds_mark();
     score_node_in(i, arg);
-    ks_holds_exit();
+    ks_holds_release_to(held);
 }
 
 static void clear_scores(ks_score_result *out, size_t cells) {
@@ -972,152 +974,151 @@ static ks_status *ks_framework_run_pre_enqueue_in(ks_framework *fw, const ks_pod
 
 /* ---- the extension points as the framework's callers see them ----------
  *
- * Each is bracketed for the holds (framework/holds.h): what the handle
- * lent a plugin during it is released when the outermost one on the
- * thread returns. */
+ * Each marks the thread's holds (framework/holds.h): what the handle lent
+ * a plugin during it is released when it returns. */
 
 ks_status *ks_framework_run_pre_filter(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                        ks_pre_filter_result **result, ks_plugin_mask *rejectors) {
-    ks_holds_enter();
+    size_t held = ks_holds_mark();
     ks_status *r = ks_framework_run_pre_filter_in(fw, st, pod, result, rejectors);
-    ks_holds_exit();
+    ks_holds_release_to(held);
     return r;
 }
 
 ks_status *ks_framework_run_pre_filter_add_pod(ks_framework *fw, ks_cycle_state *st,
                                                const ks_pod *pod, const ks_pod *to_add,
                                                const ks_node_info *ni) {
-    ks_holds_enter();
+    size_t held = ks_holds_mark();
     ks_status *r = ks_framework_run_pre_filter_add_pod_in(fw, st, pod, to_add, ni);
-    ks_holds_exit();
+    ks_holds_release_to(held);
     return r;
 }
 
 ks_status *ks_framework_run_pre_filter_remove_pod(ks_framework *fw, ks_cycle_state *st,
                                                   const ks_pod *pod, const ks_pod *to_remove,
                                                   const ks_node_info *ni) {
-    ks_holds_enter();
+    size_t held = ks_holds_mark();
     ks_status *r = ks_framework_run_pre_filter_remove_pod_in(fw, st, pod, to_remove, ni);
-    ks_holds_exit();
+    ks_holds_release_to(held);
     return r;
 }
 
 ks_status *ks_framework_run_filter(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                    const ks_node_info *ni) {
-    ks_holds_enter();
+    size_t held = ks_holds_mark();
     ks_status *r = ks_framework_run_filter_in(fw, st, pod, ni);
-    ks_holds_exit();
+    ks_holds_release_to(held);
     return r;
 }
 
 ks_status *ks_framework_run_filter_plugin(ks_framework *fw, ks_cycle_state *st,
                                           const ks_pod *pod, const ks_node_info *ni,
                                           size_t plugin_index) {
-    ks_holds_enter();
+    size_t held = ks_holds_mark();
     ks_status *r = ks_framework_run_filter_plugin_in(fw, st, pod, ni, plugin_index);
-    ks_holds_exit();
+    ks_holds_release_to(held);
     return r;
 }
 
 ks_status *ks_framework_run_filter_with_nominated_pods(ks_framework *fw, ks_cycle_state *st,
                                                        const ks_pod *pod,
                                                        const ks_node_info *ni) {
-    ks_holds_enter();
+    size_t held = ks_holds_mark();
     ks_status *r = ks_framework_run_filter_with_nominated_pods_in(fw, st, pod, ni);
-    ks_holds_exit();
+    ks_holds_release_to(held);
     return r;
 }
 
 ks_status *ks_framework_run_post_filter(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                         const ks_node_status_map *statuses, char **nominated_node) {
-    ks_holds_enter();
+    size_t held = ks_holds_mark();
     ks_status *r = ks_framework_run_post_filter_in(fw, st, pod, statuses, nominated_node);
-    ks_holds_exit();
+    ks_holds_release_to(held);
     return r;
 }
 
 ks_status *ks_framework_run_pre_score(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                       const ks_node_info *const *nodes, size_t nnodes) {
-    ks_holds_enter();
+    size_t held = ks_holds_mark();
     ks_status *r = ks_framework_run_pre_score_in(fw, st, pod, nodes, nnodes);
-    ks_holds_exit();
+    ks_holds_release_to(held);
     return r;
 }
 
 ks_status *ks_framework_run_score(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                   const ks_node_info *const *nodes, size_t nnodes,
                                   ks_score_result *out) {
-    ks_holds_enter();
+    size_t held = ks_holds_mark();
     ks_status *r = ks_framework_run_score_in(fw, st, pod, nodes, nnodes, out);
-    ks_holds_exit();
+    ks_holds_release_to(held);
     return r;
 }
 
 ks_status *ks_framework_run_reserve(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                     const char *node) {
-    ks_holds_enter();
+    size_t held = ks_holds_mark();
     ks_status *r = ks_framework_run_reserve_in(fw, st, pod, node);
-    ks_holds_exit();
+    ks_holds_release_to(held);
     return r;
 }
 
 void ks_framework_run_unreserve(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                 const char *node) {
-    ks_holds_enter();
+    size_t held = ks_holds_mark();
     ks_framework_run_unreserve_in(fw, st, pod, node);
-    ks_holds_exit();
+    ks_holds_release_to(held);
 }
 
 ks_status *ks_framework_run_permit(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                    const char *node) {
-    ks_holds_enter();
+    size_t held = ks_holds_mark();
     ks_status *r = ks_framework_run_permit_in(fw, st, pod, node);
-    ks_holds_exit();
+    ks_holds_release_to(held);
     return r;
 }
 
 ks_status *ks_framework_run_pre_bind_pre_flight(ks_framework *fw, ks_cycle_state *st,
                                                 const ks_pod *pod, const char *node) {
-    ks_holds_enter();
+    size_t held = ks_holds_mark();
     ks_status *r = ks_framework_run_pre_bind_pre_flight_in(fw, st, pod, node);
-    ks_holds_exit();
+    ks_holds_release_to(held);
     return r;
 }
 
 ks_status *ks_framework_run_pre_bind(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                      const char *node) {
-    ks_holds_enter();
+    size_t held = ks_holds_mark();
     ks_status *r = ks_framework_run_pre_bind_in(fw, st, pod, node);
-    ks_holds_exit();
+    ks_holds_release_to(held);
     return r;
 }
 
 ks_status *ks_framework_run_bind(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                  const char *node) {
-    ks_holds_enter();
+    size_t held = ks_holds_mark();
     ks_status *r = ks_framework_run_bind_in(fw, st, pod, node);
-    ks_holds_exit();
+    ks_holds_release_to(held);
     return r;
 }
 
 void ks_framework_run_post_bind(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                 const char *node) {
-    ks_holds_enter();
+    size_t held = ks_holds_mark();
     ks_framework_run_post_bind_in(fw, st, pod, node);
-    ks_holds_exit();
+    ks_holds_release_to(held);
 }
 
 bool ks_framework_less(const ks_framework *fw, const ks_queued_pod *a, const ks_queued_pod *b) {
-    ks_holds_enter();
+    size_t held = ks_holds_mark();
     bool r = ks_framework_less_in(fw, a, b);
-    ks_holds_exit();
+    ks_holds_release_to(held);
     return r;
 }
 
 ks_status *ks_framework_run_pre_enqueue(ks_framework *fw, const ks_pod *pod, int first,
                                         int *gating_plugin) {
-    ks_holds_enter();
+    size_t held = ks_holds_mark();
     ks_status *r = ks_framework_run_pre_enqueue_in(fw, pod, first, gating_plugin);
-    ks_holds_exit();
+    ks_holds_release_to(held);
     return r;
 }
