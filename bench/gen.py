@@ -147,6 +147,15 @@ def pod_high_priority_large_cpu():
             "spec": {"priority": 10, "containers": [container("9", "500Mi", limits=False)]}}
 
 
+def pod_with_claim_template():
+    # dra/templates/pod-with-claim-template.yaml
+    c = container(port=False)
+    c["resources"] = {"claims": [{"name": "resource"}]}
+    return {"generateName": "test-dra",
+            "spec": {"containers": [c],
+                     "resourceClaims": [{"name": "resource", "resourceClaimTemplateName": "test-claim-template"}]}}
+
+
 POD_TEMPLATES = {
     "pod-default": pod_default,
     "pod-with-pod-anti-affinity": pod_with_pod_anti_affinity,
@@ -159,7 +168,70 @@ POD_TEMPLATES = {
     "pod-low-priority": pod_low_priority,
     "pod-high-priority": pod_high_priority,
     "pod-high-priority-large-cpu": pod_high_priority_large_cpu,
+    "pod-with-claim-template": pod_with_claim_template,
 }
+
+# --------------------------------------------------------------------------
+# DRA (dra/performance-config.yaml, dra.go): the test driver publishes one
+# ResourceSlice per node with maxClaimsPerNode devices; pods take one
+# device each through a ResourceClaimTemplate.
+
+DRA_DRIVER = "test-driver.cdi.k8s.io"
+
+
+def dra_node(name):
+    # dra/templates/node-with-dra-test-driver.yaml
+    n = node(name)
+    n["metadata"]["labels"]["node-with-dra"] = "true"
+    return n
+
+
+def dra_slice(node_name, devices):
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+            "metadata": {"name": node_name},
+            "spec": {"driver": DRA_DRIVER, "nodeName": node_name,
+                     "pool": {"name": node_name, "resourceSliceCount": 1},
+                     "devices": [{"name": f"instance-{i}",
+                                  "attributes": {"model": {"string": "A100"}, "family": {"string": "GPU"},
+                                                 "driverVersion": {"version": "1.2.3"},
+                                                 "dra.example.com/numa": {"int": i}},
+                                  "capacity": {"memory": {"value": "1Gi"}}} for i in range(devices)]}}
+
+
+def dra_class():
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "test-class"},
+            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRA_DRIVER}"'}}]}}
+
+
+def dra_template(ns):
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+            "metadata": {"name": "test-claim-template", "namespace": ns},
+            "spec": {"spec": {"devices": {"requests": [{"name": "req-0",
+                                                        "exactly": {"deviceClassName": "test-class"}}]}}}}
+
+
+def dra_bound_pod(name, ns, node_name, device):
+    """An init pod already bound, as after its scheduling: its claim
+    (created from the template, named as the claim controller names it)
+    allocated to a device of its node and reserved for it."""
+    p = pod("pod-with-claim-template", name, ns, node_name)
+    claim = f"{name}-resource-bound"
+    uid = f"uid-pod-{ns}/{name}"
+    p["metadata"]["uid"] = uid
+    p["status"] = {"resourceClaimStatuses": [{"name": "resource", "resourceClaimName": claim}]}
+    c = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+         "metadata": {"name": claim, "namespace": ns,
+                      "annotations": {"resource.kubernetes.io/pod-claim-name": "resource"},
+                      "finalizers": ["resource.kubernetes.io/delete-protection"],
+                      "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": name, "uid": uid,
+                                           "controller": True, "blockOwnerDeletion": True}]},
+         "spec": dra_template(ns)["spec"]["spec"],
+         "status": {"allocation": {"devices": {"results": [{"request": "req-0", "driver": DRA_DRIVER,
+                                                             "pool": node_name, "device": device}]},
+                                   "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                                       {"key": "metadata.name", "operator": "In", "values": [node_name]}]}]}},
+                    "reservedFor": [{"resource": "pods", "name": name, "uid": uid}]}}
+    return p, c
 
 
 def pod(template, name, ns, node=None):
@@ -273,6 +345,11 @@ WORKLOADS = {
         counts={500: (10, 1000), 5000: (100, 1000)}),
     # a churn op (index 1) recreates a node, a 9-CPU pod and a service
     # every second; 1000Nodes is 0/1000, 5000Nodes 0/2000
+    # dra/performance-config.yaml, 5000pods_500nodes: 10 devices per node
+    "SchedulingWithResourceClaimTemplate": dict(
+        init="pod-with-claim-template", measured="pod-with-claim-template",
+        init_ns="init", measured_ns="test", dra=dict(devices=10),
+        counts={500: (2500, 2500), 5000: (10000, 5000)}),
     "SchedulingWithMixedChurn": dict(
         init=None, measured="pod-default", init_ns=None, measured_ns="namespace-2",
         churn=dict(mode="recreate", number=1, interval_ms=1000, namespace="namespace-1",
@@ -280,7 +357,9 @@ WORKLOADS = {
         counts={500: (0, 1000), 5000: (0, 2000)}),
 }
 
-ORDER = list(WORKLOADS)
+# Run when named (--workloads) only: upstream takes minutes on these.
+OPT_IN = {"SchedulingWithResourceClaimTemplate"}
+ORDER = [w for w in WORKLOADS if w not in OPT_IN]
 
 # Churn objects written ahead: ten minutes of churn. A run that outlasts
 # them stops churning (and says so).
@@ -374,9 +453,26 @@ def generate(name, n, outdir, init_pending):
 
     docs = [namespace(x) for x in sorted(nss)]
     docs += [service(*s) for s in w.get("services", [])]
-    # the label strategy patches nodes round robin over its values
-    docs += [node(nm, zones[i % len(zones)] if zones else None) for i, nm in enumerate(node_names)]
-    if ninit:
+    dra = w.get("dra")
+    if dra:
+        node_names = [f"scheduler-perf-dra-{i:05d}" for i in range(n)]
+        docs += [dra_node(nm) for nm in node_names]
+        docs += [dra_slice(nm, dra["devices"]) for nm in node_names]
+        docs += [dra_class(), dra_template(w["init_ns"])]
+        gen = POD_TEMPLATES[w["init"]]()["generateName"]
+        for i in range(ninit):
+            pname = f"{gen}{i:05d}"
+            if init_pending:
+                docs.append(pod(w["init"], pname, w["init_ns"]))
+            else:
+                p, c = dra_bound_pod(pname, w["init_ns"], node_names[i % n], f"instance-{i // n}")
+                docs += [c, p]
+        ninit_done = True
+    else:
+        ninit_done = False
+        # the label strategy patches nodes round robin over its values
+        docs += [node(nm, zones[i % len(zones)] if zones else None) for i, nm in enumerate(node_names)]
+    if ninit and not ninit_done:
         gen = POD_TEMPLATES[w["init"]]()["generateName"]
         for i in range(ninit):
             docs.append(pod(w["init"], f"{gen}{i:05d}", w["init_ns"],
@@ -386,8 +482,9 @@ def generate(name, n, outdir, init_pending):
     gen = POD_TEMPLATES[w["measured"]]()["generateName"]
     # measured names must not clash with init names in the same namespace
     base = ninit if w.get("init_ns") == w["measured_ns"] else 0
+    mdocs = [dra_template(w["measured_ns"])] if dra else []
     write_docs(os.path.join(d, "measured.yaml"),
-               [pod(w["measured"], f"{gen}{base + i:05d}", w["measured_ns"]) for i in range(nmeas)])
+               mdocs + [pod(w["measured"], f"{gen}{base + i:05d}", w["measured_ns"]) for i in range(nmeas)])
 
     meta = {
         "workload": name,
@@ -432,21 +529,22 @@ def generate(name, n, outdir, init_pending):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--nodes", type=int)
-    ap.add_argument("--workloads", default="", help="comma-separated (default: all)")
+    ap.add_argument("--workloads", default="", help="comma-separated (default: all but %s)" % ", ".join(sorted(OPT_IN)))
     ap.add_argument("--init-pending", action="store_true",
                     help="write init pods unbound (the runners schedule them first)")
-    ap.add_argument("--list", action="store_true", help="print the workload names and exit")
+    ap.add_argument("--list", action="store_true", help="print the default workloads' names and exit")
+    ap.add_argument("--list-all", action="store_true", help="print every workload's name and exit")
     ap.add_argument("-o", "--out", default="")
     a = ap.parse_args()
-    if a.list:
-        print("\n".join(ORDER))
+    if a.list or a.list_all:
+        print("\n".join(ORDER if a.list else WORKLOADS))
         return 0
     if not a.out or a.nodes is None:
         ap.error("--nodes N and -o DIR are required")
     names = [x for x in a.workloads.split(",") if x] or ORDER
     for x in names:
         if x not in WORKLOADS:
-            print(f"gen.py: unknown workload {x} (known: {', '.join(ORDER)})", file=sys.stderr)
+            print(f"gen.py: unknown workload {x} (known: {', '.join(WORKLOADS)})", file=sys.stderr)
             return 2
     if a.nodes < 1:
         ap.error("--nodes must be positive")

@@ -503,6 +503,10 @@ int main(int argc, char **argv) {
     malloc_trim(0); /* the parser's memory goes back, as Go's FreeOSMemory */
     bool rss_reset = reset_peak_rss();
 
+    /* The claims the claim controller made for the measured pods exist
+     * before them (not measured). */
+    for (uint32_t i = 0; i < m->resource_claims.n; i++)
+        ks_memory_backend_add_object(b->mb, KS_KIND_RESOURCE_CLAIM, KS_OBJECT_REF(m->resource_claims.v[i]));
     /* The measured pods all enter the queue, then the clock starts. */
     for (uint32_t i = 0; i < m->pods.n; i++) ks_memory_backend_add_pod(b->mb, ks_pod_ref(m->pods.v[i]));
     b->measuring = true;

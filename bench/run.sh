@@ -101,8 +101,8 @@ fi
 
 # ---- workloads ----
 work="$out/work/$nodes"
-all=$("$python" "$here/gen.py" --list)
-[ -z "$workloads" ] && workloads=$(echo $all | tr ' ' ',')
+all=$("$python" "$here/gen.py" --list-all)
+[ -z "$workloads" ] && workloads=$("$python" "$here/gen.py" --list | tr '\n' ',' | sed 's/,$//')
 IFS=, read -r -a names <<<"$workloads"
 for w in "${names[@]}"; do
     if ! echo "$all" | grep -qx "$w"; then

@@ -1,7 +1,19 @@
 #include "api/dra.h"
+#include "util/hash.h"
 
 #include <stdatomic.h>
 #include <string.h>
+
+uint64_t ks_device_id_hash(const char *driver, const char *pool, const char *device) {
+    uint64_t h = 1469598103934665603ULL;
+    const char *parts[3] = {driver, pool, device};
+    for (int i = 0; i < 3; i++) {
+        for (const char *s = parts[i]; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+        h = (h ^ 0x1f) * 1099511628211ULL;
+    }
+    h = ks_hash_u64(h);
+    return h ? h : 1; /* 0 is a map's empty key */
+}
 
 const ks_cel_attr *ks_device_attribute(const ks_device *d, const char *qualified) {
     const char *slash = strchr(qualified, '/');

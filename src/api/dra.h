@@ -67,6 +67,7 @@ typedef struct ks_device_config {
 
 typedef struct ks_device_result {
     const char *request, *driver, *pool, *device;
+    uint64_t id_hash; /* ks_device_id_hash(driver, pool, device) */
     bool has_admin_access, admin_access;
 } ks_device_result;
 
@@ -124,6 +125,7 @@ typedef struct ks_claim_template {
 
 typedef struct ks_device {
     const char *name;
+    uint64_t id_hash;         /* ks_dra_device_hash(driver, pool, name) */
     ks_cel_device cel;        /* driver, attributes, capacity */
     bool has_consumes_counters; /* DRAPartitionableDevices */
     bool has_binding_conditions; /* DRADeviceBindingConditions */
@@ -149,6 +151,9 @@ typedef struct ks_resource_slice {
     bool per_device_node_selection;
     uint32_t ndevices;
     ks_device *devices;
+    /* the first device whose name an earlier device of the slice has
+     * (NULL: none), for the allocator's check of a pool's names */
+    const char *duplicate_device;
     KS_OBJ_META;
 } ks_resource_slice;
 
@@ -161,6 +166,10 @@ typedef struct ks_device_class {
     ks_device_config *config;
     KS_OBJ_META;
 } ks_device_class;
+
+/* A 64-bit hash of a device id (driver, pool, device), for sets of
+ * devices in use. */
+uint64_t ks_device_id_hash(const char *driver, const char *pool, const char *device);
 
 /* A device's attribute by fully qualified name ("domain/id"; an id alone
  * or the driver's domain also finds the driver's unqualified ones), as

@@ -200,6 +200,7 @@ static ks_allocation_result *d_allocation(dec *d, const ks_tree *v, const kpath 
                 if (!dr->driver) dr->driver = "";
                 if (!dr->pool) dr->pool = "";
                 if (!dr->device) dr->device = "";
+                dr->id_hash = ks_device_id_hash(dr->driver, dr->pool, dr->device);
                 dr->has_admin_access = d_bool(d, kt_get(x, "adminAccess"), KP(ip, "adminAccess"), &dr->admin_access);
             }
         }
@@ -418,8 +419,16 @@ ks_resource_slice *ks_decode_resource_slice(const ks_tree *t, ks_decode_ctx *ctx
                 bool beta1 = is_v1beta1(t);
                 for (uint32_t i = 0; i < devs->n; i++) {
                     if (!d_map(d, devs->items[i], KI(dp, i))) continue;
-                    d_device(d, devs->items[i], KI(dp, i), o->driver, beta1, &o->devices[o->ndevices++]);
+                    ks_device *dev = &o->devices[o->ndevices++];
+                    d_device(d, devs->items[i], KI(dp, i), o->driver, beta1, dev);
+                    dev->id_hash = ks_device_id_hash(o->driver, o->pool, dev->name);
                 }
+                for (uint32_t i = 1; i < o->ndevices && !o->duplicate_device; i++)
+                    for (uint32_t k = 0; k < i; k++)
+                        if (strcmp(o->devices[i].name, o->devices[k].name) == 0) {
+                            o->duplicate_device = o->devices[i].name;
+                            break;
+                        }
             }
         }
     }

@@ -25,6 +25,9 @@ struct ks_memory_backend {
     ks_map index;
     uint32_t *dead;
     size_t ndead, dead_cap;
+    /* claim ns/name -> position in c->resource_claims + 1, a hint checked
+     * on use (claims come and go through add_object/remove_object) */
+    ks_map claim_pos;
     ks_recorded_event *events;
     size_t nevents, events_cap;
     ks_memory_backend_stats stats;
@@ -414,8 +417,17 @@ static ks_status *mb_update_claim(void *ctx, const ks_claim_update *u, ks_resour
     if (updated) *updated = NULL;
     pthread_mutex_lock(&mb->mu);
     int at = -1;
-    for (uint32_t i = 0; i < c->resource_claims.n; i++)
-        if (c->resource_claims.v[i]->ns == u->claim->ns && c->resource_claims.v[i]->name == u->claim->name) at = (int)i;
+    uint64_t key = (uint64_t)u->claim->ns << 32 | u->claim->name;
+    uintptr_t hint = (uintptr_t)ks_map_get(&mb->claim_pos, key);
+    if (hint && hint <= c->resource_claims.n && c->resource_claims.v[hint - 1]->ns == u->claim->ns &&
+        c->resource_claims.v[hint - 1]->name == u->claim->name) {
+        at = (int)(hint - 1);
+    } else {
+        for (uint32_t i = 0; i < c->resource_claims.n; i++)
+            if (c->resource_claims.v[i]->ns == u->claim->ns && c->resource_claims.v[i]->name == u->claim->name)
+                at = (int)i;
+        if (at >= 0) ks_map_put(&mb->claim_pos, key, (void *)((uintptr_t)at + 1));
+    }
     if (at < 0) {
         pthread_mutex_unlock(&mb->mu);
         return ks_status_new(KS_ERROR, "resourceclaims.resource.k8s.io \"%s\" not found", ks_str(u->claim->name));
@@ -483,6 +495,7 @@ void ks_memory_backend_free(ks_memory_backend *mb) {
     free(mb->events);
     free(mb->dead);
     ks_map_free(&mb->index);
+    ks_map_free(&mb->claim_pos);
     pthread_mutex_destroy(&mb->mu);
     free(mb);
 }

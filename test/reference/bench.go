@@ -448,8 +448,23 @@ func runBench(cfg *config.KubeSchedulerConfiguration, dir string) error {
 	for _, o := range measured.Namespaces {
 		objs = append(objs, o)
 	}
+	// DRA: classes, slices, the init pods' claims and the claims the claim
+	// controller made for the measured pods (they exist before them)
+	for _, o := range cluster.DeviceClasses {
+		objs = append(objs, o)
+	}
+	for _, o := range cluster.ResourceSlices {
+		objs = append(objs, o)
+	}
+	for _, o := range cluster.ResourceClaims {
+		objs = append(objs, o)
+	}
+	for _, o := range measured.ResourceClaims {
+		objs = append(objs, o)
+	}
 	client := fake.NewSimpleClientset(objs...)
 	st.reactors(client)
+	bumpClaimVersions(client)
 
 	// The informers: pods and nodes from the store, the rest from the
 	// fake clientset. The pod informer is the one kube-scheduler builds

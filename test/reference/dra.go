@@ -7,7 +7,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
 
 	"k8s.io/dynamic-resource-allocation/resourceclaim"
 
@@ -147,4 +153,23 @@ func (s *Sim) syncClaims(ctx context.Context) error {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// bumpClaimVersions makes the fake clientset bump a claim's resourceVersion
+// on every update, as an API server does: DRA's assume cache only takes
+// newer versions.
+func bumpClaimVersions(client *fake.Clientset) {
+	client.PrependReactor("update", "resourceclaims", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		ua, ok := a.(clienttesting.UpdateAction)
+		if !ok {
+			return false, nil, nil
+		}
+		m, err := meta.Accessor(ua.GetObject())
+		if err != nil {
+			return false, nil, nil
+		}
+		rv, _ := strconv.ParseInt(m.GetResourceVersion(), 10, 64)
+		m.SetResourceVersion(strconv.FormatInt(rv+1, 10))
+		return false, nil, nil
+	})
 }

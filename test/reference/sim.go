@@ -11,7 +11,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -34,7 +33,6 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/metrics"
 	"k8s.io/kubernetes/pkg/scheduler/util/assumecache"
 	"k8s.io/utils/ptr"
-	"strconv"
 )
 
 // SimNow stands for "now": the start time given to running pods that have no
@@ -188,23 +186,7 @@ func NewSim(ctx context.Context, cfg *config.KubeSchedulerConfiguration, c *Clus
 		objs = append(objs, o)
 	}
 	client := fake.NewSimpleClientset(objs...)
-	// The fake clientset keeps resourceVersions as written; DRA's assume
-	// cache only takes newer versions, so a claim update bumps it as an
-	// API server does.
-	client.PrependReactor("update", "resourceclaims", func(a clienttesting.Action) (bool, runtime.Object, error) {
-		ua, ok := a.(clienttesting.UpdateAction)
-		if !ok {
-			return false, nil, nil
-		}
-		obj := ua.GetObject()
-		m, err := meta.Accessor(obj)
-		if err != nil {
-			return false, nil, nil
-		}
-		rv, _ := strconv.ParseInt(m.GetResourceVersion(), 10, 64)
-		m.SetResourceVersion(strconv.FormatInt(rv+1, 10))
-		return false, nil, nil
-	})
+	bumpClaimVersions(client)
 	s.client = client
 	podsResource := v1.SchemeGroupVersion.WithResource("pods")
 	client.PrependReactor("patch", "pods", func(a clienttesting.Action) (bool, runtime.Object, error) {

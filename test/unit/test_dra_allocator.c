@@ -7,6 +7,7 @@
 #include "codec/decode.h"
 #include "codec/errors.h"
 #include "plugins/dynamicresources/allocator.h"
+#include "plugins/dynamicresources/dra_manager.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
@@ -97,8 +98,10 @@ static const char *alloc_on(env *e, const char *node, const char *claims, const 
             ks_dra_device_set_add(&set, "gpu.example.com", tok, slash + 1);
         }
     }
-    ks_dra_allocator *al = ks_dra_allocator_new(NULL, &set, e->c->device_classes.v, e->c->device_classes.n,
-                                                e->c->resource_slices.v, e->c->resource_slices.n, e->cache);
+    ks_dra_slices *sl = ks_dra_slices_new(e->c->resource_slices.v, e->c->resource_slices.n);
+    assert_true(ks_dra_slices_same(sl, e->c->resource_slices.v, e->c->resource_slices.n));
+    ks_dra_allocator *al = ks_dra_allocator_new(NULL, &set, e->c->device_classes.v, e->c->device_classes.n, sl,
+                                                e->cache);
     ks_node *nd = ks_cluster_node(e->c, ks_intern(node));
     ks_arena *a = ks_arena_new(1024);
     ks_allocation_result res[8];
@@ -138,6 +141,7 @@ static const char *alloc_on(env *e, const char *node, const char *claims, const 
     free(err);
     ks_arena_free(a);
     ks_dra_allocator_free(al);
+    ks_dra_slices_unref(sl);
     ks_dra_device_set_free(&set);
     return out;
 }
@@ -272,13 +276,170 @@ static void pools(void **st) {
                  "  devices: [{name: gpu-0}]\n---\n");
     assert_string_equal(alloc_on(&e, "n2", "one", NULL), "error: pool n2 is invalid: duplicate device name gpu-0");
     env_free(&e);
+    /* within one slice: the first name seen again */
+    env_load(&e, CLAIM("one", "{requests: [{name: gpu, exactly: {deviceClassName: gpu}}]}")
+                 HDR "kind: ResourceSlice\nmetadata: {name: n2-a}\n"
+                 "spec:\n  driver: gpu.example.com\n  nodeName: n2\n  pool: {name: n2, generation: 1, resourceSliceCount: 1}\n"
+                 "  devices: [{name: d-0}, {name: d-1}, {name: d-2}, {name: d-1}, {name: d-0}]\n---\n");
+    assert_string_equal(alloc_on(&e, "n2", "one", NULL), "error: pool n2 is invalid: duplicate device name d-1");
+    env_free(&e);
+}
+
+/* The device set counts: a device two claims allocate is in use until
+ * both let it go; removed entries do not break other lookups; copies are
+ * independent. */
+static void device_set_counts(void **st) {
+    ks_dra_device_set s, c;
+    ks_dra_device_set_init(&s);
+    ks_dra_device_set_init(&c);
+    char name[32];
+    for (int i = 0; i < 1000; i++) {
+        snprintf(name, sizeof name, "gpu-%d", i);
+        ks_dra_device_set_add(&s, "d", "p", name);
+    }
+    ks_dra_device_set_add(&s, "d", "p", "gpu-7");
+    assert_int_equal(s.n, 1000);
+    ks_device_result r = {.driver = "d", .pool = "p", .device = "gpu-7"};
+    ks_allocation_result a = {.nresults = 1, .results = &r};
+    ks_dra_device_set_remove_allocation(&s, &a);
+    assert_true(ks_dra_device_set_has(&s, "d", "p", "gpu-7"));
+    ks_dra_device_set_remove_allocation(&s, &a);
+    assert_false(ks_dra_device_set_has(&s, "d", "p", "gpu-7"));
+    ks_dra_device_set_remove_allocation(&s, &a); /* not there: no-op */
+    assert_int_equal(s.n, 999);
+    /* admin access does not count */
+    r.has_admin_access = r.admin_access = true;
+    ks_dra_device_set_add_allocation(&s, &a);
+    assert_false(ks_dra_device_set_has(&s, "d", "p", "gpu-7"));
+    ks_dra_device_set_copy(&c, &s);
+    /* remove all but the multiples of 10, re-add some: compaction keeps them */
+    for (int round = 0; round < 3; round++)
+        for (int i = 0; i < 1000; i++) {
+            if (i % 10 == 0 || i == 7) continue;
+            snprintf(name, sizeof name, "gpu-%d", i);
+            ks_device_result x = {.driver = "d", .pool = "p", .device = name};
+            ks_allocation_result xa = {.nresults = 1, .results = &x};
+            if (round != 1) ks_dra_device_set_remove_allocation(&s, &xa);
+            else ks_dra_device_set_add_allocation(&s, &xa);
+        }
+    assert_int_equal(s.n, 100);
+    for (int i = 0; i < 1000; i++) {
+        snprintf(name, sizeof name, "gpu-%d", i);
+        assert_int_equal(ks_dra_device_set_has(&s, "d", "p", name), i % 10 == 0);
+        assert_int_equal(ks_dra_device_set_has(&c, "d", "p", name), i != 7);
+    }
+    ks_dra_device_set_free(&s);
+    ks_dra_device_set_free(&c);
+}
+
+/* ---- the DRA manager's view of claims ---- */
+
+static ks_resource_claim *with_device(const ks_resource_claim *c, const char *device) {
+    if (!device) return ks_claim_with_status(c, NULL, NULL, 0, false);
+    ks_device_result r = {.request = "gpu", .driver = "gpu.example.com", .pool = "n1", .device = device};
+    ks_allocation_result a = {.nresults = 1, .results = &r};
+    return ks_claim_with_status(c, &a, NULL, 0, true);
+}
+
+/* The devices in use as the manager reports them for a view of claims,
+ * "gpu-0 gpu-2" (the n1 pool's devices in use). */
+static const char *in_use(ks_dra_manager *m, ks_resource_claim **claims, uint32_t n) {
+    static char out[64];
+    ks_objects o = {0};
+    o.resource_claims.v = claims;
+    o.resource_claims.n = n;
+    ks_dra_device_set s;
+    ks_dra_device_set_init(&s);
+    ks_dra_manager_allocated(m, &o, &s);
+    out[0] = 0;
+    for (int i = 0; i < 3; i++) {
+        char d[16];
+        snprintf(d, sizeof d, "gpu-%d", i);
+        if (ks_dra_device_set_has(&s, "gpu.example.com", "n1", d))
+            snprintf(out + strlen(out), sizeof out - strlen(out), "%s%s", out[0] ? " " : "", d);
+    }
+    ks_dra_device_set_free(&s);
+    return out;
+}
+
+/* What the plugin sees of a claim, by its device ("-": no allocation,
+ * "none": no claim). */
+static const char *seen(ks_dra_manager *m, ks_resource_claim **claims, uint32_t n, const ks_resource_claim *c) {
+    ks_objects o = {0};
+    o.resource_claims.v = claims;
+    o.resource_claims.n = n;
+    ks_resource_claim *v = ks_dra_manager_claim(m, &o, c->ns, c->name);
+    const char *r = !v ? "none" : v->allocation ? v->allocation->results[0].device : "-";
+    KS_OBJECT_UNREF(v);
+    return r;
+}
+
+/* Views change position by position (claims updated, moved, removed);
+ * assumptions stand for the objects' version until the backend reports
+ * the write (memory backend: the written object itself; else a newer
+ * resourceVersion) or the claim goes away. */
+static void manager_views_and_assumptions(void **st) {
+    env e;
+    env_load(&e, CLAIM("a", "{requests: [{name: gpu, exactly: {deviceClassName: gpu}}]}")
+                 CLAIM("b", "{requests: [{name: gpu, exactly: {deviceClassName: gpu}}]}"));
+    static int key;
+    ks_dra_manager *m = ks_dra_manager_acquire(&key);
+    ks_resource_claim *a0 = with_device(claim(&e, "a"), "gpu-0"), *b0 = (ks_resource_claim *)claim(&e, "b");
+    ks_resource_claim *v1[] = {a0, b0};
+    assert_string_equal(in_use(m, v1, 2), "gpu-0");
+    /* b allocated and assumed (PreBind) */
+    ks_resource_claim *b1 = with_device(b0, "gpu-1");
+    ks_dra_manager_assume(m, b0, b1);
+    assert_string_equal(in_use(m, v1, 2), "gpu-0 gpu-1");
+    assert_string_equal(seen(m, v1, 2, b0), "gpu-1");
+    /* then deallocated and allocated again before the backend reports */
+    ks_resource_claim *b2 = with_device(b1, NULL), *b3 = with_device(b2, "gpu-2");
+    ks_dra_manager_assume(m, b1, b2);
+    assert_string_equal(in_use(m, v1, 2), "gpu-0");
+    ks_dra_manager_assume(m, b2, b3);
+    assert_string_equal(in_use(m, v1, 2), "gpu-0 gpu-2");
+    /* the backend reports the earlier writes: the last assumption stands */
+    ks_resource_claim *v2[] = {a0, b1};
+    assert_string_equal(in_use(m, v2, 2), "gpu-0 gpu-2");
+    ks_resource_claim *v3[] = {b2, a0}; /* and positions move */
+    assert_string_equal(in_use(m, v3, 2), "gpu-0 gpu-2");
+    assert_string_equal(seen(m, v3, 2, b0), "gpu-2");
+    /* ... and the last one: dropped, the objects' version counts */
+    ks_resource_claim *v4[] = {a0, b3};
+    assert_string_equal(in_use(m, v4, 2), "gpu-0 gpu-2");
+    assert_string_equal(seen(m, v1, 2, b0), "-");
+    assert_string_equal(in_use(m, v1, 2), "gpu-0");
+    /* a claim the objects do not have yet, then a claim gone */
+    ks_resource_claim *v5[] = {a0};
+    ks_dra_manager_assume(m, NULL, b3);
+    assert_string_equal(in_use(m, v5, 1), "gpu-0 gpu-2");
+    assert_string_equal(in_use(m, v1, 2), "gpu-0"); /* b0 is not what it was assumed over */
+    ks_dra_manager_assume(m, b0, b3);
+    assert_string_equal(in_use(m, v5, 1), "gpu-0");
+    assert_string_equal(seen(m, v1, 2, b0), "-");
+    /* resource versions, where the backend gives written versions their own */
+    ks_resource_claim *b4 = with_device(b0, "gpu-1"), *b5 = with_device(b0, NULL), *b6 = with_device(b0, NULL);
+    b0->resource_version = "5";
+    b4->resource_version = "7";
+    b5->resource_version = "6";
+    b6->resource_version = "7";
+    ks_dra_manager_assume(m, b0, b4);
+    ks_resource_claim *v6[] = {a0, b5}, *v7[] = {a0, b6};
+    assert_string_equal(in_use(m, v6, 2), "gpu-0 gpu-1"); /* older than the write */
+    assert_string_equal(in_use(m, v7, 2), "gpu-0");       /* the write reported */
+    assert_string_equal(in_use(m, v6, 2), "gpu-0");
+    assert_string_equal(in_use(m, NULL, 0), "");
+    ks_dra_manager_release(m);
+    ks_resource_claim *all[] = {a0, b1, b2, b3, b4, b5, b6};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) KS_OBJECT_UNREF(all[i]);
+    env_free(&e);
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(first_fit_in_order), cmocka_unit_test(match_attribute), cmocka_unit_test(all_devices),
         cmocka_unit_test(first_available),    cmocka_unit_test(admin_access),    cmocka_unit_test(refusals),
-        cmocka_unit_test(pools),
+        cmocka_unit_test(pools), cmocka_unit_test(device_set_counts), cmocka_unit_test(manager_views_and_assumptions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

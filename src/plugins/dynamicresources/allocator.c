@@ -12,6 +12,7 @@
 #include "util/xalloc.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,61 +26,106 @@ const ks_dra_features KS_DRA_DEFAULT_FEATURES = {
 
 /* ---- device sets ---------------------------------------------------------------- */
 
-typedef struct dev_entry {
-    char *id; /* driver \x1f pool \x1f device */
-    struct dev_entry *next;
-} dev_entry;
-
-static uint64_t id_hash(const char *driver, const char *pool, const char *device) {
-    uint64_t h = 1469598103934665603ULL;
-    const char *parts[3] = {driver, pool, device};
-    for (int i = 0; i < 3; i++) {
-        for (const char *s = parts[i]; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-        h = (h ^ 0x1f) * 1099511628211ULL;
-    }
-    return h | 1; /* never 0 */
+/* A device is known by a 64-bit hash of its id: the set holds no strings
+ * (so nothing it points to can go away) and a lookup is one probe. Two
+ * ids colliding would need 2^64 tries; with the devices of a cluster the
+ * odds of it ever happening are below 1e-9. */
+uint64_t ks_dra_device_hash(const char *driver, const char *pool, const char *device) {
+    return ks_device_id_hash(driver, pool, device);
 }
 
-static bool id_eq(const char *id, const char *driver, const char *pool, const char *device) {
-    size_t a = strlen(driver), b = strlen(pool), c = strlen(device);
-    return strlen(id) == a + b + c + 2 && memcmp(id, driver, a) == 0 && id[a] == 0x1f &&
-           memcmp(id + a + 1, pool, b) == 0 && id[a + 1 + b] == 0x1f && memcmp(id + a + b + 2, device, c) == 0;
-}
+#define SET_EMPTY 0
+#define SET_REMOVED 1
 
-void ks_dra_device_set_init(ks_dra_device_set *s) {
-    ks_map_init(&s->m);
-    s->n = 0;
-}
+static uint64_t set_key(uint64_t h) { return h <= SET_REMOVED ? h + 2 : h; }
+
+void ks_dra_device_set_init(ks_dra_device_set *s) { *s = (ks_dra_device_set){0}; }
 
 void ks_dra_device_set_free(ks_dra_device_set *s) {
-    uint64_t k;
-    void *v;
-    for (size_t it = 0; ks_map_next(&s->m, &it, &k, &v);) {
-        for (dev_entry *e = v, *nx; e; e = nx) {
-            nx = e->next;
-            free(e->id);
-            free(e);
+    free(s->key);
+    free(s->count);
+    *s = (ks_dra_device_set){0};
+}
+
+void ks_dra_device_set_copy(ks_dra_device_set *dst, const ks_dra_device_set *src) {
+    if (dst->cap != src->cap) {
+        ks_dra_device_set_free(dst);
+        if (src->cap) {
+            dst->key = ks_xmalloc(src->cap * sizeof(*dst->key));
+            dst->count = ks_xmalloc(src->cap * sizeof(*dst->count));
         }
     }
-    ks_map_free(&s->m);
-    s->n = 0;
+    if (src->cap) {
+        memcpy(dst->key, src->key, src->cap * sizeof(*dst->key));
+        memcpy(dst->count, src->count, src->cap * sizeof(*dst->count));
+    }
+    dst->cap = src->cap;
+    dst->used = src->used;
+    dst->n = src->n;
+}
+
+/* The slot of key k, or the empty slot that ends its probe sequence. */
+static size_t set_probe(const ks_dra_device_set *s, uint64_t k) {
+    size_t i = (size_t)(k ^ k >> 29) & (s->cap - 1);
+    while (s->key[i] != SET_EMPTY && s->key[i] != k) i = (i + 1) & (s->cap - 1);
+    return i;
+}
+
+bool ks_dra_device_set_has_hash(const ks_dra_device_set *s, uint64_t h) {
+    if (!s || !s->n) return false;
+    uint64_t k = set_key(h);
+    return s->key[set_probe(s, k)] == k;
 }
 
 bool ks_dra_device_set_has(const ks_dra_device_set *s, const char *driver, const char *pool, const char *device) {
-    if (!s || !s->n) return false;
-    for (dev_entry *e = ks_map_get(&s->m, id_hash(driver, pool, device)); e; e = e->next)
-        if (id_eq(e->id, driver, pool, device)) return true;
-    return false;
+    return ks_dra_device_set_has_hash(s, ks_dra_device_hash(driver, pool, device));
+}
+
+static void set_add_hash(ks_dra_device_set *s, uint64_t h) {
+    uint64_t k = set_key(h);
+    if (2 * (s->used + 1) > s->cap) {
+        /* grow (or just drop the removed slots) */
+        ks_dra_device_set old = *s;
+        s->cap = s->cap && 4 * (s->n + 1) <= s->cap ? s->cap : (s->cap ? 2 * s->cap : 64);
+        s->key = ks_xcalloc(s->cap, sizeof(*s->key));
+        s->count = ks_xcalloc(s->cap, sizeof(*s->count));
+        s->used = 0;
+        for (size_t i = 0; i < old.cap; i++)
+            if (old.key[i] > SET_REMOVED) {
+                size_t j = set_probe(s, old.key[i]);
+                s->key[j] = old.key[i];
+                s->count[j] = old.count[i];
+                s->used++;
+            }
+        free(old.key);
+        free(old.count);
+    }
+    size_t i = set_probe(s, k);
+    if (s->key[i] == k) {
+        s->count[i]++;
+        return;
+    }
+    s->key[i] = k;
+    s->count[i] = 1;
+    s->used++;
+    s->n++;
+}
+
+static void set_remove_hash(ks_dra_device_set *s, uint64_t h) {
+    if (!s->n) return;
+    uint64_t k = set_key(h);
+    size_t i = set_probe(s, k);
+    if (s->key[i] != k || --s->count[i]) return;
+    s->key[i] = SET_REMOVED; /* still part of other keys' probe sequences */
+    s->n--;
 }
 
 void ks_dra_device_set_add(ks_dra_device_set *s, const char *driver, const char *pool, const char *device) {
-    if (ks_dra_device_set_has(s, driver, pool, device)) return;
-    uint64_t h = id_hash(driver, pool, device);
-    dev_entry *e = ks_xmalloc(sizeof(*e));
-    e->id = ks_xasprintf("%s\x1f%s\x1f%s", driver, pool, device);
-    e->next = ks_map_get(&s->m, h);
-    ks_map_put(&s->m, h, e);
-    s->n++;
+    set_add_hash(s, ks_dra_device_hash(driver, pool, device));
+}
+
+static uint64_t result_hash(const ks_device_result *r) {
+    return r->id_hash ? r->id_hash : ks_dra_device_hash(r->driver, r->pool, r->device);
 }
 
 void ks_dra_device_set_add_allocation(ks_dra_device_set *s, const ks_allocation_result *a) {
@@ -87,23 +133,16 @@ void ks_dra_device_set_add_allocation(ks_dra_device_set *s, const ks_allocation_
     for (uint32_t i = 0; i < a->nresults; i++) {
         const ks_device_result *r = &a->results[i];
         if (r->has_admin_access && r->admin_access) continue;
-        ks_dra_device_set_add(s, r->driver, r->pool, r->device);
+        set_add_hash(s, result_hash(r));
     }
 }
 
-static void set_copy(ks_dra_device_set *dst, const ks_dra_device_set *src) {
-    ks_dra_device_set_init(dst);
-    if (!src) return;
-    uint64_t k;
-    void *v;
-    for (size_t it = 0; ks_map_next(&src->m, &it, &k, &v);) {
-        for (dev_entry *e = v; e; e = e->next) {
-            dev_entry *c = ks_xmalloc(sizeof(*c));
-            c->id = ks_xstrdup(e->id);
-            c->next = ks_map_get(&dst->m, k);
-            ks_map_put(&dst->m, k, c);
-            dst->n++;
-        }
+void ks_dra_device_set_remove_allocation(ks_dra_device_set *s, const ks_allocation_result *a) {
+    if (!a) return;
+    for (uint32_t i = 0; i < a->nresults; i++) {
+        const ks_device_result *r = &a->results[i];
+        if (r->has_admin_access && r->admin_access) continue;
+        set_remove_hash(s, result_hash(r));
     }
 }
 
@@ -206,36 +245,89 @@ void ks_dra_cel_ctx_put(ks_dra_cel_cache *c, ks_cel_ctx *x) {
 
 /* ---- the allocator ----------------------------------------------------------------- */
 
+struct ks_dra_slices {
+    _Atomic int refs;
+    struct ks_resource_slice **slices; /* referenced */
+    size_t nslices;
+    /* node id + 1 -> first index + 1 in by_node, a run ending at the next
+     * different node; others: the slices not tied to one node; each in
+     * input order */
+    ks_map node_index;
+    uint32_t *by_node;
+    uint32_t *others;
+    uint32_t nothers, nby_node;
+};
+
 struct ks_dra_allocator {
     ks_dra_features f;
-    ks_dra_device_set allocated;
+    const ks_dra_device_set *allocated; /* borrowed */
     struct ks_device_class *const *classes;
     size_t nclasses;
-    struct ks_resource_slice *const *slices;
-    size_t nslices;
+    const ks_dra_slices *idx; /* borrowed */
     ks_dra_cel_cache *cache;
 };
 
+static int cmp_by_node(const void *a, const void *b, void *arg) {
+    struct ks_resource_slice *const *s = arg;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    if (s[x]->node_name != s[y]->node_name) return s[x]->node_name < s[y]->node_name ? -1 : 1;
+    return (x > y) - (x < y);
+}
+
+ks_dra_slices *ks_dra_slices_new(struct ks_resource_slice *const *slices, size_t nslices) {
+    ks_dra_slices *x = ks_xcalloc(1, sizeof(*x));
+    atomic_init(&x->refs, 1);
+    x->nslices = nslices;
+    x->slices = ks_xcalloc(nslices ? nslices : 1, sizeof(*x->slices));
+    for (size_t i = 0; i < nslices; i++) x->slices[i] = KS_OBJECT_REF(slices[i]);
+    ks_map_init(&x->node_index);
+    x->by_node = ks_xcalloc(nslices ? nslices : 1, sizeof(uint32_t));
+    x->others = ks_xcalloc(nslices ? nslices : 1, sizeof(uint32_t));
+    uint32_t nb = 0;
+    for (size_t i = 0; i < nslices; i++) {
+        if (slices[i]->node_name != KS_ID_NONE && !slices[i]->per_device_node_selection) x->by_node[nb++] = (uint32_t)i;
+        else x->others[x->nothers++] = (uint32_t)i;
+    }
+    qsort_r(x->by_node, nb, sizeof(uint32_t), cmp_by_node, (void *)x->slices);
+    for (uint32_t i = nb; i-- > 0;)
+        ks_map_put(&x->node_index, (uint64_t)x->slices[x->by_node[i]]->node_name + 1, (void *)(uintptr_t)(i + 1));
+    x->nby_node = nb;
+    return x;
+}
+
+ks_dra_slices *ks_dra_slices_ref(ks_dra_slices *x) {
+    if (x) atomic_fetch_add(&x->refs, 1);
+    return x;
+}
+
+void ks_dra_slices_unref(ks_dra_slices *x) {
+    if (!x || atomic_fetch_sub(&x->refs, 1) != 1) return;
+    for (size_t i = 0; i < x->nslices; i++) KS_OBJECT_UNREF(x->slices[i]);
+    free(x->slices);
+    ks_map_free(&x->node_index);
+    free(x->by_node);
+    free(x->others);
+    free(x);
+}
+
+bool ks_dra_slices_same(const ks_dra_slices *x, struct ks_resource_slice *const *slices, size_t n) {
+    return x && x->nslices == n && (!n || memcmp(x->slices, slices, n * sizeof(*slices)) == 0);
+}
+
 ks_dra_allocator *ks_dra_allocator_new(const ks_dra_features *f, const ks_dra_device_set *allocated,
                                        struct ks_device_class *const *classes, size_t nclasses,
-                                       struct ks_resource_slice *const *slices, size_t nslices,
-                                       ks_dra_cel_cache *cache) {
+                                       const ks_dra_slices *slices, ks_dra_cel_cache *cache) {
     ks_dra_allocator *a = ks_xcalloc(1, sizeof(*a));
     a->f = f ? *f : KS_DRA_DEFAULT_FEATURES;
-    set_copy(&a->allocated, allocated);
+    a->allocated = allocated;
     a->classes = classes;
     a->nclasses = nclasses;
-    a->slices = slices;
-    a->nslices = nslices;
+    a->idx = slices;
     a->cache = cache;
     return a;
 }
 
-void ks_dra_allocator_free(ks_dra_allocator *a) {
-    if (!a) return;
-    ks_dra_device_set_free(&a->allocated);
-    free(a);
-}
+void ks_dra_allocator_free(ks_dra_allocator *a) { free(a); }
 
 const char *ks_dra_claim_ref(const ks_resource_claim *c, char *buf, size_t n) {
     snprintf(buf, n, "%s/%s", ks_str(c->ns), ks_str(c->name));
@@ -402,11 +494,23 @@ static void add_slice(run *r, const ks_resource_slice *s) {
 
 static void gather_pools(run *r) {
     ks_dra_allocator *al = r->al;
-    r->pools = ks_arena_calloc(r->a, al->nslices ? al->nslices : 1, sizeof(pool));
+    const ks_dra_slices *x = al->idx;
+    /* the node's own slices (a run of by_node) and the shared ones */
+    uint32_t first = 0, nmine = 0;
+    if (r->node && x) {
+        uintptr_t at = (uintptr_t)ks_map_get(&x->node_index, (uint64_t)r->node->name + 1);
+        if (at) {
+            first = (uint32_t)(at - 1);
+            while (first + nmine < x->nby_node && x->slices[x->by_node[first + nmine]]->node_name == r->node->name)
+                nmine++;
+        }
+    }
+    size_t cand = (size_t)nmine + (x ? x->nothers : 0);
+    r->pools = ks_arena_calloc(r->a, cand ? cand : 1, sizeof(pool));
     /* slices with binding conditions join their pools after the others */
     for (int pass = 0; pass < 2; pass++) {
-        for (size_t i = 0; i < al->nslices; i++) {
-            const ks_resource_slice *s = al->slices[i];
+        for (size_t k = 0; k < cand; k++) {
+            const ks_resource_slice *s = x->slices[k < nmine ? x->by_node[first + k] : x->others[k - nmine]];
             if (!al->f.partitionable_devices && s->per_device_node_selection) continue;
             if (!slice_on_node(r, s)) continue;
             if (slice_has_binding(s) != (pass == 1)) continue;
@@ -422,8 +526,13 @@ static void gather_pools(run *r) {
             p->binding |= slice_has_binding(p->slices[k]);
             total += p->slices[k]->ndevices;
         }
-        /* duplicate device names make a pool invalid */
-        for (uint32_t k = 0; k < p->nslices && !p->invalid; k++)
+        /* duplicate device names make a pool invalid (the first name seen
+         * again, in slice order) */
+        if (p->nslices == 1 && p->slices[0]->duplicate_device) {
+            p->invalid = true;
+            p->invalid_reason = ks_arena_printf(r->a, "duplicate device name %s", p->slices[0]->duplicate_device);
+        }
+        for (uint32_t k = 0; p->nslices > 1 && k < p->nslices && !p->invalid; k++)
             for (uint32_t d = 0; d < p->slices[k]->ndevices && !p->invalid; d++)
                 for (uint32_t k2 = 0; k2 <= k && !p->invalid; k2++)
                     for (uint32_t d2 = 0; d2 < (k2 == k ? d : p->slices[k2]->ndevices); d2++)
@@ -445,7 +554,7 @@ static void gather_pools(run *r) {
                 devref *dr = &r->devs[r->ndevs++];
                 dr->slice = s;
                 dr->dev = &s->devices[d];
-                dr->allocated = ks_dra_device_set_has(&al->allocated, s->driver, s->pool, s->devices[d].name);
+                dr->allocated = ks_dra_device_set_has_hash(al->allocated, s->devices[d].id_hash);
             }
         }
         p->ndevs = r->ndevs - p->first_dev;
@@ -868,6 +977,7 @@ static int assemble(run *r, ks_arena *a, ks_allocation_result *out) {
             x->driver = ks_arena_strdup(a, d->slice->driver);
             x->pool = ks_arena_strdup(a, d->slice->pool);
             x->device = ks_arena_strdup(a, d->dev->name);
+            x->id_hash = d->dev->id_hash;
             x->has_admin_access = rd->admin;
             x->admin_access = rd->admin;
         }

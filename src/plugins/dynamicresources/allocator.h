@@ -34,19 +34,28 @@ extern const ks_dra_features KS_DRA_DEFAULT_FEATURES;
 
 /* ---- device sets ------------------------------------------------------------ */
 
-/* A set of device ids (driver, pool, device), by value. */
+/* A set of device ids (driver, pool, device), by a 64-bit hash of the id,
+ * counting how often each was added (a device two claims allocate stays
+ * until both are removed). */
 typedef struct ks_dra_device_set {
-    ks_map m; /* hash -> entry chain */
-    size_t n;
+    uint64_t *key; /* open addressing; 0: empty, 1: removed */
+    uint32_t *count;
+    size_t cap, used, n; /* used: slots not empty; n: ids present */
 } ks_dra_device_set;
+
+uint64_t ks_dra_device_hash(const char *driver, const char *pool, const char *device);
+bool ks_dra_device_set_has_hash(const ks_dra_device_set *s, uint64_t h);
 
 void ks_dra_device_set_init(ks_dra_device_set *s);
 void ks_dra_device_set_free(ks_dra_device_set *s);
+/* dst (initialized) becomes a copy of src. */
+void ks_dra_device_set_copy(ks_dra_device_set *dst, const ks_dra_device_set *src);
 void ks_dra_device_set_add(ks_dra_device_set *s, const char *driver, const char *pool, const char *device);
 bool ks_dra_device_set_has(const ks_dra_device_set *s, const char *driver, const char *pool, const char *device);
 /* Every non-admin-access device of an allocation (upstream
- * foreachAllocatedDevice). */
+ * foreachAllocatedDevice) added, or removed once. */
 void ks_dra_device_set_add_allocation(ks_dra_device_set *s, const ks_allocation_result *a);
+void ks_dra_device_set_remove_allocation(ks_dra_device_set *s, const ks_allocation_result *a);
 
 /* ---- compiled selectors --------------------------------------------------------- */
 
@@ -67,12 +76,21 @@ void ks_dra_cel_ctx_put(ks_dra_cel_cache *c, ks_cel_ctx *ctx);
 
 typedef struct ks_dra_allocator ks_dra_allocator;
 
-/* classes and slices: the current objects (borrowed for the allocator's
- * life); allocated: devices in use (copied). */
+/* The slices of a view indexed by node (each node looks at its own
+ * slices and those not tied to one node): immutable, shared by reference,
+ * holding a reference to every slice. */
+typedef struct ks_dra_slices ks_dra_slices;
+ks_dra_slices *ks_dra_slices_new(struct ks_resource_slice *const *slices, size_t n);
+ks_dra_slices *ks_dra_slices_ref(ks_dra_slices *s);
+void ks_dra_slices_unref(ks_dra_slices *s);
+/* Whether s indexes exactly these slices (the same objects, in order). */
+bool ks_dra_slices_same(const ks_dra_slices *s, struct ks_resource_slice *const *slices, size_t n);
+
+/* classes: the current objects; slices: their index; allocated: devices
+ * in use (all borrowed for the allocator's life). */
 ks_dra_allocator *ks_dra_allocator_new(const ks_dra_features *f, const ks_dra_device_set *allocated,
                                        struct ks_device_class *const *classes, size_t nclasses,
-                                       struct ks_resource_slice *const *slices, size_t nslices,
-                                       ks_dra_cel_cache *cache);
+                                       const ks_dra_slices *slices, ks_dra_cel_cache *cache);
 void ks_dra_allocator_free(ks_dra_allocator *a);
 
 typedef enum {

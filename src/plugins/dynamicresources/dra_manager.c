@@ -1,7 +1,9 @@
 /* The shared DRA state (see dra_manager.h). Entries are few (claims
  * between Reserve and the backend's next report), so they are kept in
- * small arrays searched linearly. */
+ * small arrays searched linearly; ks_dra_manager_allocated, which walks
+ * every claim, hashes them and drops those the backend has reported. */
 #include "plugins/dynamicresources/dra_manager.h"
+#include "util/hash.h"
 #include "util/xalloc.h"
 
 #include <pthread.h>
@@ -13,10 +15,15 @@ typedef struct pending {
     ks_resource_claim *claim;
 } pending;
 
+/* An assumption: `claim` stands for ns/name while the objects show one
+ * of the versions it was written over (older[]: the version the plugin
+ * read, and earlier assumptions' writes still unreported; NULL: the
+ * objects had no such claim). */
 typedef struct assumed {
     ks_id ns, name;
-    ks_resource_claim *base;    /* the objects' version it was assumed over (referenced) */
-    ks_resource_claim *claim;   /* what the plugin wrote (referenced) */
+    ks_resource_claim **older; /* referenced */
+    uint32_t nolder;
+    ks_resource_claim *claim; /* what the plugin wrote (referenced) */
 } assumed;
 
 struct ks_dra_manager {
@@ -29,6 +36,14 @@ struct ks_dra_manager {
     assumed *a;
     size_t na, cap_a;
     ks_dra_cel_cache *cel;
+    /* the devices the objects' claims allocate, as of the view whose
+     * claims are vclaims (referenced, in the view's order); vpos: claim
+     * ns/name -> position + 1 */
+    ks_dra_device_set vset;
+    ks_resource_claim **vclaims;
+    uint32_t nv, cap_v;
+    ks_map vpos;
+    ks_dra_slices *slices; /* the last view's, indexed */
 };
 
 static pthread_mutex_t registry_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -48,6 +63,8 @@ ks_dra_manager *ks_dra_manager_acquire(const void *key) {
         m->key = key;
         pthread_mutex_init(&m->mu, NULL);
         m->cel = ks_dra_cel_cache_new(CEL_CACHE_SIZE);
+        ks_dra_device_set_init(&m->vset);
+        ks_map_init(&m->vpos);
         m->next = registry;
         registry = m;
     }
@@ -76,11 +93,17 @@ void ks_dra_manager_release(ks_dra_manager *m) {
         unref_claim(m->p[i].claim);
     }
     for (size_t i = 0; i < m->na; i++) {
-        unref_claim(m->a[i].base);
+        for (uint32_t k = 0; k < m->a[i].nolder; k++) unref_claim(m->a[i].older[k]);
+        free(m->a[i].older);
         unref_claim(m->a[i].claim);
     }
     free(m->p);
     free(m->a);
+    for (uint32_t i = 0; i < m->nv; i++) unref_claim(m->vclaims[i]);
+    free(m->vclaims);
+    ks_map_free(&m->vpos);
+    ks_dra_device_set_free(&m->vset);
+    ks_dra_slices_unref(m->slices);
     ks_dra_cel_cache_free(m->cel);
     pthread_mutex_destroy(&m->mu);
     free(m);
@@ -88,30 +111,49 @@ void ks_dra_manager_release(ks_dra_manager *m) {
 
 ks_dra_cel_cache *ks_dra_manager_cel(ks_dra_manager *m) { return m->cel; }
 
-static ks_resource_claim *view_claim(const ks_objects *o, ks_id ns, ks_id name) {
-    if (!o) return NULL;
-    for (uint32_t i = 0; i < o->resource_claims.n; i++) {
-        ks_resource_claim *c = o->resource_claims.v[i];
-        if (c->ns == ns && c->name == name) return c;
-    }
-    return NULL;
-}
+static void sync_view(ks_dra_manager *m, const ks_objects *o);
+static uint64_t claim_key(ks_id ns, ks_id name) { return (uint64_t)ns << 32 | name; }
 
 /* mu held: drop assumption i. */
 static void drop_assumed(ks_dra_manager *m, size_t i) {
-    unref_claim(m->a[i].base);
+    for (uint32_t k = 0; k < m->a[i].nolder; k++) unref_claim(m->a[i].older[k]);
+    free(m->a[i].older);
     unref_claim(m->a[i].claim);
     m->a[i] = m->a[--m->na];
 }
 
-ks_resource_claim *ks_dra_manager_claim(ks_dra_manager *m, const ks_objects *o, ks_id ns, ks_id name) {
-    ks_resource_claim *v = view_claim(o, ns, name);
+static bool parse_rv(const char *s, unsigned long long *v) {
+    if (!s || !*s) return false;
+    char *end;
+    *v = strtoull(s, &end, 10);
+    return *end == 0;
+}
+
+/* Whether the objects' version v (NULL: none) of an assumed claim means
+ * the assumption has served its purpose: the backend reported the write
+ * or something newer, or the claim is gone. Where the backend gives
+ * written versions their own resourceVersion, as the API server does, the
+ * assume cache's rule: v is at least as new as the assumed version. Else
+ * (the memory backend reports the written object itself): v is none of
+ * the versions the assumption was written over. */
+static bool assumption_stale(const assumed *a, const ks_resource_claim *v) {
+    unsigned long long vrv, arv, brv;
+    const ks_resource_claim *b = a->nolder ? a->older[0] : NULL;
+    if (v && b && parse_rv(v->resource_version, &vrv) && parse_rv(a->claim->resource_version, &arv) &&
+        parse_rv(b->resource_version, &brv) && arv > brv)
+        return vrv >= arv;
+    for (uint32_t k = 0; k < a->nolder; k++)
+        if (a->older[k] == v) return false;
+    return true;
+}
+
+/* What the plugin sees for claim ns/name whose objects' version is v
+ * (NULL: the objects have none): a reference. */
+static ks_resource_claim *seen_as(ks_dra_manager *m, ks_resource_claim *v, ks_id ns, ks_id name) {
     pthread_mutex_lock(&m->mu);
     for (size_t i = 0; i < m->na; i++) {
         if (m->a[i].ns != ns || m->a[i].name != name) continue;
-        /* the objects moved on (the backend reported a newer version, or
-         * the claim is gone): the assumption has served its purpose */
-        if (m->a[i].base != v) {
+        if (assumption_stale(&m->a[i], v)) {
             drop_assumed(m, i);
             break;
         }
@@ -121,6 +163,16 @@ ks_resource_claim *ks_dra_manager_claim(ks_dra_manager *m, const ks_objects *o, 
     }
     pthread_mutex_unlock(&m->mu);
     return v ? KS_OBJECT_REF(v) : NULL;
+}
+
+ks_resource_claim *ks_dra_manager_claim(ks_dra_manager *m, const ks_objects *o, ks_id ns, ks_id name) {
+    pthread_mutex_lock(&m->mu);
+    sync_view(m, o);
+    uintptr_t at = (uintptr_t)ks_map_get(&m->vpos, claim_key(ns, name));
+    ks_resource_claim *v = at ? m->vclaims[at - 1] : NULL;
+    /* v stays alive: the objects have it */
+    pthread_mutex_unlock(&m->mu);
+    return seen_as(m, v, ns, name);
 }
 
 bool ks_dra_manager_pending(ks_dra_manager *m, const char *uid) {
@@ -161,14 +213,24 @@ bool ks_dra_manager_remove_pending(ks_dra_manager *m, const char *uid) {
 
 void ks_dra_manager_assume(ks_dra_manager *m, const ks_resource_claim *base, ks_resource_claim *written) {
     pthread_mutex_lock(&m->mu);
-    for (size_t i = 0; i < m->na; i++)
-        if (m->a[i].ns == written->ns && m->a[i].name == written->name) {
-            drop_assumed(m, i);
-            break;
+    assumed n = {written->ns, written->name, NULL, 0, KS_OBJECT_REF(written)};
+    for (size_t i = 0; i < m->na; i++) {
+        if (m->a[i].ns != written->ns || m->a[i].name != written->name) continue;
+        if (m->a[i].claim == base) {
+            /* written over an earlier assumption: the objects may still
+             * show any version that one was written over, or its write */
+            n.older = m->a[i].older;
+            n.nolder = m->a[i].nolder;
+            m->a[i].older = NULL;
+            m->a[i].nolder = 0;
         }
+        drop_assumed(m, i);
+        break;
+    }
+    n.older = ks_xrealloc(n.older, (n.nolder + 1) * sizeof(*n.older));
+    n.older[n.nolder++] = base ? KS_OBJECT_REF((ks_resource_claim *)base) : NULL;
     KS_GROW(m->a, m->cap_a, m->na + 1);
-    m->a[m->na++] = (assumed){written->ns, written->name, base ? KS_OBJECT_REF((ks_resource_claim *)base) : NULL,
-                              KS_OBJECT_REF(written)};
+    m->a[m->na++] = n;
     pthread_mutex_unlock(&m->mu);
 }
 
@@ -182,17 +244,64 @@ void ks_dra_manager_restore(ks_dra_manager *m, ks_id ns, ks_id name) {
     pthread_mutex_unlock(&m->mu);
 }
 
-void ks_dra_manager_allocated(ks_dra_manager *m, const ks_objects *o, ks_dra_device_set *out) {
-    for (uint32_t i = 0; o && i < o->resource_claims.n; i++) {
-        const ks_resource_claim *c = o->resource_claims.v[i];
-        ks_resource_claim *seen = ks_dra_manager_claim(m, o, c->ns, c->name);
-        ks_dra_device_set_add_allocation(out, seen->allocation);
-        unref_claim(seen);
+/* mu held: bring vset, vclaims and vpos to the claims of view o, position
+ * by position (the listers keep positions while claims are only
+ * updated, so a cycle costs a pass over the pointers and the changes). */
+static void sync_view(ks_dra_manager *m, const ks_objects *o) {
+    uint32_t n = o ? o->resource_claims.n : 0;
+    uint32_t both = n > m->nv ? n : m->nv;
+    KS_GROW(m->vclaims, m->cap_v, both);
+    for (uint32_t i = 0; i < both; i++) {
+        ks_resource_claim *old = i < m->nv ? m->vclaims[i] : NULL;
+        ks_resource_claim *nw = i < n ? o->resource_claims.v[i] : NULL;
+        if (old == nw) continue;
+        if (old) {
+            ks_dra_device_set_remove_allocation(&m->vset, old->allocation);
+            uint64_t k = claim_key(old->ns, old->name);
+            if ((uintptr_t)ks_map_get(&m->vpos, k) == (uintptr_t)i + 1) ks_map_del(&m->vpos, k);
+            unref_claim(old);
+        }
+        if (nw) {
+            ks_dra_device_set_add_allocation(&m->vset, nw->allocation);
+            ks_map_put(&m->vpos, claim_key(nw->ns, nw->name), (void *)((uintptr_t)i + 1));
+            (void)KS_OBJECT_REF(nw);
+        }
+        m->vclaims[i] = nw;
     }
+    m->nv = n;
+}
+
+void ks_dra_manager_allocated(ks_dra_manager *m, const ks_objects *o, ks_dra_device_set *out) {
     pthread_mutex_lock(&m->mu);
-    /* assumed claims the objects do not have yet */
-    for (size_t i = 0; i < m->na; i++)
-        if (!m->a[i].base) ks_dra_device_set_add_allocation(out, m->a[i].claim->allocation);
+    sync_view(m, o);
+    ks_dra_device_set_copy(out, &m->vset);
+    /* an assumption stands for the objects' version while it is not
+     * stale; stale ones are dropped (the backend reported the write, or
+     * the claim is gone) */
+    for (size_t i = m->na; i-- > 0;) {
+        assumed *a = &m->a[i];
+        uintptr_t at = (uintptr_t)ks_map_get(&m->vpos, claim_key(a->ns, a->name));
+        const ks_resource_claim *v = at ? m->vclaims[at - 1] : NULL;
+        if (assumption_stale(a, v)) {
+            drop_assumed(m, i);
+            continue;
+        }
+        if (v) ks_dra_device_set_remove_allocation(out, v->allocation);
+        ks_dra_device_set_add_allocation(out, a->claim->allocation);
+    }
     for (size_t i = 0; i < m->np; i++) ks_dra_device_set_add_allocation(out, m->p[i].claim->allocation);
     pthread_mutex_unlock(&m->mu);
+}
+
+ks_dra_slices *ks_dra_manager_slices(ks_dra_manager *m, const ks_objects *o) {
+    struct ks_resource_slice *const *v = o ? o->resource_slices.v : NULL;
+    size_t n = o ? o->resource_slices.n : 0;
+    pthread_mutex_lock(&m->mu);
+    if (!ks_dra_slices_same(m->slices, v, n)) {
+        ks_dra_slices_unref(m->slices);
+        m->slices = ks_dra_slices_new(v, n);
+    }
+    ks_dra_slices *x = ks_dra_slices_ref(m->slices);
+    pthread_mutex_unlock(&m->mu);
+    return x;
 }

@@ -62,8 +62,8 @@ typedef struct dra_state {
     ks_dra_allocator *allocator;
     ks_dra_device_set allocated;
     struct ks_device_class **classes;      /* the allocator's view (copied) */
-    struct ks_resource_slice **slices;
-    size_t nclasses, nslices;
+    ks_dra_slices *slices; /* indexed, referenced */
+    size_t nclasses;
     pthread_mutex_t mu;
     bool *unavailable;                     /* per claim */
     node_alloc *nodes;
@@ -182,9 +182,8 @@ static void state_free(void *p) {
     ks_dra_allocator_free(s->allocator);
     ks_dra_device_set_free(&s->allocated);
     for (size_t i = 0; i < s->nclasses; i++) KS_OBJECT_UNREF(s->classes[i]);
-    for (size_t i = 0; i < s->nslices; i++) KS_OBJECT_UNREF(s->slices[i]);
+    ks_dra_slices_unref(s->slices);
     free(s->classes);
-    free(s->slices);
     free(s->claims);
     free(s->allocation);
     free(s->unavailable);
@@ -303,13 +302,11 @@ static ks_status *pre_filter(void *self, ks_cycle_state *st, const ks_pod *pod, 
         ks_dra_manager_allocated(mgr(pl), o, &s->allocated);
         if (o) {
             s->nclasses = o->device_classes.n;
-            s->nslices = o->resource_slices.n;
             s->classes = ks_xcalloc(s->nclasses ? s->nclasses : 1, sizeof(*s->classes));
-            s->slices = ks_xcalloc(s->nslices ? s->nslices : 1, sizeof(*s->slices));
             for (size_t i = 0; i < s->nclasses; i++) s->classes[i] = KS_OBJECT_REF(o->device_classes.v[i]);
-            for (size_t i = 0; i < s->nslices; i++) s->slices[i] = KS_OBJECT_REF(o->resource_slices.v[i]);
         }
-        s->allocator = ks_dra_allocator_new(&pl->f, &s->allocated, s->classes, s->nclasses, s->slices, s->nslices,
+        s->slices = ks_dra_manager_slices(mgr(pl), o);
+        s->allocator = ks_dra_allocator_new(&pl->f, &s->allocated, s->classes, s->nclasses, s->slices,
                                             ks_dra_manager_cel(mgr(pl)));
     }
     return NULL;
