@@ -21,10 +21,12 @@ int cmd_load(int argc, char **argv);
 int cmd_check_config(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 int cmd_capacity(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 
 static const ks_command ks_commands[] = {
     {"simulate", cmd_simulate, "schedule a cluster's pending pods from manifests, offline"},
     {"capacity", cmd_capacity, "how many more replicas of a pod fit, and where"},
+    {"run", cmd_run, "schedule a real cluster through its kube-apiserver"},
     {"version", cmd_version, "print the version"},
     {"load", cmd_load, "load manifests and print a summary of the cluster"},
     {"check-config", cmd_check_config, "validate a KubeSchedulerConfiguration, print it defaulted"},

@@ -1,0 +1,32 @@
+/* The kube-apiserver backend: reflectors for every kind the scheduler
+ * reads (decoded by the same decoders as manifests, delivered as watch
+ * events), and the API calls the scheduler makes (binding, status
+ * patch, deletion, events, volume bindings), as kube-scheduler v1.34.1
+ * makes them. See docs/run.md. */
+#ifndef KS_KUBE_BACKEND_H
+#define KS_KUBE_BACKEND_H
+
+#include "kube/client.h"
+#include "scheduler/backend.h"
+
+typedef struct ks_kube_backend ks_kube_backend;
+
+typedef struct ks_kube_backend_options {
+    ks_kube_client *client;        /* borrowed: reflectors and writes */
+    ks_kube_client *event_client;  /* borrowed: events (NULL: client) */
+    bool watch_pod_groups;         /* Coscheduling is enabled */
+    const char *hostname;          /* reportingInstance suffix */
+    int64_t bind_timeout_s;        /* VolumeBinding's bindTimeoutSeconds */
+    uint32_t max_pending_events;   /* 0: 1000; more are dropped and counted */
+} ks_kube_backend_options;
+
+ks_kube_backend *ks_kube_backend_new(const ks_kube_backend_options *o);
+void ks_kube_backend_free(ks_kube_backend *kb);
+const ks_backend *ks_kube_backend_iface(ks_kube_backend *kb);
+
+typedef struct ks_kube_backend_stats {
+    uint64_t decode_errors, binds, bind_conflicts, patches, deletes, events, events_dropped;
+} ks_kube_backend_stats;
+void ks_kube_backend_stats_get(ks_kube_backend *kb, ks_kube_backend_stats *out);
+
+#endif
