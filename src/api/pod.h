@@ -159,6 +159,7 @@ typedef struct ks_pod {
     /* metadata */
     ks_id ns, name;            /* interned */
     const char *uid;
+    const char *resource_version; /* metadata.resourceVersion, NULL when unset */
     uint64_t key;              /* ns/name identity for maps: (ns << 32) | name */
     ks_labels labels;
     ks_annotations annotations; /* values not interned; read rarely */

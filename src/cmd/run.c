@@ -5,8 +5,11 @@
 #include "framework/status.h"
 #include "kube/backend.h"
 #include "kube/client.h"
+#include "kube/events.h"
 #include "kube/kubeconfig.h"
+#include "kube/leaderelection.h"
 #include "scheduler/scheduler.h"
+#include "server/ops.h"
 #include "util/log.h"
 
 #include <errno.h>
@@ -34,39 +37,105 @@ static void usage(FILE *f) {
           "  --master URL         the API server's address (overrides the kubeconfig)\n"
           "  --write-config-to FILE\n"
           "                       write the configuration, defaulted, to FILE and exit\n"
-          "  --leader-elect BOOL  override leaderElection.leaderElect\n"
+          "  --leader-elect[=BOOL], --leader-elect-lease-duration=D,\n"
+          "  --leader-elect-renew-deadline=D, --leader-elect-retry-period=D,\n"
+          "  --leader-elect-resource-lock=leases, --leader-elect-resource-name=NAME,\n"
+          "  --leader-elect-resource-namespace=NS\n"
+          "                       override leaderElection (see docs/run.md)\n"
           "  -v=N                 log verbosity (klog levels, to stderr)\n" KS_PLUGIN_OPTS_USAGE
           "  -h, --help           this text\n"
           "\n"
-          "Exit status: 0 after a clean shutdown, 1 on a fatal error, 2 bad input or\n"
-          "configuration.\n",
+          "serving (/healthz, /livez, /readyz, /metrics, /configz, /debug):\n",
+          f);
+    fputs(ks_ops_flags_usage(), f);
+    fputs("\n"
+          "Exit status: 0 after a clean shutdown, 1 on a fatal error or a lost lease,\n"
+          "2 bad input or configuration.\n",
           f);
 }
 
-/* Signals reach one thread, which stops the scheduler (ks_scheduler_stop
- * is not async-signal-safe, so no handler calls it). */
-typedef struct sig_waiter {
+/* What the threads of `run` share: the control thread (signals, the
+ * readiness poll), the elector's callbacks and the main thread, which
+ * waits for the lease, then schedules. */
+typedef struct run_state {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
     sigset_t set;
     ks_scheduler *s;
+    ks_ops *ops;
+    bool stopping;  /* SIGTERM/SIGINT, or the main thread is done */
+    bool leading;   /* the lease is held: schedule */
+    bool ended;     /* the elector's thread ended */
+    bool lost;      /* ... because a renewal failed */
+    bool started;   /* ks_scheduler_start returned (s may be polled) */
+    bool synced_reported;
     int signo;
-} sig_waiter;
+} run_state;
 
-static void *signal_thread(void *arg) {
-    sig_waiter *w = arg;
-    int sig = 0;
-    if (sigwait(&w->set, &sig) == 0) {
-        w->signo = sig;
-        if (sig != SIGUSR2) ks_infof(1, "received %s, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
-        ks_scheduler_stop(w->s);
-    }
-    return NULL;
+static void request_stop(run_state *rs) {
+    pthread_mutex_lock(&rs->mu);
+    rs->stopping = true;
+    pthread_cond_broadcast(&rs->cv);
+    pthread_mutex_unlock(&rs->mu);
+    ks_ops_set_shutting_down(rs->ops);
+    ks_scheduler_stop(rs->s);
 }
 
-static bool parse_bool(const char *v, bool *out) {
-    if (!strcmp(v, "true") || !strcmp(v, "1") || !strcmp(v, "t") || !strcmp(v, "True")) *out = true;
-    else if (!strcmp(v, "false") || !strcmp(v, "0") || !strcmp(v, "f") || !strcmp(v, "False")) *out = false;
-    else return false;
-    return true;
+/* Signals reach this one thread (ks_scheduler_stop is not
+ * async-signal-safe, so no handler calls it). Between signals it tells
+ * /readyz when the initial lists are in (upstream's sched-handler-sync). */
+static void *control_thread(void *arg) {
+    run_state *rs = arg;
+    const struct timespec tick = {0, 100 * 1000 * 1000};
+    for (;;) {
+        int sig = sigtimedwait(&rs->set, NULL, &tick);
+        if (sig > 0) {
+            if (sig == SIGUSR2) return NULL; /* the main thread is done */
+            rs->signo = sig;
+            ks_infof(1, "received %s, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+            request_stop(rs);
+            return NULL;
+        }
+        pthread_mutex_lock(&rs->mu);
+        bool poll = rs->started && !rs->synced_reported;
+        pthread_mutex_unlock(&rs->mu);
+        if (poll && ks_scheduler_synced(rs->s)) {
+            ks_ops_set_synced(rs->ops);
+            pthread_mutex_lock(&rs->mu);
+            rs->synced_reported = true;
+            pthread_mutex_unlock(&rs->mu);
+        }
+    }
+}
+
+static void on_started_leading(void *arg) {
+    run_state *rs = arg;
+    ks_infof(1, "started leading");
+    pthread_mutex_lock(&rs->mu);
+    rs->leading = true;
+    pthread_cond_broadcast(&rs->cv);
+    pthread_mutex_unlock(&rs->mu);
+}
+
+/* upstream: a lost lease ends the process with status 1 (another replica
+ * may be scheduling already); a requested stop ends it with 0. */
+static void on_stopped_leading(void *arg, bool lost) {
+    run_state *rs = arg;
+    pthread_mutex_lock(&rs->mu);
+    rs->ended = true;
+    rs->lost = lost && !rs->stopping;
+    bool stop = rs->lost;
+    pthread_cond_broadcast(&rs->cv);
+    pthread_mutex_unlock(&rs->mu);
+    if (stop) {
+        ks_errorf("leaderelection lost");
+        ks_scheduler_stop(rs->s);
+    }
+}
+
+static void on_new_leader(void *arg, const char *identity) {
+    (void)arg;
+    ks_infof(2, "new leader elected: %s", identity);
 }
 
 static bool profiles_enable(const ks_config *cfg, const char *plugin) {
@@ -79,23 +148,60 @@ static bool profiles_enable(const ks_config *cfg, const char *plugin) {
     return false;
 }
 
+static ks_kube_client *new_client(const ks_kube_config *kc, const ks_config *cfg, int64_t timeout_ms) {
+    char *err = NULL;
+    ks_kube_client_options o = {.config = kc,
+                                .qps = cfg->client_connection.qps,
+                                .burst = cfg->client_connection.burst,
+                                .timeout_ms = timeout_ms};
+    ks_kube_client *c = ks_kube_client_new(&o, &err);
+    if (!c) {
+        fprintf(stderr, "ksched run: %s\n", err);
+        free(err);
+    }
+    return c;
+}
+
+static bool write_config_file(const ks_config *cfg, const char *path) {
+    char *y = ks_config_to_yaml(cfg);
+    FILE *f = fopen(path, "w");
+    bool ok = f && fputs(y, f) >= 0;
+    if (f && fclose(f) != 0) ok = false;
+    free(y);
+    if (!ok) fprintf(stderr, "ksched run: cannot write %s: %s\n", path, strerror(errno));
+    else fprintf(stderr, "ksched run: wrote configuration to %s\n", path);
+    return ok;
+}
+
 int cmd_run(int argc, char **argv) {
     ks_cli_common co = {.output = "table"};
+    ks_leader_election_flags lf = {0};
+    ks_ops_flags of;
+    ks_ops_flags_init(&of);
     const char *kubeconfig = NULL, *master = NULL, *write_config = NULL;
-    int leader_elect = -1;
-    char *err = NULL;
+    char *err = NULL, *identity = NULL;
     int rc = KS_EXIT_BAD_INPUT;
     ks_config *cfg = NULL;
     ks_kube_config kc = {0};
-    bool have_kc = false;
-    ks_kube_client *client = NULL, *events = NULL;
+    bool have_kc = false, have_control = false;
+    ks_kube_client *client = NULL, *events_client = NULL, *lease_client = NULL;
+    ks_event_recorder *recorder = NULL;
+    ks_leader_elector *le = NULL;
     ks_kube_backend *kb = NULL;
     ks_scheduler *s = NULL;
+    run_state rs = {.signo = 0};
+    pthread_mutex_init(&rs.mu, NULL);
+    pthread_cond_init(&rs.cv, NULL);
+    pthread_t control;
 
     for (int i = 1; i < argc; i++) {
         const char *val = NULL;
         int r = ks_cli_common_parse(&co, argc, argv, &i, &err);
         if (r < 0) goto usage_error;
+        if (r > 0) continue;
+        if ((r = ks_leader_election_flag_parse(&lf, argc, argv, &i, &err)) < 0) goto usage_error;
+        if (r > 0) continue;
+        if ((r = ks_ops_flag_parse(&of, argc, argv, &i, &err)) < 0) goto usage_error;
         if (r > 0) continue;
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -111,129 +217,155 @@ int cmd_run(int argc, char **argv) {
         } else if (ks_cli_value(argc, argv, &i, "write-config-to", &val, &err)) {
             if (!val) goto usage_error;
             write_config = val;
-        } else if (!strcmp(a, "--leader-elect")) {
-            leader_elect = 1;
-        } else if (ks_cli_value(argc, argv, &i, "leader-elect", &val, &err)) {
-            bool b;
-            if (!val || !parse_bool(val, &b)) goto bad_value;
-            leader_elect = b;
         } else {
             fprintf(stderr, "ksched run: unknown option %s\n", a);
             usage(stderr);
             goto out;
         }
-        continue;
-    bad_value:
-        fprintf(stderr, "ksched run: invalid value for %s\n", a);
-        goto out;
     }
+    if (!ks_ops_flags_apply_logging(&of, &err)) goto fail_msg;
 
     cfg = ks_cli_common_setup(&co, "run");
     if (!cfg) goto out;
-    if (leader_elect >= 0) cfg->leader_election.leader_elect = leader_elect;
+    if (!ks_leader_election_flags_apply(&lf, &cfg->leader_election, &err)) goto fail_msg;
     if (write_config) {
-        char *y = ks_config_to_yaml(cfg);
-        FILE *f = fopen(write_config, "w");
-        if (!f || fputs(y, f) < 0 || fclose(f) != 0) {
-            fprintf(stderr, "ksched run: cannot write %s: %s\n", write_config, strerror(errno));
-            free(y);
-            rc = KS_EXIT_FAIL;
-            goto out;
-        }
-        free(y);
-        fprintf(stderr, "ksched run: wrote configuration to %s\n", write_config);
-        rc = 0;
-        goto out;
-    }
-    if (cfg->leader_election.leader_elect) {
-        fprintf(stderr, "ksched run: leader election is not available in this build; "
-                        "set leaderElection.leaderElect: false (or --leader-elect=false) and run one replica\n");
+        rc = write_config_file(cfg, write_config) ? 0 : KS_EXIT_FAIL;
         goto out;
     }
 
     /* upstream: --kubeconfig wins over clientConnection.kubeconfig. */
     const char *kpath = kubeconfig ? kubeconfig : cfg->client_connection.kubeconfig;
-    if (!ks_kube_config_load(kpath && *kpath ? kpath : NULL, NULL, master, &kc, &err)) {
-        fprintf(stderr, "ksched run: %s\n", err);
-        goto out;
-    }
+    if (!ks_kube_config_load(kpath && *kpath ? kpath : NULL, NULL, master, &kc, &err)) goto fail_msg;
     have_kc = true;
     rc = KS_EXIT_FAIL;
-    ks_kube_client_options copt = {.config = &kc,
-                                   .qps = cfg->client_connection.qps,
-                                   .burst = cfg->client_connection.burst};
-    client = ks_kube_client_new(&copt, &err);
-    if (!client) {
-        fprintf(stderr, "ksched run: %s\n", err);
-        goto out;
-    }
-    /* Events on a budget of their own, so that a storm of failures cannot
-     * hold up bindings (upstream's event client). */
-    events = ks_kube_client_new(&copt, &err);
-    if (!events) {
-        fprintf(stderr, "ksched run: %s\n", err);
-        goto out;
-    }
+    const ks_leader_election *lec = &cfg->leader_election;
+    /* Three clients, each with its own rate budget, as kube-scheduler
+     * makes them: scheduling, events (a storm of failures cannot hold up
+     * bindings), and the lease (nothing can starve a renewal). */
+    if (!(client = new_client(&kc, cfg, 0)) || !(events_client = new_client(&kc, cfg, 0))) goto out;
+    recorder = ks_event_recorder_new(events_client, NULL, &err);
+    if (!recorder) goto fail_msg;
+
     ks_kube_backend_options bo = {.client = client,
-                                  .event_client = events,
+                                  .events = recorder,
                                   .watch_pod_groups = profiles_enable(cfg, "Coscheduling")};
     kb = ks_kube_backend_new(&bo);
 
     /* Block the signals before any thread starts, so that every thread
-     * inherits the mask and only the signal thread takes them. */
-    sig_waiter w = {.signo = 0};
-    sigemptyset(&w.set);
-    sigaddset(&w.set, SIGTERM);
-    sigaddset(&w.set, SIGINT);
-    sigaddset(&w.set, SIGUSR2);
-    pthread_sigmask(SIG_BLOCK, &w.set, NULL);
+     * inherits the mask and only the control thread takes them. */
+    sigemptyset(&rs.set);
+    sigaddset(&rs.set, SIGTERM);
+    sigaddset(&rs.set, SIGINT);
+    sigaddset(&rs.set, SIGUSR2);
+    pthread_sigmask(SIG_BLOCK, &rs.set, NULL);
 
     ks_scheduler_options so = {.config = cfg, .backend = ks_kube_backend_iface(kb)};
     s = ks_scheduler_new(&so, &err);
-    if (!s) {
-        fprintf(stderr, "ksched run: %s\n", err);
+    if (!s) goto fail_msg;
+    rs.s = s;
+    /* Serving first, as kube-scheduler: probes answer while a standby
+     * waits for the lease. */
+    rs.ops = ks_ops_start(&(ks_ops_options){.flags = &of, .cfg = cfg, .leader_election = lec->leader_elect},
+                          &err);
+    if (!rs.ops) goto fail_msg;
+    if (pthread_create(&control, NULL, control_thread, &rs) != 0) {
+        fprintf(stderr, "ksched run: cannot start the control thread\n");
         goto out;
     }
-    w.s = s;
-    pthread_t sig_thread;
-    if (pthread_create(&sig_thread, NULL, signal_thread, &w) != 0) {
-        fprintf(stderr, "ksched run: cannot start the signal thread\n");
-        goto out;
+    have_control = true;
+    ks_infof(1, "ksched run: API server %s, %u profile(s), serving on port %d", kc.server, cfg->nprofiles,
+             ks_ops_port(rs.ops));
+
+    if (lec->leader_elect) {
+        if (!(lease_client = new_client(&kc, cfg, ks_leader_election_client_timeout_ms(lec)))) goto out;
+        if (!(identity = ks_leader_identity_new(&err))) goto fail_msg;
+        ks_leader_elector_options lo = {
+            .client = lease_client,
+            .lease_namespace = lec->resource_namespace,
+            .lease_name = lec->resource_name,
+            .identity = identity,
+            .lease_duration_ns = lec->lease_duration_ns,
+            .renew_deadline_ns = lec->renew_deadline_ns,
+            .retry_period_ns = lec->retry_period_ns,
+            .release_on_cancel = true,
+            .events = recorder,
+            .event_component = cfg->nprofiles ? cfg->profiles[0].scheduler_name : KS_DEFAULT_SCHEDULER_NAME,
+            .cb = {.arg = &rs,
+                   .on_started_leading = on_started_leading,
+                   .on_stopped_leading = on_stopped_leading,
+                   .on_new_leader = on_new_leader}};
+        if (!(le = ks_leader_elector_new(&lo, &err))) goto fail_msg;
+        ks_ops_set_leader_elector(rs.ops, le);
+        ks_infof(1, "attempting to acquire leader lease %s/%s as %s", lec->resource_namespace,
+                 lec->resource_name, identity);
+        if (!ks_leader_elector_start(le, &err)) goto fail_msg;
+        /* A standby holds no cache (docs/run.md): nothing starts until
+         * the lease is ours. */
+        pthread_mutex_lock(&rs.mu);
+        while (!rs.leading && !rs.stopping && !rs.ended) pthread_cond_wait(&rs.cv, &rs.mu);
+        bool go = rs.leading && !rs.stopping && !rs.ended;
+        pthread_mutex_unlock(&rs.mu);
+        if (!go) goto stopped;
     }
-    ks_infof(1, "ksched run: API server %s, %u profile(s)", kc.server, cfg->nprofiles);
+
     ks_status *st = ks_scheduler_start(s);
     if (st) {
         char *m = ks_status_message(st);
         fprintf(stderr, "ksched run: %s\n", m);
         free(m);
         ks_status_free(st);
-        ks_scheduler_stop(s);
-    } else {
-        ks_scheduler_run(s);
-        rc = 0;
+        goto out;
     }
-    /* Wake the signal thread if the loop ended on its own. */
-    if (!w.signo) pthread_kill(sig_thread, SIGUSR2);
-    pthread_join(sig_thread, NULL);
-    ks_scheduler_stats stats;
-    ks_scheduler_stats_get(s, &stats);
-    ks_infof(1, "ksched run: stopped after %llu attempts, %llu bound", (unsigned long long)stats.attempts,
-             (unsigned long long)stats.bound);
+    pthread_mutex_lock(&rs.mu);
+    rs.started = true;
+    pthread_mutex_unlock(&rs.mu);
+    ks_scheduler_run(s);
+    {
+        ks_scheduler_stats stats;
+        ks_scheduler_stats_get(s, &stats);
+        ks_infof(1, "ksched run: stopped after %llu attempts, %llu bound", (unsigned long long)stats.attempts,
+                 (unsigned long long)stats.bound);
+    }
+
+stopped:
+    pthread_mutex_lock(&rs.mu);
+    rc = rs.lost ? KS_EXIT_FAIL : 0;
+    pthread_mutex_unlock(&rs.mu);
     goto out;
 
+fail_msg:
+    fprintf(stderr, "ksched run: %s\n", err ? err : "failed");
+    goto out;
 usage_error:
     fprintf(stderr, "ksched run: %s\n", err ? err : "missing value");
     usage(stderr);
 out:
-    /* The scheduler first (it finishes the bindings in flight through the
-     * backend), then the backend, then the clients under it. */
+    /* Order: stop scheduling (in-flight bindings finish, bounded), then
+     * release the lease (a standby takes over at its next retry), then
+     * the event recorder flushes, then serving and the clients go. */
+    if (rs.ops) ks_ops_set_shutting_down(rs.ops);
+    if (s) ks_scheduler_stop(s);
     ks_scheduler_free(s);
     ks_kube_backend_free(kb);
-    ks_kube_client_free(events);
+    if (le) ks_leader_elector_stop(le);
+    if (have_control) {
+        if (!rs.signo) pthread_kill(control, SIGUSR2);
+        pthread_join(control, NULL);
+    }
+    ks_event_recorder_free(recorder);
+    /* The server may be asking the elector: it goes first. */
+    if (rs.ops) ks_ops_stop(rs.ops);
+    ks_leader_elector_free(le);
+    ks_kube_client_free(lease_client);
+    ks_kube_client_free(events_client);
     ks_kube_client_free(client);
     if (have_kc) ks_kube_config_free(&kc);
+    free(identity);
     free(err);
+    ks_ops_flags_free(&of);
     ks_cli_common_free(&co);
     if (cfg) ks_config_free(cfg);
+    pthread_cond_destroy(&rs.cv);
+    pthread_mutex_destroy(&rs.mu);
     return rc;
 }

@@ -589,6 +589,8 @@ bool d_meta(dec *d, const ks_tree *obj, bool namespaced, meta *m) {
     if (!has) return true;
     d_str(d, kt_get(md, "uid"), KP(mp, "uid"), &m->uid);
     m->uid = dkeep(d, m->uid);
+    d_str(d, kt_get(md, "resourceVersion"), KP(mp, "resourceVersion"), &m->resource_version);
+    m->resource_version = dkeep(d, m->resource_version);
     d_labels(d, kt_get(md, "labels"), KP(mp, "labels"), &m->labels);
     if (d->plain_annotations) d_annotations(d, kt_get(md, "annotations"), KP(mp, "annotations"), &m->plain_annotations);
     else d_labels(d, kt_get(md, "annotations"), KP(mp, "annotations"), &m->annotations);

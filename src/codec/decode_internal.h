@@ -92,6 +92,7 @@ bool d_node_selector(dec *d, const ks_tree *v, const kpath *p, ks_node_selector 
 typedef struct meta {
     ks_id name, ns;
     const char *uid;
+    const char *resource_version; /* NULL when unset */
     ks_labels labels, annotations;
     ks_annotations plain_annotations; /* instead of annotations (d->plain_annotations) */
     bool has_creation;

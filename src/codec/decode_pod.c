@@ -484,6 +484,7 @@ ks_pod *ks_decode_pod(const ks_tree *t, ks_decode_ctx *ctx) {
     pod->ns = m.ns;
     pod->key = ks_pod_key(m.ns, m.name);
     pod->uid = m.uid;
+    pod->resource_version = m.resource_version;
     pod->labels = m.labels;
     pod->annotations = m.plain_annotations;
     pod->creation_ts = m.has_creation ? m.creation_ts : 0;

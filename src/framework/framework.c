@@ -396,7 +396,7 @@ void ks_handle_event(ks_handle *h, const ks_pod *regarding, const char *type, co
     va_start(ap, fmt);
     vsnprintf(note, (size_t)n + 1, fmt, ap);
     va_end(ap);
-    fw->env.event(fw->env.ctx, regarding, type, reason, action, note);
+    fw->env.event(fw->env.ctx, regarding, NULL, type, reason, action, note);
     free(note);
 }
 

@@ -95,8 +95,10 @@ typedef struct ks_framework_env {
     ks_status *(*bind)(void *ctx, const ks_pod *pod, const char *node);
     ks_status *(*delete_pod)(void *ctx, const ks_pod *pod);
     void (*patch_status)(void *ctx, const ks_pod *pod, const ks_status_patch *patch);
-    void (*event)(void *ctx, const ks_pod *regarding, const char *type, const char *reason,
-                  const char *action, const char *note);
+    /* related: the other pod the event is about (the preemptor of a
+     * Preempted victim), or NULL. */
+    void (*event)(void *ctx, const ks_pod *regarding, const ks_pod *related, const char *type,
+                  const char *reason, const char *action, const char *note);
     const ks_objects *(*objects)(void *ctx);
     /* Move the pod (unschedulable or backing off) to activeQ. */
     void (*activate)(void *ctx, const ks_pod *pod);

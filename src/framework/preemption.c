@@ -467,7 +467,7 @@ static ks_status *preempt_pod(ks_evaluator *ev, const ks_pod *preemptor, ks_id n
     if (fw->env.event) {
         char *note = ks_xasprintf("Preempted by pod %s on node %s",
                                   preemptor->uid ? preemptor->uid : "", ks_str(node));
-        fw->env.event(fw->env.ctx, victim, "Normal", "Preempted", "Preempting", note);
+        fw->env.event(fw->env.ctx, victim, preemptor, "Normal", "Preempted", "Preempting", note);
         free(note);
     }
     return NULL;

@@ -163,10 +163,9 @@ typedef struct kind_ctx {
 
 struct ks_kube_backend {
     ks_backend iface;
-    ks_kube_client *client, *event_client;
-    char *hostname;
+    ks_kube_client *client;
+    ks_event_recorder *events;
     int64_t bind_timeout_s;
-    uint32_t max_pending_events;
     bool watch_pod_groups;
 
     ks_watch_fn fn;
@@ -184,8 +183,6 @@ struct ks_kube_backend {
     pthread_mutex_t mu;
     store stores[NKINDS];
 
-    /* events in flight on the event client (mu) */
-    uint32_t events_pending;
     ks_kube_backend_stats stats;
 };
 
@@ -496,55 +493,28 @@ static ks_status *kb_delete(void *ctx, const ks_pod *pod) {
 
 /* ---- events --------------------------------------------------------------- */
 
-static void event_done(void *arg, const ks_kube_response *r) {
-    ks_kube_backend *kb = arg;
-    if (r->code != 201 && r->code != 200) ks_infof(2, "event not written: %ld %s", r->code, r->error ? r->error : "");
-    pthread_mutex_lock(&kb->mu);
-    kb->events_pending--;
-    pthread_mutex_unlock(&kb->mu);
+static void pod_ref(const ks_pod *p, ks_event_ref *r) {
+    *r = (ks_event_ref){.kind = "Pod",
+                        .api_version = "v1",
+                        .ns = ks_str(p->ns),
+                        .name = ks_str(p->name),
+                        .uid = p->uid,
+                        .resource_version = p->resource_version};
 }
 
-/* events.k8s.io/v1 as client-go's tools/events writes it: the regarding
- * pod, reportingController = the profile's schedulerName,
- * reportingInstance = "<controller>-<hostname>", the note cut at 1024. */
+/* Through the recorder (events.h: series, bounded queue, its own client).
+ * reportingController is the profile's schedulerName: the pod's own, or
+ * for a victim the preemptor's, whose profile preempted it. */
 static void kb_event(void *ctx, const ks_event_record *ev) {
     ks_kube_backend *kb = ctx;
-    const ks_pod *p = ev->regarding;
-    pthread_mutex_lock(&kb->mu);
-    if (kb->events_pending >= kb->max_pending_events) {
-        kb->stats.events_dropped++;
-        pthread_mutex_unlock(&kb->mu);
-        return;
-    }
-    kb->events_pending++;
-    kb->stats.events++;
-    pthread_mutex_unlock(&kb->mu);
-
-    char t[64];
-    format_time(t, sizeof(t), true);
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    char name[400];
-    snprintf(name, sizeof(name), "%s.%llx", ks_str(p->name),
-             (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec);
-    const char *ctrl = ks_str(p->scheduler_name);
-    char inst[400];
-    snprintf(inst, sizeof(inst), "%s-%s", ctrl, kb->hostname);
-    char note[1025];
-    snprintf(note, sizeof(note), "%s", ev->note ? ev->note : "");
-    json_t *body = json_pack("{s:s, s:s, s:{s:s, s:s}, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s?}}",
-                             "apiVersion", "events.k8s.io/v1", "kind", "Event", "metadata", "name", name, "namespace",
-                             ks_str(p->ns), "eventTime", t, "reportingController", ctrl, "reportingInstance", inst,
-                             "action", ev->action ? ev->action : "", "reason", ev->reason ? ev->reason : "", "note",
-                             note, "type", ev->type ? ev->type : "Normal", "regarding", "apiVersion", "v1", "kind",
-                             "Pod", "namespace", ks_str(p->ns), "name", ks_str(p->name), "uid", p->uid);
-    char *js = json_dumps(body, JSON_COMPACT);
-    json_decref(body);
-    char path[400];
-    snprintf(path, sizeof(path), "/apis/events.k8s.io/v1/namespaces/%s/events", ks_str(p->ns));
-    ks_kube_request req = {.method = "POST", .path = path, .body = js, .body_len = strlen(js)};
-    ks_kube_do_async(kb->event_client, &req, event_done, kb);
-    free(js);
+    if (!kb->events) return;
+    ks_event_ref regarding, related;
+    pod_ref(ev->regarding, &regarding);
+    if (ev->related) pod_ref(ev->related, &related);
+    const ks_pod *by = ev->related ? ev->related : ev->regarding;
+    ks_event_recorder_emit(kb->events, ks_str(by->scheduler_name), &regarding, ev->related ? &related : NULL,
+                           ev->type ? ev->type : "Normal", ev->reason ? ev->reason : "",
+                           ev->action ? ev->action : "", ev->note ? ev->note : "");
 }
 
 /* ---- volume bindings --------------------------------------------------------- */
@@ -656,12 +626,8 @@ static ks_status *kb_bind_volumes(void *ctx, const ks_pod *pod, const ks_volume_
 ks_kube_backend *ks_kube_backend_new(const ks_kube_backend_options *o) {
     ks_kube_backend *kb = ks_xcalloc(1, sizeof(*kb));
     kb->client = o->client;
-    kb->event_client = o->event_client ? o->event_client : o->client;
-    char host[256] = "";
-    if (!o->hostname && gethostname(host, sizeof(host) - 1) != 0) snprintf(host, sizeof(host), "localhost");
-    kb->hostname = ks_xstrdup(o->hostname ? o->hostname : host);
+    kb->events = o->events;
     kb->bind_timeout_s = o->bind_timeout_s;
-    kb->max_pending_events = o->max_pending_events ? o->max_pending_events : 1000;
     kb->watch_pod_groups = o->watch_pod_groups;
     pthread_mutex_init(&kb->mu, NULL);
     pthread_mutex_init(&kb->deliver_mu, NULL);
@@ -683,14 +649,6 @@ ks_kube_backend *ks_kube_backend_new(const ks_kube_backend_options *o) {
 void ks_kube_backend_free(ks_kube_backend *kb) {
     if (!kb) return;
     kb_stop(kb);
-    /* Events still on the wire reference kb. */
-    for (int i = 0; i < 500; i++) {
-        pthread_mutex_lock(&kb->mu);
-        uint32_t n = kb->events_pending;
-        pthread_mutex_unlock(&kb->mu);
-        if (!n) break;
-        usleep(10000);
-    }
     uint64_t k;
     void *v;
     for (size_t it = 0; ks_map_next(&kb->pods, &it, &k, &v);) ks_pod_unref(v);
@@ -698,7 +656,6 @@ void ks_kube_backend_free(ks_kube_backend *kb) {
     ks_map_free(&kb->pods);
     ks_map_free(&kb->nodes);
     for (size_t i = 0; i < NKINDS; i++) store_free(&kb->stores[i], kinds[i].free);
-    free(kb->hostname);
     pthread_mutex_destroy(&kb->mu);
     pthread_mutex_destroy(&kb->deliver_mu);
     free(kb);

@@ -7,17 +7,16 @@
 #define KS_KUBE_BACKEND_H
 
 #include "kube/client.h"
+#include "kube/events.h"
 #include "scheduler/backend.h"
 
 typedef struct ks_kube_backend ks_kube_backend;
 
 typedef struct ks_kube_backend_options {
     ks_kube_client *client;        /* borrowed: reflectors and writes */
-    ks_kube_client *event_client;  /* borrowed: events (NULL: client) */
+    ks_event_recorder *events;     /* borrowed (NULL: no events written) */
     bool watch_pod_groups;         /* Coscheduling is enabled */
-    const char *hostname;          /* reportingInstance suffix */
     int64_t bind_timeout_s;        /* VolumeBinding's bindTimeoutSeconds */
-    uint32_t max_pending_events;   /* 0: 1000; more are dropped and counted */
 } ks_kube_backend_options;
 
 ks_kube_backend *ks_kube_backend_new(const ks_kube_backend_options *o);
@@ -25,7 +24,7 @@ void ks_kube_backend_free(ks_kube_backend *kb);
 const ks_backend *ks_kube_backend_iface(ks_kube_backend *kb);
 
 typedef struct ks_kube_backend_stats {
-    uint64_t decode_errors, binds, bind_conflicts, patches, deletes, events, events_dropped;
+    uint64_t decode_errors, binds, bind_conflicts, patches, deletes;
 } ks_kube_backend_stats;
 void ks_kube_backend_stats_get(ks_kube_backend *kb, ks_kube_backend_stats *out);
 

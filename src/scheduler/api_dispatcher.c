@@ -18,6 +18,7 @@ typedef struct call {
     uint64_t key;
     uint64_t id;
     ks_pod *pod;
+    ks_pod *related; /* event */
     char *node;
     /* status patch (owned strings) */
     ks_status_patch patch;
@@ -82,6 +83,7 @@ static void free_call(call *c) {
     if (!c) return;
     free_call(c->before);
     if (c->pod) ks_pod_unref(c->pod);
+    if (c->related) ks_pod_unref(c->related);
     free(c->node);
     free((char *)c->patch.cond_type);
     free((char *)c->patch.cond_status);
@@ -297,9 +299,11 @@ ks_status *ks_api_dispatcher_delete(ks_api_dispatcher *d, const ks_pod *pod,
     return add_call(d, new_call(KS_CALL_DELETE, pod, done, arg));
 }
 
-void ks_api_dispatcher_event(ks_api_dispatcher *d, const ks_pod *regarding, const char *type,
-                             const char *reason, const char *action, const char *note) {
+void ks_api_dispatcher_event(ks_api_dispatcher *d, const ks_pod *regarding, const ks_pod *related,
+                             const char *type, const char *reason, const char *action,
+                             const char *note) {
     call *c = new_call(KS_CALL_EVENT, regarding, NULL, NULL);
+    c->related = related ? ks_pod_ref((ks_pod *)related) : NULL;
     c->etype = dup_or_null(type);
     c->reason = dup_or_null(reason);
     c->action = dup_or_null(action);
@@ -326,7 +330,7 @@ static ks_status *execute_call(ks_api_dispatcher *d, call *c) {
                              : ks_status_new(KS_ERROR, "the backend cannot delete pods");
     case KS_CALL_EVENT:
         if (b->emit_event) {
-            ks_event_record ev = {.regarding = c->pod, .type = c->etype, .reason = c->reason,
+            ks_event_record ev = {.regarding = c->pod, .related = c->related, .type = c->etype, .reason = c->reason,
                                   .action = c->action, .note = c->note, .time_ns = c->time_ns};
             b->emit_event(b->ctx, &ev);
         }

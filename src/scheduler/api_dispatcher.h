@@ -64,8 +64,9 @@ ks_status *ks_api_dispatcher_bind(ks_api_dispatcher *d, const ks_pod *pod, const
                                   ks_call_done_fn done, void *arg);
 ks_status *ks_api_dispatcher_delete(ks_api_dispatcher *d, const ks_pod *pod,
                                     ks_call_done_fn done, void *arg);
-void ks_api_dispatcher_event(ks_api_dispatcher *d, const ks_pod *regarding, const char *type,
-                             const char *reason, const char *action, const char *note);
+void ks_api_dispatcher_event(ks_api_dispatcher *d, const ks_pod *regarding, const ks_pod *related,
+                             const char *type, const char *reason, const char *action,
+                             const char *note);
 
 /* Queue a binding and wait for its result (the Bind extension point waits
  * like upstream's DefaultBinder). Without workers: drains the queue up to

@@ -35,6 +35,7 @@ typedef void (*ks_watch_fn)(void *arg, const ks_watch_event *ev);
 /* An event (events.k8s.io/v1) about a pod. */
 typedef struct ks_event_record {
     const ks_pod *regarding;
+    const ks_pod *related; /* or NULL */
     const char *type;    /* "Normal" / "Warning" */
     const char *reason;  /* "Scheduled", "FailedScheduling", "Preempted" */
     const char *action;  /* "Binding", "Scheduling", "Preempting" */

@@ -648,7 +648,7 @@ static void handle_failure(ks_scheduler *s, failure *f) {
     ks_queue_add_nominated(s->queue, nominate, &f->ni);
 
     char *note = ks_truncate_message(msg);
-    ks_api_dispatcher_event(s->disp, pod, "Warning", "FailedScheduling", "Scheduling", note);
+    ks_api_dispatcher_event(s->disp, pod, NULL, "Warning", "FailedScheduling", "Scheduling", note);
     free(note);
     ks_status_patch patch = {.has_condition = true,
                              .cond_type = "PodScheduled",
@@ -738,7 +738,7 @@ static void binding_cycle_run(binding_cycle *bc) {
             char note[1024];
             snprintf(note, sizeof(note), "Successfully assigned %s/%s to %s", ks_str(bc->assumed->ns),
                      ks_str(bc->assumed->name), bc->node);
-            ks_api_dispatcher_event(s->disp, bc->assumed, "Normal", "Scheduled", "Binding", note);
+            ks_api_dispatcher_event(s->disp, bc->assumed, NULL, "Normal", "Scheduled", "Binding", note);
         }
     }
     if (st) {
@@ -895,7 +895,7 @@ static void schedule_queued(ks_scheduler *s, ks_queued_pod *qp) {
         if (pod->has_deletion_ts) {
             char note[1024];
             snprintf(note, sizeof(note), "skip schedule deleting pod: %s/%s", ks_str(pod->ns), ks_str(pod->name));
-            ks_api_dispatcher_event(s->disp, pod, "Warning", "FailedScheduling", "Scheduling", note);
+            ks_api_dispatcher_event(s->disp, pod, NULL, "Warning", "FailedScheduling", "Scheduling", note);
         }
         a.rec.result = KS_ATTEMPT_SKIPPED;
         notify_attempt(&a);

@@ -72,10 +72,10 @@ static void env_patch(void *ctx, const ks_pod *pod, const ks_status_patch *patch
     ks_status_free(ks_api_dispatcher_patch_status(s->disp, pod, patch, NULL, NULL));
 }
 
-static void env_event(void *ctx, const ks_pod *regarding, const char *type, const char *reason,
-                      const char *action, const char *note) {
+static void env_event(void *ctx, const ks_pod *regarding, const ks_pod *related, const char *type,
+                      const char *reason, const char *action, const char *note) {
     ks_scheduler *s = ctx;
-    ks_api_dispatcher_event(s->disp, regarding, type, reason, action, note);
+    ks_api_dispatcher_event(s->disp, regarding, related, type, reason, action, note);
 }
 
 static ks_status *env_bind_volumes(void *ctx, const ks_pod *pod, const ks_volume_binding *b, size_t n) {

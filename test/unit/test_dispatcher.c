@@ -137,9 +137,9 @@ static void test_noop_patch_skipped(void **state) {
 }
 
 static void test_events_in_order_never_merged(void **state) {
-    ks_api_dispatcher_event(F.d, F.pod, "Warning", "FailedScheduling", "Scheduling", "one");
-    ks_api_dispatcher_event(F.d, F.pod, "Warning", "FailedScheduling", "Scheduling", "two");
-    ks_api_dispatcher_event(F.d, F.pod, "Normal", "Scheduled", "Binding", "three");
+    ks_api_dispatcher_event(F.d, F.pod, NULL, "Warning", "FailedScheduling", "Scheduling", "one");
+    ks_api_dispatcher_event(F.d, F.pod, NULL, "Warning", "FailedScheduling", "Scheduling", "two");
+    ks_api_dispatcher_event(F.d, F.pod, NULL, "Normal", "Scheduled", "Binding", "three");
     assert_int_equal(ks_api_dispatcher_drain(F.d), 3);
     assert_int_equal(ks_memory_backend_nevents(F.mb), 3);
     assert_string_equal(ks_memory_backend_event(F.mb, 0)->note, "one");
@@ -164,7 +164,7 @@ static void test_threaded(void **state) {
     for (int i = 0; i < 50; i++) {
         char note[32];
         snprintf(note, sizeof(note), "e%d", i);
-        ks_api_dispatcher_event(F.d, F.pod, "Normal", "X", "Y", note);
+        ks_api_dispatcher_event(F.d, F.pod, NULL, "Normal", "X", "Y", note);
     }
     assert_null(ks_api_dispatcher_bind_sync(F.d, F.pod, "n1"));
     ks_api_dispatcher_flush(F.d);

@@ -263,7 +263,7 @@ static void test_lists_and_watches_decoded(void **st) {
     reset_fake();
     ks_kube_config kc;
     ks_kube_client *c = new_client(&kc);
-    ks_kube_backend_options o = {.client = c, .hostname = "test-host"};
+    ks_kube_backend_options o = {.client = c};
     ks_kube_backend *kb = ks_kube_backend_new(&o);
     const ks_backend *b = ks_kube_backend_iface(kb);
     seen s = {.mu = PTHREAD_MUTEX_INITIALIZER};
@@ -309,10 +309,12 @@ static void test_scheduler_binds_and_reports(void **st) {
     reset_fake();
     ks_kube_config kc;
     ks_kube_client *c = new_client(&kc);
-    ks_kube_backend_options o = {.client = c, .hostname = "test-host"};
+    char *err = NULL;
+    ks_event_recorder *rec = ks_event_recorder_new(c, "test-host", &err);
+    assert_non_null(rec);
+    ks_kube_backend_options o = {.client = c, .events = rec};
     ks_kube_backend *kb = ks_kube_backend_new(&o);
     ks_config *cfg = ks_config_default();
-    char *err = NULL;
     assert_true(ks_config_resolve(cfg, ks_config_intree_points, NULL, NULL));
     ks_scheduler_options so = {.config = cfg, .backend = ks_kube_backend_iface(kb)};
     ks_scheduler *s = ks_scheduler_new(&so, &err);
@@ -355,6 +357,7 @@ static void test_scheduler_binds_and_reports(void **st) {
     pthread_join(t, NULL);
     ks_scheduler_free(s);
     ks_kube_backend_free(kb);
+    ks_event_recorder_free(rec);
     ks_kube_client_free(c);
     ks_config_free(cfg);
     free(kc.server);

@@ -79,9 +79,10 @@ static void env_patch(void *ctx, const ks_pod *pod, const ks_status_patch *p) {
     if (p->set_nominated) logf_(w, "patch %s nominated=\"%s\"", full(pod), p->nominated);
 }
 
-static void env_event(void *ctx, const ks_pod *regarding, const char *type, const char *reason,
-                      const char *action, const char *note) {
+static void env_event(void *ctx, const ks_pod *regarding, const ks_pod *related, const char *type,
+                      const char *reason, const char *action, const char *note) {
     logf_(ctx, "event %s %s %s %s: %s", full(regarding), type, reason, action, note);
+    assert_non_null(related);
 }
 
 static const ks_objects *env_objects(void *ctx) {
