@@ -66,7 +66,6 @@ typedef struct run_state {
     bool stopping;  /* SIGTERM/SIGINT, or the main thread is done */
     bool leading;   /* the lease is held: schedule */
     bool ended;     /* the elector's thread ended */
-    bool lost;      /* ... because a renewal failed */
     bool started;   /* ks_scheduler_start returned (s may be polled) */
     bool synced_reported;
     int signo;
@@ -117,19 +116,20 @@ static void on_started_leading(void *arg) {
     pthread_mutex_unlock(&rs->mu);
 }
 
-/* upstream: a lost lease ends the process with status 1 (another replica
- * may be scheduling already); a requested stop ends it with 0. */
+/* upstream: a lost lease ends the process at once with status 1 (another
+ * replica may be scheduling already: nothing in flight is finished); a
+ * requested stop ends it with 0 once the lease is released. */
 static void on_stopped_leading(void *arg, bool lost) {
     run_state *rs = arg;
     pthread_mutex_lock(&rs->mu);
     rs->ended = true;
-    rs->lost = lost && !rs->stopping;
-    bool stop = rs->lost;
+    bool fatal = lost && !rs->stopping;
     pthread_cond_broadcast(&rs->cv);
     pthread_mutex_unlock(&rs->mu);
-    if (stop) {
+    if (fatal) {
         ks_errorf("leaderelection lost");
-        ks_scheduler_stop(rs->s);
+        fflush(stderr);
+        _exit(KS_EXIT_FAIL);
     }
 }
 
@@ -233,6 +233,15 @@ int cmd_run(int argc, char **argv) {
         goto out;
     }
 
+    /* Block the signals before any thread starts (the clients' I/O
+     * threads, the recorder's...), so that every thread inherits the mask
+     * and only the control thread takes them. */
+    sigemptyset(&rs.set);
+    sigaddset(&rs.set, SIGTERM);
+    sigaddset(&rs.set, SIGINT);
+    sigaddset(&rs.set, SIGUSR2);
+    pthread_sigmask(SIG_BLOCK, &rs.set, NULL);
+
     /* upstream: --kubeconfig wins over clientConnection.kubeconfig. */
     const char *kpath = kubeconfig ? kubeconfig : cfg->client_connection.kubeconfig;
     if (!ks_kube_config_load(kpath && *kpath ? kpath : NULL, NULL, master, &kc, &err)) goto fail_msg;
@@ -250,14 +259,6 @@ int cmd_run(int argc, char **argv) {
                                   .events = recorder,
                                   .watch_pod_groups = profiles_enable(cfg, "Coscheduling")};
     kb = ks_kube_backend_new(&bo);
-
-    /* Block the signals before any thread starts, so that every thread
-     * inherits the mask and only the control thread takes them. */
-    sigemptyset(&rs.set);
-    sigaddset(&rs.set, SIGTERM);
-    sigaddset(&rs.set, SIGINT);
-    sigaddset(&rs.set, SIGUSR2);
-    pthread_sigmask(SIG_BLOCK, &rs.set, NULL);
 
     ks_scheduler_options so = {.config = cfg, .backend = ks_kube_backend_iface(kb)};
     s = ks_scheduler_new(&so, &err);
@@ -328,9 +329,7 @@ int cmd_run(int argc, char **argv) {
     }
 
 stopped:
-    pthread_mutex_lock(&rs.mu);
-    rc = rs.lost ? KS_EXIT_FAIL : 0;
-    pthread_mutex_unlock(&rs.mu);
+    rc = 0;
     goto out;
 
 fail_msg:

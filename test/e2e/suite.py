@@ -13,6 +13,7 @@ line per test: "ok   NAME (T s)", "FAIL NAME (T s): why" or
 import http.client
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -132,8 +133,9 @@ class Sched:
 
     def __init__(self, c, profiles, name="ksched", impl=None, kubeconfig=None,
                  leader_elect=False, lease="ksched", plugins=(), qps=2000, burst=4000,
-                 extra_config=None):
+                 extra_config=None, serve=False):
         self.c, self.name = c, name
+        self.port = C.free_port() if serve else 0
         self.impl = impl or SUBJECT
         if kubeconfig is None:
             kubeconfig = (c.ksched_kubeconfig if self.impl == "ksched"
@@ -145,6 +147,7 @@ class Sched:
                                   "resourceNamespace": "kube-system"},
                "profiles": profiles}
         cfg.update(extra_config or {})
+        self.auth_kubeconfig = kubeconfig
         self.config = os.path.join(c.dir, name + "-config.yaml")
         with open(self.config, "w") as f:
             json.dump(cfg, f, indent=1)
@@ -157,11 +160,39 @@ class Sched:
             cmd = [KSCHED, "run", "--config", self.config]
             for so in self.plugins:
                 cmd += ["--plugin", so]
-            if "--secure-port" in run_help():
+            if self.port:
+                cmd += self.serving_flags()
+            elif "--secure-port" in run_help():
                 cmd += ["--secure-port=0"]
             return cmd + ["-v=2"] if "-v" in run_help() else cmd
+        port = self.port or C.free_port()
         return [os.path.join(C.BIN, "kube-scheduler"), "--config", self.config,
-                "--bind-address=127.0.0.1", f"--secure-port={C.free_port()}", "-v=2"]
+                "--bind-address=127.0.0.1", f"--secure-port={port}", "-v=2"] + (
+                    self.serving_flags()[2:] if self.port else [])
+
+    def serving_flags(self):
+        """Serving as a Deployment runs it: delegated authentication and
+        authorization through the API server, with the scheduler's own
+        identity (it needs TokenReview/SubjectAccessReview rights)."""
+        return ["--bind-address=127.0.0.1", f"--secure-port={self.port}",
+                f"--authentication-kubeconfig={self.auth_kubeconfig}",
+                f"--authorization-kubeconfig={self.auth_kubeconfig}"]
+
+    def get(self, path, token=None):
+        """GET on the secure port: (status, body)."""
+        import ssl
+        ctx = ssl.create_default_context()
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        h = http.client.HTTPSConnection("127.0.0.1", self.port, context=ctx, timeout=10)
+        try:
+            h.request("GET", path, headers={"Authorization": "Bearer " + token} if token else {})
+            r = h.getresponse()
+            return r.status, r.read().decode(errors="replace")
+        except (OSError, http.client.HTTPException) as e:
+            return None, str(e)
+        finally:
+            h.close()
 
     def start(self):
         self.starts += 1
@@ -1086,6 +1117,229 @@ def test_same_as_simulate(c):
     s.check_alive()
 
 
+# ---- operability: serving, metrics, leader election --------------------
+
+def lease(c, name):
+    try:
+        return c.get(f"/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/{name}")
+    except C.ApiError:
+        return None
+
+
+def lease_holder(c, name):
+    le = lease(c, name)
+    return ((le or {}).get("spec") or {}).get("holderIdentity") or ""
+
+
+def identity_of(s):
+    """The identity a ksched replica competes with (its log says it)."""
+    m = re.search(r"leader lease \S+ as ([A-Za-z0-9._-]+_[0-9a-f-]{36})", s.log(400))
+    return m.group(1) if m else None
+
+
+def bound_by(s):
+    """Pods this replica bound, from its -v=2 log."""
+    return set(re.findall(r'Successfully bound pod to node\\?" pod=\\?"([^"\\]+)', s.log(100000)))
+
+
+def parse_metrics(text):
+    """Parsed by the Prometheus client's own text parser."""
+    try:
+        from prometheus_client.parser import text_string_to_metric_families
+    except ImportError:
+        sys.path.append("/usr/lib/python3/dist-packages")
+        try:
+            from prometheus_client.parser import text_string_to_metric_families
+        except ImportError:
+            raise Skip("no prometheus_client for Python (apt-get install python3-prometheus-client)")
+    out = {}
+    for fam in text_string_to_metric_families(text):
+        for smp in fam.samples:
+            out.setdefault(smp.name, []).append((smp.labels, smp.value))
+    return out
+
+
+def sample(m, metric_name, **labels):
+    return sum(v for lab, v in m.get(metric_name, []) if all(lab.get(k) == x for k, x in labels.items()))
+
+
+def test_ops_endpoints(c):
+    """The secure port as kube-scheduler's: /readyz?verbose lists the same
+    checks, while a standby waits for the lease and after the initial
+    sync; /healthz and /livez; /metrics refused without credentials and
+    parsed by Prometheus' parser with the admin's token, its counters
+    matching what happened; /configz."""
+    fault_setup(c, nodes=5)
+    other = f"someone-else_{'0' * 8}-0000-0000-0000-{'0' * 12}"
+    now = time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime())
+    c.post("/apis/coordination.k8s.io/v1/namespaces/kube-system/leases",
+           {"metadata": {"name": "ksched", "namespace": "kube-system"},
+            "spec": {"holderIdentity": other, "leaseDurationSeconds": 15,
+                     "acquireTime": now, "renewTime": now}})
+    ks = Sched(c, [profile()], leader_elect=True, serve=True).start()
+    ref = Sched(c, [profile("ref")], name="kube-scheduler", impl="kube-scheduler",
+                leader_elect=True, lease="ref-lease", serve=True).start()
+    for s in (ks, ref):
+        wait_for(lambda: s.get("/livez")[0] == 200, 30, f"{s.name} /livez")
+    # Standby: ready (a standby has nothing to sync), pods left alone.
+    create_pods(c, plain_pods("p", 5) + [pod("big", "ksched", cpu="100"), pod("r0", "ref")])
+    st, body = ks.get("/readyz?verbose")
+    check(st == 200, f"standby /readyz: {st} {body}")
+    rst, rbody = wait_for(lambda: (lambda r: r if r[0] == 200 else None)(ref.get("/readyz?verbose")),
+                          60, "kube-scheduler ready")
+
+    def checks(b):
+        return sorted(l.strip() for l in b.splitlines() if l.startswith(("[+]", "[-]")))
+    want = checks(rbody)
+    check("[+]leaderElection ok" in want and "[+]sched-handler-sync ok" in want,
+          f"kube-scheduler's /readyz?verbose: {rbody}")
+    check(checks(body) == want and "readyz check passed" in body,
+          f"ksched /readyz?verbose {checks(body)}, kube-scheduler's {want}")
+    check(ks.get("/healthz")[0] == 200, "standby /healthz")
+    time.sleep(3)
+    check(not any(p["spec"].get("nodeName") for p in list_pods(c) if p["spec"]["schedulerName"] == "ksched"),
+          "a standby bound a pod")
+    # Unauthenticated /metrics: refused as kube-scheduler refuses it.
+    mst, _ = ks.get("/metrics")
+    rmst, _ = ref.get("/metrics")
+    check(mst == rmst and mst in (401, 403), f"/metrics without a token: ksched {mst}, kube-scheduler {rmst}")
+    # Released: ksched takes the lease, syncs, schedules.
+    t0 = time.monotonic()
+    le = lease(c, "ksched")
+    le["spec"]["holderIdentity"] = ""
+    le["spec"]["leaseDurationSeconds"] = 1
+    c.request("PUT", "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/ksched", le)
+    ident = wait_for(lambda: identity_of(ks), 10, "ksched's identity in its log")
+    wait_for(lambda: lease_holder(c, "ksched") == ident, 15, "ksched holding the lease")
+    figure("ops_lease_takeover", after_release_s=f"{time.monotonic() - t0:.1f}")
+    wait_settled(c, {"big"}, 60, sched=ks)
+    st, body = ks.get("/readyz?verbose")
+    check(st == 200 and checks(body) == want, f"leader /readyz: {st} {body}")
+    # Metrics with the admin's token: parsed, and matching what happened.
+    def scraped():
+        st_, txt = ks.get("/metrics", token=C.ADMIN_TOKEN)
+        check(st_ == 200, f"/metrics with the admin's token: {st_} {txt[:200]}")
+        return parse_metrics(txt)
+    m = wait_for(lambda: (lambda mm: mm if sample(mm, "scheduler_schedule_attempts_total",
+                                                   result="scheduled") >= 5 else None)(scraped()),
+                 30, "5 scheduled attempts in /metrics")
+    check(sample(m, "scheduler_schedule_attempts_total", result="scheduled", profile="ksched") == 5,
+          f"scheduled attempts: {m.get('scheduler_schedule_attempts_total')}")
+    check(sample(m, "scheduler_schedule_attempts_total", result="unschedulable", profile="ksched") >= 1,
+          f"unschedulable attempts: {m.get('scheduler_schedule_attempts_total')}")
+    check(sample(m, "leader_election_master_status", name="kube-scheduler") == 1,
+          f"leader_election_master_status: {m.get('leader_election_master_status')}")
+    check(sample(m, "scheduler_pending_pods", queue="unschedulable") == 1,
+          f"pending pods: {m.get('scheduler_pending_pods')}")
+    check("scheduler_scheduling_attempt_duration_seconds_bucket" in m, "no attempt duration histogram")
+    # The same families as kube-scheduler for the same counters.
+    rm = parse_metrics(ref.get("/metrics", token=C.ADMIN_TOKEN)[1])
+    for fam in ("scheduler_pending_pods", "scheduler_queue_incoming_pods_total",
+                "scheduler_scheduling_attempt_duration_seconds_bucket"):
+        check(fam in rm and fam in m, f"{fam}: kube-scheduler {fam in rm}, ksched {fam in m}")
+    got = {tuple(sorted(lab.items())) for lab, _ in m["scheduler_pending_pods"]}
+    want_l = {tuple(sorted(lab.items())) for lab, _ in rm["scheduler_pending_pods"]}
+    check(got == want_l, f"scheduler_pending_pods labels: ksched {got}, kube-scheduler {want_l}")
+    st, cz = ks.get("/configz", token=C.ADMIN_TOKEN)
+    check(st == 200 and "componentconfig" in cz, f"/configz: {st} {cz[:200]}")
+    # SIGTERM: exit 0, the lease released.
+    ks.kill(signal.SIGTERM)
+    check(ks.proc.returncode == 0, f"exit status after SIGTERM: {ks.proc.returncode}")
+    check(lease_holder(c, "ksched") == "", f"lease not released: {lease_holder(c, 'ksched')!r}")
+    ref.kill(signal.SIGTERM)
+
+
+def ha_replicas(c, n):
+    reps = [Sched(c, [profile()], name=f"ksched-{i}", leader_elect=True).start() for i in range(n)]
+    ids = [wait_for(lambda r=r: identity_of(r), 20, f"{r.name}'s identity") for r in reps]
+    holder = wait_for(lambda: lease_holder(c, "ksched") in ids and lease_holder(c, "ksched"), 30,
+                      "one replica holding the lease")
+    return reps, ids, reps[ids.index(holder)]
+
+
+def check_only_leader_bound(reps, leaders):
+    for r in reps:
+        if r not in leaders:
+            check(not bound_by(r), f"{r.name} bound {sorted(bound_by(r))[:3]} without leading")
+
+
+def test_ha(c):
+    """Three replicas with leader election (defaults: 15 s / 10 s / 2 s):
+    exactly one binds; kill -9 of the leader hands over within lease
+    duration + renew deadline; SIGTERM releases the lease and a standby
+    takes over within the retry period (jittered); no pod bound twice."""
+    fault_setup(c)
+    reps, ids, leader = ha_replicas(c, 3)
+    create_pods(c, plain_pods("a", 100), threads=4)
+    wait_settled(c, set(), 120, sched=leader)
+    check_only_leader_bound(reps, [leader])
+    check(len(bound_by(leader)) == 100, f"leader bound {len(bound_by(leader))} of 100")
+
+    # kill -9: the lease expires on the standbys' clocks.
+    old = lease_holder(c, "ksched")
+    leader.kill()
+    t0 = time.monotonic()
+    create_pods(c, plain_pods("b", 100), threads=4)
+    new = wait_for(lambda: (lambda h: h if h and h != old else None)(lease_holder(c, "ksched")), 40,
+                   "a new holder after kill -9")
+    t_kill = time.monotonic() - t0
+    second = reps[ids.index(new)]
+    wait_settled(c, set(), 120, sched=second)
+    check(t_kill <= 15 + 10, f"hand-over after kill -9 took {t_kill:.1f} s (> 25 s)")
+
+    # SIGTERM: released at once, taken at the next (jittered) retry.
+    create_pods(c, plain_pods("c", 50), threads=4)
+    wait_settled(c, set(), 120, sched=second)
+    second.kill(signal.SIGTERM)
+    t1 = time.monotonic()
+    check(second.proc.returncode == 0, f"exit status after SIGTERM: {second.proc.returncode}")
+    third_id = wait_for(lambda: (lambda h: h if h and h not in (old, new) else None)(lease_holder(c, "ksched")),
+                        15, "the last standby holding the lease after SIGTERM")
+    t_term = time.monotonic() - t1
+    third = reps[ids.index(third_id)]
+    create_pods(c, plain_pods("d", 50), threads=4)
+    got = wait_settled(c, set(), 120, sched=third)
+    check(t_term <= 2 * 2.2 + 1, f"hand-over after SIGTERM took {t_term:.1f} s (retry period 2 s, jitter 1.2)")
+    n, counted, _, conflicts = check_bound_once(c, got)
+    check(n == 300 and counted == 300, f"{n} pods, {counted} bindings")
+    check_only_leader_bound([r for r in reps], [leader, second, third])
+    le = lease(c, "ksched")
+    figure("ha", replicas=3, pods=n, bindings=counted, conflicts_409=conflicts,
+           kill9_handover_s=f"{t_kill:.1f}", sigterm_handover_s=f"{t_term:.1f}",
+           lease_transitions=le["spec"].get("leaseTransitions"))
+    third.check_alive()
+
+
+def test_ha_lost_lease(c):
+    """Two replicas; the API server stopped longer than the renew deadline:
+    the leader gives up and exits 1 (as kube-scheduler), the Deployment
+    would restart it; after the API server is back a replica leads and
+    every pod is bound once."""
+    fault_setup(c)
+    reps, ids, leader = ha_replicas(c, 2)
+    create_pods(c, plain_pods("a", 50), threads=4)
+    wait_settled(c, set(), 120, sched=leader)
+    c.kill_apiserver()
+    t0 = time.monotonic()
+    try:
+        leader.proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        pass
+    t_exit = time.monotonic() - t0
+    c.restart_apiserver()
+    check(leader.proc.returncode == 1, f"leader status {leader.proc.returncode} after losing the lease "
+          f"({t_exit:.1f} s): {leader.log()}")
+    leader.start()  # what the Deployment does
+    create_pods(c, plain_pods("b", 50), threads=4)
+    got = wait_settled(c, set(), 120)
+    n, counted, _, conflicts = check_bound_once(c, got, tolerate_unaudited=True)
+    check(n == 100, f"{n} pods")
+    figure("ha_lost_lease", leader_exit_after_s=f"{t_exit:.1f}", pods=n, bindings=counted,
+           conflicts_409=conflicts)
+    for r in reps:
+        r.check_alive()
+
+
 TESTS = [
     # (name, function, needs a fresh cluster with a scheduler)
     ("env_smoke", test_env_smoke, False),
@@ -1102,6 +1356,9 @@ TESTS = [
     ("fault_proxy", test_fault_proxy, True),
     ("fault_429", test_fault_429, True),
     ("fault_sched_kill", test_fault_sched_kill, True),
+    ("ops_endpoints", test_ops_endpoints, True),
+    ("ha", test_ha, True),
+    ("ha_lost_lease", test_ha_lost_lease, True),
     ("scale", test_scale, True),
 ]
 
