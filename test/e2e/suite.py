@@ -1005,8 +1005,19 @@ def test_preemption(c):
     names = sorted(p["metadata"]["name"] for p in list_pods(c))
     gone = sorted({f"low-{i}" for i in range(4)} - set(names))
     check(gone == [v["metadata"]["name"]], f"pods gone {gone}")
-    reasons = [e["reason"] for e in events_for(c, gone[0])]
-    check("Preempted" in reasons, f"victim events {reasons}")
+    evs = events_for(c, gone[0])
+    pe = [e for e in evs if e["reason"] == "Preempted"]
+    check(pe, f"victim events {[e['reason'] for e in evs]}")
+    high = kjson(c, "get", "pod", "high")
+    e = pe[0]
+    # As kube-scheduler writes it: about the victim, related to the
+    # preemptor, by the preemptor's profile.
+    check(e.get("action") == "Preempting" and e.get("type") == "Normal" and
+          e.get("note") == f"Preempted by pod {high['metadata']['uid']} on node nb" and
+          (e.get("related") or {}).get("name") == "high" and
+          (e.get("related") or {}).get("uid") == high["metadata"]["uid"] and
+          e.get("reportingController") == "ksched",
+          f"Preempted event {json.dumps(e)[:600]}")
     check_bound_once(c, list_pods(c))
     s.check_alive()
 
