@@ -918,6 +918,80 @@ def test_fault_sched_kill(c):
     s.check_alive()
 
 
+def test_fault_undecodable(c):
+    """Objects ksched cannot decode, in the initial list and in the watch:
+    a PodGroup (a CRD: the API server checks only its schema) whose
+    minResources holds a bad quantity is logged with its kind, name and
+    field and skipped; the rest is scheduled and ksched keeps running."""
+    so = os.path.join(ROOT, "build", "release", "plugins", "Coscheduling.so")
+    if not os.path.exists(so):
+        raise Skip(f"{so} not built")
+    install_podgroup_crd(c)
+    fault_setup(c, nodes=10)
+
+    def group(name, n, min_res=None):
+        spec = {"minMember": n, "scheduleTimeoutSeconds": 10}
+        if min_res:
+            spec["minResources"] = min_res
+        c.post("/apis/scheduling.x-k8s.io/v1alpha1/namespaces/default/podgroups",
+               {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+                "metadata": {"name": name}, "spec": spec})
+
+    def member(name, g):
+        p = pod(name, "ksched", cpu="100m")
+        p["metadata"]["labels"] = {"scheduling.x-k8s.io/pod-group": g}
+        return p
+    group("bad-list", 2, {"cpu": "lots"})
+    group("good-list", 2)
+    s = Sched(c, [profile(plugins={"multiPoint": {"enabled": [{"name": "Coscheduling"}],
+                                                  "disabled": [{"name": "PrioritySort"}]}})],
+              plugins=[so]).start()
+    create_pods(c, [member(f"gl-{i}", "good-list") for i in range(2)] + plain_pods("a", 20))
+    wait_settled(c, set(), 60, sched=s)
+    group("bad-watch", 2, {"memory": "1Zz"})
+    group("good-watch", 2)
+    create_pods(c, [member(f"gw-{i}", "good-watch") for i in range(2)] + plain_pods("b", 20))
+    wait_settled(c, set(), 60, sched=s)
+    log = s.log(100000)
+    for name, field in (("bad-list", "minResources"), ("bad-watch", "minResources")):
+        line = [l for l in log.splitlines() if f"default/{name}" in l and "skipping" in l]
+        check(line and "PodGroup" in line[0] and field in line[0],
+              f"no log line naming PodGroup default/{name} and {field}: {line[:1]}")
+    check(not [l for l in log.splitlines() if "good-" in l and "skipping" in l], "a good PodGroup skipped")
+    s.check_alive()
+
+
+def test_events_series(c):
+    """Repeated FailedScheduling for one pod, as kube-scheduler v1.34.1
+    writes them beside ksched on the same cluster: the second occurrence
+    turns the Event into a series (series.count 2), later ones are counted
+    in memory, not written as new Events."""
+    fault_setup(c, nodes=3)
+    ref = Sched(c, [profile("ref")], name="kube-scheduler", impl="kube-scheduler").start()
+    ks = Sched(c, [profile()]).start()
+    fill = [pod(f"fk-{i}", "ksched") for i in range(4)] + [pod(f"fr-{i}", "ref") for i in range(4)]
+    create_pods(c, fill)
+    wait_settled(c, set(), 60, sched=ks)
+    create_pods(c, [pod("big-k", "ksched", cpu="100"), pod("big-r", "ref", cpu="100")])
+    wait_settled(c, {"big-k", "big-r"}, 60, sched=ks)
+    # Each deletion of an assigned pod frees resources: both requeue their
+    # pod, which fails again with the same message (no status change).
+    for i in range(4):
+        time.sleep(2.5)
+        for name in (f"fk-{i}", f"fr-{i}"):
+            c.request("DELETE", f"/api/v1/namespaces/default/pods/{name}?gracePeriodSeconds=0")
+    time.sleep(6)
+
+    def shape(name):
+        evs = [e for e in events_for(c, name) if e["reason"] == "FailedScheduling"]
+        return sorted(((e.get("series") or {}).get("count", 1), e["note"].split(":")[0]) for e in evs)
+    got, want = shape("big-k"), shape("big-r")
+    figure("events_series", ksched=got, kube_scheduler=want)
+    check(want and max(n for n, _ in want) >= 2, f"kube-scheduler made no series: {want}")
+    check(got == want, f"FailedScheduling events (series count, note): ksched {got}, kube-scheduler {want}")
+    ks.check_alive()
+
+
 class FakeKubelet:
     """What a kubelet would do for deleted pods: confirm the deletion
     (force-delete pods that carry a deletionTimestamp)."""
@@ -1360,6 +1434,7 @@ TESTS = [
     ("default_plugins", test_default_plugins, True),
     ("coexistence", test_coexistence, True),
     ("preemption", test_preemption, True),
+    ("events_series", test_events_series, True),
     ("gang", test_gang, True),
     ("same_as_simulate", test_same_as_simulate, True),
     ("fault_apiserver_kill", test_fault_apiserver_kill, True),
@@ -1367,6 +1442,7 @@ TESTS = [
     ("fault_proxy", test_fault_proxy, True),
     ("fault_429", test_fault_429, True),
     ("fault_sched_kill", test_fault_sched_kill, True),
+    ("fault_undecodable", test_fault_undecodable, True),
     ("ops_endpoints", test_ops_endpoints, True),
     ("ha", test_ha, True),
     ("ha_lost_lease", test_ha_lost_lease, True),
