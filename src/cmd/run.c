@@ -90,7 +90,9 @@ static void *control_thread(void *arg) {
         int sig = sigtimedwait(&rs->set, NULL, &tick);
         if (sig > 0) {
             if (sig == SIGUSR2) return NULL; /* the main thread is done */
+            pthread_mutex_lock(&rs->mu);
             rs->signo = sig;
+            pthread_mutex_unlock(&rs->mu);
             ks_infof(1, "received %s, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
             request_stop(rs);
             return NULL;
@@ -344,13 +346,17 @@ out:
      * the event recorder flushes, then serving and the clients go. */
     if (rs.ops) ks_ops_set_shutting_down(rs.ops);
     if (s) ks_scheduler_stop(s);
+    /* The control thread may be inside ks_scheduler_stop: it ends first. */
+    if (have_control) {
+        pthread_mutex_lock(&rs.mu);
+        bool signalled = rs.signo != 0;
+        pthread_mutex_unlock(&rs.mu);
+        if (!signalled) pthread_kill(control, SIGUSR2);
+        pthread_join(control, NULL);
+    }
     ks_scheduler_free(s);
     ks_kube_backend_free(kb);
     if (le) ks_leader_elector_stop(le);
-    if (have_control) {
-        if (!rs.signo) pthread_kill(control, SIGUSR2);
-        pthread_join(control, NULL);
-    }
     ks_event_recorder_free(recorder);
     /* The server may be asking the elector: it goes first. */
     if (rs.ops) ks_ops_stop(rs.ops);
