@@ -1,10 +1,10 @@
 #!/bin/sh
 # Install the Debian packages ksched needs to build and test, only if missing.
 # Idempotent: when everything is present it does nothing and prints nothing.
-#   scripts/deps.sh        what make, make test need
+#   scripts/deps.sh        what make, make test need (buildah: the image test)
 #   scripts/deps.sh fuzz   the same plus clang and libFuzzer (make fuzz)
 set -eu
-PKGS="gcc g++ make pkg-config libyaml-dev libjansson-dev libcurl4-openssl-dev libmicrohttpd-dev libgnutls28-dev libcmocka-dev python3 python3-prometheus-client"
+PKGS="gcc g++ make pkg-config libyaml-dev libjansson-dev libcurl4-openssl-dev libmicrohttpd-dev libgnutls28-dev libcmocka-dev python3 python3-prometheus-client buildah"
 [ "${1:-}" = fuzz ] && PKGS="$PKGS clang libclang-rt-dev"
 missing=""
 for p in $PKGS; do

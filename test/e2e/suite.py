@@ -992,6 +992,42 @@ def test_events_series(c):
     ks.check_alive()
 
 
+def test_image(c):
+    """deploy/image.sh builds the container image with buildah; ksched run
+    from inside it (chroot isolation, the host's network) schedules a pod
+    of this cluster and serves /readyz: the image holds every library it
+    loads (curl, TLS, the HTTP server, NSS)."""
+    if SUBJECT != "ksched":
+        raise Skip("ksched's image")
+    if subprocess.run(["sh", "-c", "command -v buildah"], capture_output=True).returncode != 0:
+        raise Skip("buildah is not installed (apt-get install buildah)")
+    tar = os.path.join(c.dir, "ksched-image.tar")
+    p = subprocess.run([os.path.join(ROOT, "deploy", "image.sh"), tar], capture_output=True, text=True,
+                       timeout=600)
+    check(p.returncode == 0, f"deploy/image.sh: {p.returncode} {p.stderr[-600:]}")
+    sd = ["buildah", "--storage-driver", "vfs"]
+    ctr = subprocess.run(sd + ["from", "--quiet", f"oci-archive:{tar}"], capture_output=True,
+                         text=True, timeout=120)
+    check(ctr.returncode == 0, f"buildah from: {ctr.stderr[-400:]}")
+    ctr = ctr.stdout.strip().splitlines()[-1]
+    try:
+        fault_setup(c, nodes=3)
+        os.chmod(c.dir, 0o755)  # the image's user (65532) reads the config and kubeconfig
+        s = Sched(c, [profile()], serve=True)
+        cmd = sd + ["run", "--isolation", "chroot", "--network", "host", "-v", f"{c.dir}:{c.dir}", ctr,
+                    "--"] + ["ksched"] + s.cmd()[1:]
+        s.cmd = lambda: cmd
+        s.start()
+        create_pods(c, plain_pods("img", 3))
+        wait_settled(c, set(), 60, sched=s)
+        st, body = wait_for(lambda: (lambda r: r if r[0] == 200 else None)(s.get("/readyz")), 30,
+                            "/readyz from the container")
+        check(body.strip() == "ok", f"/readyz: {body}")
+        s.kill(signal.SIGTERM)
+    finally:
+        subprocess.run(sd + ["rm", ctr], capture_output=True, timeout=120)
+
+
 class FakeKubelet:
     """What a kubelet would do for deleted pods: confirm the deletion
     (force-delete pods that carry a deletionTimestamp)."""
@@ -1430,6 +1466,7 @@ TESTS = [
     ("env_smoke", test_env_smoke, False),
     ("deploy_apply", test_deploy_apply, False),
     ("deploy_config_valid", test_deploy_config_valid, False),
+    ("image", test_image, True),
     ("seed_walkthrough", test_seed_walkthrough, True),
     ("default_plugins", test_default_plugins, True),
     ("coexistence", test_coexistence, True),
