@@ -1370,6 +1370,49 @@ def test_ops_endpoints(c):
     ref.kill(signal.SIGTERM)
 
 
+def test_readyz_sync(c):
+    """Before the initial lists are in, /readyz fails sched-handler-sync
+    as kube-scheduler's does, and passes once they are (both schedulers
+    reach the API server through a proxy held closed, then opened)."""
+    fault_setup(c, nodes=3)
+    outs = {}
+    scheds = []
+    proxies = []
+    for impl, token, user, name in (("ksched", C.KSCHED_TOKEN, "ksched", "ksched"),
+                                    ("kube-scheduler", C.KUBE_SCHEDULER_TOKEN, "kube-scheduler", "ref")):
+        px = tcpproxy.Proxy(c.port).start()
+        px.pause()
+        kc = c.write_kubeconfig(f"{impl}-paused.kubeconfig", f"https://127.0.0.1:{px.port}", token, user)
+        s = Sched(c, [profile(name)], name=impl, impl=impl, kubeconfig=kc, serve=True)
+        # Delegated auth straight to the API server: /readyz needs none.
+        s.auth_kubeconfig = c.ksched_kubeconfig if impl == "ksched" else c.kube_scheduler_kubeconfig
+        s.start()
+        scheds.append(s)
+        proxies.append(px)
+
+    def checks(b):
+        return sorted(l.strip() for l in b.splitlines() if l.startswith(("[+]", "[-]")))
+    for s in scheds:
+        st, body = wait_for(lambda s=s: (lambda r: r if r[0] is not None else None)(s.get("/readyz?verbose")),
+                            60, f"{s.name} serving")
+        outs[s.name] = (st, checks(body), body.strip().splitlines()[-1])
+    check(outs["ksched"][0] == outs["kube-scheduler"][0] == 500, f"before sync: {outs}")
+    check(outs["ksched"][1:] == outs["kube-scheduler"][1:], f"before sync: {outs}")
+    check("[-]sched-handler-sync failed: reason withheld" in outs["ksched"][1], f"before sync: {outs}")
+    for px in proxies:
+        px.resume()
+    for s in scheds:
+        wait_for(lambda s=s: s.get("/readyz")[0] == 200, 60, f"{s.name} ready after the lists")
+        st, body = s.get("/readyz?verbose")
+        outs[s.name] = (st, checks(body), body.strip().splitlines()[-1])
+    check(outs["ksched"] == outs["kube-scheduler"], f"after sync: {outs}")
+    figure("readyz_sync", checks=";".join(outs["ksched"][1]))
+    for s in scheds:
+        s.kill(signal.SIGTERM)
+    for px in proxies:
+        px.stop()
+
+
 def ha_replicas(c, n):
     reps = [Sched(c, [profile()], name=f"ksched-{i}", leader_elect=True).start() for i in range(n)]
     ids = [wait_for(lambda r=r: identity_of(r), 20, f"{r.name}'s identity") for r in reps]
@@ -1481,6 +1524,7 @@ TESTS = [
     ("fault_sched_kill", test_fault_sched_kill, True),
     ("fault_undecodable", test_fault_undecodable, True),
     ("ops_endpoints", test_ops_endpoints, True),
+    ("readyz_sync", test_readyz_sync, True),
     ("ha", test_ha, True),
     ("ha_lost_lease", test_ha_lost_lease, True),
     ("scale", test_scale, True),
