@@ -2,6 +2,7 @@
  * thread (rec_loop) owns all the correlation state; emit only queues,
  * and the client's I/O thread only hands answers back (job_done). */
 #include "kube/events.h"
+#include "metrics/sched_metrics.h"
 
 #include "util/hash.h"
 #include "util/log.h"
@@ -566,6 +567,7 @@ static void enqueue(rec_core *c, ev_item *it) {
     if (c->stopping || c->q_len >= c->o.queue_size) {
         pthread_mutex_unlock(&c->mu);
         atomic_fetch_add(&c->dropped, 1);
+        ks_sm_k8s_event_dropped(c->stopping ? "shutdown" : "queue_full", 1);
         ks_infof(2, "Dropping event: too many queued events reason=\"%s\" object=\"%s/%s\"", it->reason,
                  it->regarding.ns, it->regarding.name);
         item_free(it);
@@ -909,6 +911,7 @@ static void retry_later(rec_core *c, ev_job *j) {
     if (j->tries >= j->max_tries) {
         if (j->max_tries > 1) ks_errorf("Unable to write event (retry limit exceeded!) path=\"%s\"", j->path);
         c->failed++;
+        ks_sm_k8s_event_dropped("failed", 1);
         c->outstanding--;
         job_free(j);
         return;
@@ -979,6 +982,7 @@ static void handle_answer(rec_core *c, ev_job *j, ev_job **out, int *nout) {
                   j->error ? j->error : "");
     }
     c->rejected++;
+    ks_sm_k8s_event_dropped("rejected", 1);
     c->outstanding--;
     job_free(j);
 }
@@ -1124,7 +1128,10 @@ static void *rec_loop(void *arg) {
         job_free(j);
     }
     c->retry = NULL;
-    if (left) atomic_fetch_add(&c->dropped, left);
+    if (left) {
+        atomic_fetch_add(&c->dropped, left);
+        ks_sm_k8s_event_dropped("shutdown", left);
+    }
     if (left || c->outstanding)
         ks_warnf("Events not written at shutdown: %llu dropped, %u in flight", (unsigned long long)left,
                  c->outstanding);

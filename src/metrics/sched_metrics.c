@@ -160,6 +160,11 @@ static void define_all(void) {
         r, "ksched_watch_events_dropped_total",
         "Watch events the informers could not use, by reason (the object is relisted instead).", KS_INTERNAL,
         "reason");
+    sm.ksched_k8s_events_dropped = ks_metrics_counter(
+        r, "ksched_events_dropped_total",
+        "Events (events.k8s.io) not written to the API server, by reason: the recorder's queue was full, "
+        "they were still queued at shutdown, the API server refused them, or it never answered.",
+        KS_INTERNAL, "reason");
     sm.ksched_relists = ks_metrics_counter(r, "ksched_relists_total", "Full relists of a resource, by resource.",
                                            KS_INTERNAL, "resource");
     sm.ksched_watch_restarts = ks_metrics_counter(r, "ksched_watch_restarts_total",
@@ -205,6 +210,10 @@ void ks_sm_rest_rate_limited(const char *method, const char *host, double second
 
 void ks_sm_event_dropped(const char *reason) {
     ks_counter_inc(ks_metric_get(ks_sm()->ksched_events_dropped, reason));
+}
+
+void ks_sm_k8s_event_dropped(const char *reason, uint64_t n) {
+    ks_counter_add(ks_metric_get(ks_sm()->ksched_k8s_events_dropped, reason), n);
 }
 
 void ks_sm_relist(const char *resource) { ks_counter_inc(ks_metric_get(ks_sm()->ksched_relists, resource)); }

@@ -78,6 +78,7 @@ typedef struct ks_sched_metrics {
     /* ksched's own */
     ks_metric_vec *ksched_events_dropped;   /* reason */
     ks_metric_vec *ksched_relists;          /* resource */
+    ks_metric_vec *ksched_k8s_events_dropped; /* reason */
     ks_metric_vec *ksched_watch_restarts;   /* resource, reason */
 } ks_sched_metrics;
 
@@ -100,6 +101,9 @@ void ks_sm_rest_rate_limited(const char *method, const char *host, double second
 /* A watch event the informer could not take (reason: "decode", "queue_full",
  * ...). */
 void ks_sm_event_dropped(const char *reason);
+/* A Kubernetes Event the recorder did not write (reason: "queue_full",
+ * "shutdown", "rejected", "failed"). */
+void ks_sm_k8s_event_dropped(const char *reason, uint64_t n);
 /* A full relist of a resource ("pods", "nodes", ...). */
 void ks_sm_relist(const char *resource);
 /* A watch restarted (reason: "expired" for 410, "closed", "error", "timeout"). */

@@ -5,6 +5,7 @@
  * series age without waiting. */
 #include "kube/client.h"
 #include "kube/events.h"
+#include "metrics/sched_metrics.h"
 #include "util/log.h"
 
 #include "apifake.h"
@@ -475,6 +476,8 @@ static void test_queue_bound(void **state) {
     af_unlock();
     ks_event_recorder_options o = {.queue_size = 5, .max_outstanding = 1};
     rec_new(&o);
+    ks_metric *full = ks_metric_get(ks_sm()->ksched_k8s_events_dropped, "queue_full");
+    uint64_t before = ks_counter_value(full);
     for (int i = 0; i < 40; i++) {
         char name[32];
         snprintf(name, sizeof name, "pod%d", i);
@@ -488,6 +491,7 @@ static void test_queue_bound(void **state) {
     assert_int_equal(st.emitted + st.dropped, 40);
     assert_true(st.queued <= 5);
     assert_int_equal(ks_event_recorder_dropped(REC), st.dropped);
+    assert_int_equal(ks_counter_value(full) - before, st.dropped); /* ksched_events_dropped_total */
     wait_idle(REC);
     ks_event_recorder_stats_get(REC, &st);
     assert_int_equal(st.created, st.emitted);
