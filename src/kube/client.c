@@ -113,6 +113,8 @@ typedef struct xfer {
     struct curl_slist *hdrs;
     ks_strbuf resp;
     long retry_after;        /* seconds from the last answer, -1 none */
+    size_t max_resp;         /* the body's limit (not streams) */
+    bool too_big;            /* the body went over it: the transfer was stopped */
     char errbuf[CURL_ERROR_SIZE];
     ks_kube_done_fn done;
     void *arg;
@@ -127,6 +129,7 @@ struct ks_kube_client {
     char *user_agent;
     int max_retries;
     int64_t timeout_ms, retry_base_ns;
+    size_t max_response;
     ks_ratelimit rl;
 
     /* credentials: cred_mu guards these */
@@ -484,6 +487,12 @@ static size_t on_body(char *buf, size_t size, size_t n, void *arg) {
         if (x->resp.len < 65536) ks_sb_putn(&x->resp, buf, len);
         return len;
     }
+    /* a hostile or broken server cannot make the client buffer without
+     * bound: stop the transfer (finished() gives the message) */
+    if (len > x->max_resp - x->resp.len) {
+        x->too_big = true;
+        return 0;
+    }
     ks_sb_putn(&x->resp, buf, len);
     return len;
 }
@@ -499,6 +508,8 @@ static bool start(ks_kube_client *c, xfer *x) {
     if (!h) return false;
     x->easy = h;
     x->retry_after = -1;
+    x->max_resp = c->max_response;
+    x->too_big = false;
     x->errbuf[0] = '\0';
     ks_sb_reset(&x->resp);
     char *url = ks_xasprintf("%s%s", c->base_url, x->path);
@@ -681,12 +692,14 @@ static void finished(ks_kube_client *c, xfer *x, CURLcode rc) {
     if (rc == CURLE_OK) c->C->easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &code);
     detach(c, x);
     char *error = NULL;
-    if (rc != CURLE_OK) error = ks_xstrdup(x->errbuf[0] ? x->errbuf : c->C->easy_strerror(rc));
+    if (x->too_big)
+        error = ks_xasprintf("an answer larger than the limit of %zu bytes", x->max_resp);
+    else if (rc != CURLE_OK) error = ks_xstrdup(x->errbuf[0] ? x->errbuf : c->C->easy_strerror(rc));
     ks_infof(6, "%s %s%s %ld %s in %lld ms", x->method, c->base_url, x->path, code, error ? error : "",
              (long long)((ks_monotonic_ns() - x->started_ns) / KS_NS_PER_MS));
     if (code == 401) creds_rejected(c, x->cr);
     int64_t delay = -1;
-    if (!x->stream && x->attempts <= c->max_retries) {
+    if (!x->stream && !x->too_big && x->attempts <= c->max_retries) {
         if (rc != CURLE_OK) {
             if (x->idempotent) delay = backoff_ns(c, x->attempts);
         } else if (code == 429 || code >= 500) {
@@ -895,6 +908,7 @@ ks_kube_client *ks_kube_client_new(const ks_kube_client_options *o, char **err) 
     c->user_agent = o->user_agent ? ks_xstrdup(o->user_agent) : ks_xstrdup("ksched/" KS_KUBE_VERSION " (linux/" KS_ARCH ")");
     c->max_retries = o->max_retries > 0 ? o->max_retries : 10;
     c->timeout_ms = o->timeout_ms;
+    c->max_response = o->max_response_bytes ? o->max_response_bytes : KS_KUBE_MAX_RESPONSE;
     c->retry_base_ns = (o->retry_base_ms > 0 ? o->retry_base_ms : 500) * KS_NS_PER_MS;
     ks_ratelimit_init(&c->rl, o->qps, o->burst, ks_monotonic_ns());
     c->seed = (unsigned)ks_monotonic_ns();

@@ -42,7 +42,12 @@ typedef struct ks_kube_client_options {
     int max_retries;              /* 0: client-go's 10 */
     int64_t timeout_ms;           /* per attempt (not watches); 0: none */
     int64_t retry_base_ms;        /* first backoff without Retry-After; 0: 500 ms */
+    size_t max_response_bytes;    /* one answer's body (not watches); 0: KS_KUBE_MAX_RESPONSE */
 } ks_kube_client_options;
+
+/* A LIST page is 500 objects of at most about 1 MiB each (etcd's request
+ * limit is 1.5 MiB): a bigger answer is refused rather than buffered. */
+#define KS_KUBE_MAX_RESPONSE ((size_t)512 << 20)
 
 ks_kube_client *ks_kube_client_new(const ks_kube_client_options *o, char **err);
 /* Cancels what is in flight (callbacks get code 0, error "cancelled"). */

@@ -40,6 +40,7 @@ struct ks_reflector {
     char *kind, *path, *fsel, *lsel;
     uint32_t page;
     int64_t min_timeout_s, backoff_init_ns;
+    size_t max_event;
     ks_reflector_handler h;
     pthread_t th;
 
@@ -664,9 +665,14 @@ static watch_result watch_once(ks_reflector *r) {
             pend.s[pend.len] = '\0';
         }
         if (res != W_AGAIN) break;
-        if (pend.len > (64u << 20)) {
+        if (pend.len > r->max_event) {
             /* one event cannot be this big (etcd's limit is 1.5 MB): the framing is lost */
-            note_error(r, "%s watch (%s): an event of over 64 MB, the stream is broken", r->kind, r->path);
+            if (r->max_event % (1u << 20) == 0)
+                note_error(r, "%s watch (%s): an event of over %zu MB, the stream is broken", r->kind, r->path,
+                           r->max_event >> 20);
+            else
+                note_error(r, "%s watch (%s): an event of over %zu bytes, the stream is broken", r->kind, r->path,
+                           r->max_event);
             res = W_RELIST;
             break;
         }
@@ -747,6 +753,7 @@ ks_reflector *ks_reflector_start(ks_kube_client *c, const ks_reflector_options *
     r->page = o->page_size ? o->page_size : 500;
     r->min_timeout_s = o->min_watch_timeout_s > 0 ? o->min_watch_timeout_s : 300;
     r->backoff_init_ns = (o->backoff_initial_ms > 0 ? o->backoff_initial_ms : 800) * KS_NS_PER_MS;
+    r->max_event = o->max_event_bytes ? o->max_event_bytes : (size_t)64 << 20;
     r->h = *h;
     r->seed = (unsigned)ks_monotonic_ns() ^ (unsigned)(uintptr_t)r;
     pthread_mutex_init(&r->mu, NULL);

@@ -45,6 +45,7 @@ typedef struct ks_reflector_options {
     uint32_t page_size;          /* 0: 500 */
     int64_t min_watch_timeout_s; /* 0: 300 (tests shorten it) */
     int64_t backoff_initial_ms;  /* 0: 800 (tests shorten it) */
+    size_t max_event_bytes;      /* one watch event; 0: 64 MiB (tests shorten it) */
 } ks_reflector_options;
 
 typedef struct ks_reflector ks_reflector;

@@ -184,6 +184,37 @@ static void test_max_retries(void **st) {
     ks_kube_config_free(&cfg);
 }
 
+/* An answer over the client's limit stops the transfer with a message, not
+ * retried; one at the limit is whole. */
+static void test_response_limit(void **st) {
+    char big[4097];
+    memset(big, 'x', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    fk_add((fk_answer){.path = "/big", .body = big, .times = -1});
+    fk_add((fk_answer){.path = "/fits", .body = big + 1});
+    char server[64];
+    snprintf(server, sizeof(server), "http://127.0.0.1:%u", FK.port);
+    ks_kube_config cfg = {.server = strdup(server)};
+    ks_kube_client_options o = {.config = &cfg, .retry_base_ms = 10, .timeout_ms = 20000,
+                                .max_response_bytes = 4095};
+    char *err = NULL;
+    ks_kube_client *c = ks_kube_client_new(&o, &err);
+    assert_non_null(c);
+    ks_kube_response r = get(c, "GET", "/big", NULL, true);
+    assert_int_equal(r.code, 0);
+    assert_non_null(r.error);
+    assert_string_equal(r.error, "an answer larger than the limit of 4095 bytes");
+    assert_int_equal(r.retries, 0);
+    assert_int_equal(fk_count("GET", "/big"), 1);
+    ks_kube_response_free(&r);
+    r = get(c, "GET", "/fits", NULL, true);
+    assert_int_equal(r.code, 200);
+    assert_int_equal(r.body_len, 4095);
+    ks_kube_response_free(&r);
+    ks_kube_client_free(c);
+    ks_kube_config_free(&cfg);
+}
+
 /* The server comes up while the client retries an idempotent request. */
 typedef struct job {
     ks_kube_client *c;
@@ -705,6 +736,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_500_then_200_idempotent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_5xx_not_idempotent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_max_retries, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_response_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_connection_refused_then_success, setup, teardown),
         cmocka_unit_test(test_ratelimit_tokens),
         cmocka_unit_test_setup_teardown(test_client_rate_limited, setup, teardown),

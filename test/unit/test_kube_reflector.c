@@ -297,6 +297,31 @@ static void test_malformed(void **st) {
     ks_reflector_stop(r);
 }
 
+/* An event that does not end within the limit: the stream is given up
+ * with a message and the reflector lists again. */
+static void test_event_limit(void **st) {
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "resourceVersion=0", .body = LIST("5", "", POD("a", "1"))});
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "resourceVersion=5",
+                       .chunks = {EV("ADDED", WPOD("b", "6")),
+                                  "{\"type\":\"ADDED\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"name\":\"c\",",
+                                  "\"annotations\":{\"x\":\"" "0123456789012345678901234567890123456789"
+                                  "0123456789012345678901234567890123456789012345678901234567890123456789\"}"},
+                       .hold = true});
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "resourceVersion=6", .body = LIST("7", "", POD("a", "1") "," POD("b", "6"))});
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "watch=true", .hold = true, .times = -1});
+    ks_reflector_options o = {.kind = "Pod", .path = "/api/v1/pods", .backoff_initial_ms = 10, .max_event_bytes = 100};
+    ks_reflector_handler h = {.arg = &R, .event = on_event, .synced = on_synced};
+    ks_reflector *r = ks_reflector_start(C, &o, &h);
+    static const char *const want[] = {"ADDED ns/a rv=1 v1 Pod", "ADDED ns/b rv=6 v1 Pod"};
+    expect_events(want, 2);
+    assert_true(wait_requests("GET", "/api/v1/pods?allowWatchBookmarks=true", 2));
+    ks_reflector_stats s;
+    ks_reflector_stats_get(r, &s);
+    assert_int_equal(s.relists, 1);
+    assert_int_equal(log_count("Pod watch (/api/v1/pods): an event of over 100 bytes, the stream is broken"), 1);
+    ks_reflector_stop(r);
+}
+
 /* A resource the server does not have (a CRD not installed): logged once,
  * retried with backoff, picked up when it appears. */
 static void test_404(void **st) {
@@ -349,6 +374,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_410_relist, setup, teardown),
         cmocka_unit_test_setup_teardown(test_watch_cut, setup, teardown),
         cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_event_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_404, setup, teardown),
         cmocka_unit_test_setup_teardown(test_continue_expired, setup, teardown),
     };
