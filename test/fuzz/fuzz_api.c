@@ -58,7 +58,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                     kind[l - 4] = 0;
                 }
             }
-            for (uint32_t j = 0; j < items->n; j++) decode_object(c, items->items[j], kind, &ctx);
+            /* Pods and nodes one by one (the reflector's way); other lists
+             * (DRA objects, volumes, ...) through the manifest decoder,
+             * which gives each item the list's kind */
+            if (!strcmp(kind, "Pod") || !strcmp(kind, "Node"))
+                for (uint32_t j = 0; j < items->n; j++) decode_object(c, items->items[j], kind, &ctx);
+            else
+                ks_decode_document(c, d, &ctx);
         } else if (type && type->type == KT_STRING && obj && obj->type == KT_MAP) {
             if (strcmp(type->text, "ERROR") != 0 && strcmp(type->text, "BOOKMARK") != 0)
                 decode_object(c, obj, NULL, &ctx);

@@ -2,7 +2,7 @@
  * bytes after the first four are a watch response body, delivered in
  * chunks whose sizes the first four bytes choose; objects are split out
  * with ks_json_split_next, the buffer compacted after each chunk as the
- * reflector does, and each event parsed and its object decoded. The
+ * reflector does, and each event parsed and its object decoded by its kind. The
  * objects and garbage lines found must be the same whether the stream
  * comes in one piece or in chunks. */
 #include "fuzz.h"
@@ -75,6 +75,11 @@ static void decode_event(const char *text, size_t len) {
         } else if (kind && kind->type == KT_STRING && !strcmp(kind->text, "Node")) {
             ks_node *nd = ks_decode_node(obj, &ctx);
             if (nd) ks_node_unref(nd);
+        } else if (obj && obj->type == KT_MAP) {
+            /* the other kinds (DRA objects, volumes, ...) by their kind */
+            ks_cluster *c = ks_cluster_new();
+            ks_decode_document(c, obj, &ctx);
+            ks_cluster_free(c);
         }
         ks_errors_free(&errs);
     }
