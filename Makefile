@@ -64,8 +64,13 @@ LIB_OBJS  := $(LIB_SRCS:%.c=$(B)/obj/%.o)
 CMD_OBJS  := $(CMD_SRCS:%.c=$(B)/obj/%.o)
 TEST_BINS := $(TEST_SRCS:test/unit/%.c=$(B)/test/%)
 TEST_UTIL_OBJS := $(TEST_UTIL:%.c=$(B)/obj/%.o)
-# The tests that run threads, built and run under ThreadSanitizer too.
+# The tests that run threads, built and run under ThreadSanitizer too
+# (every test that starts one: strace -f -e clone over the test binaries).
 TSAN_TESTS := test_scheduler test_dispatcher test_parallelize test_churn test_listers test_metrics test_server test_ops \
+              test_events test_extender test_framework test_leaderelection test_queue test_sched_metrics \
+              test_topocount test_scenario_topology test_plugin_default_preemption test_plugin_dynamic_resources \
+              test_plugin_node_volume_limits test_plugin_scenario_nodes test_plugin_volume_binding \
+              test_plugin_volume_restrictions test_plugin_volume_zone \
               $(notdir $(basename $(wildcard test/unit/test_kube_*.c)))
 # Fuzz targets: test/fuzz/fuzz_<name>.c. Built with libFuzzer in MODE=fuzz,
 # elsewhere with test/fuzz/driver.c, a main() that replays files (make
