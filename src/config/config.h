@@ -198,6 +198,9 @@ typedef struct ks_config {
     ks_client_connection client_connection;
     bool enable_profiling, enable_contention_profiling;
     bool delay_cache_until_active;
+    /* kube-scheduler's deprecated --pod-max-in-unschedulable-pods-duration
+     * (not a field of the file); 0: 5 minutes. */
+    int64_t pod_max_in_unschedulable_ns;
     ks_extender_config *extenders;
     uint32_t nextenders;
     ks_profile_config *profiles;

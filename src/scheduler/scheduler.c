@@ -229,6 +229,7 @@ ks_scheduler *ks_scheduler_new(const ks_scheduler_options *o, char **err) {
     ks_queue_options qo = {.clock = s->clock,
                            .initial_backoff_ns = s->cfg->pod_initial_backoff_seconds * KS_NS_PER_SEC,
                            .max_backoff_ns = s->cfg->pod_max_backoff_seconds * KS_NS_PER_SEC,
+                           .max_in_unschedulable_ns = s->cfg->pod_max_in_unschedulable_ns,
                            .frameworks = s->fws,
                            .nframeworks = s->nfws,
                            .lookup_pod = lookup_for_queue,
