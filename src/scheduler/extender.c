@@ -18,6 +18,8 @@
 /* upstream DefaultExtenderTimeout */
 #define DEFAULT_TIMEOUT_MS 5000
 
+size_t ks_extender_max_answer = (size_t)512 << 20;
+
 struct ks_extender {
     const ks_extender_config *c;
 };
@@ -225,11 +227,16 @@ static json_t *field(const json_t *o, const char *name) {
 typedef struct body {
     char *p;
     size_t n;
+    bool too_big; /* over ks_extender_max_answer: the transfer was stopped */
 } body;
 
 static size_t on_data(char *ptr, size_t size, size_t nmemb, void *arg) {
     body *b = arg;
     size_t add = size * nmemb;
+    if (add > ks_extender_max_answer - b->n) {
+        b->too_big = true;
+        return 0;
+    }
     b->p = ks_xrealloc(b->p, b->n + add + 1);
     memcpy(b->p + b->n, ptr, add);
     b->n += add;
@@ -305,6 +312,11 @@ static ks_status *send_verb(const ks_extender *e, const char *verb, json_t *args
     set_tls(h, e->c, keep);
     CURLcode rc = C->easy_perform(h);
     C->slist_free_all(hdr);
+    if (b.too_big) {
+        st = ks_status_new(KS_ERROR, "Post \"%s\": the answer is larger than the limit of %zu bytes", url,
+                           ks_extender_max_answer);
+        goto out;
+    }
     if (rc == CURLE_OPERATION_TIMEDOUT) {
         st = ks_status_new(KS_ERROR, "Post \"%s\": context deadline exceeded (Client.Timeout exceeded while awaiting headers)",
                            url);

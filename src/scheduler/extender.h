@@ -19,6 +19,11 @@
 
 typedef struct ks_extender ks_extender;
 
+/* The largest answer read from an extender (512 MiB: full Node objects
+ * for thousands of nodes fit); a bigger one is an error of the call, not
+ * memory without bound. Tests lower it. */
+extern size_t ks_extender_max_answer;
+
 /* The config is borrowed and must outlive the extender. */
 ks_extender *ks_extender_new(const ks_extender_config *c);
 void ks_extender_free(ks_extender *e);

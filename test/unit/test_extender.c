@@ -4,6 +4,7 @@
 #include "api/cluster.h"
 #include "codec/decode.h"
 #include "config/config.h"
+#include "scheduler/extender.h"
 #include "sim/simulate.h"
 #include "util/xalloc.h"
 
@@ -457,6 +458,24 @@ static void test_non_ignorable_error_fails_attempt(void **st) {
     run_free(&r);
 }
 
+/* An answer over the limit is an error of the call, with a message. */
+static void test_answer_limit(void **st) {
+    (void)st;
+    size_t keep = ks_extender_max_answer;
+    ks_extender_max_answer = 16;
+    run r;
+    simulate(&r, "- urlPrefix: http://127.0.0.1:%u/ext\n  filterVerb: filter\n", NULL);
+    ks_extender_max_answer = keep;
+    assert_int_equal(F.filter_calls, 1);
+    const ks_sim_pod *p = the_pod(&r);
+    assert_null(p->node);
+    char want[256];
+    snprintf(want, sizeof(want), "Post \"http://127.0.0.1:%u/ext/filter\": the answer is larger than the limit of 16 bytes",
+             PORT);
+    if (!p->message || !strstr(p->message, want)) fail_msg("message: %s", p->message ? p->message : "(none)");
+    run_free(&r);
+}
+
 static void test_timeout(void **st) {
     (void)st;
     F.slow_ms = 1500;
@@ -657,6 +676,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_libcurl_loaded_on_first_call, setup, teardown),
         cmocka_unit_test_setup_teardown(test_filter_failed_nodes_in_fit_error, setup, teardown),
         cmocka_unit_test_setup_teardown(test_filter_node_cache_capable, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_answer_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prioritize_score_arithmetic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prioritize_error_ignored, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bind_delegated, setup, teardown),
