@@ -34,7 +34,7 @@ seeds() {
 dict() {
     case "$1" in
     manifest_yaml | selector) echo test/fuzz/dict/yaml.dict ;;
-    manifest_json | api | watch) echo test/fuzz/dict/json.dict ;;
+    manifest_json | api | watch | remote) echo test/fuzz/dict/json.dict ;;
     config | plugin_meta) echo test/fuzz/dict/config.dict ;;
     kubeconfig) echo test/fuzz/dict/kubeconfig.dict ;;
     *) [ -f "test/fuzz/dict/$1.dict" ] && echo "test/fuzz/dict/$1.dict" ;;
@@ -43,7 +43,7 @@ dict() {
 max_len() {
     case "$1" in
     manifest_yaml | manifest_json | api | watch) echo 65536 ;;
-    config | plugin_meta | selector | kubeconfig) echo 16384 ;;
+    config | plugin_meta | selector | kubeconfig | remote) echo 16384 ;;
     cel) echo 512 ;;
     *) echo 256 ;;
     esac
