@@ -174,6 +174,13 @@ static void tree_add(ks_cache *c, const ks_node *node) {
     KS_GROW(zn->nodes, zn->cap, zn->n + 1);
     zn->nodes[zn->n++] = node->name;
     c->tree_nodes++;
+    /* upstream's zone key: "" without labels, else region ":\x00:" zone
+     * (printed escaped) */
+    if (r || z)
+        ks_infof(2, "\"Added node to NodeTree\" node=\"%s\" zone=\"%s:\\x00:%s\"", ks_str(node->name),
+                 r ? ks_str(r) : "", z ? ks_str(z) : "");
+    else
+        ks_infof(2, "\"Added node to NodeTree\" node=\"%s\" zone=\"\"", ks_str(node->name));
 }
 
 static bool tree_remove(ks_cache *c, const ks_node *node) {

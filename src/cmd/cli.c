@@ -4,6 +4,7 @@
  * flags: -v=N (klog verbosity), accepted anywhere on the command line. */
 #include "cmd/commands.h"
 #include "util/log.h"
+#include "util/version.h"
 
 #include <ksched/ksched.h>
 
@@ -11,13 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KSCHED_VERSION "0.1.0"
-#define KSCHED_COMPAT "v1.34"
 
 int cmd_version(int argc, char **argv) {
     (void)argc;
     (void)argv;
-    printf("ksched %s (decides as kube-scheduler %s)\n", KSCHED_VERSION, KSCHED_COMPAT);
+    printf("ksched %s (decides as kube-scheduler %s)\n", KS_VERSION, KS_COMPAT);
     return KS_EXIT_OK;
 }
 

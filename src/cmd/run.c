@@ -11,6 +11,7 @@
 #include "scheduler/scheduler.h"
 #include "server/ops.h"
 #include "util/log.h"
+#include "util/version.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -107,6 +108,7 @@ static void *control_thread(void *arg) {
         bool poll = rs->started && !rs->synced_reported;
         pthread_mutex_unlock(&rs->mu);
         if (poll && ks_scheduler_synced(rs->s)) {
+            ks_infof(3, "\"Handlers synced\"");
             ks_ops_set_synced(rs->ops);
             pthread_mutex_lock(&rs->mu);
             rs->synced_reported = true;
@@ -399,7 +401,8 @@ int cmd_run(int argc, char **argv) {
         goto out;
     }
     have_control = true;
-    ks_infof(1, "ksched run: API server %s, %u profile(s), serving on port %d", kc.server, cfg->nprofiles,
+    ks_infof(0, "\"Starting ksched\" version=\"%s\" decidesAs=\"%s\"", KS_VERSION, KS_COMPAT);
+    ks_infof(1, "\"Using the API server\" server=\"%s\" profiles=%u securePort=%d", kc.server, cfg->nprofiles,
              ks_ops_port(rs.ops));
 
     if (lec->leader_elect) {

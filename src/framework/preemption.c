@@ -440,7 +440,7 @@ static ks_status *preempt_pod(ks_evaluator *ev, const ks_pod *preemptor, ks_id n
     ks_framework *fw = fw_of(ev);
     if (fw->waiting && ks_waiting_pods_reject(fw->waiting, victim->key, ev->plugin_name,
                                               "preempted")) {
-        ks_infof(2, "Preemptor pod rejected a waiting pod preemptor=\"%s/%s\" waitingPod=\"%s/%s\" node=\"%s\"",
+        ks_infof(2, "\"Preemptor pod rejected a waiting pod\" preemptor=\"%s/%s\" waitingPod=\"%s/%s\" node=\"%s\"",
                  ks_str(preemptor->ns), ks_str(preemptor->name), ks_str(victim->ns),
                  ks_str(victim->name), ks_str(node));
     } else {
@@ -460,7 +460,7 @@ static ks_status *preempt_pod(ks_evaluator *ev, const ks_pod *preemptor, ks_id n
         }
         ks_status *s = fw->env.delete_pod(fw->env.ctx, victim);
         if (s) return s;
-        ks_infof(2, "Preemptor Pod preempted victim Pod preemptor=\"%s/%s\" victim=\"%s/%s\" node=\"%s\"",
+        ks_infof(2, "\"Preemptor Pod preempted victim Pod\" preemptor=\"%s/%s\" victim=\"%s/%s\" node=\"%s\"",
                  ks_str(preemptor->ns), ks_str(preemptor->name), ks_str(victim->ns),
                  ks_str(victim->name), ks_str(node));
     }
@@ -525,7 +525,7 @@ static void evict_async(void *arg) {
      * the pod must not wait in the unschedulable pool for an event. */
     if ((j->failed || j->all_gone) && fw->env.activate)
         fw->env.activate(fw->env.ctx, j->preemptor);
-    ks_infof(2, "Async Preemption finished completely preemptor=\"%s/%s\" node=\"%s\" result=\"%s\"",
+    ks_infof(2, "\"Async Preemption finished completely\" preemptor=\"%s/%s\" node=\"%s\" result=\"%s\"",
              ks_str(j->preemptor->ns), ks_str(j->preemptor->name), ks_str(j->node),
              j->failed ? "error" : "success");
     const ks_sched_metrics *sm = ks_sm();
@@ -603,7 +603,7 @@ ks_status *ks_evaluator_preempt(ks_evaluator *ev, ks_cycle_state *st, const ks_p
     const char *why = NULL;
     const ks_status *nominated_status = status_for(m, pod->nominated_node);
     if (!ev->ops->pod_eligible(ev->pl, pod, nominated_status, &why)) {
-        ks_infof(5, "Pod is not eligible for preemption pod=\"%s/%s\" reason=\"%s\"",
+        ks_infof(5, "\"Pod is not eligible for preemption\" pod=\"%s/%s\" reason=\"%s\"",
                  ks_str(pod->ns), ks_str(pod->name), why ? why : "");
         return ks_status_new(KS_UNSCHEDULABLE, "%s", why ? why : "");
     }
@@ -625,7 +625,7 @@ ks_status *ks_evaluator_preempt(ks_evaluator *ev, ks_cycle_state *st, const ks_p
     ks_candidates cands = {0};
     ks_status *err = NULL;
     if (npotential == 0) {
-        ks_infof(3, "Preemption will not help schedule pod on any node pod=\"%s/%s\"",
+        ks_infof(3, "\"Preemption will not help schedule pod on any node\" pod=\"%s/%s\"",
                  ks_str(pod->ns), ks_str(pod->name));
     } else {
         const ks_objects *objs = fw->env.objects ? fw->env.objects(fw->env.ctx) : NULL;
@@ -645,7 +645,7 @@ ks_status *ks_evaluator_preempt(ks_evaluator *ev, ks_cycle_state *st, const ks_p
     /* No candidate: a FitError over the dry runs' statuses; the nodes not
      * tried could not be helped. The pod's nomination is to be cleared. */
     if (cands.n == 0) {
-        ks_infof(2, "No preemption candidate is found; preemption is not helpful for scheduling pod=\"%s/%s\"",
+        ks_infof(2, "\"No preemption candidate is found; preemption is not helpful for scheduling\" pod=\"%s/%s\"",
                  ks_str(pod->ns), ks_str(pod->name));
         ks_fit_error fe = {.num_all_nodes = nall};
         ks_diagnosis_init(&fe.diagnosis);
@@ -675,7 +675,7 @@ ks_status *ks_evaluator_preempt(ks_evaluator *ev, ks_cycle_state *st, const ks_p
     /* 4) The best candidate. */
     int best = cands.n == 1 ? 0 : ks_pick_one_node_for_preemption(&cands, fw->deterministic);
     const ks_candidate *c = &cands.v[best];
-    ks_infof(2, "the target node for the preemption is determined node=\"%s\" pod=\"%s/%s\"",
+    ks_infof(2, "\"the target node for the preemption is determined\" node=\"%s\" pod=\"%s/%s\"",
              ks_str(c->node), ks_str(pod->ns), ks_str(pod->name));
 
     /* 5) Evict. */

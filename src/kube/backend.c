@@ -322,7 +322,7 @@ static void refl_synced(void *arg) {
     pthread_mutex_lock(&kc->kb->mu);
     kc->synced = true;
     pthread_mutex_unlock(&kc->kb->mu);
-    ks_infof(2, "caches populated for %s", kinds[kc->i].kind);
+    ks_infof(2, "\"Caches populated\" type=\"%s\" reflector=\"%s\"", kinds[kc->i].kind, kinds[kc->i].path);
 }
 
 static bool kb_synced(void *ctx) {

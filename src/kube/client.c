@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "util/version.h"
+
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -24,7 +26,6 @@
 
 extern char **environ;
 
-#define KS_KUBE_VERSION "0.1.0"
 #if defined(__x86_64__)
 #define KS_ARCH "amd64"
 #elif defined(__aarch64__)
@@ -905,7 +906,7 @@ ks_kube_client *ks_kube_client_new(const ks_kube_client_options *o, char **err) 
         free(c);
         return NULL;
     }
-    c->user_agent = o->user_agent ? ks_xstrdup(o->user_agent) : ks_xstrdup("ksched/" KS_KUBE_VERSION " (linux/" KS_ARCH ")");
+    c->user_agent = o->user_agent ? ks_xstrdup(o->user_agent) : ks_xstrdup("ksched/" KS_VERSION " (linux/" KS_ARCH ")");
     c->max_retries = o->max_retries > 0 ? o->max_retries : 10;
     c->timeout_ms = o->timeout_ms;
     c->max_response = o->max_response_bytes ? o->max_response_bytes : KS_KUBE_MAX_RESPONSE;

@@ -568,7 +568,7 @@ static void enqueue(rec_core *c, ev_item *it) {
         pthread_mutex_unlock(&c->mu);
         atomic_fetch_add(&c->dropped, 1);
         ks_sm_k8s_event_dropped(c->stopping ? "shutdown" : "queue_full", 1);
-        ks_infof(2, "Dropping event: too many queued events reason=\"%s\" object=\"%s/%s\"", it->reason,
+        ks_infof(2, "\"Dropping event: too many queued events\" reason=\"%s\" object=\"%s/%s\"", it->reason,
                  it->regarding.ns, it->regarding.name);
         item_free(it);
         return;
@@ -975,7 +975,7 @@ static void handle_answer(rec_core *c, ev_job *j, ev_job **out, int *nout) {
         return;
     }
     if (code == 409 && j->already_exists) {
-        ks_infof(5, "Server rejected event (will not retry!) path=\"%s\" err=\"%s\"", j->path,
+        ks_infof(5, "\"Server rejected event (will not retry!)\" path=\"%s\" err=\"%s\"", j->path,
                  j->error ? j->error : "");
     } else {
         ks_errorf("Server rejected event (will not retry!) path=\"%s\" code=%ld err=\"%s\"", j->path, code,

@@ -717,6 +717,7 @@ static watch_result watch_once(ks_reflector *r) {
 /* ---- the thread ------------------------------------------------------------------ */
 
 static void list_and_watch(ks_reflector *r) {
+    ks_infof(3, "\"Listing and watching\" type=\"%s\" reflector=\"%s\"", r->kind, r->path);
     if (do_list(r) != L_OK) return;
     for (;;) {
         watch_result w = watch_once(r);
@@ -733,13 +734,13 @@ static void list_and_watch(ks_reflector *r) {
 
 static void *reflector_main(void *arg) {
     ks_reflector *r = arg;
-    ks_infof(3, "Starting reflector %s (%s)", r->kind, r->path);
+    ks_infof(3, "\"Starting reflector\" type=\"%s\" reflector=\"%s\"", r->kind, r->path);
     /* wait.BackoffUntil: after every round, whatever ended it, a backoff */
     while (!stopping(r)) {
         list_and_watch(r);
         if (!pause_for(r, backoff_next(r))) break;
     }
-    ks_infof(3, "Stopping reflector %s (%s)", r->kind, r->path);
+    ks_infof(3, "\"Stopping reflector\" type=\"%s\" reflector=\"%s\"", r->kind, r->path);
     return NULL;
 }
 

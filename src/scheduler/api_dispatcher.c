@@ -3,6 +3,7 @@
 #include "framework/status.h"
 #include "metrics/sched_metrics.h"
 #include "util/clock.h"
+#include "util/log.h"
 #include "util/xalloc.h"
 
 #include <pthread.h>
@@ -321,6 +322,12 @@ static ks_status *execute_call(ks_api_dispatcher *d, call *c) {
     const ks_backend *b = d->backend;
     switch (c->type) {
     case KS_CALL_STATUS_PATCH:
+        if (c->patch.has_condition && KS_V(3)) {
+            char name[512];
+            ks_infos(3, "Updating pod condition", "pod", ks_pod_fullname(c->pod, name, sizeof(name)),
+                     "conditionType", c->patch.cond_type, "conditionStatus", c->patch.cond_status,
+                     "conditionReason", c->patch.cond_reason ? c->patch.cond_reason : "");
+        }
         return b->patch_pod_status ? b->patch_pod_status(b->ctx, c->pod, &c->patch) : NULL;
     case KS_CALL_BINDING:
         return b->bind ? b->bind(b->ctx, c->pod, c->node)

@@ -598,7 +598,7 @@ static ks_status *check_victims(const ks_extender *e, ks_candidates *c) {
             c->v[kept++] = c->v[i];
             continue;
         }
-        ks_infof(2, "Ignored node for which the extender didn't report victims node=\"%s\" extender=\"%s\"",
+        ks_infof(2, "\"Ignored node for which the extender didn't report victims\" node=\"%s\" extender=\"%s\"",
                  ks_str(c->v[i].node), e->c->url_prefix);
         ks_victims_free(&c->v[i].victims);
     }
@@ -615,7 +615,7 @@ ks_status *ks_extenders_process_preemption(ks_extender *const *exts, size_t n, c
         ks_status *st = ks_extender_preempt(e, pod, snap, cands, &got);
         if (st && e->c->ignorable) {
             char *msg = ks_status_message(st);
-            ks_infof(2, "Skipped extender as it returned error and has ignorable flag set extender=\"%s\" err=\"%s\"",
+            ks_infof(2, "\"Skipped extender as it returned error and has ignorable flag set\" extender=\"%s\" err=\"%s\"",
                      e->c->url_prefix, msg);
             free(msg);
             ks_status_free(st);

@@ -456,8 +456,58 @@ static void on_node(ks_scheduler *s, const ks_watch_event *ev) {
     }
 }
 
+/* The event handlers' log lines, at upstream's levels (eventhandlers.go):
+ * what a user greps at -v=3 and -v=4. The handlers that log them are the
+ * informer's filtered ones: unscheduled pods only of this scheduler's
+ * profiles; a pod bound or unbound leaves one handler for the other. */
+static void log_pod_event(int v, const char *msg, const ks_pod *p) {
+    char name[512];
+    ks_infos(v, msg, "pod", ks_pod_fullname(p, name, sizeof(name)));
+}
+
+static void log_watch_event(ks_scheduler *s, const ks_watch_event *raw) {
+    if (!KS_V(3)) return;
+    if (raw->kind == KS_KIND_NODE) {
+        const ks_node *n = raw->type == KS_WATCH_DELETED ? raw->old_node : raw->new_node;
+        if (raw->type == KS_WATCH_MODIFIED && !KS_V(4)) return;
+        ks_infos(raw->type == KS_WATCH_MODIFIED ? 4 : 3,
+                 raw->type == KS_WATCH_ADDED      ? "Add event for node"
+                 : raw->type == KS_WATCH_MODIFIED ? "Update event for node"
+                                                  : "Delete event for node",
+                 "node", ks_str(n->name));
+        return;
+    }
+    if (raw->kind != KS_KIND_POD) return;
+    ks_watch_event f;
+    if (!phase_filter(raw, &f)) return;
+    const ks_pod *o = f.old_pod, *n = f.new_pod;
+    bool oa = o && o->node_name, na = n && n->node_name;
+    bool ou = o && !o->node_name && responsible(s, o), nu = n && !n->node_name && responsible(s, n);
+    switch (f.type) {
+    case KS_WATCH_ADDED:
+        if (na) log_pod_event(3, "Add event for scheduled pod", n);
+        else if (nu) log_pod_event(3, "Add event for unscheduled pod", n);
+        break;
+    case KS_WATCH_DELETED:
+        if (oa) log_pod_event(3, "Delete event for scheduled pod", o);
+        else if (ou) log_pod_event(3, "Delete event for unscheduled pod", o);
+        break;
+    case KS_WATCH_MODIFIED:
+        if (oa && na) log_pod_event(4, "Update event for scheduled pod", o);
+        else if (ou && nu) log_pod_event(4, "Update event for unscheduled pod", n);
+        else {
+            if (oa) log_pod_event(3, "Delete event for scheduled pod", o);
+            else if (ou) log_pod_event(3, "Delete event for unscheduled pod", o);
+            if (na) log_pod_event(3, "Add event for scheduled pod", n);
+            else if (nu) log_pod_event(3, "Add event for unscheduled pod", n);
+        }
+        break;
+    }
+}
+
 static void on_watch(void *arg, const ks_watch_event *ev) {
     ks_scheduler *s = arg;
+    log_watch_event(s, ev);
     ks_sched_view_enter(s);
     dispatch_watch(s, ev);
     ks_sched_view_exit(s);

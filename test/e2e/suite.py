@@ -1450,6 +1450,68 @@ def test_soak(c):
     s.check_alive()
 
 
+LOG_MSG = re.compile(r'^[IWE]\d{4} [\d:.]+\s+\d+ [\w./-]+:\d+\] "((?:[^"\\]|\\.)*)"')
+
+
+def log_messages(text):
+    """klog text lines' quoted messages, counted."""
+    out = {}
+    for line in text.splitlines():
+        m = LOG_MSG.match(line)
+        if m:
+            out[m.group(1)] = out.get(m.group(1), 0) + 1
+    return out
+
+
+def test_logs(c):
+    """At -v=4, for the same pods and nodes, ksched writes kube-scheduler's
+    log lines (klog's text format, same messages, same counts) for the
+    events a user greps: informer events, attempts, bindings, failures,
+    preemption verdicts, status patches. --logging-format=json writes one
+    JSON object per line."""
+    create_nodes(c, [node(f"n{i}", cpu="2", labels={"topology.kubernetes.io/zone": f"z{i % 2}"})
+                     for i in range(3)])
+    ks = Sched(c, [profile("ksched")])
+    ref = Sched(c, [profile("ref")], name="kube-scheduler", impl="kube-scheduler")
+    for s in (ks, ref):
+        cmd = [a if not a.startswith("-v=") else "-v=4" for a in s.cmd()]
+        s.cmd = (lambda cmd=cmd: cmd)
+        s.start()
+    js = Sched(c, [profile("json")], name="ksched-json")
+    jcmd = js.cmd() + ["--logging-format=json"]
+    js.cmd = lambda: jcmd
+    js.start()
+    time.sleep(2)
+    create_pods(c, [pod(f"k{i}", "ksched", cpu="500m") for i in range(4)] + [pod("kbig", "ksched", cpu="10")] +
+                [pod(f"r{i}", "ref", cpu="500m") for i in range(4)] + [pod("rbig", "ref", cpu="10")] +
+                [pod("j0", "json", cpu="100m")])
+    wait_settled(c, {"kbig", "rbig"}, 60, sched=ks)
+    time.sleep(2)
+    mk, mr = log_messages(ks.log(100000)), log_messages(ref.log(100000))
+    per_pod = ["Add event for unscheduled pod", "Attempting to schedule pod", "About to try and schedule pod",
+               "Attempting to bind pod to node", "Successfully bound pod to node",
+               "Delete event for unscheduled pod", "Unable to schedule pod; no fit; waiting",
+               "Updating pod condition", "Preemption will not help schedule pod on any node",
+               "No preemption candidate is found; preemption is not helpful for scheduling"]
+    shared = ["Add event for node", "Added node to NodeTree", "Add event for scheduled pod", "Handlers synced"]
+    diff = {m: (mk.get(m, 0), mr.get(m, 0)) for m in per_pod + shared if mk.get(m, 0) != mr.get(m, 0)}
+    check(all(mr.get(m, 0) > 0 for m in per_pod[:5] + shared[:2]), f"kube-scheduler's log lacks some: {mr}")
+    check(not diff, f"log lines (ksched, kube-scheduler) differ: {diff}")
+    bad = []
+    lines = [l for l in js.log(100000).splitlines() if l.strip()]
+    for l in lines:
+        try:
+            o = json.loads(l)
+            if not isinstance(o, dict) or "msg" not in o or "ts" not in o or "v" not in o:
+                bad.append(l)
+        except ValueError:
+            bad.append(l)
+    check(lines and not bad, f"--logging-format=json: {len(bad)} of {len(lines)} lines not klog JSON: {bad[:2]}")
+    figure("logs", messages_compared=len(per_pod + shared), json_lines=len(lines))
+    for s in (ks, ref, js):
+        s.kill(signal.SIGTERM)
+
+
 def ha_replicas(c, n):
     reps = [Sched(c, [profile()], name=f"ksched-{i}", leader_elect=True).start() for i in range(n)]
     ids = [wait_for(lambda r=r: identity_of(r), 20, f"{r.name}'s identity") for r in reps]
@@ -1560,6 +1622,7 @@ TESTS = [
     ("fault_429", test_fault_429, True),
     ("fault_sched_kill", test_fault_sched_kill, True),
     ("fault_undecodable", test_fault_undecodable, True),
+    ("logs", test_logs, True),
     ("ops_endpoints", test_ops_endpoints, True),
     ("readyz_sync", test_readyz_sync, True),
     ("ha", test_ha, True),

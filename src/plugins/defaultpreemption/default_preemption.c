@@ -203,7 +203,7 @@ static ks_status *select_victims(void *self, ks_cycle_state *st, const ks_pod *p
             if ((s = extension_error(remove_victim(pl, st, pod, p, ni)))) break;
             out->pods[out->npods++] = ks_pod_ref(p);
             if (group == 0) out->num_pdb_violations++;
-            ks_infof(5, "Pod is a potential preemption victim on node pod=\"%s/%s\" node=\"%s\"",
+            ks_infof(5, "\"Pod is a potential preemption victim on node\" pod=\"%s/%s\" node=\"%s\"",
                      ks_str(p->ns), ks_str(p->name), ks_str(ni->name));
         }
     }
