@@ -1512,6 +1512,35 @@ def test_logs(c):
         s.kill(signal.SIGTERM)
 
 
+def test_kubeadm_drop_in(c):
+    """ksched in place of kube-scheduler in a kubeadm control plane: the
+    command line of kubeadm's static pod (no --config: the deprecated
+    --kubeconfig, the serving and delegated-auth kubeconfigs,
+    --leader-elect=true on the default Lease kube-system/kube-scheduler,
+    with kube-scheduler's own identity), the default profile: it takes the
+    lease, answers /healthz as the kubelet's probe asks it, and schedules
+    default-scheduler pods."""
+    if SUBJECT != "ksched":
+        raise Skip("ksched in kube-scheduler's place")
+    fault_setup(c, nodes=3)
+    kc = c.kube_scheduler_kubeconfig
+    s = Sched(c, [profile()], kubeconfig=kc, serve=True)
+    cmd = [KSCHED, "run", f"--authentication-kubeconfig={kc}", f"--authorization-kubeconfig={kc}",
+           "--bind-address=127.0.0.1", f"--kubeconfig={kc}", "--leader-elect=true",
+           f"--secure-port={s.port}", "-v=2"]
+    s.cmd = lambda: cmd
+    s.start()
+    wait_for(lambda: s.get("/healthz")[0] == 200, 30, "/healthz")
+    holder = wait_for(lambda: lease_holder(c, "kube-scheduler"), 30, "the kube-scheduler Lease held")
+    check(holder == identity_of(s), f"lease holder {holder!r}, ksched is {identity_of(s)!r}")
+    create_pods(c, [pod(f"d{i}") for i in range(5)])
+    got = wait_settled(c, set(), 60, sched=s)
+    check(all(p["spec"].get("nodeName") for p in got), "default-scheduler pods not bound")
+    check("warning" not in s.log(200), f"warnings without --config: {s.log(20)}")
+    s.kill(signal.SIGTERM)
+    check(s.proc.returncode == 0, f"exit status {s.proc.returncode}")
+
+
 def ha_replicas(c, n):
     reps = [Sched(c, [profile()], name=f"ksched-{i}", leader_elect=True).start() for i in range(n)]
     ids = [wait_for(lambda r=r: identity_of(r), 20, f"{r.name}'s identity") for r in reps]
@@ -1624,6 +1653,7 @@ TESTS = [
     ("fault_undecodable", test_fault_undecodable, True),
     ("logs", test_logs, True),
     ("ops_endpoints", test_ops_endpoints, True),
+    ("kubeadm_drop_in", test_kubeadm_drop_in, True),
     ("readyz_sync", test_readyz_sync, True),
     ("ha", test_ha, True),
     ("ha_lost_lease", test_ha_lost_lease, True),
