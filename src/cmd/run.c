@@ -384,7 +384,8 @@ int cmd_run(int argc, char **argv) {
 
     ks_kube_backend_options bo = {.client = client,
                                   .events = recorder,
-                                  .watch_pod_groups = profiles_enable(cfg, "Coscheduling")};
+                                  .watch_pod_groups = profiles_enable(cfg, "Coscheduling"),
+                                  .watch_dra = profiles_enable(cfg, "DynamicResources")};
     kb = ks_kube_backend_new(&bo);
 
     ks_scheduler_options so = {.config = cfg, .backend = ks_kube_backend_iface(kb)};

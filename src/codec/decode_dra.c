@@ -89,7 +89,9 @@ static uint32_t d_configs(dec *d, const ks_tree *v, const kpath *p, ks_device_co
         const ks_tree *op = kt_get(x, "opaque");
         if (d_map(d, op, KP(ip, "opaque"))) {
             cfg->driver = str_field(d, op, "driver", KP(ip, "opaque"));
-            cfg->parameters = kt_get(op, "parameters");
+            /* without a document to reference (API objects), a copy */
+            const ks_tree *params = kt_get(op, "parameters");
+            cfg->parameters = d->ctx->doc || !params ? params : kt_copy(d->a, params);
         }
         if (with_source) {
             static const char *const sources[] = {"FromClass", "FromClaim", NULL};

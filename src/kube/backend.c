@@ -9,6 +9,7 @@
 #include "kube/backend.h"
 
 #include "api/cluster.h"
+#include "api/dra.h"
 #include "codec/decode.h"
 #include "framework/status.h"
 #include "kube/reflector.h"
@@ -19,6 +20,7 @@
 
 #include <jansson.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +44,9 @@ OBJ_FREE_FN(free_csi_driver, ks_csi_driver)
 OBJ_FREE_FN(free_pdb, ks_pdb)
 OBJ_FREE_FN(free_pod_group, ks_pod_group)
 OBJ_FREE_FN(free_workload, ks_workload)
+OBJ_FREE_FN(free_claim, ks_resource_claim)
+OBJ_FREE_FN(free_slice, ks_resource_slice)
+OBJ_FREE_FN(free_class, ks_device_class)
 
 static void *dec_namespace(const ks_tree *t, ks_decode_ctx *c) { return ks_decode_namespace(t, c); }
 static void *dec_pv(const ks_tree *t, ks_decode_ctx *c) { return ks_decode_pv(t, c); }
@@ -55,6 +60,9 @@ static void *dec_service(const ks_tree *t, ks_decode_ctx *c) { return ks_decode_
 static void *dec_rs(const ks_tree *t, ks_decode_ctx *c) { return ks_decode_workload(t, KS_WORKLOAD_REPLICASET, c); }
 static void *dec_sts(const ks_tree *t, ks_decode_ctx *c) { return ks_decode_workload(t, KS_WORKLOAD_STATEFULSET, c); }
 static void *dec_rc(const ks_tree *t, ks_decode_ctx *c) { return ks_decode_workload(t, KS_WORKLOAD_RC, c); }
+static void *dec_claim(const ks_tree *t, ks_decode_ctx *c) { return ks_decode_resource_claim(t, c); }
+static void *dec_slice(const ks_tree *t, ks_decode_ctx *c) { return ks_decode_resource_slice(t, c); }
+static void *dec_class(const ks_tree *t, ks_decode_ctx *c) { return ks_decode_device_class(t, c); }
 
 typedef struct kind_def {
     const char *kind, *path;
@@ -82,10 +90,17 @@ static const kind_def kinds[] = {
     {"ReplicationController", "/api/v1/replicationcontrollers", KS_KIND_WORKLOAD, dec_rc, free_workload, false},
     {"ReplicaSet", "/apis/apps/v1/replicasets", KS_KIND_WORKLOAD, dec_rs, free_workload, false},
     {"StatefulSet", "/apis/apps/v1/statefulsets", KS_KIND_WORKLOAD, dec_sts, free_workload, false},
+    /* DynamicResources (resource.k8s.io/v1; watch_dra) */
+    {"ResourceClaim", "/apis/resource.k8s.io/v1/resourceclaims", KS_KIND_RESOURCE_CLAIM, dec_claim, free_claim, false},
+    {"ResourceSlice", "/apis/resource.k8s.io/v1/resourceslices", KS_KIND_RESOURCE_SLICE, dec_slice, free_slice, false},
+    {"DeviceClass", "/apis/resource.k8s.io/v1/deviceclasses", KS_KIND_DEVICE_CLASS, dec_class, free_class, false},
     {"PodGroup", "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", KS_KIND_POD_GROUP, dec_pod_group, free_pod_group, true},
 };
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
 #define POD_GROUP_KIND (NKINDS - 1)
+#define CLAIM_KIND (NKINDS - 4)
+#define FIRST_DRA_KIND CLAIM_KIND
+#define LAST_DRA_KIND (NKINDS - 2)
 
 /* ---- per-kind stores: "namespace/name" -> object ---------------------------- */
 
@@ -167,6 +182,7 @@ struct ks_kube_backend {
     ks_event_recorder *events;
     int64_t bind_timeout_s;
     bool watch_pod_groups;
+    bool watch_dra;
 
     ks_watch_fn fn;
     void *arg;
@@ -184,6 +200,12 @@ struct ks_kube_backend {
     store stores[NKINDS];
 
     ks_kube_backend_stats stats;
+
+    /* ResourceClaims as JSON text ("ns/name" -> the newest version seen,
+     * from the watch or a write's answer), the objects the plugin's
+     * status updates are made from (claims_mu) */
+    pthread_mutex_t claims_mu;
+    store claim_json;
 };
 
 /* ---- watch events ------------------------------------------------------------ */
@@ -305,6 +327,8 @@ static void on_object(ks_kube_backend *kb, size_t i, ks_refl_event type, const k
     if (old) k->free(old);
 }
 
+static void claim_json_note(ks_kube_backend *kb, ks_refl_event type, const ks_tree *obj);
+
 static void refl_event(void *arg, ks_refl_event type, const ks_tree *obj) {
     kind_ctx *kc = arg;
     ks_kube_backend *kb = kc->kb;
@@ -314,6 +338,7 @@ static void refl_event(void *arg, ks_refl_event type, const ks_tree *obj) {
     case KS_KIND_NODE: on_node(kb, type, obj); break;
     default: on_object(kb, kc->i, type, obj); break;
     }
+    if (kc->i == CLAIM_KIND) claim_json_note(kb, type, obj);
     pthread_mutex_unlock(&kb->deliver_mu);
 }
 
@@ -343,6 +368,7 @@ static ks_status *kb_start(void *ctx, ks_watch_fn fn, void *arg) {
     kb->started = true;
     for (size_t i = 0; i < NKINDS; i++) {
         if (i == POD_GROUP_KIND && !kb->watch_pod_groups) continue;
+        if (i >= FIRST_DRA_KIND && i <= LAST_DRA_KIND && !kb->watch_dra) continue;
         kb->kctx[i] = (kind_ctx){kb, i, false};
         ks_reflector_options ro = {.kind = kinds[i].kind, .path = kinds[i].path};
         /* upstream's pod informer: finished pods are never seen. */
@@ -621,6 +647,373 @@ static ks_status *kb_bind_volumes(void *ctx, const ks_pod *pod, const ks_volume_
                           ks_pod_fullname(pod, buf, sizeof(buf)));
 }
 
+/* ---- resource claims (DynamicResources) ------------------------------------- */
+
+/* The claim writes kube-scheduler v1.34.1's DynamicResources plugin makes
+ * (bindClaim in PreBind, Unreserve, PostFilter), call for call. Status
+ * updates are PUTs of the whole object, so the backend keeps every
+ * claim's JSON as the API server last showed it: the plugin's version is
+ * that text, or, when the plugin holds another resourceVersion, that text
+ * under the plugin's version (the API server then answers as it would to
+ * upstream's copy: a conflict unless it is current). */
+
+static char *xfmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *xfmt(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *s = ks_xmalloc((size_t)n + 1);
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+/* resourceVersions are etcd revisions; -1 when not a number. */
+static long long rv_num(const char *rv) {
+    if (!rv || !*rv) return -1;
+    char *end;
+    long long v = strtoll(rv, &end, 10);
+    return *end ? -1 : v;
+}
+
+static const char *json_rv(json_t *o) {
+    return json_string_value(json_object_get(json_object_get(o, "metadata"), "resourceVersion"));
+}
+
+/* Keep text as the claim's JSON unless a newer version is already kept
+ * (a write's answer can arrive before the watch shows it). Takes text. */
+static void claim_json_keep(ks_kube_backend *kb, const char *key, char *text, const char *rv) {
+    pthread_mutex_lock(&kb->claims_mu);
+    entry *e = store_find(&kb->claim_json, key, ks_hash_bytes(key, strlen(key)));
+    if (e) {
+        json_t *cur = json_loads(e->obj, 0, NULL);
+        long long have = rv_num(json_rv(cur)), got = rv_num(rv);
+        json_decref(cur);
+        if (have >= 0 && got >= 0 && got < have) {
+            pthread_mutex_unlock(&kb->claims_mu);
+            free(text);
+            return;
+        }
+    }
+    free(store_put(&kb->claim_json, key, text));
+    pthread_mutex_unlock(&kb->claims_mu);
+}
+
+static void claim_json_note(ks_kube_backend *kb, ks_refl_event type, const ks_tree *obj) {
+    char key[512];
+    obj_key(obj, key, sizeof(key));
+    if (type == KS_REFL_DELETED) {
+        pthread_mutex_lock(&kb->claims_mu);
+        free(store_del(&kb->claim_json, key));
+        pthread_mutex_unlock(&kb->claims_mu);
+        return;
+    }
+    const ks_tree *rv = kt_get(kt_get(obj, "metadata"), "resourceVersion");
+    claim_json_keep(kb, key, kt_to_json(obj, 0), rv && rv->type == KT_STRING ? rv->text : NULL);
+}
+
+static char *claim_path(const ks_resource_claim *c, bool status) {
+    ks_strbuf b;
+    ks_sb_init(&b);
+    ks_sb_printf(&b, "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s%s", ks_str(c->ns), ks_str(c->name),
+                 status ? "/status" : "");
+    return ks_sb_take(&b);
+}
+
+/* The plugin's version of the claim as an object to send (NULL: not known). */
+static json_t *claim_object(ks_kube_backend *kb, const ks_resource_claim *c) {
+    char key[512];
+    snprintf(key, sizeof(key), "%s/%s", ks_str(c->ns), ks_str(c->name));
+    pthread_mutex_lock(&kb->claims_mu);
+    entry *e = store_find(&kb->claim_json, key, ks_hash_bytes(key, strlen(key)));
+    json_t *o = e ? json_loads(e->obj, 0, NULL) : NULL;
+    pthread_mutex_unlock(&kb->claims_mu);
+    if (!o) return NULL;
+    const char *rv = json_rv(o);
+    if (c->resource_version && (!rv || strcmp(rv, c->resource_version) != 0))
+        json_object_set_new(json_object_get(o, "metadata"), "resourceVersion", json_string(c->resource_version));
+    return o;
+}
+
+/* An API call's failure as client-go's error reads: the Status message,
+ * else the body, else the transport error. */
+static char *call_error(const ks_kube_response *r) {
+    char *msg = r->code ? ks_kube_status_message(r->body, r->body_len) : NULL;
+    if (msg) return msg;
+    if (r->code) {
+        ks_strbuf b;
+        ks_sb_init(&b);
+        ks_sb_printf(&b, "the server responded with the status code %ld", r->code);
+        return ks_sb_take(&b);
+    }
+    return ks_xstrdup(r->error ? r->error : "no answer from the API server");
+}
+
+/* One call with a JSON body; the answer's object on 200 (*code set). */
+static json_t *claim_call(ks_kube_backend *kb, const char *method, const char *path, const char *ctype, json_t *body,
+                          long *code, char **err) {
+    char *js = body ? json_dumps(body, JSON_COMPACT) : NULL;
+    ks_kube_request req = {.method = method,
+                           .path = path,
+                           .content_type = ctype,
+                           .body = js,
+                           .body_len = js ? strlen(js) : 0,
+                           .idempotent = !strcmp(method, "GET")};
+    ks_kube_response r = {0};
+    ks_kube_do(kb->client, &req, &r);
+    free(js);
+    *code = r.code;
+    json_t *o = r.code == 200 ? json_loadb(r.body, r.body_len, 0, NULL) : NULL;
+    if (!o) *err = r.code == 200 ? ks_xstrdup("the answer is not a JSON object") : call_error(&r);
+    if (r.code == 200 && !o) *code = -1;
+    ks_kube_response_free(&r);
+    pthread_mutex_lock(&kb->mu);
+    kb->stats.claim_writes += strcmp(method, "GET") != 0;
+    pthread_mutex_unlock(&kb->mu);
+    return o;
+}
+
+static json_t *str_list(const char *const *v, uint32_t n) {
+    json_t *a = json_array();
+    for (uint32_t i = 0; i < n; i++) json_array_append_new(a, json_string(v[i]));
+    return a;
+}
+
+static json_t *requirements_json(const ks_requirement *r, uint32_t n) {
+    static const char *const ops[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
+    json_t *a = json_array();
+    for (uint32_t i = 0; i < n; i++) {
+        json_t *x = json_pack("{s:s, s:s}", "key", ks_str(r[i].key), "operator", ops[r[i].op]);
+        if (r[i].nvalues) {
+            json_t *vals = json_array();
+            for (uint32_t k = 0; k < r[i].nvalues; k++) json_array_append_new(vals, json_string(ks_str(r[i].values[k])));
+            json_object_set_new(x, "values", vals);
+        }
+        json_array_append_new(a, x);
+    }
+    return a;
+}
+
+/* status.allocation as the allocator's result serializes (v1). */
+static json_t *allocation_json(const ks_allocation_result *al) {
+    json_t *results = json_array();
+    for (uint32_t i = 0; i < al->nresults; i++) {
+        const ks_device_result *d = &al->results[i];
+        json_t *x = json_pack("{s:s, s:s, s:s, s:s}", "request", d->request, "driver", d->driver, "pool", d->pool,
+                              "device", d->device);
+        if (d->has_admin_access) json_object_set_new(x, "adminAccess", json_boolean(d->admin_access));
+        json_array_append_new(results, x);
+    }
+    json_t *devices = json_pack("{s:o}", "results", results);
+    if (al->nconfig) {
+        json_t *cfg = json_array();
+        for (uint32_t i = 0; i < al->nconfig; i++) {
+            const ks_device_config *dc = &al->config[i];
+            json_t *x = json_pack("{s:s}", "source", dc->from_class ? "FromClass" : "FromClaim");
+            if (dc->nrequests) json_object_set_new(x, "requests", str_list(dc->requests, dc->nrequests));
+            json_t *op = json_pack("{s:s}", "driver", dc->driver ? dc->driver : "");
+            if (dc->parameters) {
+                char *t = kt_to_json(dc->parameters, 0);
+                json_t *pj = t ? json_loads(t, JSON_DECODE_ANY, NULL) : NULL;
+                free(t);
+                if (pj) json_object_set_new(op, "parameters", pj);
+            }
+            json_object_set_new(x, "opaque", op);
+            json_array_append_new(cfg, x);
+        }
+        json_object_set_new(devices, "config", cfg);
+    }
+    json_t *a = json_pack("{s:o}", "devices", devices);
+    if (al->has_node_selector) {
+        json_t *terms = json_array();
+        for (uint32_t i = 0; i < al->node_selector.nterms; i++) {
+            const ks_node_selector_term *t = &al->node_selector.terms[i];
+            json_t *x = json_object();
+            if (t->nexpr) json_object_set_new(x, "matchExpressions", requirements_json(t->exprs, t->nexpr));
+            if (t->nfields) json_object_set_new(x, "matchFields", requirements_json(t->fields, t->nfields));
+            json_array_append_new(terms, x);
+        }
+        json_object_set_new(a, "nodeSelector", json_pack("{s:o}", "nodeSelectorTerms", terms));
+    }
+    return a;
+}
+
+static json_t *status_of(json_t *o) {
+    json_t *st = json_object_get(o, "status");
+    if (!json_is_object(st)) json_object_set_new(o, "status", st = json_object());
+    return st;
+}
+
+/* The claim the API server answered, decoded (NULL when it cannot be). */
+static ks_resource_claim *claim_decode(json_t *o) {
+    char *js = json_dumps(o, JSON_COMPACT);
+    ks_arena *a = ks_arena_new(4096);
+    ks_tree **docs = NULL;
+    uint32_t ndocs = 0;
+    char *perr = NULL;
+    ks_resource_claim *c = NULL;
+    if (kt_parse(a, "ResourceClaim", js, strlen(js), &docs, &ndocs, &perr) && ndocs == 1) {
+        ks_errors errs;
+        ks_errors_init(&errs);
+        ks_decode_ctx dc = {.errs = &errs};
+        c = ks_decode_resource_claim(docs[0], &dc);
+        ks_errors_free(&errs);
+    }
+    free(perr);
+    ks_arena_free(a);
+    free(js);
+    return c;
+}
+
+/* Remember a claim as a write's answer shows it. */
+static void claim_json_answer(ks_kube_backend *kb, const ks_resource_claim *c, json_t *o) {
+    char key[512];
+    snprintf(key, sizeof(key), "%s/%s", ks_str(c->ns), ks_str(c->name));
+    claim_json_keep(kb, key, json_dumps(o, JSON_COMPACT), json_rv(o));
+}
+
+static bool has_finalizer(json_t *o) {
+    json_t *f = json_object_get(json_object_get(o, "metadata"), "finalizers");
+    size_t i;
+    json_t *v;
+    json_array_foreach(f, i, v) if (!strcmp(json_string_value(v) ? json_string_value(v) : "", KS_DRA_FINALIZER)) return true;
+    return false;
+}
+
+/* client-go's retry.DefaultRetry between attempts: 10ms, jitter 0.1. */
+static void retry_pause(void) {
+    struct timespec ts = {0, 10000000L + (long)(rand() % 1000000)};
+    nanosleep(&ts, NULL);
+}
+
+/* upstream bindClaim's retry.RetryOnConflict loop: 5 attempts, a 409 on
+ * either update gets the claim again; the checks before each attempt and
+ * the error texts are upstream's. */
+static ks_status *claim_reserve(ks_kube_backend *kb, const ks_claim_update *u, ks_resource_claim **updated) {
+    const ks_resource_claim *c = u->claim;
+    char ref[600];
+    snprintf(ref, sizeof(ref), "%s/%s", ks_str(c->ns), ks_str(c->name));
+    char *path = claim_path(c, false), *spath = claim_path(c, true);
+    json_t *o = claim_object(kb, c);
+    bool refresh = o == NULL;
+    char *err = NULL;
+    for (int attempt = 0; attempt < 5; attempt++) {
+        free(err);
+        err = NULL;
+        long code = 0;
+        char *cerr = NULL;
+        if (attempt) retry_pause();
+        if (refresh) {
+            json_decref(o);
+            o = claim_call(kb, "GET", path, NULL, NULL, &code, &cerr);
+            if (!o) {
+                err = xfmt("get updated claim %s after conflict: %s", ref, cerr);
+                free(cerr);
+                break;
+            }
+            ks_infof(5, "retrying update after conflict claim=%s", ref);
+        }
+        refresh = true;
+        json_t *md = json_object_get(o, "metadata");
+        if (json_object_get(md, "deletionTimestamp") && !json_is_null(json_object_get(md, "deletionTimestamp"))) {
+            err = xfmt("claim %s got deleted in the meantime", ref);
+            break;
+        }
+        if (u->allocation) {
+            json_t *cur = json_object_get(json_object_get(o, "status"), "allocation");
+            if (cur && !json_is_null(cur)) {
+                err = xfmt("claim %s got allocated elsewhere in the meantime", ref);
+                break;
+            }
+            if (!has_finalizer(o)) {
+                json_t *f = json_object_get(md, "finalizers");
+                if (!json_is_array(f)) json_object_set_new(md, "finalizers", f = json_array());
+                json_array_append_new(f, json_string(KS_DRA_FINALIZER));
+                json_t *nw = claim_call(kb, "PUT", path, NULL, o, &code, &cerr);
+                if (!nw) {
+                    err = xfmt("add finalizer to claim %s: %s", ref, cerr);
+                    free(cerr);
+                    if (code == 409) continue;
+                    break;
+                }
+                json_decref(o);
+                o = nw;
+                claim_json_answer(kb, c, o);
+            }
+            json_object_set_new(status_of(o), "allocation", allocation_json(u->allocation));
+        }
+        json_t *st = status_of(o), *rf = json_object_get(st, "reservedFor");
+        if (!json_is_array(rf)) json_object_set_new(st, "reservedFor", rf = json_array());
+        json_array_append_new(rf, json_pack("{s:s, s:s, s:s}", "resource", "pods", "name", ks_str(u->pod->name), "uid",
+                                            u->pod->uid ? u->pod->uid : ""));
+        json_t *nw = claim_call(kb, "PUT", spath, NULL, o, &code, &cerr);
+        if (!nw) {
+            err = xfmt("%s to claim %s: %s", u->allocation ? "add allocation and reservation" : "add reservation",
+                        ref, cerr);
+            free(cerr);
+            if (code == 409) continue;
+            break;
+        }
+        json_decref(o);
+        o = nw;
+        claim_json_answer(kb, c, o);
+        if (updated) *updated = claim_decode(o);
+        break;
+    }
+    json_decref(o);
+    free(path);
+    free(spath);
+    ks_status *st = err ? ks_status_new(KS_ERROR, "%s", err) : NULL;
+    free(err);
+    return st;
+}
+
+static ks_status *kb_update_claim(void *ctx, const ks_claim_update *u, ks_resource_claim **updated) {
+    ks_kube_backend *kb = ctx;
+    const ks_resource_claim *c = u->claim;
+    if (updated) *updated = NULL;
+    if (u->op == KS_CLAIM_RESERVE) return claim_reserve(kb, u, updated);
+    long code = 0;
+    char *err = NULL;
+    json_t *ans = NULL;
+    if (u->op == KS_CLAIM_UNRESERVE) {
+        /* a strategic merge patch: no need for the latest version */
+        char *path = claim_path(c, true);
+        json_t *patch = json_pack("{s:{s:s}, s:{s:[{s:s, s:s}]}}", "metadata", "uid", c->uid ? c->uid : "", "status",
+                                  "reservedFor", "$patch", "delete", "uid", u->pod && u->pod->uid ? u->pod->uid : "");
+        ans = claim_call(kb, "PATCH", path, "application/strategic-merge-patch+json", patch, &code, &err);
+        json_decref(patch);
+        free(path);
+    } else {
+        /* PostFilter: the plugin's version without reservation and allocation */
+        json_t *o = claim_object(kb, c);
+        if (!o) {
+            char ref[600];
+            snprintf(ref, sizeof(ref), "%s/%s", ks_str(c->ns), ks_str(c->name));
+            return ks_status_new(KS_ERROR, "resourceclaim %s: not in the backend's cache", ref);
+        }
+        json_t *st = status_of(o);
+        json_object_del(st, "reservedFor");
+        json_object_del(st, "allocation");
+        json_object_del(st, "devices");
+        char *path = claim_path(c, true);
+        ans = claim_call(kb, "PUT", path, NULL, o, &code, &err);
+        json_decref(o);
+        free(path);
+    }
+    if (!ans) {
+        ks_status *st = ks_status_new(KS_ERROR, "%s", err);
+        free(err);
+        return st;
+    }
+    /* upstream does not assume these: the watch brings them */
+    claim_json_answer(kb, c, ans);
+    json_decref(ans);
+    return NULL;
+}
+
 /* ---- lifetime ---------------------------------------------------------------- */
 
 ks_kube_backend *ks_kube_backend_new(const ks_kube_backend_options *o) {
@@ -629,6 +1022,9 @@ ks_kube_backend *ks_kube_backend_new(const ks_kube_backend_options *o) {
     kb->events = o->events;
     kb->bind_timeout_s = o->bind_timeout_s;
     kb->watch_pod_groups = o->watch_pod_groups;
+    kb->watch_dra = o->watch_dra;
+    pthread_mutex_init(&kb->claims_mu, NULL);
+    ks_map_init(&kb->claim_json.by_hash);
     pthread_mutex_init(&kb->mu, NULL);
     pthread_mutex_init(&kb->deliver_mu, NULL);
     ks_map_init(&kb->pods);
@@ -642,7 +1038,8 @@ ks_kube_backend *ks_kube_backend_new(const ks_kube_backend_options *o) {
                              .patch_pod_status = kb_patch,
                              .delete_pod = kb_delete,
                              .emit_event = kb_event,
-                             .bind_volumes = kb_bind_volumes};
+                             .bind_volumes = kb_bind_volumes,
+                             .update_claim = kb_update_claim};
     return kb;
 }
 
@@ -656,6 +1053,8 @@ void ks_kube_backend_free(ks_kube_backend *kb) {
     ks_map_free(&kb->pods);
     ks_map_free(&kb->nodes);
     for (size_t i = 0; i < NKINDS; i++) store_free(&kb->stores[i], kinds[i].free);
+    store_free(&kb->claim_json, free);
+    pthread_mutex_destroy(&kb->claims_mu);
     pthread_mutex_destroy(&kb->mu);
     pthread_mutex_destroy(&kb->deliver_mu);
     free(kb);

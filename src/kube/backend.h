@@ -1,7 +1,7 @@
 /* The kube-apiserver backend: reflectors for every kind the scheduler
  * reads (decoded by the same decoders as manifests, delivered as watch
  * events), and the API calls the scheduler makes (binding, status
- * patch, deletion, events, volume bindings), as kube-scheduler v1.34.1
+ * patch, deletion, events, volume bindings, ResourceClaim status), as kube-scheduler v1.34.1
  * makes them. See docs/run.md. */
 #ifndef KS_KUBE_BACKEND_H
 #define KS_KUBE_BACKEND_H
@@ -16,6 +16,7 @@ typedef struct ks_kube_backend_options {
     ks_kube_client *client;        /* borrowed: reflectors and writes */
     ks_event_recorder *events;     /* borrowed (NULL: no events written) */
     bool watch_pod_groups;         /* Coscheduling is enabled */
+    bool watch_dra;                /* DynamicResources is enabled: claims, slices, classes */
     int64_t bind_timeout_s;        /* VolumeBinding's bindTimeoutSeconds */
 } ks_kube_backend_options;
 
@@ -24,7 +25,7 @@ void ks_kube_backend_free(ks_kube_backend *kb);
 const ks_backend *ks_kube_backend_iface(ks_kube_backend *kb);
 
 typedef struct ks_kube_backend_stats {
-    uint64_t decode_errors, binds, bind_conflicts, patches, deletes;
+    uint64_t decode_errors, binds, bind_conflicts, patches, deletes, claim_writes;
 } ks_kube_backend_stats;
 void ks_kube_backend_stats_get(ks_kube_backend *kb, ks_kube_backend_stats *out);
 

@@ -430,6 +430,11 @@ static ks_status *mb_update_claim(void *ctx, const ks_claim_update *u, ks_resour
     }
     if (at < 0) {
         pthread_mutex_unlock(&mb->mu);
+        /* as upstream's bindClaim reports the API error: the step first */
+        if (u->op == KS_CLAIM_RESERVE)
+            return ks_status_new(KS_ERROR, "%s to claim %s/%s: resourceclaims.resource.k8s.io \"%s\" not found",
+                                 u->allocation ? "add allocation and reservation" : "add reservation",
+                                 ks_str(u->claim->ns), ks_str(u->claim->name), ks_str(u->claim->name));
         return ks_status_new(KS_ERROR, "resourceclaims.resource.k8s.io \"%s\" not found", ks_str(u->claim->name));
     }
     ks_resource_claim *cur = c->resource_claims.v[at], *nw = NULL;

@@ -53,6 +53,11 @@ rules:
   resources:
   - group: ""
     resources: ["pods"]
+- level: Metadata
+  verbs: ["update", "patch"]
+  resources:
+  - group: "resource.k8s.io"
+    resources: ["resourceclaims", "resourceclaims/status"]
 - level: None
 """
 
@@ -347,6 +352,8 @@ class Cluster:
         n = 0
         for ev in self.audit_events():
             ref = ev.get("objectRef") or {}
+            if ref.get("resource") != "pods":
+                continue
             if ev.get("verb") != verb or ref.get("subresource") != subresource:
                 continue
             if user and (ev.get("user") or {}).get("username") != user:

@@ -1632,6 +1632,218 @@ def test_ha_lost_lease(c):
         r.check_alive()
 
 
+# ---- DRA ------------------------------------------------------------------
+
+DRA_DRIVER = "gpu.example.com"
+DRA_API = "/apis/resource.k8s.io/v1"
+
+
+def dra_objects():
+    """A DeviceClass, slices of GPUs for n0..n2 (n3 has none), claims and
+    the pods using them by resourceClaimName (no resourceclaim controller
+    runs, so no templates)."""
+    cls = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+           "metadata": {"name": DRA_DRIVER},
+           "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRA_DRIVER}"'}}]}}
+    slices = []
+    for n, count, model, mem in (("n0", 4, "a100", "40Gi"), ("n1", 4, "a100", "40Gi"),
+                                 ("n2", 1, "t4", "16Gi")):
+        devs = [{"name": f"gpu-{i}",
+                 "attributes": {"model": {"string": model}, "index": {"int": i}},
+                 "capacity": {"memory": {"value": mem}}} for i in range(count)]
+        slices.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                       "metadata": {"name": f"{n}-gpus"},
+                       "spec": {"driver": DRA_DRIVER, "nodeName": n,
+                                "pool": {"name": n, "generation": 1, "resourceSliceCount": 1},
+                                "devices": devs}})
+
+    def claim(name, count=1, selector=None):
+        ex = {"deviceClassName": DRA_DRIVER, "count": count}
+        if selector:
+            ex["selectors"] = [{"cel": {"expression": selector}}]
+        return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                "metadata": {"name": name, "namespace": "default"},
+                "spec": {"devices": {"requests": [{"name": "gpu", "exactly": ex}]}}}
+    a100 = f'device.attributes["{DRA_DRIVER}"].model == "a100"'
+    claims = [claim("one"), claim("two-a100", 2, a100), claim("shared"),
+              claim("moved"), claim("too-many", 5)]
+    return cls, slices, claims
+
+
+def dra_pod(name, claim, **spec):
+    p = pod(name, "ksched", **spec)
+    p["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimName": claim}]
+    p["spec"]["containers"][0]["resources"]["claims"] = [{"name": "gpu"}]
+    return p
+
+
+def dra_run(c, impl):
+    """The scenario with one scheduler; returns (pods, claims, slices) as
+    the API server holds them once it settled."""
+    cls, slices, claims = dra_objects()
+    create_nodes(c, [node(f"n{i}") for i in range(4)])
+    c.post(f"{DRA_API}/deviceclasses", cls)
+    for s in slices:
+        c.post(f"{DRA_API}/resourceslices", s)
+    for cl in claims:
+        c.post(f"{DRA_API}/namespaces/default/resourceclaims", cl)
+    # "moved" was allocated before on n2, reserved for nobody: PostFilter
+    # must deallocate it for a pod that can only run on n0
+    conn = Conn(c)
+    moved = conn.call("GET", f"{DRA_API}/namespaces/default/resourceclaims/moved")
+    moved["metadata"]["finalizers"] = ["resource.kubernetes.io/delete-protection"]
+    moved = conn.call("PUT", f"{DRA_API}/namespaces/default/resourceclaims/moved", moved)
+    moved["status"] = {"allocation": {
+        "devices": {"results": [{"request": "gpu", "driver": DRA_DRIVER, "pool": "n2",
+                                 "device": "gpu-0"}]},
+        "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+            {"key": "metadata.name", "operator": "In", "values": ["n2"]}]}]}}}
+    conn.call("PUT", f"{DRA_API}/namespaces/default/resourceclaims/moved/status", moved)
+    s = Sched(c, [profile()], impl=impl).start()
+    create_pods(c, [dra_pod("one", "one"), dra_pod("two-a100", "two-a100"),
+                    dra_pod("shared-1", "shared"), dra_pod("shared-2", "shared"),
+                    dra_pod("moved", "moved", nodeSelector={"kubernetes.io/hostname": "n0"}),
+                    dra_pod("too-many", "too-many")], threads=1)
+    pods = wait_settled(c, {"too-many"}, 60, sched=s)
+
+    def claims_now():
+        return {x["metadata"]["name"]: x for x in
+                conn.call("GET", f"{DRA_API}/namespaces/default/resourceclaims")["items"]}
+    # the claims' status is written before the binding; let the last
+    # writes and the pending pod's condition settle
+    wait_for(lambda: all(len(claims_now()[n].get("status", {}).get("reservedFor") or []) == want
+                         for n, want in (("one", 1), ("two-a100", 1), ("shared", 2), ("moved", 1))),
+             30, "claims reserved")
+    time.sleep(1)
+    s.check_alive()
+    s.kill(signal.SIGTERM)
+    return list_pods(c), claims_now(), slices
+
+
+def dra_writes(c, user):
+    """The scheduler's successful claim writes from the audit log, per
+    claim in order: (verb, subresource)."""
+    out = {}
+    for ev in c.audit_events():
+        ref = ev.get("objectRef") or {}
+        if (ref.get("resource") != "resourceclaims" or (ev.get("user") or {}).get("username") != user
+                or (ev.get("responseStatus") or {}).get("code") != 200):
+            continue
+        out.setdefault(ref.get("name"), []).append((ev.get("verb"), ref.get("subresource") or ""))
+    return out
+
+
+def dra_shape(pods, claims):
+    """What the schedulers wrote, with the choices left to chance (which
+    node among equals, which device of a node) replaced by names of their
+    role: comparable between schedulers."""
+    by_name = {p["metadata"]["name"]: p for p in pods}
+    uid_of = {p["metadata"]["uid"]: p["metadata"]["name"] for p in pods}
+    out = {}
+    for name, cl in sorted(claims.items()):
+        st = json.loads(json.dumps(cl.get("status") or {}))
+        for r in st.get("reservedFor") or []:
+            r["uid"] = "<uid of %s>" % uid_of.get(r.get("uid"), "?")
+        al = st.get("allocation")
+        if al:
+            for r in al["devices"]["results"]:
+                r["pool"] = "<node>"
+                r["device"] = "<device>"
+            for t in al.get("nodeSelector", {}).get("nodeSelectorTerms", []):
+                for f in t.get("matchFields", []):
+                    f["values"] = ["<node>" for _ in f.get("values", [])]
+        out[name] = {"finalizers": cl["metadata"].get("finalizers"), "status": st}
+    for name in ("too-many",):
+        cond = pod_condition(by_name[name]) or {}
+        out["pod " + name] = {k: cond.get(k) for k in ("status", "reason", "message")}
+    return out
+
+
+def check_dra(pods, claims, slices):
+    by_name = {p["metadata"]["name"]: p for p in pods}
+    devices = {(s["spec"]["nodeName"], d["name"]) for s in slices for d in s["spec"]["devices"]}
+    model = {(s["spec"]["nodeName"], d["name"]): d["attributes"]["model"]["string"]
+             for s in slices for d in s["spec"]["devices"]}
+    used = set()
+    for cname, pnames, count in (("one", ["one"], 1), ("two-a100", ["two-a100"], 2),
+                                 ("shared", ["shared-1", "shared-2"], 1), ("moved", ["moved"], 1)):
+        cl = claims[cname]
+        st = cl.get("status") or {}
+        res = (st.get("allocation") or {}).get("devices", {}).get("results") or []
+        check(len(res) == count, f"claim {cname}: {len(res)} devices allocated, want {count}: {st}")
+        nodes = {by_name[p]["spec"].get("nodeName") for p in pnames}
+        check(len(nodes) == 1 and None not in nodes, f"claim {cname}: pods on {nodes}")
+        nd = nodes.pop()
+        for r in res:
+            check(r["driver"] == DRA_DRIVER and r["request"] == "gpu", f"claim {cname}: {r}")
+            check(r["pool"] == nd and (nd, r["device"]) in devices,
+                  f"claim {cname}: device {r['pool']}/{r['device']} not on the pod's node {nd}")
+            check((nd, r["device"]) not in used, f"device {nd}/{r['device']} allocated twice")
+            used.add((nd, r["device"]))
+            if cname == "two-a100":
+                check(model[(nd, r["device"])] == "a100", f"claim {cname}: {r}")
+        sel = st["allocation"].get("nodeSelector")
+        check(sel == {"nodeSelectorTerms": [{"matchFields": [
+            {"key": "metadata.name", "operator": "In", "values": [nd]}]}]},
+            f"claim {cname}: nodeSelector {sel}")
+        want = sorted((p, by_name[p]["metadata"]["uid"]) for p in pnames)
+        got = sorted((r.get("name"), r.get("uid")) for r in st.get("reservedFor") or []
+                     if r.get("resource") == "pods")
+        check(got == want and len(st["reservedFor"]) == len(pnames),
+              f"claim {cname}: reservedFor {st.get('reservedFor')}, want {want}")
+        check("resource.kubernetes.io/delete-protection" in (cl["metadata"].get("finalizers") or []),
+              f"claim {cname}: finalizers {cl['metadata'].get('finalizers')}")
+    check(by_name["moved"]["spec"]["nodeName"] == "n0", "moved not on n0")
+    big = claims["too-many"]
+    check(not (big.get("status") or {}).get("allocation"), f"too-many allocated: {big.get('status')}")
+    cond = pod_condition(by_name["too-many"]) or {}
+    # DynamicResources' PostFilter reason, then DefaultPreemption's
+    want = ("0/4 nodes are available: 4 cannot allocate all claims. still not schedulable, "
+            "preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling.")
+    check(cond.get("status") == "False" and cond.get("reason") == "Unschedulable"
+          and cond.get("message") == want, f"too-many: {cond}, want message {want!r}")
+
+
+def test_dra(c):
+    """DynamicResources in run mode on resource.k8s.io/v1: GPUs published
+    as ResourceSlices, claims allocated to devices of the pod's node with
+    upstream's status (allocation, reservedFor, finalizer), a claim shared
+    by two pods, a claim allocated elsewhere deallocated by PostFilter and
+    allocated again, a claim no node can satisfy leaving its pod pending
+    with upstream's message; the same scenario under kube-scheduler on a
+    cluster of its own writes the same claim status."""
+    pods, claims, slices = dra_run(c, SUBJECT)
+    check_dra(pods, claims, slices)
+    writes = dra_writes(c, _sched_user())
+    # finalizer (metadata update), then allocation + reservation; the
+    # shared claim's second pod only adds its reservation; "moved" is
+    # deallocated by PostFilter first (it has the finalizer already)
+    want = {"one": [("update", ""), ("update", "status")],
+            "two-a100": [("update", ""), ("update", "status")],
+            "shared": [("update", ""), ("update", "status"), ("update", "status")],
+            "moved": [("update", "status"), ("update", "status")]}
+    check(writes == want, f"claim writes {writes}, want {want}")
+    check_bound_once(c, [p for p in pods if p["spec"].get("nodeName")])
+    if SUBJECT != "ksched" or not os.path.exists(os.path.join(C.BIN, "kube-scheduler")):
+        return
+    ref = C.Cluster(lifetime=600)
+    try:
+        ref.start()
+        apply_deploy(ref)
+        rpods, rclaims, _ = dra_run(ref, "kube-scheduler")
+        check_dra(rpods, rclaims, slices)
+        theirs_w = dra_writes(ref, "system:kube-scheduler")
+        check(theirs_w == writes, f"claim writes: ksched {writes}, kube-scheduler {theirs_w}")
+        figure("dra", compared_with="kube-scheduler", claims=len(rclaims),
+               claim_writes=sum(len(v) for v in writes.values()))
+        mine, theirs = dra_shape(pods, claims), dra_shape(rpods, rclaims)
+        for k in sorted(set(mine) | set(theirs)):
+            check(mine.get(k) == theirs.get(k),
+                  f"{k}: ksched wrote {json.dumps(mine.get(k))}, kube-scheduler {json.dumps(theirs.get(k))}")
+    finally:
+        ref.stop()
+
+
 TESTS = [
     # (name, function, needs a fresh cluster with a scheduler)
     ("env_smoke", test_env_smoke, False),
@@ -1644,6 +1856,7 @@ TESTS = [
     ("preemption", test_preemption, True),
     ("events_series", test_events_series, True),
     ("gang", test_gang, True),
+    ("dra", test_dra, True),
     ("same_as_simulate", test_same_as_simulate, True),
     ("fault_apiserver_kill", test_fault_apiserver_kill, True),
     ("fault_compaction", test_fault_compaction, True),

@@ -501,9 +501,9 @@ static ks_status *bind_claim(plugin *pl, dra_state *s, uint32_t i, const ks_pod 
         ks_claim_update u = {.op = KS_CLAIM_RESERVE, .claim = c, .pod = pod, .allocation = a};
         ks_status *e = pl->h ? ks_handle_update_claim(pl->h, &u, &written) : NULL;
         if (e) {
-            err = ks_status_new(KS_ERROR, "%s to claim %s: %s", a ? "add allocation and reservation" : "add reservation",
-                                ks_dra_claim_ref(c, buf, sizeof buf), ks_status_reason(e, 0));
-            ks_status_free(e);
+            /* the backend's error is upstream's whole message (its retry
+             * loop names the step that failed) */
+            err = e;
         } else if (!written) {
             /* no backend to write to: the claim as it would have been written */
             ks_claim_consumer *r = ks_xcalloc(c->nreserved + 1, sizeof(*r));
