@@ -682,22 +682,36 @@ static const char *json_rv(json_t *o) {
     return json_string_value(json_object_get(json_object_get(o, "metadata"), "resourceVersion"));
 }
 
+/* A claim's JSON text and its resourceVersion. */
+typedef struct claim_text {
+    long long rv;
+    char *text;
+} claim_text;
+
+static void claim_text_free(void *p) {
+    claim_text *t = p;
+    if (t) free(t->text);
+    free(t);
+}
+
 /* Keep text as the claim's JSON unless a newer version is already kept
- * (a write's answer can arrive before the watch shows it). Takes text. */
-static void claim_json_keep(ks_kube_backend *kb, const char *key, char *text, const char *rv) {
+ * (a write's answer can arrive before the watch shows it). A write's
+ * answer (known_only) only replaces a claim the watch shows: one deleted
+ * meanwhile stays gone. Takes text. */
+static void claim_json_keep(ks_kube_backend *kb, const char *key, char *text, const char *rv, bool known_only) {
+    long long got = rv_num(rv);
     pthread_mutex_lock(&kb->claims_mu);
     entry *e = store_find(&kb->claim_json, key, ks_hash_bytes(key, strlen(key)));
-    if (e) {
-        json_t *cur = json_loads(e->obj, 0, NULL);
-        long long have = rv_num(json_rv(cur)), got = rv_num(rv);
-        json_decref(cur);
-        if (have >= 0 && got >= 0 && got < have) {
-            pthread_mutex_unlock(&kb->claims_mu);
-            free(text);
-            return;
-        }
+    claim_text *cur = e ? e->obj : NULL;
+    if ((!cur && known_only) || (cur && cur->rv >= 0 && got >= 0 && got < cur->rv)) {
+        pthread_mutex_unlock(&kb->claims_mu);
+        free(text);
+        return;
     }
-    free(store_put(&kb->claim_json, key, text));
+    claim_text *t = ks_xcalloc(1, sizeof(*t));
+    t->rv = got;
+    t->text = text;
+    claim_text_free(store_put(&kb->claim_json, key, t));
     pthread_mutex_unlock(&kb->claims_mu);
 }
 
@@ -706,12 +720,12 @@ static void claim_json_note(ks_kube_backend *kb, ks_refl_event type, const ks_tr
     obj_key(obj, key, sizeof(key));
     if (type == KS_REFL_DELETED) {
         pthread_mutex_lock(&kb->claims_mu);
-        free(store_del(&kb->claim_json, key));
+        claim_text_free(store_del(&kb->claim_json, key));
         pthread_mutex_unlock(&kb->claims_mu);
         return;
     }
     const ks_tree *rv = kt_get(kt_get(obj, "metadata"), "resourceVersion");
-    claim_json_keep(kb, key, kt_to_json(obj, 0), rv && rv->type == KT_STRING ? rv->text : NULL);
+    claim_json_keep(kb, key, kt_to_json(obj, 0), rv && rv->type == KT_STRING ? rv->text : NULL, false);
 }
 
 static char *claim_path(const ks_resource_claim *c, bool status) {
@@ -728,7 +742,7 @@ static json_t *claim_object(ks_kube_backend *kb, const ks_resource_claim *c) {
     snprintf(key, sizeof(key), "%s/%s", ks_str(c->ns), ks_str(c->name));
     pthread_mutex_lock(&kb->claims_mu);
     entry *e = store_find(&kb->claim_json, key, ks_hash_bytes(key, strlen(key)));
-    json_t *o = e ? json_loads(e->obj, 0, NULL) : NULL;
+    json_t *o = e ? json_loads(((claim_text *)e->obj)->text, 0, NULL) : NULL;
     pthread_mutex_unlock(&kb->claims_mu);
     if (!o) return NULL;
     const char *rv = json_rv(o);
@@ -871,7 +885,7 @@ static ks_resource_claim *claim_decode(json_t *o) {
 static void claim_json_answer(ks_kube_backend *kb, const ks_resource_claim *c, json_t *o) {
     char key[512];
     snprintf(key, sizeof(key), "%s/%s", ks_str(c->ns), ks_str(c->name));
-    claim_json_keep(kb, key, json_dumps(o, JSON_COMPACT), json_rv(o));
+    claim_json_keep(kb, key, json_dumps(o, JSON_COMPACT), json_rv(o), true);
 }
 
 static bool has_finalizer(json_t *o) {
@@ -1053,7 +1067,7 @@ void ks_kube_backend_free(ks_kube_backend *kb) {
     ks_map_free(&kb->pods);
     ks_map_free(&kb->nodes);
     for (size_t i = 0; i < NKINDS; i++) store_free(&kb->stores[i], kinds[i].free);
-    store_free(&kb->claim_json, free);
+    store_free(&kb->claim_json, claim_text_free);
     pthread_mutex_destroy(&kb->claims_mu);
     pthread_mutex_destroy(&kb->mu);
     pthread_mutex_destroy(&kb->deliver_mu);
