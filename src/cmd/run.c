@@ -274,12 +274,14 @@ static bool profiles_enable(const ks_config *cfg, const char *plugin) {
     return false;
 }
 
-static ks_kube_client *new_client(const ks_kube_config *kc, const ks_config *cfg, int64_t timeout_ms) {
+static ks_kube_client *new_client(const ks_kube_config *kc, const ks_config *cfg, int64_t timeout_ms,
+                                  const char *ua_suffix) {
     char *err = NULL;
     ks_kube_client_options o = {.config = kc,
                                 .qps = cfg->client_connection.qps,
                                 .burst = cfg->client_connection.burst,
-                                .timeout_ms = timeout_ms};
+                                .timeout_ms = timeout_ms,
+                                .user_agent_suffix = ua_suffix};
     ks_kube_client *c = ks_kube_client_new(&o, &err);
     if (!c) {
         fprintf(stderr, "ksched run: %s\n", err);
@@ -378,7 +380,7 @@ int cmd_run(int argc, char **argv) {
     /* Three clients, each with its own rate budget, as kube-scheduler
      * makes them: scheduling, events (a storm of failures cannot hold up
      * bindings), and the lease (nothing can starve a renewal). */
-    if (!(client = new_client(&kc, cfg, 0)) || !(events_client = new_client(&kc, cfg, 0))) goto out;
+    if (!(client = new_client(&kc, cfg, 0, NULL)) || !(events_client = new_client(&kc, cfg, 0, NULL))) goto out;
     recorder = ks_event_recorder_new(events_client, NULL, &err);
     if (!recorder) goto fail_msg;
 
@@ -407,7 +409,8 @@ int cmd_run(int argc, char **argv) {
              ks_ops_port(rs.ops));
 
     if (lec->leader_elect) {
-        if (!(lease_client = new_client(&kc, cfg, ks_leader_election_client_timeout_ms(lec)))) goto out;
+        if (!(lease_client = new_client(&kc, cfg, ks_leader_election_client_timeout_ms(lec), "leader-election")))
+            goto out;
         if (!(identity = ks_leader_identity_new(&err))) goto fail_msg;
         ks_leader_elector_options lo = {
             .client = lease_client,

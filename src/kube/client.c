@@ -906,7 +906,8 @@ ks_kube_client *ks_kube_client_new(const ks_kube_client_options *o, char **err) 
         free(c);
         return NULL;
     }
-    c->user_agent = o->user_agent ? ks_xstrdup(o->user_agent) : ks_xstrdup("ksched/" KS_VERSION " (linux/" KS_ARCH ")");
+    const char *ua = o->user_agent ? o->user_agent : "ksched/" KS_VERSION " (linux/" KS_ARCH ")";
+    c->user_agent = o->user_agent_suffix ? ks_xasprintf("%s/%s", ua, o->user_agent_suffix) : ks_xstrdup(ua);
     c->max_retries = o->max_retries > 0 ? o->max_retries : 10;
     c->timeout_ms = o->timeout_ms;
     c->max_response = o->max_response_bytes ? o->max_response_bytes : KS_KUBE_MAX_RESPONSE;

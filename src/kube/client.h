@@ -38,7 +38,10 @@ typedef struct ks_kube_client_options {
     const ks_kube_config *config; /* copied */
     double qps;                   /* <= 0: no limit */
     int burst;
-    const char *user_agent;       /* NULL: "ksched/<version>" */
+    const char *user_agent;       /* NULL: "ksched/<version> (linux/<arch>)" */
+    /* Appended to the User-Agent after a "/" (client-go's AddUserAgent:
+     * the elector's client is ".../leader-election"); NULL: nothing. */
+    const char *user_agent_suffix;
     int max_retries;              /* 0: client-go's 10 */
     int64_t timeout_ms;           /* per attempt (not watches); 0: none */
     int64_t retry_base_ms;        /* first backoff without Retry-After; 0: 500 ms */

@@ -54,6 +54,31 @@ static ks_kube_client *client_for(ks_kube_config *cfg, double qps, int burst, in
     return c;
 }
 
+static ks_kube_response get(ks_kube_client *c, const char *method, const char *path, const char *body, bool idem);
+
+/* client-go's AddUserAgent: the elector's client says what it is. */
+static void test_user_agent_suffix(void **st) {
+    fk_add((fk_answer){.method = "GET", .path = "/x", .body = "{}"});
+    ks_kube_config cfg = {0};
+    char server[64];
+    snprintf(server, sizeof(server), "http://127.0.0.1:%u", FK.port);
+    cfg.server = strdup(server);
+    ks_kube_client_options o = {.config = &cfg, .user_agent_suffix = "leader-election", .timeout_ms = 20000};
+    char *err = NULL;
+    ks_kube_client *c = ks_kube_client_new(&o, &err);
+    assert_non_null(c);
+    ks_kube_response r = get(c, "GET", "/x", NULL, true);
+    assert_int_equal(r.code, 200);
+    fk_request q = fk_get(0);
+    assert_true(strncmp(q.user_agent, "ksched/", 7) == 0);
+    const char *tail = ")/leader-election";
+    size_t n = strlen(q.user_agent), m = strlen(tail);
+    assert_true(n > m && strcmp(q.user_agent + n - m, tail) == 0);
+    ks_kube_response_free(&r);
+    ks_kube_client_free(c);
+    free(cfg.server);
+}
+
 static ks_kube_response get(ks_kube_client *c, const char *method, const char *path, const char *body, bool idem) {
     ks_kube_request req = {.method = method, .path = path, .body = body, .body_len = body ? strlen(body) : 0,
                            .idempotent = idem};
@@ -731,6 +756,7 @@ static void test_retry_after_parse(void **st) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_get_headers, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_user_agent_suffix, setup, teardown),
         cmocka_unit_test_setup_teardown(test_basic_auth, setup, teardown),
         cmocka_unit_test_setup_teardown(test_429_retry_after, setup, teardown),
         cmocka_unit_test_setup_teardown(test_500_then_200_idempotent, setup, teardown),
