@@ -273,7 +273,7 @@ uint32_t ks_queued_pod_attempts(const ks_queued_pod *q);
 /* Cluster events a plugin wants a pod it rejected to be retried on
  * (upstream EventsToRegister). */
 typedef enum ks_event_resource {
-    KS_EV_POD = 1,
+    KS_EV_POD = 1, /* registering Pod covers assigned and unscheduled pods */
     KS_EV_ASSIGNED_POD = 2,
     KS_EV_UNSCHEDULED_POD = 4,
     KS_EV_NODE = 8,
@@ -288,17 +288,59 @@ typedef enum ks_event_resource {
     KS_EV_WILDCARD = 0x7fff,
 } ks_event_resource;
 
+/* What happened (upstream ActionType). KS_ACT_UPDATE is any update: as a
+ * registration it matches every finer update kind below; as an incoming
+ * event it is an update none of the finer kinds describes (every
+ * registered update kind matches it). The finer kinds are computed from
+ * the old and new object as upstream does (NodeSchedulingPropertiesChange,
+ * PodSchedulingPropertiesChange); one object update may be several
+ * events. */
 typedef enum ks_event_action {
     KS_ACT_ADD = 1,
     KS_ACT_DELETE = 2,
-    KS_ACT_UPDATE = 4, /* any update; finer update kinds are not distinguished */
+    KS_ACT_UPDATE = 4,
     KS_ACT_ALL = 7,
+    KS_ACT_UPDATE_NODE_ALLOCATABLE = 1u << 3,
+    KS_ACT_UPDATE_NODE_LABEL = 1u << 4,
+    KS_ACT_UPDATE_NODE_TAINT = 1u << 5,  /* taints, or spec.unschedulable cleared */
+    KS_ACT_UPDATE_NODE_CONDITION = 1u << 6,
+    KS_ACT_UPDATE_NODE_ANNOTATION = 1u << 7,
+    KS_ACT_UPDATE_POD_LABEL = 1u << 8,
+    KS_ACT_UPDATE_POD_SCALE_DOWN = 1u << 9, /* a resource request went down */
+    KS_ACT_UPDATE_POD_TOLERATION = 1u << 10,
+    KS_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED = 1u << 11,
+    KS_ACT_UPDATE_POD_GENERATED_RESOURCE_CLAIM = 1u << 12,
 } ks_event_action;
 
 typedef struct ks_cluster_event {
     uint32_t resource; /* ks_event_resource bits */
     uint32_t actions;  /* ks_event_action bits */
 } ks_cluster_event;
+
+/* ---- Queueing hints ---------------------------------------------------
+ * When an event a plugin registered happens, the scheduling queue asks the
+ * plugin, for each pod the plugin rejected, whether the change may make
+ * the pod schedulable (upstream QueueingHintFn). The objects are the old
+ * and new version (old NULL for an add, new NULL for a delete). */
+typedef enum ks_queueing_hint {
+    KS_QUEUE_SKIP = 0, /* the event cannot help the pod: leave it */
+    KS_QUEUE = 1,      /* it may: retry the pod (after its backoff) */
+} ks_queueing_hint;
+
+typedef struct ks_event_object ks_event_object;
+/* The pod of a Pod event, else NULL. */
+const ks_pod *ks_event_object_pod(const ks_event_object *o);
+/* The node of a Node event, else NULL. */
+const ks_node *ks_event_object_node(const ks_event_object *o);
+/* The object's kind as the API spells it ("Pod", "Node",
+ * "PersistentVolumeClaim", "ResourceClaim", ...); "" for NULL. */
+const char *ks_event_object_kind(const ks_event_object *o);
+/* Any object as a read-only tree (apiVersion, kind, metadata, spec, ...),
+ * when its source is kept; NULL otherwise. Valid during the call. */
+const ks_args *ks_event_object_tree(const ks_event_object *o);
+/* metadata.namespace and metadata.name ("" when unset or NULL). */
+const char *ks_event_object_namespace(const ks_event_object *o);
+const char *ks_event_object_name(const ks_event_object *o);
 
 /* ---- The plugin ------------------------------------------------------- */
 
@@ -368,7 +410,16 @@ typedef struct ks_plugin_ops {
     /* PostBind: informational, after a successful bind. */
     void (*post_bind)(void *self, ks_cycle_state *st, const ks_pod *pod, const char *node);
 
-    void *reserved[8]; /* zero: room for later extension points */
+    /* QueueingHint for the events of events_to_register: ev is the
+     * incoming event (one of those registered). Return KS_QUEUE_SKIP or
+     * KS_QUEUE; set *err (malloc'd) to report a failure, which counts as
+     * KS_QUEUE. NULL: KS_QUEUE for every registered event. Called with the
+     * queue locked: it must not call back into the scheduler. */
+    ks_queueing_hint (*queueing_hint)(void *self, ks_cluster_event ev, const ks_pod *pod,
+                                      const ks_event_object *old_obj, const ks_event_object *new_obj,
+                                      char **err);
+
+    void *reserved[7]; /* zero: room for later extension points */
 } ks_plugin_ops;
 
 /* Register a plugin. ops is kept, not copied: it and its name must stay

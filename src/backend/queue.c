@@ -1,5 +1,6 @@
 #include "backend/queue.h"
 #include "api/pod.h"
+#include "framework/events.h"
 #include "framework/status.h"
 #include "metrics/sched_metrics.h"
 #include "util/log.h"
@@ -64,35 +65,6 @@ static void count_incoming(const char *queue, const char *event) {
     ks_counter_inc(m);
 }
 
-/* A cluster event's label as upstream's ClusterEvent.Label() makes it:
- * resource then action ("NodeAdd", "AssignedPodDelete"). */
-static const char *event_label(ks_cluster_event ev, char *buf, size_t n) {
-    if (ev.resource == KS_EV_WILDCARD && ev.actions == KS_ACT_ALL) return EV_UNSCHEDULABLE_TIMEOUT;
-    static const struct { uint32_t bit; const char *name; } res[] = {
-        {KS_EV_ASSIGNED_POD, "AssignedPod"},
-        {KS_EV_UNSCHEDULED_POD, "UnschedulablePod"},
-        {KS_EV_POD, "Pod"},
-        {KS_EV_NODE, "Node"},
-        {KS_EV_PVC, "PersistentVolumeClaim"},
-        {KS_EV_PV, "PersistentVolume"},
-        {KS_EV_STORAGE_CLASS, "storage.k8s.io/StorageClass"},
-        {KS_EV_CSINODE, "storage.k8s.io/CSINode"},
-        {KS_EV_POD_GROUP, "PodGroup"},
-    };
-    const char *r = "*";
-    for (size_t i = 0; i < sizeof(res) / sizeof(res[0]); i++)
-        if (ev.resource & res[i].bit) {
-            r = res[i].name;
-            break;
-        }
-    const char *a = ev.actions == KS_ACT_ADD      ? "Add"
-                    : ev.actions == KS_ACT_DELETE ? "Delete"
-                    : ev.actions == KS_ACT_UPDATE ? "Update"
-                                                  : "All";
-    snprintf(buf, n, "%s%s", r, a);
-    return buf;
-}
-
 /* A binary heap with Go container/heap's exact sift order, so that pods
  * comparing equal come out in the same order as upstream's. */
 typedef struct heap {
@@ -106,10 +78,14 @@ typedef struct in_flight {
     uint64_t start_seq; /* events with seq >= start_seq happened while in flight */
 } in_flight;
 
+/* An event seen while pods were in flight, with its objects (referenced)
+ * for the hints that will look at it when a pod comes back. */
 typedef struct logged_event {
     uint64_t seq;
     ks_cluster_event ev;
     uint64_t target; /* wildcard events for one pod */
+    ks_kind kind;
+    const void *old_obj, *new_obj;
 } logged_event;
 
 typedef struct nom_list {
@@ -151,25 +127,24 @@ struct ks_queue {
 
 static const ks_cluster_event wildcard_event = {KS_EV_WILDCARD, KS_ACT_ALL};
 
-static bool is_wildcard(ks_cluster_event e) {
-    return e.resource == KS_EV_WILDCARD && e.actions == KS_ACT_ALL;
-}
-
-/* upstream MatchClusterEvents: registered matches incoming when it is the
- * wildcard, or the resources match (Pod covers assigned and unscheduled
- * pods) and the actions overlap. */
-static bool match_event(ks_cluster_event reg, ks_cluster_event in) {
-    if (is_wildcard(reg)) return true;
-    uint32_t r = reg.resource;
-    if (r & KS_EV_POD) r |= KS_EV_ASSIGNED_POD | KS_EV_UNSCHEDULED_POD;
-    return (r & in.resource) && (reg.actions & in.actions);
-}
+static bool is_wildcard(ks_cluster_event e) { return ks_event_is_wildcard(e); }
 
 static bool plugin_interested(const ks_plugin_inst *pl, ks_cluster_event ev) {
     if (pl->all_events) return true;
     for (size_t i = 0; i < pl->nevents; i++)
-        if (match_event(pl->events[i], ev)) return true;
+        if (ks_event_match(pl->events[i], ev)) return true;
     return false;
+}
+
+/* The objects of the event being handled, as the hints see them. */
+typedef struct event_objs {
+    ks_event_object o, n;
+    const ks_event_object *old_obj, *new_obj;
+} event_objs;
+
+static void objs_set(event_objs *e, ks_kind kind, const void *old_obj, const void *new_obj) {
+    e->old_obj = ks_event_object_of(&e->o, kind, old_obj);
+    e->new_obj = ks_event_object_of(&e->n, kind, new_obj);
 }
 
 /* ---- heaps ---------------------------------------------------------------- */
@@ -487,9 +462,20 @@ static in_flight *inflight_find(ks_queue *q, uint64_t key) {
     return NULL;
 }
 
-static void log_event(ks_queue *q, ks_cluster_event ev, uint64_t target) {
+static void log_event(ks_queue *q, ks_cluster_event ev, uint64_t target, ks_kind kind, const void *old_obj,
+                      const void *new_obj) {
     KS_GROW(q->events, q->events_cap, q->nevents + 1);
-    q->events[q->nevents++] = (logged_event){.seq = q->next_seq++, .ev = ev, .target = target};
+    ks_kind_object_ref(kind, old_obj);
+    ks_kind_object_ref(kind, new_obj);
+    q->events[q->nevents++] = (logged_event){
+        .seq = q->next_seq++, .ev = ev, .target = target, .kind = kind, .old_obj = old_obj, .new_obj = new_obj};
+}
+
+static void release_events(logged_event *e, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) {
+        ks_kind_object_unref(e[i].kind, e[i].old_obj);
+        ks_kind_object_unref(e[i].kind, e[i].new_obj);
+    }
 }
 
 /* Forget events no in-flight pod can need any more. */
@@ -500,6 +486,7 @@ static void trim_events(ks_queue *q) {
     uint32_t drop = 0;
     while (drop < q->nevents && q->events[drop].seq < min) drop++;
     if (drop) {
+        release_events(q->events, drop);
         memmove(q->events, q->events + drop, (q->nevents - drop) * sizeof(*q->events));
         q->nevents -= drop;
     }
@@ -516,7 +503,15 @@ static void done_locked(ks_queue *q, uint64_t key) {
 
 /* ---- requeueing ----------------------------------------------------------- */
 
-static strategy worth_requeuing(ks_queue *q, ks_queued_pod *qp, ks_cluster_event ev, uint64_t target) {
+/* upstream isPodWorthRequeuing: ask the QueueingHint of every rejecting
+ * plugin that registered the event. A pending plugin saying Queue sends
+ * the pod to activeQ at once; otherwise Queue means after its backoff.
+ * *why (may be NULL) gets the plugin whose hint decided (NULL when no hint
+ * did: no rejector, the wildcard, an extender). */
+static strategy worth_requeuing(ks_queue *q, ks_queued_pod *qp, ks_cluster_event ev, uint64_t target,
+                                const event_objs *eo, const char **why) {
+    (void)q;
+    if (why) *why = NULL;
     ks_plugin_mask rej = qp->unschedulable_plugins;
     for (int i = 0; i < KS_PLUGIN_MASK_WORDS; i++) rej.bits[i] |= qp->pending_plugins.bits[i];
     if (ks_plugin_mask_empty(&rej) && !qp->extender_rejected) return STRAT_AFTER_BACKOFF;
@@ -537,11 +532,22 @@ static strategy worth_requeuing(ks_queue *q, ks_queued_pod *qp, ks_cluster_event
         if (!ks_plugin_mask_has(&rej, i)) continue;
         const ks_plugin_inst *pl = &fw->plugins[i];
         if (!plugin_interested(pl, ev)) continue;
+        if (!pl->all_events &&
+            ks_framework_queueing_hint(pl, ev, qp->pod, eo ? eo->old_obj : NULL, eo ? eo->new_obj : NULL) ==
+                KS_QUEUE_SKIP)
+            continue;
+        if (why && (st == STRAT_SKIP || ks_plugin_mask_has(&qp->pending_plugins, i))) *why = pl->name;
         if (ks_plugin_mask_has(&qp->pending_plugins, i)) return STRAT_IMMEDIATELY;
         if (no_pending) return STRAT_AFTER_BACKOFF;
         st = STRAT_AFTER_BACKOFF;
     }
     return st;
+}
+
+/* Remember why a pod left the unschedulable pods (--explain, the trace). */
+static void note_requeue(ks_queued_pod *qp, const char *event, const char *plugin) {
+    snprintf(qp->requeue_event, sizeof(qp->requeue_event), "%s", event ? event : "");
+    qp->requeue_plugin = plugin;
 }
 
 static void run_pre_enqueue(ks_queued_pod *qp) {
@@ -632,21 +638,27 @@ static bool gating_plugin_interested(const ks_queued_pod *qp, ks_cluster_event e
     return plugin_interested(&qp->fw->plugins[qp->gating_plugin], ev);
 }
 
-static void move_pods(ks_queue *q, ks_queued_pod **list, size_t n, ks_cluster_event ev, uint64_t target) {
+/* upstream movePodsToActiveOrBackoffQueue. */
+static void move_pods(ks_queue *q, ks_queued_pod **list, size_t n, ks_cluster_event ev, uint64_t target, ks_kind kind,
+                      const void *old_obj, const void *new_obj) {
     if (!event_of_interest(q, ev)) return;
     bool activated = false;
-    char buf[64];
+    char buf[96];
     const char *label = NULL; /* made when a pod moves */
+    event_objs eo;
+    objs_set(&eo, kind, old_obj, new_obj);
     for (size_t i = 0; i < n; i++) {
         ks_queued_pod *qp = list[i];
         if (gated(qp) && !gating_plugin_interested(qp, ev)) continue;
-        strategy st = worth_requeuing(q, qp, ev, target);
+        const char *why;
+        strategy st = worth_requeuing(q, qp, ev, target, &eo, &why);
         if (st == STRAT_SKIP) continue;
-        if (!label) label = event_label(ev, buf, sizeof(buf));
+        if (!label) label = ks_event_label(ev, buf, sizeof(buf));
+        note_requeue(qp, label, why);
         ks_qwhere w = requeue(q, qp, st, label);
         if (w == KS_Q_ACTIVE || w == KS_Q_BACKOFF || w == KS_Q_ERROR_BACKOFF) activated = true;
     }
-    if (q->ninflight) log_event(q, ev, target);
+    if (q->ninflight) log_event(q, ev, target, kind, old_obj, new_obj);
     if (activated) pthread_cond_broadcast(&q->cv);
 }
 
@@ -683,6 +695,7 @@ void ks_queue_free(ks_queue *q) {
     free(q->backoff.v);
     free(q->error_backoff.v);
     free(q->inflight);
+    release_events(q->events, q->nevents);
     free(q->events);
     for (size_t it = 0; ks_map_next(&q->nom_by_node, &it, &k, &v);) {
         nom_list *l = v;
@@ -703,6 +716,7 @@ void ks_queue_close(ks_queue *q) {
     pthread_mutex_lock(&q->mu);
     q->closed = true;
     q->ninflight = 0;
+    release_events(q->events, q->nevents);
     q->nevents = 0;
     pthread_cond_broadcast(&q->cv);
     pthread_mutex_unlock(&q->mu);
@@ -719,16 +733,18 @@ void ks_queue_add(ks_queue *q, ks_pod *pod) {
     pthread_mutex_unlock(&q->mu);
 }
 
-void ks_queue_update(ks_queue *q, ks_pod *old_pod, ks_pod *new_pod, bool relevant) {
+/* upstream Update with queueing hints: the events the change makes are
+ * remembered for the pod's attempt when it is in flight, and asked of the
+ * rejecting plugins' hints when it is unschedulable. */
+void ks_queue_update(ks_queue *q, ks_pod *old_pod, ks_pod *new_pod) {
     pthread_mutex_lock(&q->mu);
-    ks_cluster_event ev = {KS_EV_UNSCHEDULED_POD, KS_ACT_UPDATE};
+    ks_cluster_event evs[5];
+    size_t nev = old_pod ? ks_pod_change_events(old_pod, new_pod, evs) : 0;
     in_flight *f = inflight_find(q, new_pod->key);
     if (f) {
-        /* The attempt in progress will look at this when it fails. */
-        if (relevant) {
-            q->epoch++;
-            log_event(q, ev, 0);
-        }
+        /* The attempt in progress will look at these when it fails. */
+        q->epoch++;
+        for (size_t i = 0; i < nev; i++) log_event(q, evs[i], 0, KS_KIND_POD, old_pod, new_pod);
         pthread_mutex_unlock(&q->mu);
         return;
     }
@@ -743,11 +759,20 @@ void ks_queue_update(ks_queue *q, ks_pod *old_pod, ks_pod *new_pod, bool relevan
     if (qp) { /* unschedulable */
         set_pod(qp, new_pod);
         if (old_pod) nom_update(q, old_pod, new_pod);
-        if (relevant) {
-            q->epoch++;
-            strategy st = worth_requeuing(q, qp, ev, 0);
-            ks_qwhere w = requeue(q, qp, st, EV_UNSCHEDULED_POD_UPDATE);
-            if (w != KS_Q_UNSCHEDULABLE) pthread_cond_broadcast(&q->cv);
+        q->epoch++;
+        event_objs eo;
+        objs_set(&eo, KS_KIND_POD, old_pod, new_pod);
+        for (size_t i = 0; i < nev; i++) {
+            const char *why;
+            strategy st = worth_requeuing(q, qp, evs[i], 0, &eo, &why);
+            char buf[96];
+            const char *label = ks_event_label(evs[i], buf, sizeof(buf));
+            if (st != STRAT_SKIP) note_requeue(qp, label, why);
+            ks_qwhere w = requeue(q, qp, st, label);
+            if (w == KS_Q_ACTIVE || w == KS_Q_BACKOFF) {
+                pthread_cond_broadcast(&q->cv);
+                break;
+            }
         }
         pthread_mutex_unlock(&q->mu);
         return;
@@ -855,15 +880,20 @@ static strategy hint_for_in_flight(ks_queue *q, ks_queued_pod *qp) {
     bool no_pending = ks_plugin_mask_empty(&qp->pending_plugins);
     strategy st = STRAT_SKIP;
     for (uint32_t i = 0; i < q->nevents; i++) {
-        if (q->events[i].seq < f->start_seq) continue;
-        switch (worth_requeuing(q, qp, q->events[i].ev, q->events[i].target)) {
-        case STRAT_SKIP: break;
-        case STRAT_IMMEDIATELY: return STRAT_IMMEDIATELY;
-        case STRAT_AFTER_BACKOFF:
-            st = STRAT_AFTER_BACKOFF;
-            if (no_pending) return st;
-            break;
+        const logged_event *e = &q->events[i];
+        if (e->seq < f->start_seq) continue;
+        event_objs eo;
+        objs_set(&eo, e->kind, e->old_obj, e->new_obj);
+        const char *why;
+        strategy s1 = worth_requeuing(q, qp, e->ev, e->target, &eo, &why);
+        if (s1 == STRAT_SKIP) continue;
+        if (st == STRAT_SKIP || s1 == STRAT_IMMEDIATELY) {
+            char buf[96];
+            note_requeue(qp, ks_event_label(e->ev, buf, sizeof(buf)), why);
         }
+        if (s1 == STRAT_IMMEDIATELY) return s1;
+        st = STRAT_AFTER_BACKOFF;
+        if (no_pending) return st;
     }
     return st;
 }
@@ -893,6 +923,7 @@ ks_status *ks_queue_add_unschedulable(ks_queue *q, ks_queued_pod *qp) {
     }
     qp->timestamp_ns = stamp(q);
     qp->backoff_computed = false;
+    note_requeue(qp, NULL, NULL);
     strategy st = hint_for_in_flight(q, qp);
     ks_qwhere w = requeue(q, qp, st, EV_ATTEMPT_FAILURE);
     if (w != KS_Q_UNSCHEDULABLE) pthread_cond_broadcast(&q->cv);
@@ -902,7 +933,7 @@ ks_status *ks_queue_add_unschedulable(ks_queue *q, ks_queued_pod *qp) {
     return NULL;
 }
 
-void ks_queue_move_all(ks_queue *q, ks_cluster_event ev, uint64_t target_key,
+void ks_queue_move_all(ks_queue *q, ks_cluster_event ev, ks_kind kind, const void *old_obj, const void *new_obj,
                        bool (*precheck)(const ks_pod *pod, void *arg), void *arg) {
     pthread_mutex_lock(&q->mu);
     q->epoch++;
@@ -923,7 +954,7 @@ void ks_queue_move_all(ks_queue *q, ks_cluster_event ev, uint64_t target_key,
         if (precheck && !precheck(qp->pod, arg)) continue;
         list[n++] = qp;
     }
-    move_pods(q, list, n, ev, target_key);
+    move_pods(q, list, n, ev, 0, kind, old_obj, new_obj);
     free(list);
     pthread_mutex_unlock(&q->mu);
 }
@@ -937,11 +968,12 @@ void ks_queue_activate(ks_queue *q, const ks_pod *pod) {
         /* Out of backoffQ first: if PreEnqueue now gates it, it parks in
          * the unschedulable map rather than going back. */
         if (qp->where != KS_Q_UNSCHEDULABLE) detach(q, qp);
+        note_requeue(qp, EV_FORCE_ACTIVATE, NULL);
         if (move_to_active(q, qp, EV_FORCE_ACTIVATE)) pthread_cond_broadcast(&q->cv);
         else if (qp->where == KS_Q_NONE) ks_queued_pod_free(qp);
     } else if (!qp && inflight_find(q, pod->key)) {
         /* Being scheduled: make sure it comes back when it fails. */
-        log_event(q, wildcard_event, pod->key);
+        log_event(q, wildcard_event, pod->key, KS_KIND_POD, NULL, NULL);
     }
     pthread_mutex_unlock(&q->mu);
 }
@@ -981,7 +1013,7 @@ void ks_queue_flush_unschedulable_leftover(ks_queue *q) {
         seen++;
         if (now - qp->timestamp_ns > q->max_in_unsched) list[n++] = qp;
     }
-    if (n) move_pods(q, list, n, wildcard_event, 0);
+    if (n) move_pods(q, list, n, wildcard_event, 0, KS_KIND_POD, NULL, NULL);
     free(list);
     pthread_mutex_unlock(&q->mu);
 }

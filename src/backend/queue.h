@@ -15,9 +15,11 @@
  * Events that arrive while a pod is being scheduled ("in flight") are
  * remembered and considered when the pod comes back rejected.
  *
- * Queueing hints are simplified: an event requeues a pod when any of its
- * rejecting plugins registered that event (EventsToRegister); a plugin
- * that registered nothing is interested in every event.
+ * Queueing hints: an event requeues a pod when one of its rejecting
+ * plugins registered the event (EventsToRegister) and that plugin's
+ * QueueingHint, given the old and new object, says Queue (no hint: Queue;
+ * an error: Queue). A plugin that registered nothing is interested in
+ * every event.
  *
  * The nominator (pods nominated to nodes by preemption) lives here too.
  *
@@ -61,6 +63,12 @@ struct ks_queued_pod {
     int heap_index;
     bool counted_gated;              /* counted as gated while unschedulable */
     uint64_t mutation_epoch;         /* cluster epoch at its last pop */
+    /* Why it last left the unschedulable pods: the event's label
+     * ("NodeAdd", "UnschedulableTimeout", "ForceActivate"; "" when it did
+     * not) and the plugin whose QueueingHint said Queue (NULL: no hint
+     * decided: no rejecting plugin, the wildcard, an extender). */
+    char requeue_event[64];
+    const char *requeue_plugin;
 };
 
 typedef enum { KS_NOMINATE_NOOP = 0, KS_NOMINATE_OVERRIDE } ks_nominating_mode;
@@ -92,9 +100,9 @@ void ks_queue_close(ks_queue *q);
 
 /* A new unscheduled pod. */
 void ks_queue_add(ks_queue *q, ks_pod *pod);
-/* An unscheduled pod changed. `relevant` is false for a status-only
- * change, which never moves a pod. */
-void ks_queue_update(ks_queue *q, ks_pod *old_pod, ks_pod *new_pod, bool relevant);
+/* An unscheduled pod changed: the events of the change
+ * (ks_pod_change_events) go through the rejecting plugins' hints. */
+void ks_queue_update(ks_queue *q, ks_pod *old_pod, ks_pod *new_pod);
 void ks_queue_delete(ks_queue *q, const ks_pod *pod);
 
 /* The next pod to schedule (in flight from now on, owned by the caller
@@ -117,10 +125,11 @@ void ks_queued_pod_free(ks_queued_pod *qp);
 ks_status *ks_queue_add_unschedulable(ks_queue *q, ks_queued_pod *qp);
 int64_t ks_queue_scheduling_cycle(ks_queue *q);
 
-/* A cluster event: move the unschedulable pods it may help. precheck (may
- * be NULL) filters the pods considered. target: for a wildcard event, the
- * only pod it is for (0 = all). */
-void ks_queue_move_all(ks_queue *q, ks_cluster_event ev, uint64_t target_key,
+/* A cluster event: move the unschedulable pods it may help. old_obj and
+ * new_obj (of kind; NULL for an add / a delete) are what the hints see
+ * (referenced while pods in flight may still need them). precheck (may be
+ * NULL) filters the pods considered. */
+void ks_queue_move_all(ks_queue *q, ks_cluster_event ev, ks_kind kind, const void *old_obj, const void *new_obj,
                        bool (*precheck)(const ks_pod *pod, void *arg), void *arg);
 /* Move a pod from unschedulable/backoff to activeQ (ForceActivate). */
 void ks_queue_activate(ks_queue *q, const ks_pod *pod);

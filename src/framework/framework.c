@@ -9,6 +9,7 @@
 #include "framework/cycle_state.h"
 #include "framework/fw_metrics.h"
 #include "framework/status.h"
+#include "util/log.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
@@ -45,7 +46,25 @@ static void load_events(ks_plugin_inst *in) {
     }
     in->events = ks_xmalloc(n * sizeof(*in->events));
     memcpy(in->events, buf, n * sizeof(*in->events));
+    /* The generic Update as the union of the finer kinds, once. */
+    for (size_t i = 0; i < n; i++) in->events[i].actions = ks_actions_normalize(in->events[i].actions);
     in->nevents = n;
+}
+
+ks_queueing_hint ks_framework_queueing_hint(const ks_plugin_inst *pl, ks_cluster_event ev, const ks_pod *pod,
+                                            const ks_event_object *old_obj, const ks_event_object *new_obj) {
+    if (!pl->ops->queueing_hint) return KS_QUEUE;
+    char *err = NULL;
+    ks_queueing_hint h = pl->ops->queueing_hint(pl->self, ev, pod, old_obj, new_obj, &err);
+    if (err) {
+        /* upstream: an error counts as Queue (the pod is never stranded) */
+        char buf[80], pb[512];
+        ks_errorf("QueueingHintFn returns error: plugin %s, event %s, pod %s: %s", pl->name,
+                  ks_event_label(ev, buf, sizeof(buf)), ks_pod_fullname(pod, pb, sizeof(pb)), err);
+        free(err);
+        return KS_QUEUE;
+    }
+    return h == KS_QUEUE_SKIP ? KS_QUEUE_SKIP : KS_QUEUE;
 }
 
 static void fail(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

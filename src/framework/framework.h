@@ -7,6 +7,7 @@
 #define KS_FRAMEWORK_H
 
 #include "api/objects.h"
+#include "framework/events.h"
 #include "framework/snapshot.h"
 #include "config/config.h"
 #include "framework/parallelize.h"
@@ -178,6 +179,11 @@ struct ks_framework {
     uint64_t rng;              /* selectHost's generator (ks_framework_rand) */
     struct ks_fw_metrics *metrics; /* the series this profile records (fw_metrics.h) */
 };
+
+/* A plugin's QueueingHint for a pod and an event it registered (KS_QUEUE
+ * when it has none; an error is logged and counts as KS_QUEUE). */
+ks_queueing_hint ks_framework_queueing_hint(const ks_plugin_inst *pl, ks_cluster_event ev, const ks_pod *pod,
+                                            const ks_event_object *old_obj, const ks_event_object *new_obj);
 
 /* Attach the scheduler's environment, waiting pods map and worker pool
  * (shared across profiles). */

@@ -679,7 +679,7 @@ static void binding_failed(binding_cycle *bc, ks_status *st, ks_fit_error *fit) 
      * assigned pod going away, for the pods waiting on them (not for this
      * pod itself when it was rejected: it goes back as unschedulable). */
     ks_cluster_event ev = {KS_EV_ASSIGNED_POD, KS_ACT_DELETE};
-    if (forgot && !rejected) ks_queue_move_all(s->queue, ev, 0, NULL, NULL);
+    if (forgot && !rejected) ks_queue_move_all(s->queue, ev, KS_KIND_POD, bc->assumed, NULL, NULL, NULL);
 
     char *msg = ks_status_message(st);
     if (s->obs && s->obs->on_bind_failed) s->obs->on_bind_failed(s->obs->ctx, bc->assumed, bc->node, st, msg);
@@ -689,8 +689,10 @@ static void binding_failed(binding_cycle *bc, ks_status *st, ks_fit_error *fit) 
     failure f = {.fw = bc->fw, .start_ns = bc->start_ns, .qp = bc->qp, .status = st, .fit = fit,
                  .ni = failure_nominating_info()};
     bc->qp = NULL;
+    ks_pod *gone = ks_pod_ref(bc->assumed);
     handle_failure(s, &f);
-    if (forgot && rejected) ks_queue_move_all(s->queue, ev, 0, not_this_pod, &key);
+    if (forgot && rejected) ks_queue_move_all(s->queue, ev, KS_KIND_POD, gone, NULL, not_this_pod, &key);
+    ks_pod_unref(gone);
 }
 
 static void binding_cycle_run(binding_cycle *bc);

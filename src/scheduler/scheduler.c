@@ -301,39 +301,11 @@ static bool responsible(ks_scheduler *s, const ks_pod *pod) {
     return framework_for(s, pod->scheduler_name) != NULL;
 }
 
-static void move_all(ks_scheduler *s, uint32_t resource, uint32_t action) {
+/* upstream MoveAllToActiveOrBackoffQueue for one event and its objects. */
+static void move_all(ks_scheduler *s, uint32_t resource, uint32_t action, ks_kind kind, const void *old_obj,
+                     const void *new_obj) {
     ks_cluster_event ev = {resource, action};
-    ks_queue_move_all(s->queue, ev, 0, NULL, NULL);
-}
-
-static bool labels_equal(const ks_labels *a, const ks_labels *b) {
-    if (a->n != b->n) return false;
-    for (uint32_t i = 0; i < a->n; i++)
-        if (a->kv[i].key != b->kv[i].key || a->kv[i].value != b->kv[i].value) return false;
-    return true;
-}
-
-/* upstream NodeSchedulingPropertiesChange, as one coarse Update. */
-static bool node_changed(const ks_node *a, const ks_node *b) {
-    if (a->unschedulable != b->unschedulable && !b->unschedulable) return true;
-    if (!ks_resource_equal(&a->allocatable, &b->allocatable)) return true;
-    if (!labels_equal(&a->labels, &b->labels) || !ks_annotations_equal(&a->annotations, &b->annotations)) return true;
-    if (a->ntaints != b->ntaints) return true;
-    for (uint32_t i = 0; i < a->ntaints; i++)
-        if (a->taints[i].key != b->taints[i].key || a->taints[i].value != b->taints[i].value ||
-            a->taints[i].effect != b->taints[i].effect)
-            return true;
-    return false;
-}
-
-/* Whether a pod changed in a way that can change a scheduling result
- * (upstream PodSchedulingPropertiesChange minus the generic update, which
- * its queueing hints skip for status-only changes). */
-static bool pod_changed(const ks_pod *a, const ks_pod *b) {
-    if (!labels_equal(&a->labels, &b->labels)) return true;
-    if (a->ntolerations != b->ntolerations) return true;
-    if (a->ngates != b->ngates) return true;
-    return !ks_resource_equal(&a->requests, &b->requests);
+    ks_queue_move_all(s->queue, ev, kind, old_obj, new_obj, NULL, NULL);
 }
 
 typedef struct prio_check {
@@ -349,22 +321,22 @@ static void unassigned_deleted(ks_scheduler *s, ks_pod *pod) {
     ks_queue_delete(s->queue, pod);
     ks_cluster_event ev = {KS_EV_ASSIGNED_POD, KS_ACT_DELETE};
     if (ks_waiting_pods_reject(s->waiting, pod->key, "", "removed")) {
-        ks_queue_move_all(s->queue, ev, 0, NULL, NULL);
+        ks_queue_move_all(s->queue, ev, KS_KIND_POD, pod, NULL, NULL, NULL);
     } else if (pod->nominated_node) {
         /* Its nomination held room that lower-priority pods may now use. */
         prio_check pc = {ks_pod_priority(pod)};
-        ks_queue_move_all(s->queue, ev, 0, le_priority, &pc);
+        ks_queue_move_all(s->queue, ev, KS_KIND_POD, pod, NULL, le_priority, &pc);
     }
 }
 
 static void assigned_added(ks_scheduler *s, ks_pod *pod) {
     ks_status_log_free("scheduler cache AddPod failed", ks_cache_add_pod(s->cache, pod));
-    move_all(s, KS_EV_ASSIGNED_POD, KS_ACT_ADD);
+    move_all(s, KS_EV_ASSIGNED_POD, KS_ACT_ADD, KS_KIND_POD, NULL, pod);
 }
 
 static void assigned_deleted(ks_scheduler *s, ks_pod *pod) {
     ks_status_log_free("scheduler cache RemovePod failed", ks_cache_remove_pod(s->cache, pod));
-    move_all(s, KS_EV_ASSIGNED_POD, KS_ACT_DELETE);
+    move_all(s, KS_EV_ASSIGNED_POD, KS_ACT_DELETE, KS_KIND_POD, pod, NULL);
 }
 
 static bool terminal(const ks_pod *p) {
@@ -410,14 +382,17 @@ static void on_pod(ks_scheduler *s, const ks_watch_event *raw) {
         bool oa = o->node_name != 0, na = n->node_name != 0;
         if (oa && na) {
             ks_status_log_free("scheduler cache UpdatePod failed", ks_cache_update_pod(s->cache, o, n));
-            if (pod_changed(o, n)) move_all(s, KS_EV_ASSIGNED_POD, KS_ACT_UPDATE);
+            ks_cluster_event evs[5];
+            size_t nev = ks_pod_change_events(o, n, evs);
+            for (size_t i = 0; i < nev; i++)
+                ks_queue_move_all(s->queue, evs[i], KS_KIND_POD, o, n, NULL, NULL);
         } else if (!oa && !na) {
             if (!responsible(s, n) || ks_cache_is_assumed(s->cache, n)) break;
-            ks_queue_update(s->queue, o, n, pod_changed(o, n));
+            ks_queue_update(s->queue, o, n);
             if (o->nominated_node && o->nominated_node != n->nominated_node) {
                 prio_check pc = {ks_pod_priority(o)};
                 ks_cluster_event e = {KS_EV_ASSIGNED_POD, KS_ACT_DELETE};
-                ks_queue_move_all(s->queue, e, 0, le_priority, &pc);
+                ks_queue_move_all(s->queue, e, KS_KIND_POD, o, NULL, le_priority, &pc);
             }
         } else if (!oa && na) {
             /* Bound: it leaves the scheduling queue and joins the cache. */
@@ -443,14 +418,18 @@ static void on_node(ks_scheduler *s, const ks_watch_event *ev) {
     switch (ev->type) {
     case KS_WATCH_ADDED:
         ks_cache_add_node(s->cache, ev->new_node);
-        move_all(s, KS_EV_NODE, KS_ACT_ADD);
+        move_all(s, KS_EV_NODE, KS_ACT_ADD, KS_KIND_NODE, NULL, ev->new_node);
         break;
-    case KS_WATCH_MODIFIED:
+    case KS_WATCH_MODIFIED: {
         ks_cache_update_node(s->cache, ev->old_node, ev->new_node);
-        if (node_changed(ev->old_node, ev->new_node)) move_all(s, KS_EV_NODE, KS_ACT_UPDATE);
+        ks_cluster_event evs[5];
+        size_t nev = ks_node_change_events(ev->old_node, ev->new_node, evs);
+        for (size_t i = 0; i < nev; i++)
+            ks_queue_move_all(s->queue, evs[i], KS_KIND_NODE, ev->old_node, ev->new_node, NULL, NULL);
         break;
+    }
     case KS_WATCH_DELETED:
-        move_all(s, KS_EV_NODE, KS_ACT_DELETE);
+        move_all(s, KS_EV_NODE, KS_ACT_DELETE, KS_KIND_NODE, ev->old_node, NULL);
         ks_status_log_free("scheduler cache RemoveNode failed", ks_cache_remove_node(s->cache, ev->old_node));
         break;
     }
@@ -519,14 +498,16 @@ static void dispatch_watch(ks_scheduler *s, const ks_watch_event *ev) {
     switch (ev->kind) {
     case KS_KIND_POD: on_pod(s, ev); break;
     case KS_KIND_NODE: on_node(s, ev); break;
-    case KS_KIND_PVC: move_all(s, KS_EV_PVC, action); break;
-    case KS_KIND_PV: move_all(s, KS_EV_PV, action); break;
-    case KS_KIND_STORAGE_CLASS: move_all(s, KS_EV_STORAGE_CLASS, action); break;
-    case KS_KIND_CSINODE: move_all(s, KS_EV_CSINODE, action); break;
-    case KS_KIND_POD_GROUP: move_all(s, KS_EV_POD_GROUP, action); break;
-    case KS_KIND_RESOURCE_CLAIM: move_all(s, KS_EV_RESOURCE_CLAIM, action); break;
-    case KS_KIND_RESOURCE_SLICE: move_all(s, KS_EV_RESOURCE_SLICE, action); break;
-    case KS_KIND_DEVICE_CLASS: move_all(s, KS_EV_DEVICE_CLASS, action); break;
+    case KS_KIND_PVC:
+    case KS_KIND_PV:
+    case KS_KIND_STORAGE_CLASS:
+    case KS_KIND_CSINODE:
+    case KS_KIND_POD_GROUP:
+    case KS_KIND_RESOURCE_CLAIM:
+    case KS_KIND_RESOURCE_SLICE:
+    case KS_KIND_DEVICE_CLASS:
+        move_all(s, ks_kind_event_resource(ev->kind), action, ev->kind, ev->old_obj, ev->new_obj);
+        break;
     default: break; /* read on demand; no requeue */
     }
 }

@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "backend/queue.h"
+#include "framework/events.h"
 #include "framework/status.h"
 #include "testutil.h"
 #include "util/clock.h"
@@ -32,6 +33,28 @@ static const ks_plugin_ops p_gate = {.abi_version = KS_ABI_VERSION, .name = "Gat
                                      .events_to_register = gate_events};
 static const ks_plugin_ops p_picky = {.abi_version = KS_ABI_VERSION, .name = "Picky", .filter = picky};
 
+/* Hinted: a Filter registering node adds and label updates, whose
+ * QueueingHint says Queue for a node labelled ready=yes, fails for one
+ * labelled ready=bad, and skips the others. Counts its calls. */
+static int hinted_calls;
+static size_t hinted_events(void *self, ks_cluster_event *out, size_t max) {
+    out[0] = (ks_cluster_event){KS_EV_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_LABEL};
+    return 1;
+}
+static ks_queueing_hint hinted_hint(void *self, ks_cluster_event ev, const ks_pod *pod, const ks_event_object *old_obj,
+                                    const ks_event_object *new_obj, char **err) {
+    hinted_calls++;
+    const ks_node *n = ks_event_object_node(new_obj);
+    const char *v = n ? ks_node_label(n, "ready") : NULL;
+    if (v && strcmp(v, "bad") == 0) {
+        *err = strdup("cannot tell");
+        return KS_QUEUE_SKIP;
+    }
+    return v && strcmp(v, "yes") == 0 ? KS_QUEUE : KS_QUEUE_SKIP;
+}
+static const ks_plugin_ops p_hinted = {.abi_version = KS_ABI_VERSION, .name = "Hinted", .filter = picky,
+                                       .events_to_register = hinted_events, .queueing_hint = hinted_hint};
+
 typedef struct fx {
     ks_clock *clock;
     ks_registry *reg;
@@ -50,13 +73,15 @@ static ks_pod *lookup(void *ctx, uint64_t key) {
 
 static int setup(void **state) {
     memset(&F, 0, sizeof(F));
-    const ks_plugin_ops *extra[] = {&p_gate, &p_picky};
-    F.reg = tu_registry(extra, 2);
+    const ks_plugin_ops *extra[] = {&p_gate, &p_picky, &p_hinted};
+    F.reg = tu_registry(extra, 3);
     tu_profile tp;
     tu_profile_init(&tp, NULL);
     tu_profile_add_plugin(&tp, &tu_fit_plugin, 1);
     tu_profile_add_plugin(&tp, &p_gate, 0);
     tu_profile_add_plugin(&tp, &p_picky, 0);
+    tu_profile_add_plugin(&tp, &p_hinted, 0);
+    hinted_calls = 0;
     char *err = NULL;
     F.fw = ks_framework_new(F.reg, &tp.p, NULL, &err);
     assert_non_null(F.fw);
@@ -127,10 +152,10 @@ static void test_unschedulable_moves_on_registered_event(void **state) {
     fail_with("TestFit");
     assert_int_equal(where(p), KS_Q_UNSCHEDULABLE);
     /* TestFit does not care about PVCs. */
-    ks_queue_move_all(F.q, (ks_cluster_event){KS_EV_PVC, KS_ACT_ADD}, 0, NULL, NULL);
+    ks_queue_move_all(F.q, (ks_cluster_event){KS_EV_PVC, KS_ACT_ADD}, KS_KIND_POD, NULL, NULL, NULL, NULL);
     assert_int_equal(where(p), KS_Q_UNSCHEDULABLE);
     /* A new node may help: backoffQ (still backing off). */
-    ks_queue_move_all(F.q, (ks_cluster_event){KS_EV_NODE, KS_ACT_ADD}, 0, NULL, NULL);
+    ks_queue_move_all(F.q, (ks_cluster_event){KS_EV_NODE, KS_ACT_ADD}, KS_KIND_POD, NULL, NULL, NULL, NULL);
     assert_int_equal(where(p), KS_Q_BACKOFF);
     /* With activeQ empty it is popped from backoffQ at once. */
     ks_queued_pod *qp = ks_queue_pop(F.q, false);
@@ -145,9 +170,9 @@ static void test_pod_pattern_matches_assigned_pods(void **state) {
     /* TestFit registered Pod/Delete: an assigned pod going away counts. */
     ks_pod *p = add("p", 0);
     fail_with("TestFit");
-    ks_queue_move_all(F.q, (ks_cluster_event){KS_EV_ASSIGNED_POD, KS_ACT_ADD}, 0, NULL, NULL);
+    ks_queue_move_all(F.q, (ks_cluster_event){KS_EV_ASSIGNED_POD, KS_ACT_ADD}, KS_KIND_POD, NULL, NULL, NULL, NULL);
     assert_int_equal(where(p), KS_Q_UNSCHEDULABLE);
-    ks_queue_move_all(F.q, (ks_cluster_event){KS_EV_ASSIGNED_POD, KS_ACT_DELETE}, 0, NULL, NULL);
+    ks_queue_move_all(F.q, (ks_cluster_event){KS_EV_ASSIGNED_POD, KS_ACT_DELETE}, KS_KIND_POD, NULL, NULL, NULL, NULL);
     assert_int_equal(where(p), KS_Q_BACKOFF);
 }
 
@@ -155,7 +180,7 @@ static void test_rejector_without_events_moves_on_any_event(void **state) {
     ks_pod *p = add("p", 0);
     fail_with("Picky");
     assert_int_equal(where(p), KS_Q_UNSCHEDULABLE);
-    ks_queue_move_all(F.q, (ks_cluster_event){KS_EV_PVC, KS_ACT_ADD}, 0, NULL, NULL);
+    ks_queue_move_all(F.q, (ks_cluster_event){KS_EV_PVC, KS_ACT_ADD}, KS_KIND_POD, NULL, NULL, NULL, NULL);
     assert_int_equal(where(p), KS_Q_BACKOFF);
 }
 
@@ -165,7 +190,7 @@ static void test_backoff_completes_into_active(void **state) {
     ks_queued_pod *qp = ks_queue_pop(F.q, false); /* p */
     ks_plugin_mask_add(&qp->unschedulable_plugins, (unsigned)ks_framework_plugin_index(F.fw, "Picky"));
     assert_null(ks_queue_add_unschedulable(F.q, qp));
-    ks_queue_move_all(F.q, (ks_cluster_event){KS_EV_NODE, KS_ACT_ADD}, 0, NULL, NULL);
+    ks_queue_move_all(F.q, (ks_cluster_event){KS_EV_NODE, KS_ACT_ADD}, KS_KIND_POD, NULL, NULL, NULL, NULL);
     assert_int_equal(where(p), KS_Q_BACKOFF);
     assert_int_equal(where(other), KS_Q_ACTIVE);
     /* Backoff 1 s from the failure, on 1 s windows. */
@@ -210,11 +235,11 @@ static void test_gated_pod_waits_for_its_event(void **state) {
     assert_int_equal(st.active, 0);
     assert_null(ks_queue_pop(F.q, false));
     /* Other events do not move it. */
-    ks_queue_move_all(F.q, (ks_cluster_event){KS_EV_NODE, KS_ACT_ADD}, 0, NULL, NULL);
+    ks_queue_move_all(F.q, (ks_cluster_event){KS_EV_NODE, KS_ACT_ADD}, KS_KIND_POD, NULL, NULL, NULL, NULL);
     assert_int_equal(where(p), KS_Q_UNSCHEDULABLE);
     /* The gate is lifted by an update. */
     ks_pod *p2 = tu_pod("default", "g", 100, 0, 0);
-    ks_queue_update(F.q, p, p2, true);
+    ks_queue_update(F.q, p, p2);
     assert_int_equal(where(p2), KS_Q_ACTIVE);
     ks_queue_stats_get(F.q, &st);
     assert_int_equal(st.gated, 0);
@@ -222,10 +247,12 @@ static void test_gated_pod_waits_for_its_event(void **state) {
 }
 
 static void test_status_only_update_does_not_move(void **state) {
+    /* A status-only change is a generic UnschedulablePod Update, which
+     * TestFit (Node, Pod Delete) did not register. */
     ks_pod *p = add("p", 0);
-    fail_with("Picky");
+    fail_with("TestFit");
     ks_pod *p2 = ks_pod_clone(p);
-    ks_queue_update(F.q, p, p2, false);
+    ks_queue_update(F.q, p, p2);
     assert_int_equal(where(p), KS_Q_UNSCHEDULABLE);
     ks_pod_unref(p2);
 }
@@ -247,7 +274,7 @@ static void test_event_while_in_flight(void **state) {
     ks_queue_stats st;
     ks_queue_stats_get(F.q, &st);
     assert_int_equal(st.in_flight, 1);
-    ks_queue_move_all(F.q, (ks_cluster_event){KS_EV_NODE, KS_ACT_ADD}, 0, NULL, NULL);
+    ks_queue_move_all(F.q, (ks_cluster_event){KS_EV_NODE, KS_ACT_ADD}, KS_KIND_POD, NULL, NULL, NULL, NULL);
     ks_plugin_mask_add(&qp->unschedulable_plugins, (unsigned)ks_framework_plugin_index(F.fw, "TestFit"));
     assert_null(ks_queue_add_unschedulable(F.q, qp));
     /* The node that arrived during the attempt may help: not parked. */
@@ -259,7 +286,7 @@ static void test_event_while_in_flight(void **state) {
     ks_pod *q2 = add("q2", 0);
     ks_queued_pod *a = ks_queue_pop(F.q, false);
     assert_ptr_equal(a->pod, q2);
-    ks_queue_move_all(F.q, (ks_cluster_event){KS_EV_ASSIGNED_POD, KS_ACT_ADD}, 0, NULL, NULL);
+    ks_queue_move_all(F.q, (ks_cluster_event){KS_EV_ASSIGNED_POD, KS_ACT_ADD}, KS_KIND_POD, NULL, NULL, NULL, NULL);
     ks_plugin_mask_add(&a->unschedulable_plugins, (unsigned)ks_framework_plugin_index(F.fw, "TestFit"));
     assert_null(ks_queue_add_unschedulable(F.q, a));
     assert_int_equal(where(q2), KS_Q_UNSCHEDULABLE);
@@ -315,6 +342,119 @@ static void test_nominator(void **state) {
     assert_int_equal(ks_queue_nominated_count(F.q, ks_intern("n1")), 0);
 }
 
+static void node_event(ks_cluster_event ev, ks_node *old_n, ks_node *new_n) {
+    ks_queue_move_all(F.q, ev, KS_KIND_NODE, old_n, new_n, NULL, NULL);
+}
+
+static void test_hint_decides(void **state) {
+    ks_pod *p = add("p", 0);
+    fail_with("Hinted");
+    ks_node *plain = tu_node("n1", 1000, 0, NULL);
+    ks_node *ready = tu_node("n1", 1000, 0, "ready", "yes", NULL);
+    ks_node *tainted = tu_node("n1", 1000, 0, "ready", "yes", NULL);
+    /* Registered, but the hint says QueueSkip. */
+    node_event((ks_cluster_event){KS_EV_NODE, KS_ACT_ADD}, NULL, plain);
+    assert_int_equal(hinted_calls, 1);
+    assert_int_equal(where(p), KS_Q_UNSCHEDULABLE);
+    /* Not registered (a taint update): the hint is not asked. */
+    node_event((ks_cluster_event){KS_EV_NODE, KS_ACT_UPDATE_NODE_TAINT}, ready, tainted);
+    assert_int_equal(hinted_calls, 1);
+    assert_int_equal(where(p), KS_Q_UNSCHEDULABLE);
+    /* A generic update matches every registered update kind. */
+    node_event((ks_cluster_event){KS_EV_NODE, KS_ACT_UPDATE}, ready, plain);
+    assert_int_equal(hinted_calls, 2);
+    assert_int_equal(where(p), KS_Q_UNSCHEDULABLE);
+    /* The label update the hint likes: requeued, and the reason kept. */
+    node_event((ks_cluster_event){KS_EV_NODE, KS_ACT_UPDATE_NODE_LABEL}, plain, ready);
+    assert_int_equal(hinted_calls, 3);
+    ks_queued_pod snap;
+    assert_int_not_equal(ks_queue_where(F.q, p->key, &snap), KS_Q_UNSCHEDULABLE);
+    assert_string_equal(snap.requeue_event, "NodeUpdateNodeLabel");
+    assert_string_equal(snap.requeue_plugin, "Hinted");
+    ks_pod_unref(snap.pod);
+    ks_node_unref(plain);
+    ks_node_unref(ready);
+    ks_node_unref(tainted);
+}
+
+static void test_hint_error_queues(void **state) {
+    ks_pod *p = add("p", 0);
+    fail_with("Hinted");
+    ks_node *bad = tu_node("n1", 1000, 0, "ready", "bad", NULL);
+    node_event((ks_cluster_event){KS_EV_NODE, KS_ACT_ADD}, NULL, bad);
+    assert_int_not_equal(where(p), KS_Q_UNSCHEDULABLE);
+    ks_node_unref(bad);
+}
+
+static void test_hint_sees_in_flight_objects(void **state) {
+    /* An event during the attempt is kept with its objects: the hint
+     * looks at them when the pod comes back rejected. */
+    ks_pod *p = add("p", 0);
+    ks_queued_pod *qp = ks_queue_pop(F.q, false);
+    ks_node *plain = tu_node("n1", 1000, 0, NULL);
+    node_event((ks_cluster_event){KS_EV_NODE, KS_ACT_ADD}, NULL, plain);
+    ks_node_unref(plain); /* the queue holds its own reference */
+    ks_plugin_mask_add(&qp->unschedulable_plugins, (unsigned)ks_framework_plugin_index(F.fw, "Hinted"));
+    assert_null(ks_queue_add_unschedulable(F.q, qp));
+    assert_int_equal(hinted_calls, 1);
+    assert_int_equal(where(p), KS_Q_UNSCHEDULABLE);
+
+    ks_pod *p2 = add("p2", 0);
+    qp = ks_queue_pop(F.q, false);
+    assert_ptr_equal(qp->pod, p2);
+    ks_node *ready = tu_node("n2", 1000, 0, "ready", "yes", NULL);
+    node_event((ks_cluster_event){KS_EV_NODE, KS_ACT_ADD}, NULL, ready);
+    ks_node_unref(ready);
+    ks_plugin_mask_add(&qp->unschedulable_plugins, (unsigned)ks_framework_plugin_index(F.fw, "Hinted"));
+    assert_null(ks_queue_add_unschedulable(F.q, qp));
+    assert_int_equal(where(p2), KS_Q_BACKOFF);
+}
+
+static void test_pod_update_events(void **state) {
+    /* The finer update kinds, as upstream's PodSchedulingPropertiesChange. */
+    ks_pod *a = tu_pod("default", "a", 500, 0, 0);
+    ks_pod *b = tu_pod("default", "a", 200, 0, 0);
+    tu_pod_labels(b, "app", "x", NULL);
+    ks_cluster_event ev[5];
+    size_t n = ks_pod_change_events(a, b, ev);
+    assert_int_equal(n, 2);
+    assert_int_equal(ev[0].resource, KS_EV_UNSCHEDULED_POD);
+    assert_int_equal(ev[0].actions, KS_ACT_UPDATE_POD_LABEL);
+    assert_int_equal(ev[1].actions, KS_ACT_UPDATE_POD_SCALE_DOWN);
+    char buf[96];
+    assert_string_equal(ks_event_label(ev[1], buf, sizeof(buf)), "UnschedulablePodUpdatePodScaleDown");
+    /* A scale up or a status change: one generic update. */
+    ks_pod *b2 = ks_pod_clone(b);
+    n = ks_pod_change_events(b, b2, ev);
+    ks_pod_unref(b2);
+    assert_int_equal(n, 1);
+    assert_int_equal(ev[0].actions, KS_ACT_UPDATE);
+    ks_pod *c = tu_pod_on("default", "a", 500, 0, "n1");
+    tu_pod_labels(c, "app", "x", NULL);
+    n = ks_pod_change_events(b, c, ev);
+    assert_int_equal(n, 1);
+    assert_int_equal(ev[0].resource, KS_EV_ASSIGNED_POD);
+    assert_int_equal(ev[0].actions, KS_ACT_UPDATE);
+    ks_pod_unref(a);
+    ks_pod_unref(b);
+    ks_pod_unref(c);
+}
+
+static void test_node_update_events(void **state) {
+    ks_node *a = tu_node("n", 1000, 0, "zone", "a", NULL);
+    ks_node *b = tu_node("n", 2000, 0, "zone", "b", NULL);
+    ks_cluster_event ev[5];
+    size_t n = ks_node_change_events(a, b, ev);
+    assert_int_equal(n, 2);
+    assert_int_equal(ev[0].actions, KS_ACT_UPDATE_NODE_ALLOCATABLE);
+    assert_int_equal(ev[1].actions, KS_ACT_UPDATE_NODE_LABEL);
+    char buf[96];
+    assert_string_equal(ks_event_label(ev[1], buf, sizeof(buf)), "NodeUpdateNodeLabel");
+    assert_int_equal(ks_node_change_events(a, a, ev), 0);
+    ks_node_unref(a);
+    ks_node_unref(b);
+}
+
 int main(void) {
     tu_init();
     const struct CMUnitTest tests[] = {
@@ -332,6 +472,11 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_activate, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delete_and_duplicates, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nominator, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hint_decides, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hint_error_queues, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hint_sees_in_flight_objects, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pod_update_events, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_node_update_events, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
