@@ -1,6 +1,7 @@
 /* InterPodAffinity: required and preferred pod (anti-)affinity, in both
  * directions (the incoming pod's terms against existing pods, and existing
  * pods' terms against the incoming pod). */
+#include "plugins/helper/hints.h"
 #include "plugins/interpodaffinity/interpodaffinity.h"
 #include "framework/handle.h"
 #include "util/arena.h"
@@ -215,12 +216,64 @@ static size_t ipa_events(void *self, ks_cluster_event *out, size_t max) {
     /* Assigned pods appearing, relabelled or deleted can satisfy affinity or
      * lift anti-affinity; nodes added or relabelled can add a topology. */
     const ks_cluster_event ev[] = {
-        {KS_EV_ASSIGNED_POD, KS_ACT_ADD | KS_ACT_UPDATE | KS_ACT_DELETE},
-        {KS_EV_NODE, KS_ACT_ADD | KS_ACT_UPDATE},
+        {KS_EV_POD, KS_ACT_ADD | KS_ACT_UPDATE_POD_LABEL | KS_ACT_DELETE},
+        {KS_EV_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_LABEL},
     };
-    size_t n = 0;
-    for (; n < sizeof(ev) / sizeof(ev[0]) && n < max; n++) out[n] = ev[n];
-    return n;
+    return KS_EVENTS_COPY(ev, out, max);
+}
+
+/* upstream podMatchesAllAffinityTerms: false for no terms. The namespace
+ * selector is matched against no labels, as upstream's hint does. */
+static bool matches_all_terms(const ks_pod *owner, const ks_pod_affinity_term *t, uint32_t n, const ks_pod *p) {
+    if (n == 0) return false;
+    ks_labels none = {0, NULL};
+    for (uint32_t i = 0; i < n; i++)
+        if (!ipa_existing_term_matches(owner, &t[i], p, &none)) return false;
+    return true;
+}
+
+/* Pods: only bound pods count; a pod that starts matching all affinity
+ * terms, or stops matching all anti-affinity terms, may help; an added pod
+ * helps when it matches the affinity terms, a deleted one when it matched
+ * the anti-affinity terms. Nodes: a topology key of an affinity term that
+ * appears or changes value, of an anti-affinity term that disappears or
+ * changes value; a new node when the pod has anti-affinity terms or the
+ * node has an affinity term's key. */
+static ks_queueing_hint ipa_hint(void *self, ks_cluster_event ev, const ks_pod *pod, const ks_event_object *old_obj,
+                                 const ks_event_object *new_obj, char **err) {
+    if (ev.resource & KS_EV_NODE) {
+        const ks_node *o = ks_hint_node(old_obj), *n = ks_hint_node(new_obj);
+        if (!n) return ks_hint_type_error(err, "Node");
+        for (uint32_t i = 0; i < pod->nreq_affinity; i++) {
+            ks_id key = pod->req_affinity[i].topology_key, ov, nv;
+            bool nh = ks_labels_get(&n->labels, key, &nv);
+            if (!o) {
+                if (nh) return KS_QUEUE;
+                continue;
+            }
+            bool oh = ks_labels_get(&o->labels, key, &ov);
+            if ((!oh && nh) || (oh && nh && ov != nv)) return KS_QUEUE;
+        }
+        for (uint32_t i = 0; i < pod->nreq_anti; i++) {
+            if (!o) return KS_QUEUE;
+            ks_id key = pod->req_anti[i].topology_key, ov, nv;
+            bool oh = ks_labels_get(&o->labels, key, &ov), nh = ks_labels_get(&n->labels, key, &nv);
+            if ((oh && !nh) || (oh && nh && ov != nv)) return KS_QUEUE;
+        }
+        return KS_QUEUE_SKIP;
+    }
+    const ks_pod *o = ks_hint_pod(old_obj), *m = ks_hint_pod(new_obj);
+    if (!o && !m) return ks_hint_type_error(err, "Pod");
+    if ((m && m->node_name == 0) || (o && o->node_name == 0)) return KS_QUEUE_SKIP;
+    const ks_pod_affinity_term *aff = pod->req_affinity, *anti = pod->req_anti;
+    uint32_t naff = pod->nreq_affinity, nanti = pod->nreq_anti;
+    if (o && m) {
+        if (!matches_all_terms(pod, aff, naff, o) && matches_all_terms(pod, aff, naff, m)) return KS_QUEUE;
+        if (matches_all_terms(pod, anti, nanti, o) && !matches_all_terms(pod, anti, nanti, m)) return KS_QUEUE;
+        return KS_QUEUE_SKIP;
+    }
+    if (m) return matches_all_terms(pod, aff, naff, m) ? KS_QUEUE : KS_QUEUE_SKIP;
+    return matches_all_terms(pod, anti, nanti, o) ? KS_QUEUE : KS_QUEUE_SKIP;
 }
 
 const ks_plugin_ops ks_plugin_inter_pod_affinity = {
@@ -229,6 +282,7 @@ const ks_plugin_ops ks_plugin_inter_pod_affinity = {
     .create = ipa_create,
     .destroy = ipa_destroy,
     .events_to_register = ipa_events,
+    .queueing_hint = ipa_hint,
     .pre_filter = ipa_pre_filter,
     .add_pod = ipa_add_pod,
     .remove_pod = ipa_remove_pod,

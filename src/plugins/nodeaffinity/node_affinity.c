@@ -8,6 +8,7 @@
  * args' addedAffinity.preferred) the node matches, normalized to 0..100. */
 #include "framework/nodeinfo.h"
 #include "plugins/helper/args.h"
+#include "plugins/helper/hints.h"
 #include "plugins/helper/normalize_score.h"
 #include "plugins/nodeaffinity/node_affinity.h"
 #include "util/arena.h"
@@ -59,8 +60,23 @@ static void *create(const ks_args *args, ks_handle *h, char **err) {
 /* Upstream (queueing hints on): Node/Add|UpdateNodeLabel. */
 static size_t events_to_register(void *self, ks_cluster_event *out, size_t max) {
     if (max < 1) return 0;
-    out[0] = (ks_cluster_event){KS_EV_NODE, KS_ACT_ADD | KS_ACT_UPDATE};
+    out[0] = (ks_cluster_event){KS_EV_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_LABEL};
     return 1;
+}
+
+/* A node helps when it matches the enforced affinity and the pod's
+ * required affinity (with its nodeSelector) and did not before (or is
+ * new). */
+static ks_queueing_hint queueing_hint(void *self, ks_cluster_event ev, const ks_pod *pod,
+                                      const ks_event_object *old_obj, const ks_event_object *new_obj, char **err) {
+    node_affinity *pl = self;
+    const ks_node *o = ks_hint_node(old_obj), *n = ks_hint_node(new_obj);
+    if (!n) return ks_hint_type_error(err, "Node");
+    if (pl->has_added_required && !ks_node_selector_matches(&pl->added_required, &n->labels, n->name))
+        return KS_QUEUE_SKIP;
+    if (!ks_node_affinity_required_matches(pod, n)) return KS_QUEUE_SKIP;
+    if (!o) return KS_QUEUE;
+    return ks_node_affinity_required_matches(pod, o) ? KS_QUEUE_SKIP : KS_QUEUE;
 }
 
 /* ---- PreFilter: node-name narrowing ------------------------------------- */
@@ -210,6 +226,7 @@ const ks_plugin_ops ks_plugin_node_affinity = {
     .create = create,
     .destroy = destroy,
     .events_to_register = events_to_register,
+    .queueing_hint = queueing_hint,
     .pre_filter = pre_filter,
     .filter = filter,
     .pre_score = pre_score,

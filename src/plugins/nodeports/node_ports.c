@@ -1,6 +1,7 @@
 /* NodePorts: the node must have every host port the pod asks for free
  * (an IP of 0.0.0.0 or unset conflicts with every IP). */
 #include "framework/nodeinfo.h"
+#include "plugins/helper/hints.h"
 #include "util/xalloc.h"
 
 #include <ksched/ksched.h>
@@ -32,9 +33,28 @@ static size_t events_to_register(void *self, ks_cluster_event *out, size_t max) 
         {KS_EV_POD, KS_ACT_DELETE},
         {KS_EV_NODE, KS_ACT_ADD},
     };
-    size_t n = 0;
-    for (; n < max && n < sizeof(ev) / sizeof(ev[0]); n++) out[n] = ev[n];
-    return n;
+    return KS_EVENTS_COPY(ev, out, max);
+}
+
+static bool any_ip(ks_id ip) { return ip == 0 || ip == ks_intern("0.0.0.0"); }
+
+static bool ports_conflict(const ks_container_port *a, const ks_container_port *b) {
+    if (a->host_port <= 0 || a->host_port != b->host_port || a->protocol != b->protocol) return false;
+    return any_ip(a->host_ip) || any_ip(b->host_ip) || a->host_ip == b->host_ip;
+}
+
+/* A deleted pod helps only when it was bound or nominated somewhere and
+ * held a host port the pod wants. Node adds have no hint (always Queue). */
+static ks_queueing_hint queueing_hint(void *self, ks_cluster_event ev, const ks_pod *pod,
+                                      const ks_event_object *old_obj, const ks_event_object *new_obj, char **err) {
+    if (!(ev.resource & (KS_EV_POD | KS_EV_ASSIGNED_POD | KS_EV_UNSCHEDULED_POD))) return KS_QUEUE;
+    const ks_pod *d = ks_hint_pod(old_obj);
+    if (!d) return ks_hint_type_error(err, "Pod");
+    if (d->node_name == 0 && d->nominated_node == 0) return KS_QUEUE_SKIP;
+    for (uint32_t i = 0; i < pod->nhost_ports; i++)
+        for (uint32_t j = 0; j < d->nhost_ports; j++)
+            if (ports_conflict(&pod->host_ports[i], &d->host_ports[j])) return KS_QUEUE;
+    return KS_QUEUE_SKIP;
 }
 
 static void collect(pre_filter_state *s, const ks_container *c) {
@@ -86,6 +106,7 @@ const ks_plugin_ops ks_plugin_node_ports = {
     .create = create,
     .destroy = destroy,
     .events_to_register = events_to_register,
+    .queueing_hint = queueing_hint,
     .pre_filter = pre_filter,
     .filter = filter,
 };

@@ -11,6 +11,7 @@
  * RequestedToCapacityRatio over the configured resources and weights. */
 #include "framework/status.h"
 #include "plugins/helper/args.h"
+#include "plugins/helper/hints.h"
 #include "plugins/noderesources/resource_allocation.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
@@ -193,14 +194,86 @@ static void *create(const ks_args *args, ks_handle *h, char **err) {
 
 /* Upstream (queueing hints and in-place resize on): Pod/Delete and
  * Pod/UpdatePodScaleDown; Node/Add and Node/UpdateNodeAllocatable. */
+/* Upstream (queueing hints and in-place pod resize on):
+ * Pod/Delete|UpdatePodScaleDown, Node/Add|UpdateNodeAllocatable. */
 static size_t events_to_register(void *self, ks_cluster_event *out, size_t max) {
     static const ks_cluster_event ev[] = {
-        {KS_EV_POD, KS_ACT_DELETE | KS_ACT_UPDATE},
-        {KS_EV_NODE, KS_ACT_ADD | KS_ACT_UPDATE},
+        {KS_EV_POD, KS_ACT_DELETE | KS_ACT_UPDATE_POD_SCALE_DOWN},
+        {KS_EV_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_ALLOCATABLE},
     };
-    size_t n = 0;
-    for (; n < max && n < sizeof(ev) / sizeof(ev[0]); n++) out[n] = ev[n];
-    return n;
+    return KS_EVENTS_COPY(ev, out, max);
+}
+
+static bool is_ignored(const fit *pl, ks_id id);
+
+/* ---- QueueingHint ---------------------------------------------------------- */
+
+/* A bound pod scaled down frees what the pod asks for: some resource the
+ * pod requests went down (the pod's own scale down always may help). */
+static bool freed_by_scale_down(const ks_pod *pod, const ks_pod *o, const ks_pod *m) {
+    if (ks_hint_same_pod(pod, m)) return true;
+    if (m->node_name == 0) return false;
+    const ks_resource *want = &pod->requests, *a = &o->requests, *b = &m->requests;
+    if (want->milli_cpu > 0 && a->milli_cpu > b->milli_cpu) return true;
+    if (want->memory > 0 && a->memory > b->memory) return true;
+    if (want->ephemeral_storage > 0 && a->ephemeral_storage > b->ephemeral_storage) return true;
+    for (uint32_t i = 0; i < want->nscalar; i++) {
+        ks_id r = want->scalars[i].name;
+        if (want->scalars[i].val == 0) continue;
+        if (ks_resource_get(a, r) > ks_resource_get(b, r)) return true;
+    }
+    return false;
+}
+
+/* Whether the pod fits the empty node at all (upstream isFit: Filter
+ * against a NodeInfo holding only the node). */
+static bool fits_empty(const fit *pl, const ks_pod *pod, const ks_node *n) {
+    const ks_resource *req = &pod->requests, *alloc = &n->allocatable;
+    if (1 > alloc->allowed_pods) return false;
+    if (req->milli_cpu > alloc->milli_cpu || req->memory > alloc->memory ||
+        req->ephemeral_storage > alloc->ephemeral_storage)
+        return false;
+    for (uint32_t i = 0; i < req->nscalar; i++) {
+        ks_id id = req->scalars[i].name;
+        if (req->scalars[i].val == 0) continue;
+        if (ks_resource_is_extended(ks_str(id)) && is_ignored(pl, id)) continue;
+        if (req->scalars[i].val > ks_resource_get(alloc, id)) return false;
+    }
+    return true;
+}
+
+/* upstream haveAnyRequestedResourcesIncreased. */
+static bool requested_increased(const ks_pod *pod, const ks_node *o, const ks_node *n) {
+    const ks_resource *req = &pod->requests, *a = &o->allocatable, *b = &n->allocatable;
+    if (b->allowed_pods > a->allowed_pods) return true;
+    if (req->milli_cpu == 0 && req->memory == 0 && req->ephemeral_storage == 0 && req->nscalar == 0) return false;
+    if ((req->milli_cpu > 0 && b->milli_cpu > a->milli_cpu) || (req->memory > 0 && b->memory > a->memory) ||
+        (req->ephemeral_storage > 0 && b->ephemeral_storage > a->ephemeral_storage))
+        return true;
+    for (uint32_t i = 0; i < req->nscalar; i++) {
+        ks_id id = req->scalars[i].name;
+        if (req->scalars[i].val == 0) continue;
+        if (ks_resource_get(b, id) > ks_resource_get(a, id)) return true;
+    }
+    return false;
+}
+
+static ks_queueing_hint queueing_hint(void *self, ks_cluster_event ev, const ks_pod *pod,
+                                      const ks_event_object *old_obj, const ks_event_object *new_obj, char **err) {
+    fit *pl = self;
+    if (ev.resource & KS_EV_NODE) {
+        const ks_node *o = ks_hint_node(old_obj), *n = ks_hint_node(new_obj);
+        if (!n) return ks_hint_type_error(err, "Node");
+        if (!fits_empty(pl, pod, n)) return KS_QUEUE_SKIP;
+        if (!o) return KS_QUEUE;
+        return requested_increased(pod, o, n) ? KS_QUEUE : KS_QUEUE_SKIP;
+    }
+    const ks_pod *o = ks_hint_pod(old_obj), *m = ks_hint_pod(new_obj);
+    if (!o && !m) return ks_hint_type_error(err, "Pod");
+    if (!m) /* deleted: only a pod that held room (bound or nominated) frees any */
+        return o->node_name == 0 && o->nominated_node == 0 ? KS_QUEUE_SKIP : KS_QUEUE;
+    if (!o) return ks_hint_type_error(err, "Pod");
+    return freed_by_scale_down(pod, o, m) ? KS_QUEUE : KS_QUEUE_SKIP;
 }
 
 /* ---- PreFilter / Filter -------------------------------------------------- */
@@ -317,6 +390,7 @@ const ks_plugin_ops ks_plugin_node_resources_fit = {
     .create = create,
     .destroy = destroy,
     .events_to_register = events_to_register,
+    .queueing_hint = queueing_hint,
     .pre_filter = pre_filter,
     .filter = filter,
     .pre_score = pre_score,

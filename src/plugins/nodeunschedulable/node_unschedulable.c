@@ -1,6 +1,7 @@
 /* NodeUnschedulable: reject nodes with spec.unschedulable unless the pod
  * tolerates the node.kubernetes.io/unschedulable:NoSchedule taint. */
 #include "framework/nodeinfo.h"
+#include "plugins/helper/hints.h"
 #include "util/xalloc.h"
 
 #include <ksched/ksched.h>
@@ -27,12 +28,29 @@ static void destroy(void *self) { free(self); }
  * Pod/UpdatePodToleration. */
 static size_t events_to_register(void *self, ks_cluster_event *out, size_t max) {
     static const ks_cluster_event ev[] = {
-        {KS_EV_NODE, KS_ACT_ADD | KS_ACT_UPDATE},
-        {KS_EV_POD, KS_ACT_UPDATE},
+        {KS_EV_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_TAINT},
+        {KS_EV_POD, KS_ACT_UPDATE_POD_TOLERATION},
     };
-    size_t n = 0;
-    for (; n < max && n < sizeof(ev) / sizeof(ev[0]); n++) out[n] = ev[n];
-    return n;
+    return KS_EVENTS_COPY(ev, out, max);
+}
+
+/* A node event helps when the node is new and schedulable, or stopped
+ * being unschedulable; a toleration added to the pod itself helps when it
+ * tolerates the unschedulable taint. */
+static ks_queueing_hint queueing_hint(void *self, ks_cluster_event ev, const ks_pod *pod,
+                                      const ks_event_object *old_obj, const ks_event_object *new_obj, char **err) {
+    node_unschedulable *pl = self;
+    if (ev.resource & KS_EV_NODE) {
+        const ks_node *o = ks_hint_node(old_obj), *n = ks_hint_node(new_obj);
+        if (!n) return ks_hint_type_error(err, "Node");
+        if ((o && o->unschedulable && !n->unschedulable) || (!o && !n->unschedulable)) return KS_QUEUE;
+        return KS_QUEUE_SKIP;
+    }
+    const ks_pod *m = ks_hint_pod(new_obj);
+    if (!m) return ks_hint_type_error(err, "Pod");
+    if (!ks_hint_same_pod(pod, m)) return KS_QUEUE_SKIP;
+    return ks_tolerations_tolerate(m->tolerations, m->ntolerations, &pl->unschedulable_taint) ? KS_QUEUE
+                                                                                              : KS_QUEUE_SKIP;
 }
 
 static ks_status *filter(void *self, ks_cycle_state *st, const ks_pod *pod,
@@ -50,5 +68,6 @@ const ks_plugin_ops ks_plugin_node_unschedulable = {
     .create = create,
     .destroy = destroy,
     .events_to_register = events_to_register,
+    .queueing_hint = queueing_hint,
     .filter = filter,
 };

@@ -1,6 +1,8 @@
 /* PodTopologySpread: spread pods across topology domains, as required
  * (DoNotSchedule, a filter) or preferred (ScheduleAnyway, a score), with
  * cluster-level default constraints for pods that declare none. */
+#include "framework/cycle_state.h"
+#include "plugins/helper/hints.h"
 #include "plugins/podtopologyspread/podtopologyspread.h"
 #include "util/xalloc.h"
 
@@ -136,12 +138,116 @@ static size_t pts_events(void *self, ks_cluster_event *out, size_t max) {
      * toleration update matters with nodeTaintsPolicy: Honor); nodes added,
      * deleted, relabelled or retainted change the domains. */
     const ks_cluster_event ev[] = {
-        {KS_EV_POD, KS_ACT_ALL},
-        {KS_EV_NODE, KS_ACT_ALL},
+        {KS_EV_POD, KS_ACT_ADD | KS_ACT_UPDATE_POD_LABEL | KS_ACT_UPDATE_POD_TOLERATION | KS_ACT_DELETE},
+        {KS_EV_NODE, KS_ACT_ADD | KS_ACT_DELETE | KS_ACT_UPDATE_NODE_LABEL | KS_ACT_UPDATE_NODE_TAINT},
     };
-    size_t n = 0;
-    for (; n < sizeof(ev) / sizeof(ev[0]) && n < max; n++) out[n] = ev[n];
-    return n;
+    return KS_EVENTS_COPY(ev, out, max);
+}
+
+/* upstream involvedInTopologySpreading: the pod itself, or a bound pod of
+ * its namespace. */
+static bool involved(const ks_pod *changed, const ks_pod *pod) {
+    return ks_hint_same_pod(changed, pod) || (changed->node_name != 0 && changed->ns == pod->ns);
+}
+
+static bool tolerations_equal(const ks_pod *a, const ks_pod *b) {
+    if (a->ntolerations != b->ntolerations) return false;
+    for (uint32_t i = 0; i < a->ntolerations; i++) {
+        const ks_toleration *x = &a->tolerations[i], *y = &b->tolerations[i];
+        if (x->key != y->key || x->value != y->value || x->op != y->op || x->effect != y->effect ||
+            x->has_seconds != y->has_seconds || (x->has_seconds && x->seconds != y->seconds))
+            return false;
+    }
+    return true;
+}
+
+static bool labels_equal(const ks_labels *a, const ks_labels *b) {
+    if (a->n != b->n) return false;
+    for (uint32_t i = 0; i < a->n; i++)
+        if (a->kv[i].key != b->kv[i].key || a->kv[i].value != b->kv[i].value) return false;
+    return true;
+}
+
+static bool any_selects(const pts_constraint *c, uint32_t n, const ks_labels *l) {
+    for (uint32_t i = 0; i < n; i++)
+        if (pts_selector_matches(&c[i], l)) return true;
+    return false;
+}
+
+static bool node_has_keys(const ks_node *node, const pts_constraint *c, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++)
+        if (!ks_labels_get(&node->labels, c[i].key, NULL)) return false;
+    return true;
+}
+
+static bool taints_equal(const ks_node *a, const ks_node *b) {
+    if (a->ntaints != b->ntaints) return false;
+    for (uint32_t i = 0; i < a->ntaints; i++)
+        if (a->taints[i].key != b->taints[i].key || a->taints[i].value != b->taints[i].value ||
+            a->taints[i].effect != b->taints[i].effect)
+            return false;
+    return true;
+}
+
+static ks_queueing_hint node_hint(const pts_constraint *c, uint32_t n, const ks_node *o, const ks_node *m) {
+    bool om = o && node_has_keys(o, c, n), mm = m && node_has_keys(m, c, n);
+    if (o && m) {
+        if (om != mm) return KS_QUEUE;
+        if (!mm) return KS_QUEUE_SKIP;
+        if (!taints_equal(o, m)) return KS_QUEUE;
+        for (uint32_t i = 0; i < n; i++) {
+            ks_id ov = 0, mv = 0;
+            ks_labels_get(&o->labels, c[i].key, &ov);
+            ks_labels_get(&m->labels, c[i].key, &mv);
+            if (ov != mv) return KS_QUEUE;
+        }
+        return KS_QUEUE_SKIP;
+    }
+    return (m ? mm : om) ? KS_QUEUE : KS_QUEUE_SKIP;
+}
+
+static ks_queueing_hint pod_hint(const ks_pod *pod, const pts_constraint *c, uint32_t n, const ks_pod *o,
+                                 const ks_pod *m) {
+    if (o && m) {
+        if (ks_hint_same_pod(pod, m) && !tolerations_equal(o, m))
+            for (uint32_t i = 0; i < n; i++)
+                if (c[i].honor_taints) return KS_QUEUE;
+        if (labels_equal(&o->labels, &m->labels)) return KS_QUEUE_SKIP;
+        for (uint32_t i = 0; i < n; i++)
+            if (pts_selector_matches(&c[i], &o->labels) != pts_selector_matches(&c[i], &m->labels)) return KS_QUEUE;
+        return KS_QUEUE_SKIP;
+    }
+    return any_selects(c, n, m ? &m->labels : &o->labels) ? KS_QUEUE : KS_QUEUE_SKIP;
+}
+
+/* Pods: an added or deleted pod involved in the spreading (the pod, or a
+ * bound pod of its namespace) that a constraint selects; a relabelled one
+ * whose selection changes; the pod's own tolerations with
+ * nodeTaintsPolicy: Honor. Nodes: one that gains or loses the topology
+ * keys, or that has them and changes a key's value or its taints. */
+static ks_queueing_hint pts_hint(void *self, ks_cluster_event ev, const ks_pod *pod, const ks_event_object *old_obj,
+                                 const ks_event_object *new_obj, char **err) {
+    pts *pl = self;
+    bool node = (ev.resource & KS_EV_NODE) != 0;
+    const ks_node *on = NULL, *mn = NULL;
+    const ks_pod *op = NULL, *mp = NULL;
+    if (node) {
+        on = ks_hint_node(old_obj);
+        mn = ks_hint_node(new_obj);
+        if (!on && !mn) return ks_hint_type_error(err, "Node");
+    } else {
+        op = ks_hint_pod(old_obj);
+        mp = ks_hint_pod(new_obj);
+        if (!op && !mp) return ks_hint_type_error(err, "Pod");
+        if ((mp && !involved(mp, pod)) || (op && !involved(op, pod))) return KS_QUEUE_SKIP;
+    }
+    /* The constraints as a cycle would build them, in a scratch state. */
+    ks_cycle_state *st = ks_cycle_state_new();
+    pts_constraint *c = NULL;
+    uint32_t n = pts_constraints(pl, st, pod, KS_DO_NOT_SCHEDULE, &c);
+    ks_queueing_hint h = node ? node_hint(c, n, on, mn) : pod_hint(pod, c, n, op, mp);
+    ks_cycle_state_free(st);
+    return h;
 }
 
 const ks_plugin_ops ks_plugin_pod_topology_spread = {
@@ -150,6 +256,7 @@ const ks_plugin_ops ks_plugin_pod_topology_spread = {
     .create = pts_create,
     .destroy = pts_destroy,
     .events_to_register = pts_events,
+    .queueing_hint = pts_hint,
     .pre_filter = pts_pre_filter,
     .add_pod = pts_add_pod,
     .remove_pod = pts_remove_pod,

@@ -5,6 +5,7 @@
  * Score: the number of PreferNoSchedule taints the pod does not tolerate,
  * normalized in reverse (fewer intolerable taints, higher score). */
 #include "framework/nodeinfo.h"
+#include "plugins/helper/hints.h"
 #include "plugins/helper/normalize_score.h"
 #include "util/xalloc.h"
 
@@ -35,12 +36,36 @@ static void destroy(void *self) { free(self); }
  * Pod/UpdatePodToleration. */
 static size_t events_to_register(void *self, ks_cluster_event *out, size_t max) {
     static const ks_cluster_event ev[] = {
-        {KS_EV_NODE, KS_ACT_ADD | KS_ACT_UPDATE},
-        {KS_EV_POD, KS_ACT_UPDATE},
+        {KS_EV_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_TAINT},
+        {KS_EV_POD, KS_ACT_UPDATE_POD_TOLERATION},
     };
-    size_t n = 0;
-    for (; n < max && n < sizeof(ev) / sizeof(ev[0]); n++) out[n] = ev[n];
-    return n;
+    return KS_EVENTS_COPY(ev, out, max);
+}
+
+/* Whether the node has a NoSchedule or NoExecute taint the pod does not
+ * tolerate. */
+static bool untolerated(const ks_pod *pod, const ks_node *node) {
+    for (uint32_t i = 0; i < node->ntaints; i++) {
+        const ks_taint *t = &node->taints[i];
+        if (t->effect != KS_EFFECT_NO_SCHEDULE && t->effect != KS_EFFECT_NO_EXECUTE) continue;
+        if (!ks_tolerations_tolerate(pod->tolerations, pod->ntolerations, t)) return true;
+    }
+    return false;
+}
+
+/* A node helps when its taints went from untolerated (or it is new) to
+ * tolerated; a toleration added to the pod itself always may. */
+static ks_queueing_hint queueing_hint(void *self, ks_cluster_event ev, const ks_pod *pod,
+                                      const ks_event_object *old_obj, const ks_event_object *new_obj, char **err) {
+    if (ev.resource & KS_EV_NODE) {
+        const ks_node *o = ks_hint_node(old_obj), *n = ks_hint_node(new_obj);
+        if (!n) return ks_hint_type_error(err, "Node");
+        bool was = o ? untolerated(pod, o) : true;
+        return was && !untolerated(pod, n) ? KS_QUEUE : KS_QUEUE_SKIP;
+    }
+    const ks_pod *m = ks_hint_pod(new_obj);
+    if (!m) return ks_hint_type_error(err, "Pod");
+    return ks_hint_same_pod(pod, m) ? KS_QUEUE : KS_QUEUE_SKIP;
 }
 
 static ks_status *filter(void *self, ks_cycle_state *st, const ks_pod *pod,
@@ -103,6 +128,7 @@ const ks_plugin_ops ks_plugin_taint_toleration = {
     .create = create,
     .destroy = destroy,
     .events_to_register = events_to_register,
+    .queueing_hint = queueing_hint,
     .filter = filter,
     .pre_score = pre_score,
     .score = score,
