@@ -685,10 +685,10 @@ static void test_events_to_register(void **s) {
     ks_cluster_event ev[8];
     size_t n = OPS.events_to_register(NULL, ev, 8);
     assert_int_equal(n, 2);
-    assert_int_equal(ev[0].resource, KS_EV_ASSIGNED_POD);
-    assert_int_equal(ev[0].actions, KS_ACT_ADD | KS_ACT_UPDATE | KS_ACT_DELETE);
+    assert_int_equal(ev[0].resource, KS_EV_POD);
+    assert_int_equal(ev[0].actions, KS_ACT_ADD | KS_ACT_UPDATE_POD_LABEL | KS_ACT_DELETE);
     assert_int_equal(ev[1].resource, KS_EV_NODE);
-    assert_int_equal(ev[1].actions, KS_ACT_ADD | KS_ACT_UPDATE);
+    assert_int_equal(ev[1].actions, KS_ACT_ADD | KS_ACT_UPDATE_NODE_LABEL);
 }
 
 int main(void) {

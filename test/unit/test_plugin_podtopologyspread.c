@@ -1177,9 +1177,11 @@ static void test_events_to_register(void **s) {
     ks_cluster_event ev[4];
     assert_int_equal(OPS.events_to_register(NULL, ev, 4), 2);
     assert_int_equal(ev[0].resource, KS_EV_POD);
-    assert_int_equal(ev[0].actions, KS_ACT_ALL);
+    assert_int_equal(ev[0].actions,
+                     KS_ACT_ADD | KS_ACT_UPDATE_POD_LABEL | KS_ACT_UPDATE_POD_TOLERATION | KS_ACT_DELETE);
     assert_int_equal(ev[1].resource, KS_EV_NODE);
-    assert_int_equal(ev[1].actions, KS_ACT_ALL);
+    assert_int_equal(ev[1].actions,
+                     KS_ACT_ADD | KS_ACT_DELETE | KS_ACT_UPDATE_NODE_LABEL | KS_ACT_UPDATE_NODE_TAINT);
 }
 
 int main(void) {

@@ -29,7 +29,7 @@ static void events_pod_update(void **st) {
     ks_cluster_event ev[2];
     assert_int_equal(ks_plugin_scheduling_gates.events_to_register(NULL, ev, 2), 1);
     assert_int_equal(ev[0].resource, KS_EV_POD);
-    assert_int_equal(ev[0].actions, KS_ACT_UPDATE);
+    assert_int_equal(ev[0].actions, KS_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED);
 }
 
 static int setup(void **st) {

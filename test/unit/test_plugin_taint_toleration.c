@@ -242,9 +242,9 @@ static void events_node_add_update_and_pod_update(void **st) {
     size_t n = p.ops->events_to_register(p.self, ev, 4);
     assert_int_equal(n, 2);
     assert_int_equal(ev[0].resource, KS_EV_NODE);
-    assert_int_equal(ev[0].actions, KS_ACT_ADD | KS_ACT_UPDATE);
+    assert_int_equal(ev[0].actions, KS_ACT_ADD | KS_ACT_UPDATE_NODE_TAINT);
     assert_int_equal(ev[1].resource, KS_EV_POD);
-    assert_int_equal(ev[1].actions, KS_ACT_UPDATE);
+    assert_int_equal(ev[1].actions, KS_ACT_UPDATE_POD_TOLERATION);
     tp_destroy(&p);
 }
 

@@ -320,6 +320,14 @@ static size_t events_to_register(void *self, ks_cluster_event *out, size_t max) 
     return 1;
 }
 
+/* Upstream's hint for a pod its PreEnqueue holds back while its victims
+ * are being deleted: no single deletion lets it in (the preemption's end
+ * activates it). */
+static ks_queueing_hint queueing_hint(void *self, ks_cluster_event ev, const ks_pod *pod,
+                                      const ks_event_object *old_obj, const ks_event_object *new_obj, char **err) {
+    return KS_QUEUE_SKIP;
+}
+
 static ks_status *pre_enqueue(void *self, const ks_pod *pod) {
     default_preemption *pl = self;
     if (!pl->ev.async || !ks_evaluator_is_preempting(&pl->ev, pod)) return NULL;
@@ -352,6 +360,7 @@ const ks_plugin_ops ks_plugin_default_preemption = {
     .create = create,
     .destroy = destroy,
     .events_to_register = events_to_register,
+    .queueing_hint = queueing_hint,
     .pre_enqueue = pre_enqueue,
     .post_filter = post_filter,
 };

@@ -25,6 +25,7 @@
 #include "framework/handle.h"
 #include "plugins/dynamicresources/allocator.h"
 #include "plugins/dynamicresources/dra_manager.h"
+#include "plugins/helper/hints.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
@@ -115,15 +116,86 @@ static void destroy(void *self) {
  * Add|Update. */
 static size_t events_to_register(void *self, ks_cluster_event *out, size_t max) {
     static const ks_cluster_event ev[] = {
-        {KS_EV_NODE, KS_ACT_ADD | KS_ACT_UPDATE},
+        {KS_EV_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_LABEL | KS_ACT_UPDATE_NODE_ALLOCATABLE},
         {KS_EV_RESOURCE_CLAIM, KS_ACT_ADD | KS_ACT_UPDATE},
-        {KS_EV_POD, KS_ACT_UPDATE},
+        {KS_EV_POD, KS_ACT_UPDATE_POD_GENERATED_RESOURCE_CLAIM},
         {KS_EV_DEVICE_CLASS, KS_ACT_ADD | KS_ACT_UPDATE},
         {KS_EV_RESOURCE_SLICE, KS_ACT_ADD | KS_ACT_UPDATE},
     };
-    size_t n = 0;
-    for (; n < max && n < sizeof(ev) / sizeof(ev[0]); n++) out[n] = ev[n];
-    return n;
+    return KS_EVENTS_COPY(ev, out, max);
+}
+
+static char *pod_claims(plugin *pl, const ks_pod *pod, ks_resource_claim **out, uint32_t *nout);
+
+static bool str_eq(const char *a, const char *b) { return strcmp(a ? a : "", b ? b : "") == 0; }
+
+static bool same_claim(const ks_resource_claim *a, const ks_resource_claim *b) {
+    if (a->uid && b->uid && a->uid[0] && b->uid[0]) return strcmp(a->uid, b->uid) == 0;
+    return a->ns == b->ns && a->name == b->name;
+}
+
+/* The claims' status as far as scheduling reads it: the allocation (its
+ * devices and whether it has a node selector), the consumers and whether
+ * device status is reported. */
+static bool status_equal(const ks_resource_claim *a, const ks_resource_claim *b) {
+    if (a->has_device_status != b->has_device_status || a->nreserved != b->nreserved) return false;
+    for (uint32_t i = 0; i < a->nreserved; i++)
+        if (!str_eq(a->reserved[i].uid, b->reserved[i].uid) || !str_eq(a->reserved[i].name, b->reserved[i].name))
+            return false;
+    const ks_allocation_result *x = a->allocation, *y = b->allocation;
+    if (!x || !y) return x == y;
+    if (x == y) return true;
+    if (x->nresults != y->nresults || x->nconfig != y->nconfig || x->has_node_selector != y->has_node_selector)
+        return false;
+    for (uint32_t i = 0; i < x->nresults; i++) {
+        const ks_device_result *p = &x->results[i], *q = &y->results[i];
+        if (!str_eq(p->request, q->request) || !str_eq(p->driver, q->driver) || !str_eq(p->pool, q->pool) ||
+            !str_eq(p->device, q->device) || p->admin_access != q->admin_access)
+            return false;
+    }
+    return true;
+}
+
+/* Claims: a deallocated claim may free devices for anyone; else only a
+ * claim the pod uses (all its claims resolvable), when it is new or its
+ * status changed. The pod's own generated claims recorded in its status
+ * (all of them resolvable now). Nodes, classes and slices have no hint. */
+static ks_queueing_hint queueing_hint(void *self, ks_cluster_event ev, const ks_pod *pod,
+                                      const ks_event_object *old_obj, const ks_event_object *new_obj, char **err) {
+    plugin *pl = self;
+    if (ev.resource & KS_EV_RESOURCE_CLAIM) {
+        const ks_resource_claim *o = old_obj && old_obj->kind == KS_KIND_RESOURCE_CLAIM ? old_obj->obj : NULL;
+        const ks_resource_claim *m = new_obj && new_obj->kind == KS_KIND_RESOURCE_CLAIM ? new_obj->obj : NULL;
+        if (!m) return ks_hint_type_error(err, "ResourceClaim");
+        ks_resource_claim *claims[pod->nresource_claims + 1];
+        uint32_t n = 0;
+        char *problem = pod_claims(pl, pod, claims, &n);
+        bool uses = false;
+        for (uint32_t i = 0; i < n; i++) {
+            if (same_claim(claims[i], m)) uses = true;
+            KS_OBJECT_UNREF(claims[i]);
+        }
+        if (problem) {
+            free(problem);
+            return KS_QUEUE_SKIP;
+        }
+        if (o && o->allocation && !m->allocation) return KS_QUEUE;
+        if (!uses) return KS_QUEUE_SKIP;
+        if (!o) return KS_QUEUE;
+        return status_equal(o, m) ? KS_QUEUE_SKIP : KS_QUEUE;
+    }
+    if (ev.resource & (KS_EV_POD | KS_EV_ASSIGNED_POD | KS_EV_UNSCHEDULED_POD)) {
+        const ks_pod *m = ks_hint_pod(new_obj);
+        if (!m) return ks_hint_type_error(err, "Pod");
+        if (!ks_hint_same_pod(pod, m)) return KS_QUEUE_SKIP;
+        char *problem = pod_claims(pl, m, NULL, NULL);
+        if (problem) {
+            free(problem);
+            return KS_QUEUE_SKIP;
+        }
+        return KS_QUEUE;
+    }
+    return KS_QUEUE;
 }
 
 /* ---- the pod's claims ---------------------------------------------------------- */
@@ -550,6 +622,7 @@ const ks_plugin_ops ks_plugin_dynamic_resources = {
     .create = create,
     .destroy = destroy,
     .events_to_register = events_to_register,
+    .queueing_hint = queueing_hint,
     .pre_enqueue = pre_enqueue,
     .pre_filter = pre_filter,
     .filter = filter,

@@ -10,6 +10,7 @@
  * objects are not modelled (none are loaded), so they add nothing. */
 #include "framework/handle.h"
 #include "framework/status.h"
+#include "plugins/helper/hints.h"
 #include "plugins/helper/volumes.h"
 #include "util/arena.h"
 #include "util/strbuf.h"
@@ -50,12 +51,65 @@ static size_t events_to_register(void *self, ks_cluster_event *out, size_t max) 
         {KS_EV_POD, KS_ACT_DELETE},
         {KS_EV_PVC, KS_ACT_ADD},
     };
-    size_t n = 0;
-    for (; n < max && n < sizeof(ev) / sizeof(ev[0]); n++) out[n] = ev[n];
-    return n;
+    return KS_EVENTS_COPY(ev, out, max);
 }
 
 static bool inline_migratable(const ks_volume *v) { return ks_vol_kind_plugin(v->kind) != NULL; }
+
+/* Whether the pod uses the claim (namespace and name), directly or as
+ * the claim a generic ephemeral volume generates. */
+static bool pod_uses_claim(const ks_pod *pod, const ks_pvc *c) {
+    if (c->ns != pod->ns) return false;
+    const char *name = ks_str(c->name);
+    for (uint32_t i = 0; i < pod->nvolumes; i++) {
+        const ks_volume *v = &pod->volumes[i];
+        if ((v->kind == KS_VOL_PVC || v->kind == KS_VOL_EPHEMERAL) && v->claim_name &&
+            strcmp(v->claim_name, name) == 0)
+            return true;
+    }
+    return false;
+}
+
+static int32_t driver_limit(const ks_csinode *c, const char *driver) {
+    for (uint32_t i = 0; i < c->ndrivers; i++)
+        if (c->drivers[i].name && strcmp(c->drivers[i].name, driver) == 0)
+            return c->drivers[i].has_allocatable ? c->drivers[i].allocatable_count : 0;
+    return 0;
+}
+
+/* CSINode updates: a driver's limit went up (adds have no hint). A
+ * deleted pod that was bound or nominated and had a claim, a generic
+ * ephemeral volume or a migratable in-tree volume. A claim the pod uses
+ * being added. */
+static ks_queueing_hint queueing_hint(void *self, ks_cluster_event ev, const ks_pod *pod,
+                                      const ks_event_object *old_obj, const ks_event_object *new_obj, char **err) {
+    if (ev.resource & KS_EV_CSINODE) {
+        if (ev.actions & KS_ACT_ADD) return KS_QUEUE;
+        const ks_csinode *o = old_obj && old_obj->kind == KS_KIND_CSINODE ? old_obj->obj : NULL;
+        const ks_csinode *m = new_obj && new_obj->kind == KS_KIND_CSINODE ? new_obj->obj : NULL;
+        if (!o || !m) return ks_hint_type_error(err, "CSINode");
+        for (uint32_t i = 0; i < m->ndrivers; i++) {
+            const ks_csi_driver_info *d = &m->drivers[i];
+            int32_t now = d->has_allocatable ? d->allocatable_count : 0;
+            if (now > driver_limit(o, d->name ? d->name : "")) return KS_QUEUE;
+        }
+        return KS_QUEUE_SKIP;
+    }
+    if (ev.resource & KS_EV_PVC) {
+        const ks_pvc *c = new_obj && new_obj->kind == KS_KIND_PVC ? new_obj->obj : NULL;
+        if (!c) return ks_hint_type_error(err, "PersistentVolumeClaim");
+        return pod_uses_claim(pod, c) ? KS_QUEUE : KS_QUEUE_SKIP;
+    }
+    const ks_pod *d = ks_hint_pod(old_obj);
+    if (!d) return ks_hint_type_error(err, "Pod");
+    if (d->nvolumes == 0) return KS_QUEUE_SKIP;
+    if (d->node_name == 0 && d->nominated_node == 0) return KS_QUEUE_SKIP;
+    for (uint32_t i = 0; i < d->nvolumes; i++) {
+        const ks_volume *v = &d->volumes[i];
+        if (v->kind == KS_VOL_PVC || v->kind == KS_VOL_EPHEMERAL || inline_migratable(v)) return KS_QUEUE;
+    }
+    return KS_QUEUE_SKIP;
+}
 
 /* ---- counting ---------------------------------------------------------- */
 
@@ -354,6 +408,7 @@ const ks_plugin_ops ks_plugin_node_volume_limits = {
     .create = create,
     .destroy = destroy,
     .events_to_register = events_to_register,
+    .queueing_hint = queueing_hint,
     .pre_filter = pre_filter,
     .filter = filter,
 };

@@ -15,6 +15,7 @@
  * object. Scoring (StorageCapacityScoring) is off by default in v1.34:
  * PreScore always skips. */
 #include "framework/handle.h"
+#include "plugins/helper/hints.h"
 #include "plugins/helper/volumes.h"
 #include "util/arena.h"
 #include "util/hash.h"
@@ -213,12 +214,78 @@ static size_t events_to_register(void *self, ks_cluster_event *out, size_t max) 
         {KS_EV_STORAGE_CLASS, KS_ACT_ADD | KS_ACT_UPDATE},
         {KS_EV_PVC, KS_ACT_ADD | KS_ACT_UPDATE},
         {KS_EV_PV, KS_ACT_ADD | KS_ACT_UPDATE},
-        {KS_EV_NODE, KS_ACT_ADD | KS_ACT_UPDATE},
+        {KS_EV_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_LABEL},
         {KS_EV_CSINODE, KS_ACT_ADD | KS_ACT_UPDATE},
     };
-    size_t n = 0;
-    for (; n < max && n < sizeof(ev) / sizeof(ev[0]); n++) out[n] = ev[n];
-    return n;
+    return KS_EVENTS_COPY(ev, out, max);
+}
+
+/* Whether the pod uses the claim (namespace and name), directly or as
+ * the claim a generic ephemeral volume generates. */
+static bool pod_uses_claim(const ks_pod *pod, const ks_pvc *c) {
+    if (c->ns != pod->ns) return false;
+    const char *name = ks_str(c->name);
+    for (uint32_t i = 0; i < pod->nvolumes; i++) {
+        const ks_volume *v = &pod->volumes[i];
+        if ((v->kind == KS_VOL_PVC || v->kind == KS_VOL_EPHEMERAL) && v->claim_name &&
+            strcmp(v->claim_name, name) == 0)
+            return true;
+    }
+    return false;
+}
+
+static bool requirements_equal(const ks_requirement *a, const ks_requirement *b, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) {
+        if (a[i].key != b[i].key || a[i].op != b[i].op || a[i].nvalues != b[i].nvalues || a[i].num != b[i].num)
+            return false;
+        for (uint32_t j = 0; j < a[i].nvalues; j++)
+            if (a[i].values[j] != b[i].values[j]) return false;
+    }
+    return true;
+}
+
+static bool topologies_equal(const ks_storage_class *a, const ks_storage_class *b) {
+    if (a->nallowed_topologies != b->nallowed_topologies) return false;
+    for (uint32_t i = 0; i < a->nallowed_topologies; i++) {
+        const ks_node_selector_term *x = &a->allowed_topologies[i], *y = &b->allowed_topologies[i];
+        if (x->nexpr != y->nexpr || x->nfields != y->nfields || !requirements_equal(x->exprs, y->exprs, x->nexpr) ||
+            !requirements_equal(x->fields, y->fields, x->nfields))
+            return false;
+    }
+    return true;
+}
+
+static const char *migrated_plugins(const ks_csinode *c) {
+    ks_id v;
+    return ks_labels_get(&c->annotations, ks_intern("storage.alpha.kubernetes.io/migrated-plugins"), &v) ? ks_str(v)
+                                                                                                        : "";
+}
+
+/* Storage classes: a new one, or changed allowed topologies. Claims: one
+ * the pod uses. CSINodes: a new one, or a change of the migrated plugins.
+ * PVs and nodes have no hint. */
+static ks_queueing_hint queueing_hint(void *self, ks_cluster_event ev, const ks_pod *pod,
+                                      const ks_event_object *old_obj, const ks_event_object *new_obj, char **err) {
+    if (ev.resource & KS_EV_STORAGE_CLASS) {
+        const ks_storage_class *o = old_obj && old_obj->kind == KS_KIND_STORAGE_CLASS ? old_obj->obj : NULL;
+        const ks_storage_class *m = new_obj && new_obj->kind == KS_KIND_STORAGE_CLASS ? new_obj->obj : NULL;
+        if (!m) return ks_hint_type_error(err, "StorageClass");
+        if (!o) return KS_QUEUE;
+        return topologies_equal(o, m) ? KS_QUEUE_SKIP : KS_QUEUE;
+    }
+    if (ev.resource & KS_EV_PVC) {
+        const ks_pvc *c = new_obj && new_obj->kind == KS_KIND_PVC ? new_obj->obj : NULL;
+        if (!c) return ks_hint_type_error(err, "PersistentVolumeClaim");
+        return pod_uses_claim(pod, c) ? KS_QUEUE : KS_QUEUE_SKIP;
+    }
+    if (ev.resource & KS_EV_CSINODE) {
+        if (!old_obj) return KS_QUEUE;
+        const ks_csinode *o = old_obj->kind == KS_KIND_CSINODE ? old_obj->obj : NULL;
+        const ks_csinode *m = new_obj && new_obj->kind == KS_KIND_CSINODE ? new_obj->obj : NULL;
+        if (!o || !m) return ks_hint_type_error(err, "CSINode");
+        return strcmp(migrated_plugins(o), migrated_plugins(m)) != 0 ? KS_QUEUE : KS_QUEUE_SKIP;
+    }
+    return KS_QUEUE;
 }
 
 static const ks_objects *objects(const volume_binding *pl) { return pl->h ? ks_handle_objects(pl->h) : NULL; }
@@ -885,6 +952,7 @@ const ks_plugin_ops ks_plugin_volume_binding = {
     .create = create,
     .destroy = destroy,
     .events_to_register = events_to_register,
+    .queueing_hint = queueing_hint,
     .pre_filter = pre_filter,
     .filter = filter,
     .pre_score = pre_score,

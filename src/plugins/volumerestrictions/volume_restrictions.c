@@ -3,6 +3,7 @@
  * read-only) must not already be used by a pod on the node, and a
  * ReadWriteOncePod claim must not be used by any scheduled pod. */
 #include "framework/handle.h"
+#include "plugins/helper/hints.h"
 #include "plugins/helper/volumes.h"
 #include "util/xalloc.h"
 
@@ -63,9 +64,40 @@ static size_t events_to_register(void *self, ks_cluster_event *out, size_t max) 
         {KS_EV_NODE, KS_ACT_ADD},
         {KS_EV_PVC, KS_ACT_ADD},
     };
-    size_t n = 0;
-    for (; n < max && n < sizeof(ev) / sizeof(ev[0]); n++) out[n] = ev[n];
-    return n;
+    return KS_EVENTS_COPY(ev, out, max);
+}
+
+static bool needs_check(const ks_volume *v);
+static bool volume_conflict(const ks_volume *v, const ks_pod *existing);
+
+static bool uses_claim(const ks_pod *p, const char *name) {
+    for (uint32_t i = 0; i < p->nvolumes; i++)
+        if (p->volumes[i].kind == KS_VOL_PVC && p->volumes[i].claim_name && name &&
+            strcmp(p->volumes[i].claim_name, name) == 0)
+            return true;
+    return false;
+}
+
+/* A claim added in the pod's namespace that the pod uses; a deleted pod
+ * of its namespace whose disks conflicted with the pod's, or that used one
+ * of its claims. Node adds have no hint. */
+static ks_queueing_hint queueing_hint(void *self, ks_cluster_event ev, const ks_pod *pod,
+                                      const ks_event_object *old_obj, const ks_event_object *new_obj, char **err) {
+    if (ev.resource & KS_EV_NODE) return KS_QUEUE;
+    if (ev.resource & KS_EV_PVC) {
+        const ks_pvc *c = new_obj && new_obj->kind == KS_KIND_PVC ? new_obj->obj : NULL;
+        if (!c) return ks_hint_type_error(err, "PersistentVolumeClaim");
+        if (c->ns != pod->ns) return KS_QUEUE_SKIP;
+        return uses_claim(pod, ks_str(c->name)) ? KS_QUEUE : KS_QUEUE_SKIP;
+    }
+    const ks_pod *d = ks_hint_pod(old_obj);
+    if (!d) return ks_hint_type_error(err, "Pod");
+    if (d->ns != pod->ns) return KS_QUEUE_SKIP;
+    for (uint32_t i = 0; i < pod->nvolumes; i++)
+        if (needs_check(&pod->volumes[i]) && volume_conflict(&pod->volumes[i], d)) return KS_QUEUE;
+    for (uint32_t i = 0; i < d->nvolumes; i++)
+        if (d->volumes[i].kind == KS_VOL_PVC && uses_claim(pod, d->volumes[i].claim_name)) return KS_QUEUE;
+    return KS_QUEUE_SKIP;
 }
 
 static bool needs_check(const ks_volume *v) {
@@ -195,6 +227,7 @@ const ks_plugin_ops ks_plugin_volume_restrictions = {
     .create = create,
     .destroy = destroy,
     .events_to_register = events_to_register,
+    .queueing_hint = queueing_hint,
     .pre_filter = pre_filter,
     .add_pod = add_pod,
     .remove_pod = remove_pod,

@@ -3,7 +3,9 @@
  * only fits nodes in one of them. Nodes without any of these labels fit. */
 #include "framework/cycle_state.h"
 #include "framework/handle.h"
+#include "plugins/helper/hints.h"
 #include "plugins/helper/volumes.h"
+#include "util/arena.h"
 #include "util/xalloc.h"
 
 #include <ksched/ksched.h>
@@ -62,13 +64,68 @@ static void destroy(void *self) { free(self); }
 static size_t events_to_register(void *self, ks_cluster_event *out, size_t max) {
     static const ks_cluster_event ev[] = {
         {KS_EV_STORAGE_CLASS, KS_ACT_ADD},
-        {KS_EV_NODE, KS_ACT_ADD | KS_ACT_UPDATE},
+        {KS_EV_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_LABEL},
         {KS_EV_PVC, KS_ACT_ADD | KS_ACT_UPDATE},
         {KS_EV_PV, KS_ACT_ADD | KS_ACT_UPDATE},
     };
-    size_t n = 0;
-    for (; n < max && n < sizeof(ev) / sizeof(ev[0]); n++) out[n] = ev[n];
-    return n;
+    return KS_EVENTS_COPY(ev, out, max);
+}
+
+static bool split_zones(ks_arena *a, const char *v, pv_topology *t);
+
+static bool zone_in(const pv_topology *t, const char *v, size_t len) {
+    for (uint32_t i = 0; i < t->nvalues; i++)
+        if (t->lens[i] == len && memcmp(t->values[i], v, len) == 0) return true;
+    return false;
+}
+
+/* Whether two versions of a PV have the same topology constraints: per
+ * topology label, both without it (or with an unparsable value, which is
+ * ignored) or both with the same set of zones. */
+static bool same_topologies(volume_zone *pl, const ks_pv *a, const ks_pv *b) {
+    ks_arena *ar = ks_arena_new(256);
+    bool same = true;
+    for (int i = 0; i < 4 && same; i++) {
+        ks_id va, vb;
+        pv_topology ta = {0}, tb = {0};
+        bool ha = ks_labels_get(&a->labels, pl->label_ids[i], &va) && split_zones(ar, ks_str(va), &ta);
+        bool hb = ks_labels_get(&b->labels, pl->label_ids[i], &vb) && split_zones(ar, ks_str(vb), &tb);
+        if (ha != hb) same = false;
+        if (!ha || !hb) continue;
+        for (uint32_t k = 0; k < ta.nvalues && same; k++) same = zone_in(&tb, ta.values[k], ta.lens[k]);
+        for (uint32_t k = 0; k < tb.nvalues && same; k++) same = zone_in(&ta, tb.values[k], tb.lens[k]);
+    }
+    ks_arena_free(ar);
+    return same;
+}
+
+/* A storage class added with WaitForFirstConsumer; a claim of the pod's
+ * added or updated; a PV added, or whose topology labels changed. Nodes
+ * have no hint. */
+static ks_queueing_hint queueing_hint(void *self, ks_cluster_event ev, const ks_pod *pod,
+                                      const ks_event_object *old_obj, const ks_event_object *new_obj, char **err) {
+    volume_zone *pl = self;
+    if (ev.resource & KS_EV_NODE) return KS_QUEUE;
+    if (ev.resource & KS_EV_STORAGE_CLASS) {
+        const ks_storage_class *sc = new_obj && new_obj->kind == KS_KIND_STORAGE_CLASS ? new_obj->obj : NULL;
+        if (!sc) return ks_hint_type_error(err, "StorageClass");
+        return sc->binding_mode == KS_BIND_WAIT_FOR_FIRST_CONSUMER ? KS_QUEUE : KS_QUEUE_SKIP;
+    }
+    if (ev.resource & KS_EV_PVC) {
+        const ks_pvc *c = new_obj && new_obj->kind == KS_KIND_PVC ? new_obj->obj : NULL;
+        if (!c) return ks_hint_type_error(err, "PersistentVolumeClaim");
+        if (c->ns != pod->ns) return KS_QUEUE_SKIP;
+        for (uint32_t i = 0; i < pod->nvolumes; i++)
+            if (pod->volumes[i].kind == KS_VOL_PVC && pod->volumes[i].claim_name &&
+                strcmp(pod->volumes[i].claim_name, ks_str(c->name)) == 0)
+                return KS_QUEUE;
+        return KS_QUEUE_SKIP;
+    }
+    const ks_pv *o = old_obj && old_obj->kind == KS_KIND_PV ? old_obj->obj : NULL;
+    const ks_pv *m = new_obj && new_obj->kind == KS_KIND_PV ? new_obj->obj : NULL;
+    if (!m) return ks_hint_type_error(err, "PersistentVolume");
+    if (!o) return KS_QUEUE;
+    return same_topologies(pl, o, m) ? KS_QUEUE_SKIP : KS_QUEUE;
 }
 
 /* LabelZonesToSet: "__"-separated, each part trimmed; an empty part makes
@@ -196,6 +253,7 @@ const ks_plugin_ops ks_plugin_volume_zone = {
     .create = create,
     .destroy = destroy,
     .events_to_register = events_to_register,
+    .queueing_hint = queueing_hint,
     .pre_filter = pre_filter,
     .filter = filter,
 };
