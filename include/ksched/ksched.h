@@ -290,8 +290,10 @@ typedef enum ks_event_resource {
 
 /* What happened (upstream ActionType). KS_ACT_UPDATE is any update: as a
  * registration it matches every finer update kind below; as an incoming
- * event it is an update none of the finer kinds describes (every
- * registered update kind matches it). The finer kinds are computed from
+ * event it is an update none of the finer kinds describes, which only
+ * registrations of KS_ACT_UPDATE match (as upstream's MatchClusterEvents,
+ * whose incoming event must be no wider than the registered one). The
+ * finer kinds are computed from
  * the old and new object as upstream does (NodeSchedulingPropertiesChange,
  * PodSchedulingPropertiesChange); one object update may be several
  * events. */

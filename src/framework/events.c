@@ -8,11 +8,26 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The action bits as upstream numbers them (Add 1, Delete 2, then the
+ * finer updates from UpdateNodeAllocatable 4 to
+ * UpdatePodGeneratedResourceClaim 2048; Update is their union): the match
+ * compares them numerically as upstream does. */
+static uint32_t upstream_actions(uint32_t a) {
+    uint32_t u = (a & (KS_ACT_ADD | KS_ACT_DELETE)) | ((a >> 3) << 2);
+    if (a & KS_ACT_UPDATE) u |= 4092;
+    return u;
+}
+
 bool ks_event_match(ks_cluster_event reg, ks_cluster_event in) {
     if (ks_event_is_wildcard(reg)) return true;
     uint32_t r = reg.resource;
     if (r & KS_EV_POD) r |= KS_EV_ASSIGNED_POD | KS_EV_UNSCHEDULED_POD;
-    return (r & in.resource) && (ks_actions_normalize(reg.actions) & ks_actions_normalize(in.actions));
+    if (!(r & in.resource)) return false;
+    /* upstream MatchClusterEvents: the actions overlap and the incoming
+     * one is no wider than the registered one (a generic Update does not
+     * match a registration of one finer update kind) */
+    uint32_t ra = upstream_actions(reg.actions), ia = upstream_actions(in.actions);
+    return (ra & ia) != 0 && ia <= ra;
 }
 
 const char *ks_action_name(uint32_t a) {

@@ -40,7 +40,9 @@ static inline bool ks_event_is_wildcard(ks_cluster_event e) {
 
 /* upstream MatchClusterEvents: a registered event matches an incoming one
  * when it is the wildcard, or the resources match (Pod covers assigned and
- * unscheduled pods) and the actions overlap. */
+ * unscheduled pods), the actions overlap and the incoming actions, as
+ * upstream numbers them, are not above the registered ones (an incoming
+ * generic Update matches only registrations of every update kind). */
 bool ks_event_match(ks_cluster_event reg, ks_cluster_event in);
 
 /* upstream ClusterEvent.Label(): the resource then the action

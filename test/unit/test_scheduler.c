@@ -323,8 +323,15 @@ static ks_status *gang_permit(void *self, ks_cycle_state *st, const ks_pod *pod,
     *timeout_ms = 5000;
     return ks_status_new(KS_WAIT, NULL);
 }
+/* A member arriving may complete the gang. (Registering nothing would
+ * mean every event, the pod's own status update included, as upstream's
+ * default for plugins without EnqueueExtensions.) */
+static size_t gang_events(void *self, ks_cluster_event *out, size_t max) {
+    out[0] = (ks_cluster_event){KS_EV_POD, KS_ACT_ADD};
+    return 1;
+}
 static const ks_plugin_ops p_gang = {.abi_version = KS_ABI_VERSION, .name = "Gang", .create = gang_create,
-                                     .permit = gang_permit};
+                                     .events_to_register = gang_events, .permit = gang_permit};
 
 static void test_permit_gang(void **state) {
     tu_profile tp;
