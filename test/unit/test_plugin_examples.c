@@ -7,6 +7,7 @@
 #include "api/resource.h"
 #include "codec/tree.h"
 #include "framework/cycle_state.h"
+#include "framework/events.h"
 #include "framework/framework.h"
 #include "framework/loader.h"
 #include "framework/nodeinfo.h"
@@ -136,6 +137,25 @@ static void test_node_type_filter(void **state) {
     expect_status(ops->filter(NULL, st, pod, plain), KS_UNSCHEDULABLE_AND_UNRESOLVABLE,
                   "node(s) didn't have label node-type=special");
     expect_status(ops->filter(NULL, st, pod, bare), KS_UNSCHEDULABLE_AND_UNRESOLVABLE, NULL);
+
+    /* Its QueueingHint, through the public event objects: a node that
+     * becomes special queues the pod, anything else skips. */
+    ks_event_object s_obj, p_obj, b_obj;
+    const ks_event_object *so = ks_event_object_of(&s_obj, KS_KIND_NODE, special->node);
+    const ks_event_object *po = ks_event_object_of(&p_obj, KS_KIND_NODE, plain->node);
+    const ks_event_object *bo = ks_event_object_of(&b_obj, KS_KIND_NODE, bare->node);
+    ks_cluster_event add = {KS_EV_NODE, KS_ACT_ADD}, relabel = {KS_EV_NODE, KS_ACT_UPDATE_NODE_LABEL};
+    char *err = NULL;
+    assert_non_null(ops->queueing_hint);
+    assert_int_equal(ops->queueing_hint(NULL, add, pod, NULL, so, &err), KS_QUEUE);
+    assert_int_equal(ops->queueing_hint(NULL, add, pod, NULL, po, &err), KS_QUEUE_SKIP);
+    assert_int_equal(ops->queueing_hint(NULL, relabel, pod, bo, so, &err), KS_QUEUE);
+    assert_int_equal(ops->queueing_hint(NULL, relabel, pod, so, so, &err), KS_QUEUE_SKIP);
+    assert_int_equal(ops->queueing_hint(NULL, relabel, pod, so, po, &err), KS_QUEUE_SKIP);
+    assert_null(err);
+    assert_string_equal(ks_event_object_kind(so), "Node");
+    assert_string_equal(ks_event_object_name(so), "s1");
+    assert_null(ks_event_object_pod(so));
 
     ks_node_info_free(special);
     ks_node_info_free(plain);
