@@ -21,6 +21,12 @@ typedef struct ks_attempt_record {
     const ks_pod *pod;
     const ks_framework *fw;
     uint32_t attempt;                 /* 1 for the first try */
+    /* Why the pod was retried: the event that moved it out of the
+     * unschedulable pods ("NodeAdd", "UnschedulableTimeout", ...) and the
+     * plugin whose QueueingHint said Queue (NULL: none decided). NULL
+     * event: the first attempt, or a retry after backoff alone. */
+    const char *requeue_event;
+    const char *requeue_plugin;
     int64_t time_ns;                  /* scheduler clock */
     ks_attempt_result result;
     const ks_snapshot *snapshot;

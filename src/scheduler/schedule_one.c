@@ -886,6 +886,8 @@ static void schedule_queued(ks_scheduler *s, ks_queued_pod *qp) {
     const ks_pod *pod = qp->pod;
     attempt a = {.s = s, .fw = fw, .qp = qp, .pod = pod};
     a.rec.attempt = qp->attempts;
+    a.rec.requeue_event = qp->requeue_event[0] ? qp->requeue_event : NULL;
+    a.rec.requeue_plugin = qp->requeue_plugin;
     ks_infof(4, "\"About to try and schedule pod\" pod=\"%s/%s\"", ks_str(pod->ns), ks_str(pod->name));
     if (!fw) {
         ks_errorf("profile not found for scheduler name \"%s\"", ks_str(pod->scheduler_name));

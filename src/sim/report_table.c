@@ -197,6 +197,11 @@ static void explain_attempt(FILE *out, const ks_sim_pod *p, const ks_sim_attempt
     fprintf(out, "\n%s/%s, attempt %u: ", ks_str(p->input->ns), ks_str(p->input->name), a->number);
     if (a->selected_node) fprintf(out, "scheduled to %s\n", a->selected_node);
     else fprintf(out, "%s\n", a->message ? a->message : "not scheduled");
+    if (a->requeue_event) {
+        if (a->requeue_plugin)
+            fprintf(out, "  Requeued by %s (%s's QueueingHint)\n", a->requeue_event, a->requeue_plugin);
+        else fprintf(out, "  Requeued by %s\n", a->requeue_event);
+    }
     if (a->pre_filter_code != KS_SUCCESS) {
         fprintf(out, "  PreFilter: %s %s: %s\n", a->pre_filter_plugin, ks_code_name(a->pre_filter_code),
                 a->pre_filter_message ? a->pre_filter_message : "");

@@ -120,6 +120,8 @@ static void record_explain(ks_sim_pod *sp, const ks_attempt_record *rec) {
     ks_sim_attempt *a = &sp->explain[sp->nexplain++];
     memset(a, 0, sizeof(*a));
     a->number = rec->attempt;
+    a->requeue_event = dup_or_null(rec->requeue_event);
+    a->requeue_plugin = rec->requeue_plugin;
     a->time_ns = rec->time_ns;
     a->pre_filter_code = ks_status_code(rec->pre_filter_status);
     a->pre_filter_plugin = ks_status_plugin(rec->pre_filter_status);
@@ -413,6 +415,7 @@ static void free_attempt(ks_sim_attempt *a) {
     free(a->message);
     free(a->post_filter_message);
     free(a->nominated_node);
+    free(a->requeue_event);
 }
 
 static void free_sim_pod(ks_sim_pod *p) {

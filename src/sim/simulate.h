@@ -35,6 +35,8 @@ typedef struct ks_sim_verdict {
 /* Everything the scheduler decided in one attempt (explain mode). */
 typedef struct ks_sim_attempt {
     uint32_t number;         /* 1 for the pod's first attempt */
+    char *requeue_event;     /* ks_attempt_record's, NULL when none */
+    const char *requeue_plugin;
     int64_t time_ns;
     /* PreFilter */
     ks_code pre_filter_code;

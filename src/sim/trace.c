@@ -184,6 +184,13 @@ static void on_attempt(void *ctx, const ks_attempt_record *rec) {
                          : rec->result == KS_ATTEMPT_UNSCHEDULABLE ? "Unschedulable"
                                                                    : "Error";
     json_object_set_new(o, "result", json_string(result));
+    if (rec->requeue_event) {
+        /* not compared with the reference (docs/reference-harness.md) */
+        json_t *q = json_object();
+        json_object_set_new(q, "event", json_string(rec->requeue_event));
+        if (rec->requeue_plugin) json_object_set_new(q, "plugin", json_string(rec->requeue_plugin));
+        json_object_set_new(o, "requeuedBy", q);
+    }
     if (rec->chosen_node) json_object_set_new(o, "node", json_string(rec->chosen_node));
     if (rec->message) json_object_set_new(o, "message", json_string(rec->message));
     if (rec->post_filter_ran) {

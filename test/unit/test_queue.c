@@ -10,6 +10,7 @@
 #include "backend/queue.h"
 #include "framework/events.h"
 #include "framework/status.h"
+#include "metrics/sched_metrics.h"
 #include "testutil.h"
 #include "util/clock.h"
 
@@ -365,8 +366,12 @@ static void test_hint_decides(void **state) {
     node_event((ks_cluster_event){KS_EV_NODE, KS_ACT_UPDATE}, ready, plain);
     assert_int_equal(hinted_calls, 1);
     assert_int_equal(where(p), KS_Q_UNSCHEDULABLE);
-    /* The label update the hint likes: requeued, and the reason kept. */
+    /* The label update the hint likes: requeued (counted under upstream's
+     * event label), and the reason kept. */
+    ks_metric *in_backoff = ks_metric_get(ks_sm()->queue_incoming_pods, "backoff", "NodeUpdateNodeLabel");
+    uint64_t before = ks_counter_value(in_backoff);
     node_event((ks_cluster_event){KS_EV_NODE, KS_ACT_UPDATE_NODE_LABEL}, plain, ready);
+    assert_int_equal(ks_counter_value(in_backoff) - before, 1);
     assert_int_equal(hinted_calls, 2);
     ks_queued_pod snap;
     assert_int_not_equal(ks_queue_where(F.q, p->key, &snap), KS_Q_UNSCHEDULABLE);
