@@ -2,6 +2,7 @@
  * the cluster, where they would go, and what stops the next one. */
 #include "api/quantity.h"
 #include "cmd/common.h"
+#include "cmd/live.h"
 #include "cmd/plugin_opts.h"
 #include "sim/capacity.h"
 #include "util/log.h"
@@ -15,6 +16,7 @@ int cmd_capacity(int argc, char **argv);
 
 static void usage(FILE *f) {
     fputs("usage: ksched capacity POD.yaml PATH... [options]\n"
+          "       ksched capacity --kubeconfig FILE POD.yaml [PATH...] [options]\n"
           "\n"
           "Schedule replicas of the pod in POD.yaml onto the cluster in PATH, one at a\n"
           "time, until one does not fit; report how many fit, where, and why the next\n"
@@ -24,7 +26,7 @@ static void usage(FILE *f) {
           "  --max N              stop after N replicas\n"
           "  --config FILE        KubeSchedulerConfiguration (default: v1.34 defaults)\n"
           "  -o, --output FORMAT  table (default) or json\n"
-          "  -v=N                 log verbosity (klog levels, to stderr)\n" KS_PLUGIN_OPTS_USAGE
+          "  -v=N                 log verbosity (klog levels, to stderr)\n" KS_CLI_LIVE_USAGE KS_PLUGIN_OPTS_USAGE
           "  -h, --help           this text\n",
           f);
 }
@@ -91,6 +93,7 @@ static void print_json(const ks_pod *tmpl, const ks_capacity_result *r) {
 
 int cmd_capacity(int argc, char **argv) {
     ks_cli_common co = {.output = "table"};
+    ks_cli_live live = {0};
     const char **paths = calloc((size_t)argc, sizeof(char *));
     size_t npaths = 0;
     uint64_t max = 0;
@@ -103,6 +106,8 @@ int cmd_capacity(int argc, char **argv) {
         const char *val = NULL;
         int r = ks_cli_common_parse(&co, argc, argv, &i, &err);
         if (r < 0) goto usage_error;
+        if (r > 0) continue;
+        if ((r = ks_cli_live_parse(&live, argc, argv, &i, &err)) < 0) goto usage_error;
         if (r > 0) continue;
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -122,7 +127,7 @@ int cmd_capacity(int argc, char **argv) {
             paths[npaths++] = a;
         }
     }
-    if (npaths < 2) {
+    if (npaths < (ks_cli_live_is_live(&live) ? 1u : 2u)) {
         fprintf(stderr, "ksched capacity: need POD.yaml and at least one cluster PATH\n");
         usage(stderr);
         goto out;
@@ -139,7 +144,7 @@ int cmd_capacity(int argc, char **argv) {
         fprintf(stderr, "ksched capacity: %s: no Pod found\n", paths[0]);
         goto out;
     }
-    cluster = ks_cli_load_cluster(paths + 1, npaths - 1);
+    cluster = ks_cli_live_cluster(&live, paths + 1, npaths - 1, "capacity");
     if (!cluster) goto out;
 
     ks_capacity_result res;
@@ -161,6 +166,7 @@ out:
     free(err);
     free(paths);
     ks_cli_common_free(&co);
+    ks_cli_live_free(&live);
     if (cluster) ks_cluster_free(cluster);
     if (tc) ks_cluster_free(tc);
     if (cfg) ks_config_free(cfg);

@@ -22,10 +22,14 @@ int cmd_check_config(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 int cmd_capacity(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_snapshot(int argc, char **argv);
+/* ksched run --shadow (src/cmd/shadow.c; cmd_run hands over to it). */
+int cmd_run_shadow(int argc, char **argv);
 
 static const ks_command ks_commands[] = {
     {"simulate", cmd_simulate, "schedule a cluster's pending pods from manifests, offline"},
     {"capacity", cmd_capacity, "how many more replicas of a pod fit, and where"},
+    {"snapshot", cmd_snapshot, "write a live cluster's objects as manifests simulate reads"},
     {"run", cmd_run, "schedule a real cluster through its kube-apiserver"},
     {"version", cmd_version, "print the version"},
     {"load", cmd_load, "load manifests and print a summary of the cluster"},

@@ -38,6 +38,8 @@ static void usage(FILE *f) {
           "  --master URL         the API server's address (overrides the kubeconfig)\n"
           "  --write-config-to FILE\n"
           "                       write the configuration, defaulted, to FILE and exit\n"
+          "  --shadow             decide beside another scheduler, write nothing (see\n"
+          "                       ksched run --shadow -h and docs/run.md)\n"
           "  --leader-elect[=BOOL], --leader-elect-lease-duration=D,\n"
           "  --leader-elect-renew-deadline=D, --leader-elect-retry-period=D,\n"
           "  --leader-elect-resource-lock=leases, --leader-elect-resource-name=NAME,\n"
@@ -302,6 +304,8 @@ static bool write_config_file(const ks_config *cfg, const char *path) {
 }
 
 int cmd_run(int argc, char **argv) {
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--shadow")) return cmd_run_shadow(argc, argv);
     ks_cli_common co = {.output = "table"};
     ks_leader_election_flags lf = {0};
     ks_ops_flags of;

@@ -2,6 +2,7 @@
  * from manifests, as kube-scheduler would, and print where each pod went and
  * why the others did not. See docs/simulate.md for the contract. */
 #include "cmd/common.h"
+#include "cmd/live.h"
 #include "cmd/plugin_opts.h"
 #include "framework/fw_metrics.h"
 #include "metrics/sched_metrics.h"
@@ -18,6 +19,7 @@ int cmd_simulate(int argc, char **argv);
 
 static void usage(FILE *f) {
     fputs("usage: ksched simulate PATH... [options]\n"
+          "       ksched simulate --kubeconfig FILE [PATH...] [options]\n"
           "\n"
           "Schedule every pending pod of the cluster in PATH (manifest files or\n"
           "directories; - for stdin) with kube-scheduler's decisions, on simulated time.\n"
@@ -33,7 +35,7 @@ static void usage(FILE *f) {
           "  --fail-on-pending    exit 3 when a pod is left unscheduled\n"
           "  --metrics-file FILE  write the scheduler's metrics (Prometheus text) there at the end\n"
           "  --plugin-timing      time every plugin call; print the slowest first to stderr\n"
-          "  -v=N                 log verbosity (klog levels, to stderr)\n" KS_PLUGIN_OPTS_USAGE
+          "  -v=N                 log verbosity (klog levels, to stderr)\n" KS_CLI_LIVE_USAGE KS_PLUGIN_OPTS_USAGE
           "  -h, --help           this text\n"
           "\n"
           "Exit status: 0 the simulation ran, 2 bad input or configuration,\n"
@@ -43,6 +45,7 @@ static void usage(FILE *f) {
 
 int cmd_simulate(int argc, char **argv) {
     ks_cli_common co = {.output = "table"};
+    ks_cli_live live = {0};
     const char **paths = calloc((size_t)argc, sizeof(char *));
     size_t npaths = 0;
     ks_sim_options so = {.seed = 1, .percentage_of_nodes_to_score = -1};
@@ -57,6 +60,8 @@ int cmd_simulate(int argc, char **argv) {
         const char *val = NULL;
         int r = ks_cli_common_parse(&co, argc, argv, &i, &err);
         if (r < 0) goto usage_error;
+        if (r > 0) continue;
+        if ((r = ks_cli_live_parse(&live, argc, argv, &i, &err)) < 0) goto usage_error;
         if (r > 0) continue;
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -94,7 +99,7 @@ int cmd_simulate(int argc, char **argv) {
         fprintf(stderr, "ksched simulate: invalid value for %s\n", a);
         goto out;
     }
-    if (!npaths) {
+    if (!npaths && !ks_cli_live_is_live(&live)) {
         fprintf(stderr, "ksched simulate: no PATH given\n");
         usage(stderr);
         goto out;
@@ -107,7 +112,7 @@ int cmd_simulate(int argc, char **argv) {
 
     cfg = ks_cli_common_setup(&co, "simulate");
     if (!cfg) goto out;
-    cluster = ks_cli_load_cluster(paths, npaths);
+    cluster = ks_cli_live_cluster(&live, paths, npaths, "simulate");
     if (!cluster) goto out;
 
     if (trace) {
@@ -162,6 +167,7 @@ out:
     free(err);
     free(paths);
     ks_cli_common_free(&co);
+    ks_cli_live_free(&live);
     if (cluster) ks_cluster_free(cluster);
     if (cfg) ks_config_free(cfg);
     return rc;
