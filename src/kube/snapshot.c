@@ -178,11 +178,9 @@ static int list_kind(ks_kube_snapshot *s, ks_kube_client *c, const snap_kind *k,
         if (!ok || ndocs != 1 || docs[0]->type != KT_MAP) {
             *err = ks_xasprintf("listing %s: %s", k->kind, perr ? perr : "the answer is not a list");
             free(perr);
-            free(docs);
             return -1;
         }
         ks_tree *got = docs[0];
-        free(docs);
         ks_tree *its = items_of(got);
         for (uint32_t i = 0; its && i < its->n; i++) {
             ks_tree *o = its->items[i];
@@ -260,7 +258,6 @@ static bool read_file(ks_kube_snapshot *s, const char *path, const char *base, c
         add_doc(s, name, d);
         free(name);
     }
-    free(docs);
     return true;
 }
 

@@ -1844,6 +1844,371 @@ def test_dra(c):
         ref.stop()
 
 
+# ---- live-cluster tools: shadow mode, snapshots (issue 21) ----------------
+
+GEN = os.path.join(ROOT, "bench", "gen.py")
+
+
+def load_yaml_docs(path):
+    try:
+        import yaml
+    except ImportError:
+        raise Skip("python3 yaml module missing")
+    with open(path) as f:
+        return [d for d in yaml.safe_load_all(f) if d]
+
+
+def priority_classes_for(pods):
+    """gen.py writes spec.priority as scheduler_perf's fake clientset takes
+    it; an API server's Priority admission wants a class: one per value."""
+    classes = {}
+    for p in pods:
+        pr = p["spec"].pop("priority", None)
+        if pr:
+            name = f"prio-{pr}"
+            classes[name] = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                             "metadata": {"name": name}, "value": pr}
+            p["spec"]["priorityClassName"] = name
+    return list(classes.values())
+
+
+KIND_PATHS = {"Namespace": "/api/v1/namespaces",
+              "PriorityClass": "/apis/scheduling.k8s.io/v1/priorityclasses"}
+
+
+def create_objects(c, objs, threads=8):
+    """Namespaces and classes, then services, nodes, then pods."""
+    by = {}
+    for o in objs:
+        by.setdefault(o["kind"], []).append(o)
+    for k in ("Namespace", "PriorityClass"):
+        bulk(c, [("POST", KIND_PATHS[k], o) for o in by.pop(k, [])])
+    bulk(c, [("POST", f"/api/v1/namespaces/{o['metadata'].get('namespace', 'default')}/services", o)
+             for o in by.pop("Service", [])])
+    create_nodes(c, by.pop("Node", []))
+    create_pods(c, by.pop("Pod", []), threads)
+    check(not by, f"kinds left uncreated: {sorted(by)}")
+
+
+def all_pods(c):
+    return Conn(c).call("GET", "/api/v1/pods")["items"]
+
+
+def shadow_cmd(cfg, report, extra=()):
+    return [KSCHED, "run", "--shadow", "--config", cfg, "--report", report, "--secure-port=0",
+            "-v=2"] + list(extra)
+
+
+def wait_log(c, name, text, timeout, proc=None):
+    path = os.path.join(c.dir, name + ".log")
+
+    def seen():
+        if proc is not None and proc.poll() is not None:
+            raise Fail(f"{name} exited with {proc.returncode}")
+        try:
+            with open(path, errors="replace") as f:
+                return text in f.read()
+        except OSError:
+            return False
+    wait_for(seen, timeout, f"{name}: {text}")
+
+
+def shadow_run(c, workload, nodes=300):
+    """kube-scheduler v1.34.1 schedules a bench workload (gen.py) while
+    `ksched run --shadow` watches; every pod it binds is in the report
+    with ksched's agreement. Both score every node
+    (percentageOfNodesToScore 100), so a same-top answer is expected
+    apart from races; every infeasible one fails the test with ksched's
+    reason."""
+    if not os.access(KSCHED, os.X_OK):
+        raise Skip(f"{KSCHED} not built")
+    out = os.path.join(c.dir, "gen")
+    subprocess.run([sys.executable, GEN, "--nodes", str(nodes), "--workloads", workload, "-o", out],
+                   check=True, capture_output=True)
+    d = os.path.join(out, workload)
+    init = load_yaml_docs(os.path.join(d, "cluster.yaml"))
+    measured = [p for p in load_yaml_docs(os.path.join(d, "measured.yaml")) if p["kind"] == "Pod"]
+    classes = priority_classes_for([o for o in init if o["kind"] == "Pod"] + measured)
+    create_objects(c, classes + init)
+    prof = profile("default-scheduler", percentageOfNodesToScore=100)
+    ref = TracedSched(c, [prof], name="kube-scheduler", impl="kube-scheduler").start()
+    sh_cfg = Sched(c, [prof], name="shadow")
+    report = os.path.join(c.dir, "shadow-report.jsonl")
+    shadow = c.spawn("shadow", shadow_cmd(sh_cfg.config, report))
+    wait_log(c, "shadow", "shadow: caches synced", 60, shadow)
+    t = time.monotonic()
+    create_pods(c, measured)
+    names = {(p["metadata"]["namespace"], p["metadata"]["name"]) for p in measured}
+
+    def measured_done():
+        ref.check_alive()
+        pods = [p for p in all_pods(c) if (p["metadata"]["namespace"], p["metadata"]["name"]) in names]
+        bound = [p for p in pods if p["spec"].get("nodeName")]
+        return len(bound) == len(names) or (
+            time.monotonic() - t > 60 and all(
+                p["spec"].get("nodeName") or (pod_condition(p) or {}).get("status") == "False" for p in pods))
+    wait_for(measured_done, 600, f"{workload}: measured pods scheduled by kube-scheduler", step=1)
+    pods = {(p["metadata"]["namespace"], p["metadata"]["name"]): p for p in all_pods(c)}
+    bound = {k for k in names if pods.get(k, {}).get("spec", {}).get("nodeName")}
+
+    def reported():
+        try:
+            with open(report) as f:
+                return [json.loads(line) for line in f if line.strip()]
+        except OSError:
+            return []
+    wait_for(lambda: len({(r["namespace"], r["name"]) for r in reported()} & bound) == len(bound), 60,
+             "shadow reports every bound pod", step=0.5)
+    shadow.send_signal(signal.SIGTERM)
+    shadow.wait(timeout=30)
+    check(shadow.returncode == 0, f"shadow exited {shadow.returncode}")
+    rows = [r for r in reported() if (r["namespace"], r["name"]) in names]
+    counts = {}
+    for r in rows:
+        counts[r["agreement"]] = counts.get(r["agreement"], 0) + 1
+        check(r["node"] == pods[(r["namespace"], r["name"])]["spec"]["nodeName"],
+              f"report says {r['name']} went to {r['node']}")
+    figure(f"shadow_{workload}", nodes=nodes, pods=len(names), bound=len(bound), **{
+        k.replace("-", "_"): v for k, v in sorted(counts.items())})
+    # Every disagreement replayed on the cluster kube-scheduler decided
+    # on: the snapshot taken now, less the measured pods it bound after
+    # this one (the order of its binding requests in the audit log), this
+    # one pending. When ksched then finds the real node feasible and top,
+    # the disagreement came from the order the bindings reached the watch.
+    replay = [r for r in rows if r["agreement"] in ("infeasible", "feasible")]
+    unexplained = []
+    if replay:
+        snap = os.path.join(c.dir, "final-snapshot")
+        p = subprocess.run([KSCHED, "snapshot", "--kubeconfig", c.admin_kubeconfig, "-o", snap],
+                           capture_output=True, text=True)
+        check(p.returncode == 0, f"snapshot: {p.stderr}")
+        order = decision_order(c, ref) or binding_order(c)
+        for r in replay:
+            ok, why = replay_case(c, snap, sh_cfg.config, order, r)
+            print(f"# {r['agreement']}: {r['namespace']}/{r['name']} on {r['node']} (ksched "
+                  f"{r.get('nodeVerdict')}, top {r.get('topScore')}): replayed: {why}", flush=True)
+            if not ok:
+                unexplained.append(r)
+    figure(f"shadow_{workload}_replayed", disagreements=len(replay), explained=len(replay) - len(unexplained))
+    check(not unexplained, f"{len(unexplained)} disagreements not explained by the binding order, "
+          f"first {json.dumps(unexplained[0]) if unexplained else ''}")
+    ref.check_alive()
+    return counts, rows
+
+
+class TracedSched(Sched):
+    """kube-scheduler at -v=3: it logs "Attempting to schedule pod" as each
+    scheduling cycle starts, in the order it decides (one scheduling
+    goroutine)."""
+
+    def cmd(self):
+        return ["-v=3" if a == "-v=2" else a for a in super().cmd()]
+
+
+def decision_order(c, sched):
+    """ns/name -> position of the last scheduling cycle kube-scheduler
+    started for it (its log at -v=3)."""
+    pat = re.compile(r'"Attempting to schedule pod" pod="([^"]+)"')
+    last = {}
+    with open(os.path.join(c.dir, f"{sched.name}.{sched.starts}.log"), errors="replace") as f:
+        for i, line in enumerate(f):
+            m = pat.search(line)
+            if m:
+                last[m.group(1)] = i
+    return last
+
+
+def binding_order(c):
+    """ns/name -> position of its successful binding request (close to
+    the decision order; goroutines may swap neighbours)."""
+    got = []
+    for ev in c.audit_events():
+        ref = ev.get("objectRef") or {}
+        if ref.get("subresource") == "binding" and (ev.get("responseStatus") or {}).get("code") == 201:
+            got.append((ev.get("requestReceivedTimestamp"), f"{ref.get('namespace')}/{ref.get('name')}"))
+    return {k: i for i, (_, k) in enumerate(sorted(got))}
+
+
+def replay_case(c, snap, cfg, order, r):
+    key = f"{r['namespace']}/{r['name']}"
+    d = os.path.join(c.dir, "replay-" + r["name"])
+    os.makedirs(d, exist_ok=True)
+    for f in os.listdir(snap):
+        src = os.path.join(snap, f)
+        with open(src) as fh:
+            lst = json.load(fh)
+        if f.endswith("-pods.json"):
+            items = []
+            for it in lst["items"]:
+                k = f"{it['metadata']['namespace']}/{it['metadata']['name']}"
+                if k == key:
+                    it["spec"].pop("nodeName", None)
+                    it["status"] = {"phase": "Pending"}
+                elif k in order and order[k] > order[key]:
+                    continue
+                items.append(it)
+            lst["items"] = items
+        with open(os.path.join(d, f), "w") as fh:
+            json.dump(lst, fh)
+    out = ksched_json("simulate", d, "--config", cfg, "-o", "json", "--explain")
+    for it in out["items"]:
+        if it["kind"] != "Pod" or it["metadata"]["name"] != r["name"]:
+            continue
+        ann = it["metadata"].get("annotations") or {}
+        final = json.loads(ann.get("kube-scheduler-simulator.sigs.k8s.io/finalscore-result") or "{}")
+        flt = json.loads(ann.get("kube-scheduler-simulator.sigs.k8s.io/filter-result") or "{}")
+        totals = {n: sum(int(v) for v in sc.values()) for n, sc in final.items()}
+        if not totals:
+            feasible = it["spec"].get("nodeName") == r["node"]
+            return feasible, f"only node {it['spec'].get('nodeName')} feasible"
+        if r["node"] not in totals:
+            return False, f"still infeasible: {flt.get(r['node'])}"
+        top = max(totals.values())
+        return totals[r["node"]] == top, f"feasible, score {totals[r['node']]}, top {top}"
+    return False, "pod not in the simulation"
+
+
+def shadow_test(workload):
+    def fn(c):
+        shadow_run(c, workload)
+    fn.__name__ = f"test_shadow_{workload}"
+    return fn
+
+
+SHADOW_WORKLOADS = ["SchedulingBasic", "SchedulingPodAntiAffinity", "TopologySpreading",
+                    "SchedulingPreferredPodAffinity", "SchedulingNodeAffinity", "PreemptionBasic"]
+
+
+def readonly_kubeconfig(c):
+    """deploy/readonly.yaml applied; a kubeconfig with its service
+    account's token (TokenRequest): get, list and watch only."""
+    kubectl(c, "apply", "-f", os.path.join(ROOT, "deploy", "readonly.yaml"))
+    tr = c.post("/api/v1/namespaces/kube-system/serviceaccounts/ksched-readonly/token",
+                {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                 "spec": {"expirationSeconds": 3600}})
+    return c.write_kubeconfig("readonly.kubeconfig", token=tr["status"]["token"],
+                              user="ksched-readonly")
+
+
+def ksched_json(*args):
+    p = subprocess.run([KSCHED] + list(args), capture_output=True, text=True, timeout=300)
+    check(p.returncode == 0, f"ksched {' '.join(args[:2])}: {p.returncode} {p.stderr[:800]}")
+    return json.loads(p.stdout)
+
+
+def rs_pod(name, cpu="1", node_name=None):
+    p = pod(name, cpu=cpu)
+    p["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs-a",
+                                         "uid": "00000000-0000-0000-0000-00000000000a",
+                                         "controller": True}]
+    if node_name:
+        p["spec"]["nodeName"] = node_name
+    return p
+
+
+def sim_states(out):
+    """simulate -o json: name -> node (None when pending) of the pods it
+    scheduled or left pending."""
+    res = {}
+    for it in out["items"]:
+        if it["kind"] != "Pod":
+            continue
+        res[it["metadata"]["name"]] = it["spec"].get("nodeName")
+    return res
+
+
+def test_snapshot_whatif(c):
+    """`ksched snapshot`, `simulate --kubeconfig`, `capacity --kubeconfig`
+    with --drain and --add-node, under a read-only identity, against what
+    kube-scheduler v1.34.1 then really does with the same pods. 10 nodes
+    of 4 CPUs, 34 running pods of 1 CPU owned by a ReplicaSet: counts of
+    what fits do not depend on tie-breaks."""
+    if not os.access(KSCHED, os.X_OK):
+        raise Skip(f"{KSCHED} not built")
+    create_nodes(c, [node(f"w{i:02d}") for i in range(10)])
+    ref = Sched(c, [profile("default-scheduler")], name="kube-scheduler", impl="kube-scheduler").start()
+    create_pods(c, [rs_pod(f"run-{i:02d}") for i in range(34)])
+    wait_settled(c, set(), 120, sched=ref)
+    kc = readonly_kubeconfig(c)
+    check(kubectl(c, "auth", "can-i", "create", "pods", kubeconfig=kc, ok=False)[0] != 0,
+          "the read-only identity may create pods")
+    cfg = Sched(c, [profile("default-scheduler")], name="sim").config
+
+    # simulate live == simulate on the snapshot written to disk
+    extra = os.path.join(c.dir, "extra.json")
+    with open(extra, "w") as f:
+        json.dump({"apiVersion": "v1", "kind": "List",
+                   "items": [rs_pod(f"x-{i}") for i in range(8)]}, f)
+    live = ksched_json("simulate", "--kubeconfig", kc, "--config", cfg, extra, "-o", "json", "--seed", "7")
+    snap = os.path.join(c.dir, "snap")
+    p = subprocess.run([KSCHED, "snapshot", "--kubeconfig", kc, "-o", snap], capture_output=True, text=True)
+    check(p.returncode == 0, f"snapshot: {p.stderr}")
+    again = ksched_json("simulate", snap, extra, "--config", cfg, "-o", "json", "--seed", "7")
+    check(live == again, "simulate on the snapshot differs from simulate --kubeconfig")
+    st = sim_states(live)
+    want_pending = sorted(n for n, v in st.items() if n.startswith("x-") and not v)
+    check(len(want_pending) == 2, f"simulate: pending {want_pending}, want 2 of 8")
+    create_pods(c, [rs_pod(f"x-{i}") for i in range(8)])
+    wait_for(lambda: sum(1 for q in list_pods(c) if q["metadata"]["name"].startswith("x-") and
+                         (q["spec"].get("nodeName") or
+                          (pod_condition(q) or {}).get("status") == "False")) == 8, 60, "x pods settled")
+    pods = list_pods(c)
+    real_pending = [q for q in pods if q["metadata"]["name"].startswith("x-") and not q["spec"].get("nodeName")]
+    check(len(real_pending) == len(want_pending), f"live: {len(real_pending)} pending, simulate said 2")
+    bulk(c, [("DELETE", f"/api/v1/namespaces/default/pods/x-{i}?gracePeriodSeconds=0", None) for i in range(8)])
+    wait_for(lambda: not any(q["metadata"]["name"].startswith("x-") for q in list_pods(c)), 30, "x pods gone")
+
+    # capacity, then with two more nodes
+    one = os.path.join(c.dir, "one.json")
+    with open(one, "w") as f:
+        json.dump(rs_pod("cap"), f)
+    newnode = os.path.join(c.dir, "newnode.json")
+    with open(newnode, "w") as f:
+        json.dump(node("extra"), f)
+    cap = ksched_json("capacity", "--kubeconfig", kc, one, "--config", cfg, "-o", "json")
+    cap2 = ksched_json("capacity", "--kubeconfig", kc, one, "--config", cfg, "-o", "json",
+                       "--add-node", newnode, "--count", "2")
+    check(cap["replicas"] == 6, f"capacity: {cap['replicas']} replicas, want 6")
+    check(cap2["replicas"] == 14 and cap2["nodes"].get("extra-1") == 4,
+          f"capacity with 2 more nodes: {cap2}")
+    # the drain answer, before anything changes
+    drained = ksched_json("simulate", "--kubeconfig", kc, "--config", cfg, "-o", "json", "--drain", "w00",
+                          "--drain", "w01")
+    on_drained = [q["metadata"]["name"] for q in pods if q["spec"].get("nodeName") in ("w00", "w01")]
+    dst = sim_states(drained)
+    d_pending = [n for n in on_drained if not dst.get(n)]
+    check(all(dst.get(n) not in ("w00", "w01") for n in on_drained), f"drain: pods stay on drained nodes {dst}")
+
+    # really: two nodes like newnode.json, then 16 replicas: 14 fit
+    create_nodes(c, [node("extra-1"), node("extra-2")])
+    create_pods(c, [rs_pod(f"cap-{i:02d}") for i in range(16)])
+    wait_for(lambda: sum(1 for q in list_pods(c) if q["metadata"]["name"].startswith("cap-") and
+                         (q["spec"].get("nodeName") or
+                          (pod_condition(q) or {}).get("status") == "False")) == 16, 60, "replicas settled")
+    got = sum(1 for q in list_pods(c) if q["metadata"]["name"].startswith("cap-") and q["spec"].get("nodeName"))
+    check(got == cap2["replicas"], f"live: {got} replicas bound, capacity --add-node said {cap2['replicas']}")
+    bulk(c, [("DELETE", f"/api/v1/namespaces/default/pods/cap-{i:02d}?gracePeriodSeconds=0", None)
+             for i in range(16)])
+    bulk(c, [("DELETE", f"/api/v1/nodes/extra-{i}", None) for i in (1, 2)])
+    wait_for(lambda: not any(q["metadata"]["name"].startswith("cap-") for q in list_pods(c)), 30, "replicas gone")
+
+    # really drain w00 and w01: cordon, evict, the controller's replacements
+    for n in ("w00", "w01"):
+        Conn(c).call("PATCH", f"/api/v1/nodes/{n}", {"spec": {"unschedulable": True}})
+    bulk(c, [("DELETE", f"/api/v1/namespaces/default/pods/{n}?gracePeriodSeconds=0", None) for n in on_drained])
+    wait_for(lambda: not any(q["metadata"]["name"] in on_drained for q in list_pods(c)), 30, "evicted")
+    create_pods(c, [rs_pod(n) for n in on_drained])
+    wait_for(lambda: all(q["spec"].get("nodeName") or (pod_condition(q) or {}).get("status") == "False"
+                         for q in list_pods(c) if q["metadata"]["name"] in on_drained), 60, "replacements settled")
+    now = {q["metadata"]["name"]: q["spec"].get("nodeName") for q in list_pods(c)}
+    r_pending = [n for n in on_drained if not now.get(n)]
+    check(not any(now.get(n) in ("w00", "w01") for n in on_drained), "live: replacements on drained nodes")
+    check(len(r_pending) == len(d_pending),
+          f"drain: {len(r_pending)} replacements pending live, simulate said {len(d_pending)}")
+    figure("snapshot_whatif", simulate_pending=len(want_pending), capacity=cap["replicas"],
+           capacity_add2=cap2["replicas"], drained_pods=len(on_drained), drain_pending=len(d_pending))
+    ref.check_alive()
+
 TESTS = [
     # (name, function, needs a fresh cluster with a scheduler)
     ("env_smoke", test_env_smoke, False),
@@ -1872,7 +2237,8 @@ TESTS = [
     ("ha_lost_lease", test_ha_lost_lease, True),
     ("soak", test_soak, True),
     ("scale", test_scale, True),
-]
+    ("snapshot_whatif", test_snapshot_whatif, True),
+] + [(f"shadow_{w}", shadow_test(w), True) for w in SHADOW_WORKLOADS]
 
 
 def main(argv):
