@@ -4,6 +4,7 @@
 
 #include "framework/status.h"
 #include "metrics/metrics.h"
+#include "util/hash.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
@@ -44,6 +45,10 @@ struct ks_shadow {
     ks_watch_fn fn;
     void *arg;
     verdict cur; /* the pod being judged (under the inner backend's delivery) */
+    /* Pending pods the real scheduler has nominated (key + 1): while one
+     * waits for its victims to go, what either scheduler counts on the
+     * nominated node differs. Under the inner backend's delivery. */
+    ks_map nominated;
     pthread_mutex_t mu; /* stats, report */
     ks_shadow_stats stats;
     ks_metric *metric[KS_SHADOW_NAGREEMENT];
@@ -111,7 +116,24 @@ static void on_attempt(void *ctx, const ks_attempt_record *r) {
 
 /* ---- judging ------------------------------------------------------------- */
 
-static ks_shadow_agreement classify(const verdict *v, const ks_pod *old, const char **why) {
+static ks_shadow_agreement verdict_of(const verdict *v, const ks_pod *old, const char **why);
+
+/* A disagreement while another pod's preemption is under way is counted
+ * apart: its nomination and its victims reach the two schedulers at
+ * different moments. */
+static ks_shadow_agreement classify(ks_shadow *sh, const verdict *v, const ks_pod *old, const char **why) {
+    ks_shadow_agreement a = verdict_of(v, old, why);
+    if (a == KS_SHADOW_FEASIBLE || a == KS_SHADOW_INFEASIBLE) {
+        size_t others = sh->nominated.len - (ks_map_get(&sh->nominated, old->key + 1) != NULL);
+        if (others) {
+            *why = "another pod's preemption was under way";
+            return KS_SHADOW_INCOMPARABLE;
+        }
+    }
+    return a;
+}
+
+static ks_shadow_agreement verdict_of(const verdict *v, const ks_pod *old, const char **why) {
     *why = NULL;
     if (old->nominated_node) {
         *why = "the real scheduler nominated the pod (preemption)";
@@ -199,7 +221,7 @@ static void judge(ks_shadow *sh, const ks_pod *old, const ks_pod *now) {
     /* the binding cycle's (no-op) API calls, so the attempt is over */
     ks_api_dispatcher_drain(ks_scheduler_dispatcher(sh->s));
     const char *why;
-    ks_shadow_agreement a = classify(v, old, &why);
+    ks_shadow_agreement a = classify(sh, v, old, &why);
     ks_counter_inc(sh->metric[a]);
     pthread_mutex_lock(&sh->mu);
     sh->stats.decisions[a]++;
@@ -215,11 +237,21 @@ static void judge(ks_shadow *sh, const ks_pod *old, const ks_pod *now) {
     *v = (verdict){0};
 }
 
+static void track_nominated(ks_shadow *sh, const ks_watch_event *ev) {
+    const ks_pod *p = ev->new_pod ? ev->new_pod : ev->old_pod;
+    if (!p) return;
+    if (ev->new_pod && !ev->new_pod->node_name && ev->new_pod->nominated_node)
+        ks_map_put(&sh->nominated, p->key + 1, (void *)1);
+    else
+        ks_map_del(&sh->nominated, p->key + 1);
+}
+
 static void sh_watch(void *arg, const ks_watch_event *ev) {
     ks_shadow *sh = arg;
     if (sh->s && ev->kind == KS_KIND_POD && ev->type == KS_WATCH_MODIFIED && ev->old_pod && ev->new_pod &&
         !ev->old_pod->node_name && ev->new_pod->node_name)
         judge(sh, ev->old_pod, ev->new_pod);
+    if (ev->kind == KS_KIND_POD) track_nominated(sh, ev);
     sh->fn(sh->arg, ev);
 }
 
@@ -237,6 +269,7 @@ ks_shadow *ks_shadow_new(const ks_shadow_options *o) {
     sh->inner = o->inner;
     sh->report = o->report;
     pthread_mutex_init(&sh->mu, NULL);
+    ks_map_init(&sh->nominated);
     /* bind_volumes and update_claim stay NULL: the plugins keep their
      * assumptions, which the real objects then replace. */
     sh->iface = (ks_backend){.ctx = sh,
@@ -259,6 +292,7 @@ ks_shadow *ks_shadow_new(const ks_shadow_options *o) {
 void ks_shadow_free(ks_shadow *sh) {
     if (!sh) return;
     pthread_mutex_destroy(&sh->mu);
+    ks_map_free(&sh->nominated);
     free(sh);
 }
 

@@ -1970,6 +1970,10 @@ def shadow_run(c, workload, nodes=300):
               f"report says {r['name']} went to {r['node']}")
     figure(f"shadow_{workload}", nodes=nodes, pods=len(names), bound=len(bound), **{
         k.replace("-", "_"): v for k, v in sorted(counts.items())})
+    # Incomparable only because of a preemption (kube-scheduler nominated
+    # the pod before binding it, or ksched would have preempted).
+    odd = [r for r in rows if r["agreement"] == "incomparable" and "preempt" not in r.get("reason", "")]
+    check(not odd, f"{len(odd)} pods incomparable for another reason, first {odd[:1]}")
     # Every disagreement replayed on the cluster kube-scheduler decided
     # on: the snapshot taken now, less the measured pods it bound after
     # this one (the order of its binding requests in the audit log), this

@@ -318,6 +318,22 @@ static void test_shadow(void **st) {
     ks_pod_unref(p);
     ks_pod_unref(b);
 
+    /* while another pod waits on its nomination, a disagreement is
+     * counted apart; an agreement stays one */
+    p = tu_pod("default", "waiting", 100, 0, 0);
+    pn = ks_pod_clone(p);
+    pn->nominated_node = ks_intern("mid");
+    deliver_pod(&fb, NULL, p);
+    deliver_pod(&fb, p, pn);
+    ks_pod_unref(p);
+    ks_pod_unref(pn);
+    p = tu_pod("default", "meanwhile", 100, 0, 0);
+    b = tu_pod_on("default", "meanwhile", 100, 0, "small");
+    deliver_pod(&fb, NULL, p);
+    deliver_pod(&fb, p, b);
+    ks_pod_unref(p);
+    ks_pod_unref(b);
+
     ks_shadow_stats stats;
     ks_shadow_stats_get(sh, &stats);
     fflush(report);
@@ -325,11 +341,13 @@ static void test_shadow(void **st) {
     assert_int_equal(stats.decisions[KS_SHADOW_SAME_TOP], 1);
     assert_int_equal(stats.decisions[KS_SHADOW_FEASIBLE], 1);
     assert_int_equal(stats.decisions[KS_SHADOW_INFEASIBLE], 1);
-    assert_int_equal(stats.decisions[KS_SHADOW_INCOMPARABLE], 1);
+    assert_int_equal(stats.decisions[KS_SHADOW_INCOMPARABLE], 2);
     fflush(report);
     int lines = 0;
     for (char *q = text; q && *q; q++) lines += *q == '\n';
-    assert_int_equal(lines, 4);
+    assert_int_equal(lines, 5);
+    assert_non_null(strstr(text, "\"name\":\"meanwhile\""));
+    assert_non_null(strstr(text, "\"reason\":\"another pod's preemption was under way\""));
     assert_non_null(strstr(text, "\"name\":\"top\",\"schedulerName\":\"default-scheduler\",\"node\":\"big\","
                                  "\"kschedNode\":\"big\",\"agreement\":\"same-top\""));
     assert_non_null(strstr(text, "\"name\":\"lower\""));
