@@ -1894,9 +1894,8 @@ def all_pods(c):
     return Conn(c).call("GET", "/api/v1/pods")["items"]
 
 
-def shadow_cmd(cfg, report, extra=()):
-    return [KSCHED, "run", "--shadow", "--config", cfg, "--report", report, "--secure-port=0",
-            "-v=2"] + list(extra)
+def shadow_cmd(cfg, report, serving=("--secure-port=0",)):
+    return [KSCHED, "run", "--shadow", "--config", cfg, "--report", report, "-v=2"] + list(serving)
 
 
 def wait_log(c, name, text, timeout, proc=None):
@@ -1932,9 +1931,9 @@ def shadow_run(c, workload, nodes=300):
     create_objects(c, classes + init)
     prof = profile("default-scheduler", percentageOfNodesToScore=100)
     ref = TracedSched(c, [prof], name="kube-scheduler", impl="kube-scheduler").start()
-    sh_cfg = Sched(c, [prof], name="shadow")
+    sh_cfg = Sched(c, [prof], name="shadow", serve=True)
     report = os.path.join(c.dir, "shadow-report.jsonl")
-    shadow = c.spawn("shadow", shadow_cmd(sh_cfg.config, report))
+    shadow = c.spawn("shadow", shadow_cmd(sh_cfg.config, report, sh_cfg.serving_flags()))
     wait_log(c, "shadow", "shadow: caches synced", 60, shadow)
     t = time.monotonic()
     create_pods(c, measured)
@@ -1959,6 +1958,11 @@ def shadow_run(c, workload, nodes=300):
             return []
     wait_for(lambda: len({(r["namespace"], r["name"]) for r in reported()} & bound) == len(bound), 60,
              "shadow reports every bound pod", step=0.5)
+    st_, text = sh_cfg.get("/metrics", token=C.ADMIN_TOKEN)
+    check(st_ == 200, f"shadow /metrics: {st_} {text[:200]}")
+    m = parse_metrics(text)
+    byag = {a: int(sample(m, "ksched_shadow_decisions_total", agreement=a))
+            for a in ("same-top", "feasible", "infeasible", "incomparable")}
     shadow.send_signal(signal.SIGTERM)
     shadow.wait(timeout=30)
     check(shadow.returncode == 0, f"shadow exited {shadow.returncode}")
@@ -1968,8 +1972,17 @@ def shadow_run(c, workload, nodes=300):
         counts[r["agreement"]] = counts.get(r["agreement"], 0) + 1
         check(r["node"] == pods[(r["namespace"], r["name"])]["spec"]["nodeName"],
               f"report says {r['name']} went to {r['node']}")
+    allrows = reported()
+    check(all(byag[a] == sum(1 for r in allrows if r["agreement"] == a) for a in byag),
+          f"/metrics {byag} and the report disagree")
     figure(f"shadow_{workload}", nodes=nodes, pods=len(names), bound=len(bound), **{
         k.replace("-", "_"): v for k, v in sorted(counts.items())})
+    reasons = {}
+    for r in rows:
+        if r["agreement"] == "incomparable":
+            reasons[r.get("reason", "")] = reasons.get(r.get("reason", ""), 0) + 1
+    if reasons:
+        print(f"# shadow_{workload} incomparable: {json.dumps(reasons)}", flush=True)
     # Incomparable only because of a preemption (kube-scheduler nominated
     # the pod before binding it, or ksched would have preempted).
     odd = [r for r in rows if r["agreement"] == "incomparable" and "preempt" not in r.get("reason", "")]
