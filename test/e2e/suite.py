@@ -1826,7 +1826,9 @@ def test_dra(c):
     check_bound_once(c, [p for p in pods if p["spec"].get("nodeName")])
     if SUBJECT != "ksched" or not os.path.exists(os.path.join(C.BIN, "kube-scheduler")):
         return
-    ref = C.Cluster(lifetime=600)
+    # the lifetime run_fresh gives: a watchdog outlives its cluster and
+    # ends the whole suite at its deadline
+    ref = C.Cluster(lifetime=1800)
     try:
         ref.start()
         apply_deploy(ref)
