@@ -6,7 +6,7 @@
 #       seconds (default 60) at nice 19, J at a time (default 1). New inputs
 #       go to build/fuzz/corpus/TARGET, crashes to build/fuzz/artifacts/,
 #       the log to build/fuzz/logs/TARGET.log; one summary line per target:
-#       "TARGET: N execs in S s, cov C, ft F, corpus K, crashes X".
+#       "TARGET: N execs in S s (cpu T s), cov C, ft F, corpus K, crashes X".
 #   test/fuzz/run.sh --merge [TARGET...]
 #       adds to the committed corpus (test/fuzz/corpus/TARGET) the inputs
 #       of build/fuzz/corpus/TARGET that reach coverage it lacks (libFuzzer
@@ -123,10 +123,16 @@ one() { # target
     # -timeout: one input taking 10 s is a hang; the first directory is the
     # one libFuzzer writes new inputs to.
     # shellcheck disable=SC2086
-    nice -n 19 "$bin" -max_total_time="$seconds" -timeout=10 -max_len="$(max_len "$t")" \
+    # the CPU time the target had (on a shared machine, well below the
+    # wall time at nice 19), by /usr/bin/time where there is one
+    timer=""
+    [ -x /usr/bin/time ] && timer="/usr/bin/time -f %U+%S -o build/fuzz/logs/$t.cpu"
+    rm -f "build/fuzz/logs/$t.cpu"
+    $timer nice -n 19 "$bin" -max_total_time="$seconds" -timeout=10 -max_len="$(max_len "$t")" \
         -print_final_stats=1 -artifact_prefix="build/fuzz/artifacts/${t}-" \
         ${d:+-dict=$d} "build/fuzz/corpus/$t" $dirs >"$log" 2>&1
     rc=$?
+    cpu=$(tail -1 "build/fuzz/logs/$t.cpu" 2>/dev/null | awk -F+ '{printf "%d", $1 + $2}')
     execs=$(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}')
     secs=$(grep -E '^Done [0-9]+ runs in' "$log" | awk '{print $5}')
     last=$(grep -E '^#[0-9]+' "$log" | tail -1)
@@ -134,7 +140,7 @@ one() { # target
     ft=$(echo "$last" | sed -n 's/.*ft: \([0-9]*\).*/\1/p')
     corp=$(echo "$last" | sed -n 's/.*corp: \([0-9]*\).*/\1/p')
     crashes=$(ls build/fuzz/artifacts/ 2>/dev/null | grep -c "^${t}-")
-    echo "$t: ${execs:-?} execs in ${secs:-?} s, cov ${cov:-?}, ft ${ft:-?}, corpus ${corp:-?}, crashes $crashes (exit $rc)"
+    echo "$t: ${execs:-?} execs in ${secs:-?} s (cpu ${cpu:-?} s), cov ${cov:-?}, ft ${ft:-?}, corpus ${corp:-?}, crashes $crashes (exit $rc)"
     [ "$rc" -eq 0 ]
 }
 
