@@ -32,6 +32,8 @@ void ks_cluster_free(ks_cluster *c) {
     FREE_OBJECTS(c->storage_classes);
     FREE_OBJECTS(c->csinodes);
     FREE_OBJECTS(c->csi_drivers);
+    FREE_OBJECTS(c->csi_capacities);
+    FREE_OBJECTS(c->volume_attachments);
     FREE_OBJECTS(c->pdbs);
     FREE_OBJECTS(c->pod_groups);
     FREE_OBJECTS(c->workloads);
@@ -62,6 +64,8 @@ void ks_cluster_move(ks_cluster *dst, ks_cluster *src) {
     MOVE_VEC(dst->storage_classes, src->storage_classes);
     MOVE_VEC(dst->csinodes, src->csinodes);
     MOVE_VEC(dst->csi_drivers, src->csi_drivers);
+    MOVE_VEC(dst->csi_capacities, src->csi_capacities);
+    MOVE_VEC(dst->volume_attachments, src->volume_attachments);
     MOVE_VEC(dst->pdbs, src->pdbs);
     MOVE_VEC(dst->pod_groups, src->pod_groups);
     MOVE_VEC(dst->workloads, src->workloads);
@@ -253,6 +257,8 @@ ks_objects ks_cluster_view(const ks_cluster *c) {
     VIEW(storage_classes);
     VIEW(csinodes);
     VIEW(csi_drivers);
+    VIEW(csi_capacities);
+    VIEW(volume_attachments);
     VIEW(pdbs);
     VIEW(pod_groups);
     VIEW(workloads);

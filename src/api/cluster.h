@@ -21,6 +21,8 @@ typedef struct ks_cluster {
     KS_VEC(ks_storage_class *) storage_classes;
     KS_VEC(ks_csinode *) csinodes;
     KS_VEC(ks_csi_driver *) csi_drivers;
+    KS_VEC(ks_csi_capacity *) csi_capacities;
+    KS_VEC(ks_volume_attachment *) volume_attachments;
     KS_VEC(ks_pdb *) pdbs;
     KS_VEC(ks_pod_group *) pod_groups;
     KS_VEC(ks_workload *) workloads;

@@ -1,6 +1,6 @@
 /* The other kinds the scheduler reads: PriorityClass, Namespace, storage
  * (PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode,
- * CSIDriver),
+ * CSIDriver, CSIStorageCapacity, VolumeAttachment),
  * PodDisruptionBudget, PodGroup (gang scheduling), and the workload objects
  * whose selectors default topology spreading uses (Service, ReplicaSet,
  * StatefulSet, ReplicationController). Each is owned by its arena. */
@@ -134,6 +134,35 @@ typedef struct ks_csi_driver {
     KS_OBJ_META;
 } ks_csi_driver;
 
+/* A CSIStorageCapacity (namespaced): how much a driver can still
+ * provision for a storage class on the nodes its nodeTopology selects.
+ * No nodeTopology (nothing set in the selector) means no node has access.
+ * Sizes are bytes (Quantity.Value()); has_* says whether the field is
+ * set. */
+typedef struct ks_csi_capacity {
+    ks_arena *arena;
+    ks_id ns, name;
+    ks_id storage_class;
+    ks_label_selector node_topology; /* .nothing when nodeTopology is unset */
+    bool has_capacity, has_max_size;
+    int64_t capacity, max_size;      /* capacity, maximumVolumeSize */
+    KS_OBJ_META;
+} ks_csi_capacity;
+
+/* A VolumeAttachment (cluster-scoped) reduced to what NodeVolumeLimits
+ * counts: the attacher (a CSI driver name, "" when unset), the node and
+ * the PersistentVolume attached (has_pv false when
+ * spec.source.persistentVolumeName is unset). */
+typedef struct ks_volume_attachment {
+    ks_arena *arena;
+    ks_id name;
+    const char *attacher;
+    ks_id node_name;
+    bool has_pv;
+    ks_id pv_name;
+    KS_OBJ_META;
+} ks_volume_attachment;
+
 typedef struct ks_int_or_percent {
     bool set;
     bool is_percent;
@@ -215,6 +244,8 @@ typedef enum ks_kind {
     KS_KIND_RESOURCE_CLAIM, /* api/dra.h */
     KS_KIND_RESOURCE_SLICE,
     KS_KIND_DEVICE_CLASS,
+    KS_KIND_CSI_CAPACITY,
+    KS_KIND_VOLUME_ATTACHMENT,
 } ks_kind;
 
 struct ks_resource_claim;
@@ -234,6 +265,8 @@ typedef struct ks_objects {
     KS_VEC(ks_storage_class *) storage_classes;
     KS_VEC(ks_csinode *) csinodes;
     KS_VEC(ks_csi_driver *) csi_drivers;
+    KS_VEC(ks_csi_capacity *) csi_capacities;
+    KS_VEC(ks_volume_attachment *) volume_attachments;
     KS_VEC(ks_pdb *) pdbs;
     KS_VEC(ks_pod_group *) pod_groups;
     KS_VEC(ks_workload *) workloads;

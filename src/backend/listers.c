@@ -41,6 +41,8 @@ OPS(pvc, ks_pvc, nskey(x->ns, x->name))
 OPS(sc, ks_storage_class, x->name)
 OPS(csinode, ks_csinode, x->name)
 OPS(driver, ks_csi_driver, x->name)
+OPS(cap, ks_csi_capacity, nskey(x->ns, x->name))
+OPS(va, ks_volume_attachment, x->name)
 OPS(pdb, ks_pdb, nskey(x->ns, x->name))
 OPS(pg, ks_pod_group, nskey(x->ns, x->name))
 OPS(wl, ks_workload, nskey(x->ns, x->name))
@@ -57,6 +59,8 @@ static const kind_ops kinds[] = {
     K(KS_KIND_STORAGE_CLASS, storage_classes, sc),
     K(KS_KIND_CSINODE, csinodes, csinode),
     K(KS_KIND_CSI_DRIVER, csi_drivers, driver),
+    K(KS_KIND_CSI_CAPACITY, csi_capacities, cap),
+    K(KS_KIND_VOLUME_ATTACHMENT, volume_attachments, va),
     K(KS_KIND_PDB, pdbs, pdb),
     K(KS_KIND_POD_GROUP, pod_groups, pg),
     K(KS_KIND_RESOURCE_CLAIM, resource_claims, rc),

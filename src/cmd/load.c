@@ -66,7 +66,8 @@ static void summary(const ks_cluster *c) {
         {"PriorityClass", c->priority_classes.n}, {"Namespace", c->namespaces.n},
         {"PersistentVolume", c->pvs.n},           {"PersistentVolumeClaim", c->pvcs.n},
         {"StorageClass", c->storage_classes.n},   {"CSINode", c->csinodes.n},
-        {"CSIDriver", c->csi_drivers.n},
+        {"CSIDriver", c->csi_drivers.n},         {"CSIStorageCapacity", c->csi_capacities.n},
+        {"VolumeAttachment", c->volume_attachments.n},
         {"PodDisruptionBudget", c->pdbs.n},       {"PodGroup", c->pod_groups.n},
     };
     uint32_t wk[4] = {0};

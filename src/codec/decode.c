@@ -89,6 +89,8 @@ static bool decode_kind(ks_cluster *c, const ks_tree *t, const char *kind, const
     if (strcmp(kind, "StorageClass") == 0) ADD(storage_classes, ks_decode_storage_class(t, ctx));
     if (strcmp(kind, "CSINode") == 0) ADD(csinodes, ks_decode_csinode(t, ctx));
     if (strcmp(kind, "CSIDriver") == 0) ADD(csi_drivers, ks_decode_csi_driver(t, ctx));
+    if (strcmp(kind, "CSIStorageCapacity") == 0) ADD(csi_capacities, ks_decode_csi_capacity(t, ctx));
+    if (strcmp(kind, "VolumeAttachment") == 0) ADD(volume_attachments, ks_decode_volume_attachment(t, ctx));
     if (strcmp(kind, "PodDisruptionBudget") == 0) ADD(pdbs, ks_decode_pdb(t, ctx));
     if (strcmp(kind, "PodGroup") == 0 && strcmp(group, "scheduling.x-k8s.io") == 0)
         ADD(pod_groups, ks_decode_pod_group(t, ctx));

@@ -40,6 +40,8 @@ ks_pvc *ks_decode_pvc(const ks_tree *t, ks_decode_ctx *ctx);
 ks_storage_class *ks_decode_storage_class(const ks_tree *t, ks_decode_ctx *ctx);
 ks_csinode *ks_decode_csinode(const ks_tree *t, ks_decode_ctx *ctx);
 ks_csi_driver *ks_decode_csi_driver(const ks_tree *t, ks_decode_ctx *ctx);
+ks_csi_capacity *ks_decode_csi_capacity(const ks_tree *t, ks_decode_ctx *ctx);
+ks_volume_attachment *ks_decode_volume_attachment(const ks_tree *t, ks_decode_ctx *ctx);
 ks_pdb *ks_decode_pdb(const ks_tree *t, ks_decode_ctx *ctx);
 ks_pod_group *ks_decode_pod_group(const ks_tree *t, ks_decode_ctx *ctx);
 /* resource.k8s.io (v1, v1beta2, v1beta1) */

@@ -1,4 +1,6 @@
-/* The kinds other than Pod and Node: PriorityClass, Namespace, storage,
+/* The kinds other than Pod and Node: PriorityClass, Namespace, storage
+ * (PV, PVC, StorageClass, CSINode, CSIDriver, CSIStorageCapacity,
+ * VolumeAttachment),
  * PodDisruptionBudget, PodGroup and the workloads whose selectors default
  * spreading reads. */
 #include "api/quantity.h"
@@ -326,6 +328,60 @@ ks_csi_driver *ks_decode_csi_driver(const ks_tree *t, ks_decode_ctx *ctx) {
         const kpath *sp = KP(NULL, "spec");
         if (d_map(d, spec, sp))
             d_bool(d, kt_get(spec, "storageCapacity"), KP(sp, "storageCapacity"), &o->storage_capacity);
+    }
+    FINISH(o);
+}
+
+/* An optional Quantity field in bytes; false when absent (null is unset,
+ * as a nil *Quantity). */
+static bool d_opt_bytes(dec *d, const ks_tree *v, const kpath *p, int64_t *out) {
+    *out = 0;
+    if (d_absent(v)) return false;
+    __int128 nano;
+    if (!d_quantity(d, v, p, &nano)) return false;
+    ks_nano_to_value(nano, out);
+    return true;
+}
+
+/* CSIStorageCapacity's fields sit at the top level, beside metadata. */
+ks_csi_capacity *ks_decode_csi_capacity(const ks_tree *t, ks_decode_ctx *ctx) {
+    NEW_OBJECT(ks_csi_capacity, o, "csistoragecapacity");
+    o->node_topology.nothing = true;
+    if (d_map(d, t, NULL) && d_meta(d, t, true, &m)) {
+        o->ns = m.ns;
+        o->name = m.name;
+        const ks_tree *sc = kt_get(t, "storageClassName");
+        if (d_absent(sc)) derr(d, t, KP(NULL, "storageClassName"), "required");
+        else o->storage_class = d_id(d, sc, KP(NULL, "storageClassName"));
+        d_label_selector(d, kt_get(t, "nodeTopology"), KP(NULL, "nodeTopology"), &o->node_topology);
+        o->has_capacity = d_opt_bytes(d, kt_get(t, "capacity"), KP(NULL, "capacity"), &o->capacity);
+        o->has_max_size =
+            d_opt_bytes(d, kt_get(t, "maximumVolumeSize"), KP(NULL, "maximumVolumeSize"), &o->max_size);
+    }
+    FINISH(o);
+}
+
+ks_volume_attachment *ks_decode_volume_attachment(const ks_tree *t, ks_decode_ctx *ctx) {
+    NEW_OBJECT(ks_volume_attachment, o, "volumeattachment");
+    o->attacher = "";
+    if (d_map(d, t, NULL) && d_meta(d, t, false, &m)) {
+        o->name = m.name;
+        const ks_tree *spec = kt_get(t, "spec");
+        const kpath *sp = KP(NULL, "spec");
+        if (d_map(d, spec, sp)) {
+            const char *att = str_field(d, spec, "attacher", sp);
+            if (att) o->attacher = att;
+            o->node_name = d_id(d, kt_get(spec, "nodeName"), KP(sp, "nodeName"));
+            const ks_tree *src = kt_get(spec, "source");
+            const kpath *srcp = KP(sp, "source");
+            if (d_map(d, src, srcp)) {
+                const ks_tree *pv = kt_get(src, "persistentVolumeName");
+                if (!d_absent(pv)) {
+                    o->has_pv = true;
+                    o->pv_name = d_id(d, pv, KP(srcp, "persistentVolumeName"));
+                }
+            }
+        }
     }
     FINISH(o);
 }

@@ -145,6 +145,8 @@ static void check_duplicates(const ks_cluster *c, const ks_cluster *tmp, ks_erro
     CHECK(storage_classes, "storageclass", 0);
     CHECK(csinodes, "csinode", 0);
     CHECK(csi_drivers, "csidriver", 0);
+    CHECK(csi_capacities, "csistoragecapacity", o->ns);
+    CHECK(volume_attachments, "volumeattachment", 0);
     CHECK(pdbs, "poddisruptionbudget", o->ns);
     CHECK(pod_groups, "podgroup", o->ns);
     CHECK(resource_claims, "resourceclaim", o->ns);

@@ -41,6 +41,8 @@ OBJ_FREE_FN(free_pvc, ks_pvc)
 OBJ_FREE_FN(free_storage_class, ks_storage_class)
 OBJ_FREE_FN(free_csinode, ks_csinode)
 OBJ_FREE_FN(free_csi_driver, ks_csi_driver)
+OBJ_FREE_FN(free_csi_capacity, ks_csi_capacity)
+OBJ_FREE_FN(free_volume_attachment, ks_volume_attachment)
 OBJ_FREE_FN(free_pdb, ks_pdb)
 OBJ_FREE_FN(free_pod_group, ks_pod_group)
 OBJ_FREE_FN(free_workload, ks_workload)
@@ -54,6 +56,8 @@ static void *dec_pvc(const ks_tree *t, ks_decode_ctx *c) { return ks_decode_pvc(
 static void *dec_storage_class(const ks_tree *t, ks_decode_ctx *c) { return ks_decode_storage_class(t, c); }
 static void *dec_csinode(const ks_tree *t, ks_decode_ctx *c) { return ks_decode_csinode(t, c); }
 static void *dec_csi_driver(const ks_tree *t, ks_decode_ctx *c) { return ks_decode_csi_driver(t, c); }
+static void *dec_csi_capacity(const ks_tree *t, ks_decode_ctx *c) { return ks_decode_csi_capacity(t, c); }
+static void *dec_volume_attachment(const ks_tree *t, ks_decode_ctx *c) { return ks_decode_volume_attachment(t, c); }
 static void *dec_pdb(const ks_tree *t, ks_decode_ctx *c) { return ks_decode_pdb(t, c); }
 static void *dec_pod_group(const ks_tree *t, ks_decode_ctx *c) { return ks_decode_pod_group(t, c); }
 static void *dec_service(const ks_tree *t, ks_decode_ctx *c) { return ks_decode_workload(t, KS_WORKLOAD_SERVICE, c); }
@@ -84,6 +88,10 @@ static const kind_def kinds[] = {
      free_storage_class, false},
     {"CSINode", "/apis/storage.k8s.io/v1/csinodes", KS_KIND_CSINODE, dec_csinode, free_csinode, false},
     {"CSIDriver", "/apis/storage.k8s.io/v1/csidrivers", KS_KIND_CSI_DRIVER, dec_csi_driver, free_csi_driver, false},
+    {"CSIStorageCapacity", "/apis/storage.k8s.io/v1/csistoragecapacities", KS_KIND_CSI_CAPACITY, dec_csi_capacity,
+     free_csi_capacity, false},
+    {"VolumeAttachment", "/apis/storage.k8s.io/v1/volumeattachments", KS_KIND_VOLUME_ATTACHMENT,
+     dec_volume_attachment, free_volume_attachment, false},
     {"PodDisruptionBudget", "/apis/policy/v1/poddisruptionbudgets", KS_KIND_PDB, dec_pdb, free_pdb, false},
     {"Service", "/api/v1/services", KS_KIND_WORKLOAD, dec_service, free_workload,
      false},

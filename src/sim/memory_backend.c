@@ -143,6 +143,8 @@ static ks_status *mb_start(void *ctx, ks_watch_fn fn, void *arg) {
     DELIVER_ALL(mb, c->storage_classes, KS_KIND_STORAGE_CLASS);
     DELIVER_ALL(mb, c->csinodes, KS_KIND_CSINODE);
     DELIVER_ALL(mb, c->csi_drivers, KS_KIND_CSI_DRIVER);
+    DELIVER_ALL(mb, c->csi_capacities, KS_KIND_CSI_CAPACITY);
+    DELIVER_ALL(mb, c->volume_attachments, KS_KIND_VOLUME_ATTACHMENT);
     DELIVER_ALL(mb, c->pdbs, KS_KIND_PDB);
     DELIVER_ALL(mb, c->pod_groups, KS_KIND_POD_GROUP);
     DELIVER_ALL(mb, c->workloads, KS_KIND_WORKLOAD);
@@ -617,6 +619,8 @@ void ks_memory_backend_remove_pod(ks_memory_backend *mb, uint64_t key) {
     X(KS_KIND_STORAGE_CLASS, storage_classes, ks_storage_class) \
     X(KS_KIND_CSINODE, csinodes, ks_csinode)                 \
     X(KS_KIND_CSI_DRIVER, csi_drivers, ks_csi_driver)        \
+    X(KS_KIND_CSI_CAPACITY, csi_capacities, ks_csi_capacity) \
+    X(KS_KIND_VOLUME_ATTACHMENT, volume_attachments, ks_volume_attachment) \
     X(KS_KIND_PDB, pdbs, ks_pdb)                             \
     X(KS_KIND_POD_GROUP, pod_groups, ks_pod_group)           \
     X(KS_KIND_WORKLOAD, workloads, ks_workload)              \

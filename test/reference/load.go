@@ -48,6 +48,8 @@ type Cluster struct {
 	StorageClasses  []*storagev1.StorageClass
 	CSINodes        []*storagev1.CSINode
 	CSIDrivers      []*storagev1.CSIDriver
+	CSICapacities   []*storagev1.CSIStorageCapacity
+	VolumeAttach    []*storagev1.VolumeAttachment
 	PDBs            []*policyv1.PodDisruptionBudget
 	Services        []*v1.Service
 	ReplicaSets     []*appsv1.ReplicaSet
@@ -222,6 +224,11 @@ func (c *Cluster) add(obj runtime.Object) {
 		c.CSINodes = append(c.CSINodes, o)
 	case *storagev1.CSIDriver:
 		c.CSIDrivers = append(c.CSIDrivers, o)
+	case *storagev1.CSIStorageCapacity:
+		defaultNamespace(&o.ObjectMeta)
+		c.CSICapacities = append(c.CSICapacities, o)
+	case *storagev1.VolumeAttachment:
+		c.VolumeAttach = append(c.VolumeAttach, o)
 	case *policyv1.PodDisruptionBudget:
 		defaultNamespace(&o.ObjectMeta)
 		c.PDBs = append(c.PDBs, o)

@@ -158,6 +158,12 @@ func NewSim(ctx context.Context, cfg *config.KubeSchedulerConfiguration, c *Clus
 	for _, o := range c.CSIDrivers {
 		objs = append(objs, o)
 	}
+	for _, o := range c.CSICapacities {
+		objs = append(objs, o)
+	}
+	for _, o := range c.VolumeAttach {
+		objs = append(objs, o)
+	}
 	for _, o := range c.PDBs {
 		objs = append(objs, o)
 	}

@@ -917,14 +917,14 @@ class Gen:
                 "accessModes": ["ReadWriteOnce"], "storageClassName": "dyn-zonal",
                 "resources": {"requests": {"storage": "1Gi"}}}}}}], name=name)
 
-    def bound_csi(self, name, labels):
+    def bound_csi(self, name, labels, driver="example.com/csi"):
         md = {"name": f"{name}-pv"}
         if labels:
             md["labels"] = labels
         self.docs.append({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": md,
                           "spec": {"capacity": {"storage": "10Gi"}, "accessModes": ["ReadWriteOnce"],
                                    "storageClassName": "standard", "persistentVolumeReclaimPolicy": "Delete",
-                                   "csi": {"driver": "example.com/csi", "volumeHandle": name},
+                                   "csi": {"driver": driver, "volumeHandle": name},
                                    "claimRef": {"kind": "PersistentVolumeClaim", "namespace": "default",
                                                 "name": name, "uid": f"pvc-{name}"}},
                           "status": {"phase": "Bound"}})
@@ -945,6 +945,120 @@ class Gen:
         if node:
             spec["nodeName"] = node
         self.docs.append({"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": spec})
+
+    def gen_capacity(self):
+        """Storage capacity tracking (a CSIDriver with storageCapacity,
+        CSIStorageCapacity objects per node or zone, with and without
+        maximumVolumeSize, WaitForFirstConsumer claims of several sizes) and
+        VolumeAttachments on nodes whose CSINode limits a driver. A
+        generator of its own: the documents above stay what they were."""
+        rng = random.Random(self.seed * 104729 + 3)
+        if rng.random() >= 0.4:
+            return
+        sto = "storage.k8s.io/v1"
+        drv = "topo.example.com"
+        self.docs.append({"apiVersion": sto, "kind": "CSIDriver", "metadata": {"name": drv},
+                          "spec": {"storageCapacity": True}})
+        classes = ["cap-fast", "cap-slow"]
+        for cls in classes:
+            self.docs.append({"apiVersion": sto, "kind": "StorageClass", "metadata": {"name": cls},
+                              "provisioner": drv, "volumeBindingMode": "WaitForFirstConsumer"})
+        # a driver that does not publish capacity: never checked
+        self.docs.append({"apiVersion": sto, "kind": "StorageClass", "metadata": {"name": "cap-untracked"},
+                          "provisioner": "untracked.example.com", "volumeBindingMode": "WaitForFirstConsumer"})
+        if rng.random() < 0.5:
+            self.docs.append({"apiVersion": sto, "kind": "CSIDriver", "metadata": {"name": "untracked.example.com"},
+                              "spec": {"storageCapacity": False}})
+        sizes = ["500Mi", "1Gi", "2Gi", "5Gi", "10Gi", "20Gi", "50Gi", "100Gi"]
+        n = 0
+        for (name, node, free, labels, taints, unsched) in self.nodes:
+            if rng.random() < 0.25:
+                continue
+            for cls in classes:
+                if rng.random() < 0.35:
+                    continue
+                obj = {"apiVersion": sto, "kind": "CSIStorageCapacity",
+                       "metadata": {"name": f"csisc-{n}", "namespace": rng.choice(["kube-system", "default"])},
+                       "storageClassName": cls}
+                n += 1
+                r = rng.random()
+                if r < 0.7:
+                    obj["nodeTopology"] = {"matchLabels": {"kubernetes.io/hostname": name}}
+                elif r < 0.8:
+                    other = rng.choice(self.nodes)[0]
+                    obj["nodeTopology"] = {"matchExpressions": [
+                        {"key": "kubernetes.io/hostname", "operator": "In", "values": sorted({name, other})}]}
+                elif r < 0.9:
+                    obj["nodeTopology"] = {"matchLabels": {"topology.kubernetes.io/zone": labels["topology.kubernetes.io/zone"]}}
+                # else: no nodeTopology, no node has access
+                if rng.random() < 0.85:
+                    obj["capacity"] = rng.choice(sizes)
+                if rng.random() < 0.4:
+                    obj["maximumVolumeSize"] = rng.choice(sizes)
+                self.docs.append(obj)
+        claim_classes = classes * 3 + ["cap-untracked"]
+        for k in range(rng.randint(2, 8)):
+            vols = []
+            for j in range(rng.choice([1, 1, 1, 2])):
+                cname = f"cap-claim-{k}-{j}"
+                spec = {"accessModes": ["ReadWriteOnce"], "storageClassName": rng.choice(claim_classes),
+                        "resources": {"requests": {"storage": rng.choice(sizes)}}}
+                if rng.random() < 0.08:
+                    spec["resources"] = {}  # no size requested: nothing to check
+                self.docs.append({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                                  "metadata": {"name": cname, "namespace": "default"}, "spec": spec})
+                vols.append({"name": f"data-{j}", "persistentVolumeClaim": {"claimName": cname}})
+            self.more_vol_pod(rng, vols)
+        self.gen_attachments(rng)
+
+    def gen_attachments(self, rng):
+        att = "attach.example.com"
+        sto = "storage.k8s.io/v1"
+        csinodes = {d["metadata"]["name"]: d for d in self.docs if d.get("kind") == "CSINode"}
+        limited = rng.sample(self.nodes, min(len(self.nodes), rng.randint(1, 4)))
+        for (name, node, free, labels, taints, unsched) in limited:
+            drv = {"name": att, "nodeID": name, "allocatable": {"count": rng.randint(1, 4)}}
+            if name in csinodes:
+                csinodes[name]["spec"]["drivers"].append(drv)
+            else:
+                self.docs.append({"apiVersion": sto, "kind": "CSINode", "metadata": {"name": name},
+                                  "spec": {"drivers": [drv]}})
+        # CSI volumes of the attaching driver, bound to claims
+        vols = [f"att-vol-{i}" for i in range(rng.randint(2, 6))]
+        for v in vols:
+            self.bound_csi(v, {}, driver=att)
+        # a volume that is not CSI
+        self.docs.append({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "att-hostpath-pv"},
+                          "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+                                   "hostPath": {"path": "/mnt/x"}},
+                          "status": {"phase": "Available"}})
+        # running pods holding some of them
+        for (name, node, free, labels, taints, unsched) in limited:
+            if rng.random() < 0.5:
+                v = rng.choice(vols)
+                self.more_vol_pod(rng, [{"name": "data", "persistentVolumeClaim": {"claimName": v}}], node=name)
+        # attachments: of held and unheld volumes, and the ones upstream skips
+        for i in range(rng.randint(2, 8)):
+            node = rng.choice(limited)[0]
+            spec = {"attacher": att, "nodeName": node, "source": {"persistentVolumeName": f"{rng.choice(vols)}-pv"}}
+            r = rng.random()
+            if r < 0.08:
+                spec["attacher"] = ""
+            elif r < 0.16:
+                spec["source"] = {}
+            elif r < 0.24:
+                spec["source"]["persistentVolumeName"] = "att-missing-pv"
+            elif r < 0.32:
+                spec["source"]["persistentVolumeName"] = "att-hostpath-pv"
+            elif r < 0.40:
+                spec["attacher"] = "other.example.com"
+            self.docs.append({"apiVersion": sto, "kind": "VolumeAttachment", "metadata": {"name": f"va-{i}"},
+                              "spec": spec, "status": {"attached": True}})
+        # pending pods wanting one to three of the volumes
+        for k in range(rng.randint(1, 5)):
+            pick = rng.sample(vols, rng.randint(1, min(3, len(vols))))
+            self.more_vol_pod(rng, [{"name": f"d{j}", "persistentVolumeClaim": {"claimName": v}}
+                                    for j, v in enumerate(pick)])
 
     # ------------------------------------------------------------ extras
     def gen_extras(self):
@@ -1372,6 +1486,7 @@ class Gen:
         self.gen_volumes()
         self.gen_extras()
         self.gen_dra()
+        self.gen_capacity()
         # shuffle documents a little: object order must not matter except pods
         return self.docs
 

@@ -6,8 +6,10 @@
  * an in-tree PV translated to CSI when the node migrated its plugin, or,
  * for a claim not bound yet, the provisioner of its StorageClass. Inline
  * in-tree volumes count when their plugin is migrated on the node. A
- * volume used by several pods on the node counts once. VolumeAttachment
- * objects are not modelled (none are loaded), so they add nothing. */
+ * volume used by several pods on the node counts once. The node's
+ * VolumeAttachments of CSI PVs count for their attacher too, unless one
+ * of the node's pods already counts the volume; as upstream, the pod's
+ * own volumes are not compared with them. */
 #include "framework/handle.h"
 #include "framework/status.h"
 #include "plugins/helper/hints.h"
@@ -44,12 +46,13 @@ static void *create(const ks_args *args, ks_handle *h, char **err) {
 static void destroy(void *self) { free(self); }
 
 /* Upstream: CSINode Add|Update, Pod/Delete, PVC/Add, VolumeAttachment/
- * Delete (no such kind here). */
+ * Delete. */
 static size_t events_to_register(void *self, ks_cluster_event *out, size_t max) {
     static const ks_cluster_event ev[] = {
         {KS_EV_CSINODE, KS_ACT_ADD | KS_ACT_UPDATE},
         {KS_EV_POD, KS_ACT_DELETE},
         {KS_EV_PVC, KS_ACT_ADD},
+        {KS_EV_VOLUME_ATTACHMENT, KS_ACT_DELETE},
     };
     return KS_EVENTS_COPY(ev, out, max);
 }
@@ -296,7 +299,17 @@ typedef struct nvl_state {
     bool fixed;        /* fresh / fresh_err hold for every node */
     vol_set fresh;
     ks_status *fresh_err;
+    /* the VolumeAttachments that count, by node: node name id + 1 ->
+     * va_list_* */
+    ks_map vas;
 } nvl_state;
+
+/* getNodeVolumeAttachmentInfo's entries for one node: "attacher/handle"
+ * (as the two parts), the attacher being the driver counted. */
+typedef struct va_list_ {
+    uint32_t n, cap;
+    vol *v;
+} va_list_;
 
 static void nvl_state_free(void *p) {
     nvl_state *s = p;
@@ -305,12 +318,46 @@ static void nvl_state_free(void *p) {
     vs_free(&s->fresh);
     ks_status_free(s->fresh_err);
     ks_arena_free(s->a);
+    size_t it = 0;
+    uint64_t k;
+    void *v;
+    while (ks_map_next(&s->vas, &it, &k, &v)) {
+        va_list_ *l = v;
+        free(l->v);
+        free(l);
+    }
+    ks_map_free(&s->vas);
     free(s);
+}
+
+/* Index the VolumeAttachments by node, keeping those upstream counts: an
+ * attacher, a PV name, a PV that exists and is a CSI volume. Two of
+ * them with the same attacher and volume handle are one volume. */
+static void index_attachments(nvl_state *s, const ks_objects *c) {
+    ks_map_init(&s->vas);
+    for (uint32_t i = 0; c && i < c->volume_attachments.n; i++) {
+        const ks_volume_attachment *va = c->volume_attachments.v[i];
+        if (!*va->attacher || !va->has_pv) continue;
+        const ks_pv *pv = ks_vol_index_pv(s->x, va->pv_name);
+        if (!pv || pv->source != KS_VOL_CSI) continue;
+        vol x = {va->attacher, pv->volume_handle ? pv->volume_handle : "", NULL};
+        va_list_ *l = ks_map_get(&s->vas, (uint64_t)va->node_name + 1);
+        if (!l) {
+            l = ks_xcalloc(1, sizeof(*l));
+            ks_map_put(&s->vas, (uint64_t)va->node_name + 1, l);
+        }
+        bool dup = false;
+        for (uint32_t j = 0; j < l->n && !dup; j++) dup = vol_eq(&l->v[j], &x);
+        if (dup) continue;
+        KS_GROW(l->v, l->cap, (size_t)l->n + 1);
+        l->v[l->n++] = x;
+    }
 }
 
 static nvl_state *nvl_state_new(const ks_objects *c, const ks_pod *pod) {
     nvl_state *s = ks_xcalloc(1, sizeof(*s));
     s->x = ks_vol_index_new(c);
+    index_attachments(s, c);
     vs_init(&s->fresh);
     counting cc = {NULL, s->x, NULL, false};
     s->fresh_err = attachable(&cc, pod, true, &s->fresh);
@@ -377,6 +424,7 @@ static ks_status *filter(void *self, ks_cycle_state *st, const ks_pod *pod, cons
         long j = vs_find(&fresh, &attached.v[i]);
         if (j >= 0) vs_del(&fresh, j);
     }
+    const va_list_ *vas = ks_map_get(&s->vas, (uint64_t)ni->name + 1);
     for (uint32_t d = 0; d < cn->ndrivers && !r; d++) {
         const ks_csi_driver_info *di = &cn->drivers[d];
         if (!di->has_allocatable) continue;
@@ -391,6 +439,9 @@ static ks_status *filter(void *self, ks_cycle_state *st, const ks_pod *pod, cons
         if (!want) continue;
         for (uint32_t i = 0; i < attached.n; i++)
             if (strcmp(attached.v[i].driver, di->name) == 0) have++;
+        /* attachments of volumes no pod on the node counts */
+        for (uint32_t i = 0; vas && i < vas->n; i++)
+            if (strcmp(vas->v[i].driver, di->name) == 0 && vs_find(&attached, &vas->v[i]) < 0) have++;
         if (have + want > (int64_t)di->allocatable_count)
             r = ks_status_new(KS_UNSCHEDULABLE, REASON_MAX_VOLUME_COUNT);
     }

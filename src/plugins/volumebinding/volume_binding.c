@@ -207,8 +207,9 @@ static void destroy(void *self) {
 }
 
 /* Upstream (queueing hints on): StorageClass Add|Update, PVC Add|Update,
- * PV Add|Update, Node Add|UpdateNodeLabel, CSINode Add|Update (and
- * CSIDriver, CSIStorageCapacity, which have no events here). */
+ * PV Add|Update, Node Add|UpdateNodeLabel, CSINode Add|Update,
+ * CSIStorageCapacity Add|Update (and CSIDriver Update, which has no
+ * event here). */
 static size_t events_to_register(void *self, ks_cluster_event *out, size_t max) {
     static const ks_cluster_event ev[] = {
         {KS_EV_STORAGE_CLASS, KS_ACT_ADD | KS_ACT_UPDATE},
@@ -216,6 +217,7 @@ static size_t events_to_register(void *self, ks_cluster_event *out, size_t max) 
         {KS_EV_PV, KS_ACT_ADD | KS_ACT_UPDATE},
         {KS_EV_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_LABEL},
         {KS_EV_CSINODE, KS_ACT_ADD | KS_ACT_UPDATE},
+        {KS_EV_CSI_STORAGE_CAPACITY, KS_ACT_ADD | KS_ACT_UPDATE},
     };
     return KS_EVENTS_COPY(ev, out, max);
 }
@@ -695,10 +697,38 @@ static void check_bound(const vb_state *s, const ks_node_info *ni, find_result *
     }
 }
 
+/* hasEnoughCapacity's test of one CSIStorageCapacity: the class matches,
+ * the limit (maximumVolumeSize when set, else capacity; neither: no
+ * limit to offer) holds the request, and the node is in the capacity's
+ * topology (an unset nodeTopology gives no node access). */
+static bool capacity_fits(const ks_csi_capacity *cap, ks_id cls, int64_t size, const ks_node *node) {
+    if (cap->storage_class != cls) return false;
+    if (cap->has_max_size) {
+        if (cap->max_size < size) return false;
+    } else if (!cap->has_capacity || cap->capacity < size) {
+        return false;
+    }
+    return ks_selector_matches(&cap->node_topology, &node->labels);
+}
+
+/* hasEnoughCapacity: only drivers that opt in (CSIDriver
+ * spec.storageCapacity) are checked, and only claims that request a
+ * size; some capacity object of the claim's class must then offer it on
+ * the node. */
+static bool enough_capacity(const ks_objects *c, const char *prov, const ks_pvc *pvc, ks_id cls,
+                            const ks_node *node) {
+    if (!pvc->has_request) return true;
+    const ks_csi_driver *d = ks_vol_csi_driver(c, prov);
+    if (!d || !d->storage_capacity) return true;
+    for (uint32_t i = 0; i < c->csi_capacities.n; i++)
+        if (capacity_fits(c->csi_capacities.v[i], cls, pvc->request, node)) return true;
+    return false;
+}
+
 /* checkVolumeProvisions: each claim needs a class with a provisioner,
  * allowed topologies matching the node and, for a driver that publishes
- * storage capacity, capacity (no CSIStorageCapacity objects are known, so
- * there is none). Returns false when not satisfied. */
+ * storage capacity, a CSIStorageCapacity that holds it. Returns false
+ * when not satisfied. */
 static bool check_provisions(const vb_state *s, const ks_objects *c, const ks_node *node, const uint32_t *claims,
                              uint32_t n, find_result *r) {
     for (uint32_t i = 0; i < n; i++) {
@@ -718,12 +748,9 @@ static bool check_provisions(const vb_state *s, const ks_objects *c, const ks_no
             r->bind_conflict = true;
             return false;
         }
-        if (pvc->has_request) {
-            const ks_csi_driver *d = ks_vol_csi_driver(c, prov);
-            if (d && d->storage_capacity) {
-                r->not_enough_space = true;
-                return false;
-            }
+        if (!enough_capacity(c, prov, pvc, sc->name, node)) {
+            r->not_enough_space = true;
+            return false;
         }
     }
     return true;
