@@ -287,6 +287,7 @@ typedef enum ks_event_resource {
     KS_EV_DEVICE_CLASS = 2048,
     KS_EV_CSI_STORAGE_CAPACITY = 4096, /* storage.k8s.io */
     KS_EV_VOLUME_ATTACHMENT = 8192,
+    KS_EV_CSI_DRIVER = 16384,
     KS_EV_WILDCARD = 0x7fff,
 } ks_event_resource;
 

@@ -64,6 +64,7 @@ static const struct {
     {KS_EV_CSINODE, "storage.k8s.io/CSINode"},
     {KS_EV_CSI_STORAGE_CAPACITY, "storage.k8s.io/CSIStorageCapacity"},
     {KS_EV_VOLUME_ATTACHMENT, "storage.k8s.io/VolumeAttachment"},
+    {KS_EV_CSI_DRIVER, "storage.k8s.io/CSIDriver"},
     {KS_EV_POD_GROUP, "PodGroup"},
     {KS_EV_RESOURCE_CLAIM, "resource.k8s.io/ResourceClaim"},
     {KS_EV_RESOURCE_SLICE, "resource.k8s.io/ResourceSlice"},
@@ -164,6 +165,7 @@ uint32_t ks_kind_event_resource(ks_kind k) {
     case KS_KIND_CSINODE: return KS_EV_CSINODE;
     case KS_KIND_CSI_CAPACITY: return KS_EV_CSI_STORAGE_CAPACITY;
     case KS_KIND_VOLUME_ATTACHMENT: return KS_EV_VOLUME_ATTACHMENT;
+    case KS_KIND_CSI_DRIVER: return KS_EV_CSI_DRIVER;
     case KS_KIND_POD_GROUP: return KS_EV_POD_GROUP;
     case KS_KIND_RESOURCE_CLAIM: return KS_EV_RESOURCE_CLAIM;
     case KS_KIND_RESOURCE_SLICE: return KS_EV_RESOURCE_SLICE;
@@ -179,6 +181,7 @@ uint32_t ks_kind_event_resource(ks_kind k) {
     X(KS_KIND_CSINODE, ks_csinode, 0)                                                         \
     X(KS_KIND_CSI_CAPACITY, ks_csi_capacity, 1)                                               \
     X(KS_KIND_VOLUME_ATTACHMENT, ks_volume_attachment, 0)                                     \
+    X(KS_KIND_CSI_DRIVER, ks_csi_driver, 0)                                                   \
     X(KS_KIND_POD_GROUP, ks_pod_group, 1)                                                     \
     X(KS_KIND_RESOURCE_CLAIM, ks_resource_claim, 1)                                           \
     X(KS_KIND_RESOURCE_SLICE, ks_resource_slice, 0)                                           \
@@ -235,6 +238,7 @@ const char *ks_event_object_kind(const ks_event_object *o) {
     case KS_KIND_CSINODE: return "CSINode";
     case KS_KIND_CSI_CAPACITY: return "CSIStorageCapacity";
     case KS_KIND_VOLUME_ATTACHMENT: return "VolumeAttachment";
+    case KS_KIND_CSI_DRIVER: return "CSIDriver";
     case KS_KIND_POD_GROUP: return "PodGroup";
     case KS_KIND_RESOURCE_CLAIM: return "ResourceClaim";
     case KS_KIND_RESOURCE_SLICE: return "ResourceSlice";

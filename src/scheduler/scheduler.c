@@ -504,6 +504,7 @@ static void dispatch_watch(ks_scheduler *s, const ks_watch_event *ev) {
     case KS_KIND_CSINODE:
     case KS_KIND_CSI_CAPACITY:
     case KS_KIND_VOLUME_ATTACHMENT:
+    case KS_KIND_CSI_DRIVER:
     case KS_KIND_POD_GROUP:
     case KS_KIND_RESOURCE_CLAIM:
     case KS_KIND_RESOURCE_SLICE:

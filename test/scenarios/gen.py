@@ -989,7 +989,7 @@ class Gen:
                     obj["nodeTopology"] = {"matchExpressions": [
                         {"key": "kubernetes.io/hostname", "operator": "In", "values": sorted({name, other})}]}
                 elif r < 0.9:
-                    obj["nodeTopology"] = {"matchLabels": {"topology.kubernetes.io/zone": labels["topology.kubernetes.io/zone"]}}
+                    obj["nodeTopology"] = {"matchLabels": {"topology.kubernetes.io/zone": labels.get("topology.kubernetes.io/zone", "zone-a")}}
                 # else: no nodeTopology, no node has access
                 if rng.random() < 0.85:
                     obj["capacity"] = rng.choice(sizes)

@@ -1,6 +1,7 @@
 /* The storage fields the volume plugins read: PV sources and defaults,
- * claim owners and selectors, CSIDriver, CSINode annotations, pod volume
- * kinds and resource claims. */
+ * claim owners and selectors, CSIDriver, CSINode annotations,
+ * CSIStorageCapacity, VolumeAttachment, pod volume kinds and resource
+ * claims. */
 #include "api/cluster.h"
 #include "codec/decode.h"
 #include "codec/errors.h"
@@ -108,6 +109,103 @@ static void duplicate_csidriver_is_refused(void **st) {
     ks_cluster_free(c);
 }
 
+static void csi_storage_capacity(void **st) {
+    ks_cluster *c = load("apiVersion: storage.k8s.io/v1\nkind: CSIStorageCapacity\n"
+                         "metadata: {name: a, namespace: kube-system}\nstorageClassName: fast\n"
+                         "nodeTopology: {matchLabels: {zone: z1}}\ncapacity: 10Gi\nmaximumVolumeSize: 1500M\n"
+                         "---\napiVersion: storage.k8s.io/v1\nkind: CSIStorageCapacity\n"
+                         "metadata: {name: b}\nstorageClassName: slow\nnodeTopology: {}\ncapacity: 0.5\n"
+                         "---\napiVersion: storage.k8s.io/v1\nkind: CSIStorageCapacity\n"
+                         "metadata: {name: c}\nstorageClassName: slow\nnodeTopology: null\ncapacity: null\n");
+    assert_int_equal(c->csi_capacities.n, 3);
+    const ks_csi_capacity *a = c->csi_capacities.v[0], *b = c->csi_capacities.v[1], *x = c->csi_capacities.v[2];
+    assert_string_equal(ks_str(a->ns), "kube-system");
+    assert_string_equal(ks_str(a->name), "a");
+    assert_string_equal(ks_str(a->storage_class), "fast");
+    assert_false(a->node_topology.nothing);
+    assert_int_equal(a->node_topology.nreq, 1);
+    assert_true(a->has_capacity);
+    assert_int_equal(a->capacity, 10LL << 30);
+    assert_true(a->has_max_size);
+    assert_int_equal(a->max_size, 1500000000LL);
+    /* the namespace defaults; an empty selector selects every node;
+     * a fraction rounds up as Quantity.Value() */
+    assert_string_equal(ks_str(b->ns), "default");
+    assert_false(b->node_topology.nothing);
+    assert_int_equal(b->node_topology.nreq, 0);
+    assert_true(b->has_capacity);
+    assert_int_equal(b->capacity, 1);
+    assert_false(b->has_max_size);
+    /* null: unset */
+    assert_true(x->node_topology.nothing);
+    assert_false(x->has_capacity);
+    assert_false(x->has_max_size);
+    ks_cluster_free(c);
+}
+
+static void csi_storage_capacity_errors(void **st) {
+    const char *y = "apiVersion: storage.k8s.io/v1\nkind: CSIStorageCapacity\nmetadata: {name: a}\ncapacity: lots\n"
+                    "---\napiVersion: storage.k8s.io/v1\nkind: CSIStorageCapacity\nmetadata: {name: b}\n"
+                    "storageClassName: s\nnodeTopology: {matchLabels: [x]}\n"
+                    "---\napiVersion: storage.k8s.io/v1\nkind: CSIStorageCapacity\nmetadata: {name: d, namespace: ns}\n"
+                    "storageClassName: s\n"
+                    "---\napiVersion: storage.k8s.io/v1\nkind: CSIStorageCapacity\nmetadata: {name: d, namespace: ns}\n"
+                    "storageClassName: s\n";
+    ks_cluster *c = ks_cluster_new();
+    ks_errors errs;
+    ks_errors_init(&errs);
+    assert_false(ks_load_buffer(c, "t.yaml", y, strlen(y), &errs));
+    bool required = false, quantity = false, selector = false, dup = false;
+    for (size_t i = 0; i < errs.n; i++) {
+        if (strstr(errs.v[i], "storageClassName") && strstr(errs.v[i], "required")) required = true;
+        if (strstr(errs.v[i], "capacity") && strstr(errs.v[i], "lots")) quantity = true;
+        if (strstr(errs.v[i], "nodeTopology.matchLabels")) selector = true;
+        if (strstr(errs.v[i], "csistoragecapacity ns/d: already defined")) dup = true;
+    }
+    assert_true(required);
+    assert_true(quantity);
+    assert_true(selector);
+    assert_true(dup);
+    ks_errors_free(&errs);
+    ks_cluster_free(c);
+}
+
+static void volume_attachment(void **st) {
+    ks_cluster *c = load("apiVersion: storage.k8s.io/v1\nkind: VolumeAttachment\nmetadata: {name: va1}\n"
+                         "spec: {attacher: ebs.csi.aws.com, nodeName: n1, source: {persistentVolumeName: pv1}}\n"
+                         "status: {attached: true}\n"
+                         "---\napiVersion: storage.k8s.io/v1\nkind: VolumeAttachment\nmetadata: {name: va2}\n"
+                         "spec: {nodeName: n2, source: {inlineVolumeSpec: {csi: {driver: d, volumeHandle: h}}}}\n"
+                         "---\napiVersion: storage.k8s.io/v1\nkind: VolumeAttachmentList\nitems:\n"
+                         "- metadata: {name: va3}\n  spec: {attacher: d, nodeName: n1, source: {persistentVolumeName: ''}}\n");
+    assert_int_equal(c->volume_attachments.n, 3);
+    const ks_volume_attachment *a = c->volume_attachments.v[0], *b = c->volume_attachments.v[1],
+                               *x = c->volume_attachments.v[2];
+    assert_string_equal(ks_str(a->name), "va1");
+    assert_string_equal(a->attacher, "ebs.csi.aws.com");
+    assert_string_equal(ks_str(a->node_name), "n1");
+    assert_true(a->has_pv);
+    assert_string_equal(ks_str(a->pv_name), "pv1");
+    assert_string_equal(b->attacher, "");
+    assert_false(b->has_pv);
+    assert_true(x->has_pv); /* set, though empty: no PV has that name */
+    assert_string_equal(ks_str(x->pv_name), "");
+    ks_cluster_free(c);
+}
+
+static void duplicate_volume_attachment_is_refused(void **st) {
+    const char *y = "apiVersion: storage.k8s.io/v1\nkind: VolumeAttachment\nmetadata: {name: v}\nspec: {attacher: d}\n"
+                    "---\napiVersion: storage.k8s.io/v1\nkind: VolumeAttachment\nmetadata: {name: v}\nspec: {attacher: d}\n";
+    ks_cluster *c = ks_cluster_new();
+    ks_errors errs;
+    ks_errors_init(&errs);
+    assert_false(ks_load_buffer(c, "t.yaml", y, strlen(y), &errs));
+    assert_int_equal(errs.n, 1);
+    assert_non_null(strstr(errs.v[0], "volumeattachment v: already defined"));
+    ks_errors_free(&errs);
+    ks_cluster_free(c);
+}
+
 static void pod_volume_kinds_and_resource_claims(void **st) {
     ks_cluster *c = load("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: i}]\n"
                          "  resourceClaims: [{name: a, resourceClaimName: x}, {name: b, resourceClaimTemplateName: t}]\n"
@@ -140,6 +238,10 @@ int main(void) {
         cmocka_unit_test(pvc_owner_selector_and_request),
         cmocka_unit_test(csidriver_and_csinode_annotations),
         cmocka_unit_test(duplicate_csidriver_is_refused),
+        cmocka_unit_test(csi_storage_capacity),
+        cmocka_unit_test(csi_storage_capacity_errors),
+        cmocka_unit_test(volume_attachment),
+        cmocka_unit_test(duplicate_volume_attachment_is_refused),
         cmocka_unit_test(pod_volume_kinds_and_resource_claims),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,6 +1,7 @@
 /* The kube backend against a scripted API server (libmicrohttpd on
  * 127.0.0.1): lists and watches decoded into watch events (an update
- * carries the version it replaces), a malformed object skipped, and the whole
+ * carries the version it replaces; CSIStorageCapacities and
+ * VolumeAttachments listed too), a malformed object skipped, and the whole
  * scheduler in real time binding one pod, failing another with upstream's
  * status patch and events. */
 #include "api/cluster.h"
@@ -84,6 +85,15 @@ static char *list_body(const char *url) {
         items = buf;
     } else if (strstr(url, "/persistentvolumeclaims")) {
         items = pvc_json(a, sizeof(a), 1);
+    } else if (strstr(url, "/apis/storage.k8s.io/v1/csistoragecapacities")) {
+        items = "{\"apiVersion\":\"storage.k8s.io/v1\",\"kind\":\"CSIStorageCapacity\",\"metadata\":{\"name\":"
+                "\"csisc-1\",\"namespace\":\"kube-system\",\"resourceVersion\":\"9\"},\"storageClassName\":\"fast\","
+                "\"nodeTopology\":{\"matchLabels\":{\"kubernetes.io/hostname\":\"node-a\"}},\"capacity\":\"10Gi\","
+                "\"maximumVolumeSize\":\"2Gi\"}";
+    } else if (strstr(url, "/apis/storage.k8s.io/v1/volumeattachments")) {
+        items = "{\"apiVersion\":\"storage.k8s.io/v1\",\"kind\":\"VolumeAttachment\",\"metadata\":{\"name\":"
+                "\"va-1\",\"resourceVersion\":\"11\"},\"spec\":{\"attacher\":\"ebs.csi.aws.com\",\"nodeName\":"
+                "\"node-a\",\"source\":{\"persistentVolumeName\":\"pv-1\"}},\"status\":{\"attached\":true}}";
     }
     char *out = NULL;
     if (asprintf(&out, "{\"kind\":\"List\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"100\"},"
@@ -236,6 +246,7 @@ typedef struct seen {
     pthread_mutex_t mu;
     int nodes, pods, pvc_events;
     char pvc_old[32], pvc_new[32]; /* storage classes of the last PVC event */
+    char capacity[128], attachment[128]; /* what the last of each read */
 } seen;
 
 static void record(void *arg, const ks_watch_event *ev) {
@@ -243,6 +254,16 @@ static void record(void *arg, const ks_watch_event *ev) {
     pthread_mutex_lock(&s->mu);
     if (ev->kind == KS_KIND_NODE) s->nodes++;
     if (ev->kind == KS_KIND_POD) s->pods++;
+    if (ev->kind == KS_KIND_CSI_CAPACITY && ev->new_obj) {
+        const ks_csi_capacity *c = ev->new_obj;
+        snprintf(s->capacity, sizeof(s->capacity), "%s/%s %s %lld %lld %u", ks_str(c->ns), ks_str(c->name),
+                 ks_str(c->storage_class), (long long)c->capacity, (long long)c->max_size, c->node_topology.nreq);
+    }
+    if (ev->kind == KS_KIND_VOLUME_ATTACHMENT && ev->new_obj) {
+        const ks_volume_attachment *v = ev->new_obj;
+        snprintf(s->attachment, sizeof(s->attachment), "%s %s %s %s", ks_str(v->name), v->attacher,
+                 ks_str(v->node_name), v->has_pv ? ks_str(v->pv_name) : "-");
+    }
     if (ev->kind == KS_KIND_PVC) {
         s->pvc_events++;
         const ks_pvc *o = ev->old_obj, *n = ev->new_obj;
@@ -276,6 +297,10 @@ static void test_lists_and_watches_decoded(void **st) {
     assert_int_equal(s.pvc_events, 1);
     assert_string_equal(s.pvc_old, "-");
     assert_string_equal(s.pvc_new, "class-1");
+    /* the storage kinds VolumeBinding and NodeVolumeLimits read, listed
+     * from their own paths */
+    assert_string_equal(s.capacity, "kube-system/csisc-1 fast 10737418240 2147483648 1");
+    assert_string_equal(s.attachment, "va-1 ebs.csi.aws.com node-a pv-1");
     pthread_mutex_unlock(&s.mu);
     ks_kube_backend_stats stats;
     ks_kube_backend_stats_get(kb, &stats);

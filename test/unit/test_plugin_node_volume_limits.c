@@ -1,7 +1,7 @@
 /* NodeVolumeLimits: CSI volume counts against CSINode allocatable counts,
  * with in-tree migration and ephemeral volumes; the cases of upstream's
- * csi_test.go TestCSILimits (those with VolumeAttachments aside: ksched
- * does not load VolumeAttachment objects). */
+ * csi_test.go TestCSILimits, with VolumeAttachments (those upstream
+ * counts and those it skips). */
 #include "testutil_volumes.h"
 
 #include "util/strbuf.h"
@@ -88,6 +88,20 @@ typedef struct tc {
     const char *claims;       /* "claim", "conflicting", "xy" (ephemeral claims) */
 } tc;
 
+/* For the VolumeAttachment cases: attachments of csi-<driver>-0.. on
+ * node-1 per driver, and more objects. */
+static int va_count;
+static const char *extra;
+
+/* A VolumeAttachment; pv NULL: no persistentVolumeName. */
+static void add_va(ks_strbuf *b, const char *name, const char *attacher, const char *node, const char *pv) {
+    ks_sb_printf(b, "---\napiVersion: storage.k8s.io/v1\nkind: VolumeAttachment\nmetadata: {name: '%s'}\n"
+                    "spec: {attacher: '%s', nodeName: %s, source: {",
+                 name, attacher, node);
+    if (pv) ks_sb_printf(b, "persistentVolumeName: '%s'", pv);
+    ks_sb_puts(b, "}}\n");
+}
+
 static const char *run(const tc *t) {
     static char out[512];
     ks_strbuf b;
@@ -126,6 +140,14 @@ static const char *run(const tc *t) {
         add_ephemeral_claim(&b, "abc2-x", "12345II");
         add_ephemeral_claim(&b, "abc2-y", "12345II");
     }
+    for (int d = 0; d < 3 && t->drivers[d]; d++)
+        for (int j = 0; j < va_count; j++) {
+            char name[128], pv[128];
+            snprintf(name, sizeof name, "va-%s-%d", t->drivers[d], j);
+            snprintf(pv, sizeof pv, "csi-%s-%d", t->drivers[d], j);
+            add_va(&b, name, t->drivers[d], "node-1", pv);
+        }
+    if (extra) ks_sb_puts(&b, extra);
     for (int i = 0; i < 4 && t->existing[i]; i++) add_pod(&b, t->existing[i], true);
     add_pod(&b, t->new_pod, false);
     tv_env e;
@@ -140,6 +162,15 @@ static const char *run(const tc *t) {
 #define CASE(fn, want, ...)                                   \
     static void fn(void **st) {                               \
         static const tc t = __VA_ARGS__;                      \
+        va_count = 0;                                         \
+        extra = NULL;                                         \
+        assert_string_equal(run(&t), want);                   \
+    }
+#define CASE_VA(fn, want, vas, more, ...)                     \
+    static void fn(void **st) {                               \
+        static const tc t = __VA_ARGS__;                      \
+        va_count = vas;                                       \
+        extra = more;                                         \
         assert_string_equal(run(&t), want);                   \
     }
 
@@ -191,6 +222,43 @@ CASE(ephemeral_does_not_skip, "UnschedulableAndUnresolvable: looking up PVC test
      {"abc3", {NULL}, 0, {EBS}, "csinode-with-no-limit", NULL})
 CASE(inline_migratable_does_not_skip, EXCEED, {"inline-configmap-secret", {"in-tree-two-vol"}, 2, {INTREE_EBS, EBS}, "csinode", NULL})
 
+/* VolumeAttachments */
+CASE_VA(va_counts_toward_limit, EXCEED, 2, NULL, {"csi-ebs-one-vol", {NULL}, 2, {EBS}, "csinode", NULL})
+CASE_VA(va_within_limit, "Success", 1, NULL, {"csi-ebs-one-vol", {NULL}, 2, {EBS}, "csinode", NULL})
+/* csi-ebs-1 is attached and used by a running pod: counted once (2 + 1
+ * attachment + the new volume = 4) */
+CASE_VA(va_of_running_pod_volume_counts_once, "Success", 2, NULL, {"csi-ebs-one-vol", {"csi-ebs-two-vol"}, 4, {EBS}, "csinode", NULL})
+CASE_VA(va_of_running_pod_volume_limit, EXCEED, 2, NULL, {"csi-ebs-one-vol", {"csi-ebs-two-vol"}, 3, {EBS}, "csinode", NULL})
+/* the new pod's own volume is attached: upstream counts it twice */
+CASE_VA(va_of_new_pod_volume_counts_again, EXCEED, 1, NULL, {"csi-ebs-one-vol", {NULL}, 1, {EBS}, "csinode", NULL})
+CASE_VA(va_skipped_when_upstream_skips, "Success", 0,
+      "---\napiVersion: storage.k8s.io/v1\nkind: VolumeAttachment\nmetadata: {name: no-attacher}\n"
+      "spec: {attacher: '', nodeName: node-1, source: {persistentVolumeName: csi-" EBS "-1}}\n"
+      "---\napiVersion: storage.k8s.io/v1\nkind: VolumeAttachment\nmetadata: {name: no-pv-name}\n"
+      "spec: {attacher: " EBS ", nodeName: node-1, source: {}}\n"
+      "---\napiVersion: storage.k8s.io/v1\nkind: VolumeAttachment\nmetadata: {name: pv-missing}\n"
+      "spec: {attacher: " EBS ", nodeName: node-1, source: {persistentVolumeName: nowhere}}\n"
+      "---\napiVersion: storage.k8s.io/v1\nkind: VolumeAttachment\nmetadata: {name: not-csi}\n"
+      "spec: {attacher: " EBS ", nodeName: node-1, source: {persistentVolumeName: csi-" HOSTPATH "-1}}\n"
+      "---\napiVersion: storage.k8s.io/v1\nkind: VolumeAttachment\nmetadata: {name: other-node}\n"
+      "spec: {attacher: " EBS ", nodeName: node-2, source: {persistentVolumeName: csi-" EBS "-1}}\n",
+        {"csi-ebs-one-vol", {NULL}, 1, {EBS, HOSTPATH}, "csinode", NULL})
+/* two attachments of one volume are one; the attacher is the driver counted */
+CASE_VA(va_same_volume_counts_once, "Success", 0,
+      "---\napiVersion: storage.k8s.io/v1\nkind: VolumeAttachment\nmetadata: {name: a1}\n"
+      "spec: {attacher: " EBS ", nodeName: node-1, source: {persistentVolumeName: csi-" EBS "-1}}\n"
+      "---\napiVersion: storage.k8s.io/v1\nkind: VolumeAttachment\nmetadata: {name: a2}\n"
+      "spec: {attacher: " EBS ", nodeName: node-1, source: {persistentVolumeName: csi-" EBS "-1}}\n",
+        {"csi-ebs-one-vol", {NULL}, 2, {EBS}, "csinode", NULL})
+CASE_VA(va_counts_for_its_attacher, EXCEED, 0,
+      "---\napiVersion: storage.k8s.io/v1\nkind: VolumeAttachment\nmetadata: {name: a1}\n"
+      "spec: {attacher: " EBS ", nodeName: node-1, source: {persistentVolumeName: csi-" GCE "-1}}\n",
+        {"csi-ebs-one-vol", {NULL}, 1, {EBS, GCE}, "csinode", NULL})
+CASE_VA(va_of_other_driver_does_not_count, "Success", 0,
+      "---\napiVersion: storage.k8s.io/v1\nkind: VolumeAttachment\nmetadata: {name: a1}\n"
+      "spec: {attacher: " GCE ", nodeName: node-1, source: {persistentVolumeName: csi-" EBS "-1}}\n",
+        {"csi-ebs-one-vol", {NULL}, 1, {EBS, GCE}, "csinode", NULL})
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fits_when_limit_at_least_volumes),
@@ -223,6 +291,15 @@ int main(void) {
         cmocka_unit_test(claims_do_not_skip),
         cmocka_unit_test(ephemeral_does_not_skip),
         cmocka_unit_test(inline_migratable_does_not_skip),
+        cmocka_unit_test(va_counts_toward_limit),
+        cmocka_unit_test(va_within_limit),
+        cmocka_unit_test(va_of_running_pod_volume_counts_once),
+        cmocka_unit_test(va_of_running_pod_volume_limit),
+        cmocka_unit_test(va_of_new_pod_volume_counts_again),
+        cmocka_unit_test(va_skipped_when_upstream_skips),
+        cmocka_unit_test(va_same_volume_counts_once),
+        cmocka_unit_test(va_counts_for_its_attacher),
+        cmocka_unit_test(va_of_other_driver_does_not_count),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

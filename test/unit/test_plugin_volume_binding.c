@@ -205,6 +205,88 @@ static void topology_unsatisfied(void **st) {
 static void capacity_not_published(void **st) {
     assert_string_equal(find("capacity-pvc"), "node1 " NO_SPACE "; node2 " NO_SPACE);
 }
+/* ---- storage capacity (upstream TestCapacity's cases and more) ---- */
+
+#define CAP(name, cls, topo, extra)                                                                    \
+    "---\napiVersion: storage.k8s.io/v1\nkind: CSIStorageCapacity\nmetadata: {name: " name           \
+    ", namespace: kube-system}\nstorageClassName: " cls "\n" topo extra
+#define ON(node) "nodeTopology: {matchLabels: {nodeKey: " node "}}\n"
+
+/* PreFilter + Filter of a pod using claims, with extra objects. */
+static const char *find_with(const char *objs, const char *claims) {
+    static char out[1024];
+    tv_env e;
+    char extra[8192];
+    snprintf(extra, sizeof extra, "%s%s", objs, pod_yaml("test-pod", claims));
+    env(&e, extra);
+    snprintf(out, sizeof out, "%s", tv_filter(&e, "test-pod"));
+    tv_free(&e);
+    return out;
+}
+
+static void capacity_on_one_node(void **st) {
+    assert_string_equal(find_with(CAP("c1", "capacityClass", ON("node1"), "capacity: 1Gi\n"), "capacity-pvc"),
+                        "node1 Success; node2 " NO_SPACE);
+}
+static void capacity_insufficient(void **st) {
+    assert_string_equal(find_with(CAP("c1", "capacityClass", ON("node1"), "capacity: 1023Mi\n"), "capacity-pvc"),
+                        "node1 " NO_SPACE "; node2 " NO_SPACE);
+}
+static void maximum_volume_size_is_preferred(void **st) {
+    /* plenty of capacity, but no single volume that large */
+    assert_string_equal(find_with(CAP("c1", "capacityClass", ON("node1"), "capacity: 100Gi\nmaximumVolumeSize: 512Mi\n")
+                                      CAP("c2", "capacityClass", ON("node2"), "capacity: 1Mi\nmaximumVolumeSize: 1Gi\n"),
+                                  "capacity-pvc"),
+                        "node1 " NO_SPACE "; node2 Success");
+}
+static void capacity_without_sizes(void **st) {
+    assert_string_equal(find_with(CAP("c1", "capacityClass", ON("node1"), "") CAP("c2", "capacityClass", ON("node2"),
+                                                                                   "capacity: null\n"),
+                                  "capacity-pvc"),
+                        "node1 " NO_SPACE "; node2 " NO_SPACE);
+}
+static void capacity_without_topology(void **st) {
+    /* no nodeTopology: no node has access; an empty one: every node */
+    assert_string_equal(find_with(CAP("c1", "capacityClass", "", "capacity: 5Gi\n"), "capacity-pvc"),
+                        "node1 " NO_SPACE "; node2 " NO_SPACE);
+    assert_string_equal(find_with(CAP("c1", "capacityClass", "nodeTopology: {}\n", "capacity: 5Gi\n"), "capacity-pvc"),
+                        "node1 Success; node2 Success");
+}
+static void capacity_of_other_class(void **st) {
+    assert_string_equal(find_with(CAP("c1", "waitClass", ON("node1"), "capacity: 5Gi\n"), "capacity-pvc"),
+                        "node1 " NO_SPACE "; node2 " NO_SPACE);
+}
+static void capacity_by_expression_and_any_match(void **st) {
+    /* any one sufficient capacity object is enough */
+    assert_string_equal(
+        find_with(CAP("small", "capacityClass", "nodeTopology: {}\n", "capacity: 1Mi\n")
+                      CAP("big", "capacityClass",
+                          "nodeTopology: {matchExpressions: [{key: nodeKey, operator: NotIn, values: [node1]}]}\n",
+                          "capacity: 2Gi\n"),
+                  "capacity-pvc"),
+        "node1 " NO_SPACE "; node2 Success");
+}
+static void capacity_claim_without_request(void **st) {
+    const char *objs = "---\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: no-size}\n"
+                       "spec: {accessModes: [ReadWriteOnce], storageClassName: capacityClass}\n";
+    assert_string_equal(find_with(objs, "no-size"), "node1 Success; node2 Success");
+}
+static void capacity_of_untracked_driver_ignored(void **st) {
+    /* the driver exists but does not publish capacity */
+    const char *objs = SC("offClass", "off-provisioner", "WaitForFirstConsumer", "")
+        "---\napiVersion: storage.k8s.io/v1\nkind: CSIDriver\nmetadata: {name: off-provisioner}\n"
+        "spec: {storageCapacity: false}\n" PVC("off-pvc", "1Gi", "offClass", "");
+    assert_string_equal(find_with(objs, "off-pvc"), "node1 Success; node2 Success");
+}
+static void capacity_checked_for_selected_node(void **st) {
+    /* a claim already given a node is still checked */
+    const char *objs = "---\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: sel-cap, annotations: "
+                       "{volume.kubernetes.io/selected-node: node1}}\n"
+                       "spec: {accessModes: [ReadWriteOnce], storageClassName: capacityClass, resources: {requests: "
+                       "{storage: 3Gi}}}\n" CAP("c1", "capacityClass", ON("node1"), "capacity: 2Gi\n");
+    assert_string_equal(find_with(objs, "sel-cap"), "node1 " NO_SPACE "; node2 " BIND_CONFLICT);
+}
+
 static void several_reasons_at_once(void **st) {
     assert_string_equal(find("immediate-bound-pvc-node2,no-provisioner-pvc"),
                         "node1 UnschedulableAndUnresolvable: node(s) didn't match PersistentVolume's node affinity, "
@@ -387,6 +469,16 @@ int main(void) {
         cmocka_unit_test(no_provisioner),
         cmocka_unit_test(topology_unsatisfied),
         cmocka_unit_test(capacity_not_published),
+        cmocka_unit_test(capacity_on_one_node),
+        cmocka_unit_test(capacity_insufficient),
+        cmocka_unit_test(maximum_volume_size_is_preferred),
+        cmocka_unit_test(capacity_without_sizes),
+        cmocka_unit_test(capacity_without_topology),
+        cmocka_unit_test(capacity_of_other_class),
+        cmocka_unit_test(capacity_by_expression_and_any_match),
+        cmocka_unit_test(capacity_claim_without_request),
+        cmocka_unit_test(capacity_of_untracked_driver_ignored),
+        cmocka_unit_test(capacity_checked_for_selected_node),
         cmocka_unit_test(several_reasons_at_once),
         cmocka_unit_test(assumed_pv_is_taken_for_other_claims),
         cmocka_unit_test(unreserve_reverts_the_assumption),

@@ -208,8 +208,7 @@ static void destroy(void *self) {
 
 /* Upstream (queueing hints on): StorageClass Add|Update, PVC Add|Update,
  * PV Add|Update, Node Add|UpdateNodeLabel, CSINode Add|Update,
- * CSIStorageCapacity Add|Update (and CSIDriver Update, which has no
- * event here). */
+ * CSIStorageCapacity Add|Update, CSIDriver Update. */
 static size_t events_to_register(void *self, ks_cluster_event *out, size_t max) {
     static const ks_cluster_event ev[] = {
         {KS_EV_STORAGE_CLASS, KS_ACT_ADD | KS_ACT_UPDATE},
@@ -218,6 +217,7 @@ static size_t events_to_register(void *self, ks_cluster_event *out, size_t max) 
         {KS_EV_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_LABEL},
         {KS_EV_CSINODE, KS_ACT_ADD | KS_ACT_UPDATE},
         {KS_EV_CSI_STORAGE_CAPACITY, KS_ACT_ADD | KS_ACT_UPDATE},
+        {KS_EV_CSI_DRIVER, KS_ACT_UPDATE},
     };
     return KS_EVENTS_COPY(ev, out, max);
 }
