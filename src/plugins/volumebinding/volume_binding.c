@@ -120,12 +120,22 @@ typedef struct node_volumes {
     uint32_t *dynamic_claim;
 } node_volumes;
 
+/* The CSIStorageCapacities that may hold a claim to provision (its
+ * class, a limit at least its size), found once per cycle; `checked`
+ * false when its driver publishes no capacity or it requests no size. */
+typedef struct claim_caps {
+    bool checked;
+    uint32_t n;
+    const ks_csi_capacity **v;
+} claim_caps;
+
 typedef struct vb_state {
     bool all_bound;
     uint32_t nbound, ndelay;
     bound_claim *bound;
     pvc_view *delay; /* sorted by requested size */
     claim_pvs *cands; /* per delay claim */
+    claim_caps *caps; /* per delay claim */
     ks_arena *arena; /* everything above */
     const ks_objects *objects; /* the store this cycle */
     ks_vol_index *index;       /* ... by name, when worth it (else NULL) */
@@ -520,6 +530,33 @@ static void claim_candidates(volume_binding *pl, ks_arena *a, const ks_objects *
     free(pinned);
 }
 
+/* hasEnoughCapacity, the part that holds for every node: only drivers
+ * that opt in (CSIDriver spec.storageCapacity) are checked, and only
+ * claims that request a size; the capacities that may then hold the
+ * claim are those of its class whose limit (maximumVolumeSize when set,
+ * else capacity; neither: nothing to offer) is at least that size. A
+ * claim without a usable class is left to check_provisions. */
+static void claim_capacities(ks_arena *a, const ks_objects *c, const ks_pvc *pvc, claim_caps *out) {
+    memset(out, 0, sizeof(*out));
+    if (!pvc->has_request) return;
+    ks_id cls = ks_vol_pvc_class(pvc);
+    const ks_storage_class *sc = cls != KS_ID_NONE ? ks_vol_class(c, cls) : NULL;
+    if (!sc || !sc->provisioner) return;
+    const ks_csi_driver *d = ks_vol_csi_driver(c, sc->provisioner);
+    if (!d || !d->storage_capacity) return;
+    out->checked = true;
+    uint32_t n = c->csi_capacities.n;
+    if (!n) return;
+    out->v = ks_arena_calloc(a, n, sizeof(*out->v));
+    for (uint32_t i = 0; i < n; i++) {
+        const ks_csi_capacity *cap = c->csi_capacities.v[i];
+        if (cap->storage_class != sc->name) continue;
+        bool has = cap->has_max_size || cap->has_capacity;
+        int64_t limit = cap->has_max_size ? cap->max_size : cap->capacity;
+        if (has && limit >= pvc->request) out->v[out->n++] = cap;
+    }
+}
+
 static ks_status *pre_filter(void *self, ks_cycle_state *st, const ks_pod *pod,
                              const ks_node_info *const *nodes, size_t nnodes,
                              ks_pre_filter_result **result) {
@@ -568,6 +605,8 @@ static ks_status *pre_filter(void *self, ks_cycle_state *st, const ks_pod *pod,
         sort_by_size(s->delay, s->ndelay);
         s->cands = ks_arena_calloc(a, s->ndelay, sizeof(*s->cands));
         for (uint32_t i = 0; i < s->ndelay; i++) claim_candidates(pl, a, c, &s->delay[i], &s->cands[i]);
+        s->caps = ks_arena_calloc(a, s->ndelay, sizeof(*s->caps));
+        for (uint32_t i = 0; i < s->ndelay; i++) claim_capacities(a, c, s->delay[i].pvc, &s->caps[i]);
     }
     pthread_mutex_unlock(&pl->mu);
 
@@ -697,31 +736,13 @@ static void check_bound(const vb_state *s, const ks_node_info *ni, find_result *
     }
 }
 
-/* hasEnoughCapacity's test of one CSIStorageCapacity: the class matches,
- * the limit (maximumVolumeSize when set, else capacity; neither: no
- * limit to offer) holds the request, and the node is in the capacity's
- * topology (an unset nodeTopology gives no node access). */
-static bool capacity_fits(const ks_csi_capacity *cap, ks_id cls, int64_t size, const ks_node *node) {
-    if (cap->storage_class != cls) return false;
-    if (cap->has_max_size) {
-        if (cap->max_size < size) return false;
-    } else if (!cap->has_capacity || cap->capacity < size) {
-        return false;
-    }
-    return ks_selector_matches(&cap->node_topology, &node->labels);
-}
-
-/* hasEnoughCapacity: only drivers that opt in (CSIDriver
- * spec.storageCapacity) are checked, and only claims that request a
- * size; some capacity object of the claim's class must then offer it on
- * the node. */
-static bool enough_capacity(const ks_objects *c, const char *prov, const ks_pvc *pvc, ks_id cls,
-                            const ks_node *node) {
-    if (!pvc->has_request) return true;
-    const ks_csi_driver *d = ks_vol_csi_driver(c, prov);
-    if (!d || !d->storage_capacity) return true;
-    for (uint32_t i = 0; i < c->csi_capacities.n; i++)
-        if (capacity_fits(c->csi_capacities.v[i], cls, pvc->request, node)) return true;
+/* hasEnoughCapacity, the node's part: some capacity of the claim's
+ * (claim_capacities) is in a topology that selects the node (an unset
+ * nodeTopology gives no node access). */
+static bool enough_capacity(const claim_caps *cc, const ks_node *node) {
+    if (!cc->checked) return true;
+    for (uint32_t i = 0; i < cc->n; i++)
+        if (ks_selector_matches(&cc->v[i]->node_topology, &node->labels)) return true;
     return false;
 }
 
@@ -748,7 +769,7 @@ static bool check_provisions(const vb_state *s, const ks_objects *c, const ks_no
             r->bind_conflict = true;
             return false;
         }
-        if (!enough_capacity(c, prov, pvc, sc->name, node)) {
+        if (!enough_capacity(&s->caps[claims[i]], node)) {
             r->not_enough_space = true;
             return false;
         }
