@@ -1238,6 +1238,87 @@ def test_same_as_simulate(c):
     s.check_alive()
 
 
+def test_storage_capacity(c):
+    """CSIStorageCapacity and VolumeAttachment read from the API server
+    under ksched's own permissions: a WaitForFirstConsumer claim of a
+    driver that publishes capacity goes to the one node whose capacity
+    holds it (VolumeBinding's PreBind writes the selected-node annotation;
+    no provisioner runs, so the pod stays unbound), a larger one fails with
+    `did not have enough free storage`; a pod with a CSI volume avoids the
+    node whose VolumeAttachment uses up the driver's CSINode limit."""
+    create_nodes(c, [node(f"sc-{i}") for i in range(4)])
+    sto = "/apis/storage.k8s.io/v1"
+    c.post(f"{sto}/csidrivers", {"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver",
+                                 "metadata": {"name": "topo.example.com"},
+                                 "spec": {"storageCapacity": True, "attachRequired": True}})
+    c.post(f"{sto}/storageclasses", {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+                                     "metadata": {"name": "topo"}, "provisioner": "topo.example.com",
+                                     "volumeBindingMode": "WaitForFirstConsumer"})
+    for i, (cap, mx) in enumerate([("1Gi", None), ("100Gi", "2Gi"), ("20Gi", None), (None, None)]):
+        o = {"apiVersion": "storage.k8s.io/v1", "kind": "CSIStorageCapacity",
+             "metadata": {"name": f"cap-{i}", "namespace": "kube-system"}, "storageClassName": "topo",
+             "nodeTopology": {"matchLabels": {"kubernetes.io/hostname": f"sc-{i}"}}}
+        if cap:
+            o["capacity"] = cap
+        if mx:
+            o["maximumVolumeSize"] = mx
+        c.post("/apis/storage.k8s.io/v1/namespaces/kube-system/csistoragecapacities", o)
+    for name, size in [("fits", "10Gi"), ("too-big", "50Gi")]:
+        c.post("/api/v1/namespaces/default/persistentvolumeclaims", {
+            "apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": f"claim-{name}"},
+            "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "topo",
+                     "resources": {"requests": {"storage": size}}}})
+    # attachments: sc-0 and sc-1 allow one volume of attach.example.com;
+    # sc-0 has one attached already; the pod may only go to those two
+    for n in ("sc-0", "sc-1"):
+        c.post(f"{sto}/csinodes", {"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": {"name": n},
+                                   "spec": {"drivers": [{"name": "attach.example.com", "nodeID": n,
+                                                         "allocatable": {"count": 1}}]}})
+    for v in ("used", "mine"):
+        c.post("/api/v1/persistentvolumes", {
+            "apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": f"pv-{v}"},
+            "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+                     "persistentVolumeReclaimPolicy": "Retain",
+                     "csi": {"driver": "attach.example.com", "volumeHandle": f"h-{v}"},
+                     "claimRef": {"namespace": "default", "name": f"claim-{v}"}}})
+    c.post("/api/v1/namespaces/default/persistentvolumeclaims", {
+        "apiVersion": "v1", "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "claim-mine", "annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
+        "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "", "volumeName": "pv-mine",
+                 "resources": {"requests": {"storage": "1Gi"}}}})
+    c.post(f"{sto}/volumeattachments", {"apiVersion": "storage.k8s.io/v1", "kind": "VolumeAttachment",
+                                        "metadata": {"name": "va-used"},
+                                        "spec": {"attacher": "attach.example.com", "nodeName": "sc-0",
+                                                 "source": {"persistentVolumeName": "pv-used"}}})
+    s = Sched(c, [profile()]).start()
+
+    def with_claim(name, claim, **spec):
+        return pod(name, "ksched", volumes=[{"name": "data", "persistentVolumeClaim": {"claimName": claim}}], **spec)
+    only01 = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": ["sc-0", "sc-1"]}]}]}}}
+    create_pods(c, [with_claim("cap-fits", "claim-fits"), with_claim("cap-too-big", "claim-too-big"),
+                    with_claim("attach", "claim-mine", affinity=only01)])
+
+    def selected():
+        cl = c.get("/api/v1/namespaces/default/persistentvolumeclaims/claim-fits")
+        return (cl["metadata"].get("annotations") or {}).get("volume.kubernetes.io/selected-node")
+    wait_for(lambda: selected(), 60, "claim-fits given a node")
+    check(selected() == "sc-2", f"claim-fits: selected node {selected()}, want sc-2")
+
+    def message(name):
+        p = c.get(f"/api/v1/namespaces/default/pods/{name}")
+        cond = pod_condition(p) or {}
+        return cond.get("status"), cond.get("message") or "", p["spec"].get("nodeName")
+    wait_for(lambda: message("cap-too-big")[0] == "False", 60, "cap-too-big reported unschedulable")
+    st, msg, _ = message("cap-too-big")
+    check("4 node(s) did not have enough free storage" in msg, f"cap-too-big: {msg}")
+    wait_for(lambda: message("attach")[2], 60, "attach bound")
+    check(message("attach")[2] == "sc-1", f"attach on {message('attach')[2]}, want sc-1")
+    check(c.get("/api/v1/namespaces/default/pods/cap-fits")["spec"].get("nodeName") is None,
+          "cap-fits bound although no provisioner ran")
+    s.check_alive()
+
+
 # ---- operability: serving, metrics, leader election --------------------
 
 def lease(c, name):
@@ -2256,6 +2337,7 @@ TESTS = [
     ("gang", test_gang, True),
     ("dra", test_dra, True),
     ("same_as_simulate", test_same_as_simulate, True),
+    ("storage_capacity", test_storage_capacity, True),
     ("fault_apiserver_kill", test_fault_apiserver_kill, True),
     ("fault_compaction", test_fault_compaction, True),
     ("fault_proxy", test_fault_proxy, True),
