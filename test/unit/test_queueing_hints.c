@@ -51,6 +51,11 @@ static obj decode(const char *kind, const char *yaml) {
     else if (!strcmp(kind, "PersistentVolume")) o = (obj){KS_KIND_PV, ks_decode_pv(docs[0], &ctx)};
     else if (!strcmp(kind, "StorageClass")) o = (obj){KS_KIND_STORAGE_CLASS, ks_decode_storage_class(docs[0], &ctx)};
     else if (!strcmp(kind, "CSINode")) o = (obj){KS_KIND_CSINODE, ks_decode_csinode(docs[0], &ctx)};
+    else if (!strcmp(kind, "CSIStorageCapacity"))
+        o = (obj){KS_KIND_CSI_CAPACITY, ks_decode_csi_capacity(docs[0], &ctx)};
+    else if (!strcmp(kind, "CSIDriver")) o = (obj){KS_KIND_CSI_DRIVER, ks_decode_csi_driver(docs[0], &ctx)};
+    else if (!strcmp(kind, "VolumeAttachment"))
+        o = (obj){KS_KIND_VOLUME_ATTACHMENT, ks_decode_volume_attachment(docs[0], &ctx)};
     else if (!strcmp(kind, "ResourceClaim"))
         o = (obj){KS_KIND_RESOURCE_CLAIM, ks_decode_resource_claim(docs[0], &ctx)};
     for (size_t i = 0; i < errs.n; i++) fprintf(stderr, "%s\n", errs.v[i]);
@@ -500,6 +505,13 @@ static void test_volume_zone(void **s) {
 #define CSINODE(ann, drivers) "metadata: {name: node1" ann "}, spec: {drivers: " drivers "}"
 #define MIGRATED(v) ", annotations: {storage.alpha.kubernetes.io/migrated-plugins: " v "}"
 
+#define CAP_EV(a) EV(KS_EV_CSI_STORAGE_CAPACITY, (a))
+#define CAP(sizes) "metadata: {name: cap-a, namespace: default}, storageClassName: sc" sizes
+#define DRIVER_EV EV(KS_EV_CSI_DRIVER, KS_ACT_UPDATE)
+#define DRIVER(name, on) "metadata: {name: " name "}, spec: {storageCapacity: " on "}"
+#define CSI_POD(driver) \
+    "metadata: {name: p, namespace: default, uid: p}, spec: {volumes: [{name: v, csi: {driver: " driver "}}]}"
+
 static void test_volume_binding(void **s) {
     static const hint_case cases[] = {
         {"new CSINode", PVC_POD("default", "pvc1"), EV(KS_EV_CSINODE, KS_ACT_ADD), NULL, NULL, "CSINode",
@@ -525,9 +537,57 @@ static void test_volume_binding(void **s) {
         {"storage class unchanged topologies", PVC_POD("default", "pvc1"), EV(KS_EV_STORAGE_CLASS, KS_ACT_UPDATE),
          "StorageClass", "metadata: {name: sc}, provisioner: p", "StorageClass",
          "metadata: {name: sc, labels: {a: b}}, provisioner: p", SKIP, false},
+        /* upstream's TestIsSchedulableAfterCSIStorageCapacityChange */
+        {"new capacity", PVC_POD("default", "pvc1"), CAP_EV(KS_ACT_ADD), NULL, NULL, "CSIStorageCapacity", CAP(""), Q,
+         false},
+        {"limit set (capacity)", PVC_POD("default", "pvc1"), CAP_EV(KS_ACT_UPDATE), "CSIStorageCapacity", CAP(""),
+         "CSIStorageCapacity", CAP(", capacity: 100"), Q, false},
+        {"limit set (maximumVolumeSize)", PVC_POD("default", "pvc1"), CAP_EV(KS_ACT_UPDATE), "CSIStorageCapacity",
+         CAP(""), "CSIStorageCapacity", CAP(", maximumVolumeSize: 100"), Q, false},
+        {"capacity increased", PVC_POD("default", "pvc1"), CAP_EV(KS_ACT_UPDATE), "CSIStorageCapacity",
+         CAP(", capacity: 50"), "CSIStorageCapacity", CAP(", capacity: 100"), Q, false},
+        {"maximumVolumeSize unset", PVC_POD("default", "pvc1"), CAP_EV(KS_ACT_UPDATE), "CSIStorageCapacity",
+         CAP(", capacity: 100, maximumVolumeSize: 50"), "CSIStorageCapacity", CAP(", capacity: 100"), Q, false},
+        {"maximumVolumeSize increased", PVC_POD("default", "pvc1"), CAP_EV(KS_ACT_UPDATE), "CSIStorageCapacity",
+         CAP(", capacity: 100, maximumVolumeSize: 50"), "CSIStorageCapacity",
+         CAP(", capacity: 100, maximumVolumeSize: 60"), Q, false},
+        {"capacity unchanged", PVC_POD("default", "pvc1"), CAP_EV(KS_ACT_UPDATE), "CSIStorageCapacity",
+         CAP(", capacity: 100, maximumVolumeSize: 50"), "CSIStorageCapacity",
+         CAP(", capacity: 100, maximumVolumeSize: 50"), SKIP, false},
+        {"limit equal (capacity)", PVC_POD("default", "pvc1"), CAP_EV(KS_ACT_UPDATE), "CSIStorageCapacity",
+         CAP(", capacity: 100"), "CSIStorageCapacity", CAP(", capacity: 100"), SKIP, false},
+        {"limit equal (maximumVolumeSize unset)", PVC_POD("default", "pvc1"), CAP_EV(KS_ACT_UPDATE),
+         "CSIStorageCapacity", CAP(", capacity: 100, maximumVolumeSize: 50"), "CSIStorageCapacity",
+         CAP(", capacity: 50"), SKIP, false},
+        {"capacity decreased", PVC_POD("default", "pvc1"), CAP_EV(KS_ACT_UPDATE), "CSIStorageCapacity",
+         CAP(", capacity: 100"), "CSIStorageCapacity", CAP(", capacity: 90"), SKIP, false},
+        {"maximumVolumeSize decreased", PVC_POD("default", "pvc1"), CAP_EV(KS_ACT_UPDATE), "CSIStorageCapacity",
+         CAP(", maximumVolumeSize: 100"), "CSIStorageCapacity", CAP(", maximumVolumeSize: 90"), SKIP, false},
+        {"capacity: not a capacity", PVC_POD("default", "pvc1"), CAP_EV(KS_ACT_UPDATE), "CSINode", CSINODE("", "[]"),
+         "CSINode", CSINODE("", "[]"), Q, true},
+        /* upstream's TestIsSchedulableAfterCSIDriverChange */
+        {"driver: capacity turned off for the pod's inline volume", CSI_POD("test-driver"), DRIVER_EV,
+         "CSIDriver", DRIVER("test-driver", "true"), "CSIDriver", DRIVER("test-driver", "false"), Q, false},
+        {"driver: capacity unset (nil) counts as off", CSI_POD("test-driver"), DRIVER_EV, "CSIDriver",
+         DRIVER("test-driver", "true"), "CSIDriver", "metadata: {name: test-driver}, spec: {}", Q, false},
+        {"driver: capacity turned on", CSI_POD("test-driver"), DRIVER_EV, "CSIDriver", DRIVER("test-driver", "false"),
+         "CSIDriver", DRIVER("test-driver", "true"), SKIP, false},
+        {"driver: capacity unchanged", CSI_POD("test-driver"), DRIVER_EV, "CSIDriver", DRIVER("test-driver", "true"),
+         "CSIDriver", DRIVER("test-driver", "true"), SKIP, false},
+        {"driver: another driver", CSI_POD("test-driver"), DRIVER_EV, "CSIDriver", DRIVER("test-driver2", "true"),
+         "CSIDriver", DRIVER("test-driver2", "false"), SKIP, false},
+        {"driver: a pod without inline CSI volumes", PVC_POD("default", "pvc1"), DRIVER_EV, "CSIDriver",
+         DRIVER("test-driver", "true"), "CSIDriver", DRIVER("test-driver", "false"), SKIP, false},
+        {"driver: not a driver", CSI_POD("test-driver"), DRIVER_EV, "CSINode", CSINODE("", "[]"), "CSINode",
+         CSINODE("", "[]"), Q, true},
     };
     RUN(ks_plugin_volume_binding, cases);
 }
+
+#define VA_DEL EV(KS_EV_VOLUME_ATTACHMENT, KS_ACT_DELETE)
+#define VA(attacher) \
+    "metadata: {name: va1}, spec: {attacher: " attacher ", nodeName: node1, source: {persistentVolumeName: pv1}}"
+#define EBS_POD "metadata: {name: p, uid: p}, spec: {volumes: [{name: v, awsElasticBlockStore: {volumeID: v1}}]}"
 
 static void test_node_volume_limits(void **s) {
     static const hint_case cases[] = {
@@ -551,6 +611,26 @@ static void test_node_volume_limits(void **s) {
          CSINODE("", "[{name: d, nodeID: node1, allocatable: {count: 1}}]"), SKIP, false},
         {"CSINode new driver", PVC_POD("default", "pvc1"), EV(KS_EV_CSINODE, KS_ACT_UPDATE), "CSINode", CSINODE("", "[]"),
          "CSINode", CSINODE("", "[{name: d, nodeID: node1, allocatable: {count: 1}}]"), Q, false},
+        /* upstream's TestCSILimitsDeletedVolumeAttachmentQHint */
+        {"attachment deleted, pod with a claim", PVC_POD("default", "pvc1"), VA_DEL, "VolumeAttachment",
+         VA("ebs.csi.aws.com"), NULL, NULL, Q, false},
+        {"attachment deleted, inline EBS volume of its driver", EBS_POD, VA_DEL, "VolumeAttachment",
+         VA("ebs.csi.aws.com"), NULL, NULL, Q, false},
+        {"attachment deleted, inline GCE PD volume of another driver",
+         "metadata: {name: p, uid: p}, spec: {volumes: [{name: v, gcePersistentDisk: {pdName: d}}]}", VA_DEL,
+         "VolumeAttachment", VA("ebs.csi.aws.com"), NULL, NULL, SKIP, false},
+        {"attachment deleted, inline EBS and a claim",
+         "metadata: {name: p, uid: p}, spec: {volumes: [{name: a, awsElasticBlockStore: {volumeID: v}}, "
+         "{name: b, persistentVolumeClaim: {claimName: c}}]}",
+         VA_DEL, "VolumeAttachment", VA("pd.csi.storage.gke.io"), NULL, NULL, Q, false},
+        {"attachment deleted, pod without claims", EMPTY_POD, VA_DEL, "VolumeAttachment", VA("ebs.csi.aws.com"), NULL,
+         NULL, SKIP, false},
+        {"attachment deleted, ephemeral volume only",
+         "metadata: {name: p, uid: p}, spec: {volumes: [{name: v, ephemeral: {volumeClaimTemplate: {spec: "
+         "{accessModes: [ReadWriteOnce]}}}}]}",
+         VA_DEL, "VolumeAttachment", VA("ebs.csi.aws.com"), NULL, NULL, SKIP, false},
+        {"attachment deleted: not an attachment", PVC_POD("default", "pvc1"), VA_DEL, "CSINode", CSINODE("", "[]"), NULL,
+         NULL, Q, true},
     };
     RUN(ks_plugin_node_volume_limits, cases);
 }

@@ -80,7 +80,9 @@ static int32_t driver_limit(const ks_csinode *c, const char *driver) {
     return 0;
 }
 
-/* CSINode updates: a driver's limit went up (adds have no hint). A
+/* VolumeAttachment deletions: a pod with a claim, or with an inline
+ * volume that migrates to the attachment's driver. CSINode updates: a
+ * driver's limit went up (adds have no hint). A
  * deleted pod that was bound or nominated and had a claim, a generic
  * ephemeral volume or a migratable in-tree volume. A claim the pod uses
  * being added. */
@@ -102,6 +104,29 @@ static ks_queueing_hint queueing_hint(void *self, ks_cluster_event ev, const ks_
         const ks_pvc *c = new_obj && new_obj->kind == KS_KIND_PVC ? new_obj->obj : NULL;
         if (!c) return ks_hint_type_error(err, "PersistentVolumeClaim");
         return pod_uses_claim(pod, c) ? KS_QUEUE : KS_QUEUE_SKIP;
+    }
+    if (ev.resource & KS_EV_VOLUME_ATTACHMENT) {
+        const ks_volume_attachment *va =
+            old_obj && old_obj->kind == KS_KIND_VOLUME_ATTACHMENT ? old_obj->obj : NULL;
+        if (!va) return ks_hint_type_error(err, "VolumeAttachment");
+        /* a claim (not a generic ephemeral volume), or an inline in-tree
+         * volume that migrates to the attacher's driver */
+        for (uint32_t i = 0; i < pod->nvolumes; i++) {
+            const ks_volume *v = &pod->volumes[i];
+            if (v->kind == KS_VOL_PVC) return KS_QUEUE;
+            if (!inline_migratable(v)) continue;
+            ks_arena *a = ks_arena_new(256);
+            char *e = NULL;
+            const char *h = ks_vol_inline_csi_handle(a, v, &e);
+            ks_arena_free(a);
+            if (!h) {
+                if (err) *err = ks_xasprintf("converting volume(%s) from inline to csi: %s", v->name, e ? e : "");
+                free(e);
+                return KS_QUEUE;
+            }
+            if (strcmp(va->attacher, ks_vol_intree_csi_driver(ks_vol_kind_plugin(v->kind))) == 0) return KS_QUEUE;
+        }
+        return KS_QUEUE_SKIP;
     }
     const ks_pod *d = ks_hint_pod(old_obj);
     if (!d) return ks_hint_type_error(err, "Pod");

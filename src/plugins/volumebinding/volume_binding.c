@@ -275,7 +275,9 @@ static const char *migrated_plugins(const ks_csinode *c) {
 
 /* Storage classes: a new one, or changed allowed topologies. Claims: one
  * the pod uses. CSINodes: a new one, or a change of the migrated plugins.
- * PVs and nodes have no hint. */
+ * CSIStorageCapacities: a new one, or a larger volume limit. CSIDrivers:
+ * storage capacity turned off for a driver of the pod's inline CSI
+ * volumes. PVs and nodes have no hint. */
 static ks_queueing_hint queueing_hint(void *self, ks_cluster_event ev, const ks_pod *pod,
                                       const ks_event_object *old_obj, const ks_event_object *new_obj, char **err) {
     if (ev.resource & KS_EV_STORAGE_CLASS) {
@@ -296,6 +298,31 @@ static ks_queueing_hint queueing_hint(void *self, ks_cluster_event ev, const ks_
         const ks_csinode *m = new_obj && new_obj->kind == KS_KIND_CSINODE ? new_obj->obj : NULL;
         if (!o || !m) return ks_hint_type_error(err, "CSINode");
         return strcmp(migrated_plugins(o), migrated_plugins(m)) != 0 ? KS_QUEUE : KS_QUEUE_SKIP;
+    }
+    if (ev.resource & KS_EV_CSI_STORAGE_CAPACITY) {
+        const ks_csi_capacity *m = new_obj && new_obj->kind == KS_KIND_CSI_CAPACITY ? new_obj->obj : NULL;
+        if (!m) return ks_hint_type_error(err, "CSIStorageCapacity");
+        if (!old_obj) return KS_QUEUE;
+        const ks_csi_capacity *o = old_obj->kind == KS_KIND_CSI_CAPACITY ? old_obj->obj : NULL;
+        if (!o) return ks_hint_type_error(err, "CSIStorageCapacity");
+        /* a new object, or a volume limit that appeared or went up */
+        bool has_new = m->has_max_size || m->has_capacity, has_old = o->has_max_size || o->has_capacity;
+        int64_t now = m->has_max_size ? m->max_size : m->capacity, before = o->has_max_size ? o->max_size : o->capacity;
+        return has_new && (!has_old || now > before) ? KS_QUEUE : KS_QUEUE_SKIP;
+    }
+    if (ev.resource & KS_EV_CSI_DRIVER) {
+        const ks_csi_driver *o = old_obj && old_obj->kind == KS_KIND_CSI_DRIVER ? old_obj->obj : NULL;
+        const ks_csi_driver *m = new_obj && new_obj->kind == KS_KIND_CSI_DRIVER ? new_obj->obj : NULL;
+        if (!o || !m) return ks_hint_type_error(err, "CSIDriver");
+        /* capacity tracking turned off for a driver of the pod's inline
+         * CSI volumes */
+        if (!o->storage_capacity || m->storage_capacity) return KS_QUEUE_SKIP;
+        const char *name = ks_str(m->name);
+        for (uint32_t i = 0; i < pod->nvolumes; i++) {
+            const ks_volume *v = &pod->volumes[i];
+            if (v->csi_driver && strcmp(v->csi_driver, name) == 0) return KS_QUEUE;
+        }
+        return KS_QUEUE_SKIP;
     }
     return KS_QUEUE;
 }
