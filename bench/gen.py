@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """scheduler_perf workloads as manifests, for ksched_bench and kschedref --bench.
 
-    gen.py --nodes N [--workloads A,B] [--init-pending] -o DIR
+    gen.py --nodes N [--workloads A,B] [--init-pending] [--jsonl] -o DIR
 
 writes, for every workload, DIR/<Workload>/:
 
@@ -422,7 +422,17 @@ def _emit(v, pad, out):
             out.append(f"{pad}{_key(k)}: {_scalar(x)}")
 
 
+# --jsonl: the same documents also as JSON, one object a line (what
+# bench/api.py loads through the API server), beside each YAML file.
+JSONL = False
+
+
 def write_docs(path, docs):
+    if JSONL:
+        with open(os.path.splitext(path)[0] + ".jsonl", "w") as f:
+            for d in docs:
+                f.write(json.dumps(d, separators=(",", ":")))
+                f.write("\n")
     with open(path, "w") as f:
         for d in docs:
             out = ["---"]
@@ -534,8 +544,12 @@ def main():
                     help="write init pods unbound (the runners schedule them first)")
     ap.add_argument("--list", action="store_true", help="print the default workloads' names and exit")
     ap.add_argument("--list-all", action="store_true", help="print every workload's name and exit")
+    ap.add_argument("--jsonl", action="store_true",
+                    help="also write every file as JSON lines (.jsonl)")
     ap.add_argument("-o", "--out", default="")
     a = ap.parse_args()
+    global JSONL
+    JSONL = a.jsonl
     if a.list or a.list_all:
         print("\n".join(ORDER if a.list else WORKLOADS))
         return 0

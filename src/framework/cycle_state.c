@@ -30,8 +30,14 @@ ks_state_key ks_state_key_get(const char *name) {
 
 ks_cycle_state *ks_cycle_state_new(void) {
     ks_cycle_state *st = ks_xcalloc(1, sizeof(*st));
-    st->arena = ks_arena_new(16384);
+    st->arena = ks_arena_new(2048);
     return st;
+}
+
+void ks_cycle_state_drop_scratch(ks_cycle_state *st) {
+    if (!st) return;
+    ks_arena_free(st->scratch);
+    st->scratch = NULL;
 }
 
 static void free_values(ks_cycle_state *st) {
@@ -46,6 +52,7 @@ void ks_cycle_state_free(ks_cycle_state *st) {
     if (!st) return;
     free_values(st);
     ks_arena_free(st->arena);
+    ks_arena_free(st->scratch);
     free(st);
 }
 

@@ -19,6 +19,11 @@ typedef struct ks_state_slot {
 struct ks_cycle_state {
     ks_state_slot slots[KS_MAX_STATE_KEYS];
     ks_arena *arena;
+    /* The scheduling cycle's own tables (Score's per-node tables, the
+     * feasible and evaluated node lists): dropped when the cycle hands
+     * the pod to its binding cycle, so that the bindings waiting on the
+     * API server hold a few KB each instead of a few hundred. */
+    ks_arena *scratch;
     bool record_plugin_metrics;
     /* Plugins whose PreFilter / PreScore returned Skip: their Filter /
      * Score are not run in this cycle. Indexed by profile plugin index. */
@@ -39,8 +44,11 @@ ks_cycle_state *ks_cycle_state_new(void);
 /* Cycle memory not zeroed, for arrays written whole before they are read
  * (Score's per-node tables: a few hundred KB a cycle at 5000 nodes). */
 static inline void *ks_cycle_state_alloc_uninit(ks_cycle_state *st, size_t n) {
-    return ks_arena_alloc_uninit(st->arena, n);
+    if (!st->scratch) st->scratch = ks_arena_new(16384);
+    return ks_arena_alloc_uninit(st->scratch, n);
 }
+/* End of the scheduling cycle: what alloc_uninit gave is freed. */
+void ks_cycle_state_drop_scratch(ks_cycle_state *st);
 void ks_cycle_state_free(ks_cycle_state *st);
 /* Copy for a preemption dry run: values cloned where a clone_fn exists. */
 ks_cycle_state *ks_cycle_state_clone(const ks_cycle_state *st);

@@ -935,6 +935,9 @@ static void schedule_queued(ks_scheduler *s, ks_queued_pod *qp) {
         a.rec.chosen_node = ks_str(a.host);
         notify_attempt(&a);
         ks_sched_stat(s, &s->stats.scheduled);
+        /* The cycle's tables are seen: the binding cycle, which may wait
+         * long on the API server, keeps only the plugins' state. */
+        ks_cycle_state_drop_scratch(a.st);
         binding_cycle *bc = ks_xcalloc(1, sizeof(*bc));
         bc->s = s;
         bc->fw = fw;

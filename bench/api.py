@@ -1,0 +1,455 @@
+#!/usr/bin/env python3
+"""Benchmark through a real kube-apiserver v1.34.1 and etcd (make bench-api).
+
+    bench/api.py [--nodes 1000] [--workloads A,B] [--runners R1,R2]
+                 [--qps 5000 --burst 5000] [--no-cold] [--cold-only]
+                 [--cold-nodes 5000 --cold-pods 30000]
+
+For every workload (bench/gen.py's, 1000 nodes by default) and every runner,
+one after the other, each on a fresh API server and etcd
+(test/e2e/cluster.py): the workload's objects are created through the API
+server (bench/apitool load), the measured pods pending; then the runner
+starts and a watch records when each measured pod is bound. Runners:
+
+  ksched           `ksched run` at --qps/--burst (default 5000/5000,
+                   scheduler_perf's setting)
+  kube-scheduler   kube-scheduler v1.34.1 at the same limits
+  kube-scheduler-default  kube-scheduler at upstream's defaults (50/100)
+  ceiling          apitool ceiling: no scheduling, only the calls a
+                   scheduler makes per pod (binding POST and the Scheduled
+                   event), 16 at once, round robin over the nodes
+
+Figures per run: throughput as scheduler_perf's collector computes it
+(1 s samples from the first binding seen on; average and percentiles),
+the runner's CPU seconds per 1000 pods and peak RSS (/proc), the API
+server's and etcd's CPU seconds over the same span. Cold start (one
+cluster of --cold-nodes nodes and --cold-pods bound pods, 20 pending pods
+per runner): time from the runner's start to its first binding.
+
+Prints the table and one line per workload
+"NAME  ksched X pods/s  kube-scheduler Y pods/s  ceiling Z pods/s  R.Rx"
+(R = X/Y), writes build/bench-api/results.json. Figures only: nothing here
+passes or fails on a timing.
+"""
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "test", "e2e"))
+import cluster as C  # noqa: E402
+
+OUT = os.path.join(ROOT, "build", "bench-api")
+APITOOL = os.path.join(OUT, "apitool")
+KSCHED = os.path.join(ROOT, "build", "release", "ksched")
+TICK = os.sysconf("SC_CLK_TCK")
+RUNNERS = ["ksched", "kube-scheduler", "kube-scheduler-default", "ceiling"]
+DEFAULT_WORKLOADS = ["SchedulingBasic", "TopologySpreading", "SchedulingPodAntiAffinity",
+                     "PreemptionBasic", "SchedulingWithMixedChurn"]
+
+
+def log(msg):
+    print(f"bench-api: {msg}", file=sys.stderr, flush=True)
+
+
+# ---- processes ---------------------------------------------------------------
+
+def cpu_s(pid):
+    """utime + stime of a process, seconds."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / TICK
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def peak_rss_mb(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def apitool(c, *args, token=C.ADMIN_TOKEN):
+    return [APITOOL, args[0], "-server", c.server, "-ca", c.certs[0], "-token", token] + list(args[1:])
+
+
+def run_help():
+    p = subprocess.run([KSCHED, "run", "--help"], capture_output=True, text=True)
+    return p.stdout + p.stderr
+
+
+def scheduler_config(c, runner, qps, burst, path):
+    ks = runner == "ksched"
+    if runner == "kube-scheduler-default":
+        qps, burst = 50, 100
+    cfg = {"apiVersion": "kubescheduler.config.k8s.io/v1",
+           "kind": "KubeSchedulerConfiguration",
+           "clientConnection": {"kubeconfig": c.ksched_kubeconfig if ks else c.kube_scheduler_kubeconfig,
+                                "qps": qps, "burst": burst},
+           "leaderElection": {"leaderElect": False},
+           "profiles": [{"schedulerName": "default-scheduler"}]}
+    with open(path, "w") as f:
+        json.dump(cfg, f, indent=1)
+    return qps, burst
+
+
+def runner_cmd(c, runner, cfg):
+    if runner == "ceiling":
+        return apitool(c, "ceiling", "-c", "16")
+    if runner == "ksched":
+        cmd = [KSCHED, "run", "--config", cfg, "-v=1"]
+        if "--secure-port" in run_help():
+            cmd.append("--secure-port=0")
+        return cmd
+    return [os.path.join(C.BIN, "kube-scheduler"), "--config", cfg, "--bind-address=127.0.0.1",
+            f"--secure-port={C.free_port()}", "-v=1"]
+
+
+# ---- objects -----------------------------------------------------------------
+
+def prepare(src, dst):
+    """gen.py's JSON lines as the API server takes them: a pod's literal
+    spec.priority (scheduler_perf's apiserver runs without the Priority
+    admission plugin) becomes a PriorityClass of that value."""
+    classes = set()
+    with open(src) as f, open(dst, "w") as out:
+        for line in f:
+            o = json.loads(line)
+            if o.get("kind") == "Pod" and "priority" in o.get("spec", {}):
+                v = o["spec"].pop("priority")
+                o["spec"]["priorityClassName"] = f"bench-priority-{v}"
+                classes.add(v)
+            out.write(json.dumps(o, separators=(",", ":")) + "\n")
+    return classes
+
+
+def priority_classes(values, path):
+    with open(path, "w") as f:
+        for v in sorted(values):
+            f.write(json.dumps({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                                "metadata": {"name": f"bench-priority-{v}"}, "value": v}) + "\n")
+
+
+def load(c, files, what):
+    t = time.monotonic()
+    subprocess.run(apitool(c, "load", "-c", "32", *files), check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    log(f"  {what} loaded in {time.monotonic() - t:.1f} s")
+
+
+def workload_files(name, nodes):
+    work = os.path.join(OUT, "work", str(nodes))
+    d = os.path.join(work, name)
+    gen = os.path.join(HERE, "gen.py")
+    if not os.path.exists(os.path.join(d, "measured.jsonl")) or \
+            os.path.getmtime(gen) > os.path.getmtime(os.path.join(d, "measured.jsonl")):
+        subprocess.run([sys.executable, gen, "--nodes", str(nodes), "--workloads", name,
+                        "--jsonl", "-o", work], check=True)
+    with open(os.path.join(d, "workload.json")) as f:
+        meta = json.load(f)
+    classes = set()
+    for part in ("cluster", "measured", "churn"):
+        src = os.path.join(d, part + ".jsonl")
+        if os.path.exists(src):
+            classes |= prepare(src, os.path.join(d, part + ".api.jsonl"))
+    priority_classes(classes, os.path.join(d, "classes.api.jsonl"))
+    return d, meta
+
+
+# ---- churn (scheduler_perf's churn op, recreate mode) --------------------------
+
+def churn(c, d, meta, stop):
+    ch = meta["churn"]
+    objs = []
+    with open(os.path.join(d, "churn.api.jsonl")) as f:
+        for line in f:
+            objs.append(json.loads(line))
+    per = ch["per_tick"]
+    conn = C.Cluster.request
+    k = 0
+    live = []
+    while not stop.wait(ch["interval_ms"] / 1000):
+        try:
+            if ch["mode"] == "recreate" and live:
+                for o in live:
+                    conn(c, "DELETE", path_of(o, True))
+                live = []
+                continue
+            batch = objs[k * per:(k + 1) * per]
+            k += 1
+            if not batch:
+                return
+            for o in batch:
+                conn(c, "POST", path_of(o, False), o)
+            live = batch
+        except (OSError, C.ApiError) as e:
+            log(f"  churn: {e}")
+
+
+def path_of(o, item):
+    kind, md = o["kind"], o["metadata"]
+    base = {"Node": "/api/v1/nodes", "Pod": f"/api/v1/namespaces/{md.get('namespace')}/pods",
+            "Service": f"/api/v1/namespaces/{md.get('namespace')}/services"}[kind]
+    return base + ("/" + md["name"] if item else "")
+
+
+# ---- throughput as scheduler_perf's collector -----------------------------------
+
+def throughput(bound, t0):
+    """bound: sorted unix-ns times of each binding; t0: when sampling began
+    (the runner's start). Samples every second as the collector: the first
+    sample with pods scheduled starts it, an interval without a new pod is
+    merged into the next."""
+    samples, started, last_n, last_t, skipped = [], False, 0, 0, 0
+    i, n = 0, len(bound)
+    tick = t0
+    end = bound[-1] + 1_000_000_000 if bound else t0
+    while tick <= end:
+        tick += 1_000_000_000
+        while i < n and bound[i] <= tick:
+            i += 1
+        if i == 0:
+            continue
+        if not started:
+            started, last_n, last_t = True, i, tick
+            continue
+        if i == last_n:
+            skipped += 1
+            continue
+        tp = (i - last_n) / ((tick - last_t) / 1e9)
+        samples += [tp] * (skipped + 1)
+        last_n, last_t, skipped = i, tick, 0
+    r = {"samples": len(samples)}
+    if n >= 2:
+        r["overall"] = (n - 1) / ((bound[-1] - bound[0]) / 1e9) if bound[-1] > bound[0] else 0.0
+    if samples:
+        s = sorted(samples)
+        pct = lambda p: s[max(0, -(-len(s) * p // 100) - 1)]  # noqa: E731
+        r.update(average=sum(s) / len(s), p50=pct(50), p90=pct(90), p99=pct(99))
+    else:
+        r["average"] = r.get("overall", 0.0)
+    return r
+
+
+# ---- one run -------------------------------------------------------------------
+
+def start_cluster():
+    c = C.Cluster(lifetime=3600)
+    c.start()
+    # deploy/'s RBAC: ksched runs as its service account
+    subprocess.run([os.path.join(C.BIN, "kubectl"), "--kubeconfig", c.admin_kubeconfig,
+                    "apply", "-k", os.path.join(ROOT, "deploy")], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    return c
+
+
+def run_one(name, runner, d, meta, a):
+    c = start_cluster()
+    try:
+        files = [os.path.join(d, "classes.api.jsonl"), os.path.join(d, "cluster.api.jsonl")]
+        load(c, files, f"{meta['nodes']} nodes, {meta['init_pods']} init pods")
+        load(c, [os.path.join(d, "measured.api.jsonl")], f"{meta['measured_pods']} measured pods")
+        return measure(c, name, runner, meta["measured_namespace"], meta["measured_pods"], a,
+                       churn_of=(d, meta) if meta.get("churn") else None)
+    finally:
+        c.stop(keep=a.keep)
+
+
+def measure(c, name, runner, ns, count, a, churn_of=None, timeout=1200):
+    cfg = os.path.join(c.dir, f"{runner}-config.json")
+    qps, burst = scheduler_config(c, runner, a.qps, a.burst, cfg)
+    w = subprocess.Popen(apitool(c, "watch", "-ns", ns, "-count", str(count), "-timeout", str(timeout)),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = w.stderr.readline()
+    if line.strip() != "ready":
+        raise RuntimeError(f"watch: {line}{w.stderr.read()}")
+    ctl = [p.pid for p in (c.apiserver, c.etcd)]
+    ctl0 = sum(cpu_s(p) for p in ctl)
+    t0 = time.time_ns()
+    p = c.spawn(f"{runner}-{name}", runner_cmd(c, runner, cfg))
+    stop = threading.Event()
+    th = None
+    if churn_of:
+        th = threading.Thread(target=churn, args=(c, churn_of[0], churn_of[1], stop), daemon=True)
+        th.start()
+    # the runner's CPU and RSS are read while it lives
+    last = {"cpu": 0.0, "rss": 0.0}
+
+    def sample():
+        while w.poll() is None and p.poll() is None:
+            last["cpu"], last["rss"] = cpu_s(p.pid), max(last["rss"], peak_rss_mb(p.pid))
+            time.sleep(0.2)
+    sm = threading.Thread(target=sample, daemon=True)
+    sm.start()
+    out, err = w.communicate()
+    t1 = time.time_ns()
+    sched_cpu, rss = cpu_s(p.pid) or last["cpu"], max(peak_rss_mb(p.pid), last["rss"])
+    ctl_cpu = sum(cpu_s(q) for q in ctl) - ctl0
+    stop.set()
+    alive = p.poll() is None
+    if alive:
+        os.killpg(p.pid, 9)
+        p.wait()
+    sm.join()
+    if th:
+        th.join(timeout=5)
+    res = json.loads(out) if out.strip() else {"bound": [], "complete": False}
+    bound = res["bound"]
+    r = {"workload": name, "runner": runner, "pods": count, "bound": len(bound),
+         "complete": res["complete"], "qps": qps if runner != "ceiling" else None,
+         "burst": burst if runner != "ceiling" else None,
+         "throughput": throughput(bound, t0),
+         "first_binding_s": (bound[0] - t0) / 1e9 if bound else None,
+         "all_bound_s": (bound[-1] - t0) / 1e9 if bound else None,
+         "cpu_s": sched_cpu, "cpu_s_per_1000": sched_cpu * 1000 / max(1, len(bound)),
+         "peak_rss_mb": rss, "apiserver_etcd_cpu_s": ctl_cpu,
+         "span_s": (t1 - t0) / 1e9, "exited_early": not alive}
+    if not res["complete"]:
+        log(f"  {runner}: only {len(bound)} of {count} bound; log: {c.dir}/{runner}-{name}.log")
+    return r
+
+
+# ---- cold start ------------------------------------------------------------------
+
+def cold_start(a, runners):
+    log(f"cold start: {a.cold_nodes} nodes, {a.cold_pods} bound pods")
+    d = os.path.join(OUT, "work", "cold")
+    os.makedirs(d, exist_ok=True)
+    import gen  # noqa: E402 (bench/gen.py)
+    names = [f"cold-node-{i:05d}" for i in range(a.cold_nodes)]
+    with open(os.path.join(d, "cluster.api.jsonl"), "w") as f:
+        f.write(json.dumps(gen.namespace("cold")) + "\n")
+        for i, nm in enumerate(names):
+            f.write(json.dumps(gen.node(nm, f"zone{i % 3}")) + "\n")
+        for i in range(a.cold_pods):
+            f.write(json.dumps(gen.pod("pod-default", f"pod-{i:05d}", "cold", names[i % len(names)])) + "\n")
+    c = start_cluster()
+    out = []
+    try:
+        load(c, [os.path.join(d, "cluster.api.jsonl")], "cold-start cluster")
+        for runner in runners:
+            ns = "cold-" + runner
+            with open(os.path.join(d, ns + ".jsonl"), "w") as f:
+                f.write(json.dumps(gen.namespace(ns)) + "\n")
+                for i in range(20):
+                    f.write(json.dumps(gen.pod("pod-default", f"pending-{i:02d}", ns)) + "\n")
+            load(c, [os.path.join(d, ns + ".jsonl")], f"{ns} pending pods")
+            r = measure(c, "cold", runner, ns, 1, a, timeout=300)
+            r["workload"] = "ColdStart"
+            out.append(r)
+            log(f"  {runner}: first binding after {r['first_binding_s']:.2f} s, "
+                f"peak RSS {r['peak_rss_mb']:.0f} MiB, CPU {r['cpu_s']:.2f} s")
+            # the pods it did not get to are left to the next runner
+            subprocess.run([os.path.join(C.BIN, "kubectl"), "--kubeconfig", c.admin_kubeconfig,
+                            "delete", "namespace", ns, "--wait=false"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    finally:
+        c.stop(keep=a.keep)
+    return out
+
+
+# ---- report ----------------------------------------------------------------------
+
+def fmt(v, f="%.0f"):
+    return "-" if v is None else f % v
+
+
+def report(results, a):
+    print(f"\nbench-api: {a.nodes} nodes, ksched and kube-scheduler at qps {a.qps}/burst {a.burst}"
+          f" (kube-scheduler-default: 50/100); load {os.getloadavg()[0]:.2f}")
+    hdr = ("workload", "runner", "pods/s avg", "p50", "p90", "first bind s", "CPU s/1000 pods",
+           "peak RSS MiB", "apiserver+etcd CPU s", "bound")
+    rows = [hdr]
+    for r in results:
+        t = r["throughput"]
+        rows.append((r["workload"], r["runner"], fmt(t.get("average")), fmt(t.get("p50")),
+                     fmt(t.get("p90")), fmt(r["first_binding_s"], "%.2f"),
+                     fmt(r["cpu_s_per_1000"], "%.2f"), fmt(r["peak_rss_mb"], "%.1f"),
+                     fmt(r["apiserver_etcd_cpu_s"], "%.1f"), f"{r['bound']}/{r['pods']}"))
+    wid = [max(len(str(x[i])) for x in rows) for i in range(len(hdr))]
+    for x in rows:
+        print("  ".join(str(v).ljust(wid[i]) for i, v in enumerate(x)))
+    print()
+    by = {}
+    for r in results:
+        by.setdefault(r["workload"], {})[r["runner"]] = r
+    for w, rs in by.items():
+        if w == "ColdStart":
+            continue
+        get = lambda k: rs[k]["throughput"].get("average") if k in rs else None  # noqa: E731
+        x, y, z = get("ksched"), get("kube-scheduler"), get("ceiling")
+        ratio = f"{x / y:.1f}x" if x and y else "-"
+        print(f"{w}  ksched {fmt(x)} pods/s  kube-scheduler {fmt(y)} pods/s  ceiling {fmt(z)} pods/s  {ratio}")
+    cold = by.get("ColdStart", {})
+    if cold:
+        print("ColdStart  " + "  ".join(f"{k} {fmt(v['first_binding_s'], '%.2f')} s"
+                                        for k, v in cold.items()))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--nodes", type=int, default=1000)
+    ap.add_argument("--workloads", default=",".join(DEFAULT_WORKLOADS))
+    ap.add_argument("--runners", default=",".join(RUNNERS))
+    ap.add_argument("--qps", type=float, default=5000)
+    ap.add_argument("--burst", type=int, default=5000)
+    ap.add_argument("--cold-nodes", type=int, default=5000)
+    ap.add_argument("--cold-pods", type=int, default=30000)
+    ap.add_argument("--no-cold", action="store_true", help="skip the cold-start measurement")
+    ap.add_argument("--cold-only", action="store_true")
+    ap.add_argument("--keep", action="store_true", help="keep each cluster's directory")
+    a = ap.parse_args()
+    sys.path.insert(0, HERE)
+    for tool in ("etcd", "kube-apiserver", "kube-scheduler", "kubectl"):
+        if not os.access(os.path.join(C.BIN, tool), os.X_OK):
+            log(f"{C.BIN}/{tool} missing (test/e2e/build.sh builds it)")
+            return 2
+    for b in (KSCHED, APITOOL):
+        if not os.access(b, os.X_OK):
+            log(f"{b} missing (bench/run.sh --api builds it)")
+            return 2
+    runners = [x for x in a.runners.split(",") if x]
+    for x in runners:
+        if x not in RUNNERS:
+            log(f"unknown runner {x} (known: {', '.join(RUNNERS)})")
+            return 2
+    os.makedirs(OUT, exist_ok=True)
+    results = []
+    t = time.monotonic()
+    if not a.cold_only:
+        for name in [x for x in a.workloads.split(",") if x]:
+            d, meta = workload_files(name, a.nodes)
+            for runner in runners:
+                log(f"{name} on {runner}")
+                r = run_one(name, runner, d, meta, a)
+                results.append(r)
+                log(f"  {runner}: {r['throughput'].get('average', 0):.0f} pods/s, "
+                    f"{r['bound']}/{r['pods']} bound, CPU {r['cpu_s']:.1f} s, RSS {r['peak_rss_mb']:.0f} MiB, "
+                    f"apiserver+etcd {r['apiserver_etcd_cpu_s']:.1f} s, load {os.getloadavg()[0]:.2f}")
+    if not a.no_cold:
+        results += cold_start(a, [x for x in runners if x != "kube-scheduler-default"])
+    doc = {"nodes": a.nodes, "qps": a.qps, "burst": a.burst,
+           "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
+                       "loadavg": os.getloadavg()},
+           "seconds": time.monotonic() - t, "results": results}
+    with open(os.path.join(OUT, "results.json"), "w") as f:
+        json.dump(doc, f, indent=1)
+    report(results, a)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

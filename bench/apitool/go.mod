@@ -1,0 +1,3 @@
+module ksched.local/bench/apitool
+
+go 1.22
