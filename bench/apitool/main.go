@@ -293,7 +293,7 @@ func (c *client) watchPods(ctx context.Context, path string, q url.Values, ready
 			if ctx.Err() != nil {
 				return nil
 			}
-			return err
+			return fmt.Errorf("watch %s ended: %v", path, err)
 		}
 		if ev.Type == "BOOKMARK" || ev.Type == "ERROR" {
 			continue
@@ -307,24 +307,31 @@ func cmdWatch(c *client, ns string, count int, timeout time.Duration) {
 	defer cancel()
 	seen := map[string]int64{}
 	var times []int64
-	err := c.watchPods(ctx, "/api/v1/namespaces/"+ns+"/pods", url.Values{},
-		func() { fmt.Fprintln(os.Stderr, "ready") },
-		func(typ string, p *podItem) {
-			if typ == "DELETED" || p.Spec.NodeName == "" {
-				return
-			}
-			if _, ok := seen[p.Metadata.Name]; ok {
-				return
-			}
-			now := time.Now().UnixNano()
-			seen[p.Metadata.Name] = now
-			times = append(times, now)
-			if len(times) >= count {
-				cancel()
-			}
-		})
-	if err != nil && ctx.Err() == nil {
-		fatal("watch: %v", err)
+	readyOnce := sync.Once{}
+	var err error
+	// a watch the server ends early is opened again (list, then watch):
+	// a pod is counted once, at the first time it was seen bound
+	for ctx.Err() == nil {
+		err = c.watchPods(ctx, "/api/v1/namespaces/"+ns+"/pods", url.Values{},
+			func() { readyOnce.Do(func() { fmt.Fprintln(os.Stderr, "ready") }) },
+			func(typ string, p *podItem) {
+				if typ == "DELETED" || p.Spec.NodeName == "" {
+					return
+				}
+				if _, ok := seen[p.Metadata.Name]; ok {
+					return
+				}
+				now := time.Now().UnixNano()
+				seen[p.Metadata.Name] = now
+				times = append(times, now)
+				if len(times) >= count {
+					cancel()
+				}
+			})
+		if err != nil && ctx.Err() == nil {
+			fmt.Fprintf(os.Stderr, "apitool: watch: %v (watching again)\n", err)
+			time.Sleep(200 * time.Millisecond)
+		}
 	}
 	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
 	out, _ := json.Marshal(map[string]any{"bound": times, "complete": len(times) >= count})
@@ -378,7 +385,7 @@ func cmdCeiling(c *client, sched string, conc int, count int) {
 				now := time.Now().UTC()
 				ev, _ := json.Marshal(map[string]any{
 					"apiVersion": "events.k8s.io/v1", "kind": "Event",
-					"metadata": map[string]any{"name": fmt.Sprintf("%s.%x", m.Name, now.UnixNano()), "namespace": m.Namespace},
+					"metadata":            map[string]any{"name": fmt.Sprintf("%s.%x", m.Name, now.UnixNano()), "namespace": m.Namespace},
 					"eventTime":           now.Format("2006-01-02T15:04:05.000000Z07:00"),
 					"reportingController": sched, "reportingInstance": sched + "-" + host,
 					"action": "Binding", "reason": "Scheduled", "type": "Normal",

@@ -596,8 +596,11 @@ void ks_api_dispatcher_flush(ks_api_dispatcher *d) {
     pthread_mutex_unlock(&d->mu);
 }
 
+/* A binding cycle waiting for its call: a condition of its own, so that
+ * one answer wakes one binder, not every binder waiting on idle_cv. */
 typedef struct sync_wait {
     ks_api_dispatcher *d;
+    pthread_cond_t cv;
     bool done;
     ks_status *result;
 } sync_wait;
@@ -608,19 +611,20 @@ static void sync_done(void *arg, const ks_status *result) {
     pthread_mutex_lock(&w->d->mu);
     w->result = r;
     w->done = true;
-    pthread_cond_broadcast(&w->d->idle_cv);
+    pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&w->d->mu);
 }
 
 ks_status *ks_api_dispatcher_bind_sync(ks_api_dispatcher *d, const ks_pod *pod, const char *node) {
     sync_wait w = {.d = d};
+    pthread_cond_init(&w.cv, NULL);
     ks_status_free(ks_api_dispatcher_bind(d, pod, node, sync_done, &w));
     pthread_mutex_lock(&d->mu);
     bool workers = d->nworkers > 0;
     pthread_mutex_unlock(&d->mu);
     if (workers) {
         pthread_mutex_lock(&d->mu);
-        while (!w.done) pthread_cond_wait(&d->idle_cv, &d->mu);
+        while (!w.done) pthread_cond_wait(&w.cv, &d->mu);
         pthread_mutex_unlock(&d->mu);
     } else {
         for (;;) {
@@ -633,6 +637,7 @@ ks_status *ks_api_dispatcher_bind_sync(ks_api_dispatcher *d, const ks_pod *pod, 
     pthread_mutex_lock(&d->mu);
     bool done = w.done;
     pthread_mutex_unlock(&d->mu);
+    pthread_cond_destroy(&w.cv);
     if (!done) return ks_status_new(KS_ERROR, "binding was dropped by the API dispatcher");
     /* A binding overwritten by a deletion did not happen. */
     if (ks_status_code(w.result) == KS_SKIP) w.result->code = KS_ERROR;

@@ -301,7 +301,9 @@ static ks_status *pre_filter(void *self, ks_cycle_state *st, const ks_pod *pod, 
     atomic_init(&s->refs, 1);
     pthread_mutex_init(&s->mu, NULL);
     ks_dra_device_set_init(&s->allocated);
-    s->arena = ks_arena_new(4096);
+    /* small for the pods without claims: the state lives as long as the
+     * binding cycle, which may wait long on the API server */
+    s->arena = ks_arena_new(pod->nresource_claims ? 4096 : 256);
     ks_cycle_state_write(st, state_key, s, state_free, state_clone);
     if (!pod->nresource_claims) return ks_status_new(KS_SKIP, NULL);
 
