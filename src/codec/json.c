@@ -5,6 +5,7 @@
 #include "codec/tree_internal.h"
 #include "util/xalloc.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
@@ -86,10 +87,388 @@ static ks_tree *from_json(ks_arena *a, kt_strtab *strs, json_t *j, int depth, si
     return NULL;
 }
 
+/* ---- the fast path ------------------------------------------------------
+ * Watch events and list pages are parsed here straight into the tree:
+ * jansson's DOM first costs a second pass and about seven times the
+ * text's size in memory. It accepts a strict subset of what jansson does
+ * (valid UTF-8, no NUL, numbers that fit, no more than FP_MAX_KEYS keys
+ * in a map) and builds exactly what from_json builds from jansson's value
+ * (a key written twice keeps its first place and its last value, as
+ * jansson's object does). Anything else fails here and kt_parse_json
+ * parses the text again through jansson, which gives its verdict and
+ * its error message. */
+
+#define FP_MAX_KEYS 4096
+
+typedef struct fparser {
+    const char *s;
+    size_t len, pos;
+    ks_arena *a;
+    kt_strtab *strs;
+    char *buf; /* decoded strings with escapes */
+    size_t bufcap;
+} fparser;
+
+static void fp_ws(fparser *p) {
+    while (p->pos < p->len) {
+        char c = p->s[p->pos];
+        if (c != ' ' && c != '\t' && c != '\n' && c != '\r') break;
+        p->pos++;
+    }
+}
+
+static bool fp_put(fparser *p, size_t *n, const char *src, size_t k) {
+    if (*n + k > KT_MAX_STRING) return false;
+    if (*n + k > p->bufcap) {
+        size_t nc = p->bufcap ? p->bufcap : 256;
+        while (nc < *n + k) nc *= 2;
+        p->buf = ks_xrealloc(p->buf, nc);
+        p->bufcap = nc;
+    }
+    memcpy(p->buf + *n, src, k);
+    *n += k;
+    return true;
+}
+
+/* Bytes of the valid UTF-8 sequence at s (lead byte >= 0x80), or 0:
+ * no overlong forms, no surrogates, nothing past U+10FFFF. */
+static size_t fp_utf8(const unsigned char *s, size_t left) {
+    unsigned c = s[0];
+    size_t n;
+    uint32_t v;
+    if (c >= 0xC2 && c <= 0xDF) n = 2, v = c & 0x1F;
+    else if (c >= 0xE0 && c <= 0xEF) n = 3, v = c & 0x0F;
+    else if (c >= 0xF0 && c <= 0xF4) n = 4, v = c & 0x07;
+    else return 0;
+    if (left < n) return 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xC0) != 0x80) return 0;
+        v = (v << 6) | (s[i] & 0x3F);
+    }
+    if ((n == 3 && v < 0x800) || (n == 4 && v < 0x10000) || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
+        return 0;
+    return n;
+}
+
+static int fp_hex4(const char *s) {
+    int v = 0;
+    for (int i = 0; i < 4; i++) {
+        char c = s[i];
+        v <<= 4;
+        if (c >= '0' && c <= '9') v |= c - '0';
+        else if (c >= 'a' && c <= 'f') v |= c - 'a' + 10;
+        else if (c >= 'A' && c <= 'F') v |= c - 'A' + 10;
+        else return -1;
+    }
+    return v;
+}
+
+/* A string at p->pos (its opening quote): its bytes in *out (into the
+ * text itself when it has no escape, else into p->buf). */
+static bool fp_string(fparser *p, const char **out, size_t *outlen) {
+    size_t i = ++p->pos, n = 0;
+    bool esc = false;
+    const unsigned char *u = (const unsigned char *)p->s;
+    size_t run = i; /* start of the bytes not yet copied (esc) */
+    for (;;) {
+        if (i >= p->len) return false;
+        unsigned c = u[i];
+        if (c == '"') break;
+        if (c < 0x20) return false;
+        if (c >= 0x80) {
+            size_t k = fp_utf8(u + i, p->len - i);
+            if (!k) return false;
+            i += k;
+            continue;
+        }
+        if (c != '\\') {
+            i++;
+            continue;
+        }
+        if (!esc) n = 0;
+        esc = true;
+        if (!fp_put(p, &n, p->s + run, i - run)) return false;
+        if (i + 1 >= p->len) return false;
+        char e = p->s[i + 1], ch;
+        i += 2;
+        switch (e) {
+        case '"': ch = '"'; break;
+        case '\\': ch = '\\'; break;
+        case '/': ch = '/'; break;
+        case 'b': ch = '\b'; break;
+        case 'f': ch = '\f'; break;
+        case 'n': ch = '\n'; break;
+        case 'r': ch = '\r'; break;
+        case 't': ch = '\t'; break;
+        case 'u': {
+            if (i + 4 > p->len) return false;
+            int v = fp_hex4(p->s + i);
+            if (v <= 0) return false; /* bad digits, or NUL */
+            i += 4;
+            uint32_t cp = (uint32_t)v;
+            if (cp >= 0xDC00 && cp <= 0xDFFF) return false;
+            if (cp >= 0xD800 && cp <= 0xDBFF) {
+                if (i + 6 > p->len || p->s[i] != '\\' || p->s[i + 1] != 'u') return false;
+                int lo = fp_hex4(p->s + i + 2);
+                if (lo < 0xDC00 || lo > 0xDFFF) return false;
+                i += 6;
+                cp = 0x10000 + ((cp - 0xD800) << 10) + ((uint32_t)lo - 0xDC00);
+            }
+            char enc[4];
+            size_t k;
+            if (cp < 0x80) enc[0] = (char)cp, k = 1;
+            else if (cp < 0x800) enc[0] = (char)(0xC0 | (cp >> 6)), enc[1] = (char)(0x80 | (cp & 0x3F)), k = 2;
+            else if (cp < 0x10000)
+                enc[0] = (char)(0xE0 | (cp >> 12)), enc[1] = (char)(0x80 | ((cp >> 6) & 0x3F)),
+                enc[2] = (char)(0x80 | (cp & 0x3F)), k = 3;
+            else
+                enc[0] = (char)(0xF0 | (cp >> 18)), enc[1] = (char)(0x80 | ((cp >> 12) & 0x3F)),
+                enc[2] = (char)(0x80 | ((cp >> 6) & 0x3F)), enc[3] = (char)(0x80 | (cp & 0x3F)), k = 4;
+            if (!fp_put(p, &n, enc, k)) return false;
+            run = i;
+            continue;
+        }
+        default: return false;
+        }
+        if (!fp_put(p, &n, &ch, 1)) return false;
+        run = i;
+    }
+    if (esc) {
+        if (!fp_put(p, &n, p->s + run, i - run)) return false;
+        *out = p->buf;
+        *outlen = n;
+    } else {
+        if (i - p->pos > KT_MAX_STRING) return false;
+        *out = p->s + p->pos;
+        *outlen = i - p->pos;
+    }
+    p->pos = i + 1;
+    return true;
+}
+
+static bool fp_digits(fparser *p) {
+    size_t st = p->pos;
+    while (p->pos < p->len && p->s[p->pos] >= '0' && p->s[p->pos] <= '9') p->pos++;
+    return p->pos > st;
+}
+
+static ks_tree *fp_number(fparser *p) {
+    size_t st = p->pos;
+    bool real = false;
+    if (p->s[p->pos] == '-') p->pos++;
+    if (p->pos >= p->len) return NULL;
+    if (p->s[p->pos] == '0') p->pos++;
+    else if (!fp_digits(p)) return NULL;
+    if (p->pos < p->len && p->s[p->pos] == '.') {
+        p->pos++;
+        if (!fp_digits(p)) return NULL;
+        real = true;
+    }
+    if (p->pos < p->len && (p->s[p->pos] == 'e' || p->s[p->pos] == 'E')) {
+        p->pos++;
+        if (p->pos < p->len && (p->s[p->pos] == '+' || p->s[p->pos] == '-')) p->pos++;
+        if (!fp_digits(p)) return NULL;
+        real = true;
+    }
+    char num[64], buf[64];
+    size_t n = p->pos - st;
+    if (n >= sizeof(num)) return NULL;
+    memcpy(num, p->s + st, n);
+    num[n] = '\0';
+    char *end;
+    errno = 0;
+    ks_tree *t;
+    if (!real) {
+        long long v = strtoll(num, &end, 10);
+        if (errno || *end) return NULL;
+        t = kt_new(p->a, KT_INT, 0);
+        t->ival = (int64_t)v;
+        snprintf(buf, sizeof(buf), "%" PRId64, t->ival);
+    } else {
+        double d = strtod(num, &end);
+        if (*end || ((d == HUGE_VAL || d == -HUGE_VAL) && errno == ERANGE) || !isfinite(d)) return NULL;
+        t = kt_new(p->a, KT_FLOAT, 0);
+        t->fval = d;
+        kt_format_float(d, buf, sizeof(buf), false);
+    }
+    t->text = ks_arena_strdup(p->a, buf);
+    return t;
+}
+
+static bool fp_lit(fparser *p, const char *w, size_t n) {
+    if (p->len - p->pos < n || memcmp(p->s + p->pos, w, n) != 0) return false;
+    p->pos += n;
+    return true;
+}
+
+/* Room for one more entry: arrays double from 4, so they always hold
+ * kt_cap(n) slots as the tree's other builders expect. */
+static void fp_grow(fparser *p, ks_tree *t, bool keys) {
+    if (t->n && t->n < kt_cap(t->n)) return;
+    if (t->n == 0) {
+        t->items = ks_arena_calloc(p->a, 4, sizeof(*t->items));
+        if (keys) t->keys = ks_arena_calloc(p->a, 4, sizeof(*t->keys));
+        return;
+    }
+    size_t nc = kt_cap(t->n + 1);
+    ks_tree **items = ks_arena_calloc(p->a, nc, sizeof(*items));
+    memcpy(items, t->items, t->n * sizeof(*items));
+    t->items = items;
+    if (keys) {
+        const char **k = ks_arena_calloc(p->a, nc, sizeof(*k));
+        memcpy(k, t->keys, t->n * sizeof(*k));
+        t->keys = k;
+    }
+}
+
+static ks_tree *fp_value(fparser *p, int depth) {
+    fp_ws(p);
+    if (p->pos >= p->len) return NULL;
+    char c = p->s[p->pos];
+    ks_tree *t;
+    if (c == '{') {
+        if (depth >= KT_MAX_DEPTH) return NULL;
+        t = kt_new(p->a, KT_MAP, 0);
+        p->pos++;
+        fp_ws(p);
+        if (p->pos < p->len && p->s[p->pos] == '}') {
+            p->pos++;
+            return t;
+        }
+        for (;;) {
+            fp_ws(p);
+            const char *k;
+            size_t kl;
+            if (p->pos >= p->len || p->s[p->pos] != '"' || !fp_string(p, &k, &kl)) return NULL;
+            const char *key = kt_strtab_get(p->strs, p->a, k, kl);
+            fp_ws(p);
+            if (p->pos >= p->len || p->s[p->pos] != ':') return NULL;
+            p->pos++;
+            ks_tree *v = fp_value(p, depth + 1);
+            if (!v) return NULL;
+            uint32_t i = 0;
+            while (i < t->n && t->keys[i] != key && strcmp(t->keys[i], key) != 0) i++;
+            if (i < t->n) {
+                t->items[i] = v;
+            } else {
+                if (t->n >= FP_MAX_KEYS) return NULL;
+                fp_grow(p, t, true);
+                t->keys[t->n] = key;
+                t->items[t->n++] = v;
+            }
+            fp_ws(p);
+            if (p->pos >= p->len) return NULL;
+            if (p->s[p->pos] == ',') {
+                p->pos++;
+                continue;
+            }
+            if (p->s[p->pos] != '}') return NULL;
+            p->pos++;
+            return t;
+        }
+    }
+    if (c == '[') {
+        if (depth >= KT_MAX_DEPTH) return NULL;
+        t = kt_new(p->a, KT_SEQ, 0);
+        p->pos++;
+        fp_ws(p);
+        if (p->pos < p->len && p->s[p->pos] == ']') {
+            p->pos++;
+            return t;
+        }
+        for (;;) {
+            ks_tree *v = fp_value(p, depth + 1);
+            if (!v) return NULL;
+            fp_grow(p, t, false);
+            t->items[t->n++] = v;
+            fp_ws(p);
+            if (p->pos >= p->len) return NULL;
+            if (p->s[p->pos] == ',') {
+                p->pos++;
+                continue;
+            }
+            if (p->s[p->pos] != ']') return NULL;
+            p->pos++;
+            return t;
+        }
+    }
+    if (c == '"') {
+        const char *v;
+        size_t vl;
+        if (!fp_string(p, &v, &vl)) return NULL;
+        t = kt_new(p->a, KT_STRING, 0);
+        t->quoted = true;
+        t->text = kt_strtab_get(p->strs, p->a, v, vl);
+        return t;
+    }
+    if (c == '-' || (c >= '0' && c <= '9')) return fp_number(p);
+    if (fp_lit(p, "true", 4) || fp_lit(p, "false", 5)) {
+        t = kt_new(p->a, KT_BOOL, 0);
+        t->bval = p->s[p->pos - 1] == 'e' && p->s[p->pos - 2] == 'u';
+        t->text = t->bval ? "true" : "false";
+        return t;
+    }
+    if (fp_lit(p, "null", 4)) {
+        t = kt_new(p->a, KT_NULL, 0);
+        t->text = "null";
+        return t;
+    }
+    return NULL;
+}
+
+/* The whole stream, or false (then nothing in *docs). */
+static bool fast_parse(ks_arena *a, const char *buf, size_t len, ks_tree ***docs, uint32_t *ndocs) {
+    kt_strtab strs = {0};
+    fparser p = {.s = buf, .len = len, .a = a, .strs = &strs};
+    size_t cap = 4, n = 0;
+    ks_tree **out = ks_xmalloc(cap * sizeof(*out));
+    bool ok = true;
+    for (;;) {
+        fp_ws(&p);
+        if (p.pos >= len) break;
+        ks_tree *t = fp_value(&p, 0);
+        if (!t) {
+            ok = false;
+            break;
+        }
+        if (t->type != KT_MAP && t->type != KT_SEQ) {
+            /* a scalar document: only alone at the end (where jansson
+             * stops reading a number or a word is its business) */
+            fp_ws(&p);
+            if (p.pos < len) {
+                ok = false;
+                break;
+            }
+        }
+        if (t->type == KT_NULL) continue;
+        if (n == cap) out = ks_xrealloc(out, (cap *= 2) * sizeof(*out));
+        out[n++] = t;
+    }
+    if (ok) {
+        *docs = ks_arena_calloc(a, n ? n : 1, sizeof(**docs));
+        memcpy(*docs, out, n * sizeof(*out));
+        *ndocs = (uint32_t)n;
+    }
+    free(out);
+    free(p.buf);
+    kt_strtab_free(&strs);
+    return ok;
+}
+
 /* One value after another ("{...}{...}", or one per line) is a stream of
  * documents, as kubectl reads them. */
 bool kt_parse_json(ks_arena *a, const char *name, const char *buf, size_t len, ks_tree ***docs,
                    uint32_t *ndocs, char **err) {
+    if (fast_parse(a, buf, len, docs, ndocs)) return true;
+    return kt_parse_json_jansson(a, name, buf, len, docs, ndocs, err);
+}
+
+bool kt_parse_json_fast(ks_arena *a, const char *buf, size_t len, ks_tree ***docs, uint32_t *ndocs) {
+    return fast_parse(a, buf, len, docs, ndocs);
+}
+
+bool kt_parse_json_jansson(ks_arena *a, const char *name, const char *buf, size_t len, ks_tree ***docs,
+                           uint32_t *ndocs, char **err) {
     size_t cap = 4, n = 0, off = 0;
     ks_tree **out = ks_xmalloc(cap * sizeof(*out));
     kt_strtab strs = {0};

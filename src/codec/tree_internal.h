@@ -35,5 +35,10 @@ bool kt_parse_yaml(ks_arena *a, const char *name, const char *buf, size_t len, k
                    uint32_t *ndocs, char **err);
 bool kt_parse_json(ks_arena *a, const char *name, const char *buf, size_t len, ks_tree ***docs,
                    uint32_t *ndocs, char **err);
+/* kt_parse_json's two ways, for tests: the direct parser (false on
+ * anything it leaves to jansson) and jansson's. */
+bool kt_parse_json_fast(ks_arena *a, const char *buf, size_t len, ks_tree ***docs, uint32_t *ndocs);
+bool kt_parse_json_jansson(ks_arena *a, const char *name, const char *buf, size_t len, ks_tree ***docs,
+                           uint32_t *ndocs, char **err);
 
 #endif
