@@ -5,6 +5,7 @@
 #   make test       install missing deps, build release, ASan/UBSan and TSan, run every test
 #   make tsan       the threaded tests only, under ThreadSanitizer
 #   make bench      scheduler_perf-style benchmarks (see bench/)
+#   make bench-api  the same through a real kube-apiserver + etcd, next to kube-scheduler
 #   make fuzz       libFuzzer targets with clang (build/fuzz/fuzz_*)
 #   make fuzz-run SECONDS=N   run each fuzz target for N seconds
 #   make install PREFIX=/usr/local
@@ -83,7 +84,7 @@ FUZZ_BINS := $(FUZZ_SRCS:test/fuzz/%.c=$(FUZZ_DIR)/%)
 PLUGIN_NAMES := $(filter-out embed,$(notdir $(patsubst %/,%,$(dir $(wildcard examples/plugins/*/*.c)))))
 PLUGIN_SOS  := $(foreach p,$(PLUGIN_NAMES),$(B)/plugins/$(p).so)
 
-.PHONY: all build deps demo test test-bins tsan tsan-bins test-reference test-e2e bench bench-quick bench-bin \
+.PHONY: all build deps demo test test-bins tsan tsan-bins test-reference test-e2e bench bench-quick bench-bin bench-api \
         install clean fuzz fuzz-bins fuzz-run
 all: build
 build: $(B)/ksched $(B)/libksched.a $(B)/libksched.so $(PLUGIN_SOS) $(B)/examples/embed-scheduler
@@ -217,6 +218,11 @@ bench-bin: $(B)/bench/ksched_bench $(B)/bench/ksched_churn
 bench: deps
 	@$(MAKE) -s --no-print-directory MODE=release build bench-bin
 	@bench/run.sh --nodes 5000
+
+# Through a real kube-apiserver and etcd: ksched run, kube-scheduler and
+# the API server's ceiling (bench/api.py).
+bench-api: deps
+	@bench/run.sh --api
 
 bench-quick: deps
 	@$(MAKE) -s --no-print-directory MODE=release build bench-bin

@@ -17,12 +17,37 @@
 # average throughput is reported: a short run is at the mercy of whatever
 # else the machine does during that second. Figures only: nothing here
 # passes or fails on a timing.
+#
+#   bench/run.sh --api [bench/api.py's options]
+#
+# The benchmark through a real kube-apiserver and etcd (make bench-api):
+# builds ksched (release), bench/apitool and the end-to-end binaries
+# (test/e2e/build.sh), then runs bench/api.py, which prints its table and
+# writes build/bench-api/results.json.
 # A crashing binary must not leave a core dump in the working tree.
 ulimit -c 0
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
+if [ "${1:-}" = --api ]; then
+    shift
+    mkdir -p "$root/build/bench-api"
+    log=$root/build/bench-api/build.log
+    if ! make -s -C "$root" MODE=release build >"$log" 2>&1; then
+        echo "bench: building ksched failed:" >&2; tail -20 "$log" >&2; exit 2
+    fi
+    if ! command -v go >/dev/null 2>&1 || ! command -v python3 >/dev/null 2>&1; then
+        echo "bench: go and python3 are needed for --api" >&2; exit 2
+    fi
+    if ! "$root/test/e2e/build.sh" >>"$log" 2>&1; then
+        echo "bench: building the API server, etcd and kube-scheduler failed:" >&2; tail -20 "$log" >&2; exit 2
+    fi
+    if ! (cd "$here/apitool" && go build -o "$root/build/bench-api/apitool" .) >>"$log" 2>&1; then
+        echo "bench: building bench/apitool failed:" >&2; tail -20 "$log" >&2; exit 2
+    fi
+    exec python3 "$here/api.py" "$@"
+fi
 nodes=""
 quick=0
 workloads=""
