@@ -1090,6 +1090,15 @@ void ks_kube_do(ks_kube_client *c, const ks_kube_request *req, ks_kube_response 
     }
 }
 
+char *ks_kube_response_take_body(const ks_kube_response *r) {
+    /* done gets the client's own response, which it frees after done
+     * returns: what is taken here is no longer its to free */
+    ks_kube_response *own = (ks_kube_response *)r;
+    char *b = own->body;
+    own->body = NULL;
+    return b;
+}
+
 void ks_kube_do_async(ks_kube_client *c, const ks_kube_request *req, ks_kube_done_fn done, void *arg) {
     xfer *x = xfer_new(req);
     x->done = done;

@@ -84,6 +84,9 @@ void ks_kube_do(ks_kube_client *c, const ks_kube_request *req, ks_kube_response 
  * request is copied. */
 typedef void (*ks_kube_done_fn)(void *arg, const ks_kube_response *r);
 void ks_kube_do_async(ks_kube_client *c, const ks_kube_request *req, ks_kube_done_fn done, void *arg);
+/* From inside done: keep the body (the caller frees it; NULL when there
+ * is none) instead of copying it: a list of every pod can be tens of MB. */
+char *ks_kube_response_take_body(const ks_kube_response *r);
 
 /* Streaming GET (watch): data is called from the I/O thread with each
  * chunk as it arrives; end is called once when the stream ends (code is

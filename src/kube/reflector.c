@@ -260,7 +260,7 @@ static void list_done(void *arg, const ks_kube_response *resp) {
     list_call *lc = arg;
     pthread_mutex_lock(&lc->mu);
     lc->resp = *resp;
-    lc->resp.body = resp->body ? ks_xstrdup(resp->body) : NULL;
+    lc->resp.body = ks_kube_response_take_body(resp);
     lc->resp.error = resp->error ? ks_xstrdup(resp->error) : NULL;
     atomic_store(&lc->done, true);
     if (lc->r) {
@@ -323,9 +323,14 @@ static char *list_url(ks_reflector *r, const char *cont, uint32_t limit, const c
 typedef enum { L_OK, L_ERR, L_STOP } list_result;
 
 /* The list's items replace the known set: new keys are ADDED, changed
- * resourceVersions MODIFIED, keys no longer listed DELETED. */
-static void replace(ks_reflector *r, ks_arena *a, ks_tree **items, size_t n) {
-    r->gen++;
+ * resourceVersions MODIFIED (replace_items, page by page, so that only
+ * one page is held in memory), keys no longer listed DELETED
+ * (replace_end, once the whole list is in). A list that fails half way
+ * has delivered its first pages: the next list compares with them, and
+ * only a complete list removes anything. */
+static void replace_begin(ks_reflector *r) { r->gen++; }
+
+static void replace_items(ks_reflector *r, ks_arena *a, ks_tree **items, size_t n) {
     for (size_t i = 0; i < n; i++) {
         ks_tree *obj = items[i];
         const char *ns, *name, *uid, *rv, *why;
@@ -356,6 +361,9 @@ static void replace(ks_reflector *r, ks_arena *a, ks_tree **items, size_t n) {
         k->seen = r->gen;
         deliver(r, ev, obj);
     }
+}
+
+static void replace_end(ks_reflector *r, ks_arena *a) {
     /* what is left unseen is gone */
     known **gone = NULL;
     size_t ngone = 0, cap = 0;
@@ -388,9 +396,9 @@ static list_result do_list(ks_reflector *r) {
     char *want_rv = ks_xstrdup(rv);
     uint32_t limit = (!*want_rv || strcmp(want_rv, "0") == 0 || r->paginated) ? r->page : 0;
     ks_arena *a = ks_arena_new(0);
-    ks_tree **items = NULL;
-    size_t n = 0, cap = 0;
+    size_t n = 0;
     char *cont = NULL, *list_rv = NULL;
+    replace_begin(r);
     list_result res = L_ERR;
     int pages = 0;
     bool full_fallback = false;
@@ -414,6 +422,7 @@ static list_result do_list(ks_reflector *r) {
             n = 0;
             pages = 0;
             ks_arena_reset(a);
+            replace_begin(r);
             continue;
         }
         if ((resp.code == 410 || too_large_rv(&resp)) && !r->rv_unavailable && !cont) {
@@ -429,6 +438,7 @@ static list_result do_list(ks_reflector *r) {
             n = 0;
             pages = 0;
             ks_arena_reset(a);
+            replace_begin(r);
             continue;
         }
         if (resp.code != 200) {
@@ -462,17 +472,19 @@ static list_result do_list(ks_reflector *r) {
         if (pages == 0 || full_fallback) set_str(&list_rv, str_of(kt_get(md, "resourceVersion")));
         const char *av = str_of(kt_get(root, "apiVersion"));
         if (av) set_str(&r->api_version, av);
-        for (uint32_t i = 0; its && its->type == KT_SEQ && i < its->n; i++) {
-            KS_GROW(items, cap, n + 1);
-            items[n++] = its->items[i];
-        }
-        pages++;
         const char *next = full_fallback ? NULL : str_of(kt_get(md, "continue"));
-        if (next && *next) {
+        bool more = next && *next;
+        if (more) {
             if (strcmp(want_rv, "0") == 0) r->paginated = true; /* no watch cache: keep paging */
             set_str(&cont, next);
-            continue;
         }
+        if (its && its->type == KT_SEQ) {
+            replace_items(r, a, its->items, its->n);
+            n += its->n;
+        }
+        pages++;
+        ks_arena_reset(a);
+        if (more) continue;
         res = L_OK;
         break;
     }
@@ -482,7 +494,7 @@ static list_result do_list(ks_reflector *r) {
         if (relist) r->stats.relists++;
         pthread_mutex_unlock(&r->mu);
         if (relist) ks_sm_relist(r->kind);
-        replace(r, a, items, n);
+        replace_end(r, a);
         r->rv_unavailable = false;
         set_str(&r->rv, list_rv);
         note_ok(r);
@@ -494,7 +506,6 @@ static list_result do_list(ks_reflector *r) {
             if (r->h.synced) r->h.synced(r->h.arg);
         }
     }
-    free(items);
     free(cont);
     free(list_rv);
     free(want_rv);
