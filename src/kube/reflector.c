@@ -330,13 +330,14 @@ typedef enum { L_OK, L_ERR, L_STOP } list_result;
  * only a complete list removes anything. */
 static void replace_begin(ks_reflector *r) { r->gen++; }
 
-static void replace_items(ks_reflector *r, ks_arena *a, ks_tree **items, size_t n) {
+/* base: the index in the whole list of items[0], for messages. */
+static void replace_items(ks_reflector *r, ks_arena *a, ks_tree **items, size_t n, size_t base) {
     for (size_t i = 0; i < n; i++) {
         ks_tree *obj = items[i];
         const char *ns, *name, *uid, *rv, *why;
         if (!object_meta(obj, &ns, &name, &uid, &rv, &why)) {
             const char *nm = obj && obj->type == KT_MAP ? str_of(kt_get(kt_get(obj, "metadata"), "name")) : NULL;
-            ks_warnf("%s list (%s): item %zu%s%s%s: %s, skipped", r->kind, r->path, i, nm ? " (" : "",
+            ks_warnf("%s list (%s): item %zu%s%s%s: %s, skipped", r->kind, r->path, base + i, nm ? " (" : "",
                      nm ? nm : "", nm ? ")" : "", why);
             count_decode_error(r);
             continue;
@@ -380,6 +381,104 @@ static void replace_end(ks_reflector *r, ks_arena *a) {
         known_remove(r, gone[i]);
     }
     free(gone);
+}
+
+/* ---- a list answer, item by item ---------------------------------------------- */
+
+/* The end of the JSON value at b[i] (not validated: the parser that reads
+ * each piece does that), or 0 when the text ends first. */
+static size_t skip_value(const char *b, size_t len, size_t i) {
+    int depth = 0;
+    bool in_str = false, esc = false;
+    for (; i < len; i++) {
+        char c = b[i];
+        if (in_str) {
+            if (esc) esc = false;
+            else if (c == '\\') esc = true;
+            else if (c == '"') {
+                in_str = false;
+                if (depth == 0) return i + 1;
+            }
+            continue;
+        }
+        if (c == '"') in_str = true;
+        else if (c == '{' || c == '[') depth++;
+        else if (c == '}' || c == ']') {
+            if (depth == 0) return i; /* a scalar ended by its container */
+            if (--depth == 0) return i + 1;
+        } else if (depth == 0 && (c == ',' || c == ' ' || c == '\n' || c == '\r' || c == '\t')) {
+            return i;
+        }
+    }
+    return 0;
+}
+
+static size_t skip_ws(const char *b, size_t len, size_t i) {
+    while (i < len && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t')) i++;
+    return i;
+}
+
+/* Where the top-level "items" array of a JSON list is: [*from, *to) of
+ * the array itself. false when the answer is not laid out so (then it is
+ * parsed whole). */
+static bool find_items(const char *b, size_t len, size_t *from, size_t *to) {
+    size_t i = skip_ws(b, len, 0);
+    if (i >= len || b[i] != '{') return false;
+    i++;
+    for (;;) {
+        i = skip_ws(b, len, i);
+        if (i >= len || b[i] != '"') return false;
+        size_t ke = skip_value(b, len, i);
+        if (!ke) return false;
+        bool items = ke - i == 7 && memcmp(b + i, "\"items\"", 7) == 0;
+        i = skip_ws(b, len, ke);
+        if (i >= len || b[i] != ':') return false;
+        i = skip_ws(b, len, i + 1);
+        size_t ve = skip_value(b, len, i);
+        if (!ve) return false;
+        if (items) {
+            if (b[i] != '[') return false;
+            *from = i;
+            *to = ve;
+            return true;
+        }
+        i = skip_ws(b, len, ve);
+        if (i >= len || b[i] != ',') return false;
+        i++;
+    }
+}
+
+/* Each element of the array b[from, to) parsed on its own into `ia`
+ * (reset between them) and handed to replace_items: a list of 30,000
+ * pods is never one tree. false (after note_error) when one cannot be
+ * read. */
+static bool replace_each(ks_reflector *r, ks_arena *ia, const char *b, size_t from, size_t to, size_t *n) {
+    size_t i = skip_ws(b, to, from + 1);
+    if (i < to && b[i] == ']') return true;
+    for (;;) {
+        size_t e = skip_value(b, to, i);
+        ks_tree **docs = NULL;
+        uint32_t ndocs = 0;
+        char *perr = NULL;
+        char name[300];
+        snprintf(name, sizeof(name), "%s list item %zu", r->kind, *n);
+        if (!e || !kt_parse(ia, name, b + i, e - i, &docs, &ndocs, &perr) || ndocs != 1) {
+            note_error(r, "%s list (%s): cannot read the answer: %s", r->kind, r->path, perr ? perr : "not a list");
+            free(perr);
+            return false;
+        }
+        replace_items(r, ia, docs, 1, *n);
+        ks_arena_reset(ia);
+        (*n)++;
+        i = skip_ws(b, to, e);
+        if (i < to && b[i] == ',') {
+            i = skip_ws(b, to, i + 1);
+            continue;
+        }
+        if (i < to && b[i] == ']') return true;
+        note_error(r, "%s list (%s): cannot read the answer: not a list", r->kind, r->path);
+        return false;
+    }
 }
 
 static bool too_large_rv(const ks_kube_response *resp) {
@@ -458,13 +557,30 @@ static list_result do_list(ks_reflector *r) {
         char *perr = NULL;
         char name[300];
         snprintf(name, sizeof(name), "%s list", r->kind);
-        bool ok = kt_parse(a, name, resp.body, resp.body_len, &docs, &ndocs, &perr);
-        ks_kube_response_free(&resp);
+        /* The list without its items is parsed as a tree; the items one
+         * by one (replace_each), when the answer is laid out as the API
+         * server writes it. */
+        size_t ifrom = 0, ito = 0;
+        bool split = resp.body && find_items(resp.body, resp.body_len, &ifrom, &ito);
+        char *body = resp.body;
+        size_t body_len = resp.body_len;
+        if (split) {
+            ks_strbuf rb;
+            ks_sb_init(&rb);
+            ks_sb_putn(&rb, body, ifrom);
+            ks_sb_puts(&rb, "[]");
+            ks_sb_putn(&rb, body + ito, body_len - ito);
+            body = ks_sb_take(&rb);
+            body_len = strlen(body);
+        }
+        bool ok = kt_parse(a, name, body, body_len, &docs, &ndocs, &perr);
+        if (split) free(body);
         const ks_tree *root = ok && ndocs ? docs[0] : NULL;
         const ks_tree *its = kt_get(root, "items");
         if (!root || root->type != KT_MAP || (its && its->type != KT_SEQ && its->type != KT_NULL)) {
             note_error(r, "%s list (%s): cannot read the answer: %s", r->kind, r->path, perr ? perr : "not a list");
             free(perr);
+            ks_kube_response_free(&resp);
             break;
         }
         free(perr);
@@ -478,10 +594,19 @@ static list_result do_list(ks_reflector *r) {
             if (strcmp(want_rv, "0") == 0) r->paginated = true; /* no watch cache: keep paging */
             set_str(&cont, next);
         }
-        if (its && its->type == KT_SEQ) {
-            replace_items(r, a, its->items, its->n);
+        if (split) {
+            ks_arena *ia = ks_arena_new(0);
+            bool all = replace_each(r, ia, resp.body, ifrom, ito, &n);
+            ks_arena_free(ia);
+            if (!all) {
+                ks_kube_response_free(&resp);
+                break;
+            }
+        } else if (its && its->type == KT_SEQ) {
+            replace_items(r, a, its->items, its->n, n);
             n += its->n;
         }
+        ks_kube_response_free(&resp);
         pages++;
         ks_arena_reset(a);
         if (more) continue;
