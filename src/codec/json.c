@@ -119,6 +119,7 @@ static void fp_ws(fparser *p) {
 
 static bool fp_put(fparser *p, size_t *n, const char *src, size_t k) {
     if (*n + k > KT_MAX_STRING) return false;
+    if (!k) return true;
     if (*n + k > p->bufcap) {
         size_t nc = p->bufcap ? p->bufcap : 256;
         while (nc < *n + k) nc *= 2;
