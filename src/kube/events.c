@@ -1060,8 +1060,9 @@ static void *rec_loop(void *arg) {
             c->done = j->next;
             handle_answer(c, j, out, &nout);
         }
-        /* retries due */
-        while (c->retry && c->retry->due <= now && nout < BATCH) {
+        /* retries due; at a stop, all of them now (the stop deadline
+         * bounds them, not their sleep) */
+        while (c->retry && (c->retry->due <= now || c->stopping) && nout < BATCH) {
             ev_job *j = c->retry;
             c->retry = j->next;
             out[nout++] = j;
@@ -1096,7 +1097,7 @@ static void *rec_loop(void *arg) {
             continue;
         }
         if (c->stopping) {
-            if (!c->q_head && c->outstanding == 0 && flushed) break;
+            if (!c->q_head && !c->retry && c->outstanding == 0 && flushed) break;
             if (mono_now() >= c->stop_deadline) break;
         }
         if (c->done) continue;

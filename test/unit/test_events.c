@@ -94,6 +94,7 @@ static int handler(const af_request *r, char **body) {
 
 static ks_kube_client *CLIENT;
 static ks_event_recorder *REC;
+static int64_t CLIENT_TIMEOUT_MS = 5000;
 
 static ks_event_recorder *rec_new(ks_event_recorder_options *o) {
     char server[64];
@@ -102,7 +103,7 @@ static ks_event_recorder *rec_new(ks_event_recorder_options *o) {
     memset(&cfg, 0, sizeof cfg);
     cfg.server = server;
     cfg.source = "test";
-    ks_kube_client_options co = {.config = &cfg, .max_retries = 1, .timeout_ms = 5000};
+    ks_kube_client_options co = {.config = &cfg, .max_retries = 1, .timeout_ms = CLIENT_TIMEOUT_MS};
     char *err = NULL;
     CLIENT = ks_kube_client_new(&co, &err);
     assert_non_null(CLIENT);
@@ -584,6 +585,39 @@ static void test_shutdown_flush(void **state) {
     rec_free();
 }
 
+/* An event waiting to be retried (its write got no answer) is written at
+ * a stop, not dropped because its 10 s sleep outlasts the flush. */
+static void test_shutdown_retries_now(void **state) {
+    (void)state;
+    CLIENT_TIMEOUT_MS = 200;
+    af_lock();
+    AF.delay_ms = 600;
+    af_unlock();
+    ks_event_recorder_options o = {.flush_timeout_ns = 3000 * MS};
+    rec_new(&o);
+    ks_metric *shut = ks_metric_get(ks_sm()->ksched_k8s_events_dropped, "shutdown");
+    uint64_t before = ks_counter_value(shut);
+    emit("a");
+    /* the write times out; the fake logs it when it answers, late */
+    wait_requests(1);
+    af_lock();
+    AF.delay_ms = 0;
+    af_unlock();
+    ks_event_recorder_stats st;
+    ks_event_recorder_stats_get(REC, &st);
+    assert_int_equal(st.created, 0);
+    ks_event_recorder_free(REC);
+    REC = NULL;
+    CLIENT_TIMEOUT_MS = 5000;
+    assert_int_equal(af_nlog(), 2);
+    af_request r = af_get(1);
+    assert_string_equal(r.method, "POST");
+    /* the late first write went through: 409, already there, done */
+    assert_true(r.status == 201 || r.status == 409);
+    assert_int_equal(ks_counter_value(shut), before);
+    rec_free();
+}
+
 /* A server that never answers in time: free returns after the flush
  * timeout, counting what it could not write. */
 static void test_shutdown_bounded(void **state) {
@@ -620,6 +654,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_legacy_aggregation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_legacy_spam, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shutdown_flush, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shutdown_retries_now, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shutdown_bounded, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
