@@ -769,7 +769,8 @@ void ks_queue_update(ks_queue *q, ks_pod *old_pod, ks_pod *new_pod) {
             const char *label = ks_event_label(evs[i], buf, sizeof(buf));
             if (st != STRAT_SKIP) note_requeue(qp, label, why);
             ks_qwhere w = requeue(q, qp, st, label);
-            if (w == KS_Q_ACTIVE || w == KS_Q_BACKOFF) {
+            /* out of the unschedulable pods: the later events are moot */
+            if (w == KS_Q_ACTIVE || w == KS_Q_BACKOFF || w == KS_Q_ERROR_BACKOFF) {
                 pthread_cond_broadcast(&q->cv);
                 break;
             }
