@@ -2244,6 +2244,13 @@ def test_snapshot_whatif(c):
     check(kubectl(c, "auth", "can-i", "create", "pods", kubeconfig=kc, ok=False)[0] != 0,
           "the read-only identity may create pods")
     cfg = Sched(c, [profile("default-scheduler")], name="sim").config
+    # shadow mode lists and watches with the same rights (no secure port)
+    sh = c.spawn("shadow-ro", [KSCHED, "run", "--shadow", "--config", cfg, "--kubeconfig", kc,
+                               "--secure-port=0", "-v=2"])
+    wait_log(c, "shadow-ro", "shadow: caches synced", 60, sh)
+    sh.send_signal(signal.SIGTERM)
+    sh.wait(timeout=30)
+    check(sh.returncode == 0, f"shadow under the read-only identity exited {sh.returncode}")
 
     # simulate live == simulate on the snapshot written to disk
     extra = os.path.join(c.dir, "extra.json")
