@@ -70,8 +70,8 @@ int cmd_snapshot(int argc, char **argv) {
         rc = KS_EXIT_FAIL;
         goto out;
     }
-    fprintf(stderr, "ksched snapshot: wrote %zu nodes and %zu pods to %s\n", ks_kube_snapshot_count(&s, "16-nodes.json"),
-            ks_kube_snapshot_count(&s, "17-pods.json"), dir);
+    fprintf(stderr, "ksched snapshot: wrote %zu nodes and %zu pods to %s\n", ks_kube_snapshot_count(&s, "18-nodes.json"),
+            ks_kube_snapshot_count(&s, "19-pods.json"), dir);
     rc = 0;
     goto out;
 usage_error:

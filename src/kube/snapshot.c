@@ -27,24 +27,28 @@ static const snap_kind kinds[] = {
     {"02-storageclasses.json", "StorageClass", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/storageclasses", NULL},
     {"03-csidrivers.json", "CSIDriver", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/csidrivers", NULL},
     {"04-csinodes.json", "CSINode", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/csinodes", NULL},
-    {"05-persistentvolumes.json", "PersistentVolume", "v1", "/api/v1/persistentvolumes", NULL},
-    {"06-persistentvolumeclaims.json", "PersistentVolumeClaim", "v1", "/api/v1/persistentvolumeclaims", NULL},
-    {"07-services.json", "Service", "v1", "/api/v1/services", NULL},
-    {"08-replicationcontrollers.json", "ReplicationController", "v1", "/api/v1/replicationcontrollers", NULL},
-    {"09-replicasets.json", "ReplicaSet", "apps/v1", "/apis/apps/v1/replicasets", NULL},
-    {"10-statefulsets.json", "StatefulSet", "apps/v1", "/apis/apps/v1/statefulsets", NULL},
-    {"11-poddisruptionbudgets.json", "PodDisruptionBudget", "policy/v1", "/apis/policy/v1/poddisruptionbudgets",
+    {"05-csistoragecapacities.json", "CSIStorageCapacity", "storage.k8s.io/v1",
+     "/apis/storage.k8s.io/v1/csistoragecapacities", NULL},
+    {"06-volumeattachments.json", "VolumeAttachment", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/volumeattachments",
      NULL},
-    {"12-deviceclasses.json", "DeviceClass", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/deviceclasses", NULL},
-    {"13-resourceslices.json", "ResourceSlice", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/resourceslices",
+    {"07-persistentvolumes.json", "PersistentVolume", "v1", "/api/v1/persistentvolumes", NULL},
+    {"08-persistentvolumeclaims.json", "PersistentVolumeClaim", "v1", "/api/v1/persistentvolumeclaims", NULL},
+    {"09-services.json", "Service", "v1", "/api/v1/services", NULL},
+    {"10-replicationcontrollers.json", "ReplicationController", "v1", "/api/v1/replicationcontrollers", NULL},
+    {"11-replicasets.json", "ReplicaSet", "apps/v1", "/apis/apps/v1/replicasets", NULL},
+    {"12-statefulsets.json", "StatefulSet", "apps/v1", "/apis/apps/v1/statefulsets", NULL},
+    {"13-poddisruptionbudgets.json", "PodDisruptionBudget", "policy/v1", "/apis/policy/v1/poddisruptionbudgets",
      NULL},
-    {"14-resourceclaims.json", "ResourceClaim", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/resourceclaims",
+    {"14-deviceclasses.json", "DeviceClass", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/deviceclasses", NULL},
+    {"15-resourceslices.json", "ResourceSlice", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/resourceslices",
      NULL},
-    {"15-podgroups.json", "PodGroup", "scheduling.x-k8s.io/v1alpha1",
+    {"16-resourceclaims.json", "ResourceClaim", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/resourceclaims",
+     NULL},
+    {"17-podgroups.json", "PodGroup", "scheduling.x-k8s.io/v1alpha1",
      "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", NULL},
-    {"16-nodes.json", "Node", "v1", "/api/v1/nodes", NULL},
+    {"18-nodes.json", "Node", "v1", "/api/v1/nodes", NULL},
     /* the scheduler's pod informer never sees finished pods */
-    {"17-pods.json", "Pod", "v1", "/api/v1/pods", "status.phase!=Succeeded,status.phase!=Failed"},
+    {"19-pods.json", "Pod", "v1", "/api/v1/pods", "status.phase!=Succeeded,status.phase!=Failed"},
 };
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
 
@@ -374,7 +378,7 @@ static bool drain_visit(ks_kube_snapshot *s, ks_tree *o, void *arg) {
         const char *n = obj_name(o);
         return !n || strcmp(n, d->node);
     }
-    if (d->remove && is_kind(o, "ResourceSlice")) {
+    if (d->remove && (is_kind(o, "ResourceSlice") || is_kind(o, "VolumeAttachment"))) {
         const char *n = tstr(tmap(o, "spec"), "nodeName");
         return !n || strcmp(n, d->node);
     }
@@ -427,10 +431,10 @@ bool ks_kube_snapshot_add_nodes(ks_kube_snapshot *s, const char *file, uint32_t 
     /* Added nodes go with the listed ones when there is a list of them. */
     ks_tree *items = NULL;
     for (size_t d = 0; d < s->n && !items; d++)
-        if (!strcmp(s->docs[d].file, "16-nodes.json")) items = items_of(s->docs[d].list);
+        if (!strcmp(s->docs[d].file, "18-nodes.json")) items = items_of(s->docs[d].list);
     if (!items) {
         ks_tree *l = new_list(s->arena);
-        add_doc(s, "16-nodes-added.json", l);
+        add_doc(s, "18-nodes-added.json", l);
         items = items_of(l);
     }
     for (uint32_t i = 1; i <= count; i++) {

@@ -88,8 +88,8 @@ static void test_list_paginated(void **st) {
     if (!ok) fail_msg("%s", err);
     /* served: namespaces, nodes, pods; every other kind answered 404 */
     assert_int_equal(s.n, 3);
-    assert_int_equal(ks_kube_snapshot_count(&s, "16-nodes.json"), 3);
-    assert_int_equal(ks_kube_snapshot_count(&s, "17-pods.json"), 1);
+    assert_int_equal(ks_kube_snapshot_count(&s, "18-nodes.json"), 3);
+    assert_int_equal(ks_kube_snapshot_count(&s, "19-pods.json"), 1);
     /* the continue token went back as it came, the pods without the finished */
     bool cont = false, sel = false;
     for (int i = 0; i < FK.nlog; i++) {
