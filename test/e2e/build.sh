@@ -5,6 +5,10 @@
 # A stamp holds a hash of the pinned versions and of this script; the
 # binaries are rebuilt only when missing or when that hash changes.
 # Prints the seconds each build took; exit 77 without Go.
+# `build.sh upstream` builds as well what test/e2e/upstream.py needs:
+# e2e.test (go test -c k8s.io/kubernetes/test/e2e) and kube-controller-manager
+# v1.34.1 (test/e2e/tools/upstream), kwok (test/e2e/tools/kwok) and
+# kwok-stages.yaml, KWOK's own fast node and pod stages from its module.
 set -eu
 cd "$(dirname "$0")/../.."
 out=build/e2e/bin
@@ -40,7 +44,11 @@ build() { # $1 = tools dir, $2 = stamp name, rest = binaries then packages
     rm -f "$out/.$name.stamp"
     dest=$(pwd)/$out/
     case "$BINS" in *" "*) ;; *) dest=$dest$BINS ;; esac
-    (cd "$dir" && nice go build -ldflags "-s -w $LDFLAGS" -o "$dest" "$@")
+    if [ -n "${TESTPKG:-}" ]; then
+        (cd "$dir" && nice go test -c -ldflags "-s -w $LDFLAGS" -o "$dest" "$@")
+    else
+        (cd "$dir" && nice go build -ldflags "-s -w $LDFLAGS" -o "$dest" "$@")
+    fi
     echo "$want" >"$out/.$name.stamp"
     echo "built $name ($BINS) in $(( $(date +%s) - t0 )) s"
 }
@@ -49,3 +57,21 @@ BINS="kube-apiserver kube-scheduler kubectl" LDFLAGS="$(ldver)" \
     build test/e2e/tools/kube kube \
     k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
 BINS="etcd" LDFLAGS="" build test/e2e/tools/etcd etcd go.etcd.io/etcd/server/v3
+
+[ "${1:-}" = upstream ] || exit 0
+BINS="kube-controller-manager" LDFLAGS="$(ldver)" TESTPKG="" \
+    build test/e2e/tools/upstream kcm k8s.io/kubernetes/cmd/kube-controller-manager
+BINS="e2e.test" LDFLAGS="" TESTPKG=1 \
+    build test/e2e/tools/upstream e2e k8s.io/kubernetes/test/e2e
+BINS="kwok" LDFLAGS="" TESTPKG="" build test/e2e/tools/kwok kwok sigs.k8s.io/kwok/cmd/kwok
+# KWOK's fast stages: nodes become Ready (and keep a lease), pods Running
+# and Ready, deleted pods go away, Jobs' pods complete.
+if [ ! -s "$out/kwok-stages.yaml" ] || [ "$out/kwok-stages.yaml" -ot test/e2e/tools/kwok/go.mod ]; then
+    kdir=$(cd test/e2e/tools/kwok && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
+    for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
+             pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml; do
+        echo "---"
+        cat "$kdir/kustomize/stage/$f"
+    done >"$out/kwok-stages.yaml.tmp"
+    mv "$out/kwok-stages.yaml.tmp" "$out/kwok-stages.yaml"
+fi
