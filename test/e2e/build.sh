@@ -45,7 +45,7 @@ build() { # $1 = tools dir, $2 = stamp name, rest = binaries then packages
     dest=$(pwd)/$out/
     case "$BINS" in *" "*) ;; *) dest=$dest$BINS ;; esac
     if [ -n "${TESTPKG:-}" ]; then
-        (cd "$dir" && nice go test -c -ldflags "-s -w $LDFLAGS" -o "$dest" "$@")
+        (cd "$dir" && nice go test -c -vet=off -ldflags "-s -w $LDFLAGS" -o "$dest" "$@")
     else
         (cd "$dir" && nice go build -ldflags "-s -w $LDFLAGS" -o "$dest" "$@")
     fi
