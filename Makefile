@@ -84,7 +84,7 @@ FUZZ_BINS := $(FUZZ_SRCS:test/fuzz/%.c=$(FUZZ_DIR)/%)
 PLUGIN_NAMES := $(filter-out embed,$(notdir $(patsubst %/,%,$(dir $(wildcard examples/plugins/*/*.c)))))
 PLUGIN_SOS  := $(foreach p,$(PLUGIN_NAMES),$(B)/plugins/$(p).so)
 
-.PHONY: all build deps demo test test-bins tsan tsan-bins test-reference test-e2e bench bench-quick bench-bin bench-api \
+.PHONY: all build deps demo test test-bins tsan tsan-bins test-reference test-e2e test-upstream-e2e bench bench-quick bench-bin bench-api \
         install clean fuzz fuzz-bins fuzz-run
 all: build
 build: $(B)/ksched $(B)/libksched.a $(B)/libksched.so $(PLUGIN_SOS) $(B)/examples/embed-scheduler
@@ -201,6 +201,14 @@ test-reference: deps
 test-e2e: deps
 	@$(MAKE) --no-print-directory MODE=release build
 	@test/sh/e2e.sh
+
+# Upstream's [sig-scheduling] e2e tests (e2e.test v1.34.1) on KWOK nodes,
+# with ksched and with kube-scheduler (test/e2e/upstream.py,
+# docs/upstream-e2e.md). E2E_ARGS: e.g. --quick, --focus REGEX, --jobs 2.
+test-upstream-e2e: deps
+	@$(MAKE) --no-print-directory MODE=release build
+	@test/e2e/build.sh upstream
+	@python3 test/e2e/upstream.py --ksched build/release/ksched $(E2E_ARGS)
 
 # Benchmarks (not tests): bench/ksched_bench next to upstream's scheduler
 # (test/reference, kschedref --bench); see bench/README.md.
