@@ -66,15 +66,15 @@ BINS="e2e.test" LDFLAGS="" TESTPKG=1 \
 BINS="kwok" LDFLAGS="" TESTPKG="" build test/e2e/tools/kwok kwok sigs.k8s.io/kwok/cmd/kwok
 # KWOK's fast stages: nodes become Ready (and keep a lease), pods Running
 # and Ready, Jobs' pods complete; deleted pods go away as
-# test/e2e/manifests/kwok-pod-delete.yaml says.
+# test/e2e/manifests/kwok-stages.yaml says, and allocatable follows capacity.
 if [ ! -s "$out/kwok-stages.yaml" ] || [ "$out/kwok-stages.yaml" -ot test/e2e/tools/kwok/go.mod ] ||
-   [ "$out/kwok-stages.yaml" -ot test/e2e/manifests/kwok-pod-delete.yaml ]; then
+   [ "$out/kwok-stages.yaml" -ot test/e2e/manifests/kwok-stages.yaml ]; then
     kdir=$(cd test/e2e/tools/kwok && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
     for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
              pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml; do
         echo "---"
         cat "$kdir/kustomize/stage/$f"
     done >"$out/kwok-stages.yaml.tmp"
-    { echo "---"; cat test/e2e/manifests/kwok-pod-delete.yaml; } >>"$out/kwok-stages.yaml.tmp"
+    { echo "---"; cat test/e2e/manifests/kwok-stages.yaml; } >>"$out/kwok-stages.yaml.tmp"
     mv "$out/kwok-stages.yaml.tmp" "$out/kwok-stages.yaml"
 fi
