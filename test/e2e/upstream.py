@@ -49,9 +49,20 @@ FOCUS = r"\[sig-scheduling\]"
 SKIPS = [
 ]
 
-# The subset `make test` runs (test/sh/upstream_e2e.sh): one test of each
-# family that exercises the scheduler, short ones.
+# The subset `make test` runs (test/sh/upstream_e2e.sh): short tests, one
+# or two of each family that exercises the scheduler (filters, scores,
+# gates, preemption, overhead); about a minute of tests per scheduler.
 QUICK = [
+    r"validates that NodeSelector is respected if matching",
+    r"validates that required NodeAffinity setting is respected if matching",
+    r"validates that taints-tolerations is respected if not matching",
+    r"PodTopologySpread Filtering",
+    r"non-empty schedulingGates",
+    r"verify pod overhead is accounted for",
+    r"validates basic preemption works",
+    r"pod disruption condition is added to the preempted pod",
+    r"don't match the PodAntiAffinity terms",
+    r"PodTopologySpread Scoring",
 ]
 
 # Fake nodes: 4 of them in 2 zones, a modest machine each (the tests fill
@@ -308,7 +319,7 @@ def go_escape(s):
 
 
 def first_line(s, n=160):
-    s = " ".join(s.split())
+    s = re.sub(r"0x[0-9a-f]+", "0x…", " ".join(s.split()))
     return s[:n] + ("…" if len(s) > n else "")
 
 
@@ -343,6 +354,7 @@ def main(argv):
     ap.add_argument("--lifetime", type=int, default=95 * 60)
     args = ap.parse_args(argv)
     args.ksched = os.path.abspath(args.ksched)
+    args.out = os.path.abspath(args.out)
     impls = [s for s in args.schedulers.split(",") if s]
     for tool in ("etcd", "kube-apiserver", "kubectl", "kube-scheduler",
                  "kube-controller-manager", "kwok", "e2e.test", "kwok-stages.yaml"):
@@ -378,6 +390,17 @@ def main(argv):
     else:
         for i in impls:
             all_res[i] = run_one(i, args, names)
+    # One line per test and scheduler, as test/run.sh counts them.
+    for i in impls:
+        for n in names:
+            st, msg, secs = all_res[i][n]
+            short = n.replace("[sig-scheduling] ", "")
+            if st == "passed":
+                log(f"ok   {i}: {short} ({secs:.0f} s)")
+            elif st == "skipped":
+                log(f"skip {i}: {short}: {first_line(msg)}")
+            else:
+                log(f"FAIL {i}: {short}: {first_line(msg)}")
     lines = summary(all_res, impls, names, os.path.join(args.out, "summary.md"))
     print("\n".join(lines))
     log(f"# total {time.monotonic() - t0:.0f} s; " + ", ".join(
