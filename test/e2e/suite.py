@@ -904,12 +904,19 @@ def test_fault_sched_kill(c):
     """kill -9 of the scheduler mid-run and a restart: pods assumed but not
     bound are scheduled again, none twice."""
     fault_setup(c)
-    s = Sched(c, [profile()]).start()
+    # Through a proxy that adds latency, so that the kill lands while
+    # bindings are in flight (unslowed, ksched bound all 400 pods before
+    # the test could see 50 of them).
+    proxy = tcpproxy.Proxy(c.port, latency_ms=40).start()
+    kc = c.write_kubeconfig("ksched-slow.kubeconfig", f"https://127.0.0.1:{proxy.port}", *_sched_identity())
+    s = Sched(c, [profile()], kubeconfig=kc).start()
     create_pods(c, plain_pods("p", 400), threads=4)
     wait_for(lambda: len([p for p in list_pods(c) if p["spec"].get("nodeName")]) >= 50, 120,
              "50 pods bound")
     s.kill()
     bound_at_kill = len([p for p in list_pods(c) if p["spec"].get("nodeName")])
+    check(bound_at_kill < 400, "every pod was bound before the kill: the test did not test a kill mid-run")
+    proxy.set(latency_ms=0)
     t0 = time.monotonic()
     s.start()
     got = wait_settled(c, set(), 300, sched=s)
@@ -917,6 +924,7 @@ def test_fault_sched_kill(c):
     figure("fault_sched_kill", pods=n, bindings=counted, conflicts_409=conflicts, bound_at_kill=bound_at_kill,
            all_bound_after_restart_s=f"{time.monotonic() - t0:.1f}")
     s.check_alive()
+    proxy.stop()
 
 
 def test_fault_undecodable(c):
