@@ -2,6 +2,7 @@
  * kube-scheduler does (cmd/kube-scheduler/app). See docs/run.md. */
 #include "cmd/commands.h"
 #include "cmd/common.h"
+#include "cmd/run_flags.h"
 #include "framework/status.h"
 #include "kube/backend.h"
 #include "kube/client.h"
@@ -33,11 +34,7 @@ static void usage(FILE *f) {
           "\n"
           "options:\n"
           "  --config FILE        KubeSchedulerConfiguration (default: v1.34 defaults)\n"
-          "  --kubeconfig FILE    kubeconfig, without --config (with it, clientConnection.\n"
-          "                       kubeconfig; neither: $KUBECONFIG, else in-cluster)\n"
-          "  --master URL         the API server's address (overrides the kubeconfig)\n"
-          "  --write-config-to FILE\n"
-          "                       write the configuration, defaulted, to FILE and exit\n"
+          KS_RUN_FLAGS_USAGE
           "  --shadow             decide beside another scheduler, write nothing (see\n"
           "                       ksched run --shadow -h and docs/run.md)\n"
           "  --leader-elect[=BOOL], --leader-elect-lease-duration=D,\n"
@@ -45,12 +42,6 @@ static void usage(FILE *f) {
           "  --leader-elect-resource-lock=leases, --leader-elect-resource-name=NAME,\n"
           "  --leader-elect-resource-namespace=NS\n"
           "                       override leaderElection (see docs/run.md)\n"
-          "  --kube-api-qps=F, --kube-api-burst=N, --kube-api-content-type=T,\n"
-          "  --profiling[=BOOL], --contention-profiling[=BOOL]\n"
-          "                       kube-scheduler's deprecated flags: used without --config,\n"
-          "                       ignored (with a warning) with it\n"
-          "  --pod-max-in-unschedulable-pods-duration=D\n"
-          "                       how long a pod may stay unschedulable before a retry (5m)\n"
           "  -v=N                 log verbosity (klog levels, to stderr)\n" KS_PLUGIN_OPTS_USAGE
           "  -h, --help           this text\n"
           "\n"
@@ -150,159 +141,6 @@ static void on_new_leader(void *arg, const char *identity) {
     ks_infof(2, "new leader elected: %s", identity);
 }
 
-/* kube-scheduler's deprecated flags (cmd/kube-scheduler/app/options/
- * deprecated.go): honoured without --config, ignored with it, except
- * --pod-max-in-unschedulable-pods-duration, which the file cannot set. */
-typedef struct deprecated_flags {
-    const char *kubeconfig, *content_type;
-    bool has_qps, has_burst, has_profiling, has_contention, has_max_unsched;
-    float qps;
-    int32_t burst;
-    bool profiling, contention;
-    int64_t max_unsched_ns;
-} deprecated_flags;
-
-static bool parse_bool(const char *v, bool *out) {
-    if (!strcmp(v, "true") || !strcmp(v, "1") || !strcmp(v, "t") || !strcmp(v, "T") || !strcmp(v, "TRUE") ||
-        !strcmp(v, "True"))
-        *out = true;
-    else if (!strcmp(v, "false") || !strcmp(v, "0") || !strcmp(v, "f") || !strcmp(v, "F") ||
-             !strcmp(v, "FALSE") || !strcmp(v, "False"))
-        *out = false;
-    else return false;
-    return true;
-}
-
-/* A boolean flag: "--name" or "--name=BOOL" (pflag's rule: no separate
- * value). 1 matched, 0 not, -1 bad value. */
-static int bool_flag(const char *a, const char *name, bool *out) {
-    const char *p = a + (a[1] == '-' ? 2 : 1);
-    size_t n = strlen(name);
-    if (a[0] != '-' || strncmp(p, name, n) != 0) return 0;
-    if (p[n] == 0) return (*out = true), 1;
-    if (p[n] != '=') return 0;
-    return parse_bool(p + n + 1, out) ? 1 : -1;
-}
-
-static int deprecated_flag_parse(deprecated_flags *d, int argc, char **argv, int *i, char **err) {
-    const char *val = NULL, *a = argv[*i];
-    int b;
-    if ((b = bool_flag(a, "profiling", &d->profiling)) != 0) {
-        d->has_profiling = true;
-        if (b < 0) *err = ks_xasprintf("invalid value for %s", a);
-        return b;
-    }
-    if ((b = bool_flag(a, "contention-profiling", &d->contention)) != 0) {
-        d->has_contention = true;
-        if (b < 0) *err = ks_xasprintf("invalid value for %s", a);
-        return b;
-    }
-    if (ks_cli_value(argc, argv, i, "kubeconfig", &val, err)) {
-        if (!val) return -1;
-        d->kubeconfig = val;
-        return 1;
-    }
-    if (ks_cli_value(argc, argv, i, "kube-api-content-type", &val, err)) {
-        if (!val) return -1;
-        d->content_type = val;
-        return 1;
-    }
-    if (ks_cli_value(argc, argv, i, "kube-api-qps", &val, err)) {
-        char *end = NULL;
-        if (!val) return -1;
-        d->qps = strtof(val, &end);
-        if (!*val || *end) return (*err = ks_xasprintf("invalid value \"%s\" for --kube-api-qps", val)), -1;
-        d->has_qps = true;
-        return 1;
-    }
-    if (ks_cli_value(argc, argv, i, "kube-api-burst", &val, err)) {
-        char *end = NULL;
-        if (!val) return -1;
-        long v = strtol(val, &end, 10);
-        if (!*val || *end || v < INT32_MIN || v > INT32_MAX)
-            return (*err = ks_xasprintf("invalid value \"%s\" for --kube-api-burst", val)), -1;
-        d->burst = (int32_t)v;
-        d->has_burst = true;
-        return 1;
-    }
-    if (ks_cli_value(argc, argv, i, "pod-max-in-unschedulable-pods-duration", &val, err)) {
-        char *e = NULL;
-        if (!val) return -1;
-        if (!ks_parse_duration(val, &d->max_unsched_ns, &e)) {
-            *err = ks_xasprintf("invalid value \"%s\" for --pod-max-in-unschedulable-pods-duration: %s", val,
-                                e ? e : "not a duration");
-            free(e);
-            return -1;
-        }
-        d->has_max_unsched = true;
-        return 1;
-    }
-    return 0;
-}
-
-/* upstream's ApplyDeprecated when there is no --config. With one,
- * kube-scheduler ignores them silently; ksched says so. */
-static void deprecated_flags_apply(const deprecated_flags *d, bool have_config, ks_config *cfg) {
-    const char *given[6];
-    int n = 0;
-    if (d->kubeconfig) given[n++] = "--kubeconfig";
-    if (d->content_type) given[n++] = "--kube-api-content-type";
-    if (d->has_qps) given[n++] = "--kube-api-qps";
-    if (d->has_burst) given[n++] = "--kube-api-burst";
-    if (d->has_profiling) given[n++] = "--profiling";
-    if (d->has_contention) given[n++] = "--contention-profiling";
-    if (have_config) {
-        for (int k = 0; k < n; k++)
-            fprintf(stderr, "ksched run: warning: %s is ignored because --config is given (as kube-scheduler "
-                            "ignores it); set it in the configuration file\n", given[k]);
-    } else {
-        if (d->kubeconfig) cfg->client_connection.kubeconfig = d->kubeconfig;
-        if (d->content_type) cfg->client_connection.content_type = d->content_type;
-        if (d->has_qps) cfg->client_connection.qps = d->qps;
-        if (d->has_burst) cfg->client_connection.burst = d->burst;
-        if (d->has_profiling) cfg->enable_profiling = d->profiling;
-        if (d->has_contention) cfg->enable_contention_profiling = d->contention;
-    }
-    if (d->has_max_unsched) cfg->pod_max_in_unschedulable_ns = d->max_unsched_ns;
-}
-
-static bool profiles_enable(const ks_config *cfg, const char *plugin) {
-    for (uint32_t i = 0; i < cfg->nprofiles; i++) {
-        const ks_profile_config *p = &cfg->profiles[i];
-        for (int ep = 0; ep < KS_EP_COUNT; ep++)
-            for (uint32_t j = 0; j < p->resolved[ep].n; j++)
-                if (!strcmp(p->resolved[ep].plugins[j].name, plugin)) return true;
-    }
-    return false;
-}
-
-static ks_kube_client *new_client(const ks_kube_config *kc, const ks_config *cfg, int64_t timeout_ms,
-                                  const char *ua_suffix) {
-    char *err = NULL;
-    ks_kube_client_options o = {.config = kc,
-                                .qps = cfg->client_connection.qps,
-                                .burst = cfg->client_connection.burst,
-                                .timeout_ms = timeout_ms,
-                                .user_agent_suffix = ua_suffix};
-    ks_kube_client *c = ks_kube_client_new(&o, &err);
-    if (!c) {
-        fprintf(stderr, "ksched run: %s\n", err);
-        free(err);
-    }
-    return c;
-}
-
-static bool write_config_file(const ks_config *cfg, const char *path) {
-    char *y = ks_config_to_yaml(cfg);
-    FILE *f = fopen(path, "w");
-    bool ok = f && fputs(y, f) >= 0;
-    if (f && fclose(f) != 0) ok = false;
-    free(y);
-    if (!ok) fprintf(stderr, "ksched run: cannot write %s: %s\n", path, strerror(errno));
-    else fprintf(stderr, "ksched run: wrote configuration to %s\n", path);
-    return ok;
-}
-
 int cmd_run(int argc, char **argv) {
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--shadow")) return cmd_run_shadow(argc, argv);
@@ -310,8 +148,7 @@ int cmd_run(int argc, char **argv) {
     ks_leader_election_flags lf = {0};
     ks_ops_flags of;
     ks_ops_flags_init(&of);
-    const char *master = NULL, *write_config = NULL;
-    deprecated_flags dep = {0};
+    ks_run_flags rf = {0};
     char *err = NULL, *identity = NULL;
     int rc = KS_EXIT_BAD_INPUT;
     ks_config *cfg = NULL;
@@ -328,7 +165,6 @@ int cmd_run(int argc, char **argv) {
     pthread_t control;
 
     for (int i = 1; i < argc; i++) {
-        const char *val = NULL;
         int r = ks_cli_common_parse(&co, argc, argv, &i, &err);
         if (r < 0) goto usage_error;
         if (r > 0) continue;
@@ -336,19 +172,13 @@ int cmd_run(int argc, char **argv) {
         if (r > 0) continue;
         if ((r = ks_ops_flag_parse(&of, argc, argv, &i, &err)) < 0) goto usage_error;
         if (r > 0) continue;
-        if ((r = deprecated_flag_parse(&dep, argc, argv, &i, &err)) < 0) goto usage_error;
+        if ((r = ks_run_flag_parse(&rf, argc, argv, &i, &err)) < 0) goto usage_error;
         if (r > 0) continue;
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             rc = 0;
             goto out;
-        } else if (ks_cli_value(argc, argv, &i, "master", &val, &err)) {
-            if (!val) goto usage_error;
-            master = val;
-        } else if (ks_cli_value(argc, argv, &i, "write-config-to", &val, &err)) {
-            if (!val) goto usage_error;
-            write_config = val;
         } else {
             fprintf(stderr, "ksched run: unknown option %s\n", a);
             usage(stderr);
@@ -360,9 +190,9 @@ int cmd_run(int argc, char **argv) {
     cfg = ks_cli_common_setup(&co, "run");
     if (!cfg) goto out;
     if (!ks_leader_election_flags_apply(&lf, &cfg->leader_election, &err)) goto fail_msg;
-    deprecated_flags_apply(&dep, co.config_path != NULL, cfg);
-    if (write_config) {
-        rc = write_config_file(cfg, write_config) ? 0 : KS_EXIT_FAIL;
+    ks_run_flags_apply(&rf, co.config_path != NULL, cfg, "run");
+    if (rf.write_config) {
+        rc = ks_run_write_config(cfg, rf.write_config, "run") ? 0 : KS_EXIT_FAIL;
         goto out;
     }
 
@@ -376,22 +206,21 @@ int cmd_run(int argc, char **argv) {
     pthread_sigmask(SIG_BLOCK, &rs.set, NULL);
 
     /* --master overrides the kubeconfig's server, with or without --config. */
-    const char *kpath = cfg->client_connection.kubeconfig;
-    if (!ks_kube_config_load(kpath && *kpath ? kpath : NULL, NULL, master, &kc, &err)) goto fail_msg;
+    if (!ks_run_kube_config_load(&rf, cfg, &kc, &err)) goto fail_msg;
     have_kc = true;
     rc = KS_EXIT_FAIL;
     const ks_leader_election *lec = &cfg->leader_election;
     /* Three clients, each with its own rate budget, as kube-scheduler
      * makes them: scheduling, events (a storm of failures cannot hold up
      * bindings), and the lease (nothing can starve a renewal). */
-    if (!(client = new_client(&kc, cfg, 0, NULL)) || !(events_client = new_client(&kc, cfg, 0, NULL))) goto out;
+    if (!(client = ks_run_client_new(&kc, cfg, 0, NULL, "run")) ||
+        !(events_client = ks_run_client_new(&kc, cfg, 0, NULL, "run")))
+        goto out;
     recorder = ks_event_recorder_new(events_client, NULL, &err);
     if (!recorder) goto fail_msg;
 
-    ks_kube_backend_options bo = {.client = client,
-                                  .events = recorder,
-                                  .watch_pod_groups = profiles_enable(cfg, "Coscheduling"),
-                                  .watch_dra = profiles_enable(cfg, "DynamicResources")};
+    ks_kube_backend_options bo = {.client = client, .events = recorder};
+    ks_run_backend_watches(cfg, &bo);
     kb = ks_kube_backend_new(&bo);
 
     ks_scheduler_options so = {.config = cfg, .backend = ks_kube_backend_iface(kb)};
@@ -413,7 +242,8 @@ int cmd_run(int argc, char **argv) {
              ks_ops_port(rs.ops));
 
     if (lec->leader_elect) {
-        if (!(lease_client = new_client(&kc, cfg, ks_leader_election_client_timeout_ms(lec), "leader-election")))
+        if (!(lease_client = ks_run_client_new(&kc, cfg, ks_leader_election_client_timeout_ms(lec), "leader-election",
+                                              "run")))
             goto out;
         if (!(identity = ks_leader_identity_new(&err))) goto fail_msg;
         ks_leader_elector_options lo = {

@@ -3,6 +3,7 @@
  * src/kube/shadow.h and docs/run.md). */
 #include "cmd/commands.h"
 #include "cmd/common.h"
+#include "cmd/run_flags.h"
 #include "framework/status.h"
 #include "kube/backend.h"
 #include "kube/client.h"
@@ -32,8 +33,7 @@ static void usage(FILE *f) {
           "options:\n"
           "  --report FILE        one JSON line per pod (- for stdout)\n"
           "  --config FILE        KubeSchedulerConfiguration (the real scheduler's, ideally)\n"
-          "  --kubeconfig FILE    kubeconfig (default: $KUBECONFIG, else in-cluster)\n"
-          "  --master URL         the API server's address (overrides the kubeconfig)\n"
+          KS_RUN_FLAGS_USAGE
           "  --leader-elect...    accepted and ignored (a shadow never leads)\n"
           "  -v=N                 log verbosity (klog levels, to stderr)\n" KS_PLUGIN_OPTS_USAGE
           "  -h, --help           this text\n"
@@ -58,7 +58,8 @@ int cmd_run_shadow(int argc, char **argv) {
     ks_leader_election_flags lf = {0};
     ks_ops_flags of;
     ks_ops_flags_init(&of);
-    const char *kubeconfig = NULL, *master = NULL, *report_path = NULL;
+    ks_run_flags rf = {0};
+    const char *report_path = NULL;
     char *err = NULL;
     int rc = KS_EXIT_BAD_INPUT;
     ks_config *cfg = NULL;
@@ -81,17 +82,13 @@ int cmd_run_shadow(int argc, char **argv) {
         if (r > 0) continue;
         if ((r = ks_ops_flag_parse(&of, argc, argv, &i, &err)) < 0) goto usage_error;
         if (r > 0) continue;
+        if ((r = ks_run_flag_parse(&rf, argc, argv, &i, &err)) < 0) goto usage_error;
+        if (r > 0) continue;
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             rc = 0;
             goto out;
-        } else if (ks_cli_value(argc, argv, &i, "kubeconfig", &val, &err)) {
-            if (!val) goto usage_error;
-            kubeconfig = val;
-        } else if (ks_cli_value(argc, argv, &i, "master", &val, &err)) {
-            if (!val) goto usage_error;
-            master = val;
         } else if (ks_cli_value(argc, argv, &i, "report", &val, &err)) {
             if (!val) goto usage_error;
             report_path = val;
@@ -104,7 +101,12 @@ int cmd_run_shadow(int argc, char **argv) {
     if (!ks_ops_flags_apply_logging(&of, &err)) goto fail_msg;
     cfg = ks_cli_common_setup(&co, "run");
     if (!cfg) goto out;
+    ks_run_flags_apply(&rf, co.config_path != NULL, cfg, "run");
     evaluate_all_nodes(cfg);
+    if (rf.write_config) {
+        rc = ks_run_write_config(cfg, rf.write_config, "run") ? 0 : KS_EXIT_FAIL;
+        goto out;
+    }
     if (report_path) {
         report = strcmp(report_path, "-") ? fopen(report_path, "a") : stdout;
         if (!report) {
@@ -119,13 +121,13 @@ int cmd_run_shadow(int argc, char **argv) {
     sigaddset(&set, SIGINT);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
 
-    const char *kpath = kubeconfig ? kubeconfig : cfg->client_connection.kubeconfig;
-    if (!ks_kube_config_load(kpath && *kpath ? kpath : NULL, NULL, master, &kc, &err)) goto fail_msg;
+    if (!ks_run_kube_config_load(&rf, cfg, &kc, &err)) goto fail_msg;
     have_kc = true;
     rc = KS_EXIT_FAIL;
-    ks_kube_client_options o = {.config = &kc, .qps = cfg->client_connection.qps, .burst = cfg->client_connection.burst};
-    if (!(client = ks_kube_client_new(&o, &err))) goto fail_msg;
-    kb = ks_kube_backend_new(&(ks_kube_backend_options){.client = client});
+    if (!(client = ks_run_client_new(&kc, cfg, 0, NULL, "run"))) goto out;
+    ks_kube_backend_options bo = {.client = client};
+    ks_run_backend_watches(cfg, &bo);
+    kb = ks_kube_backend_new(&bo);
     sh = ks_shadow_new(&(ks_shadow_options){.inner = ks_kube_backend_iface(kb), .report = report});
     ks_scheduler_options so = {.config = cfg, .backend = ks_shadow_backend(sh), .observer = ks_shadow_observer(sh)};
     if (!(s = ks_scheduler_new(&so, &err))) goto fail_msg;

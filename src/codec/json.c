@@ -322,6 +322,16 @@ static void fp_grow(fparser *p, ks_tree *t, bool keys) {
     }
 }
 
+/* After a member or element: 1 at ',' (another follows), 0 at the
+ * closing bracket, -1 on anything else; both consumed. */
+static int fp_next(fparser *p, char close) {
+    fp_ws(p);
+    if (p->pos >= p->len) return -1;
+    char c = p->s[p->pos++];
+    if (c == ',') return 1;
+    return c == close ? 0 : -1;
+}
+
 static ks_tree *fp_value(fparser *p, int depth) {
     fp_ws(p);
     if (p->pos >= p->len) return NULL;
@@ -357,15 +367,9 @@ static ks_tree *fp_value(fparser *p, int depth) {
                 t->keys[t->n] = key;
                 t->items[t->n++] = v;
             }
-            fp_ws(p);
-            if (p->pos >= p->len) return NULL;
-            if (p->s[p->pos] == ',') {
-                p->pos++;
-                continue;
-            }
-            if (p->s[p->pos] != '}') return NULL;
-            p->pos++;
-            return t;
+            int more = fp_next(p, '}');
+            if (more < 0) return NULL;
+            if (!more) return t;
         }
     }
     if (c == '[') {
@@ -382,15 +386,9 @@ static ks_tree *fp_value(fparser *p, int depth) {
             if (!v) return NULL;
             fp_grow(p, t, false);
             t->items[t->n++] = v;
-            fp_ws(p);
-            if (p->pos >= p->len) return NULL;
-            if (p->s[p->pos] == ',') {
-                p->pos++;
-                continue;
-            }
-            if (p->s[p->pos] != ']') return NULL;
-            p->pos++;
-            return t;
+            int more = fp_next(p, ']');
+            if (more < 0) return NULL;
+            if (!more) return t;
         }
     }
     if (c == '"') {

@@ -58,4 +58,26 @@ else bad "bad value: status $st: $(cat "$tmp/c.err")"; fi
 st=$?
 if [ $st -eq 2 ] && grep -q "leaseDuration" "$tmp/d.err"; then ok "invalid leader election refused"
 else bad "invalid leader election: status $st: $(cat "$tmp/d.err")"; fi
+# The shadow mode takes the same flags by the same rules (one parser).
+"$ksched" run --shadow --config "$tmp/cfg.yaml" --kubeconfig /from/the/flag --kube-api-burst=55 \
+    --write-config-to "$tmp/e.yaml" 2>"$tmp/e.err"
+if [ "$(field "$tmp/e.yaml" kubeconfig)" = /from/the/file ] && [ "$(field "$tmp/e.yaml" burst)" = 9 ] &&
+    grep -q "warning: --kubeconfig is ignored because --config is given" "$tmp/e.err" &&
+    grep -q "warning: --kube-api-burst is ignored" "$tmp/e.err"; then
+    ok "shadow: deprecated flags ignored with --config"
+else
+    bad "shadow with --config: $(cat "$tmp/e.yaml" "$tmp/e.err" | head -40)"
+fi
+"$ksched" run --shadow --kubeconfig /from/the/flag --kube-api-qps=21 --write-config-to "$tmp/f.yaml" \
+    2>"$tmp/f.err"
+if [ "$(field "$tmp/f.yaml" kubeconfig)" = /from/the/flag ] && [ "$(field "$tmp/f.yaml" qps)" = 21 ] &&
+    grep -q "percentageOfNodesToScore: 100" "$tmp/f.yaml" && ! grep -q warning "$tmp/f.err"; then
+    ok "shadow: deprecated flags without --config, every node evaluated"
+else
+    bad "shadow without --config: $(cat "$tmp/f.yaml" "$tmp/f.err" | head -40)"
+fi
+"$ksched" run --shadow --kube-api-burst=lots 2>"$tmp/g.err"
+st=$?
+if [ $st -eq 2 ] && grep -q -- "--kube-api-burst" "$tmp/g.err"; then ok "shadow: bad value refused"
+else bad "shadow bad value: status $st: $(cat "$tmp/g.err")"; fi
 exit $fail
