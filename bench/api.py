@@ -48,7 +48,7 @@ import cluster as C  # noqa: E402
 
 OUT = os.path.join(ROOT, "build", "bench-api")
 APITOOL = os.path.join(OUT, "apitool")
-KSCHED = os.path.join(ROOT, "build", "release", "ksched")
+KSCHED = os.environ.get("KSCHED") or os.path.join(ROOT, "build", "release", "ksched")
 TICK = os.sysconf("SC_CLK_TCK")
 RUNNERS = ["ksched", "kube-scheduler", "kube-scheduler-default", "ceiling"]
 DEFAULT_WORKLOADS = ["SchedulingBasic", "TopologySpreading", "SchedulingPodAntiAffinity",
@@ -86,11 +86,6 @@ def apitool(c, *args, token=C.ADMIN_TOKEN):
     return [APITOOL, args[0], "-server", c.server, "-ca", c.certs[0], "-token", token] + list(args[1:])
 
 
-def run_help():
-    p = subprocess.run([KSCHED, "run", "--help"], capture_output=True, text=True)
-    return p.stdout + p.stderr
-
-
 def scheduler_config(c, runner, qps, burst, path):
     ks = runner == "ksched"
     if runner == "kube-scheduler-default":
@@ -106,16 +101,39 @@ def scheduler_config(c, runner, qps, burst, path):
     return qps, burst
 
 
-def runner_cmd(c, runner, cfg):
+# Both schedulers serve /metrics without authorization on loopback, so
+# that the run can read how many scheduling attempts the pods took.
+METRICS_FLAGS = ["--bind-address=127.0.0.1", "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics"]
+
+
+def runner_cmd(c, runner, cfg, port):
     if runner == "ceiling":
         return apitool(c, "ceiling", "-c", "16")
     if runner == "ksched":
-        cmd = [KSCHED, "run", "--config", cfg, "-v=1"]
-        if "--secure-port" in run_help():
-            cmd.append("--secure-port=0")
-        return cmd
-    return [os.path.join(C.BIN, "kube-scheduler"), "--config", cfg, "--bind-address=127.0.0.1",
-            f"--secure-port={C.free_port()}", "-v=1"]
+        # KSCHED_BENCH_PREFIX: a profiler in front, e.g. "perf record -g -o F --"
+        return (os.environ.get("KSCHED_BENCH_PREFIX", "").split() +
+                [KSCHED, "run", "--config", cfg, "-v=1", f"--secure-port={port}"] + METRICS_FLAGS)
+    return [os.path.join(C.BIN, "kube-scheduler"), "--config", cfg, f"--secure-port={port}", "-v=1"] + METRICS_FLAGS
+
+
+def attempts(port):
+    """scheduler_schedule_attempts_total summed over results and profiles
+    (None when /metrics cannot be read)."""
+    import ssl
+    import urllib.request
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    try:
+        with urllib.request.urlopen(f"https://127.0.0.1:{port}/metrics", context=ctx, timeout=10) as r:
+            text = r.read().decode()
+    except (OSError, ValueError):
+        return None
+    n = 0.0
+    for line in text.splitlines():
+        if line.startswith("scheduler_schedule_attempts_total{"):
+            n += float(line.rsplit(" ", 1)[1])
+    return n
 
 
 # ---- objects -----------------------------------------------------------------
@@ -279,7 +297,8 @@ def measure(c, name, runner, ns, count, a, churn_of=None, timeout=1200):
     ctl = [p.pid for p in (c.apiserver, c.etcd)]
     ctl0 = sum(cpu_s(p) for p in ctl)
     t0 = time.time_ns()
-    p = c.spawn(f"{runner}-{name}", runner_cmd(c, runner, cfg))
+    port = C.free_port()
+    p = c.spawn(f"{runner}-{name}", runner_cmd(c, runner, cfg, port))
     stop = threading.Event()
     th = None
     if churn_of:
@@ -298,6 +317,7 @@ def measure(c, name, runner, ns, count, a, churn_of=None, timeout=1200):
     t1 = time.time_ns()
     sched_cpu, rss = cpu_s(p.pid) or last["cpu"], max(peak_rss_mb(p.pid), last["rss"])
     ctl_cpu = sum(cpu_s(q) for q in ctl) - ctl0
+    tries = attempts(port) if runner != "ceiling" and p.poll() is None else None
     stop.set()
     alive = p.poll() is None
     if alive:
@@ -316,7 +336,8 @@ def measure(c, name, runner, ns, count, a, churn_of=None, timeout=1200):
          "all_bound_s": (bound[-1] - t0) / 1e9 if bound else None,
          "cpu_s": sched_cpu, "cpu_s_per_1000": sched_cpu * 1000 / max(1, len(bound)),
          "peak_rss_mb": rss, "apiserver_etcd_cpu_s": ctl_cpu,
-         "span_s": (t1 - t0) / 1e9, "exited_early": not alive}
+         "span_s": (t1 - t0) / 1e9, "exited_early": not alive,
+         "attempts": tries, "attempts_per_pod": tries / count if tries is not None else None}
     if not res["complete"]:
         log(f"  {runner}: only {len(bound)} of {count} bound; log: {c.dir}/{runner}-{name}.log")
     return r
@@ -371,14 +392,15 @@ def report(results, a):
     print(f"\nbench-api: {a.nodes} nodes, ksched and kube-scheduler at qps {a.qps}/burst {a.burst}"
           f" (kube-scheduler-default: 50/100); load {os.getloadavg()[0]:.2f}")
     hdr = ("workload", "runner", "pods/s avg", "p50", "p90", "first bind s", "CPU s/1000 pods",
-           "peak RSS MiB", "apiserver+etcd CPU s", "bound")
+           "peak RSS MiB", "apiserver+etcd CPU s", "attempts/pod", "bound")
     rows = [hdr]
     for r in results:
         t = r["throughput"]
         rows.append((r["workload"], r["runner"], fmt(t.get("average")), fmt(t.get("p50")),
                      fmt(t.get("p90")), fmt(r["first_binding_s"], "%.2f"),
                      fmt(r["cpu_s_per_1000"], "%.2f"), fmt(r["peak_rss_mb"], "%.1f"),
-                     fmt(r["apiserver_etcd_cpu_s"], "%.1f"), f"{r['bound']}/{r['pods']}"))
+                     fmt(r["apiserver_etcd_cpu_s"], "%.1f"), fmt(r.get("attempts_per_pod"), "%.2f"),
+                     f"{r['bound']}/{r['pods']}"))
     wid = [max(len(str(x[i])) for x in rows) for i in range(len(hdr))]
     for x in rows:
         print("  ".join(str(v).ljust(wid[i]) for i, v in enumerate(x)))
@@ -445,7 +467,8 @@ def main():
                 results.append(r)
                 log(f"  {runner}: {r['throughput'].get('average', 0):.0f} pods/s, "
                     f"{r['bound']}/{r['pods']} bound, CPU {r['cpu_s']:.1f} s, RSS {r['peak_rss_mb']:.0f} MiB, "
-                    f"apiserver+etcd {r['apiserver_etcd_cpu_s']:.1f} s, load {os.getloadavg()[0]:.2f}")
+                    f"apiserver+etcd {r['apiserver_etcd_cpu_s']:.1f} s, "
+                    f"attempts/pod {fmt(r.get('attempts_per_pod'), '%.2f')}, load {os.getloadavg()[0]:.2f}")
     if not a.no_cold:
         results += cold_start(a, [x for x in runners if x != "kube-scheduler-default"])
     doc = {"nodes": a.nodes, "qps": a.qps, "burst": a.burst,

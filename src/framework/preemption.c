@@ -405,20 +405,30 @@ static void set_preempting(ks_evaluator *ev, const ks_pod *pod, bool on) {
     pthread_mutex_unlock(&ev->mu);
 }
 
-/* One eviction job: what upstream's preemption goroutine closes over. */
+/* One eviction job: what upstream's preemption goroutine closes over. Its
+ * counters are written from the dispatcher's workers as deletions end. */
 typedef struct evict_job {
     ks_evaluator *ev;
     ks_pod *preemptor;  /* referenced */
     ks_id node;
     ks_pod **victims;   /* referenced; the ones to delete */
     uint32_t nvictims;
-    bool failed;
-    bool all_gone; /* every victim was gone already */
+    struct victim_call *calls; /* one per victim: what its done callback needs */
+    atomic_uint pending;       /* deletions of the first nvictims-1 not ended */
+    atomic_bool failed;
+    atomic_bool all_gone;      /* every victim was gone already */
+    int64_t t0;
 } evict_job;
+
+typedef struct victim_call {
+    evict_job *j;
+    uint32_t i;
+} victim_call;
 
 static void evict_job_free(evict_job *j) {
     for (uint32_t i = 0; i < j->nvictims; i++) ks_pod_unref(j->victims[i]);
     free(j->victims);
+    free(j->calls);
     ks_pod_unref(j->preemptor);
     free(j);
 }
@@ -433,43 +443,61 @@ static bool already_gone(const ks_status *s) {
     return n >= 9 && strcmp(r + n - 9, "not found") == 0;
 }
 
-/* Upstream PreemptPod: reject a victim waiting on Permit, or mark it with
- * the DisruptionTarget condition and delete it; then the Preempted event. */
-static ks_status *preempt_pod(ks_evaluator *ev, const ks_pod *preemptor, ks_id node,
-                              ks_pod *victim) {
+/* Upstream PreemptPod's first half: a victim waiting on Permit is
+ * rejected (true: nothing to delete); otherwise it gets the
+ * DisruptionTarget condition, queued before its deletion. */
+static bool reject_or_mark(ks_evaluator *ev, const ks_pod *preemptor, ks_id node, ks_pod *victim) {
     ks_framework *fw = fw_of(ev);
-    if (fw->waiting && ks_waiting_pods_reject(fw->waiting, victim->key, ev->plugin_name,
-                                              "preempted")) {
+    if (fw->waiting && ks_waiting_pods_reject(fw->waiting, victim->key, ev->plugin_name, "preempted")) {
         ks_infof(2, "\"Preemptor pod rejected a waiting pod\" preemptor=\"%s/%s\" waitingPod=\"%s/%s\" node=\"%s\"",
                  ks_str(preemptor->ns), ks_str(preemptor->name), ks_str(victim->ns),
                  ks_str(victim->name), ks_str(node));
-    } else {
-        if (!fw->env.delete_pod)
-            return ks_status_new(KS_ERROR, "no backend to delete pod %s/%s",
-                                 ks_str(victim->ns), ks_str(victim->name));
-        if (fw->env.patch_status) {
-            char *msg = ks_xasprintf("%s: preempting to accommodate a higher priority pod",
-                                     ks_str(preemptor->scheduler_name));
-            ks_status_patch p = {.has_condition = true,
-                                 .cond_type = "DisruptionTarget",
-                                 .cond_status = "True",
-                                 .cond_reason = "PreemptionByScheduler",
-                                 .cond_message = msg};
-            fw->env.patch_status(fw->env.ctx, victim, &p);
-            free(msg);
-        }
-        ks_status *s = fw->env.delete_pod(fw->env.ctx, victim);
-        if (s) return s;
+        return true;
+    }
+    if (fw->env.patch_status) {
+        char *msg = ks_xasprintf("%s: preempting to accommodate a higher priority pod",
+                                 ks_str(preemptor->scheduler_name));
+        ks_status_patch p = {.has_condition = true,
+                             .cond_type = "DisruptionTarget",
+                             .cond_status = "True",
+                             .cond_reason = "PreemptionByScheduler",
+                             .cond_message = msg};
+        fw->env.patch_status(fw->env.ctx, victim, &p);
+        free(msg);
+    }
+    return false;
+}
+
+/* Upstream PreemptPod's end: the log line and the Preempted event. */
+static void preempted(ks_evaluator *ev, const ks_pod *preemptor, ks_id node, const ks_pod *victim,
+                      bool deleted) {
+    ks_framework *fw = fw_of(ev);
+    if (deleted)
         ks_infof(2, "\"Preemptor Pod preempted victim Pod\" preemptor=\"%s/%s\" victim=\"%s/%s\" node=\"%s\"",
                  ks_str(preemptor->ns), ks_str(preemptor->name), ks_str(victim->ns),
                  ks_str(victim->name), ks_str(node));
-    }
     if (fw->env.event) {
         char *note = ks_xasprintf("Preempted by pod %s on node %s",
                                   preemptor->uid ? preemptor->uid : "", ks_str(node));
         fw->env.event(fw->env.ctx, victim, preemptor, "Normal", "Preempted", "Preempting", note);
         free(note);
     }
+}
+
+/* Upstream PreemptPod, as the synchronous path (async preemption off)
+ * calls it. */
+static ks_status *preempt_pod(ks_evaluator *ev, const ks_pod *preemptor, ks_id node,
+                              ks_pod *victim) {
+    ks_framework *fw = fw_of(ev);
+    bool rejected = reject_or_mark(ev, preemptor, node, victim);
+    if (!rejected) {
+        if (!fw->env.delete_pod)
+            return ks_status_new(KS_ERROR, "no backend to delete pod %s/%s",
+                                 ks_str(victim->ns), ks_str(victim->name));
+        ks_status *s = fw->env.delete_pod(fw->env.ctx, victim);
+        if (s) return s;
+    }
+    preempted(ev, preemptor, node, victim, !rejected);
     return NULL;
 }
 
@@ -494,46 +522,95 @@ static void clear_lower_nominated(ks_evaluator *ev, const ks_pod *pod, ks_id nod
     free(v);
 }
 
-static void evict_one(size_t i, evict_job *j) {
-    ks_status *s = preempt_pod(j->ev, j->preemptor, j->node, j->victims[i]);
-    if (!s) j->all_gone = false;
-    else if (!already_gone(s)) {
-        char *m = ks_status_message(s);
+static void evict_last(evict_job *j);
+static void evict_finish(evict_job *j);
+
+/* A victim's PreemptPod ended (st NULL: deleted, or rejected on Permit). */
+static void victim_ended(evict_job *j, uint32_t i, const ks_status *st, bool deleted) {
+    if (!st) {
+        atomic_store(&j->all_gone, false);
+        preempted(j->ev, j->preemptor, j->node, j->victims[i], deleted);
+    } else if (already_gone(st)) {
+        ks_infof(2, "\"Victim Pod is already deleted\" preemptor=\"%s/%s\" victim=\"%s/%s\" node=\"%s\"",
+                 ks_str(j->preemptor->ns), ks_str(j->preemptor->name), ks_str(j->victims[i]->ns),
+                 ks_str(j->victims[i]->name), ks_str(j->node));
+    } else {
+        char *m = ks_status_message(st);
         ks_errorf("Error occurred during preemption: %s", m);
         free(m);
-        j->failed = true;
+        atomic_store(&j->failed, true);
     }
+    if (i + 1 == j->nvictims) evict_finish(j);
+    else if (atomic_fetch_sub(&j->pending, 1) == 1) evict_last(j);
+}
+
+static void victim_deleted(void *arg, const ks_status *st) {
+    victim_call *vc = arg;
+    victim_ended(vc->j, vc->i, st, true);
+}
+
+/* Victim i: rejected on Permit, or marked and deleted; its end is
+ * reported to victim_ended, maybe before this returns. */
+static void evict_victim(evict_job *j, uint32_t i) {
+    ks_framework *fw = fw_of(j->ev);
+    ks_pod *victim = j->victims[i];
+    if (reject_or_mark(j->ev, j->preemptor, j->node, victim)) {
+        victim_ended(j, i, NULL, false);
+        return;
+    }
+    j->calls[i] = (victim_call){.j = j, .i = i};
+    if (fw->env.delete_pod_async) {
+        fw->env.delete_pod_async(fw->env.ctx, victim, victim_deleted, &j->calls[i]);
+        return;
+    }
+    ks_status *s = fw->env.delete_pod ? fw->env.delete_pod(fw->env.ctx, victim)
+                                      : ks_status_new(KS_ERROR, "no backend to delete pod %s/%s",
+                                                      ks_str(victim->ns), ks_str(victim->name));
+    victim_ended(j, i, s, true);
     ks_status_free(s);
 }
 
-/* The body of upstream's prepareCandidateAsync goroutine. */
-static void evict_async(void *arg) {
-    evict_job *j = arg;
+/* The first victims are all deleted (or failed): the pod leaves the
+ * preempting set, then the last victim goes, so that its deletion event,
+ * which is what requeues the pod, is never ignored by PreEnqueue. */
+static void evict_last(evict_job *j) {
+    set_preempting(j->ev, j->preemptor, false);
+    evict_victim(j, j->nvictims - 1);
+}
+
+static void evict_finish(evict_job *j) {
     ks_evaluator *ev = j->ev;
     ks_framework *fw = fw_of(ev);
-    int64_t t0 = ks_monotonic_ns();
-    clear_lower_nominated(ev, j->preemptor, j->node);
-    /* All but the last, then the last once the pod has left the
-     * preempting set, so that the deletion event, which is what requeues
-     * it, is never ignored by PreEnqueue. Upstream issues the first ones in
-     * parallel; queueing them on the dispatcher is cheap, and doing it in
-     * victim order keeps the simulation's output reproducible. */
-    for (uint32_t i = 0; i + 1 < j->nvictims; i++) evict_one(i, j);
-    set_preempting(ev, j->preemptor, false);
-    evict_one(j->nvictims - 1, j);
+    bool failed = atomic_load(&j->failed);
     /* Nothing was deleted by us (no event will come) or something failed:
      * the pod must not wait in the unschedulable pool for an event. */
-    if ((j->failed || j->all_gone) && fw->env.activate)
-        fw->env.activate(fw->env.ctx, j->preemptor);
+    if ((failed || atomic_load(&j->all_gone)) && fw->env.activate) fw->env.activate(fw->env.ctx, j->preemptor);
+    const char *res = failed ? "error" : "success";
     ks_infof(2, "\"Async Preemption finished completely\" preemptor=\"%s/%s\" node=\"%s\" result=\"%s\"",
-             ks_str(j->preemptor->ns), ks_str(j->preemptor->name), ks_str(j->node),
-             j->failed ? "error" : "success");
+             ks_str(j->preemptor->ns), ks_str(j->preemptor->name), ks_str(j->node), res);
     const ks_sched_metrics *sm = ks_sm();
-    const char *res = j->failed ? "error" : "success";
     ks_counter_inc(ks_metric_get(sm->preemption_goroutines_execution, res));
     ks_histogram_observe(ks_metric_get(sm->preemption_goroutines_duration, res),
-                         (double)(ks_monotonic_ns() - t0) / 1e9);
+                         (double)(ks_monotonic_ns() - j->t0) / 1e9);
     evict_job_free(j);
+}
+
+/* The body of upstream's prepareCandidateAsync goroutine, as callbacks:
+ * the first victims' deletions are queued at once (upstream sends them in
+ * parallel and waits for the answers); the pod stays in the preempting
+ * set, gated by PreEnqueue, until the API server has answered every one
+ * of them; then the last victim. */
+static void evict_async(evict_job *j) {
+    j->t0 = ks_monotonic_ns();
+    clear_lower_nominated(j->ev, j->preemptor, j->node);
+    if (j->nvictims == 1) {
+        evict_last(j);
+        return;
+    }
+    /* j may be freed by the time the loop ends (answers can come inline) */
+    uint32_t first = j->nvictims - 1;
+    atomic_store(&j->pending, first);
+    for (uint32_t i = 0; i < first; i++) evict_victim(j, i);
 }
 
 static evict_job *new_job(ks_evaluator *ev, const ks_pod *pod, const ks_candidate *c) {
@@ -542,21 +619,22 @@ static evict_job *new_job(ks_evaluator *ev, const ks_pod *pod, const ks_candidat
     j->preemptor = ks_pod_ref((ks_pod *)pod);
     j->node = c->node;
     j->victims = ks_xcalloc(c->victims.npods ? c->victims.npods : 1, sizeof(*j->victims));
+    j->calls = ks_xcalloc(c->victims.npods ? c->victims.npods : 1, sizeof(*j->calls));
     for (uint32_t i = 0; i < c->victims.npods; i++) {
         ks_pod *v = c->victims.pods[i];
         /* Already terminating: no second delete call. */
         if (v->has_deletion_ts) continue;
         j->victims[j->nvictims++] = ks_pod_ref(v);
     }
-    j->all_gone = true;
+    atomic_init(&j->pending, 0);
+    atomic_init(&j->failed, false);
+    atomic_init(&j->all_gone, true);
     return j;
 }
 
 /* Upstream prepareCandidateAsync: the evictions must not hold up the
- * scheduling thread, and the pod is gated (PreEnqueue) until the last one
- * is issued. Upstream starts a goroutine for the API calls; here every
- * backend call already goes through the asynchronous API dispatcher, so
- * issuing them is quick and done in place, in upstream's order. */
+ * scheduling thread, and the pod is gated (PreEnqueue) until the answers
+ * to all but the last have come. */
 static void prepare_candidate_async(ks_evaluator *ev, const ks_pod *pod, const ks_candidate *c) {
     ks_histogram_observe(ks_metric_get(ks_sm()->preemption_victims), (double)c->victims.npods);
     evict_job *j = new_job(ev, pod, c);

@@ -67,6 +67,13 @@ static ks_status *env_delete(void *ctx, const ks_pod *pod) {
     return ks_api_dispatcher_delete(s->disp, pod, NULL, NULL);
 }
 
+static void env_delete_async(void *ctx, const ks_pod *pod, void (*done)(void *arg, const ks_status *st),
+                             void *arg) {
+    ks_scheduler *s = ctx;
+    /* done hears the result, skipped-at-once included */
+    ks_status_free(ks_api_dispatcher_delete(s->disp, pod, done, arg));
+}
+
 static void env_patch(void *ctx, const ks_pod *pod, const ks_status_patch *patch) {
     ks_scheduler *s = ctx;
     ks_status_free(ks_api_dispatcher_patch_status(s->disp, pod, patch, NULL, NULL));
@@ -195,6 +202,7 @@ ks_scheduler *ks_scheduler_new(const ks_scheduler_options *o, char **err) {
     ks_framework_env env = {.ctx = s,
                             .bind = env_bind,
                             .delete_pod = env_delete,
+                            .delete_pod_async = env_delete_async,
                             .patch_status = env_patch,
                             .event = env_event,
                             .objects = env_objects,
