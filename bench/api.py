@@ -116,9 +116,10 @@ def runner_cmd(c, runner, cfg, port):
     return [os.path.join(C.BIN, "kube-scheduler"), "--config", cfg, f"--secure-port={port}", "-v=1"] + METRICS_FLAGS
 
 
-def attempts(port):
-    """scheduler_schedule_attempts_total summed over results and profiles
-    (None when /metrics cannot be read)."""
+def sched_metrics(port):
+    """scheduler_schedule_attempts_total summed over results and profiles,
+    and the victims preemption chose (scheduler_preemption_victims' sum);
+    (None, None) when /metrics cannot be read."""
     import ssl
     import urllib.request
     ctx = ssl.create_default_context()
@@ -128,12 +129,14 @@ def attempts(port):
         with urllib.request.urlopen(f"https://127.0.0.1:{port}/metrics", context=ctx, timeout=10) as r:
             text = r.read().decode()
     except (OSError, ValueError):
-        return None
-    n = 0.0
+        return None, None
+    n, victims = 0.0, 0.0
     for line in text.splitlines():
         if line.startswith("scheduler_schedule_attempts_total{"):
             n += float(line.rsplit(" ", 1)[1])
-    return n
+        elif line.startswith("scheduler_preemption_victims_sum"):
+            victims += float(line.rsplit(" ", 1)[1])
+    return n, victims
 
 
 # ---- objects -----------------------------------------------------------------
@@ -317,7 +320,7 @@ def measure(c, name, runner, ns, count, a, churn_of=None, timeout=1200):
     t1 = time.time_ns()
     sched_cpu, rss = cpu_s(p.pid) or last["cpu"], max(peak_rss_mb(p.pid), last["rss"])
     ctl_cpu = sum(cpu_s(q) for q in ctl) - ctl0
-    tries = attempts(port) if runner != "ceiling" and p.poll() is None else None
+    tries, victims = sched_metrics(port) if runner != "ceiling" and p.poll() is None else (None, None)
     stop.set()
     alive = p.poll() is None
     if alive:
@@ -337,7 +340,8 @@ def measure(c, name, runner, ns, count, a, churn_of=None, timeout=1200):
          "cpu_s": sched_cpu, "cpu_s_per_1000": sched_cpu * 1000 / max(1, len(bound)),
          "peak_rss_mb": rss, "apiserver_etcd_cpu_s": ctl_cpu,
          "span_s": (t1 - t0) / 1e9, "exited_early": not alive,
-         "attempts": tries, "attempts_per_pod": tries / count if tries is not None else None}
+         "attempts": tries, "attempts_per_pod": tries / count if tries is not None else None,
+         "preemption_victims": victims}
     if not res["complete"]:
         log(f"  {runner}: only {len(bound)} of {count} bound; log: {c.dir}/{runner}-{name}.log")
     return r
@@ -468,7 +472,8 @@ def main():
                 log(f"  {runner}: {r['throughput'].get('average', 0):.0f} pods/s, "
                     f"{r['bound']}/{r['pods']} bound, CPU {r['cpu_s']:.1f} s, RSS {r['peak_rss_mb']:.0f} MiB, "
                     f"apiserver+etcd {r['apiserver_etcd_cpu_s']:.1f} s, "
-                    f"attempts/pod {fmt(r.get('attempts_per_pod'), '%.2f')}, load {os.getloadavg()[0]:.2f}")
+                    f"attempts/pod {fmt(r.get('attempts_per_pod'), '%.2f')}, "
+                    f"preemption victims {fmt(r.get('preemption_victims'))}, load {os.getloadavg()[0]:.2f}")
     if not a.no_cold:
         results += cold_start(a, [x for x in runners if x != "kube-scheduler-default"])
     doc = {"nodes": a.nodes, "qps": a.qps, "burst": a.burst,

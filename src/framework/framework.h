@@ -95,11 +95,12 @@ typedef struct ks_framework_env {
     void *ctx;
     ks_status *(*bind)(void *ctx, const ks_pod *pod, const char *node);
     ks_status *(*delete_pod)(void *ctx, const ks_pod *pod);
-    /* The deletion queued; done is called exactly once (maybe before this
-     * returns) with NULL once the API server deleted the pod, else the
-     * reason. NULL: delete_pod is used and done called with its result. */
-    void (*delete_pod_async)(void *ctx, const ks_pod *pod, void (*done)(void *arg, const ks_status *st),
-                             void *arg);
+    /* The deletion queued (first: before the other deletions queued);
+     * done is called exactly once (maybe before this returns) with NULL
+     * once the API server deleted the pod, else the reason. NULL:
+     * delete_pod is used and done called with its result. */
+    void (*delete_pod_async)(void *ctx, const ks_pod *pod, bool first,
+                             void (*done)(void *arg, const ks_status *st), void *arg);
     void (*patch_status)(void *ctx, const ks_pod *pod, const ks_status_patch *patch);
     /* related: the other pod the event is about (the preemptor of a
      * Preempted victim), or NULL. */

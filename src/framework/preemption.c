@@ -530,6 +530,11 @@ static void victim_ended(evict_job *j, uint32_t i, const ks_status *st, bool del
     if (!st) {
         atomic_store(&j->all_gone, false);
         preempted(j->ev, j->preemptor, j->node, j->victims[i], deleted);
+    } else if (ks_status_code(st) == KS_SKIP) {
+        /* A deletion of this victim was queued already (an earlier
+         * preemption): it is on its way, and its event will requeue the
+         * pod; activating it now would only retry it in vain. */
+        atomic_store(&j->all_gone, false);
     } else if (already_gone(st)) {
         ks_infof(2, "\"Victim Pod is already deleted\" preemptor=\"%s/%s\" victim=\"%s/%s\" node=\"%s\"",
                  ks_str(j->preemptor->ns), ks_str(j->preemptor->name), ks_str(j->victims[i]->ns),
@@ -560,7 +565,9 @@ static void evict_victim(evict_job *j, uint32_t i) {
     }
     j->calls[i] = (victim_call){.j = j, .i = i};
     if (fw->env.delete_pod_async) {
-        fw->env.delete_pod_async(fw->env.ctx, victim, victim_deleted, &j->calls[i]);
+        /* The last victim goes first: once the pod leaves the preempting
+         * set, every event may retry it until this deletion is seen. */
+        fw->env.delete_pod_async(fw->env.ctx, victim, i + 1 == j->nvictims, victim_deleted, &j->calls[i]);
         return;
     }
     ks_status *s = fw->env.delete_pod ? fw->env.delete_pod(fw->env.ctx, victim)

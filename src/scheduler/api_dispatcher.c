@@ -37,6 +37,7 @@ typedef struct call {
      * preemption patches a victim's DisruptionTarget condition and then
      * deletes it, outside the dispatcher, so neither call is dropped. */
     struct call *before;
+    bool first; /* a deletion to run before the other deletions queued */
 } call;
 
 typedef struct worker {
@@ -45,6 +46,11 @@ typedef struct worker {
     bool exited;
 } worker;
 
+typedef struct key_ring {
+    uint64_t *v;
+    uint32_t head, n, cap;
+} key_ring;
+
 struct ks_api_dispatcher {
     pthread_mutex_t mu;
     pthread_cond_t work_cv, idle_cv;
@@ -52,8 +58,9 @@ struct ks_api_dispatcher {
     ks_clock *clock;
     ks_map calls;      /* key + 1 -> the newest call for the key (queued or in flight) */
     ks_map inflight;   /* key + 1 -> the call of the key being executed */
-    uint64_t *fifo;    /* keys in arrival order, each at most once, none in flight */
-    uint32_t head, n, cap;
+    /* Keys in arrival order, each at most once in the two, none in flight:
+     * deletions in `urgent`, popped first (see push_key), the rest in fifo. */
+    key_ring fifo, urgent;
     uint32_t in_flight, max_in_flight;
     uint64_t next_id, next_event;
     uint64_t executed[KS_CALL_TYPES], skipped[KS_CALL_TYPES];
@@ -105,37 +112,66 @@ static void finish(call *c, const ks_status *result) {
     if (claim_done(c) && c->done) c->done(c->arg, result);
 }
 
-/* ---- fifo --------------------------------------------------------------- */
+/* ---- queued keys -------------------------------------------------------- */
 
-static void fifo_push(ks_api_dispatcher *d, uint64_t key) {
-    if (d->n == d->cap) {
-        uint32_t nc = d->cap ? d->cap * 2 : 64;
+static void ring_push(key_ring *r, uint64_t key) {
+    if (r->n == r->cap) {
+        uint32_t nc = r->cap ? r->cap * 2 : 64;
         uint64_t *nv = ks_xmalloc(nc * sizeof(uint64_t));
-        for (uint32_t i = 0; i < d->n; i++) nv[i] = d->fifo[(d->head + i) % d->cap];
-        free(d->fifo);
-        d->fifo = nv;
-        d->cap = nc;
-        d->head = 0;
+        for (uint32_t i = 0; i < r->n; i++) nv[i] = r->v[(r->head + i) % r->cap];
+        free(r->v);
+        r->v = nv;
+        r->cap = nc;
+        r->head = 0;
     }
-    d->fifo[(d->head + d->n) % d->cap] = key;
-    d->n++;
+    r->v[(r->head + r->n) % r->cap] = key;
+    r->n++;
 }
 
-static uint64_t fifo_pop(ks_api_dispatcher *d) {
-    uint64_t k = d->fifo[d->head];
-    d->head = (d->head + 1) % d->cap;
-    d->n--;
+static void ring_push_front(key_ring *r, uint64_t key) {
+    ring_push(r, key); /* grows the ring when full; the copy at the tail is dropped */
+    r->n--;
+    r->head = (r->head + r->cap - 1) % r->cap;
+    r->v[r->head] = key;
+    r->n++;
+}
+
+static uint64_t ring_pop(key_ring *r) {
+    uint64_t k = r->v[r->head];
+    r->head = (r->head + 1) % r->cap;
+    r->n--;
     return k;
 }
 
-static void fifo_remove(ks_api_dispatcher *d, uint64_t key) {
+static void ring_remove(key_ring *r, uint64_t key) {
     uint32_t w = 0;
-    for (uint32_t i = 0; i < d->n; i++) {
-        uint64_t k = d->fifo[(d->head + i) % d->cap];
-        if (k != key) d->fifo[(d->head + w++) % d->cap] = k;
+    for (uint32_t i = 0; i < r->n; i++) {
+        uint64_t k = r->v[(r->head + i) % r->cap];
+        if (k != key) r->v[(r->head + w++) % r->cap] = k;
     }
-    d->n = w;
+    r->n = w;
 }
+
+static uint32_t queued(const ks_api_dispatcher *d) { return d->fifo.n + d->urgent.n; }
+
+/* Deletions are preemption's evictions: upstream makes them from the
+ * preemption goroutine, outside its dispatcher, so they never wait behind
+ * bindings and status patches. Here they have a queue of their own, popped
+ * first: the preemptor is gated until they are answered, and behind a
+ * queue thousands of calls deep (1000 preemptions decided in two seconds)
+ * its last victim waited for seconds, while the pod was retried in vain. */
+static void push_key(ks_api_dispatcher *d, uint64_t key, const call *c) {
+    if (c->type != KS_CALL_DELETE) ring_push(&d->fifo, key);
+    else if (c->first) ring_push_front(&d->urgent, key);
+    else ring_push(&d->urgent, key);
+}
+
+static void remove_key(ks_api_dispatcher *d, uint64_t key) {
+    ring_remove(&d->fifo, key);
+    ring_remove(&d->urgent, key);
+}
+
+static uint64_t pop_key(ks_api_dispatcher *d) { return ring_pop(d->urgent.n ? &d->urgent : &d->fifo); }
 
 /* ---- status patches --------------------------------------------------- */
 
@@ -239,17 +275,20 @@ static ks_status *add_call(ks_api_dispatcher *d, call *c) {
     if (c->type == KS_CALL_STATUS_PATCH && patch_is_noop(c) && !key_in_flight) {
         if (ks_map_get(&d->calls, c->key + 1)) {
             ks_map_del(&d->calls, c->key + 1);
-            fifo_remove(d, c->key);
+            remove_key(d, c->key);
         }
         d->skipped[c->type]++;
         ret = ks_status_new(KS_SKIP, "call does not need to be executed because it has no effect: call skipped");
         later[nlater++] = (deferred){c, ks_status_clone(ret)};
     } else {
         bool had = ks_map_put(&d->calls, c->key + 1, c) != NULL;
-        /* A key already queued keeps its place; a key in flight goes back
-         * to the queue when its call ends. */
-        if (!had) {
-            fifo_push(d, c->key);
+        /* A key already queued keeps its place (a deletion moves it to the
+         * deletions' queue); a key in flight goes back to a queue when its
+         * call ends (never queued twice: two calls for one pod must not run
+         * at once). */
+        if (c->type == KS_CALL_DELETE && had && !key_in_flight) remove_key(d, c->key);
+        if (!key_in_flight && (!had || c->type == KS_CALL_DELETE)) {
+            push_key(d, c->key, c);
             pthread_cond_signal(&d->work_cv);
         }
     }
@@ -298,6 +337,13 @@ ks_status *ks_api_dispatcher_bind(ks_api_dispatcher *d, const ks_pod *pod, const
 ks_status *ks_api_dispatcher_delete(ks_api_dispatcher *d, const ks_pod *pod,
                                     ks_call_done_fn done, void *arg) {
     return add_call(d, new_call(KS_CALL_DELETE, pod, done, arg));
+}
+
+ks_status *ks_api_dispatcher_delete_first(ks_api_dispatcher *d, const ks_pod *pod,
+                                          ks_call_done_fn done, void *arg) {
+    call *c = new_call(KS_CALL_DELETE, pod, done, arg);
+    c->first = true;
+    return add_call(d, c);
 }
 
 void ks_api_dispatcher_event(ks_api_dispatcher *d, const ks_pod *regarding, const ks_pod *related,
@@ -365,8 +411,8 @@ static ks_status *execute(ks_api_dispatcher *d, call *c) {
 /* upstream callQueue.pop: the call of the first queued key, now in flight.
  * Called with the lock held; NULL when nothing is queued. */
 static call *pop_locked(ks_api_dispatcher *d) {
-    while (d->n) {
-        uint64_t key = fifo_pop(d);
+    while (queued(d)) {
+        uint64_t key = pop_key(d);
         call *c = ks_map_get(&d->calls, key + 1);
         if (!c) continue;
         c->in_flight = true;
@@ -399,7 +445,7 @@ static void run_popped(ks_api_dispatcher *d, call *c) {
     if (cur == c) {
         ks_map_del(&d->calls, c->key + 1);
     } else if (cur) {
-        fifo_push(d, c->key);
+        push_key(d, c->key, cur);
         pthread_cond_signal(&d->work_cv);
     }
     pthread_mutex_unlock(&d->mu);
@@ -428,7 +474,8 @@ static bool run_one(ks_api_dispatcher *d) {
 static void destroy(ks_api_dispatcher *d) {
     ks_map_free(&d->calls);
     ks_map_free(&d->inflight);
-    free(d->fifo);
+    free(d->fifo.v);
+    free(d->urgent.v);
     free(d->workers);
     pthread_mutex_destroy(&d->mu);
     pthread_cond_destroy(&d->work_cv);
@@ -441,7 +488,7 @@ static void *worker_main(void *arg) {
     ks_api_dispatcher *d = w->d;
     pthread_mutex_lock(&d->mu);
     for (;;) {
-        while (!d->closed && d->n == 0) pthread_cond_wait(&d->work_cv, &d->mu);
+        while (!d->closed && queued(d) == 0) pthread_cond_wait(&d->work_cv, &d->mu);
         if (d->closed) break;
         call *c = pop_locked(d);
         if (!c) continue;
@@ -509,7 +556,7 @@ size_t ks_api_dispatcher_close(ks_api_dispatcher *d, int64_t grace_ns) {
     for (size_t it = 0; ks_map_next(&d->calls, &it, &k, &v);)
         if (!((call *)v)->in_flight) drop[ndrop++] = v;
     for (size_t i = 0; i < ndrop; i++) ks_map_del(&d->calls, drop[i]->key + 1);
-    d->n = 0;
+    d->fifo.n = d->urgent.n = 0;
     /* Calls in flight get the grace period, on the real clock. */
     ks_clock *real = ks_clock_real();
     int64_t deadline = ks_clock_now(real) + grace_ns;

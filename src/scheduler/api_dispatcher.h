@@ -64,6 +64,11 @@ ks_status *ks_api_dispatcher_bind(ks_api_dispatcher *d, const ks_pod *pod, const
                                   ks_call_done_fn done, void *arg);
 ks_status *ks_api_dispatcher_delete(ks_api_dispatcher *d, const ks_pod *pod,
                                     ks_call_done_fn done, void *arg);
+/* A deletion that goes before every deletion queued (deletions go before
+ * other calls): the last victim of a preemption, whose preemptor may be
+ * retried in vain until its deletion event comes. */
+ks_status *ks_api_dispatcher_delete_first(ks_api_dispatcher *d, const ks_pod *pod,
+                                          ks_call_done_fn done, void *arg);
 void ks_api_dispatcher_event(ks_api_dispatcher *d, const ks_pod *regarding, const ks_pod *related,
                              const char *type, const char *reason, const char *action,
                              const char *note);

@@ -67,11 +67,12 @@ static ks_status *env_delete(void *ctx, const ks_pod *pod) {
     return ks_api_dispatcher_delete(s->disp, pod, NULL, NULL);
 }
 
-static void env_delete_async(void *ctx, const ks_pod *pod, void (*done)(void *arg, const ks_status *st),
-                             void *arg) {
+static void env_delete_async(void *ctx, const ks_pod *pod, bool first,
+                             void (*done)(void *arg, const ks_status *st), void *arg) {
     ks_scheduler *s = ctx;
     /* done hears the result, skipped-at-once included */
-    ks_status_free(ks_api_dispatcher_delete(s->disp, pod, done, arg));
+    ks_status_free(first ? ks_api_dispatcher_delete_first(s->disp, pod, done, arg)
+                         : ks_api_dispatcher_delete(s->disp, pod, done, arg));
 }
 
 static void env_patch(void *ctx, const ks_pod *pod, const ks_status_patch *patch) {

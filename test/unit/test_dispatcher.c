@@ -119,6 +119,50 @@ static void test_delete_runs_the_patch_it_displaces(void **state) {
     assert_int_equal(st.deletes, 1);
 }
 
+static char order[64];
+static void record_order(void *arg, const ks_status *r) {
+    (void)r;
+    strncat(order, arg, sizeof(order) - strlen(order) - 1);
+}
+
+static ks_pod *add_pod(const char *name) {
+    ks_pod *p = tu_pod("default", name, 100, 0, 0);
+    KS_VEC_PUSH(F.c->pods, ks_pod_ref(p));
+    return p;
+}
+
+static void test_deletions_go_first(void **state) {
+    /* Evictions do not wait behind the queued patches of other pods (as
+     * upstream makes them outside its dispatcher), a deletion that
+     * displaces its pod's queued patch takes that patch along, first, and
+     * a preemption's last victim goes before the deletions queued. */
+    ks_memory_backend_free(F.mb);
+    ks_pod *b = add_pod("b"), *c = add_pod("c"), *v = add_pod("v"), *w = add_pod("w");
+    F.mb = ks_memory_backend_new(F.c);
+    ks_api_dispatcher_free(F.d);
+    F.d = ks_api_dispatcher_new(ks_memory_backend_iface(F.mb), NULL, 0);
+    ks_status_patch m = cond("Unschedulable", "m");
+    ks_status_patch dt = {.has_condition = true, .cond_type = "DisruptionTarget", .cond_status = "True",
+                          .cond_reason = "PreemptionByScheduler", .cond_message = "preempted"};
+    order[0] = 0;
+    assert_null(ks_api_dispatcher_patch_status(F.d, F.pod, &m, record_order, "A"));
+    assert_null(ks_api_dispatcher_patch_status(F.d, b, &m, record_order, "B"));
+    assert_null(ks_api_dispatcher_delete(F.d, c, record_order, "c"));
+    assert_null(ks_api_dispatcher_patch_status(F.d, v, &dt, record_order, "V"));
+    assert_null(ks_api_dispatcher_delete(F.d, v, record_order, "v"));
+    assert_null(ks_api_dispatcher_delete_first(F.d, w, record_order, "w"));
+    assert_int_equal(ks_api_dispatcher_drain(F.d), 5);
+    assert_string_equal(order, "wcVvAB");
+    ks_memory_backend_stats st;
+    ks_memory_backend_stats_get(F.mb, &st);
+    assert_int_equal(st.deletes, 3);
+    assert_int_equal(st.status_patches, 3);
+    ks_pod_unref(b);
+    ks_pod_unref(c);
+    ks_pod_unref(v);
+    ks_pod_unref(w);
+}
+
 static void test_noop_patch_skipped(void **state) {
     ks_status_patch a = cond("Unschedulable", "same");
     assert_null(ks_api_dispatcher_patch_status(F.d, F.pod, &a, NULL, NULL));
@@ -323,6 +367,30 @@ static void test_one_call_per_pod_in_flight(void **state) {
     ks_api_dispatcher_free(d);
 }
 
+static void test_deletion_waits_for_its_pod(void **state) {
+    /* A deletion goes to the front of the queue, but not past a call for
+     * its own pod in flight (with a call of the pod queued behind that). */
+    ks_api_dispatcher *d = ks_api_dispatcher_new(&gate_backend, NULL, 4);
+    ks_status_patch a = cond("Unschedulable", "x");
+    assert_null(ks_api_dispatcher_patch_status(d, gate_pods[0], &a, NULL, NULL));
+    assert_true(gate_wait_inside(1));
+    ks_status_patch a2 = cond("Unschedulable", "y");
+    assert_null(ks_api_dispatcher_patch_status(d, gate_pods[0], &a2, NULL, NULL));
+    assert_null(ks_api_dispatcher_delete(d, gate_pods[0], NULL, NULL));
+    assert_null(ks_api_dispatcher_delete(d, gate_pods[1], NULL, NULL));
+    assert_true(gate_wait_inside(2));
+    gate_set(true);
+    ks_api_dispatcher_flush(d);
+    assert_false(G.overlap);
+    assert_int_equal(G.nlog, 4);
+    assert_string_equal(G.log[0], "patch g0");
+    assert_string_equal(G.log[1], "delete g1");
+    assert_string_equal(G.log[2], "patch g0");
+    assert_string_equal(G.log[3], "delete g0");
+    assert_int_equal(ks_api_dispatcher_executed(d, KS_CALL_DELETE), 2);
+    ks_api_dispatcher_free(d);
+}
+
 static void test_many_calls_same_pods(void **state) {
     /* A stream of calls for a few pods on eight workers: calls for one pod
      * never overlap. */
@@ -384,12 +452,14 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_patches_merge, setup, teardown),
         cmocka_unit_test_setup_teardown(test_relevance, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delete_runs_the_patch_it_displaces, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_deletions_go_first, setup, teardown),
         cmocka_unit_test_setup_teardown(test_noop_patch_skipped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_events_in_order_never_merged, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bind_sync_and_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_threaded, setup_threaded, teardown),
         cmocka_unit_test_setup_teardown(test_workers_run_calls_at_once, setup_gate, teardown_gate),
         cmocka_unit_test_setup_teardown(test_one_call_per_pod_in_flight, setup_gate, teardown_gate),
+        cmocka_unit_test_setup_teardown(test_deletion_waits_for_its_pod, setup_gate, teardown_gate),
         cmocka_unit_test_setup_teardown(test_many_calls_same_pods, setup_gate, teardown_gate),
         cmocka_unit_test_setup_teardown(test_close_with_calls_in_flight, setup_gate, teardown_gate),
     };
