@@ -37,23 +37,44 @@ static void load_events(ks_plugin_inst *in) {
         in->all_events = true;
         return;
     }
-    ks_cluster_event buf[64];
+    ks_cluster_event buf[65];
     size_t n = o->events_to_register(in->self, buf, 64);
     if (n > 64) n = 64;
     if (n == 0) {
         in->all_events = true;
         return;
     }
+    /* The generic Update as the union of the finer kinds, once. */
+    bool node_add = false, node_taint = false;
+    for (size_t i = 0; i < n; i++) {
+        buf[i].actions = ks_actions_normalize(buf[i].actions);
+        if (buf[i].resource & KS_EV_NODE) {
+            node_add |= (buf[i].actions & KS_ACT_ADD) != 0;
+            node_taint |= (buf[i].actions & KS_ACT_UPDATE_NODE_TAINT) != 0;
+        }
+    }
+    /* upstream buildQueueingHintMap: a plugin interested in node adds but
+     * not in taint updates gets taint updates too, with the default hint
+     * (Queue) -- a leftover of the pre-hint node pre-check that v1.34
+     * still applies, so such a pod is retried on every taint change. */
+    if (node_add && !node_taint) {
+        buf[n++] = (ks_cluster_event){KS_EV_NODE, KS_ACT_UPDATE_NODE_TAINT};
+        in->taint_added = true;
+    }
     in->events = ks_xmalloc(n * sizeof(*in->events));
     memcpy(in->events, buf, n * sizeof(*in->events));
-    /* The generic Update as the union of the finer kinds, once. */
-    for (size_t i = 0; i < n; i++) in->events[i].actions = ks_actions_normalize(in->events[i].actions);
     in->nevents = n;
 }
 
 ks_queueing_hint ks_framework_queueing_hint(const ks_plugin_inst *pl, ks_cluster_event ev, const ks_pod *pod,
                                             const ks_event_object *old_obj, const ks_event_object *new_obj) {
     if (!pl->ops->queueing_hint) return KS_QUEUE;
+    if (pl->taint_added) {
+        /* the added registration has no hint of the plugin's */
+        bool own = false;
+        for (size_t i = 0; i + 1 < pl->nevents && !own; i++) own = ks_event_match(pl->events[i], ev);
+        if (!own && ks_event_match(pl->events[pl->nevents - 1], ev)) return KS_QUEUE;
+    }
     char *err = NULL;
     ks_queueing_hint h = pl->ops->queueing_hint(pl->self, ev, pod, old_obj, new_obj, &err);
     if (err) {

@@ -152,6 +152,10 @@ typedef struct ks_plugin_inst {
     bool all_events;
     ks_cluster_event *events;
     size_t nevents;
+    /* events[nevents - 1] is {Node, UpdateNodeTaint} added for a plugin
+     * that registered node adds but not taint updates, with no hint (it
+     * always queues), as upstream's buildQueueingHintMap adds it */
+    bool taint_added;
 } ks_plugin_inst;
 
 typedef struct ks_ep_list {
@@ -188,6 +192,8 @@ struct ks_framework {
 
 /* A plugin's QueueingHint for a pod and an event it registered (KS_QUEUE
  * when it has none; an error is logged and counts as KS_QUEUE). */
+/* The plugin's QueueingHint for ev (no hint, an error, or an event that
+ * only the added UpdateNodeTaint registration matches: KS_QUEUE). */
 ks_queueing_hint ks_framework_queueing_hint(const ks_plugin_inst *pl, ks_cluster_event ev, const ks_pod *pod,
                                             const ks_event_object *old_obj, const ks_event_object *new_obj);
 

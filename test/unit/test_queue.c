@@ -357,8 +357,8 @@ static void test_hint_decides(void **state) {
     node_event((ks_cluster_event){KS_EV_NODE, KS_ACT_ADD}, NULL, plain);
     assert_int_equal(hinted_calls, 1);
     assert_int_equal(where(p), KS_Q_UNSCHEDULABLE);
-    /* Not registered (a taint update): the hint is not asked. */
-    node_event((ks_cluster_event){KS_EV_NODE, KS_ACT_UPDATE_NODE_TAINT}, ready, tainted);
+    /* Not registered (a node delete): the hint is not asked. */
+    node_event((ks_cluster_event){KS_EV_NODE, KS_ACT_DELETE}, ready, NULL);
     assert_int_equal(hinted_calls, 1);
     assert_int_equal(where(p), KS_Q_UNSCHEDULABLE);
     /* A generic update is wider than the label updates registered: no
@@ -380,6 +380,27 @@ static void test_hint_decides(void **state) {
     ks_pod_unref(snap.pod);
     ks_node_unref(plain);
     ks_node_unref(ready);
+    ks_node_unref(tainted);
+}
+
+/* upstream buildQueueingHintMap: a plugin registering node adds but not
+ * taint updates (Hinted) is given taint updates with the default hint, so
+ * a taint change requeues its pods without asking its hint (found by the
+ * event replay differential). */
+static void test_node_add_registration_adds_taint_updates(void **state) {
+    ks_pod *p = add("p", 0);
+    fail_with("Hinted");
+    ks_node *plain = tu_node("n1", 1000, 0, NULL);
+    ks_node *tainted = tu_node("n1", 1000, 0, NULL);
+    const ks_plugin_inst *pl = &F.fw->plugins[ks_framework_plugin_index(F.fw, "Hinted")];
+    assert_true(pl->taint_added);
+    node_event((ks_cluster_event){KS_EV_NODE, KS_ACT_UPDATE_NODE_TAINT}, plain, tainted);
+    assert_int_equal(hinted_calls, 0);
+    assert_int_not_equal(where(p), KS_Q_UNSCHEDULABLE);
+    /* a plugin that registered taint updates itself gets nothing added */
+    const ks_plugin_inst *gate_pl = &F.fw->plugins[ks_framework_plugin_index(F.fw, "Gate")];
+    assert_false(gate_pl->taint_added);
+    ks_node_unref(plain);
     ks_node_unref(tainted);
 }
 
@@ -479,6 +500,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_delete_and_duplicates, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nominator, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hint_decides, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_node_add_registration_adds_taint_updates, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hint_error_queues, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hint_sees_in_flight_objects, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pod_update_events, setup, teardown),
