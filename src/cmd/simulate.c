@@ -8,6 +8,7 @@
 #include "metrics/sched_metrics.h"
 #include "sim/report.h"
 #include "sim/simulate.h"
+#include "sim/replay.h"
 #include "sim/trace.h"
 #include "util/log.h"
 
@@ -51,6 +52,7 @@ int cmd_simulate(int argc, char **argv) {
     ks_sim_options so = {.seed = 1, .percentage_of_nodes_to_score = -1};
     bool fail_on_pending = false, plugin_timing = false;
     const char *metrics_file = NULL;
+    const char *replay_path = NULL;
     char *err = NULL;
     int rc = 2;
     ks_cluster *cluster = NULL;
@@ -79,6 +81,10 @@ int cmd_simulate(int argc, char **argv) {
             metrics_file = val;
         } else if (ks_cli_value(argc, argv, &i, "seed", &val, &err)) {
             if (!val || !ks_cli_u64(val, &so.seed)) goto bad_value;
+        } else if (ks_cli_value(argc, argv, &i, "replay", &val, &err)) {
+            /* testing only (docs/reference-harness.md, "Event replay") */
+            if (!val) goto usage_error;
+            replay_path = val;
         } else if (ks_cli_value(argc, argv, &i, "tie-break", &val, &err)) {
             if (!val) goto usage_error;
             if (!strcmp(val, "name")) so.deterministic = true;
@@ -115,6 +121,11 @@ int cmd_simulate(int argc, char **argv) {
     cluster = ks_cli_live_cluster(&live, paths, npaths, "simulate");
     if (!cluster) goto out;
 
+    if (replay_path) {
+        rc = ks_replay_run(stdout, cluster, cfg, ks_default_registry(), replay_path, &err) ? 0 : 2;
+        if (rc) fprintf(stderr, "ksched simulate: %s\n", err);
+        goto out;
+    }
     if (trace) {
         so.deterministic = true;
         rc = ks_trace_run(stdout, cluster, cfg, ks_default_registry(), &so, &err) ? 0 : 2;

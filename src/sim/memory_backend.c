@@ -662,3 +662,32 @@ void ks_memory_backend_remove_object(ks_memory_backend *mb, ks_kind kind, void *
     default: break;
     }
 }
+
+void ks_memory_backend_update_object(ks_memory_backend *mb, ks_kind kind, void *old, void *obj) {
+    bool found = false;
+    pthread_mutex_lock(&mb->mu);
+    switch (kind) {
+#define SWAP_CASE(k, f, T)                                   \
+    case k:                                                  \
+        for (uint32_t i = 0; i < mb->c->f.n; i++) {          \
+            if ((void *)mb->c->f.v[i] != old) continue;      \
+            mb->c->f.v[i] = KS_OBJECT_REF((T *)obj);         \
+            found = true;                                    \
+            break;                                           \
+        }                                                    \
+        break;
+        EACH_KIND(SWAP_CASE)
+#undef SWAP_CASE
+    default: break;
+    }
+    pthread_mutex_unlock(&mb->mu);
+    if (!found) return;
+    deliver_obj(mb, KS_WATCH_MODIFIED, kind, old, obj);
+    switch (kind) {
+#define UNREF_CASE(k, f, T) \
+    case k: { T *o = old; KS_OBJECT_UNREF(o); break; }
+        EACH_KIND(UNREF_CASE)
+#undef UNREF_CASE
+    default: break;
+    }
+}

@@ -47,6 +47,9 @@ void ks_memory_backend_remove_pod(ks_memory_backend *mb, uint64_t pod_key);
  * or drops, a reference and the watch event is delivered. */
 void ks_memory_backend_add_object(ks_memory_backend *mb, ks_kind kind, void *obj);
 void ks_memory_backend_remove_object(ks_memory_backend *mb, ks_kind kind, void *obj);
+/* Replace old (in the cluster) by obj, of the same kind: the cluster takes
+ * a reference to obj and drops its own to old; MODIFIED is delivered. */
+void ks_memory_backend_update_object(ks_memory_backend *mb, ks_kind kind, void *old, void *obj);
 /* The current version of a pod (borrowed), NULL when absent. */
 ks_pod *ks_memory_backend_pod(const ks_memory_backend *mb, uint64_t pod_key);
 

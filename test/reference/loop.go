@@ -107,6 +107,7 @@ func (s *Sim) attempt(pass int, ps *podState) (Attempt, bool, error) {
 	fw := prof.Framework
 	pod := ps.pod
 	att := Attempt{Pass: pass, Pod: ps.key, Nominated: pod.Status.NominatedNodeName}
+	s.lastFit = nil
 
 	state := framework.NewCycleState()
 	state.SetRecordPluginMetrics(false)
@@ -228,6 +229,7 @@ func (s *Sim) attempt(pass int, ps *podState) (Attempt, bool, error) {
 
 	if len(feasible) == 0 {
 		fitErr := &framework.FitError{Pod: pod, NumAllNodes: s.snapshot.NumNodes(), Diagnosis: diagnosis}
+		s.lastFit = fitErr
 		var ni *framework.NominatingInfo
 		if fw.HasPostFilterPlugins() {
 			s.victims.take()
@@ -294,6 +296,7 @@ func (s *Sim) attempt(pass int, ps *podState) (Attempt, bool, error) {
 				Diagnosis: framework.Diagnosis{NodeToStatus: framework.NewDefaultNodeToStatus()}}
 			fe.Diagnosis.NodeToStatus.Set(host, st)
 			fe.Diagnosis.AddPluginStatus(st)
+			s.lastFit = fe
 			return fail(ResultUnschedulable, fe.Error(), clearNNN)
 		}
 		return fail(ResultError, st.AsError().Error(), clearNNN)

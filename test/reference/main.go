@@ -1,7 +1,7 @@
 // Command kschedref runs the upstream kube-scheduler v1.34 framework over a
 // cluster described by manifests and prints a ksched-trace/v1 document.
 //
-// Usage: kschedref [--config FILE] [--v N] PATH...
+// Usage: kschedref [--config FILE] [--v N] [--replay EVENTS] PATH...
 // or, for the benchmarks' throughput mode (bench.go): kschedref --bench DIR [--config FILE]
 package main
 
@@ -22,7 +22,7 @@ import (
 )
 
 func usage() {
-	fmt.Fprintf(os.Stderr, "usage: kschedref [--config FILE] [--v N] PATH...\n       kschedref --bench DIR [--config FILE] [--v N]\n")
+	fmt.Fprintf(os.Stderr, "usage: kschedref [--config FILE] [--v N] [--replay EVENTS] PATH...\n       kschedref --bench DIR [--config FILE] [--v N]\n")
 	flag.PrintDefaults()
 }
 
@@ -69,9 +69,10 @@ func decodeConfig(path string) (*config.KubeSchedulerConfiguration, error) {
 }
 
 func main() {
-	var cfgPath, benchDir string
+	var cfgPath, benchDir, replayPath string
 	var verbosity int
 	flag.StringVar(&benchDir, "bench", "", "throughput mode: run the bench/gen.py workload in DIR")
+	flag.StringVar(&replayPath, "replay", "", "event replay mode: replay the steps of this events file (docs/reference-harness.md)")
 	flag.StringVar(&cfgPath, "config", "", "KubeSchedulerConfiguration file (default: the v1 defaults)")
 	flag.IntVar(&verbosity, "v", -1, "klog verbosity (default: upstream logging off)")
 	flag.Usage = usage
@@ -98,6 +99,13 @@ func main() {
 			err = runBench(cfg, benchDir)
 		}
 		if err != nil {
+			fmt.Fprintf(os.Stderr, "kschedref: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if replayPath != "" {
+		if err := runReplay(cfgPath, replayPath, flag.Args()); err != nil {
 			fmt.Fprintf(os.Stderr, "kschedref: %v\n", err)
 			os.Exit(1)
 		}

@@ -80,6 +80,9 @@ type Sim struct {
 	dra           framework.SharedDRAManager
 	claimInformer toolscache.SharedIndexInformer
 	nextStart     int // upstream's nextStartNodeIndex
+	// the FitError of the last attempt (nil: scheduled or an error), whose
+	// diagnosis names the plugins the event replay hands to the queue
+	lastFit *framework.FitError
 }
 
 // builtinPriorityClasses are created by every kube-apiserver.
