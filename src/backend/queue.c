@@ -117,6 +117,8 @@ struct ks_queue {
     uint32_t nevents, events_cap;
     uint64_t next_seq;
 
+    ks_map hint_series; /* plugin ops -> hint_series_list (observe_hint) */
+
     pthread_mutex_t nom_mu;
     ks_map nom_by_node;   /* node id + 1 -> nom_list* */
     ks_map nom_by_pod;    /* pod key + 1 -> node id */
@@ -503,6 +505,47 @@ static void done_locked(ks_queue *q, uint64_t key) {
 
 /* ---- requeueing ----------------------------------------------------------- */
 
+/* scheduler_queueing_hint_execution_duration_seconds{plugin,event,hint}:
+ * every hint call is observed, a plugin without a hint of its own included
+ * (upstream calls its default hint, which answers Queue). Upstream hands
+ * the observations to a buffer flushed every second (dropped when 1000
+ * are waiting); ksched observes at once. The series are kept per plugin,
+ * under the queue lock, so that a call costs no family lookup. */
+typedef struct hint_series {
+    ks_cluster_event ev;
+    int hint;
+    ks_metric *m;
+} hint_series;
+
+typedef struct hint_series_list {
+    hint_series *v;
+    uint32_t n, cap;
+} hint_series_list;
+
+enum { HINT_QUEUE = 0, HINT_SKIP, HINT_ERROR };
+
+static void observe_hint(ks_queue *q, const ks_plugin_inst *pl, ks_cluster_event ev, int hint, int64_t ns) {
+    uint64_t key = (uint64_t)(uintptr_t)pl->ops;
+    hint_series_list *l = ks_map_get(&q->hint_series, key);
+    if (!l) {
+        l = ks_xcalloc(1, sizeof(*l));
+        ks_map_put(&q->hint_series, key, l);
+    }
+    ks_metric *m = NULL;
+    for (uint32_t i = 0; i < l->n && !m; i++)
+        if (l->v[i].hint == hint && l->v[i].ev.resource == ev.resource && l->v[i].ev.actions == ev.actions)
+            m = l->v[i].m;
+    if (!m) {
+        static const char *const names[] = {"Queue", "QueueSkip", "Error"};
+        char buf[96];
+        m = ks_metric_get(ks_sm()->queueing_hint_execution_duration, pl->name,
+                          ks_event_label(ev, buf, sizeof(buf)), names[hint]);
+        KS_GROW(l->v, l->cap, l->n + 1);
+        l->v[l->n++] = (hint_series){ev, hint, m};
+    }
+    ks_histogram_observe(m, (double)ns / 1e9);
+}
+
 /* upstream isPodWorthRequeuing: ask the QueueingHint of every rejecting
  * plugin that registered the event. A pending plugin saying Queue sends
  * the pod to activeQ at once; otherwise Queue means after its backoff.
@@ -510,7 +553,6 @@ static void done_locked(ks_queue *q, uint64_t key) {
  * did: no rejector, the wildcard, an extender). */
 static strategy worth_requeuing(ks_queue *q, ks_queued_pod *qp, ks_cluster_event ev, uint64_t target,
                                 const event_objs *eo, const char **why) {
-    (void)q;
     if (why) *why = NULL;
     ks_plugin_mask rej = qp->unschedulable_plugins;
     for (int i = 0; i < KS_PLUGIN_MASK_WORDS; i++) rej.bits[i] |= qp->pending_plugins.bits[i];
@@ -532,10 +574,14 @@ static strategy worth_requeuing(ks_queue *q, ks_queued_pod *qp, ks_cluster_event
         if (!ks_plugin_mask_has(&rej, i)) continue;
         const ks_plugin_inst *pl = &fw->plugins[i];
         if (!plugin_interested(pl, ev)) continue;
-        if (!pl->all_events &&
-            ks_framework_queueing_hint(pl, ev, qp->pod, eo ? eo->old_obj : NULL, eo ? eo->new_obj : NULL) ==
-                KS_QUEUE_SKIP)
-            continue;
+        int64_t t0 = ks_monotonic_ns();
+        bool failed = false;
+        ks_queueing_hint h = pl->all_events ? KS_QUEUE
+                                            : ks_framework_queueing_hint(pl, ev, qp->pod, eo ? eo->old_obj : NULL,
+                                                                         eo ? eo->new_obj : NULL, &failed);
+        observe_hint(q, pl, ev, failed ? HINT_ERROR : h == KS_QUEUE_SKIP ? HINT_SKIP : HINT_QUEUE,
+                     ks_monotonic_ns() - t0);
+        if (h == KS_QUEUE_SKIP) continue;
         if (why && (st == STRAT_SKIP || ks_plugin_mask_has(&qp->pending_plugins, i))) *why = pl->name;
         if (ks_plugin_mask_has(&qp->pending_plugins, i)) return STRAT_IMMEDIATELY;
         if (no_pending) return STRAT_AFTER_BACKOFF;
@@ -705,6 +751,12 @@ void ks_queue_free(ks_queue *q) {
     }
     ks_map_free(&q->nom_by_node);
     ks_map_free(&q->nom_by_pod);
+    for (size_t it = 0; ks_map_next(&q->hint_series, &it, &k, &v);) {
+        hint_series_list *l = v;
+        free(l->v);
+        free(l);
+    }
+    ks_map_free(&q->hint_series);
     free(q->fws);
     pthread_mutex_destroy(&q->mu);
     pthread_mutex_destroy(&q->nom_mu);

@@ -67,7 +67,9 @@ static void load_events(ks_plugin_inst *in) {
 }
 
 ks_queueing_hint ks_framework_queueing_hint(const ks_plugin_inst *pl, ks_cluster_event ev, const ks_pod *pod,
-                                            const ks_event_object *old_obj, const ks_event_object *new_obj) {
+                                            const ks_event_object *old_obj, const ks_event_object *new_obj,
+                                            bool *failed) {
+    if (failed) *failed = false;
     if (!pl->ops->queueing_hint) return KS_QUEUE;
     if (pl->taint_added) {
         /* the added registration has no hint of the plugin's */
@@ -83,6 +85,7 @@ ks_queueing_hint ks_framework_queueing_hint(const ks_plugin_inst *pl, ks_cluster
         ks_errorf("QueueingHintFn returns error: plugin %s, event %s, pod %s: %s", pl->name,
                   ks_event_label(ev, buf, sizeof(buf)), ks_pod_fullname(pod, pb, sizeof(pb)), err);
         free(err);
+        if (failed) *failed = true;
         return KS_QUEUE;
     }
     return h == KS_QUEUE_SKIP ? KS_QUEUE_SKIP : KS_QUEUE;

@@ -193,9 +193,11 @@ struct ks_framework {
 /* A plugin's QueueingHint for a pod and an event it registered (KS_QUEUE
  * when it has none; an error is logged and counts as KS_QUEUE). */
 /* The plugin's QueueingHint for ev (no hint, an error, or an event that
- * only the added UpdateNodeTaint registration matches: KS_QUEUE). */
+ * only the added UpdateNodeTaint registration matches: KS_QUEUE). *failed
+ * (may be NULL) is set when the hint returned an error. */
 ks_queueing_hint ks_framework_queueing_hint(const ks_plugin_inst *pl, ks_cluster_event ev, const ks_pod *pod,
-                                            const ks_event_object *old_obj, const ks_event_object *new_obj);
+                                            const ks_event_object *old_obj, const ks_event_object *new_obj,
+                                            bool *failed);
 
 /* Attach the scheduler's environment, waiting pods map and worker pool
  * (shared across profiles). */

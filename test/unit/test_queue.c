@@ -404,13 +404,48 @@ static void test_node_add_registration_adds_taint_updates(void **state) {
     ks_node_unref(tainted);
 }
 
+static uint64_t hint_count(const char *plugin, const char *event, const char *hint) {
+    uint64_t n = 0;
+    double sum = 0;
+    ks_histogram_totals(ks_metric_get(ks_sm()->queueing_hint_execution_duration, plugin, event, hint), &n, &sum);
+    return n;
+}
+
 static void test_hint_error_queues(void **state) {
     ks_pod *p = add("p", 0);
     fail_with("Hinted");
     ks_node *bad = tu_node("n1", 1000, 0, "ready", "bad", NULL);
+    uint64_t errors = hint_count("Hinted", "NodeAdd", "Error");
     node_event((ks_cluster_event){KS_EV_NODE, KS_ACT_ADD}, NULL, bad);
     assert_int_not_equal(where(p), KS_Q_UNSCHEDULABLE);
+    assert_int_equal(hint_count("Hinted", "NodeAdd", "Error") - errors, 1);
     ks_node_unref(bad);
+}
+
+/* scheduler_queueing_hint_execution_duration_seconds{plugin,event,hint}:
+ * one observation per hint asked, under upstream's labels; a plugin
+ * without a hint of its own counts as Queue. */
+static void test_hint_duration_metric(void **state) {
+    ks_pod *p = add("p", 0);
+    fail_with("Hinted");
+    ks_node *plain = tu_node("n1", 1000, 0, NULL);
+    ks_node *ready = tu_node("n1", 1000, 0, "ready", "yes", NULL);
+    uint64_t skip = hint_count("Hinted", "NodeAdd", "QueueSkip");
+    uint64_t queue = hint_count("Hinted", "NodeUpdateNodeLabel", "Queue");
+    node_event((ks_cluster_event){KS_EV_NODE, KS_ACT_ADD}, NULL, plain);
+    assert_int_equal(hint_count("Hinted", "NodeAdd", "QueueSkip") - skip, 1);
+    node_event((ks_cluster_event){KS_EV_NODE, KS_ACT_UPDATE_NODE_LABEL}, plain, ready);
+    assert_int_equal(hint_count("Hinted", "NodeUpdateNodeLabel", "Queue") - queue, 1);
+    assert_int_not_equal(where(p), KS_Q_UNSCHEDULABLE);
+    /* the taint update Hinted was given has the default hint: Queue */
+    ks_pod *p2 = add("p2", 0);
+    (void)p2;
+    fail_with("Hinted");
+    uint64_t taint = hint_count("Hinted", "NodeUpdateNodeTaint", "Queue");
+    node_event((ks_cluster_event){KS_EV_NODE, KS_ACT_UPDATE_NODE_TAINT}, plain, plain);
+    assert_int_equal(hint_count("Hinted", "NodeUpdateNodeTaint", "Queue") - taint, 1);
+    ks_node_unref(plain);
+    ks_node_unref(ready);
 }
 
 static void test_hint_sees_in_flight_objects(void **state) {
@@ -502,6 +537,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_hint_decides, setup, teardown),
         cmocka_unit_test_setup_teardown(test_node_add_registration_adds_taint_updates, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hint_error_queues, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hint_duration_metric, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hint_sees_in_flight_objects, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pod_update_events, setup, teardown),
         cmocka_unit_test_setup_teardown(test_node_update_events, setup, teardown),
