@@ -36,6 +36,7 @@ static void usage(FILE *f) {
           "  --fail-on-pending    exit 3 when a pod is left unscheduled\n"
           "  --metrics-file FILE  write the scheduler's metrics (Prometheus text) there at the end\n"
           "  --plugin-timing      time every plugin call; print the slowest first to stderr\n"
+          "  --replay EVENTS      differential tests: replay these steps, print the queue's moves\n"
           "  -v=N                 log verbosity (klog levels, to stderr)\n" KS_CLI_LIVE_USAGE KS_PLUGIN_OPTS_USAGE
           "  -h, --help           this text\n"
           "\n"

@@ -2,6 +2,7 @@
 # Differential tests against upstream kube-scheduler v1.34 (kschedref).
 #
 #   test/reference/run.sh [--seeds N] [--from S] [--nodes K] [--ksched PATH] [--jobs J]
+#                         [--replay-seeds "S1 S2 ..."]
 #
 # Builds kschedref into build/reference/ (rebuilt only when its sources
 # change), writes N generated scenarios (default 50; seeds S.. with --from S,
@@ -11,7 +12,12 @@
 # binary whose `simulate --help` offers --tie-break, runs
 #   PATH simulate --explain -o trace --tie-break=name \
 #        --percentage-of-nodes-to-score=100 [--config F] DIR
-# and compares the two traces.  One line per scenario (ok NAME / FAIL NAME:
+# and compares the two traces.  Then the event replays (docs/reference-
+# harness.md, "Event replay"): for each replay seed (default: the committed
+# list in test/reference/replay-seeds) replaygen.py writes a cluster and
+# an events file, kschedref --replay and `ksched simulate --replay` run
+# them and compare_replay.py compares the queues' moves step by step.
+# One line per scenario (ok NAME / FAIL NAME:
 # first difference), then "N passed, N failed".  Without Go it prints
 # "reference: skipped (go not found)" and exits 0.
 # A crashing binary must not leave a core dump in the working tree.
@@ -25,6 +31,7 @@ first=1
 ksched=""
 jobs=1
 nodes=()
+replay_seeds=$(grep -v '^#' "$here/replay-seeds" 2>/dev/null | tr '\n' ' ')
 while [ $# -gt 0 ]; do
     case "$1" in
     --seeds) seeds=$2; shift 2 ;;
@@ -35,9 +42,11 @@ while [ $# -gt 0 ]; do
     --ksched=*) ksched=${1#--ksched=}; shift ;;
     --nodes) nodes=(--nodes "$2"); shift 2 ;;
     --nodes=*) nodes=(--nodes "${1#--nodes=}"); shift ;;
+    --replay-seeds) replay_seeds=$2; shift 2 ;;
+    --replay-seeds=*) replay_seeds=${1#--replay-seeds=}; shift ;;
     --jobs) jobs=$2; shift 2 ;;
     --jobs=*) jobs=${1#--jobs=}; shift ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument: $1" >&2; exit 2 ;;
     esac
 done
@@ -79,6 +88,7 @@ fi
 
 # ---- ksched trace mode? ----
 compare_ksched=0
+compare_replay=0
 if [ -n "$ksched" ]; then
     if [ ! -x "$ksched" ]; then
         echo "run.sh: $ksched is not executable" >&2
@@ -88,6 +98,9 @@ if [ -n "$ksched" ]; then
         compare_ksched=1
     else
         echo "reference: $ksched has no trace mode yet; checking reference traces only" >&2
+    fi
+    if "$ksched" simulate --help 2>&1 | grep -q -- '--replay'; then
+        compare_replay=1
     fi
 fi
 
@@ -111,9 +124,40 @@ if [ -d "$root/test/scenarios/fixed" ]; then
     done
 fi
 
+for s in $replay_seeds; do
+    name=$(printf 'replay-%04d' "$s")
+    "$python" "$here/replaygen.py" --seed "$s" -o "$scen/$name" || { echo "FAIL $name: replaygen.py failed"; exit 1; }
+    names+=("$name")
+done
+
+# ---- one event replay: prints one result line ----
+run_replay() {
+    local name=$1 dir="$scen/$1" err
+    if ! "$bin" --replay "$dir/events.jsonl" "$dir/cluster.yaml" >"$dir/ref.jsonl" 2>"$dir/ref.err"; then
+        err=$(tail -n 1 "$dir/ref.err")
+        echo "FAIL $name: kschedref: ${err:-exit status $?}"
+        return
+    fi
+    if [ $compare_replay = 1 ]; then
+        if ! "$ksched" simulate --replay "$dir/events.jsonl" "$dir/cluster.yaml" >"$dir/ksched.jsonl" 2>"$dir/ksched.err"; then
+            err=$(tail -n 1 "$dir/ksched.err")
+            echo "FAIL $name: ksched: ${err:-failed}"
+            return
+        fi
+        if ! err=$("$python" "$here/compare_replay.py" "$dir/ref.jsonl" "$dir/ksched.jsonl" 2>&1); then
+            echo "FAIL $name: $(echo "$err" | head -n 1)"
+            return
+        fi
+        echo "ok $name ($err)"
+        return
+    fi
+    echo "ok $name ($(($(wc -l <"$dir/ref.jsonl") - 1)) steps, reference only)"
+}
+
 # ---- run one scenario: prints one result line ----
 run_one() {
     local name=$1 dir="$scen/$1" cfg=() err
+    case $name in replay-*) run_replay "$name"; return ;; esac
     [ -f "$dir/config.yaml" ] && cfg=(--config "$dir/config.yaml")
     if ! "$bin" "${cfg[@]}" "$dir/cluster.yaml" >"$dir/ref.json" 2>"$dir/ref.err"; then
         err=$(tail -n 1 "$dir/ref.err")
@@ -138,8 +182,8 @@ run_one() {
     fi
     echo "ok $name"
 }
-export -f run_one
-export scen bin python here compare_ksched ksched
+export -f run_one run_replay
+export scen bin python here compare_ksched compare_replay ksched
 
 results="$out/results.txt"
 printf '%s\n' "${names[@]}" | xargs -P "$jobs" -I{} bash -c 'run_one "$1"' _ {} | tee "$results"
