@@ -28,6 +28,7 @@
 #include "scheduler/scheduler.h"
 #include "sim/memory_backend.h"
 #include "util/clock.h"
+#include "util/hash.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
@@ -85,6 +86,9 @@ typedef struct bench {
     bool attempt_seen, attempt_timed;
     int64_t *lat;
     size_t nlat, lat_cap;
+    /* the pods attempted in the measured phase (hash of "ns/name"): the
+     * attempts per pod, side by side with upstream's */
+    ks_map attempted;
     churn_op churn;
 } bench;
 
@@ -96,6 +100,12 @@ static void on_attempt(void *ctx, const ks_attempt_record *r) {
     bench *b = ctx;
     if (r->result == KS_ATTEMPT_SKIPPED) return;
     b->attempt_seen = true;
+    if (b->measuring) {
+        char name[512];
+        ks_pod_fullname(r->pod, name, sizeof(name));
+        uint64_t h = ks_hash_bytes(name, strlen(name));
+        ks_map_put(&b->attempted, h ? h : 1, (void *)1);
+    }
     /* A scheduled pod's attempt ends here, before its binding cycle (which
      * upstream runs on another goroutine); a failed one when the failure
      * handling returns (see the loop). */
@@ -560,13 +570,13 @@ int main(int argc, char **argv) {
     double lat99 = b->nlat ? (double)b->lat[pct_index(b->nlat, 99)] / 1e6 : 0;
 
     printf("{\"workload\":\"%s\",\"scheduler\":\"ksched\",\"nodes\":%u,\"init_pods\":%lld,"
-           "\"measured_pods\":%lld,\"scheduled\":%zu,\"attempts\":%zu,\"duration_s\":%.6f,\"cpu_s\":%.3f,"
+           "\"measured_pods\":%lld,\"scheduled\":%zu,\"attempts\":%zu,\"attempted_pods\":%zu,\"duration_s\":%.6f,\"cpu_s\":%.3f,"
            "\"throughput\":{\"average\":%.1f,\"p50\":%.1f,\"p90\":%.1f,\"p99\":%.1f,\"overall\":%.1f,"
            "\"window_s\":%.6f,\"samples\":%zu},"
            "\"latency_ms\":{\"p50\":%.4f,\"p99\":%.4f,\"attempts\":%zu},"
            "\"peak_rss_mb\":%.1f,\"rss_reset\":%s,\"load_s\":%.3f,\"init_s\":%.3f,\"churn_ticks\":%llu%s",
            name, (unsigned)json_integer_value(json_object_get(meta, "nodes")), (long long)json_integer_value(json_object_get(meta, "init_pods")),
-           (long long)nmeasured, nbinds, b->nlat, (double)(end - b->mono0) / 1e9, cpu_s, tp.average, tp.p50, tp.p90, tp.p99, tp.overall, tp.window_s,
+           (long long)nmeasured, nbinds, b->nlat, b->attempted.len, (double)(end - b->mono0) / 1e9, cpu_s, tp.average, tp.p50, tp.p90, tp.p99, tp.overall, tp.window_s,
            tp.samples, lat50, lat99, b->nlat, rss, rss_reset ? "true" : "false", load_s, init_s,
            (unsigned long long)b->churn.ticks, b->churn.exhausted ? ",\"churn_exhausted\":true" : "");
     if (stuck) printf(",\"error\":\"no measured pod bound for 300 s: %zu of %lld bound\"", nbinds, (long long)nmeasured);

@@ -63,6 +63,13 @@ def pick(runs):
     return ok[(len(ok) - 1) // 2]
 
 
+def per_pod(d):
+    """Scheduling attempts per pod attempted in the measured phase."""
+    if not d or not d.get("attempted_pods"):
+        return None
+    return d["attempts"] / d["attempted_pods"]
+
+
 def fmt(x, nd=0):
     if x is None:
         return "-"
@@ -104,6 +111,10 @@ def main():
             # CPU time per pod: less sensitive than wall time to other work
             # on the machine
             row["cpu_ratio"] = round((u["cpu_s"] / u["scheduled"]) / (k["cpu_s"] / k["scheduled"]), 2)
+        if per_pod(k) is not None:
+            row["ksched_attempts_per_pod"] = round(per_pod(k), 3)
+        if per_pod(u) is not None:
+            row["upstream_attempts_per_pod"] = round(per_pod(u), 3)
         if a.nodes == 5000 and "throughput_ratio" in row:
             t = {"throughput_ratio": target_ratio(w)}
             miss = []
@@ -132,6 +143,7 @@ def main():
             "latency_ms": "scheduling attempt (pop to end of the scheduling cycle) percentiles",
             "peak_rss_mb": "VmHWM of the runner process from the end of loading",
             "cpu_s": "process user+system time over the measured phase",
+            "attempts_per_pod": "scheduling attempts in the measured phase / pods attempted in it",
         },
         "workloads": rows,
     }
@@ -152,13 +164,18 @@ def main():
             kt = fmt(k and k.get("throughput", {}).get("average"))
             ut = fmt(u and u.get("throughput", {}).get("average"))
             ratio = f"{r['throughput_ratio']:.1f}x" if "throughput_ratio" in r else "-"
-            print(f"{r['workload']}  ksched {kt} pods/s  upstream {ut} pods/s  {ratio}")
+            att = ""
+            if "ksched_attempts_per_pod" in r or "upstream_attempts_per_pod" in r:
+                att = (f"  attempts/pod ksched {fmt(r.get('ksched_attempts_per_pod'), 2)}"
+                       f" upstream {fmt(r.get('upstream_attempts_per_pod'), 2)}")
+            print(f"{r['workload']}  ksched {kt} pods/s  upstream {ut} pods/s  {ratio}{att}")
         return 0
 
     m = res["machine"]
     print(f"{a.nodes} nodes; {m['nproc']} CPUs ({m['cpu']}), {m['memory_gib']} GiB; "
           f"load average {' '.join(m.get('loadavg_at_report', []))}")
-    hdr = ("workload", "side", "avg", "p50", "p90", "p99", "lat50ms", "lat99ms", "RSS MiB", "cpu s", "pods")
+    hdr = ("workload", "side", "avg", "p50", "p90", "p99", "lat50ms", "lat99ms", "RSS MiB", "cpu s", "pods",
+           "att/pod")
     lines = [hdr]
     for r in rows:
         for side in ("ksched", "upstream"):
@@ -166,14 +183,14 @@ def main():
             if not d:
                 continue
             if d.get("error") and "throughput" not in d:
-                lines.append((r["workload"], side, "error: " + d["error"], "", "", "", "", "", "", "", ""))
+                lines.append((r["workload"], side, "error: " + d["error"], "", "", "", "", "", "", "", "", ""))
                 continue
             t = d["throughput"]
             lines.append((r["workload"] if side == "ksched" else "", side,
                           fmt(t["average"]), fmt(t["p50"]), fmt(t["p90"]), fmt(t["p99"]),
                           fmt(d["latency_ms"]["p50"], 3), fmt(d["latency_ms"]["p99"], 3),
                           fmt(d["peak_rss_mb"], 1), fmt(d.get("cpu_s"), 2),
-                          f"{d['scheduled']}/{d['measured_pods']}"))
+                          f"{d['scheduled']}/{d['measured_pods']}", fmt(per_pod(d), 2)))
         ratio = []
         if "throughput_ratio" in r:
             ratio.append(f"throughput {r['throughput_ratio']:.1f}x")
@@ -183,7 +200,7 @@ def main():
             ratio.append(f"RSS 1/{r['rss_ratio']:.1f}")
         if "missed" in r:
             ratio.append("targets met" if not r["missed"] else "MISSED " + " ".join(r["missed"]))
-        lines.append(("", "ratio", "  ".join(ratio), "", "", "", "", "", "", "", ""))
+        lines.append(("", "ratio", "  ".join(ratio), "", "", "", "", "", "", "", "", ""))
     widths = [max(len(str(l[i])) for l in lines if not (l[1] == "ratio" and i == 2)) for i in range(len(hdr))]
     for l in lines:
         if l[1] == "ratio":

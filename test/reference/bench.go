@@ -529,6 +529,7 @@ func runBench(cfg *config.KubeSchedulerConfiguration, dir string) error {
 	var held atomic.Bool
 	var popTime time.Time
 	popped := false
+	poppedName := ""
 	pop := sched.NextPod
 	sched.NextPod = func(l klog.Logger) (*framework.QueuedPodInfo, error) {
 		qp, err := pop(l)
@@ -537,9 +538,15 @@ func runBench(cfg *config.KubeSchedulerConfiguration, dir string) error {
 		gate.RUnlock()
 		held.Store(false)
 		popped = qp != nil
+		if popped {
+			poppedName = qp.Pod.Namespace + "/" + qp.Pod.Name
+		}
 		popTime = time.Now()
 		return qp, err
 	}
+	// the pods attempted in the measured phase: attempts per pod, side by
+	// side with ksched's
+	attempted := map[string]struct{}{}
 	var lat []int64
 	latMeasuring := false
 	var latMu sync.Mutex
@@ -558,6 +565,7 @@ func runBench(cfg *config.KubeSchedulerConfiguration, dir string) error {
 				latMu.Lock()
 				if latMeasuring {
 					lat = append(lat, d)
+					attempted[poppedName] = struct{}{}
 				}
 				latMu.Unlock()
 			}
@@ -741,6 +749,7 @@ func runBench(cfg *config.KubeSchedulerConfiguration, dir string) error {
 	latMu.Lock()
 	latMeasuring = false
 	lats := append([]int64(nil), lat...)
+	nAttempted := len(attempted)
 	latMu.Unlock()
 	cpuS := cpuSeconds() - cpu0
 	rss := peakRSSMB()
@@ -755,15 +764,16 @@ func runBench(cfg *config.KubeSchedulerConfiguration, dir string) error {
 		l99 = float64(lats[pctIndex(len(lats), 99)]) / 1e6
 	}
 	out := map[string]any{
-		"workload":      meta.Workload,
-		"scheduler":     "upstream",
-		"nodes":         meta.Nodes,
-		"init_pods":     meta.InitPods,
-		"measured_pods": meta.MeasuredPods,
-		"scheduled":     len(binds),
-		"attempts":      len(lats),
-		"duration_s":    round(float64(end-t0)/1e9, 6),
-		"cpu_s":         round(cpuS, 3),
+		"workload":       meta.Workload,
+		"scheduler":      "upstream",
+		"nodes":          meta.Nodes,
+		"init_pods":      meta.InitPods,
+		"measured_pods":  meta.MeasuredPods,
+		"scheduled":      len(binds),
+		"attempts":       len(lats),
+		"attempted_pods": nAttempted,
+		"duration_s":     round(float64(end-t0)/1e9, 6),
+		"cpu_s":          round(cpuS, 3),
 		"throughput": map[string]any{
 			"average": round(tp.Average, 1), "p50": round(tp.P50, 1), "p90": round(tp.P90, 1),
 			"p99": round(tp.P99, 1), "overall": round(tp.Overall, 1), "window_s": round(tp.WindowS, 6),
