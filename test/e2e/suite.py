@@ -1328,6 +1328,98 @@ def test_storage_capacity(c):
     s.check_alive()
 
 
+# ---- queueing hints: attempts under churn --------------------------------
+
+# ksched's scheduling attempts under churn may exceed kube-scheduler's by
+# this factor plus this many attempts (docs/e2e.md, churn_attempts).
+CHURN_MARGIN = 1.10
+CHURN_SLACK = 5
+
+
+def churn_phase(c, impl, seed=20):
+    """One run of the churn workload with impl (a profile "churn"): 6 nodes,
+    60 pods that fit and 20 that never can (9 CPUs, a node label no node
+    gets), then 80 steps 250 ms apart, the same for every impl (seeded):
+    node adds and deletes, bound pods created and deleted, node label
+    updates. Returns the attempts from /metrics and the pods created."""
+    import random
+    r = random.Random(seed)
+    base = [node(f"cb{i}") for i in range(6)]
+    create_nodes(c, base)
+    s = Sched(c, [profile("churn")], name=f"churn-{impl}", impl=impl, serve=True).start()
+    wait_for(lambda: s.get("/livez")[0] == 200, 60, f"{impl} /livez")
+    pods = [pod(f"fit-{i}", "churn", cpu="200m") for i in range(60)]
+    pods += [pod(f"big-{i}", "churn", cpu="9") for i in range(10)]
+    pods += [pod(f"sel-{i}", "churn", nodeSelector={"tier": "gold"}) for i in range(10)]
+    create_pods(c, pods)
+    never = {f"big-{i}" for i in range(10)} | {f"sel-{i}" for i in range(10)}
+    wait_settled(c, never, 120, sched=s)
+    conn = Conn(c)
+    added, bg = [], []
+    for step in range(80):
+        x = r.random()
+        if x < 0.25:
+            n = node(f"cx{step}", {"tier": "silver"})
+            create_nodes(c, [n])
+            added.append(n["metadata"]["name"])
+        elif x < 0.4 and added:
+            conn.call("DELETE", f"/api/v1/nodes/{added.pop(0)}")
+        elif x < 0.65:
+            p = pod(f"bg-{step}", "default-scheduler", cpu="100m")
+            p["spec"]["nodeName"] = r.choice(base)["metadata"]["name"]
+            create_pods(c, [p])
+            bg.append(p["metadata"]["name"])
+        elif x < 0.85 and bg:
+            conn.call("DELETE", f"/api/v1/namespaces/default/pods/{bg.pop(r.randrange(len(bg)))}"
+                                "?gracePeriodSeconds=0")
+        else:
+            conn.call("PATCH", f"/api/v1/nodes/{r.choice(base)['metadata']['name']}",
+                      {"metadata": {"labels": {"churn": str(step)}}})
+        time.sleep(0.25)
+    # every retry the events allowed has happened once the longest backoff
+    # (10 s) has run out
+    time.sleep(12)
+    s.check_alive()
+    st_, txt = s.get("/metrics", token=C.ADMIN_TOKEN)
+    check(st_ == 200, f"{impl} /metrics: {st_} {txt[:200]}")
+    m = parse_metrics(txt)
+    attempts = {res: sample(m, "scheduler_schedule_attempts_total", result=res, profile="churn")
+                for res in ("scheduled", "unschedulable", "error")}
+    got = list_pods(c)
+    check(all(p["spec"].get("nodeName") for p in got if p["metadata"]["name"].startswith("fit-")),
+          f"{impl}: a pod that fits is pending")
+    check(not any(p["spec"].get("nodeName") for p in got if p["metadata"]["name"] in never),
+          f"{impl}: a pod that cannot fit was bound")
+    s.kill(signal.SIGTERM)
+    bulk(c, [("DELETE", f"/api/v1/namespaces/default/pods/{p['metadata']['name']}?gracePeriodSeconds=0",
+              None) for p in got])
+    bulk(c, [("DELETE", f"/api/v1/nodes/{n['metadata']['name']}", None) for n in list_nodes(c)])
+    wait_for(lambda: not list_pods(c) and not list_nodes(c), 60, "the churn run cleaned up")
+    return attempts, len(pods)
+
+
+def test_churn_attempts(c):
+    """The same churn (node adds and deletes, bound pods created and
+    deleted, label updates) against ksched and against kube-scheduler
+    v1.34.1 on one cluster, one after the other: the 60 pods that fit are
+    bound once, the 20 that cannot fit are retried only when an event may
+    help them (queueing hints), and ksched makes no more scheduling
+    attempts than kube-scheduler beyond CHURN_MARGIN and CHURN_SLACK (both
+    figures reported)."""
+    ks_att, npods = churn_phase(c, "ksched")
+    up_att, _ = churn_phase(c, "kube-scheduler")
+    ks_total, up_total = sum(ks_att.values()), sum(up_att.values())
+    figure("churn_attempts", pods=npods,
+           ksched_attempts=int(ks_total), ksched_unschedulable=int(ks_att["unschedulable"]),
+           ksched_per_pod=f"{ks_total / npods:.2f}",
+           upstream_attempts=int(up_total), upstream_unschedulable=int(up_att["unschedulable"]),
+           upstream_per_pod=f"{up_total / npods:.2f}")
+    check(ks_att["scheduled"] == 60 and up_att["scheduled"] == 60,
+          f"scheduled attempts: ksched {ks_att['scheduled']}, kube-scheduler {up_att['scheduled']}")
+    check(ks_total <= up_total * CHURN_MARGIN + CHURN_SLACK,
+          f"ksched made {ks_total:.0f} attempts, kube-scheduler {up_total:.0f}")
+
+
 # ---- operability: serving, metrics, leader election --------------------
 
 def lease(c, name):
@@ -2382,6 +2474,7 @@ TESTS = [
     ("seed_walkthrough", test_seed_walkthrough, True),
     ("default_plugins", test_default_plugins, True),
     ("coexistence", test_coexistence, True),
+    ("churn_attempts", test_churn_attempts, True),
     ("preemption", test_preemption, True),
     ("events_series", test_events_series, True),
     ("gang", test_gang, True),
