@@ -24,6 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/kubernetes/fake"
 	toolscache "k8s.io/client-go/tools/cache"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
@@ -298,9 +299,11 @@ func diffWhere(a, b map[string]string) [][3]string {
 	return moves
 }
 
+// nextRV: numeric and increasing, as the assume caches compare versions
+// (the objects read from the manifests have "1").
 func (r *replay) nextRV() string {
 	r.rv++
-	return fmt.Sprintf("r%d", r.rv)
+	return fmt.Sprintf("%d", 1000+r.rv)
 }
 
 // decode reads one object of an add or update step, defaulted like the
@@ -766,10 +769,10 @@ func (r *replay) attempt(out *replayOut) error {
 			pInfo.PendingPlugins = s.lastFit.Diagnosis.PendingPlugins
 		}
 		if pInfo.UnschedulablePlugins == nil {
-			pInfo.UnschedulablePlugins = map[string]struct{}{}
+			pInfo.UnschedulablePlugins = sets.New[string]()
 		}
 		if pInfo.PendingPlugins == nil {
-			pInfo.PendingPlugins = map[string]struct{}{}
+			pInfo.PendingPlugins = sets.New[string]()
 		}
 		// the pod as the informer has it (before the status patch lands)
 		pInfo.PodInfo = mustPodInfo(old.DeepCopy())
@@ -789,7 +792,25 @@ func (r *replay) attempt(out *replayOut) error {
 			}
 		}
 	}
-	// status patches (nominatedNodeName) of pending pods, in name order
+	// The failure handler's status patch of the pod: PodScheduled=False
+	// with the reason and message (sent only when they change) and the
+	// nominated node, in one update.
+	if att.Result != ResultScheduled && !ps.deleted {
+		reason := v1.PodReasonUnschedulable
+		if att.Result == ResultError {
+			reason = v1.PodReasonSchedulerError
+		}
+		cur := ps.pod
+		cond := podScheduledCondition(cur)
+		if cond == nil || cond.Status != v1.ConditionFalse || cond.Reason != reason || cond.Message != att.Message {
+			n := cur.DeepCopy()
+			setPodScheduled(n, reason, att.Message)
+			ps.pod = n
+			_ = s.podIdx.Update(n)
+		}
+	}
+	// status patches (nominatedNodeName, the condition) of pending pods,
+	// in name order
 	var keys []string
 	for k := range before {
 		keys = append(keys, k)
@@ -798,9 +819,6 @@ func (r *replay) attempt(out *replayOut) error {
 	for _, k := range keys {
 		p := s.pods[k]
 		if p.deleted || p.pod == before[k] || p.pod.Spec.NodeName != "" {
-			continue
-		}
-		if p.pod.Status.NominatedNodeName == before[k].Status.NominatedNodeName {
 			continue
 		}
 		n := p.pod.DeepCopy()
@@ -826,13 +844,24 @@ func (r *replay) poppable() bool {
 	return false
 }
 
-func sortedSet(s map[string]struct{}) []string {
-	var out []string
-	for k := range s {
-		out = append(out, k)
+func sortedSet(s sets.Set[string]) []string { return sets.List(s) }
+
+func podScheduledCondition(p *v1.Pod) *v1.PodCondition {
+	for i := range p.Status.Conditions {
+		if p.Status.Conditions[i].Type == v1.PodScheduled {
+			return &p.Status.Conditions[i]
+		}
 	}
-	sort.Strings(out)
-	return out
+	return nil
+}
+
+func setPodScheduled(p *v1.Pod, reason, msg string) {
+	c := v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionFalse, Reason: reason, Message: msg}
+	if old := podScheduledCondition(p); old != nil {
+		*old = c
+		return
+	}
+	p.Status.Conditions = append(p.Status.Conditions, c)
 }
 
 var (
