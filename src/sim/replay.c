@@ -30,6 +30,11 @@ typedef struct replay {
     ks_queue *q;
     ks_clock *clock;
     int64_t now;
+    /* steps that happen while the attempt's pod is in flight (the
+     * attempt step's "during"), applied when its scheduling cycle ends */
+    json_t *during;
+    int during_line;
+    char *during_err;
     /* the last attempt, as the observer saw it */
     uint64_t popped;
     char *popped_name;
@@ -125,8 +130,21 @@ static json_t *diff_where(where_set *a, where_set *b) {
 
 /* ---- the observer ------------------------------------------------------------ */
 
+static bool apply_change(replay *r, json_t *step, int line, char **err);
+
 static void on_attempt(void *ctx, const ks_attempt_record *rec) {
     replay *r = ctx;
+    /* The cycle has decided and the pod is still in flight: the failure
+     * handler (or the binding) comes after these. */
+    if (r->during) {
+        size_t i;
+        json_t *st;
+        json_array_foreach(r->during, i, st) {
+            if (r->during_err) break;
+            apply_change(r, st, r->during_line, &r->during_err);
+        }
+        r->during = NULL;
+    }
     r->popped = rec->pod->key;
     free(r->popped_name);
     r->popped_name = ks_xasprintf("%s/%s", ks_str(rec->pod->ns), ks_str(rec->pod->name));
@@ -380,6 +398,23 @@ static void apply_attempt(replay *r, json_t *o) {
     }
 }
 
+/* An add, update or delete step (of an attempt's "during"). */
+static bool apply_change(replay *r, json_t *step, int line, char **err) {
+    const char *op = json_string_value(json_object_get(step, "op"));
+    json_t *scratch = json_object();
+    bool ok;
+    if (op && (!strcmp(op, "add") || !strcmp(op, "update")) && json_is_object(json_object_get(step, "object")))
+        ok = apply_object(r, op, json_object_get(step, "object"), line, scratch, err);
+    else if (op && !strcmp(op, "delete"))
+        ok = apply_delete(r, step, line, scratch, err);
+    else {
+        *err = ks_xasprintf("line %d: \"during\" takes add, update and delete steps", line);
+        ok = false;
+    }
+    json_decref(scratch);
+    return ok;
+}
+
 static bool run_step(replay *r, json_t *step, int line, json_t *o, char **err) {
     const char *op = json_string_value(json_object_get(step, "op"));
     if (!op) {
@@ -397,7 +432,25 @@ static bool run_step(replay *r, json_t *step, int line, json_t *o, char **err) {
     }
     if (!strcmp(op, "delete")) return apply_delete(r, step, line, o, err);
     if (!strcmp(op, "attempt")) {
+        json_t *during = json_object_get(step, "during");
+        r->during = json_is_array(during) ? during : NULL;
+        r->during_line = line;
         apply_attempt(r, o);
+        if (r->during) {
+            /* nothing was popped: they happen all the same */
+            size_t i;
+            json_t *d;
+            json_array_foreach(r->during, i, d) {
+                if (r->during_err) break;
+                apply_change(r, d, line, &r->during_err);
+            }
+            r->during = NULL;
+        }
+        if (r->during_err) {
+            *err = r->during_err;
+            r->during_err = NULL;
+            return false;
+        }
         return true;
     }
     if (!strcmp(op, "tick")) {

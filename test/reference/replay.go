@@ -60,6 +60,9 @@ type replayStep struct {
 	Namespace string          `json:"namespace,omitempty"`
 	Name      string          `json:"name,omitempty"`
 	Seconds   float64         `json:"seconds,omitempty"`
+	// attempt: steps that happen while the pod is in flight (after its
+	// scheduling cycle decided, before the failure handler or the binding)
+	During []replayStep `json:"during,omitempty"`
 }
 
 // replayOut is one line of the output.
@@ -569,7 +572,7 @@ func (r *replay) apply(st *replayStep, out *replayOut) error {
 		out.Object = st.Kind + " " + key
 		return r.change(st.Kind, key, nil, false)
 	case "attempt":
-		return r.attempt(out)
+		return r.attempt(out, st.During)
 	case "tick":
 		r.clock.Step(time.Duration(st.Seconds * float64(time.Second)))
 		return nil
@@ -719,10 +722,11 @@ func (r *replay) node(name string) *v1.Node {
 
 // attempt pops the queue's head and tries it, then does what upstream's
 // failure handler and binding do with the queue.
-func (r *replay) attempt(out *replayOut) error {
+func (r *replay) attempt(out *replayOut, during []replayStep) error {
 	s := r.s
 	if !r.poppable() {
-		return nil
+		// nothing to pop: the steps happen all the same
+		return r.applyDuring(during)
 	}
 	pInfo, err := r.q.Pop(r.logger)
 	if err != nil {
@@ -751,6 +755,9 @@ func (r *replay) attempt(out *replayOut) error {
 	}
 	out.Result = att.Result
 	out.Node = att.Node
+	if err := r.applyDuring(during); err != nil {
+		return err
+	}
 	if att.Result == ResultScheduled {
 		r.q.Done(pInfo.Pod.UID)
 		// the binding arrives as an update of the pod
@@ -826,6 +833,19 @@ func (r *replay) attempt(out *replayOut) error {
 		p.pod = n
 		_ = s.podIdx.Update(n)
 		r.podUpdated(before[k], n)
+	}
+	return nil
+}
+
+func (r *replay) applyDuring(during []replayStep) error {
+	for i := range during {
+		d := &during[i]
+		if d.Op != "add" && d.Op != "update" && d.Op != "delete" {
+			return fmt.Errorf(`"during" takes add, update and delete steps`)
+		}
+		if err := r.apply(d, &replayOut{}); err != nil {
+			return err
+		}
 	}
 	return nil
 }

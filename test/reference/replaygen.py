@@ -320,6 +320,32 @@ class Gen:
                 self.csinodes[node] = c
                 self.emit(op, copy.deepcopy(c))
 
+    def during(self):
+        """Steps while an attempt's pod is in flight: changes of nodes,
+        running pods added, volumes, new pending pods (never a change of a
+        pod that may be the one in flight, nor of a possible victim)."""
+        r = self.r
+        start = len(self.events)
+        for _ in range(r.randint(1, 2)):
+            x = r.random()
+            if x < 0.45:
+                self.node_event()
+            elif x < 0.6 and self.nodes:
+                p = self.pod(node=r.choice(sorted(self.nodes)))
+                self.assigned[p["metadata"]["name"]] = p
+                self.emit("add", copy.deepcopy(p))
+            elif x < 0.8:
+                self.volume_event()
+            else:
+                p = self.pod()
+                self.pending[p["metadata"]["name"]] = p
+                self.emit("add", copy.deepcopy(p))
+        steps = self.events[start:]
+        del self.events[start:]
+        # a node delete also deletes its running pods: keep it out
+        steps = [st for st in steps if st["op"] != "delete" or st["kind"] != "Pod"]
+        return steps
+
     def run(self):
         r = self.r
         for _ in range(r.randint(4, 7)):
@@ -347,8 +373,10 @@ class Gen:
             self.emit("attempt")
         while len(self.events) < self.nevents:
             x = r.random()
-            if x < 0.28:
+            if x < 0.20:
                 self.emit("attempt")
+            elif x < 0.28:
+                self.emit("attempt", during=self.during())
             elif x < 0.40:
                 self.node_event()
             elif x < 0.52:
