@@ -38,6 +38,7 @@ class Gen:
         self.next_node = 0
         self.next_pod = 0
         self.events = []
+        self.in_flight = False  # writing an attempt's "during" steps
 
     # ---- objects ----
     def node(self):
@@ -190,7 +191,7 @@ class Gen:
             self.emit("add", copy.deepcopy(n))
             return
         name = r.choice(sorted(self.nodes))
-        if x < 0.3 and len(self.nodes) > 2:
+        if x < 0.3 and len(self.nodes) > 2 and not self.in_flight:
             self.delete(self.nodes.pop(name))
             for k in [k for k, p in self.assigned.items() if p["spec"]["nodeName"] == name]:
                 self.delete(self.assigned.pop(k))
@@ -321,11 +322,13 @@ class Gen:
                 self.emit(op, copy.deepcopy(c))
 
     def during(self):
-        """Steps while an attempt's pod is in flight: changes of nodes,
+        """Steps while an attempt's pod is in flight: node adds and updates,
         running pods added, volumes, new pending pods (never a change of a
         pod that may be the one in flight, nor of a possible victim)."""
         r = self.r
         start = len(self.events)
+        # no node deletes either: the pod in flight may have just been bound there
+        self.in_flight = True
         for _ in range(r.randint(1, 2)):
             x = r.random()
             if x < 0.45:
@@ -340,10 +343,9 @@ class Gen:
                 p = self.pod()
                 self.pending[p["metadata"]["name"]] = p
                 self.emit("add", copy.deepcopy(p))
+        self.in_flight = False
         steps = self.events[start:]
         del self.events[start:]
-        # a node delete also deletes its running pods: keep it out
-        steps = [st for st in steps if st["op"] != "delete" or st["kind"] != "Pod"]
         return steps
 
     def run(self):
