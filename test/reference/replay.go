@@ -85,6 +85,11 @@ type replay struct {
 	logger klog.Logger
 	c      *Cluster // priority classes for admission of new pods
 	rv     int
+	// the clock at the start of the current step; changes within a step
+	// move it on by a nanosecond each, so that pods enter the queue at
+	// distinct times in the order they arrive (as with a real clock, and
+	// as ksched's queue stamps them)
+	base time.Time
 	// objects of the other kinds, by kind and namespace/name
 	objs map[string]map[string]runtime.Object
 }
@@ -177,6 +182,7 @@ func runReplay(cfgPath, eventsPath string, paths []string) error {
 		}
 	}
 	r.clock.SetTime(ReplayStart)
+	r.base = ReplayStart
 
 	data, err := os.ReadFile(eventsPath)
 	if err != nil {
@@ -197,7 +203,8 @@ func runReplay(cfgPath, eventsPath string, paths []string) error {
 			return fmt.Errorf("%s:%d: %w", eventsPath, i+1, err)
 		}
 		step++
-		r.clock.Step(ReplayStepDuration)
+		r.base = r.base.Add(ReplayStepDuration)
+		r.clock.SetTime(r.base)
 		before := r.where()
 		out := replayOut{Step: step, Op: st.Op}
 		if err := r.apply(&st, &out); err != nil {
@@ -563,6 +570,7 @@ func (r *replay) apply(st *replayStep, out *replayOut) error {
 		kind := kindName(obj)
 		m, _ := meta.Accessor(obj)
 		out.Object = kind + " " + objKey(m)
+		defer r.clock.Step(time.Nanosecond)
 		return r.change(kind, objKey(m), obj, st.Op == "add")
 	case "delete":
 		key := st.Name
@@ -570,11 +578,13 @@ func (r *replay) apply(st *replayStep, out *replayOut) error {
 			key = st.Namespace + "/" + st.Name
 		}
 		out.Object = st.Kind + " " + key
+		defer r.clock.Step(time.Nanosecond)
 		return r.change(st.Kind, key, nil, false)
 	case "attempt":
 		return r.attempt(out, st.During)
 	case "tick":
-		r.clock.Step(time.Duration(st.Seconds * float64(time.Second)))
+		r.base = r.base.Add(time.Duration(st.Seconds * float64(time.Second)))
+		r.clock.SetTime(r.base)
 		return nil
 	case "flush":
 		queueFlushBackoffQCompleted(r.q, r.logger)
@@ -614,6 +624,11 @@ func (r *replay) change(kind, key string, obj runtime.Object, add bool) error {
 		}
 		if !add && old.Spec.NodeName != "" && p.Spec.NodeName == "" {
 			p.Spec.NodeName = old.Spec.NodeName
+		}
+		// a running pod's start is SimNow unless given, as in the trace loop
+		if p.Spec.NodeName != "" && p.Status.StartTime == nil {
+			t := SimNow
+			p.Status.StartTime = &t
 		}
 		if add != (old == nil) {
 			return fmt.Errorf("pod %s: add of an existing pod or update of a missing one", key)
@@ -657,7 +672,11 @@ func (r *replay) change(kind, key string, obj runtime.Object, add bool) error {
 		if add != (old == nil) {
 			return fmt.Errorf("node %s: add of an existing node or update of a missing one", key)
 		}
-		if err := r.syncObject(kind, old, n); err != nil {
+		var oldObj runtime.Object // a nil *v1.Node would not be a nil interface
+		if old != nil {
+			oldObj = old
+		}
+		if err := r.syncObject(kind, oldObj, n); err != nil {
 			return err
 		}
 		r.nodes()[key] = n
@@ -755,6 +774,12 @@ func (r *replay) attempt(out *replayOut, during []replayStep) error {
 	}
 	out.Result = att.Result
 	out.Node = att.Node
+	// REPLAY_DEBUG=ns/name: the attempts of that pod, in the trace
+	// format, on stderr
+	if os.Getenv("REPLAY_DEBUG") == key {
+		js, _ := json.Marshal(att)
+		fmt.Fprintf(os.Stderr, "%s\n", js)
+	}
 	if err := r.applyDuring(during); err != nil {
 		return err
 	}
@@ -786,6 +811,7 @@ func (r *replay) attempt(out *replayOut, during []replayStep) error {
 		if err := r.q.AddUnschedulableIfNotPresent(r.logger, pInfo, r.q.SchedulingCycle()); err != nil {
 			return err
 		}
+		r.clock.Step(time.Nanosecond)
 		if qi, ok := r.q.GetPod(old.Name, old.Namespace); ok {
 			out.Unschedulable = sortedSet(qi.UnschedulablePlugins)
 			out.Pending = sortedSet(qi.PendingPlugins)
