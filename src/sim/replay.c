@@ -134,8 +134,12 @@ static bool apply_change(replay *r, json_t *step, int line, char **err);
 
 static void on_attempt(void *ctx, const ks_attempt_record *rec) {
     replay *r = ctx;
-    /* The cycle has decided and the pod is still in flight: the failure
-     * handler (or the binding) comes after these. */
+    /* The cycle has decided and the pod is still in flight: what its
+     * PostFilter asked of the API server (preemption's deletions, the
+     * nominations it cleared) is answered now, as with the reference's
+     * synchronous preemption, then the "during" steps happen; the failure
+     * handler (or the binding) comes after. */
+    if (rec->result != KS_ATTEMPT_SKIPPED) ks_api_dispatcher_drain(ks_scheduler_dispatcher(r->s));
     if (r->during) {
         size_t i;
         json_t *st;

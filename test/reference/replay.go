@@ -780,6 +780,35 @@ func (r *replay) attempt(out *replayOut, during []replayStep) error {
 		js, _ := json.Marshal(att)
 		fmt.Fprintf(os.Stderr, "%s\n", js)
 	}
+	// What PostFilter asked of the API server is answered while the pod is
+	// still in flight (the harness preempts synchronously): the victims'
+	// deletions (the cache let them go already), then the nominations
+	// preemption cleared (other pending pods' updates, in name order).
+	if att.PostFilter != nil {
+		for _, v := range att.PostFilter.Victims {
+			if vs := s.pods[v]; vs != nil {
+				r.assignedDeleted(vs.pod, false)
+			}
+		}
+	}
+	var keys []string
+	for k := range before {
+		if k != key {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		p := s.pods[k]
+		if p.deleted || p.pod == before[k] || p.pod.Spec.NodeName != "" {
+			continue
+		}
+		n := p.pod.DeepCopy()
+		n.ResourceVersion = r.nextRV()
+		p.pod = n
+		_ = s.podIdx.Update(n)
+		r.podUpdated(before[k], n)
+	}
 	if err := r.applyDuring(during); err != nil {
 		return err
 	}
@@ -817,14 +846,6 @@ func (r *replay) attempt(out *replayOut, during []replayStep) error {
 			out.Pending = sortedSet(qi.PendingPlugins)
 		}
 	}
-	// victims: deleted assigned pods (the cache let them go already)
-	if att.PostFilter != nil {
-		for _, v := range att.PostFilter.Victims {
-			if vs := s.pods[v]; vs != nil {
-				r.assignedDeleted(vs.pod, false)
-			}
-		}
-	}
 	// The failure handler's status patch of the pod: PodScheduled=False
 	// with the reason and message (sent only when they change) and the
 	// nominated node, in one update.
@@ -842,23 +863,13 @@ func (r *replay) attempt(out *replayOut, during []replayStep) error {
 			_ = s.podIdx.Update(n)
 		}
 	}
-	// status patches (nominatedNodeName, the condition) of pending pods,
-	// in name order
-	var keys []string
-	for k := range before {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		p := s.pods[k]
-		if p.deleted || p.pod == before[k] || p.pod.Spec.NodeName != "" {
-			continue
-		}
-		n := p.pod.DeepCopy()
+	// the pod's own patch: an update
+	if ps.pod != before[key] && !ps.deleted && ps.pod.Spec.NodeName == "" {
+		n := ps.pod.DeepCopy()
 		n.ResourceVersion = r.nextRV()
-		p.pod = n
+		ps.pod = n
 		_ = s.podIdx.Update(n)
-		r.podUpdated(before[k], n)
+		r.podUpdated(before[key], n)
 	}
 	return nil
 }
