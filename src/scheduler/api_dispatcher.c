@@ -424,7 +424,13 @@ static call *pop_locked(ks_api_dispatcher *d) {
 }
 
 /* Execute a popped call, then upstream's finalize: a newer call for the
- * same pod that came in meanwhile goes to the back of the queue. */
+ * same pod that came in meanwhile goes to the back of the queue, and the
+ * pod is no longer in flight before its caller hears. A call the caller
+ * makes for the pod from its done callback (a binding's failure patches
+ * the pod's status) is then queued as any other: were the pod still in
+ * flight, it would wait for a finalize that has already run, and so would
+ * every later call for the pod (a pod never bound again, seen under the
+ * fault proxy). */
 static void run_popped(ks_api_dispatcher *d, call *c) {
     if (c->before) {
         ks_status *r = execute(d, c->before);
@@ -448,14 +454,14 @@ static void run_popped(ks_api_dispatcher *d, call *c) {
         push_key(d, c->key, cur);
         pthread_cond_signal(&d->work_cv);
     }
+    ks_map_del(&d->inflight, c->key + 1);
     pthread_mutex_unlock(&d->mu);
     finish(c, result);
     ks_status_free(result);
-    /* In flight until its caller has heard: flushing and closing wait
-     * for that. (The pod's next call may be in flight already.) */
+    /* Counted in flight until its caller has heard: flushing and closing
+     * wait for that. */
     pthread_mutex_lock(&d->mu);
     d->in_flight--;
-    if (ks_map_get(&d->inflight, c->key + 1) == c) ks_map_del(&d->inflight, c->key + 1);
     pthread_cond_broadcast(&d->idle_cv);
     pthread_mutex_unlock(&d->mu);
     free_call(c);

@@ -191,6 +191,39 @@ static void test_events_in_order_never_merged(void **state) {
     assert_string_equal(ks_memory_backend_event(F.mb, 2)->pod_name, "default/p");
 }
 
+/* A caller that answers a call's outcome with a new call for the same pod
+ * (a failed binding patches the pod's status, and the pod is bound again
+ * later): both run. The pod was still counted in flight while its caller
+ * heard, so the patch waited for a finalize that had already happened, and
+ * the next binding behind it forever. */
+static int nanswered;
+static void patch_on_failure(void *arg, const ks_status *r) {
+    nanswered++;
+    if (ks_status_code(r) != KS_ERROR) return;
+    ks_status_patch p = cond("SchedulerError", "binding failed");
+    ks_status_free(ks_api_dispatcher_patch_status(F.d, F.pod, &p, count_skip, NULL));
+}
+
+static void test_call_from_done_callback(void **state) {
+    ks_memory_backend_fail_binds(F.mb, 1);
+    nanswered = nskips = 0;
+    assert_null(ks_api_dispatcher_bind(F.d, F.pod, "n1", patch_on_failure, NULL));
+    assert_int_equal(ks_api_dispatcher_drain(F.d), 2);
+    assert_int_equal(nanswered, 1);
+    assert_int_equal(nskips, 0);
+    assert_int_equal(ks_api_dispatcher_executed(F.d, KS_CALL_STATUS_PATCH), 1);
+    assert_int_equal(ks_api_dispatcher_pending(F.d), 0);
+    const ks_pod_condition *pc = scheduled_cond(ks_memory_backend_pod(F.mb, F.pod->key));
+    assert_non_null(pc);
+    assert_string_equal(pc->reason, "SchedulerError");
+    /* the next binding of the pod runs */
+    assert_null(ks_api_dispatcher_bind(F.d, F.pod, "n1", patch_on_failure, NULL));
+    assert_int_equal(ks_api_dispatcher_drain(F.d), 1);
+    assert_int_equal(nanswered, 2);
+    assert_int_equal(ks_api_dispatcher_executed(F.d, KS_CALL_BINDING), 2);
+    assert_int_equal(ks_api_dispatcher_pending(F.d), 0);
+}
+
 static void test_bind_sync_and_errors(void **state) {
     ks_memory_backend_fail_binds(F.mb, 1);
     ks_status *s = ks_api_dispatcher_bind_sync(F.d, F.pod, "n1");
@@ -455,6 +488,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_deletions_go_first, setup, teardown),
         cmocka_unit_test_setup_teardown(test_noop_patch_skipped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_events_in_order_never_merged, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_call_from_done_callback, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bind_sync_and_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_threaded, setup_threaded, teardown),
         cmocka_unit_test_setup_teardown(test_workers_run_calls_at_once, setup_gate, teardown_gate),
