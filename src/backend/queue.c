@@ -612,6 +612,14 @@ static void run_pre_enqueue(ks_queued_pod *qp) {
     qp->gating_plugin = g;
 }
 
+/* upstream's "Pod moved to an internal scheduling queue" line (-v=5). */
+static void log_moved(const ks_queued_pod *qp, const char *event, const char *queue) {
+    if (!KS_V(5)) return;
+    char name[512];
+    ks_infos(5, "Pod moved to an internal scheduling queue", "pod", ks_pod_fullname(qp->pod, name, sizeof(name)),
+             "event", event, "queue", queue);
+}
+
 /* Gated pods (PreEnqueue said no) wait in the unschedulable map; a pod
  * already in activeQ or backoffQ stays there. */
 static void park_gated(ks_queue *q, ks_queued_pod *qp, const char *event) {
@@ -620,6 +628,7 @@ static void park_gated(ks_queue *q, ks_queued_pod *qp, const char *event) {
     if (cur == qp && qp->where != KS_Q_UNSCHEDULABLE) return;
     if (qp->where != KS_Q_UNSCHEDULABLE) count_incoming("unschedulable", event);
     attach(q, qp, KS_Q_UNSCHEDULABLE);
+    log_moved(qp, event, "Unschedulable");
 }
 
 static bool move_to_active(ks_queue *q, ks_queued_pod *qp, const char *event) {
@@ -635,6 +644,7 @@ static bool move_to_active(ks_queue *q, ks_queued_pod *qp, const char *event) {
     }
     attach(q, qp, KS_Q_ACTIVE);
     count_incoming("active", event);
+    log_moved(qp, event, "Active");
     if (strcmp(event, EV_UNSCHEDULED_POD_ADD) == 0 || strcmp(event, EV_UNSCHEDULED_POD_UPDATE) == 0)
         nom_add(q, qp->pod, NULL);
     return true;
@@ -650,6 +660,7 @@ static bool move_to_backoff(ks_queue *q, ks_queued_pod *qp, const char *event) {
                  !qp->extender_rejected;
     attach(q, qp, error ? KS_Q_ERROR_BACKOFF : KS_Q_BACKOFF);
     count_incoming("backoff", event);
+    log_moved(qp, event, "Backoff");
     return true;
 }
 
@@ -658,6 +669,7 @@ static ks_qwhere requeue(ks_queue *q, ks_queued_pod *qp, strategy st, const char
         if (qp->where != KS_Q_UNSCHEDULABLE) {
             attach(q, qp, KS_Q_UNSCHEDULABLE);
             count_incoming("unschedulable", event);
+            log_moved(qp, event, "Unschedulable");
         }
         return KS_Q_UNSCHEDULABLE;
     }

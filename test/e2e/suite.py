@@ -164,7 +164,8 @@ class Sched:
                 cmd += self.serving_flags()
             elif "--secure-port" in run_help():
                 cmd += ["--secure-port=0"]
-            return cmd + ["-v=2"] if "-v" in run_help() else cmd
+            v = os.environ.get("KSCHED_E2E_V", "2")
+            return cmd + [f"-v={v}"] if "-v" in run_help() else cmd
         port = self.port or C.free_port()
         return [os.path.join(C.BIN, "kube-scheduler"), "--config", self.config,
                 "--bind-address=127.0.0.1", f"--secure-port={port}", "-v=2"] + (
