@@ -27,6 +27,7 @@ static void usage(FILE *f) {
           "  --config FILE        KubeSchedulerConfiguration (default: v1.34 defaults)\n"
           "  -o, --output FORMAT  table (default) or json\n"
           "  -v=N                 log verbosity (klog levels, to stderr)\n" KS_CLI_LIVE_USAGE KS_PLUGIN_OPTS_USAGE
+              KS_FEATURE_GATES_USAGE
           "  -h, --help           this text\n",
           f);
 }

@@ -20,12 +20,14 @@ static void usage(FILE *f) {
           "JSON) and print it fully defaulted, as kube-scheduler --write-config-to does.\n"
           "Without FILE, print the defaults. Exit status: 0 valid, 2 invalid.\n"
           "\n"
-          "options:\n" KS_PLUGIN_OPTS_USAGE "  -h, --help           this text\n",
+          "options:\n" KS_PLUGIN_OPTS_USAGE KS_FEATURE_GATES_USAGE "  -h, --help           this text\n",
           f);
 }
 
 int cmd_check_config(int argc, char **argv) {
     ks_plugin_opts po = {0};
+    const char **gates = calloc((size_t)argc + 1, sizeof(char *));
+    size_t ngates = 0;
     const char *file = NULL;
     char *err = NULL;
     int rc = 2;
@@ -37,6 +39,16 @@ int cmd_check_config(int argc, char **argv) {
             goto out;
         }
         if (r > 0) continue;
+        const char *val = NULL;
+        if (ks_cli_value(argc, argv, &i, "feature-gates", &val, &err)) {
+            if (!val) {
+                fprintf(stderr, "ksched check-config: %s\n", err);
+                free(err);
+                goto out;
+            }
+            gates[ngates++] = val;
+            continue;
+        }
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             usage(stdout);
             rc = 0;
@@ -53,7 +65,8 @@ int cmd_check_config(int argc, char **argv) {
         }
         file = argv[i];
     }
-    if (!ks_plugin_opts_load(&po, ks_default_registry(), &err)) {
+    /* the defaults and the validation of plugin args follow the gates */
+    if (!ks_feature_gates_apply(gates, ngates, &err) || !ks_plugin_opts_load(&po, ks_default_registry(), &err)) {
         fprintf(stderr, "ksched check-config: %s\n", err);
         free(err);
         goto out;
@@ -68,6 +81,7 @@ int cmd_check_config(int argc, char **argv) {
         rc = 0;
     }
 out:
+    free(gates);
     ks_plugin_opts_free(&po);
     return rc;
 }

@@ -1,5 +1,6 @@
 #include "cmd/common.h"
 #include "codec/decode.h"
+#include "config/feature_gates.h"
 #include "framework/framework.h"
 #include "util/xalloc.h"
 
@@ -92,11 +93,24 @@ int ks_cli_common_parse(ks_cli_common *c, int argc, char **argv, int *i, char **
         c->output = val;
         return val ? 1 : -1;
     }
+    if (ks_cli_value(argc, argv, i, "feature-gates", &val, err)) {
+        if (!val) return -1;
+        KS_GROW(c->gates, c->gates_cap, c->ngates + 1);
+        c->gates[c->ngates++] = val;
+        return 1;
+    }
     return 0;
 }
 
 ks_config *ks_cli_common_setup(ks_cli_common *c, const char *cmd) {
     char *err = NULL;
+    /* the gates first: the configuration's defaults and the plugins read
+     * them (kube-scheduler sets them before anything else) */
+    if (!ks_feature_gates_apply(c->gates, c->ngates, &err)) {
+        fprintf(stderr, "ksched %s: %s\n", cmd, err);
+        free(err);
+        return NULL;
+    }
     if (!ks_plugin_opts_load(&c->plugins, ks_default_registry(), &err)) {
         fprintf(stderr, "ksched %s: %s\n", cmd, err);
         free(err);
@@ -106,4 +120,9 @@ ks_config *ks_cli_common_setup(ks_cli_common *c, const char *cmd) {
     return cfg;
 }
 
-void ks_cli_common_free(ks_cli_common *c) { ks_plugin_opts_free(&c->plugins); }
+void ks_cli_common_free(ks_cli_common *c) {
+    ks_plugin_opts_free(&c->plugins);
+    free(c->gates);
+    c->gates = NULL;
+    c->ngates = c->gates_cap = 0;
+}

@@ -6,6 +6,7 @@
 #include "api/cluster.h"
 #include "cmd/plugin_opts.h"
 #include "config/config.h"
+#include "config/feature_gates.h"
 
 #include <ksched/ksched.h>
 
@@ -20,18 +21,22 @@ bool ks_cli_value(int argc, char **argv, int *i, const char *name, const char **
 bool ks_cli_u64(const char *s, uint64_t *out);
 
 /* The options every scheduling command takes: --config FILE,
- * -o/--output FORMAT, --plugin FILE.so, --plugin-dir DIR. */
+ * -o/--output FORMAT, --plugin FILE.so, --plugin-dir DIR,
+ * --feature-gates K=V,... (repeatable). */
 typedef struct ks_cli_common {
     ks_plugin_opts plugins;
     const char *config_path; /* NULL: the defaults */
     const char *output;      /* preset to the command's default */
+    const char **gates;      /* --feature-gates values (argv's strings) */
+    size_t ngates, gates_cap;
 } ks_cli_common;
 
 /* 1 when argv[*i] was one of them (consumed), 0 when not, -1 with *err
  * (malloc'd) when its value is missing. */
 int ks_cli_common_parse(ks_cli_common *c, int argc, char **argv, int *i, char **err);
-/* Load the plugins, then the configuration (which may name them); errors
- * are printed prefixed with "ksched <cmd>: "; NULL then. */
+/* Apply the feature gates (config/feature_gates.h), load the plugins, then
+ * the configuration (which may name them; its defaults follow the gates);
+ * errors are printed prefixed with "ksched <cmd>: "; NULL then. */
 ks_config *ks_cli_common_setup(ks_cli_common *c, const char *cmd);
 void ks_cli_common_free(ks_cli_common *c);
 

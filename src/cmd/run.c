@@ -42,7 +42,7 @@ static void usage(FILE *f) {
           "  --leader-elect-resource-lock=leases, --leader-elect-resource-name=NAME,\n"
           "  --leader-elect-resource-namespace=NS\n"
           "                       override leaderElection (see docs/run.md)\n"
-          "  -v=N                 log verbosity (klog levels, to stderr)\n" KS_PLUGIN_OPTS_USAGE
+          "  -v=N                 log verbosity (klog levels, to stderr)\n" KS_PLUGIN_OPTS_USAGE KS_FEATURE_GATES_USAGE
           "  -h, --help           this text\n"
           "\n"
           "serving (/healthz, /livez, /readyz, /metrics, /configz, /debug):\n",

@@ -161,5 +161,7 @@ static bool profiles_enable(const ks_config *cfg, const char *plugin) {
 
 void ks_run_backend_watches(const ks_config *cfg, ks_kube_backend_options *o) {
     o->watch_pod_groups = profiles_enable(cfg, "Coscheduling");
-    o->watch_dra = profiles_enable(cfg, "DynamicResources");
+    /* as kube-scheduler: the DRA kinds whenever its gate is on, even with
+     * DynamicResources disabled in every profile */
+    o->watch_dra = ks_feature_enabled(KS_FEAT_DYNAMIC_RESOURCE_ALLOCATION);
 }

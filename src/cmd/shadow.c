@@ -35,7 +35,7 @@ static void usage(FILE *f) {
           "  --config FILE        KubeSchedulerConfiguration (the real scheduler's, ideally)\n"
           KS_RUN_FLAGS_USAGE
           "  --leader-elect...    accepted and ignored (a shadow never leads)\n"
-          "  -v=N                 log verbosity (klog levels, to stderr)\n" KS_PLUGIN_OPTS_USAGE
+          "  -v=N                 log verbosity (klog levels, to stderr)\n" KS_PLUGIN_OPTS_USAGE KS_FEATURE_GATES_USAGE
           "  -h, --help           this text\n"
           "\n"
           "serving (/metrics has ksched_shadow_decisions_total{agreement}):\n",

@@ -38,6 +38,7 @@ static void usage(FILE *f) {
           "  --plugin-timing      time every plugin call; print the slowest first to stderr\n"
           "  --replay EVENTS      differential tests: replay these steps, print the queue's moves\n"
           "  -v=N                 log verbosity (klog levels, to stderr)\n" KS_CLI_LIVE_USAGE KS_PLUGIN_OPTS_USAGE
+              KS_FEATURE_GATES_USAGE
           "  -h, --help           this text\n"
           "\n"
           "Exit status: 0 the simulation ran, 2 bad input or configuration,\n"

@@ -2,6 +2,7 @@
  * canonical v1 tree handed to plugins and printed back. Args of plugins we
  * do not know are passed through untouched, as upstream keeps them as
  * runtime.Unknown for out-of-tree plugins. */
+#include "config/feature_gates.h"
 #include "config/internal.h"
 
 #include <string.h>
@@ -73,8 +74,9 @@ static void def_node_resources_fit(ks_arena *a, ks_tree *args) {
 }
 
 static void def_dynamic_resources(ks_arena *a, ks_tree *args) {
-    /* DRASchedulerFilterTimeout is beta and on in v1.34 */
-    if (!kt_field(args, "filterTimeout")) kt_map_set(a, args, "filterTimeout", kt_str(a, "10s"));
+    /* only with DRASchedulerFilterTimeout (beta, on in v1.34) */
+    if (!kt_field(args, "filterTimeout") && ks_feature_enabled(KS_FEAT_DRA_FILTER_TIMEOUT))
+        kt_map_set(a, args, "filterTimeout", kt_str(a, "10s"));
 }
 
 static void def_none(ks_arena *a, ks_tree *args) {

@@ -1,5 +1,6 @@
 /* v1.34 defaults: SetDefaults_KubeSchedulerConfiguration, getDefaultPlugins
  * and mergePlugins (pkg/scheduler/apis/config/v1). */
+#include "config/feature_gates.h"
 #include "config/internal.h"
 #include "util/xalloc.h"
 
@@ -7,9 +8,10 @@
 #include <string.h>
 
 /* The default multiPoint set, in upstream's order. DynamicResources is
- * there because DynamicResourceAllocation is GA (on) in v1.34; upstream
- * inserts it right before DefaultPreemption so that a claim is deallocated
- * before any pod is evicted. */
+ * there while the DynamicResourceAllocation gate is on (GA, on by default
+ * in v1.34; upstream's applyFeatureGates inserts it right before
+ * DefaultPreemption so that a claim is deallocated before any pod is
+ * evicted). */
 static const ks_plugin_ref default_multi_point[] = {
     {"SchedulingGates", 0, 0},
     {"PrioritySort", 0, 0},
@@ -35,9 +37,12 @@ static const ks_plugin_ref default_multi_point[] = {
 void cfg_default_plugins(ks_arena *a, ks_plugins_config *out) {
     memset(out, 0, sizeof *out);
     size_t n = sizeof default_multi_point / sizeof default_multi_point[0];
+    bool dra = ks_feature_enabled(KS_FEAT_DYNAMIC_RESOURCE_ALLOCATION);
     out->multi_point.enabled = ks_arena_calloc(a, n, sizeof(ks_plugin_ref));
-    memcpy(out->multi_point.enabled, default_multi_point, sizeof default_multi_point);
-    out->multi_point.nenabled = (uint32_t)n;
+    for (size_t i = 0; i < n; i++) {
+        if (!dra && strcmp(default_multi_point[i].name, "DynamicResources") == 0) continue;
+        out->multi_point.enabled[out->multi_point.nenabled++] = default_multi_point[i];
+    }
 }
 
 static bool refs_have(const ks_plugin_ref *r, uint32_t n, const char *name) {

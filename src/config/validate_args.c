@@ -1,6 +1,7 @@
 /* Validation of in-tree plugin args with upstream's paths and wording
  * (validation_pluginargs.go, component-helpers nodeaffinity, apimachinery
  * label and qualified-name checks). Args arrive defaulted, in v1 shape. */
+#include "config/feature_gates.h"
 #include "config/internal.h"
 
 #include <stdlib.h>
@@ -469,6 +470,11 @@ void va_node_affinity(cfg_ctx *c, const char *path, const ks_tree *args) {
 void va_dynamic_resources(cfg_ctx *c, const char *path, const ks_tree *args) {
     const char *ft = kt_as_str(kt_field(args, "filterTimeout"));
     if (!ft) return;
+    if (!ks_feature_enabled(KS_FEAT_DRA_FILTER_TIMEOUT)) {
+        /* upstream's text names the gate DRASchedulingFilterTimeout */
+        fe_forbidden(c, P("%s.filterTimeout", path), "DRASchedulingFilterTimeout feature gate is disabled");
+        return;
+    }
     int64_t ns = 0;
     char *err = NULL;
     if (!go_parse_duration(ft, &ns, &err)) {

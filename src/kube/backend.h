@@ -16,7 +16,7 @@ typedef struct ks_kube_backend_options {
     ks_kube_client *client;        /* borrowed: reflectors and writes */
     ks_event_recorder *events;     /* borrowed (NULL: no events written) */
     bool watch_pod_groups;         /* Coscheduling is enabled */
-    bool watch_dra;                /* DynamicResources is enabled: claims, slices, classes */
+    bool watch_dra;                /* DynamicResourceAllocation gate: claims, slices, classes */
     int64_t bind_timeout_s;        /* VolumeBinding's bindTimeoutSeconds */
 } ks_kube_backend_options;
 

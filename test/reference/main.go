@@ -1,7 +1,8 @@
 // Command kschedref runs the upstream kube-scheduler v1.34 framework over a
 // cluster described by manifests and prints a ksched-trace/v1 document.
 //
-// Usage: kschedref [--config FILE] [--v N] [--replay EVENTS] PATH...
+// Usage: kschedref [--config FILE] [--feature-gates K=V,...] [--v N] [--replay EVENTS] PATH...
+// or: kschedref --feature-gate-table (the table src/config/feature_gates_table.c holds)
 // or, for the benchmarks' throughput mode (bench.go): kschedref --bench DIR [--config FILE]
 package main
 
@@ -12,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
@@ -22,7 +24,7 @@ import (
 )
 
 func usage() {
-	fmt.Fprintf(os.Stderr, "usage: kschedref [--config FILE] [--v N] [--replay EVENTS] PATH...\n       kschedref --bench DIR [--config FILE] [--v N]\n")
+	fmt.Fprintf(os.Stderr, "usage: kschedref [--config FILE] [--feature-gates K=V,...] [--v N] [--replay EVENTS] PATH...\n       kschedref --feature-gate-table\n       kschedref --bench DIR [--config FILE] [--v N]\n")
 	flag.PrintDefaults()
 }
 
@@ -71,12 +73,34 @@ func decodeConfig(path string) (*config.KubeSchedulerConfiguration, error) {
 func main() {
 	var cfgPath, benchDir, replayPath string
 	var verbosity int
+	var gates []string
+	var gateTable bool
+	flag.Func("feature-gates", "kube-scheduler's --feature-gates (repeatable)", func(v string) error {
+		gates = append(gates, v)
+		return nil
+	})
+	flag.BoolVar(&gateTable, "feature-gate-table", false, "print the feature gate table ksched compiles in")
 	flag.StringVar(&benchDir, "bench", "", "throughput mode: run the bench/gen.py workload in DIR")
 	flag.StringVar(&replayPath, "replay", "", "event replay mode: replay the steps of this events file (docs/reference-harness.md)")
 	flag.StringVar(&cfgPath, "config", "", "KubeSchedulerConfiguration file (default: the v1 defaults)")
 	flag.IntVar(&verbosity, "v", -1, "klog verbosity (default: upstream logging off)")
 	flag.Usage = usage
 	flag.Parse()
+	if gateTable {
+		if err := writeFeatureGateTable(os.Stdout); err != nil {
+			fmt.Fprintf(os.Stderr, "kschedref: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
+	// before anything reads a gate (the configuration's defaults, the
+	// plugins): every occurrence joined, as kube-scheduler's flag does
+	if len(gates) > 0 {
+		if err := setFeatureGates(strings.Join(gates, ",")); err != nil {
+			fmt.Fprintf(os.Stderr, "kschedref: %v\n", err)
+			os.Exit(1)
+		}
+	}
 	if flag.NArg() == 0 && benchDir == "" {
 		usage()
 		os.Exit(2)

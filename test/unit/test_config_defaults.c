@@ -3,6 +3,8 @@
  * completed the way SetDefaults_*Args do. Expected values come from
  * upstream's v1 defaulting (checked against kube-scheduler's own output). */
 #include "config/config.h"
+#include "config/feature_gates.h"
+#include "util/log.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -374,8 +376,61 @@ static void test_extenders_decoded(void **state) {
     ks_config_free(cfg);
 }
 
+static bool set_gates(const char *v) {
+    char *err = NULL;
+    const char *vals[] = {v};
+    bool ok = ks_feature_gates_apply(vals, 1, &err);
+    if (err) fprintf(stderr, "gates: %s\n", err);
+    free(err);
+    return ok;
+}
+
+static bool has_multi_point(const ks_config *cfg, const char *name) {
+    const ks_plugin_set *mp = &cfg->profiles[0].plugins.multi_point;
+    for (uint32_t i = 0; i < mp->nenabled; i++)
+        if (!strcmp(mp->enabled[i].name, name)) return true;
+    return false;
+}
+
+/* The defaults follow the feature gates, as upstream's: DynamicResources
+ * is a default plugin only with DynamicResourceAllocation (applyFeatureGates),
+ * filterTimeout is defaulted only with DRASchedulerFilterTimeout, and set
+ * without it, it is refused. */
+static void test_feature_gates(void **state) {
+    (void)state;
+    ks_log_set_output(fopen("/dev/null", "w")); /* the GA gate's warning */
+    assert_true(set_gates("DynamicResourceAllocation=false"));
+    ks_config *cfg = ks_config_default();
+    assert_false(has_multi_point(cfg, "DynamicResources"));
+    assert_true(has_multi_point(cfg, "DefaultPreemption"));
+    ks_config_free(cfg);
+
+    assert_true(set_gates("DRASchedulerFilterTimeout=false"));
+    cfg = ks_config_default();
+    assert_true(has_multi_point(cfg, "DynamicResources"));
+    const ks_tree *a = ks_profile_plugin_args(&cfg->profiles[0], "DynamicResources");
+    const ks_tree *ft = kt_get(a, "filterTimeout");
+    assert_true(!ft || ft->type == KT_NULL);
+    ks_config_free(cfg);
+    const char *y = HDR "profiles:\n- pluginConfig:\n  - name: DynamicResources\n    args: {filterTimeout: 5s}\n";
+    ks_config_errors errs;
+    ks_config_errors_init(&errs);
+    cfg = ks_config_load_buffer("t.yaml", y, strlen(y), &errs);
+    assert_null(cfg);
+    assert_int_equal(errs.n, 1);
+    assert_non_null(strstr(errs.msgs[0], "profiles[0].pluginConfig[0].args.filterTimeout: Forbidden: "
+                                         "DRASchedulingFilterTimeout feature gate is disabled"));
+    ks_config_errors_free(&errs);
+
+    ks_feature_gates_reset();
+    cfg = load(y);
+    assert_string_equal(arg_str(ks_profile_plugin_args(&cfg->profiles[0], "DynamicResources"), "filterTimeout"), "5s");
+    ks_config_free(cfg);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_feature_gates),
         cmocka_unit_test(test_top_level_defaults), cmocka_unit_test(test_default_plugins),
         cmocka_unit_test(test_default_resolved),   cmocka_unit_test(test_default_args),
         cmocka_unit_test(test_partial_args),       cmocka_unit_test(test_args_absent),

@@ -5,6 +5,8 @@
  * PostFilter deallocation, in-flight allocations between Reserve and
  * PreBind, the claim writes of PreBind and Unreserve, CEL errors. */
 #include "testutil_volumes.h"
+#include "config/feature_gates.h"
+#include "util/log.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -270,8 +272,52 @@ static void pre_bind_without_backend_assumes(void **st) {
     tv_free(&e);
 }
 
+static void set_gates(const char *v) {
+    char *err = NULL;
+    const char *vals[] = {v};
+    ks_log_set_output(fopen("/dev/null", "w")); /* the GA gate's warning */
+    bool ok = ks_feature_gates_apply(vals, 1, &err);
+    if (!ok) fail_msg("%s", err);
+}
+
+/* DynamicResourceAllocation off: the plugin exists but does nothing, as
+ * upstream's (New returns a disabled plugin): claims are not looked at. */
+static void disabled_by_gate(void **st) {
+    set_gates("DynamicResourceAllocation=false");
+    tv_env e;
+    setup(&e, "DynamicResources");
+    assert_string_equal(pre_enqueue(&e, "p-missing"), "Success");
+    assert_string_equal(tv_filter(&e, "p-three"), "n1 Success; n2 Success (skip)");
+    assert_string_equal(tv_post_filter(&e, "p-three"), "Unschedulable: plugin disabled");
+    assert_string_equal(tv_reserve(&e, "p-three", "n1"), "Success");
+    assert_string_equal(tv_pre_bind(&e, "p-three", "n1"), "Skip");
+    tv_free(&e);
+    ks_feature_gates_reset();
+}
+
+/* DRAPrioritizedList off: a claim with firstAvailable is refused. */
+static void prioritized_list_off(void **st) {
+    set_gates("DRAPrioritizedList=false");
+    static const char *const y =
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '8', pods: '10'}}\n"
+        "---\n" HDR "kind: DeviceClass\nmetadata: {name: gpu}\n"
+        "---\n" HDR "kind: ResourceClaim\nmetadata: {name: alt, namespace: default}\n"
+        "spec: {devices: {requests: [{name: gpu, firstAvailable: [{name: a, deviceClassName: gpu}]}]}}\n"
+        POD("p-alt", "[{name: gpu, resourceClaimName: alt}]");
+    tv_env e;
+    tv_init(&e, "DynamicResources", y);
+    tv_admit(&e);
+    assert_string_equal(tv_filter(&e, "p-alt"),
+                        "UnschedulableAndUnresolvable: resource claim default/alt, request gpu: has subrequests, but "
+                        "the DRAPrioritizedList feature is disabled");
+    tv_free(&e);
+    ks_feature_gates_reset();
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(disabled_by_gate),
+        cmocka_unit_test(prioritized_list_off),
         cmocka_unit_test(pod_without_claims_skips_filter),
         cmocka_unit_test(post_filter_without_prefilter_state_is_error_not_found),
         cmocka_unit_test(claims_that_cannot_be_used),

@@ -9,6 +9,7 @@
  * (driver, pool name) order and a pool's slices in name order (upstream
  * iterates a Go map and its informer's list). */
 #include "plugins/dynamicresources/allocator.h"
+#include "config/feature_gates.h"
 #include "util/xalloc.h"
 
 #include <stdarg.h>
@@ -23,6 +24,18 @@ const ks_dra_features KS_DRA_DEFAULT_FEATURES = {
     .prioritized_list = true,
     .device_status = true,
 };
+
+ks_dra_features ks_dra_features_from_gates(void) {
+    return (ks_dra_features){
+        .admin_access = ks_feature_enabled(KS_FEAT_DRA_ADMIN_ACCESS),
+        .prioritized_list = ks_feature_enabled(KS_FEAT_DRA_PRIORITIZED_LIST),
+        .device_status = ks_feature_enabled(KS_FEAT_DRA_DEVICE_STATUS),
+        .partitionable_devices = ks_feature_enabled(KS_FEAT_DRA_PARTITIONABLE_DEVICES),
+        .device_taints = ks_feature_enabled(KS_FEAT_DRA_DEVICE_TAINTS),
+        .device_binding = ks_feature_enabled(KS_FEAT_DRA_BINDING_CONDITIONS),
+        .consumable_capacity = ks_feature_enabled(KS_FEAT_DRA_CONSUMABLE_CAPACITY),
+    };
+}
 
 /* ---- device sets ---------------------------------------------------------------- */
 

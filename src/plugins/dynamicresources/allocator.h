@@ -31,6 +31,8 @@ typedef struct ks_dra_features {
 
 /* v1.34's defaults. */
 extern const ks_dra_features KS_DRA_DEFAULT_FEATURES;
+/* As the feature gates are set (config/feature_gates.h). */
+ks_dra_features ks_dra_features_from_gates(void);
 
 /* ---- device sets ------------------------------------------------------------ */
 

@@ -1,5 +1,9 @@
 /* DynamicResources (DRA): ResourceClaims allocated at scheduling time, as
- * kube-scheduler v1.34.1's plugin with the default feature gates.
+ * kube-scheduler v1.34.1's plugin, under the feature gates of
+ * config/feature_gates.h (read when the plugin is created, as upstream's
+ * registry reads them). With DynamicResourceAllocation off the plugin
+ * does nothing, as upstream's: PreFilter skips, PostFilter answers
+ * "plugin disabled".
  *
  * - PreEnqueue: every claim of the pod exists (a template's claim has
  *   been created), is not being deleted and, when generated, belongs to
@@ -22,6 +26,7 @@
 #include "api/dra.h"
 #include "api/pod.h"
 #include "config/config.h"
+#include "config/feature_gates.h"
 #include "framework/handle.h"
 #include "plugins/dynamicresources/allocator.h"
 #include "plugins/dynamicresources/dra_manager.h"
@@ -40,6 +45,7 @@
 
 typedef struct plugin {
     ks_handle *h;
+    bool enabled;              /* DynamicResourceAllocation */
     ks_dra_features f;
     int64_t filter_timeout_ns; /* DRASchedulerFilterTimeout; 0: none */
     pthread_mutex_t mu;
@@ -89,17 +95,21 @@ static const ks_objects *objects(plugin *pl) { return pl->h ? ks_handle_objects(
 static void *create(const ks_args *args, ks_handle *h, char **err) {
     plugin *pl = ks_xcalloc(1, sizeof(*pl));
     pl->h = h;
-    pl->f = KS_DRA_DEFAULT_FEATURES;
-    pl->filter_timeout_ns = 10LL * 1000000000LL;
     pthread_mutex_init(&pl->mu, NULL);
+    state_key = ks_state_key_get("DynamicResources");
+    pl->enabled = ks_feature_enabled(KS_FEAT_DYNAMIC_RESOURCE_ALLOCATION);
+    if (!pl->enabled) return pl;
+    pl->f = ks_dra_features_from_gates();
+    /* the timeout applies only with its gate; without args (an embedder's
+     * framework) the configuration's default */
+    pl->filter_timeout_ns = ks_feature_enabled(KS_FEAT_DRA_FILTER_TIMEOUT) ? 10LL * 1000000000LL : 0;
     const char *ft = ks_args_string(ks_args_get(args, "filterTimeout"));
-    if (ft) {
+    if (ft && pl->filter_timeout_ns) {
         char *e = NULL;
         int64_t ns;
         if (ks_parse_duration(ft, &ns, &e)) pl->filter_timeout_ns = ns;
         free(e);
     }
-    state_key = ks_state_key_get("DynamicResources");
     return pl;
 }
 
@@ -115,6 +125,9 @@ static void destroy(void *self) {
  * UpdatePodGeneratedResourceClaim, DeviceClass and ResourceSlice
  * Add|Update. */
 static size_t events_to_register(void *self, ks_cluster_event *out, size_t max) {
+    plugin *pl = self;
+    /* disabled: it never rejects a pod */
+    if (!pl->enabled) return 0;
     static const ks_cluster_event ev[] = {
         {KS_EV_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_LABEL | KS_ACT_UPDATE_NODE_ALLOCATABLE},
         {KS_EV_RESOURCE_CLAIM, KS_ACT_ADD | KS_ACT_UPDATE},
@@ -237,7 +250,7 @@ static char *pod_claims(plugin *pl, const ks_pod *pod, ks_resource_claim **out, 
 
 static ks_status *pre_enqueue(void *self, const ks_pod *pod) {
     plugin *pl = self;
-    if (!pod->nresource_claims) return NULL;
+    if (!pl->enabled || !pod->nresource_claims) return NULL;
     char *err = pod_claims(pl, pod, NULL, NULL);
     if (!err) return NULL;
     ks_status *s = ks_status_new(KS_UNSCHEDULABLE_AND_UNRESOLVABLE, "%s", err);
@@ -297,6 +310,7 @@ static ks_status *check_class(const ks_objects *o, const char *cls, const char *
 static ks_status *pre_filter(void *self, ks_cycle_state *st, const ks_pod *pod, const ks_node_info *const *nodes,
                              size_t nnodes, ks_pre_filter_result **result) {
     plugin *pl = self;
+    if (!pl->enabled) return ks_status_new(KS_SKIP, NULL);
     dra_state *s = ks_xcalloc(1, sizeof(*s));
     atomic_init(&s->refs, 1);
     pthread_mutex_init(&s->mu, NULL);
@@ -396,6 +410,7 @@ static int64_t mono_now(void) {
 
 static ks_status *filter(void *self, ks_cycle_state *st, const ks_pod *pod, const ks_node_info *ni) {
     plugin *pl = self;
+    if (!pl->enabled) return NULL;
     dra_state *s = get_state(st);
     if (!s) return ks_status_new(KS_ERROR, NOT_FOUND);
     if (!s->n) return NULL;
@@ -461,6 +476,7 @@ static ks_status *filter(void *self, ks_cycle_state *st, const ks_pod *pod, cons
 static ks_status *post_filter(void *self, ks_cycle_state *st, const ks_pod *pod, const ks_node_status_map *statuses,
                               ks_post_filter_result *result) {
     plugin *pl = self;
+    if (!pl->enabled) return ks_status_new(KS_UNSCHEDULABLE, "plugin disabled");
     dra_state *s = get_state(st);
     if (!s) return ks_status_new(KS_ERROR, NOT_FOUND);
     if (!s->n) return ks_status_new(KS_UNSCHEDULABLE, "no new claims to deallocate");
@@ -488,6 +504,7 @@ static ks_status *post_filter(void *self, ks_cycle_state *st, const ks_pod *pod,
 
 static ks_status *reserve(void *self, ks_cycle_state *st, const ks_pod *pod, const char *node) {
     plugin *pl = self;
+    if (!pl->enabled) return NULL;
     dra_state *s = get_state(st);
     if (!s) return ks_status_new(KS_ERROR, NOT_FOUND);
     if (!s->n) return NULL;
@@ -528,6 +545,7 @@ static ks_status *reserve(void *self, ks_cycle_state *st, const ks_pod *pod, con
 
 static void unreserve(void *self, ks_cycle_state *st, const ks_pod *pod, const char *node) {
     plugin *pl = self;
+    if (!pl->enabled) return;
     dra_state *s = get_state(st);
     if (!s || !s->n) return;
     for (uint32_t i = 0; i < s->n; i++) {
@@ -552,6 +570,8 @@ static void unreserve(void *self, ks_cycle_state *st, const ks_pod *pod, const c
 /* ---- PreBind ---------------------------------------------------------------------------------- */
 
 static ks_status *pre_bind_pre_flight(void *self, ks_cycle_state *st, const ks_pod *pod, const char *node) {
+    plugin *pl = self;
+    if (!pl->enabled) return ks_status_new(KS_SKIP, NULL);
     dra_state *s = get_state(st);
     if (!s) return ks_status_new(KS_ERROR, NOT_FOUND);
     if (!s->n) return ks_status_new(KS_SKIP, NULL);
@@ -607,6 +627,7 @@ static ks_status *bind_claim(plugin *pl, dra_state *s, uint32_t i, const ks_pod 
 
 static ks_status *pre_bind(void *self, ks_cycle_state *st, const ks_pod *pod, const char *node) {
     plugin *pl = self;
+    if (!pl->enabled) return NULL;
     dra_state *s = get_state(st);
     if (!s) return ks_status_new(KS_ERROR, NOT_FOUND);
     if (!s->n) return NULL;

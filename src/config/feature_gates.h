@@ -1,0 +1,80 @@
+/* Feature gates as kube-scheduler v1.34.1 has them (component-base
+ * featuregate behind the --feature-gates flag): every gate the binary
+ * knows, with its v1.34 default and stage; "Name=true,Other=false",
+ * AllAlpha/AllBeta, GA gates that are locked, unknown gates refused with
+ * upstream's words.
+ *
+ * The state is process-wide, like upstream's DefaultFeatureGate: set once
+ * from the command line before anything reads it (the configuration's
+ * defaults, the plugins), then only read. ksched reads the gates it
+ * implements (ks_feature); a gate kube-scheduler reads but ksched does
+ * not implement is refused when set to anything but its default
+ * (docs/configuration.md, "Feature gates"). */
+#ifndef KS_FEATURE_GATES_H
+#define KS_FEATURE_GATES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef enum {
+    KS_FG_ALPHA = 0,
+    KS_FG_BETA,
+    KS_FG_GA,
+    KS_FG_DEPRECATED,
+} ks_fg_stage;
+
+/* One known gate, as upstream's FeatureSpec at v1.34. */
+typedef struct ks_fg_spec {
+    const char *name;
+    bool def;
+    ks_fg_stage stage;
+    bool locked; /* LockToDefault */
+} ks_fg_spec;
+
+/* The table (feature_gates_table.c, generated from kube-scheduler's own
+ * registry by test/reference: kschedref --feature-gate-table), sorted by
+ * name. */
+extern const ks_fg_spec ks_fg_table[];
+extern const size_t ks_fg_table_len;
+
+/* The gates ksched reads. */
+typedef enum {
+    KS_FEAT_DYNAMIC_RESOURCE_ALLOCATION = 0,
+    KS_FEAT_DRA_ADMIN_ACCESS,
+    KS_FEAT_DRA_PRIORITIZED_LIST,
+    KS_FEAT_DRA_DEVICE_STATUS,        /* DRAResourceClaimDeviceStatus */
+    KS_FEAT_DRA_FILTER_TIMEOUT,       /* DRASchedulerFilterTimeout */
+    KS_FEAT_DRA_DEVICE_TAINTS,
+    KS_FEAT_DRA_PARTITIONABLE_DEVICES,
+    KS_FEAT_DRA_CONSUMABLE_CAPACITY,
+    KS_FEAT_DRA_EXTENDED_RESOURCE,
+    KS_FEAT_DRA_BINDING_CONDITIONS,   /* DRADeviceBindingConditions */
+    KS_FEAT_COUNT
+} ks_feature;
+
+/* Whether a gate is on (the v1.34 default until ks_feature_gates_apply). */
+bool ks_feature_enabled(ks_feature f);
+const char *ks_feature_name(ks_feature f);
+
+/* Apply --feature-gates values (every occurrence of the flag, in order:
+ * later pairs win, as upstream joins them). Each value is a list of
+ * "[kube:]Name=bool" pairs separated by commas. On error nothing changes
+ * and *err (malloc'd) holds upstream's message ("unrecognized feature
+ * gate: X", "cannot set feature gate X to false, feature is locked to
+ * true", ...) or ksched's refusal of a gate it does not implement.
+ * Warnings upstream logs (setting a GA or deprecated gate) go to the log. */
+bool ks_feature_gates_apply(const char *const *values, size_t n, char **err);
+/* Back to the v1.34 defaults (tests). */
+void ks_feature_gates_reset(void);
+/* "Name=bool,..." of the gates set explicitly or by AllAlpha/AllBeta,
+ * sorted (upstream's String()); malloc'd, "" when none. */
+char *ks_feature_gates_string(void);
+/* The flag's --help text: one "Name=true|false (STAGE - default=D)" line
+ * per alpha and beta gate and AllAlpha/AllBeta, sorted; malloc'd. */
+char *ks_feature_gates_known(void);
+
+#define KS_FEATURE_GATES_USAGE                                                              \
+    "  --feature-gates=K=V,... kube-scheduler's feature gates (v1.34.1's; see\n"            \
+    "                       docs/configuration.md for those ksched implements)\n"
+
+#endif
