@@ -12,13 +12,16 @@
 # binary whose `simulate --help` offers --tie-break, runs
 #   PATH simulate --explain -o trace --tie-break=name \
 #        --percentage-of-nodes-to-score=100 [--config F] DIR
-# and compares the two traces.  Then the event replays (docs/reference-
-# harness.md, "Event replay"): for each replay seed (default: the committed
-# list in test/reference/replay-seeds) replaygen.py writes a cluster and
-# an events file, kschedref --replay and `ksched simulate --replay` run
-# them and compare_replay.py compares the queues' moves step by step.
-# One line per scenario (ok NAME / FAIL NAME:
-# first difference), then "N passed, N failed".  Without Go it prints
+# and compares the two traces.  A scenario directory with a file
+# `feature-gates` (one line, K=V,...) runs both with --feature-gates set
+# to it.  Then the event replays (docs/reference-harness.md, "Event
+# replay"): for each replay seed (default: the committed list in
+# test/reference/replay-seeds) replaygen.py writes a cluster and an events
+# file, kschedref --replay and `ksched simulate --replay` run them and
+# compare_replay.py compares the queues' moves step by step.  One line per
+# scenario (ok NAME / FAIL NAME: first difference), plus one for the
+# feature gate table (src/config/feature_gates_table.c against kschedref
+# --feature-gate-table), then "N passed, N failed".  Without Go it prints
 # "reference: skipped (go not found)" and exits 0.
 # A crashing binary must not leave a core dump in the working tree.
 ulimit -c 0
@@ -120,6 +123,7 @@ if [ -d "$root/test/scenarios/fixed" ]; then
         name="fixed-$(basename "$d")"
         mkdir -p "$scen/$name"
         cp "$d"/*.yaml "$scen/$name/" 2>/dev/null
+        [ -f "$d/feature-gates" ] && cp "$d/feature-gates" "$scen/$name/"
         names+=("$name")
     done
 fi
@@ -159,6 +163,7 @@ run_one() {
     local name=$1 dir="$scen/$1" cfg=() err
     case $name in replay-*) run_replay "$name"; return ;; esac
     [ -f "$dir/config.yaml" ] && cfg=(--config "$dir/config.yaml")
+    [ -f "$dir/feature-gates" ] && cfg+=(--feature-gates "$(head -n 1 "$dir/feature-gates")")
     if ! "$bin" "${cfg[@]}" "$dir/cluster.yaml" >"$dir/ref.json" 2>"$dir/ref.err"; then
         err=$(tail -n 1 "$dir/ref.err")
         echo "FAIL $name: kschedref: ${err:-exit status $?}"
@@ -186,7 +191,16 @@ export -f run_one run_replay
 export scen bin python here compare_ksched compare_replay ksched
 
 results="$out/results.txt"
+# the gates ksched knows are upstream's
+if "$bin" --feature-gate-table >"$out/feature_gates_table.c" 2>"$out/feature_gates_table.err" &&
+    cmp -s "$out/feature_gates_table.c" "$root/src/config/feature_gates_table.c"; then
+    echo "ok feature-gate-table"
+else
+    echo "FAIL feature-gate-table: src/config/feature_gates_table.c differs from upstream's registry (regenerate it with build/reference/kschedref --feature-gate-table)"
+fi >"$results.gates"
+cat "$results.gates"
 printf '%s\n' "${names[@]}" | xargs -P "$jobs" -I{} bash -c 'run_one "$1"' _ {} | tee "$results"
+cat "$results.gates" >>"$results"
 passed=$(grep -c '^ok ' "$results")
 failed=$(grep -c '^FAIL ' "$results")
 echo "$passed passed, $failed failed"
