@@ -41,6 +41,7 @@ void ks_cluster_free(ks_cluster *c) {
     FREE_OBJECTS(c->claim_templates);
     FREE_OBJECTS(c->resource_slices);
     FREE_OBJECTS(c->device_classes);
+    FREE_OBJECTS(c->device_taint_rules);
     ks_map_free(&c->node_index);
     ks_arena_free(c->arena);
     free(c);
@@ -73,6 +74,7 @@ void ks_cluster_move(ks_cluster *dst, ks_cluster *src) {
     MOVE_VEC(dst->claim_templates, src->claim_templates);
     MOVE_VEC(dst->resource_slices, src->resource_slices);
     MOVE_VEC(dst->device_classes, src->device_classes);
+    MOVE_VEC(dst->device_taint_rules, src->device_taint_rules);
     if (src->next_input_index > dst->next_input_index) dst->next_input_index = src->next_input_index;
 }
 
@@ -265,5 +267,6 @@ ks_objects ks_cluster_view(const ks_cluster *c) {
     memcpy(&v.resource_claims, &c->resource_claims, sizeof(v.resource_claims));
     memcpy(&v.resource_slices, &c->resource_slices, sizeof(v.resource_slices));
     memcpy(&v.device_classes, &c->device_classes, sizeof(v.device_classes));
+    memcpy(&v.device_taint_rules, &c->device_taint_rules, sizeof(v.device_taint_rules));
     return v;
 }

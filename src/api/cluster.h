@@ -30,6 +30,7 @@ typedef struct ks_cluster {
     KS_VEC(ks_claim_template *) claim_templates;
     KS_VEC(ks_resource_slice *) resource_slices;
     KS_VEC(ks_device_class *) device_classes;
+    KS_VEC(ks_device_taint_rule *) device_taint_rules;
     uint32_t next_input_index;
     ks_arena *arena; /* documents' trees and shared strings */
     ks_map node_index; /* name id + 1 -> position + 1 in nodes (ks_cluster_node) */

@@ -15,6 +15,14 @@ uint64_t ks_device_id_hash(const char *driver, const char *pool, const char *dev
     return h ? h : 1; /* 0 is a map's empty key */
 }
 
+bool ks_device_toleration_tolerates(const ks_device_toleration *t, const ks_device_taint *taint) {
+    if (*t->effect && strcmp(t->effect, taint->effect) != 0) return false;
+    if (*t->key && strcmp(t->key, taint->key) != 0) return false;
+    /* an empty operator is Equal (the API server defaults it) */
+    if (!*t->op || strcmp(t->op, "Equal") == 0) return strcmp(t->value, taint->value) == 0;
+    return strcmp(t->op, "Exists") == 0;
+}
+
 const ks_cel_attr *ks_device_attribute(const ks_device *d, const char *qualified) {
     const char *slash = strchr(qualified, '/');
     for (uint32_t i = 0; i < d->cel.nattrs; i++) {

@@ -24,6 +24,33 @@ struct ks_tree;
 
 typedef enum { KS_ALLOC_EXACT_COUNT = 0, KS_ALLOC_ALL } ks_alloc_mode;
 
+/* DRADeviceTaints: a device's taint (from its slice or a DeviceTaintRule)
+ * and a request's toleration. */
+typedef struct ks_device_taint {
+    const char *key, *value, *effect; /* "" when unset */
+} ks_device_taint;
+
+typedef struct ks_device_toleration {
+    const char *key, *op, *value, *effect; /* "" when unset */
+} ks_device_toleration;
+
+/* Whether a toleration tolerates a taint (upstream's
+ * resourceclaim.ToleratesTaint). */
+bool ks_device_toleration_tolerates(const ks_device_toleration *t, const ks_device_taint *taint);
+
+/* DRAPartitionableDevices: counters (exact quantities, in nano-units). */
+typedef struct ks_device_counter {
+    const char *name;
+    __int128 nano;
+} ks_device_counter;
+
+/* A slice's shared counter set, or what a device consumes of one. */
+typedef struct ks_counter_set {
+    const char *name; /* the set's name (counterSet for a consumption) */
+    uint32_t ncounters;
+    ks_device_counter *counters;
+} ks_counter_set;
+
 /* A request's or subrequest's device choice. */
 typedef struct ks_device_subrequest {
     const char *name;
@@ -36,6 +63,7 @@ typedef struct ks_device_subrequest {
     const char **selectors;   /* CEL expressions; NULL entry: a selector without cel */
     bool has_capacity;        /* capacity.requests set (DRAConsumableCapacity) */
     uint32_t ntolerations;    /* DRADeviceTaints */
+    ks_device_toleration *tolerations;
 } ks_device_subrequest;
 
 typedef struct ks_device_request {
@@ -127,9 +155,14 @@ typedef struct ks_device {
     const char *name;
     uint64_t id_hash;         /* ks_dra_device_hash(driver, pool, name) */
     ks_cel_device cel;        /* driver, attributes, capacity */
-    bool has_consumes_counters; /* DRAPartitionableDevices */
+    /* DRAPartitionableDevices: the counters it consumes */
+    uint32_t nconsumes;
+    ks_counter_set *consumes;
     bool has_binding_conditions; /* DRADeviceBindingConditions */
-    bool has_taints;          /* DRADeviceTaints */
+    bool binds_to_node;       /* bindsToNode: the allocation is pinned to the node */
+    /* DRADeviceTaints: the slice's own taints */
+    uint32_t ntaints;
+    ks_device_taint *taints;
     /* per-device node selection (DRAPartitionableDevices) */
     ks_id node_name;
     bool all_nodes;
@@ -148,7 +181,10 @@ typedef struct ks_resource_slice {
     bool all_nodes;
     bool has_node_selector;
     ks_node_selector node_selector;
+    bool has_per_device_node_selection; /* the field is set (even to false) */
     bool per_device_node_selection;
+    uint32_t nshared_counters;           /* DRAPartitionableDevices */
+    ks_counter_set *shared_counters;
     uint32_t ndevices;
     ks_device *devices;
     /* the first device whose name an earlier device of the slice has
@@ -166,6 +202,19 @@ typedef struct ks_device_class {
     ks_device_config *config;
     KS_OBJ_META;
 } ks_device_class;
+
+/* DeviceTaintRule (resource.k8s.io/v1alpha3, DRADeviceTaints): a taint
+ * added to the devices its selector picks. */
+typedef struct ks_device_taint_rule {
+    ks_arena *arena;
+    ks_id name;
+    bool has_selector;                     /* spec.deviceSelector set */
+    const char *device_class, *driver, *pool, *device; /* NULL when unset */
+    uint32_t nselectors;
+    const char **selectors;                /* CEL; NULL entry: not a CEL selector */
+    ks_device_taint taint;
+    KS_OBJ_META;
+} ks_device_taint_rule;
 
 /* A 64-bit hash of a device id (driver, pool, device), for sets of
  * devices in use. */

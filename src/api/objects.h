@@ -246,11 +246,13 @@ typedef enum ks_kind {
     KS_KIND_DEVICE_CLASS,
     KS_KIND_CSI_CAPACITY,
     KS_KIND_VOLUME_ATTACHMENT,
+    KS_KIND_DEVICE_TAINT_RULE, /* api/dra.h (DRADeviceTaints) */
 } ks_kind;
 
 struct ks_resource_claim;
 struct ks_resource_slice;
 struct ks_device_class;
+struct ks_device_taint_rule;
 
 #define KS_VEC(T) struct { T *v; uint32_t n, cap; }
 
@@ -273,6 +275,7 @@ typedef struct ks_objects {
     KS_VEC(struct ks_resource_claim *) resource_claims;
     KS_VEC(struct ks_resource_slice *) resource_slices;
     KS_VEC(struct ks_device_class *) device_classes;
+    KS_VEC(struct ks_device_taint_rule *) device_taint_rules;
 } ks_objects;
 
 /* Lookups by name (linear). ks_objects_priority_class knows the two

@@ -49,6 +49,7 @@ OPS(wl, ks_workload, nskey(x->ns, x->name))
 OPS(rc, ks_resource_claim, nskey(x->ns, x->name))
 OPS(rs, ks_resource_slice, x->name)
 OPS(dc, ks_device_class, x->name)
+OPS(dtr, ks_device_taint_rule, x->name)
 
 #define K(kind, field, fn) {kind, offsetof(ks_objects, field), fn##_key, fn##_ref, fn##_unref}
 static const kind_ops kinds[] = {
@@ -66,6 +67,7 @@ static const kind_ops kinds[] = {
     K(KS_KIND_RESOURCE_CLAIM, resource_claims, rc),
     K(KS_KIND_RESOURCE_SLICE, resource_slices, rs),
     K(KS_KIND_DEVICE_CLASS, device_classes, dc),
+    K(KS_KIND_DEVICE_TAINT_RULE, device_taint_rules, dtr),
     K(KS_KIND_WORKLOAD, workloads, wl), /* last: its extra stores follow */
 };
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))

@@ -164,4 +164,5 @@ void ks_run_backend_watches(const ks_config *cfg, ks_kube_backend_options *o) {
     /* as kube-scheduler: the DRA kinds whenever its gate is on, even with
      * DynamicResources disabled in every profile */
     o->watch_dra = ks_feature_enabled(KS_FEAT_DYNAMIC_RESOURCE_ALLOCATION);
+    o->watch_device_taint_rules = ks_feature_enabled(KS_FEAT_DRA_DEVICE_TAINTS);
 }

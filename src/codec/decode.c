@@ -99,6 +99,7 @@ static bool decode_kind(ks_cluster *c, const ks_tree *t, const char *kind, const
         if (strcmp(kind, "ResourceClaimTemplate") == 0) ADD(claim_templates, ks_decode_claim_template(t, ctx));
         if (strcmp(kind, "ResourceSlice") == 0) ADD(resource_slices, ks_decode_resource_slice(t, ctx));
         if (strcmp(kind, "DeviceClass") == 0) ADD(device_classes, ks_decode_device_class(t, ctx));
+        if (strcmp(kind, "DeviceTaintRule") == 0) ADD(device_taint_rules, ks_decode_device_taint_rule(t, ctx));
     }
     if (strcmp(kind, "Service") == 0) ADD(workloads, ks_decode_workload(t, KS_WORKLOAD_SERVICE, ctx));
     if (strcmp(kind, "ReplicaSet") == 0) ADD(workloads, ks_decode_workload(t, KS_WORKLOAD_REPLICASET, ctx));

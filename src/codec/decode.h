@@ -49,6 +49,7 @@ ks_resource_claim *ks_decode_resource_claim(const ks_tree *t, ks_decode_ctx *ctx
 ks_claim_template *ks_decode_claim_template(const ks_tree *t, ks_decode_ctx *ctx);
 ks_resource_slice *ks_decode_resource_slice(const ks_tree *t, ks_decode_ctx *ctx);
 ks_device_class *ks_decode_device_class(const ks_tree *t, ks_decode_ctx *ctx);
+ks_device_taint_rule *ks_decode_device_taint_rule(const ks_tree *t, ks_decode_ctx *ctx);
 /* Service, ReplicaSet, StatefulSet, ReplicationController. */
 ks_workload *ks_decode_workload(const ks_tree *t, ks_workload_kind kind, ks_decode_ctx *ctx);
 

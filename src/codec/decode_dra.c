@@ -102,6 +102,92 @@ static uint32_t d_configs(dec *d, const ks_tree *v, const kpath *p, ks_device_co
     return n;
 }
 
+/* A string field kept, "" when absent. */
+static const char *str_or_empty(dec *d, const ks_tree *m, const char *key, const kpath *p) {
+    const char *s = str_field(d, m, key, p);
+    return s ? s : "";
+}
+
+/* tolerations: [{key, operator, value, effect, tolerationSeconds}] */
+static uint32_t d_tolerations(dec *d, const ks_tree *v, const kpath *p, ks_device_toleration **out) {
+    *out = NULL;
+    if (!d_seq(d, v, p) || !v->n) return 0;
+    ks_device_toleration *t = ks_arena_calloc(d->a, v->n, sizeof(*t));
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < v->n; i++) {
+        const ks_tree *x = v->items[i];
+        const kpath *ip = KI(p, i);
+        if (!d_map(d, x, ip)) continue;
+        ks_device_toleration *o = &t[n++];
+        o->key = str_or_empty(d, x, "key", ip);
+        o->op = str_or_empty(d, x, "operator", ip);
+        o->value = str_or_empty(d, x, "value", ip);
+        o->effect = str_or_empty(d, x, "effect", ip);
+        int64_t secs;
+        d_int64(d, kt_get(x, "tolerationSeconds"), KP(ip, "tolerationSeconds"), &secs);
+    }
+    *out = t;
+    return n;
+}
+
+/* taints: [{key, value, effect, timeAdded}] */
+static void d_taint(dec *d, const ks_tree *x, const kpath *p, ks_device_taint *o) {
+    o->key = str_or_empty(d, x, "key", p);
+    o->value = str_or_empty(d, x, "value", p);
+    o->effect = str_or_empty(d, x, "effect", p);
+    int64_t ts;
+    d_time(d, kt_get(x, "timeAdded"), KP(p, "timeAdded"), &ts);
+}
+
+static uint32_t d_taints(dec *d, const ks_tree *v, const kpath *p, ks_device_taint **out) {
+    *out = NULL;
+    if (!d_seq(d, v, p) || !v->n) return 0;
+    ks_device_taint *t = ks_arena_calloc(d->a, v->n, sizeof(*t));
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < v->n; i++)
+        if (d_map(d, v->items[i], KI(p, i))) d_taint(d, v->items[i], KI(p, i), &t[n++]);
+    *out = t;
+    return n;
+}
+
+/* counters: {name: {value: Q}} */
+static uint32_t d_counters(dec *d, const ks_tree *v, const kpath *p, ks_device_counter **out) {
+    *out = NULL;
+    if (!d_map(d, v, p) || !v->n) return 0;
+    ks_device_counter *c = ks_arena_calloc(d->a, v->n, sizeof(*c));
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < v->n; i++) {
+        const ks_tree *x = v->items[i];
+        const kpath *kp = KP(p, v->keys[i]);
+        if (!d_map(d, x, kp)) continue;
+        ks_device_counter *o = &c[n++];
+        o->name = dkeep(d, v->keys[i]);
+        const ks_tree *val = kt_get(x, "value");
+        if (d_absent(val)) derr(d, x, KP(kp, "value"), "required");
+        else d_quantity(d, val, KP(kp, "value"), &o->nano);
+    }
+    *out = c;
+    return n;
+}
+
+/* sharedCounters: [{name, counters}]; consumesCounters: [{counterSet, counters}] */
+static uint32_t d_counter_sets(dec *d, const ks_tree *v, const kpath *p, const char *name_key, ks_counter_set **out) {
+    *out = NULL;
+    if (!d_seq(d, v, p) || !v->n) return 0;
+    ks_counter_set *c = ks_arena_calloc(d->a, v->n, sizeof(*c));
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < v->n; i++) {
+        const ks_tree *x = v->items[i];
+        const kpath *ip = KI(p, i);
+        if (!d_map(d, x, ip)) continue;
+        ks_counter_set *o = &c[n++];
+        o->name = str_or_empty(d, x, name_key, ip);
+        o->ncounters = d_counters(d, kt_get(x, "counters"), KP(ip, "counters"), &o->counters);
+    }
+    *out = c;
+    return n;
+}
+
 static void d_subrequest(dec *d, const ks_tree *x, const kpath *p, ks_device_subrequest *r) {
     static const char *const modes[] = {"ExactCount", "All", NULL};
     r->device_class = str_field(d, x, "deviceClassName", p);
@@ -124,8 +210,7 @@ static void d_subrequest(dec *d, const ks_tree *x, const kpath *p, ks_device_sub
     if (r->mode == KS_ALLOC_EXACT_COUNT && !r->bad_mode && r->count == 0) r->count = 1;
     const ks_tree *cap = kt_get(x, "capacity");
     r->has_capacity = d_map(d, cap, KP(p, "capacity")) && !d_absent(kt_get(cap, "requests"));
-    const ks_tree *tol = kt_get(x, "tolerations");
-    if (d_seq(d, tol, KP(p, "tolerations"))) r->ntolerations = tol->n;
+    r->ntolerations = d_tolerations(d, kt_get(x, "tolerations"), KP(p, "tolerations"), &r->tolerations);
 }
 
 static void d_requests(dec *d, const ks_tree *devs, const kpath *dp, bool beta1, ks_resource_claim *c) {
@@ -375,9 +460,11 @@ static void d_device(dec *d, const ks_tree *x, const kpath *p, const char *drive
         dev->cel.caps = c;
     }
     const ks_tree *f;
-    dev->has_consumes_counters = d_seq(d, f = kt_get(body, "consumesCounters"), KP(bp, "consumesCounters")) && f->n;
+    dev->nconsumes =
+        d_counter_sets(d, kt_get(body, "consumesCounters"), KP(bp, "consumesCounters"), "counterSet", &dev->consumes);
     dev->has_binding_conditions = d_seq(d, f = kt_get(body, "bindingConditions"), KP(bp, "bindingConditions")) && f->n;
-    dev->has_taints = d_seq(d, f = kt_get(body, "taints"), KP(bp, "taints")) && f->n;
+    d_bool(d, kt_get(body, "bindsToNode"), KP(bp, "bindsToNode"), &dev->binds_to_node);
+    dev->ntaints = d_taints(d, kt_get(body, "taints"), KP(bp, "taints"), &dev->taints);
     d_bool(d, kt_get(body, "allowMultipleAllocations"), KP(bp, "allowMultipleAllocations"),
            &dev->cel.allow_multiple_allocations);
     dev->node_name = d_id(d, kt_get(body, "nodeName"), KP(bp, "nodeName"));
@@ -410,8 +497,10 @@ ks_resource_slice *ks_decode_resource_slice(const ks_tree *t, ks_decode_ctx *ctx
             if (!o->pool) o->pool = "";
             o->node_name = d_id(d, kt_get(spec, "nodeName"), KP(sp, "nodeName"));
             d_bool(d, kt_get(spec, "allNodes"), KP(sp, "allNodes"), &o->all_nodes);
-            d_bool(d, kt_get(spec, "perDeviceNodeSelection"), KP(sp, "perDeviceNodeSelection"),
-                   &o->per_device_node_selection);
+            o->has_per_device_node_selection = d_bool(d, kt_get(spec, "perDeviceNodeSelection"),
+                                                      KP(sp, "perDeviceNodeSelection"), &o->per_device_node_selection);
+            o->nshared_counters = d_counter_sets(d, kt_get(spec, "sharedCounters"), KP(sp, "sharedCounters"), "name",
+                                                 &o->shared_counters);
             const ks_tree *ns = kt_get(spec, "nodeSelector");
             if (!d_absent(ns)) o->has_node_selector = d_node_selector(d, ns, KP(sp, "nodeSelector"), &o->node_selector);
             const ks_tree *devs = kt_get(spec, "devices");
@@ -446,6 +535,34 @@ ks_device_class *ks_decode_device_class(const ks_tree *t, ks_decode_ctx *ctx) {
         if (d_map(d, spec, sp)) {
             o->nselectors = d_selectors(d, kt_get(spec, "selectors"), KP(sp, "selectors"), &o->selectors);
             o->nconfig = d_configs(d, kt_get(spec, "config"), KP(sp, "config"), &o->config, false);
+        }
+    }
+    FINISH(o);
+}
+
+ks_device_taint_rule *ks_decode_device_taint_rule(const ks_tree *t, ks_decode_ctx *ctx) {
+    NEW_OBJECT(ks_device_taint_rule, o, "devicetaintrule");
+    if (d_map(d, t, NULL) && d_meta(d, t, false, &m)) {
+        o->name = m.name;
+        const ks_tree *spec = kt_get(t, "spec");
+        const kpath *sp = KP(NULL, "spec");
+        if (!d_map(d, spec, sp)) {
+            if (d_absent(spec)) derr(d, t, sp, "required");
+        } else {
+            const ks_tree *sel = kt_get(spec, "deviceSelector");
+            const kpath *selp = KP(sp, "deviceSelector");
+            if (d_map(d, sel, selp)) {
+                o->has_selector = true;
+                o->device_class = str_field(d, sel, "deviceClassName", selp);
+                o->driver = str_field(d, sel, "driver", selp);
+                o->pool = str_field(d, sel, "pool", selp);
+                o->device = str_field(d, sel, "device", selp);
+                o->nselectors = d_selectors(d, kt_get(sel, "selectors"), KP(selp, "selectors"), &o->selectors);
+            }
+            const ks_tree *taint = kt_get(spec, "taint");
+            const kpath *tp = KP(sp, "taint");
+            if (d_map(d, taint, tp)) d_taint(d, taint, tp, &o->taint);
+            else if (d_absent(taint)) derr(d, spec, tp, "required");
         }
     }
     FINISH(o);

@@ -153,6 +153,7 @@ static void check_duplicates(const ks_cluster *c, const ks_cluster *tmp, ks_erro
     CHECK(claim_templates, "resourceclaimtemplate", o->ns);
     CHECK(resource_slices, "resourceslice", 0);
     CHECK(device_classes, "deviceclass", 0);
+    CHECK(device_taint_rules, "devicetaintrule", 0);
 #undef CHECK
     /* workloads: one namespace per kind */
     static const char *const wk[] = {"service", "replicaset", "statefulset", "replicationcontroller"};

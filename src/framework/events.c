@@ -170,6 +170,9 @@ uint32_t ks_kind_event_resource(ks_kind k) {
     case KS_KIND_RESOURCE_CLAIM: return KS_EV_RESOURCE_CLAIM;
     case KS_KIND_RESOURCE_SLICE: return KS_EV_RESOURCE_SLICE;
     case KS_KIND_DEVICE_CLASS: return KS_EV_DEVICE_CLASS;
+    /* a rule changes the devices' taints: upstream's slice tracker
+     * reports it as an update of the slices */
+    case KS_KIND_DEVICE_TAINT_RULE: return KS_EV_RESOURCE_SLICE;
     default: return 0;
     }
 }
@@ -185,7 +188,8 @@ uint32_t ks_kind_event_resource(ks_kind k) {
     X(KS_KIND_POD_GROUP, ks_pod_group, 1)                                                     \
     X(KS_KIND_RESOURCE_CLAIM, ks_resource_claim, 1)                                           \
     X(KS_KIND_RESOURCE_SLICE, ks_resource_slice, 0)                                           \
-    X(KS_KIND_DEVICE_CLASS, ks_device_class, 0)
+    X(KS_KIND_DEVICE_CLASS, ks_device_class, 0)                                               \
+    X(KS_KIND_DEVICE_TAINT_RULE, ks_device_taint_rule, 0)
 
 void ks_kind_object_ref(ks_kind k, const void *obj) {
     if (!obj) return;
@@ -243,6 +247,7 @@ const char *ks_event_object_kind(const ks_event_object *o) {
     case KS_KIND_RESOURCE_CLAIM: return "ResourceClaim";
     case KS_KIND_RESOURCE_SLICE: return "ResourceSlice";
     case KS_KIND_DEVICE_CLASS: return "DeviceClass";
+    case KS_KIND_DEVICE_TAINT_RULE: return "DeviceTaintRule";
     default: return "";
     }
 }

@@ -49,6 +49,7 @@ OBJ_FREE_FN(free_workload, ks_workload)
 OBJ_FREE_FN(free_claim, ks_resource_claim)
 OBJ_FREE_FN(free_slice, ks_resource_slice)
 OBJ_FREE_FN(free_class, ks_device_class)
+OBJ_FREE_FN(free_taint_rule, ks_device_taint_rule)
 
 static void *dec_namespace(const ks_tree *t, ks_decode_ctx *c) { return ks_decode_namespace(t, c); }
 static void *dec_pv(const ks_tree *t, ks_decode_ctx *c) { return ks_decode_pv(t, c); }
@@ -67,6 +68,7 @@ static void *dec_rc(const ks_tree *t, ks_decode_ctx *c) { return ks_decode_workl
 static void *dec_claim(const ks_tree *t, ks_decode_ctx *c) { return ks_decode_resource_claim(t, c); }
 static void *dec_slice(const ks_tree *t, ks_decode_ctx *c) { return ks_decode_resource_slice(t, c); }
 static void *dec_class(const ks_tree *t, ks_decode_ctx *c) { return ks_decode_device_class(t, c); }
+static void *dec_taint_rule(const ks_tree *t, ks_decode_ctx *c) { return ks_decode_device_taint_rule(t, c); }
 
 typedef struct kind_def {
     const char *kind, *path;
@@ -102,13 +104,17 @@ static const kind_def kinds[] = {
     {"ResourceClaim", "/apis/resource.k8s.io/v1/resourceclaims", KS_KIND_RESOURCE_CLAIM, dec_claim, free_claim, false},
     {"ResourceSlice", "/apis/resource.k8s.io/v1/resourceslices", KS_KIND_RESOURCE_SLICE, dec_slice, free_slice, false},
     {"DeviceClass", "/apis/resource.k8s.io/v1/deviceclasses", KS_KIND_DEVICE_CLASS, dec_class, free_class, false},
+    /* DRADeviceTaints (watch_device_taint_rules) */
+    {"DeviceTaintRule", "/apis/resource.k8s.io/v1alpha3/devicetaintrules", KS_KIND_DEVICE_TAINT_RULE, dec_taint_rule,
+     free_taint_rule, false},
     {"PodGroup", "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", KS_KIND_POD_GROUP, dec_pod_group, free_pod_group, true},
 };
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
 #define POD_GROUP_KIND (NKINDS - 1)
-#define CLAIM_KIND (NKINDS - 4)
+#define TAINT_RULE_KIND (NKINDS - 2)
+#define CLAIM_KIND (NKINDS - 5)
 #define FIRST_DRA_KIND CLAIM_KIND
-#define LAST_DRA_KIND (NKINDS - 2)
+#define LAST_DRA_KIND (NKINDS - 3)
 
 /* ---- per-kind stores: "namespace/name" -> object ---------------------------- */
 
@@ -191,6 +197,7 @@ struct ks_kube_backend {
     int64_t bind_timeout_s;
     bool watch_pod_groups;
     bool watch_dra;
+    bool watch_device_taint_rules;
 
     ks_watch_fn fn;
     void *arg;
@@ -377,6 +384,7 @@ static ks_status *kb_start(void *ctx, ks_watch_fn fn, void *arg) {
     for (size_t i = 0; i < NKINDS; i++) {
         if (i == POD_GROUP_KIND && !kb->watch_pod_groups) continue;
         if (i >= FIRST_DRA_KIND && i <= LAST_DRA_KIND && !kb->watch_dra) continue;
+        if (i == TAINT_RULE_KIND && !kb->watch_device_taint_rules) continue;
         kb->kctx[i] = (kind_ctx){kb, i, false};
         ks_reflector_options ro = {.kind = kinds[i].kind, .path = kinds[i].path};
         /* upstream's pod informer: finished pods are never seen. */
@@ -1045,6 +1053,7 @@ ks_kube_backend *ks_kube_backend_new(const ks_kube_backend_options *o) {
     kb->bind_timeout_s = o->bind_timeout_s;
     kb->watch_pod_groups = o->watch_pod_groups;
     kb->watch_dra = o->watch_dra;
+    kb->watch_device_taint_rules = o->watch_dra && o->watch_device_taint_rules;
     pthread_mutex_init(&kb->claims_mu, NULL);
     ks_map_init(&kb->claim_json.by_hash);
     pthread_mutex_init(&kb->mu, NULL);

@@ -17,6 +17,7 @@ typedef struct ks_kube_backend_options {
     ks_event_recorder *events;     /* borrowed (NULL: no events written) */
     bool watch_pod_groups;         /* Coscheduling is enabled */
     bool watch_dra;                /* DynamicResourceAllocation gate: claims, slices, classes */
+    bool watch_device_taint_rules; /* with watch_dra, the DRADeviceTaints gate */
     int64_t bind_timeout_s;        /* VolumeBinding's bindTimeoutSeconds */
 } ks_kube_backend_options;
 

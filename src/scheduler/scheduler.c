@@ -520,6 +520,9 @@ static void dispatch_watch(ks_scheduler *s, const ks_watch_event *ev) {
     case KS_KIND_DEVICE_CLASS:
         move_all(s, ks_kind_event_resource(ev->kind), action, ev->kind, ev->old_obj, ev->new_obj);
         break;
+    case KS_KIND_DEVICE_TAINT_RULE: /* the slices it taints are updated */
+        move_all(s, KS_EV_RESOURCE_SLICE, KS_ACT_UPDATE, ev->kind, ev->old_obj, ev->new_obj);
+        break;
     default: break; /* read on demand; no requeue */
     }
 }

@@ -149,6 +149,7 @@ static ks_status *mb_start(void *ctx, ks_watch_fn fn, void *arg) {
     DELIVER_ALL(mb, c->pod_groups, KS_KIND_POD_GROUP);
     DELIVER_ALL(mb, c->workloads, KS_KIND_WORKLOAD);
     DELIVER_ALL(mb, c->device_classes, KS_KIND_DEVICE_CLASS);
+    DELIVER_ALL(mb, c->device_taint_rules, KS_KIND_DEVICE_TAINT_RULE);
     DELIVER_ALL(mb, c->resource_slices, KS_KIND_RESOURCE_SLICE);
     DELIVER_ALL(mb, c->resource_claims, KS_KIND_RESOURCE_CLAIM);
     for (uint32_t i = 0; i < mb->c->nodes.n; i++)
@@ -626,7 +627,8 @@ void ks_memory_backend_remove_pod(ks_memory_backend *mb, uint64_t key) {
     X(KS_KIND_WORKLOAD, workloads, ks_workload)              \
     X(KS_KIND_RESOURCE_CLAIM, resource_claims, ks_resource_claim) \
     X(KS_KIND_RESOURCE_SLICE, resource_slices, ks_resource_slice) \
-    X(KS_KIND_DEVICE_CLASS, device_classes, ks_device_class)
+    X(KS_KIND_DEVICE_CLASS, device_classes, ks_device_class) \
+    X(KS_KIND_DEVICE_TAINT_RULE, device_taint_rules, ks_device_taint_rule)
 
 void ks_memory_backend_add_object(ks_memory_backend *mb, ks_kind kind, void *obj) {
     pthread_mutex_lock(&mb->mu);

@@ -80,7 +80,14 @@ static const ks_resource_claim *claim(env *e, const char *name) {
 /* Allocate the comma-separated claims on node, with `used` devices
  * ("pool/device,...") in use: "claim: req=pool/device ..." per claim
  * joined by "; ", "unschedulable", or "error: ...". */
+static const char *alloc_f(env *e, const ks_dra_features *f, const char *node, const char *claims, const char *used);
 static const char *alloc_on(env *e, const char *node, const char *claims, const char *used) {
+    return alloc_f(e, NULL, node, claims, used);
+}
+
+/* With features f; the cluster's DeviceTaintRules apply when f has
+ * device_taints. */
+static const char *alloc_f(env *e, const ks_dra_features *f, const char *node, const char *claims, const char *used) {
     static char out[4096];
     const ks_resource_claim *cl[8];
     size_t n = 0;
@@ -95,12 +102,18 @@ static const char *alloc_on(env *e, const char *node, const char *claims, const 
         for (char *tok = strtok(ub, ","); tok; tok = strtok(NULL, ",")) {
             char *slash = strchr(tok, '/');
             *slash = 0;
-            ks_dra_device_set_add(&set, "gpu.example.com", tok, slash + 1);
+            /* "driver:pool/device" for another driver */
+            char *colon = strchr(tok, ':');
+            if (colon) *colon = 0;
+            ks_dra_device_set_add(&set, colon ? tok : "gpu.example.com", colon ? colon + 1 : tok, slash + 1);
         }
     }
-    ks_dra_slices *sl = ks_dra_slices_new(e->c->resource_slices.v, e->c->resource_slices.n);
-    assert_true(ks_dra_slices_same(sl, e->c->resource_slices.v, e->c->resource_slices.n));
-    ks_dra_allocator *al = ks_dra_allocator_new(NULL, &set, e->c->device_classes.v, e->c->device_classes.n, sl,
+    ks_dra_taint_rules rules = {e->c->device_taint_rules.v, e->c->device_taint_rules.n, e->c->device_classes.v,
+                                e->c->device_classes.n, e->cache};
+    const ks_dra_taint_rules *rp = f && f->device_taints ? &rules : NULL;
+    ks_dra_slices *sl = ks_dra_slices_new(e->c->resource_slices.v, e->c->resource_slices.n, rp);
+    assert_true(ks_dra_slices_same(sl, e->c->resource_slices.v, e->c->resource_slices.n, rp));
+    ks_dra_allocator *al = ks_dra_allocator_new(f, &set, e->c->device_classes.v, e->c->device_classes.n, sl,
                                                 e->cache);
     ks_node *nd = ks_cluster_node(e->c, ks_intern(node));
     ks_arena *a = ks_arena_new(1024);
@@ -435,11 +448,140 @@ static void manager_views_and_assumptions(void **st) {
     env_free(&e);
 }
 
+static const ks_dra_features taints_on = {.admin_access = true, .prioritized_list = true, .device_status = true,
+                                          .device_taints = true};
+static const ks_dra_features partitions_on = {.admin_access = true, .prioritized_list = true, .device_status = true,
+                                              .partitionable_devices = true};
+
+/* DRADeviceTaints: a tainted device needs a toleration of every taint,
+ * its slice's and those of DeviceTaintRules; with the gate off taints
+ * are ignored. */
+static void device_taints(void **st) {
+    env e;
+    env_load(&e, HDR "kind: ResourceSlice\nmetadata: {name: n2-gpus}\n"
+                 "spec:\n  driver: gpu.example.com\n  nodeName: n2\n  pool: {name: n2, generation: 1, resourceSliceCount: 1}\n"
+                 "  devices:\n"
+                 "  - {name: gpu-0, taints: [{key: broken, effect: NoSchedule}]}\n"
+                 "  - {name: gpu-1, taints: [{key: maint, value: 'yes', effect: NoExecute}]}\n"
+                 "  - {name: gpu-2, attributes: {model: {string: l4}}}\n---\n"
+                 CLAIM("plain", "{requests: [{name: gpu, exactly: {deviceClassName: gpu}}]}")
+                 CLAIM("two", "{requests: [{name: gpus, exactly: {deviceClassName: gpu, count: 2}}]}")
+                 CLAIM("tol-maint", "{requests: [{name: gpu, exactly: {deviceClassName: gpu, tolerations: [{key: maint, "
+                                    "operator: Equal, value: 'yes'}]}}]}")
+                 CLAIM("tol-all", "{requests: [{name: gpus, exactly: {deviceClassName: gpu, count: 3, tolerations: "
+                                  "[{operator: Exists}]}}]}")
+                 CLAIM("tol-wrong", "{requests: [{name: gpu, exactly: {deviceClassName: gpu, tolerations: [{key: maint, "
+                                    "value: 'no'}, {key: broken, effect: NoExecute}]}}]}"));
+    assert_string_equal(alloc_f(&e, &taints_on, "n2", "plain", NULL), "plain: gpu=n2/gpu-2 config: class[0] on: metadata.name=n2");
+    assert_string_equal(alloc_f(&e, &taints_on, "n2", "two", NULL), "unschedulable");
+    assert_string_equal(alloc_f(&e, &taints_on, "n2", "tol-maint", "n2/gpu-2"),
+                        "tol-maint: gpu=n2/gpu-1 config: class[0] on: metadata.name=n2");
+    assert_string_equal(alloc_f(&e, &taints_on, "n2", "tol-wrong", "n2/gpu-2"), "unschedulable");
+    assert_string_equal(alloc_f(&e, &taints_on, "n2", "tol-all", NULL),
+                        "tol-all: gpus=n2/gpu-0 gpus=n2/gpu-1 gpus=n2/gpu-2 config: class[0] on: metadata.name=n2");
+    /* gate off: taints do not count */
+    assert_string_equal(alloc_on(&e, "n2", "two", NULL),
+                        "two: gpus=n2/gpu-0 gpus=n2/gpu-1 config: class[0] on: metadata.name=n2");
+    env_free(&e);
+}
+
+/* DeviceTaintRules: by driver, pool and device; by the class's selectors;
+ * by their own CEL selectors; a selector that does not compile leaves the
+ * slices it would look at out. */
+static void device_taint_rules(void **st) {
+    env e;
+    env_load(&e, "apiVersion: resource.k8s.io/v1alpha3\nkind: DeviceTaintRule\nmetadata: {name: gpu0}\n"
+                 "spec: {deviceSelector: {driver: gpu.example.com, pool: n1, device: gpu-0}, taint: {key: k, effect: NoSchedule}}\n"
+                 "---\napiVersion: resource.k8s.io/v1alpha3\nkind: DeviceTaintRule\nmetadata: {name: h100}\n"
+                 "spec: {deviceSelector: {deviceClassName: big, selectors: [{cel: {expression: "
+                 "'device.attributes[\"gpu.example.com\"].model == \"h100\"'}}]}, taint: {key: h, effect: NoExecute}}\n"
+                 "---\napiVersion: resource.k8s.io/v1alpha3\nkind: DeviceTaintRule\nmetadata: {name: other-pool}\n"
+                 "spec: {deviceSelector: {pool: n9}, taint: {key: z, effect: NoSchedule}}\n---\n"
+                 CLAIM("three", "{requests: [{name: gpus, exactly: {deviceClassName: gpu, count: 3}}]}")
+                 CLAIM("one", "{requests: [{name: gpu, exactly: {deviceClassName: gpu}}]}")
+                 CLAIM("three-tol-k", "{requests: [{name: gpus, exactly: {deviceClassName: gpu, count: 2, "
+                                      "tolerations: [{key: k, operator: Exists}]}}]}"));
+    assert_string_equal(alloc_f(&e, &taints_on, "n1", "one", NULL), "one: gpu=n1/gpu-1 config: class[0] on: metadata.name=n1");
+    assert_string_equal(alloc_f(&e, &taints_on, "n1", "three", NULL), "unschedulable");
+    assert_string_equal(alloc_f(&e, &taints_on, "n1", "three-tol-k", NULL),
+                        "three-tol-k: gpus=n1/gpu-0 gpus=n1/gpu-1 config: class[0] on: metadata.name=n1");
+    assert_string_equal(alloc_on(&e, "n1", "three", NULL),
+                        "three: gpus=n1/gpu-0 gpus=n1/gpu-1 gpus=n1/gpu-2 config: class[0] on: metadata.name=n1");
+    ks_dra_taint_rules rules = {e.c->device_taint_rules.v, e.c->device_taint_rules.n, e.c->device_classes.v,
+                                e.c->device_classes.n, e.cache};
+    ks_dra_slices *sl = ks_dra_slices_new(e.c->resource_slices.v, e.c->resource_slices.n, &rules);
+    uint32_t n = 0;
+    const ks_device_taint *const *t = ks_dra_slices_rule_taints(sl, e.c->resource_slices.v[0], 2, &n);
+    assert_int_equal(n, 1);
+    assert_string_equal(t[0]->key, "h");
+    assert_string_equal(t[0]->effect, "NoExecute");
+    assert_null(ks_dra_slices_rule_taints(sl, e.c->resource_slices.v[1], 0, &n));
+    assert_false(ks_dra_slices_same(sl, e.c->resource_slices.v, e.c->resource_slices.n, NULL));
+    ks_dra_slices_unref(sl);
+    env_free(&e);
+
+    env_load(&e, "apiVersion: resource.k8s.io/v1alpha3\nkind: DeviceTaintRule\nmetadata: {name: bad}\n"
+                 "spec: {deviceSelector: {driver: gpu.example.com, selectors: [{cel: {expression: 'device.driver =='}}]}, "
+                 "taint: {key: k, effect: NoSchedule}}\n---\n"
+                 CLAIM("one", "{requests: [{name: gpu, exactly: {deviceClassName: gpu}}]}")
+                 CLAIM("link", "{requests: [{name: l, exactly: {deviceClassName: fabric}}]}"));
+    assert_string_equal(alloc_f(&e, &taints_on, "n1", "one", NULL), "unschedulable");
+    assert_string_equal(alloc_f(&e, &taints_on, "n1", "link", NULL),
+                        "link: l=zone-a/link-0 on: zone=a");
+    env_free(&e);
+}
+
+/* DRAPartitionableDevices: devices consuming a slice's shared counters,
+ * per-device node selection. */
+static void partitionable_devices(void **st) {
+    env e;
+    env_load(&e, HDR "kind: ResourceSlice\nmetadata: {name: n2-parts}\n"
+                 "spec:\n  driver: gpu.example.com\n  nodeName: n2\n  pool: {name: n2, generation: 1, resourceSliceCount: 1}\n"
+                 "  sharedCounters: [{name: gpu-0, counters: {memory: {value: 80Gi}, sm: {value: '8'}}}]\n"
+                 "  devices:\n"
+                 "  - {name: whole, attributes: {numa: {int: 0}}, consumesCounters: [{counterSet: gpu-0, counters: {memory: {value: 80Gi}, sm: {value: '8'}}}]}\n"
+                 "  - {name: half-0, attributes: {numa: {int: 0}}, consumesCounters: [{counterSet: gpu-0, counters: {memory: {value: 40Gi}, sm: {value: '4'}}}]}\n"
+                 "  - {name: half-1, attributes: {numa: {int: 1}}, consumesCounters: [{counterSet: gpu-0, counters: {memory: {value: 40Gi}, sm: {value: '4'}}}]}\n"
+                 "  - {name: half-2, attributes: {numa: {int: 1}}, consumesCounters: [{counterSet: gpu-0, counters: {memory: {value: 40Gi}}}]}\n"
+                 "---\n" HDR "kind: ResourceSlice\nmetadata: {name: shared-links}\n"
+                 "spec:\n  driver: fabric.example.com\n  perDeviceNodeSelection: true\n"
+                 "  pool: {name: links, generation: 1, resourceSliceCount: 1}\n"
+                 "  devices: [{name: l1, nodeName: n1}, {name: l2, nodeSelector: {nodeSelectorTerms: [{matchExpressions: "
+                 "[{key: zone, operator: In, values: [b]}]}]}}]\n---\n"
+                 CLAIM("one", "{requests: [{name: gpu, exactly: {deviceClassName: gpu}}]}")
+                 CLAIM("two", "{requests: [{name: gpus, exactly: {deviceClassName: gpu, count: 2}}]}")
+                 CLAIM("two-numa", "{requests: [{name: gpus, exactly: {deviceClassName: gpu, count: 2}}],\n"
+                                   "  constraints: [{matchAttribute: gpu.example.com/numa}]}")
+                 CLAIM("link", "{requests: [{name: l, exactly: {deviceClassName: fabric}}]}"));
+    assert_string_equal(alloc_f(&e, &partitions_on, "n2", "one", NULL),
+                        "one: gpu=n2/whole config: class[0] on: metadata.name=n2");
+    /* the whole GPU leaves nothing: backtrack to the halves */
+    assert_string_equal(alloc_f(&e, &partitions_on, "n2", "two", NULL),
+                        "two: gpus=n2/half-0 gpus=n2/half-1 config: class[0] on: metadata.name=n2");
+    /* an allocated half takes its counters: the whole no longer fits */
+    assert_string_equal(alloc_f(&e, &partitions_on, "n2", "one", "n2/half-1"),
+                        "one: gpu=n2/half-0 config: class[0] on: metadata.name=n2");
+    /* upstream keeps the counters of a device the constraint refused: with
+     * half-0 taken, half-1 is refused by the constraint but keeps its 40Gi,
+     * and half-2 no longer fits; nor does anything after backtracking */
+    assert_string_equal(alloc_f(&e, &partitions_on, "n2", "two-numa", NULL), "unschedulable");
+    /* gate off: devices with counters are never allocated */
+    assert_string_equal(alloc_on(&e, "n2", "one", NULL), "unschedulable");
+    /* per-device node selection: each node sees its own device */
+    assert_string_equal(alloc_f(&e, &partitions_on, "n1", "link", NULL), "link: l=links/l1 on: metadata.name=n1");
+    assert_string_equal(alloc_f(&e, &partitions_on, "n2", "link", NULL), "link: l=links/l2 on: zone=b");
+    /* gate off: the slice is left out (the zone-a pool remains for n1) */
+    assert_string_equal(alloc_on(&e, "n1", "link", NULL), "link: l=zone-a/link-0 on: zone=a");
+    assert_string_equal(alloc_on(&e, "n2", "link", NULL), "unschedulable");
+    env_free(&e);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(first_fit_in_order), cmocka_unit_test(match_attribute), cmocka_unit_test(all_devices),
         cmocka_unit_test(first_available),    cmocka_unit_test(admin_access),    cmocka_unit_test(refusals),
         cmocka_unit_test(pools), cmocka_unit_test(device_set_counts), cmocka_unit_test(manager_views_and_assumptions),
+        cmocka_unit_test(device_taints), cmocka_unit_test(device_taint_rules), cmocka_unit_test(partitionable_devices),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -258,10 +258,24 @@ void ks_dra_cel_ctx_put(ks_dra_cel_cache *c, ks_cel_ctx *x) {
 
 /* ---- the allocator ----------------------------------------------------------------- */
 
+/* The taints rules add to one slice's devices. */
+typedef struct dev_taints {
+    uint32_t n, cap;
+    const ks_device_taint **v;
+} dev_taints;
+
 struct ks_dra_slices {
     _Atomic int refs;
     struct ks_resource_slice **slices; /* referenced */
     size_t nslices;
+    /* DRADeviceTaints: the rules and classes applied (referenced), per
+     * slice NULL or one dev_taints per device */
+    bool patched;
+    struct ks_device_taint_rule **rules;
+    size_t nrules;
+    struct ks_device_class **classes;
+    size_t nclasses;
+    dev_taints **xt;
     /* node id + 1 -> first index + 1 in by_node, a run ending at the next
      * different node; others: the slices not tied to one node; each in
      * input order */
@@ -287,7 +301,75 @@ static int cmp_by_node(const void *a, const void *b, void *arg) {
     return (x > y) - (x < y);
 }
 
-ks_dra_slices *ks_dra_slices_new(struct ks_resource_slice *const *slices, size_t nslices) {
+/* A device as CEL sees it in a DeviceTaintRule: the tracker passes no
+ * allowMultipleAllocations. */
+static int rule_cel_match(ks_cel_ctx *ctx, const ks_dra_expr *e, const ks_device *d) {
+    ks_cel_device cd = d->cel;
+    cd.allow_multiple_allocations = false;
+    const char *err = NULL;
+    return ks_cel_device_matches(e->prog, &cd, KS_CEL_SELECTOR_MAX_COST, ctx, &err);
+}
+
+/* upstream's tracker applyPatches for one slice: false when a selector
+ * does not compile (the slice is then left out). */
+static bool patch_slice(ks_dra_slices *x, size_t si, const ks_dra_taint_rules *in, ks_cel_ctx *ctx) {
+    const ks_resource_slice *s = x->slices[si];
+    for (size_t r = 0; r < in->nrules; r++) {
+        const ks_device_taint_rule *rule = in->rules[r];
+        const ks_dra_expr *cls_e[64], *sel_e[64];
+        uint32_t ncls = 0, nsel = 0;
+        const char *only = NULL;
+        if (rule->has_selector) {
+            if (rule->driver && strcmp(rule->driver, s->driver) != 0) continue;
+            if (rule->pool && strcmp(rule->pool, s->pool) != 0) continue;
+            only = rule->device;
+            if (rule->device_class) {
+                const ks_device_class *cls = NULL;
+                ks_id id = ks_intern_find(rule->device_class);
+                for (size_t k = 0; id != KS_ID_INVALID && k < in->nclasses && !cls; k++)
+                    if (in->classes[k]->name == id) cls = in->classes[k];
+                if (!cls) continue;
+                for (uint32_t k = 0; k < cls->nselectors && ncls < 64; k++)
+                    if (cls->selectors[k]) cls_e[ncls++] = ks_dra_cel_get(in->cache, cls->selectors[k]);
+            }
+            for (uint32_t k = 0; k < rule->nselectors && nsel < 64; k++)
+                if (rule->selectors[k]) sel_e[nsel++] = ks_dra_cel_get(in->cache, rule->selectors[k]);
+        }
+        bool ok = true;
+        for (uint32_t d = 0; d < s->ndevices && ok; d++) {
+            const ks_device *dev = &s->devices[d];
+            if (only && strcmp(only, dev->name) != 0) continue;
+            bool match = true;
+            for (uint32_t k = 0; k < ncls && match && ok; k++) {
+                if (!cls_e[k]->prog) ok = false;
+                else match = rule_cel_match(ctx, cls_e[k], dev) == 1;
+            }
+            for (uint32_t k = 0; k < nsel && match && ok; k++) {
+                if (!sel_e[k]->prog) ok = false;
+                else match = rule_cel_match(ctx, sel_e[k], dev) == 1;
+            }
+            if (!ok || !match) continue;
+            if (!x->xt[si]) x->xt[si] = ks_xcalloc(s->ndevices, sizeof(dev_taints));
+            dev_taints *t = &x->xt[si][d];
+            KS_GROW(t->v, t->cap, t->n + 1);
+            t->v[t->n++] = &rule->taint;
+        }
+        for (uint32_t k = 0; k < ncls; k++) ks_dra_expr_unref(cls_e[k]);
+        for (uint32_t k = 0; k < nsel; k++) ks_dra_expr_unref(sel_e[k]);
+        if (!ok) return false;
+    }
+    return true;
+}
+
+static void free_xt(ks_dra_slices *x, size_t si) {
+    if (!x->xt || !x->xt[si]) return;
+    for (uint32_t d = 0; d < x->slices[si]->ndevices; d++) free(x->xt[si][d].v);
+    free(x->xt[si]);
+    x->xt[si] = NULL;
+}
+
+ks_dra_slices *ks_dra_slices_new(struct ks_resource_slice *const *slices, size_t nslices,
+                                 const ks_dra_taint_rules *rules) {
     ks_dra_slices *x = ks_xcalloc(1, sizeof(*x));
     atomic_init(&x->refs, 1);
     x->nslices = nslices;
@@ -296,11 +378,33 @@ ks_dra_slices *ks_dra_slices_new(struct ks_resource_slice *const *slices, size_t
     ks_map_init(&x->node_index);
     x->by_node = ks_xcalloc(nslices ? nslices : 1, sizeof(uint32_t));
     x->others = ks_xcalloc(nslices ? nslices : 1, sizeof(uint32_t));
+    bool *dropped = ks_xcalloc(nslices ? nslices : 1, sizeof(bool));
+    if (rules) {
+        x->patched = true;
+        x->nrules = rules->nrules;
+        x->rules = ks_xcalloc(rules->nrules ? rules->nrules : 1, sizeof(*x->rules));
+        for (size_t i = 0; i < rules->nrules; i++) x->rules[i] = KS_OBJECT_REF(rules->rules[i]);
+        x->nclasses = rules->nclasses;
+        x->classes = ks_xcalloc(rules->nclasses ? rules->nclasses : 1, sizeof(*x->classes));
+        for (size_t i = 0; i < rules->nclasses; i++) x->classes[i] = KS_OBJECT_REF(rules->classes[i]);
+        x->xt = ks_xcalloc(nslices ? nslices : 1, sizeof(*x->xt));
+        if (rules->nrules) {
+            ks_cel_ctx *ctx = ks_dra_cel_ctx_get(rules->cache);
+            for (size_t i = 0; i < nslices; i++)
+                if (!patch_slice(x, i, rules, ctx)) {
+                    free_xt(x, i);
+                    dropped[i] = true;
+                }
+            ks_dra_cel_ctx_put(rules->cache, ctx);
+        }
+    }
     uint32_t nb = 0;
     for (size_t i = 0; i < nslices; i++) {
+        if (dropped[i]) continue;
         if (slices[i]->node_name != KS_ID_NONE && !slices[i]->per_device_node_selection) x->by_node[nb++] = (uint32_t)i;
         else x->others[x->nothers++] = (uint32_t)i;
     }
+    free(dropped);
     qsort_r(x->by_node, nb, sizeof(uint32_t), cmp_by_node, (void *)x->slices);
     for (uint32_t i = nb; i-- > 0;)
         ks_map_put(&x->node_index, (uint64_t)x->slices[x->by_node[i]]->node_name + 1, (void *)(uintptr_t)(i + 1));
@@ -315,6 +419,12 @@ ks_dra_slices *ks_dra_slices_ref(ks_dra_slices *x) {
 
 void ks_dra_slices_unref(ks_dra_slices *x) {
     if (!x || atomic_fetch_sub(&x->refs, 1) != 1) return;
+    for (size_t i = 0; x->xt && i < x->nslices; i++) free_xt(x, i);
+    free(x->xt);
+    for (size_t i = 0; i < x->nrules; i++) KS_OBJECT_UNREF(x->rules[i]);
+    free(x->rules);
+    for (size_t i = 0; i < x->nclasses; i++) KS_OBJECT_UNREF(x->classes[i]);
+    free(x->classes);
     for (size_t i = 0; i < x->nslices; i++) KS_OBJECT_UNREF(x->slices[i]);
     free(x->slices);
     ks_map_free(&x->node_index);
@@ -323,8 +433,30 @@ void ks_dra_slices_unref(ks_dra_slices *x) {
     free(x);
 }
 
-bool ks_dra_slices_same(const ks_dra_slices *x, struct ks_resource_slice *const *slices, size_t n) {
-    return x && x->nslices == n && (!n || memcmp(x->slices, slices, n * sizeof(*slices)) == 0);
+bool ks_dra_slices_same(const ks_dra_slices *x, struct ks_resource_slice *const *slices, size_t n,
+                        const ks_dra_taint_rules *rules) {
+    if (!x || x->nslices != n || (n && memcmp(x->slices, slices, n * sizeof(*slices)) != 0)) return false;
+    if (!rules) return !x->patched;
+    return x->patched && x->nrules == rules->nrules && x->nclasses == rules->nclasses &&
+           (!x->nrules || memcmp(x->rules, rules->rules, x->nrules * sizeof(*x->rules)) == 0) &&
+           (!x->nclasses || memcmp(x->classes, rules->classes, x->nclasses * sizeof(*x->classes)) == 0);
+}
+
+static const dev_taints *rule_taints_at(const ks_dra_slices *x, size_t si, uint32_t d) {
+    return x && x->xt && x->xt[si] && x->xt[si][d].n ? &x->xt[si][d] : NULL;
+}
+
+const ks_device_taint *const *ks_dra_slices_rule_taints(const ks_dra_slices *x, const ks_resource_slice *s, uint32_t d,
+                                                        uint32_t *n) {
+    *n = 0;
+    for (size_t i = 0; x && i < x->nslices; i++) {
+        if (x->slices[i] != s) continue;
+        const dev_taints *t = rule_taints_at(x, i, d);
+        if (!t) return NULL;
+        *n = t->n;
+        return t->v;
+    }
+    return NULL;
 }
 
 ks_dra_allocator *ks_dra_allocator_new(const ks_dra_features *f, const ks_dra_device_set *allocated,
@@ -352,6 +484,7 @@ const char *ks_dra_claim_ref(const ks_resource_claim *c, char *buf, size_t n) {
 typedef struct pool {
     const char *driver, *name;
     const ks_resource_slice **slices;
+    uint32_t *sidx;            /* each slice's index in the view */
     uint32_t nslices, cap;
     int64_t generation;
     bool incomplete, invalid;
@@ -360,11 +493,22 @@ typedef struct pool {
     uint32_t first_dev, ndevs; /* range in the flattened device list */
 } pool;
 
+/* DRAPartitionableDevices: one slice's counters during a run, flattened
+ * over its shared counter sets (set k's counters from first[k]). */
+typedef struct slice_counters {
+    const ks_resource_slice *slice;
+    uint32_t *first;
+    __int128 *avail;    /* shared counters less what allocated devices consume */
+    __int128 *consumed; /* by the devices this run is allocating */
+    struct slice_counters *next;
+} slice_counters;
+
 typedef struct devref {
     const ks_resource_slice *slice;
     const ks_device *dev;
     bool allocated; /* in use by another claim */
     uint64_t allocating; /* claims (bits) this attempt gives it to */
+    const dev_taints *rule_taints; /* DRADeviceTaints: from DeviceTaintRules */
 } devref;
 
 /* A request or one subrequest of a firstAvailable list. */
@@ -425,6 +569,7 @@ typedef struct run {
     claim_result *res;
     uint32_t nkeys;
     int8_t *match;    /* ndevs x nkeys: -1 unknown, 0/1 */
+    slice_counters *counters;
     ks_cel_ctx *ctx;
     char *err;
     int64_t deadline;
@@ -452,11 +597,25 @@ static const char *cref(run *r, size_t claim, char *buf, size_t n) {
 
 /* ---- pools ---------------------------------------------------------------------------- */
 
+/* upstream nodeMatches */
+static bool node_matches(run *r, ks_id node_name, bool all_nodes, bool has_sel, const ks_node_selector *sel) {
+    if (node_name != KS_ID_NONE) return r->node && r->node->name == node_name;
+    if (all_nodes) return true;
+    if (has_sel) return r->node && ks_node_selector_matches(sel, &r->node->labels, r->node->name);
+    return false;
+}
+
+/* Whether GatherPools takes the slice for this node: by the slice's node
+ * selection, or with per-device node selection when one of its devices
+ * is available there. */
 static bool slice_on_node(run *r, const ks_resource_slice *s) {
-    if (s->node_name != KS_ID_NONE) return r->node && r->node->name == s->node_name;
-    if (s->all_nodes) return true;
-    if (s->has_node_selector)
-        return r->node && ks_node_selector_matches(&s->node_selector, &r->node->labels, r->node->name);
+    if (s->node_name != KS_ID_NONE || s->all_nodes || s->has_node_selector)
+        return node_matches(r, s->node_name, s->all_nodes, s->has_node_selector, &s->node_selector);
+    if (!s->per_device_node_selection) return false;
+    for (uint32_t d = 0; d < s->ndevices; d++) {
+        const ks_device *dev = &s->devices[d];
+        if (node_matches(r, dev->node_name, dev->all_nodes, dev->has_node_selector, &dev->node_selector)) return true;
+    }
     return false;
 }
 
@@ -473,12 +632,7 @@ static int cmp_pool(const void *a, const void *b) {
     return c ? c : strcmp(x->name, y->name);
 }
 
-static int cmp_slice(const void *a, const void *b) {
-    const ks_resource_slice *x = *(const ks_resource_slice *const *)a, *y = *(const ks_resource_slice *const *)b;
-    return strcmp(ks_str(x->name), ks_str(y->name));
-}
-
-static void add_slice(run *r, const ks_resource_slice *s) {
+static void add_slice(run *r, const ks_resource_slice *s, uint32_t si) {
     pool *p = NULL;
     for (uint32_t i = 0; i < r->npools; i++)
         if (strcmp(r->pools[i].driver, s->driver) == 0 && strcmp(r->pools[i].name, s->pool) == 0) p = &r->pools[i];
@@ -498,11 +652,32 @@ static void add_slice(run *r, const ks_resource_slice *s) {
     if (p->nslices == p->cap) {
         uint32_t nc = p->cap ? p->cap * 2 : 4;
         const ks_resource_slice **v = ks_arena_calloc(r->a, nc, sizeof(*v));
-        if (p->nslices) memcpy(v, p->slices, p->nslices * sizeof(*v));
+        uint32_t *ix = ks_arena_calloc(r->a, nc, sizeof(*ix));
+        if (p->nslices) {
+            memcpy(v, p->slices, p->nslices * sizeof(*v));
+            memcpy(ix, p->sidx, p->nslices * sizeof(*ix));
+        }
         p->slices = v;
+        p->sidx = ix;
         p->cap = nc;
     }
+    p->sidx[p->nslices] = si;
     p->slices[p->nslices++] = s;
+}
+
+/* A pool's slices in name order (insertion sort: pools have few). */
+static void sort_pool_slices(pool *p) {
+    for (uint32_t i = 1; i < p->nslices; i++) {
+        const ks_resource_slice *s = p->slices[i];
+        uint32_t ix = p->sidx[i], k = i;
+        while (k > 0 && strcmp(ks_str(p->slices[k - 1]->name), ks_str(s->name)) > 0) {
+            p->slices[k] = p->slices[k - 1];
+            p->sidx[k] = p->sidx[k - 1];
+            k--;
+        }
+        p->slices[k] = s;
+        p->sidx[k] = ix;
+    }
 }
 
 static void gather_pools(run *r) {
@@ -523,17 +698,19 @@ static void gather_pools(run *r) {
     /* slices with binding conditions join their pools after the others */
     for (int pass = 0; pass < 2; pass++) {
         for (size_t k = 0; k < cand; k++) {
-            const ks_resource_slice *s = x->slices[k < nmine ? x->by_node[first + k] : x->others[k - nmine]];
-            if (!al->f.partitionable_devices && s->per_device_node_selection) continue;
+            uint32_t si = k < nmine ? x->by_node[first + k] : x->others[k - nmine];
+            const ks_resource_slice *s = x->slices[si];
+            /* the field set at all, even to false, as upstream */
+            if (!al->f.partitionable_devices && s->has_per_device_node_selection) continue;
             if (!slice_on_node(r, s)) continue;
             if (slice_has_binding(s) != (pass == 1)) continue;
-            add_slice(r, s);
+            add_slice(r, s, si);
         }
     }
     uint32_t total = 0;
     for (uint32_t i = 0; i < r->npools; i++) {
         pool *p = &r->pools[i];
-        qsort(p->slices, p->nslices, sizeof(*p->slices), cmp_slice);
+        sort_pool_slices(p);
         p->incomplete = (int64_t)p->nslices != p->slices[0]->slice_count;
         for (uint32_t k = 0; k < p->nslices; k++) {
             p->binding |= slice_has_binding(p->slices[k]);
@@ -568,6 +745,7 @@ static void gather_pools(run *r) {
                 dr->slice = s;
                 dr->dev = &s->devices[d];
                 dr->allocated = ks_dra_device_set_has_hash(al->allocated, s->devices[d].id_hash);
+                dr->rule_taints = rule_taints_at(x, p->sidx[k], d);
             }
         }
         p->ndevs = r->ndevs - p->first_dev;
@@ -767,17 +945,110 @@ static const char *dev_id(run *r, uint32_t di, char *buf, size_t n) {
     return buf;
 }
 
-/* 1 allocated, 0 not usable, R_ERROR */
+/* ---- counters (DRAPartitionableDevices) ------------------------------------------------- */
+
+/* The set of a slice's shared counters named name: the last of that name,
+ * as upstream's map keeps it; -1 when none. */
+static int counter_set(const ks_resource_slice *s, const char *name) {
+    int k = -1;
+    for (uint32_t i = 0; i < s->nshared_counters; i++)
+        if (strcmp(s->shared_counters[i].name, name) == 0) k = (int)i;
+    return k;
+}
+
+static int counter_in(const ks_counter_set *set, const char *name) {
+    for (uint32_t i = 0; i < set->ncounters; i++)
+        if (strcmp(set->counters[i].name, name) == 0) return (int)i;
+    return -1;
+}
+
+/* Add (sign 1) or take back (-1) what dev consumes into v. */
+static void consume(const slice_counters *c, const ks_device *dev, __int128 *v, int sign) {
+    const ks_resource_slice *s = c->slice;
+    for (uint32_t e = 0; e < dev->nconsumes; e++) {
+        const ks_counter_set *use = &dev->consumes[e];
+        int k = counter_set(s, use->name);
+        if (k < 0) continue;
+        for (uint32_t j = 0; j < use->ncounters; j++) {
+            int i = counter_in(&s->shared_counters[k], use->counters[j].name);
+            if (i >= 0) v[c->first[k] + (uint32_t)i] += sign * use->counters[j].nano;
+        }
+    }
+}
+
+/* The slice's counters: what its shared counters hold less what its
+ * allocated devices consume (upstream caches this per slice; it only
+ * depends on the slice and the allocated devices). */
+static slice_counters *counters_of(run *r, const ks_resource_slice *s) {
+    for (slice_counters *c = r->counters; c; c = c->next)
+        if (c->slice == s) return c;
+    slice_counters *c = ks_arena_calloc(r->a, 1, sizeof(*c));
+    c->slice = s;
+    c->first = ks_arena_calloc(r->a, s->nshared_counters + 1, sizeof(uint32_t));
+    uint32_t total = 0;
+    for (uint32_t k = 0; k < s->nshared_counters; k++) {
+        c->first[k] = total;
+        total += s->shared_counters[k].ncounters;
+    }
+    c->first[s->nshared_counters] = total;
+    c->avail = ks_arena_calloc(r->a, total ? total : 1, sizeof(__int128));
+    c->consumed = ks_arena_calloc(r->a, total ? total : 1, sizeof(__int128));
+    for (uint32_t k = 0; k < s->nshared_counters; k++)
+        for (uint32_t j = 0; j < s->shared_counters[k].ncounters; j++)
+            c->avail[c->first[k] + j] = s->shared_counters[k].counters[j].nano;
+    for (uint32_t d = 0; d < s->ndevices; d++)
+        if (ks_dra_device_set_has_hash(r->al->allocated, s->devices[d].id_hash))
+            consume(c, &s->devices[d], c->avail, -1);
+    c->next = r->counters;
+    r->counters = c;
+    return c;
+}
+
+/* upstream checkAvailableCounters: the device's consumption is added to
+ * what the run consumes and stays there when it fits. */
+static bool check_counters(run *r, const devref *d) {
+    slice_counters *c = counters_of(r, d->slice);
+    consume(c, d->dev, c->consumed, 1);
+    uint32_t total = c->first[d->slice->nshared_counters];
+    for (uint32_t i = 0; i < total; i++)
+        if (c->avail[i] < c->consumed[i]) {
+            consume(c, d->dev, c->consumed, -1);
+            return false;
+        }
+    return true;
+}
+
+/* ---- taints (DRADeviceTaints) --------------------------------------------------------- */
+
+static bool tolerated(const ks_device_subrequest *req, const ks_device_taint *t) {
+    for (uint32_t i = 0; i < req->ntolerations; i++)
+        if (ks_device_toleration_tolerates(&req->tolerations[i], t)) return true;
+    return false;
+}
+
+/* upstream allTaintsTolerated over the patched slice's device: its own
+ * taints and those of the rules */
+static bool all_taints_tolerated(const devref *d, const ks_device_subrequest *req) {
+    for (uint32_t i = 0; i < d->dev->ntaints; i++)
+        if (!tolerated(req, &d->dev->taints[i])) return false;
+    for (uint32_t i = 0; d->rule_taints && i < d->rule_taints->n; i++)
+        if (!tolerated(req, d->rule_taints->v[i])) return false;
+    return true;
+}
+
+/* 1 allocated, 0 not usable, R_ERROR. As upstream, counters a device took
+ * stay consumed when its taints or the constraints refuse it. */
 static int allocate_device(run *r, idx ix, uint32_t di, bool must) {
     reqdata *rd = rd_of(r, ix.claim, ix.request, ix.sub);
     devref *d = &r->devs[di];
     uint64_t bit = 1ull << ix.claim;
     if (rd->admin && (d->allocating & bit)) return 0;
     if (!rd->admin && (d->allocated || d->allocating)) return 0;
-    if (!r->al->f.partitionable_devices && d->dev->has_consumes_counters) return 0;
+    if (!r->al->f.partitionable_devices && d->dev->nconsumes) return 0;
+    if (d->dev->nconsumes && !check_counters(r, d)) return 0;
     const char *base = rd->parent ? rd->parent->name : rd->name;
     const char *sub = rd->parent ? rd->name : NULL;
-    if (r->al->f.device_taints && d->dev->has_taints && !rd->req->ntolerations) return 0;
+    if (r->al->f.device_taints && !all_taints_tolerated(d, rd->req)) return 0;
     constraint *cs = r->cons[ix.claim];
     for (uint32_t i = 0; i < r->ncons[ix.claim]; i++) {
         if (!cons_add(&cs[i], base, sub, d->dev)) {
@@ -806,6 +1077,10 @@ static void deallocate(run *r, idx ix, uint32_t di) {
         if (cs[i].distinct && cons_applies(&cs[i], base, sub) && cs[i].num >= 0) cs[i].members[cs[i].num] = NULL;
     }
     r->devs[di].allocating &= ~(1ull << ix.claim);
+    if (r->al->f.partitionable_devices && r->devs[di].dev->nconsumes) {
+        slice_counters *c = counters_of(r, r->devs[di].slice);
+        consume(c, r->devs[di].dev, c->consumed, -1);
+    }
     r->res[ix.claim].n--;
 }
 
@@ -939,8 +1214,9 @@ static int node_selector(run *r, size_t ci, ks_allocation_result *out) {
         ks_id node_name = s->per_device_node_selection ? d->dev->node_name : s->node_name;
         bool has_sel = s->per_device_node_selection ? d->dev->has_node_selector : s->has_node_selector;
         const ks_node_selector *sel = s->per_device_node_selection ? &d->dev->node_selector : &s->node_selector;
-        if (node_name != KS_ID_NONE) {
-            /* a node-local device pins the claim to the node */
+        if (node_name != KS_ID_NONE || d->dev->binds_to_node) {
+            /* a node-local device, or one that binds to the node, pins
+             * the claim to the node */
             ks_node_selector_term *nt = ks_arena_alloc(r->a, sizeof(*nt));
             nt->fields = ks_arena_alloc(r->a, sizeof(ks_requirement));
             nt->nfields = 1;

@@ -78,15 +78,35 @@ void ks_dra_cel_ctx_put(ks_dra_cel_cache *c, ks_cel_ctx *ctx);
 
 typedef struct ks_dra_allocator ks_dra_allocator;
 
+/* DRADeviceTaints: the DeviceTaintRules to apply to the slices, as
+ * upstream's slice tracker applies them (a rule's taint is added to each
+ * device its selector picks: driver, pool, device name, the class's and
+ * its own CEL selectors; a CEL runtime error leaves the device alone; a
+ * compile error leaves the slice out, as the tracker never publishes a
+ * slice it failed to patch). */
+typedef struct ks_dra_taint_rules {
+    struct ks_device_taint_rule *const *rules;
+    size_t nrules;
+    struct ks_device_class *const *classes;
+    size_t nclasses;
+    ks_dra_cel_cache *cache;
+} ks_dra_taint_rules;
+
 /* The slices of a view indexed by node (each node looks at its own
- * slices and those not tied to one node): immutable, shared by reference,
- * holding a reference to every slice. */
+ * slices and those not tied to one node), with the rules' taints when
+ * rules is not NULL: immutable, shared by reference, holding a reference
+ * to every slice and rule. */
 typedef struct ks_dra_slices ks_dra_slices;
-ks_dra_slices *ks_dra_slices_new(struct ks_resource_slice *const *slices, size_t n);
+ks_dra_slices *ks_dra_slices_new(struct ks_resource_slice *const *slices, size_t n, const ks_dra_taint_rules *rules);
 ks_dra_slices *ks_dra_slices_ref(ks_dra_slices *s);
 void ks_dra_slices_unref(ks_dra_slices *s);
-/* Whether s indexes exactly these slices (the same objects, in order). */
-bool ks_dra_slices_same(const ks_dra_slices *s, struct ks_resource_slice *const *slices, size_t n);
+/* Whether s indexes exactly these slices (the same objects, in order),
+ * patched by the same rules and classes (rules NULL: none). */
+bool ks_dra_slices_same(const ks_dra_slices *s, struct ks_resource_slice *const *slices, size_t n,
+                        const ks_dra_taint_rules *rules);
+/* The taints rules add to device d of slice s (NULL and *n 0: none). */
+const ks_device_taint *const *ks_dra_slices_rule_taints(const ks_dra_slices *x, const struct ks_resource_slice *s,
+                                                        uint32_t d, uint32_t *n);
 
 /* classes: the current objects; slices: their index; allocated: devices
  * in use (all borrowed for the allocator's life). */

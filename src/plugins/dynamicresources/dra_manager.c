@@ -293,13 +293,24 @@ void ks_dra_manager_allocated(ks_dra_manager *m, const ks_objects *o, ks_dra_dev
     pthread_mutex_unlock(&m->mu);
 }
 
-ks_dra_slices *ks_dra_manager_slices(ks_dra_manager *m, const ks_objects *o) {
+ks_dra_slices *ks_dra_manager_slices(ks_dra_manager *m, const ks_objects *o, bool device_taints) {
     struct ks_resource_slice *const *v = o ? o->resource_slices.v : NULL;
     size_t n = o ? o->resource_slices.n : 0;
+    ks_dra_taint_rules rules = {0}, *rp = NULL;
+    if (device_taints) {
+        if (o) {
+            rules.rules = o->device_taint_rules.v;
+            rules.nrules = o->device_taint_rules.n;
+            rules.classes = o->device_classes.v;
+            rules.nclasses = o->device_classes.n;
+        }
+        rules.cache = m->cel;
+        rp = &rules;
+    }
     pthread_mutex_lock(&m->mu);
-    if (!ks_dra_slices_same(m->slices, v, n)) {
+    if (!ks_dra_slices_same(m->slices, v, n, rp)) {
         ks_dra_slices_unref(m->slices);
-        m->slices = ks_dra_slices_new(v, n);
+        m->slices = ks_dra_slices_new(v, n, rp);
     }
     ks_dra_slices *x = ks_dra_slices_ref(m->slices);
     pthread_mutex_unlock(&m->mu);

@@ -33,9 +33,10 @@ bool ks_dra_manager_remove_pending(ks_dra_manager *m, const char *uid);
 void ks_dra_manager_assume(ks_dra_manager *m, const ks_resource_claim *base, ks_resource_claim *written);
 void ks_dra_manager_restore(ks_dra_manager *m, ks_id ns, ks_id name);
 
-/* The objects' slices indexed (kept while the objects show the same
- * slices): a reference for the caller. */
-ks_dra_slices *ks_dra_manager_slices(ks_dra_manager *m, const ks_objects *o);
+/* The objects' slices indexed, with the objects' DeviceTaintRules applied
+ * when device_taints (DRADeviceTaints), kept while the objects show the
+ * same slices (rules, classes): a reference for the caller. */
+ks_dra_slices *ks_dra_manager_slices(ks_dra_manager *m, const ks_objects *o, bool device_taints);
 
 /* Every device allocated by a claim of the objects (as the plugin sees
  * them) or in flight. */

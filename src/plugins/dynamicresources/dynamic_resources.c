@@ -393,7 +393,7 @@ static ks_status *pre_filter(void *self, ks_cycle_state *st, const ks_pod *pod, 
             s->classes = ks_xcalloc(s->nclasses ? s->nclasses : 1, sizeof(*s->classes));
             for (size_t i = 0; i < s->nclasses; i++) s->classes[i] = KS_OBJECT_REF(o->device_classes.v[i]);
         }
-        s->slices = ks_dra_manager_slices(mgr(pl), o);
+        s->slices = ks_dra_manager_slices(mgr(pl), o, pl->f.device_taints);
         s->allocator = ks_dra_allocator_new(&pl->f, &s->allocated, s->classes, s->nclasses, s->slices,
                                             ks_dra_manager_cel(mgr(pl)));
     }
