@@ -42,6 +42,9 @@ static const snap_kind kinds[] = {
     {"14-deviceclasses.json", "DeviceClass", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/deviceclasses", NULL},
     {"15-resourceslices.json", "ResourceSlice", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/resourceslices",
      NULL},
+    /* DRADeviceTaints (alpha; an API server without it answers 404) */
+    {"15a-devicetaintrules.json", "DeviceTaintRule", "resource.k8s.io/v1alpha3",
+     "/apis/resource.k8s.io/v1alpha3/devicetaintrules", NULL},
     {"16-resourceclaims.json", "ResourceClaim", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/resourceclaims",
      NULL},
     {"17-podgroups.json", "PodGroup", "scheduling.x-k8s.io/v1alpha1",

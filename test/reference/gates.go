@@ -11,11 +11,11 @@ import (
 	"io"
 	"sort"
 
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/component-base/featuregate"
 	logsapi "k8s.io/component-base/logs/api/v1"
 	metricsfeatures "k8s.io/component-base/metrics/features"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	_ "k8s.io/kubernetes/pkg/features"
 )
 

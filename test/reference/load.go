@@ -18,6 +18,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	resourcev1 "k8s.io/api/resource/v1"
+	resourcev1alpha3 "k8s.io/api/resource/v1alpha3"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -59,6 +60,7 @@ type Cluster struct {
 	ResourceClaims  []*resourcev1.ResourceClaim
 	ClaimTemplates  []*resourcev1.ResourceClaimTemplate
 	ResourceSlices  []*resourcev1.ResourceSlice
+	TaintRules      []*resourcev1alpha3.DeviceTaintRule
 
 	// Seq is the input order of every pod, keyed by namespace/name.
 	Seq map[string]int
@@ -158,7 +160,9 @@ func (c *Cluster) decode(js []byte, where string) error {
 		return fmt.Errorf("%s: %w", where, err)
 	}
 	// resource.k8s.io in an older version: as the API server serves it, v1
-	if gvk := obj.GetObjectKind().GroupVersionKind(); gvk.Group == "resource.k8s.io" && gvk.Version != "v1" {
+	// (DeviceTaintRule exists in v1alpha3 only)
+	if gvk := obj.GetObjectKind().GroupVersionKind(); gvk.Group == "resource.k8s.io" && gvk.Version != "v1" &&
+		gvk.Kind != "DeviceTaintRule" {
 		legacyscheme.Scheme.Default(obj)
 		internal, err := legacyscheme.Scheme.ConvertToVersion(obj, schema.GroupVersion{Group: gvk.Group, Version: runtime.APIVersionInternal})
 		if err != nil {
@@ -254,6 +258,8 @@ func (c *Cluster) add(obj runtime.Object) {
 		c.ClaimTemplates = append(c.ClaimTemplates, o)
 	case *resourcev1.ResourceSlice:
 		c.ResourceSlices = append(c.ResourceSlices, o)
+	case *resourcev1alpha3.DeviceTaintRule:
+		c.TaintRules = append(c.TaintRules, o)
 	default:
 		// other kinds are ignored
 		return

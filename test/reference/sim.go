@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
@@ -23,6 +24,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	resourceslicetracker "k8s.io/dynamic-resource-allocation/resourceslice/tracker"
 	"k8s.io/klog/v2"
+	"k8s.io/kubernetes/pkg/features"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
@@ -194,6 +196,9 @@ func NewSim(ctx context.Context, cfg *config.KubeSchedulerConfiguration, c *Clus
 	for _, o := range c.ResourceSlices {
 		objs = append(objs, o)
 	}
+	for _, o := range c.TaintRules {
+		objs = append(objs, o)
+	}
 	client := fake.NewSimpleClientset(objs...)
 	bumpClaimVersions(client)
 	s.client = client
@@ -243,10 +248,18 @@ func NewSim(ctx context.Context, cfg *config.KubeSchedulerConfiguration, c *Clus
 	// DRA: the claims' assume cache, the slice tracker and the manager the
 	// scheduler shares between its profiles, as kube-scheduler builds them.
 	claimCache := assumecache.NewAssumeCache(logger, factory.Resource().V1().ResourceClaims().Informer(), "ResourceClaim", "", nil)
-	sliceTracker, err := resourceslicetracker.StartTracker(ctx, resourceslicetracker.Options{
-		SliceInformer: factory.Resource().V1().ResourceSlices(),
-		KubeClient:    client,
-	})
+	trackerOpts := resourceslicetracker.Options{
+		EnableDeviceTaints:       utilfeature.DefaultFeatureGate.Enabled(features.DRADeviceTaints),
+		EnableConsumableCapacity: utilfeature.DefaultFeatureGate.Enabled(features.DRAConsumableCapacity),
+		SliceInformer:            factory.Resource().V1().ResourceSlices(),
+		KubeClient:               client,
+	}
+	if trackerOpts.EnableDeviceTaints {
+		// as kube-scheduler: the rules and classes the tracker patches slices with
+		trackerOpts.TaintInformer = factory.Resource().V1alpha3().DeviceTaintRules()
+		trackerOpts.ClassInformer = factory.Resource().V1().DeviceClasses()
+	}
+	sliceTracker, err := resourceslicetracker.StartTracker(ctx, trackerOpts)
 	if err != nil {
 		return nil, err
 	}
@@ -330,7 +343,12 @@ func NewSim(ctx context.Context, cfg *config.KubeSchedulerConfiguration, c *Clus
 			time.Sleep(time.Millisecond)
 		}
 	}
-	if len(c.PVs)+len(c.PVCs)+len(c.ResourceClaims)+len(c.ResourceSlices) > 0 {
+	// the slice tracker patches slices with DeviceTaintRules as their
+	// events arrive: wait until it has seen them all
+	for !sliceTracker.HasSynced() {
+		time.Sleep(time.Millisecond)
+	}
+	if len(c.PVs)+len(c.PVCs)+len(c.ResourceClaims)+len(c.ResourceSlices)+len(c.TaintRules) > 0 {
 		time.Sleep(50 * time.Millisecond)
 	}
 	s.podIdx = podInformer.GetIndexer()

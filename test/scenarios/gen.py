@@ -163,6 +163,7 @@ class Gen:
         self.pod_names = set()
         self.profiles = ["default-scheduler"]
         self.config = None
+        self.feature_gates = None  # --feature-gates for both schedulers (a file `feature-gates`)
 
     def next_uid(self, kind):
         self.uid += 1
@@ -1475,6 +1476,176 @@ class Gen:
                 spec["nodeSelector"] = {"topology.kubernetes.io/zone": rng.choice(self.zones)}
             self.docs.append({"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": spec})
 
+    def gen_dra_gates(self):
+        """DRA behind feature gates: device taints (taints in slices,
+        DeviceTaintRules, tolerations; DRADeviceTaints), partitionable
+        devices (shared counters, devices consuming them, per-device node
+        selection; DRAPartitionableDevices), each with its gate on or off,
+        and the default-on gates turned off (DynamicResourceAllocation,
+        DRAPrioritizedList, DRAAdminAccess, DRASchedulerFilterTimeout).
+        The gates go to `feature-gates`. Only for seeds gen_dra made a DRA
+        cluster for, with a generator of its own; every driver still has at
+        most one pool a node sees."""
+        if not any(d.get("kind") == "DeviceClass" for d in self.docs):
+            return
+        rng = random.Random(self.seed * 7919 + 13)
+        p = rng.random()
+        gates = []
+        taints = parts = False
+        if p < 0.25:
+            taints, gates = True, ["DRADeviceTaints=true"]
+        elif p < 0.5:
+            parts, gates = True, ["DRAPartitionableDevices=true"]
+        elif p < 0.62:
+            taints = parts = True
+            gates = ["DRADeviceTaints=true", "DRAPartitionableDevices=true"]
+        elif p < 0.67:
+            gates = ["DynamicResourceAllocation=false"]
+        elif p < 0.72:
+            gates = [rng.choice(["DRAPrioritizedList=false", "DRAAdminAccess=false", "DRASchedulerFilterTimeout=false"])]
+        elif p < 0.85:
+            # the alpha fields without their gates: ignored, or refused
+            taints, parts = rng.random() < 0.6, rng.random() < 0.6
+        else:
+            return
+        if rng.random() < 0.2 and gates:
+            gates = [("kube:" + g) for g in gates]
+        self.feature_gates = ",".join(gates) if gates else None
+        gpu = "gpu.example.com"
+        templates, pods = {}, []
+        if taints:
+            effects = ["NoSchedule", "NoExecute"]
+            for d in self.docs:
+                if d.get("kind") != "ResourceSlice" or d["spec"]["driver"] != gpu:
+                    continue
+                for dev in d["spec"]["devices"]:
+                    if rng.random() < 0.3:
+                        t = {"key": rng.choice(["maintenance", "ecc"]), "effect": rng.choice(effects)}
+                        if rng.random() < 0.5:
+                            t["value"] = rng.choice(["planned", "true"])
+                        dev["taints"] = [t]
+            nodes = [d["spec"]["pool"]["name"] for d in self.docs
+                     if d.get("kind") == "ResourceSlice" and d["spec"]["driver"] == gpu]
+            rules = []
+            if nodes and rng.random() < 0.7:
+                rules.append({"deviceSelector": {"driver": gpu, "pool": rng.choice(nodes), "device": "gpu-0"},
+                              "taint": {"key": "rule-maintenance", "value": "planned", "effect": "NoSchedule"}})
+            if rng.random() < 0.5:
+                rules.append({"deviceSelector": {"deviceClassName": "gpu-large"},
+                              "taint": {"key": "large", "effect": rng.choice(effects)}})
+            if rng.random() < 0.5:
+                rules.append({"deviceSelector": {"selectors": [{"cel": {"expression":
+                              f'device.attributes["{gpu}"].model == "{rng.choice(["a100", "h100", "l4"])}"'}}]},
+                              "taint": {"key": "model", "value": "deprecated", "effect": "NoSchedule"}})
+            if rng.random() < 0.3:
+                # a runtime error (not every GPU has "mig") leaves the device alone
+                rules.append({"deviceSelector": {"driver": gpu, "selectors": [{"cel": {"expression":
+                              f'device.attributes["{gpu}"].mig'}}]},
+                              "taint": {"key": "mig", "effect": "NoExecute"}})
+            if rng.random() < 0.2:
+                rules.append({"deviceSelector": {"deviceClassName": "no-such-class"},
+                              "taint": {"key": "never", "effect": "NoSchedule"}})
+            for i, r in enumerate(rules):
+                self.docs.append({"apiVersion": "resource.k8s.io/v1alpha3", "kind": "DeviceTaintRule",
+                                  "metadata": {"name": f"rule-{i}"}, "spec": r})
+            tol_any = {"operator": "Exists"}
+            tol_maint = {"key": "maintenance", "operator": "Exists"}
+            tol_planned = {"key": "rule-maintenance", "operator": "Equal", "value": "planned", "effect": "NoSchedule"}
+            tol_model = {"key": "model", "value": "deprecated"}
+            templates["tolerate-all"] = {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu",
+                                                                                   "tolerations": [tol_any]}}]}
+            templates["tolerate-some"] = {"requests": [{"name": "gpus", "exactly": {
+                "deviceClassName": "gpu", "count": rng.randint(1, 2),
+                "tolerations": [tol_maint, tol_planned, tol_model][:rng.randint(1, 3)]}}]}
+            templates["tolerate-first"] = {"requests": [{"name": "gpu", "firstAvailable": [
+                {"name": "clean", "deviceClassName": "gpu-large"},
+                {"name": "tainted", "deviceClassName": "gpu", "tolerations": [{"effect": "NoSchedule", "operator": "Exists"}]}]}]}
+            pods += ["tolerate-all", "tolerate-some", "tolerate-first", "tolerate-some"]
+        if parts:
+            part, link = "part.example.com", "link.example.com"
+            part_nodes = [n for n in self.nodes if rng.random() < 0.5] or self.nodes[:1]
+            for (name, node, free, labels, tts, unsched) in part_nodes:
+                counters, devs = [], []
+                for g in range(rng.randint(1, 2)):
+                    mem = rng.choice([40, 80])
+                    counters.append({"name": f"gpu{g}", "counters": {"memory": {"value": f"{mem}Gi"},
+                                                                     "slices": {"value": "7"}}})
+                    shapes = [("whole", mem, 7), ("3g", mem // 2, 3), ("3g", mem // 2, 3), ("1g", mem // 8, 1),
+                              ("1g", mem // 8, 1)]
+                    for k, (kind, m, sl) in enumerate(shapes):
+                        if kind != "whole" and rng.random() < 0.2:
+                            continue
+                        devs.append({"name": f"gpu{g}-{kind}-{k}",
+                                     "attributes": {"profile": {"string": kind}, "gpu": {"int": g}},
+                                     "capacity": {"memory": {"value": f"{m}Gi"}},
+                                     "consumesCounters": [{"counterSet": f"gpu{g}",
+                                                           "counters": {"memory": {"value": f"{m}Gi"},
+                                                                        "slices": {"value": str(sl)}}}]})
+                self.docs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                                  "metadata": {"name": f"{name}-{part}"},
+                                  "spec": {"driver": part, "nodeName": name,
+                                           "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
+                                           "sharedCounters": counters, "devices": devs}})
+            # a device already allocated takes its counters
+            if rng.random() < 0.5:
+                node = part_nodes[0][0]
+                self.docs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                                  "metadata": {"name": "allocated-part", "namespace": "default"},
+                                  "spec": {"devices": {"requests": [{"name": "p", "exactly": {"deviceClassName": "part"}}]}},
+                                  "status": {"allocation": {
+                                      "devices": {"results": [{"request": "p", "driver": part, "pool": node,
+                                                               "device": rng.choice(["gpu0-3g-1", "gpu0-1g-3", "gpu0-whole-0"])}]},
+                                      "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                                          {"key": "metadata.name", "operator": "In", "values": [node]}]}]}},
+                                      "reservedFor": [{"resource": "pods", "name": "someone", "uid": "uid-someone"}]}})
+            # links shared between nodes, each device where it is reachable
+            link_devs = []
+            for k, (name, node, free, labels, tts, unsched) in enumerate(self.nodes[:8]):
+                if rng.random() < 0.3:
+                    link_devs.append({"name": f"link-{k}", "nodeSelector": {"nodeSelectorTerms": [{"matchExpressions": [
+                        {"key": "topology.kubernetes.io/zone", "operator": "In",
+                         "values": [rng.choice(self.zones)]}]}]}})
+                else:
+                    link_devs.append({"name": f"link-{k}", "nodeName": name})
+            if rng.random() < 0.2:
+                link_devs.append({"name": "link-any", "allNodes": True})
+            self.docs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                              "metadata": {"name": "fabric-links"},
+                              "spec": {"driver": link, "perDeviceNodeSelection": True,
+                                       "pool": {"name": "fabric", "generation": 1, "resourceSliceCount": 1},
+                                       "devices": link_devs}})
+            self.docs.append({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "part"},
+                              "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{part}"'}}]}})
+            self.docs.append({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "part-small"},
+                              "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{part}"'}},
+                                                     {"cel": {"expression": f'device.capacity["{part}"].memory.compareTo(quantity("20Gi")) <= 0'}}]}})
+            self.docs.append({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "link"},
+                              "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{link}"'}}]}})
+            templates["part-one"] = {"requests": [{"name": "p", "exactly": {"deviceClassName": "part"}}]}
+            templates["part-two"] = {"requests": [{"name": "p", "exactly": {"deviceClassName": "part", "count": 2}}],
+                                     "constraints": [{"matchAttribute": f"{part}/gpu"}] if rng.random() < 0.5 else []}
+            templates["part-small"] = {"requests": [{"name": "p", "exactly": {"deviceClassName": "part-small",
+                                                                               "count": rng.randint(1, 3)}}]}
+            templates["part-all"] = {"requests": [{"name": "p", "exactly": {"deviceClassName": "part", "allocationMode": "All",
+                                                                             "selectors": [{"cel": {"expression": f'device.attributes["{part}"].profile == "1g"'}}]}}]}
+            templates["link-one"] = {"requests": [{"name": "l", "exactly": {"deviceClassName": "link"}}]}
+            templates["part-and-link"] = {"requests": [{"name": "p", "exactly": {"deviceClassName": "part"}},
+                                                       {"name": "l", "exactly": {"deviceClassName": "link"}}]}
+            pods += ["part-one", "part-one", "part-two", "part-small", "part-all", "link-one", "part-and-link"]
+        for tname in sorted(templates):
+            self.docs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                              "metadata": {"name": tname, "namespace": "default"},
+                              "spec": {"spec": {"devices": templates[tname]}}})
+        rng.shuffle(pods)
+        for i, tname in enumerate(pods[:rng.randint(2, len(pods))] if pods else []):
+            md = {"name": self.pod_name(f"dra-g-{i}"), "namespace": "default", "labels": {"app": "dra"}}
+            if rng.random() < 0.7:
+                md["creationTimestamp"] = ts(rng, 5)
+            spec = {"containers": [{"name": "c", "image": "registry.example.com/ml/trainer:2",
+                                    "resources": {"requests": {"cpu": rng.choice(["100m", "500m"]), "memory": "256Mi"}}}],
+                    "resourceClaims": [{"name": "dev", "resourceClaimTemplateName": tname}]}
+            self.docs.append({"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": spec})
+
     def run(self):
         self.gen_config()
         self.gen_namespaces()
@@ -1486,6 +1657,7 @@ class Gen:
         self.gen_volumes()
         self.gen_extras()
         self.gen_dra()
+        self.gen_dra_gates()
         self.gen_capacity()
         # shuffle documents a little: object order must not matter except pods
         return self.docs
@@ -1510,6 +1682,12 @@ def main(argv=None):
             f.write(to_yaml([g.config]))
     elif os.path.exists(cfg_path):
         os.remove(cfg_path)
+    gates_path = os.path.join(args.output, "feature-gates")
+    if g.feature_gates:
+        with open(gates_path, "w") as f:
+            f.write(g.feature_gates + "\n")
+    elif os.path.exists(gates_path):
+        os.remove(gates_path)
     return 0
 
 

@@ -169,12 +169,70 @@ static void errors_name_the_field(void **st) {
     ks_errors_free(&errs);
 }
 
+/* The alpha gates' fields: taints, tolerations, counters, per-device node
+ * selection, bindsToNode, DeviceTaintRules. */
+static void alpha_fields(void **st) {
+    ks_errors errs;
+    ks_cluster *c = load("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\n"
+                         "spec:\n  driver: gpu.example.com\n  perDeviceNodeSelection: false\n"
+                         "  pool: {name: p, generation: 1, resourceSliceCount: 1}\n"
+                         "  sharedCounters: [{name: set0, counters: {mem: {value: 80Gi}, sm: {value: '7'}}}]\n"
+                         "  devices:\n  - name: d0\n    nodeName: n1\n    bindsToNode: true\n"
+                         "    taints: [{key: k, value: v, effect: NoSchedule, timeAdded: '2025-01-01T00:00:00Z'}]\n"
+                         "    consumesCounters: [{counterSet: set0, counters: {mem: {value: 10Gi}}}]\n"
+                         "---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: c, namespace: ml}\n"
+                         "spec:\n  devices:\n    requests:\n    - {name: a, exactly: {deviceClassName: gpu, tolerations: "
+                         "[{key: k, operator: Exists, effect: NoSchedule, tolerationSeconds: 5}]}}\n"
+                         "---\napiVersion: resource.k8s.io/v1alpha3\nkind: DeviceTaintRule\nmetadata: {name: r}\n"
+                         "spec:\n  deviceSelector: {deviceClassName: gpu, driver: gpu.example.com, pool: p, device: d0,\n"
+                         "    selectors: [{cel: {expression: 'true'}}]}\n"
+                         "  taint: {key: broken, value: x, effect: NoExecute}\n",
+                         &errs);
+    for (size_t i = 0; !c && i < errs.n; i++) fprintf(stderr, "%s\n", errs.v[i]);
+    assert_non_null(c);
+    const ks_resource_slice *s = c->resource_slices.v[0];
+    assert_true(s->has_per_device_node_selection);
+    assert_false(s->per_device_node_selection);
+    assert_int_equal(s->nshared_counters, 1);
+    assert_string_equal(s->shared_counters[0].name, "set0");
+    assert_int_equal(s->shared_counters[0].ncounters, 2);
+    assert_true(s->shared_counters[0].counters[0].nano == (__int128)80 * 1024 * 1024 * 1024 * 1000000000);
+    const ks_device *d = &s->devices[0];
+    assert_string_equal(ks_str(d->node_name), "n1");
+    assert_true(d->binds_to_node);
+    assert_int_equal(d->ntaints, 1);
+    assert_string_equal(d->taints[0].key, "k");
+    assert_string_equal(d->taints[0].value, "v");
+    assert_string_equal(d->taints[0].effect, "NoSchedule");
+    assert_int_equal(d->nconsumes, 1);
+    assert_string_equal(d->consumes[0].name, "set0");
+    assert_string_equal(d->consumes[0].counters[0].name, "mem");
+    const ks_device_subrequest *r = &c->resource_claims.v[0]->requests[0].exactly;
+    assert_int_equal(r->ntolerations, 1);
+    assert_string_equal(r->tolerations[0].key, "k");
+    assert_string_equal(r->tolerations[0].op, "Exists");
+    assert_string_equal(r->tolerations[0].value, "");
+    assert_true(ks_device_toleration_tolerates(&r->tolerations[0], &d->taints[0]));
+    assert_int_equal(c->device_taint_rules.n, 1);
+    const ks_device_taint_rule *rule = c->device_taint_rules.v[0];
+    assert_true(rule->has_selector);
+    assert_string_equal(rule->device_class, "gpu");
+    assert_string_equal(rule->device, "d0");
+    assert_int_equal(rule->nselectors, 1);
+    assert_string_equal(rule->taint.key, "broken");
+    assert_string_equal(rule->taint.effect, "NoExecute");
+    assert_false(ks_device_toleration_tolerates(&r->tolerations[0], &rule->taint));
+    ks_errors_free(&errs);
+    ks_cluster_free(c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(v1_objects),
         cmocka_unit_test(v1beta1_converted),
         cmocka_unit_test(pod_claims_and_generated_claims),
         cmocka_unit_test(errors_name_the_field),
+        cmocka_unit_test(alpha_fields),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
