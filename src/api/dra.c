@@ -89,6 +89,14 @@ ks_allocation_result *ks_allocation_copy(ks_arena *a, const ks_allocation_result
         c->results[i].driver = dup(a, r->results[i].driver);
         c->results[i].pool = dup(a, r->results[i].pool);
         c->results[i].device = dup(a, r->results[i].device);
+        c->results[i].share_id = dup(a, r->results[i].share_id);
+        if (r->results[i].nconsumed) {
+            c->results[i].consumed = ks_arena_calloc(a, r->results[i].nconsumed, sizeof(ks_named_quantity));
+            for (uint32_t k = 0; k < r->results[i].nconsumed; k++) {
+                c->results[i].consumed[k] = r->results[i].consumed[k];
+                c->results[i].consumed[k].name = dup(a, r->results[i].consumed[k].name);
+            }
+        }
     }
     /* configs point at their class's or claim's strings and parameter
      * trees, which the new claim version keeps alive (its base) */

@@ -9,6 +9,7 @@
 #define KS_DRA_H
 
 #include "api/objects.h"
+#include "api/quantity.h"
 #include "api/selector.h"
 #include "cel/cel.h"
 
@@ -51,6 +52,22 @@ typedef struct ks_counter_set {
     ks_device_counter *counters;
 } ks_counter_set;
 
+/* DRAConsumableCapacity: an amount of a named capacity (as written, for
+ * printing back), and a capacity's request policy. */
+typedef struct ks_named_quantity {
+    const char *name;
+    ks_quantity q;
+} ks_named_quantity;
+
+typedef struct ks_capacity_policy {
+    bool has_default;
+    ks_quantity def;
+    uint32_t nvalid;          /* validValues (ascending) */
+    ks_quantity *valid;
+    bool has_range, has_min, has_max, has_step;
+    ks_quantity min, max, step;
+} ks_capacity_policy;
+
 /* A request's or subrequest's device choice. */
 typedef struct ks_device_subrequest {
     const char *name;
@@ -61,7 +78,9 @@ typedef struct ks_device_subrequest {
     int64_t count;            /* ExactCount (defaulted to 1) */
     uint32_t nselectors;
     const char **selectors;   /* CEL expressions; NULL entry: a selector without cel */
-    bool has_capacity;        /* capacity.requests set (DRAConsumableCapacity) */
+    bool has_capacity;        /* capacity set (DRAConsumableCapacity) */
+    uint32_t ncap_requests;   /* capacity.requests */
+    ks_named_quantity *cap_requests;
     uint32_t ntolerations;    /* DRADeviceTaints */
     ks_device_toleration *tolerations;
 } ks_device_subrequest;
@@ -97,6 +116,12 @@ typedef struct ks_device_result {
     const char *request, *driver, *pool, *device;
     uint64_t id_hash; /* ks_device_id_hash(driver, pool, device) */
     bool has_admin_access, admin_access;
+    /* DRAConsumableCapacity: a share of a device that allows multiple
+     * allocations (NULL: the device is the claim's alone) and what it
+     * consumes of the device's capacities */
+    const char *share_id;
+    uint32_t nconsumed;
+    ks_named_quantity *consumed;
 } ks_device_result;
 
 typedef struct ks_allocation_result {
@@ -163,6 +188,10 @@ typedef struct ks_device {
     /* DRADeviceTaints: the slice's own taints */
     uint32_t ntaints;
     ks_device_taint *taints;
+    /* DRAConsumableCapacity: per capacity (parallel to cel.caps) its value
+     * as written and its request policy (NULL: none) */
+    ks_quantity *cap_values;
+    const ks_capacity_policy **cap_policies;
     /* per-device node selection (DRAPartitionableDevices) */
     ks_id node_name;
     bool all_nodes;

@@ -314,7 +314,14 @@ bool d_annotations(dec *d, const ks_tree *v, const kpath *p, ks_annotations *out
 }
 
 bool d_quantity(dec *d, const ks_tree *v, const kpath *p, __int128 *nano) {
-    *nano = 0;
+    ks_quantity q;
+    bool ok = d_quantity_q(d, v, p, &q);
+    *nano = ok ? q.nano : 0;
+    return ok;
+}
+
+bool d_quantity_q(dec *d, const ks_tree *v, const kpath *p, ks_quantity *out) {
+    memset(out, 0, sizeof(*out));
     if (!v || v->type == KT_NULL) return true; /* a null Quantity is zero */
     char buf[64];
     const char *text;
@@ -333,7 +340,7 @@ bool d_quantity(dec *d, const ks_tree *v, const kpath *p, __int128 *nano) {
         derr(d, v, p, "quantity \"%s\" is too large", text);
         return false;
     }
-    *nano = q.nano;
+    *out = q;
     return true;
 }
 

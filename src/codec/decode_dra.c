@@ -188,6 +188,42 @@ static uint32_t d_counter_sets(dec *d, const ks_tree *v, const kpath *p, const c
     return n;
 }
 
+/* {name: Q}: quantities by name, as written */
+static uint32_t d_named_quantities(dec *d, const ks_tree *v, const kpath *p, ks_named_quantity **out) {
+    *out = NULL;
+    if (!d_map(d, v, p) || !v->n) return 0;
+    ks_named_quantity *q = ks_arena_calloc(d->a, v->n, sizeof(*q));
+    for (uint32_t i = 0; i < v->n; i++) {
+        q[i].name = dkeep(d, v->keys[i]);
+        d_quantity_q(d, v->items[i], KP(p, v->keys[i]), &q[i].q);
+    }
+    *out = q;
+    return v->n;
+}
+
+/* a device capacity's requestPolicy */
+static const ks_capacity_policy *d_capacity_policy(dec *d, const ks_tree *v, const kpath *p) {
+    if (!d_map(d, v, p)) return NULL;
+    ks_capacity_policy *o = ks_arena_calloc(d->a, 1, sizeof(*o));
+    const ks_tree *f;
+    if (!d_absent(f = kt_get(v, "default"))) o->has_default = d_quantity_q(d, f, KP(p, "default"), &o->def);
+    const ks_tree *vals = kt_get(v, "validValues");
+    if (d_seq(d, vals, KP(p, "validValues")) && vals->n) {
+        o->valid = ks_arena_calloc(d->a, vals->n, sizeof(ks_quantity));
+        for (uint32_t i = 0; i < vals->n; i++)
+            if (d_quantity_q(d, vals->items[i], KI(KP(p, "validValues"), i), &o->valid[o->nvalid])) o->nvalid++;
+    }
+    const ks_tree *r = kt_get(v, "validRange");
+    const kpath *rp = KP(p, "validRange");
+    if (d_map(d, r, rp)) {
+        o->has_range = true;
+        if (!d_absent(f = kt_get(r, "min"))) o->has_min = d_quantity_q(d, f, KP(rp, "min"), &o->min);
+        if (!d_absent(f = kt_get(r, "max"))) o->has_max = d_quantity_q(d, f, KP(rp, "max"), &o->max);
+        if (!d_absent(f = kt_get(r, "step"))) o->has_step = d_quantity_q(d, f, KP(rp, "step"), &o->step);
+    }
+    return o;
+}
+
 static void d_subrequest(dec *d, const ks_tree *x, const kpath *p, ks_device_subrequest *r) {
     static const char *const modes[] = {"ExactCount", "All", NULL};
     r->device_class = str_field(d, x, "deviceClassName", p);
@@ -209,7 +245,10 @@ static void d_subrequest(dec *d, const ks_tree *x, const kpath *p, ks_device_sub
     d_int64(d, kt_get(x, "count"), KP(p, "count"), &r->count);
     if (r->mode == KS_ALLOC_EXACT_COUNT && !r->bad_mode && r->count == 0) r->count = 1;
     const ks_tree *cap = kt_get(x, "capacity");
-    r->has_capacity = d_map(d, cap, KP(p, "capacity")) && !d_absent(kt_get(cap, "requests"));
+    r->has_capacity = d_map(d, cap, KP(p, "capacity"));
+    if (r->has_capacity)
+        r->ncap_requests = d_named_quantities(d, kt_get(cap, "requests"), KP(KP(p, "capacity"), "requests"),
+                                              &r->cap_requests);
     r->ntolerations = d_tolerations(d, kt_get(x, "tolerations"), KP(p, "tolerations"), &r->tolerations);
 }
 
@@ -289,6 +328,9 @@ static ks_allocation_result *d_allocation(dec *d, const ks_tree *v, const kpath 
                 if (!dr->device) dr->device = "";
                 dr->id_hash = ks_device_id_hash(dr->driver, dr->pool, dr->device);
                 dr->has_admin_access = d_bool(d, kt_get(x, "adminAccess"), KP(ip, "adminAccess"), &dr->admin_access);
+                dr->share_id = str_field(d, x, "shareID", ip);
+                dr->nconsumed = d_named_quantities(d, kt_get(x, "consumedCapacity"), KP(ip, "consumedCapacity"),
+                                                   &dr->consumed);
             }
         }
         r->nconfig = d_configs(d, kt_get(devs, "config"), KP(dp, "config"), &r->config, true);
@@ -446,16 +488,20 @@ static void d_device(dec *d, const ks_tree *x, const kpath *p, const char *drive
     const kpath *cp = KP(bp, "capacity");
     if (d_map(d, caps, cp) && caps->n) {
         ks_cel_capacity *c = ks_arena_calloc(d->a, caps->n, sizeof(*c));
+        dev->cap_values = ks_arena_calloc(d->a, caps->n, sizeof(ks_quantity));
+        dev->cap_policies = ks_arena_calloc(d->a, caps->n, sizeof(ks_capacity_policy *));
         for (uint32_t i = 0; i < caps->n; i++) {
             const ks_tree *v = caps->items[i];
             const kpath *kp = KP(cp, caps->keys[i]);
             if (!d_map(d, v, kp)) continue;
-            ks_cel_capacity *q = &c[dev->cel.ncaps++];
+            uint32_t k = dev->cel.ncaps++;
+            ks_cel_capacity *q = &c[k];
             q->name = dkeep(d, caps->keys[i]);
             split_name(d, q->name, driver, &q->domain, &q->id);
             const ks_tree *val = kt_get(v, "value");
             if (d_absent(val)) derr(d, v, KP(kp, "value"), "required");
-            else d_quantity(d, val, KP(kp, "value"), &q->nano);
+            else if (d_quantity_q(d, val, KP(kp, "value"), &dev->cap_values[k])) q->nano = dev->cap_values[k].nano;
+            dev->cap_policies[k] = d_capacity_policy(d, kt_get(v, "requestPolicy"), KP(kp, "requestPolicy"));
         }
         dev->cel.caps = c;
     }

@@ -4,6 +4,7 @@
 #ifndef KS_DECODE_INTERNAL_H
 #define KS_DECODE_INTERNAL_H
 
+#include "api/quantity.h"
 #include "codec/decode.h"
 
 /* One step of a field path: a map key or a list index. */
@@ -74,6 +75,8 @@ bool d_labels(dec *d, const ks_tree *v, const kpath *p, ks_labels *out);
 bool d_annotations(dec *d, const ks_tree *v, const kpath *p, ks_annotations *out);
 /* A quantity, exactly, in nano-units. */
 bool d_quantity(dec *d, const ks_tree *v, const kpath *p, __int128 *nano);
+/* The same, keeping how it was written (for printing back). */
+bool d_quantity_q(dec *d, const ks_tree *v, const kpath *p, ks_quantity *out);
 /* A ResourceList. Quantities must not be negative and must fit an int64
  * once converted as the scheduler converts them. */
 bool d_qlist(dec *d, const ks_tree *v, const kpath *p, ks_qlist *out);

@@ -32,7 +32,7 @@ static const struct {
     {"DRASchedulerFilterTimeout", KS_FEAT_DRA_FILTER_TIMEOUT},
     {"DRADeviceTaints", KS_FEAT_DRA_DEVICE_TAINTS},
     {"DRAPartitionableDevices", KS_FEAT_DRA_PARTITIONABLE_DEVICES},
-    {"DRAConsumableCapacity", -1},
+    {"DRAConsumableCapacity", KS_FEAT_DRA_CONSUMABLE_CAPACITY},
     {"DRAExtendedResource", -1},
     {"DRADeviceBindingConditions", -1},
     {"StorageCapacityScoring", -1},

@@ -834,6 +834,16 @@ static json_t *allocation_json(const ks_allocation_result *al) {
         json_t *x = json_pack("{s:s, s:s, s:s, s:s}", "request", d->request, "driver", d->driver, "pool", d->pool,
                               "device", d->device);
         if (d->has_admin_access) json_object_set_new(x, "adminAccess", json_boolean(d->admin_access));
+        if (d->share_id) json_object_set_new(x, "shareID", json_string(d->share_id));
+        if (d->nconsumed) {
+            json_t *cc = json_object();
+            for (uint32_t k = 0; k < d->nconsumed; k++) {
+                char q[64];
+                ks_quantity_format(&d->consumed[k].q, q, sizeof q);
+                json_object_set_new(cc, d->consumed[k].name, json_string(q));
+            }
+            json_object_set_new(x, "consumedCapacity", cc);
+        }
         json_array_append_new(results, x);
     }
     json_t *devices = json_pack("{s:o}", "results", results);

@@ -291,6 +291,16 @@ static ks_tree *claim_tree(ks_arena *a, const ks_resource_claim *c) {
             kt_map_set(a, x, "pool", str(a, d->pool));
             kt_map_set(a, x, "device", str(a, d->device));
             if (d->has_admin_access) kt_map_set(a, x, "adminAccess", kt_bool(a, d->admin_access));
+            if (d->share_id) kt_map_set(a, x, "shareID", str(a, d->share_id));
+            if (d->nconsumed) {
+                ks_tree *cc = kt_new(a, KT_MAP, 0);
+                for (uint32_t k = 0; k < d->nconsumed; k++) {
+                    char q[64];
+                    ks_quantity_format(&d->consumed[k].q, q, sizeof q);
+                    kt_map_set(a, cc, d->consumed[k].name, str(a, q));
+                }
+                kt_map_set(a, x, "consumedCapacity", cc);
+            }
             kt_seq_add(a, res, x);
         }
         kt_map_set(a, devs, "results", res);

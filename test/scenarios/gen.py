@@ -1480,7 +1480,10 @@ class Gen:
         """DRA behind feature gates: device taints (taints in slices,
         DeviceTaintRules, tolerations; DRADeviceTaints), partitionable
         devices (shared counters, devices consuming them, per-device node
-        selection; DRAPartitionableDevices), each with its gate on or off,
+        selection; DRAPartitionableDevices), devices shared by claims
+        (allowMultipleAllocations, capacities with request policies,
+        capacity requests, distinctAttribute; DRAConsumableCapacity), each
+        with its gate on or off,
         and the default-on gates turned off (DynamicResourceAllocation,
         DRAPrioritizedList, DRAAdminAccess, DRASchedulerFilterTimeout).
         The gates go to `feature-gates`. Only for seeds gen_dra made a DRA
@@ -1489,24 +1492,19 @@ class Gen:
         if not any(d.get("kind") == "DeviceClass" for d in self.docs):
             return
         rng = random.Random(self.seed * 7919 + 13)
-        p = rng.random()
         gates = []
-        taints = parts = False
-        if p < 0.25:
-            taints, gates = True, ["DRADeviceTaints=true"]
-        elif p < 0.5:
-            parts, gates = True, ["DRAPartitionableDevices=true"]
-        elif p < 0.62:
-            taints = parts = True
-            gates = ["DRADeviceTaints=true", "DRAPartitionableDevices=true"]
-        elif p < 0.67:
+        p = rng.random()
+        if p < 0.06:
             gates = ["DynamicResourceAllocation=false"]
-        elif p < 0.72:
+        elif p < 0.12:
             gates = [rng.choice(["DRAPrioritizedList=false", "DRAAdminAccess=false", "DRASchedulerFilterTimeout=false"])]
-        elif p < 0.85:
-            # the alpha fields without their gates: ignored, or refused
-            taints, parts = rng.random() < 0.6, rng.random() < 0.6
-        else:
+        taints, parts, caps = rng.random() < 0.35, rng.random() < 0.35, rng.random() < 0.3
+        # each alpha feature mostly with its gate on; off, its fields are
+        # ignored (taints, counters) or refused (capacity requests)
+        for on, gate in ((taints, "DRADeviceTaints"), (parts, "DRAPartitionableDevices"), (caps, "DRAConsumableCapacity")):
+            if on and rng.random() < 0.8:
+                gates.append(gate + "=true")
+        if not (taints or parts or caps or gates):
             return
         if rng.random() < 0.2 and gates:
             gates = [("kube:" + g) for g in gates]
@@ -1632,6 +1630,56 @@ class Gen:
             templates["part-and-link"] = {"requests": [{"name": "p", "exactly": {"deviceClassName": "part"}},
                                                        {"name": "l", "exactly": {"deviceClassName": "link"}}]}
             pods += ["part-one", "part-one", "part-two", "part-small", "part-all", "link-one", "part-and-link"]
+        if caps:
+            snic = "snic.example.com"
+            snic_nodes = [n for n in self.nodes if rng.random() < 0.5] or self.nodes[:1]
+            for (name, node, free, labels, tts, unsched) in snic_nodes:
+                devs = []
+                for k in range(rng.randint(1, 2)):
+                    bw = rng.choice([40, 100])
+                    dev = {"name": f"snic-{k}", "allowMultipleAllocations": True,
+                           "attributes": {"port": {"int": k}, "speed": {"int": bw}},
+                           "capacity": {"bandwidth": {"value": f"{bw}Gi", "requestPolicy": {
+                                            "default": "10Gi", "validRange": {"min": "1Gi", "max": f"{bw}Gi", "step": "1Gi"}}},
+                                        "queues": {"value": "16", "requestPolicy": {"default": "1", "validValues": ["1", "2", "4", "8"]}}}}
+                    if rng.random() < 0.2:
+                        dev["capacity"]["bandwidth"].pop("requestPolicy")
+                    devs.append(dev)
+                devs.append({"name": "snic-dedicated", "attributes": {"port": {"int": 9}, "speed": {"int": 25}},
+                             "capacity": {"bandwidth": {"value": "25Gi"}, "queues": {"value": "4"}}})
+                self.docs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                                  "metadata": {"name": f"{name}-{snic}"},
+                                  "spec": {"driver": snic, "nodeName": name,
+                                           "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
+                                           "devices": devs}})
+            if rng.random() < 0.5:
+                node = snic_nodes[0][0]
+                self.docs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                                  "metadata": {"name": "allocated-share", "namespace": "default"},
+                                  "spec": {"devices": {"requests": [{"name": "n", "exactly": {"deviceClassName": "snic"}}]}},
+                                  "status": {"allocation": {
+                                      "devices": {"results": [{"request": "n", "driver": snic, "pool": node, "device": "snic-0",
+                                                               "shareID": "7b0f1c2e-0000-4000-8000-000000000001",
+                                                               "consumedCapacity": {"bandwidth": f"{rng.choice([20, 35])}Gi",
+                                                                                    "queues": "8"}}]},
+                                      "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                                          {"key": "metadata.name", "operator": "In", "values": [node]}]}]}},
+                                      "reservedFor": [{"resource": "pods", "name": "someone", "uid": "uid-someone"}]}})
+            self.docs.append({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "snic"},
+                              "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{snic}"'}}]}})
+            self.docs.append({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "snic-shared"},
+                              "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{snic}" && device.allowMultipleAllocations'}}]}})
+            templates["snic-default"] = {"requests": [{"name": "nic", "exactly": {"deviceClassName": "snic"}}]}
+            templates["snic-bw"] = {"requests": [{"name": "nic", "exactly": {"deviceClassName": "snic", "capacity": {"requests": {
+                "bandwidth": f"{rng.randint(5, 45)}Gi", "queues": str(rng.choice([1, 2, 3, 4, 8]))}}}}]}
+            templates["snic-two"] = {"requests": [{"name": "nic", "exactly": {"deviceClassName": "snic-shared", "count": 2,
+                                                                                "capacity": {"requests": {"bandwidth": f"{rng.choice([15, 30])}Gi"}}}}]}
+            templates["snic-distinct"] = {"requests": [{"name": "a", "exactly": {"deviceClassName": "snic"}},
+                                                       {"name": "b", "exactly": {"deviceClassName": "snic"}}],
+                                          "constraints": [{"distinctAttribute": f"{snic}/port"}]}
+            templates["snic-odd"] = {"requests": [{"name": "nic", "exactly": {"deviceClassName": "snic", "capacity": {"requests": {
+                rng.choice(["power", "bandwidth"]): rng.choice(["1", "200Gi"])}}}}]}
+            pods += ["snic-default", "snic-default", "snic-bw", "snic-bw", "snic-two", "snic-distinct", "snic-odd"]
         for tname in sorted(templates):
             self.docs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
                               "metadata": {"name": tname, "namespace": "default"},

@@ -363,7 +363,7 @@ static const char *in_use(ks_dra_manager *m, ks_resource_claim **claims, uint32_
     o.resource_claims.n = n;
     ks_dra_device_set s;
     ks_dra_device_set_init(&s);
-    ks_dra_manager_allocated(m, &o, &s);
+    ks_dra_manager_allocated(m, &o, &s, NULL);
     out[0] = 0;
     for (int i = 0; i < 3; i++) {
         char d[16];
@@ -576,12 +576,116 @@ static void partitionable_devices(void **st) {
     env_free(&e);
 }
 
+static const ks_dra_features capacity_on = {.admin_access = true, .prioritized_list = true, .device_status = true,
+                                            .consumable_capacity = true};
+
+/* Results with their shares: "req=pool/device[share bw=..]" */
+static const char *alloc_shares(env *e, const char *node, const char *claims, ks_dra_capacities *caps) {
+    static char out[4096];
+    const ks_resource_claim *cl[8];
+    size_t n = 0;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", claims);
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) cl[n++] = claim(e, tok);
+    ks_dra_device_set set;
+    ks_dra_device_set_init(&set);
+    ks_dra_slices *sl = ks_dra_slices_new(e->c->resource_slices.v, e->c->resource_slices.n, NULL);
+    ks_dra_allocator *al = ks_dra_allocator_new(&capacity_on, &set, e->c->device_classes.v, e->c->device_classes.n,
+                                                sl, e->cache);
+    ks_dra_allocator_set_capacities(al, caps);
+    ks_node *nd = ks_cluster_node(e->c, ks_intern(node));
+    ks_arena *a = ks_arena_new(1024);
+    ks_allocation_result res[8];
+    char *err = NULL;
+    ks_dra_outcome o = ks_dra_allocate(al, nd, cl, n, a, res, 0, &err);
+    ks_strbuf b;
+    ks_sb_init(&b);
+    if (o == KS_DRA_UNSCHEDULABLE) ks_sb_puts(&b, "unschedulable");
+    else if (o == KS_DRA_ERROR) ks_sb_printf(&b, "error: %s", err);
+    else
+        for (size_t i = 0; i < n; i++) {
+            ks_sb_printf(&b, "%s%s:", i ? "; " : "", ks_str(cl[i]->name));
+            for (uint32_t k = 0; k < res[i].nresults; k++) {
+                const ks_device_result *r = &res[i].results[k];
+                ks_sb_printf(&b, " %s=%s/%s", r->request, r->pool, r->device);
+                if (r->share_id) {
+                    assert_int_equal(strlen(r->share_id), 36);
+                    ks_sb_puts(&b, "[share");
+                    for (uint32_t q = 0; q < r->nconsumed; q++) {
+                        char qs[64];
+                        ks_quantity_format(&r->consumed[q].q, qs, sizeof qs);
+                        ks_sb_printf(&b, " %s=%s", r->consumed[q].name, qs);
+                    }
+                    ks_sb_puts(&b, "]");
+                }
+            }
+        }
+    snprintf(out, sizeof out, "%s", ks_sb_str(&b));
+    ks_sb_free(&b);
+    free(err);
+    ks_arena_free(a);
+    ks_dra_allocator_free(al);
+    ks_dra_slices_unref(sl);
+    ks_dra_device_set_free(&set);
+    return out;
+}
+
+/* DRAConsumableCapacity: devices that allow multiple allocations are
+ * shared by claims as long as their capacity lasts, with request
+ * policies; a request naming a capacity a device lacks skips it. */
+static void consumable_capacity(void **st) {
+    env e;
+    env_load(&e, HDR "kind: ResourceSlice\nmetadata: {name: n2-nics}\n"
+                 "spec:\n  driver: gpu.example.com\n  nodeName: n2\n  pool: {name: n2, generation: 1, resourceSliceCount: 1}\n"
+                 "  devices:\n"
+                 "  - name: nic-0\n    allowMultipleAllocations: true\n    capacity:\n"
+                 "      bw: {value: 10Gi, requestPolicy: {default: 1Gi, validRange: {min: 1Gi, step: 1Gi}}}\n"
+                 "      queues: {value: '8', requestPolicy: {default: '1', validValues: ['1', '2', '4']}}\n"
+                 "---\n"
+                 CLAIM("small", "{requests: [{name: nic, exactly: {deviceClassName: gpu}}]}")
+                 CLAIM("big", "{requests: [{name: nic, exactly: {deviceClassName: gpu, capacity: {requests: {bw: 7.5Gi, queues: '3'}}}}]}")
+                 CLAIM("two", "{requests: [{name: nic, exactly: {deviceClassName: gpu, count: 2, capacity: {requests: {bw: 4Gi}}}}]}")
+                 CLAIM("odd", "{requests: [{name: nic, exactly: {deviceClassName: gpu, capacity: {requests: {bw: 1Gi, queues: '16'}}}}]}")
+                 CLAIM("unknown", "{requests: [{name: nic, exactly: {deviceClassName: gpu, capacity: {requests: {power: '1'}}}}]}")
+                 CLAIM("distinct", "{requests: [{name: a, exactly: {deviceClassName: gpu}}, {name: b, exactly: {deviceClassName: gpu}}],\n"
+                                   "  constraints: [{distinctAttribute: gpu.example.com/model}]}"));
+    /* nothing requested: the default bw, all the queues */
+    assert_string_equal(alloc_shares(&e, "n2", "small", NULL), "small: nic=n2/nic-0[share bw=1Gi queues=1]");
+    /* 7.5Gi rounds up to the step; 3 queues up to the next valid value */
+    assert_string_equal(alloc_shares(&e, "n2", "big", NULL), "big: nic=n2/nic-0[share bw=8Gi queues=4]");
+    /* two shares of the one device */
+    assert_string_equal(alloc_shares(&e, "n2", "two", NULL),
+                        "two: nic=n2/nic-0[share bw=4Gi queues=1] nic=n2/nic-0[share bw=4Gi queues=1]");
+    /* queues 16: over the capacity */
+    assert_string_equal(alloc_shares(&e, "n2", "odd", NULL), "unschedulable");
+    assert_string_equal(alloc_shares(&e, "n2", "unknown", NULL), "unschedulable");
+    /* what shares consume already counts */
+    ks_dra_capacities caps;
+    ks_dra_capacities_init(&caps);
+    ks_named_quantity used[] = {{"bw", {.nano = (__int128)3 * 1024 * 1024 * 1024 * 1000000000}}};
+    ks_device_result r = {.request = "nic", .driver = "gpu.example.com", .pool = "n2", .device = "nic-0",
+                          .share_id = "x", .nconsumed = 1, .consumed = used};
+    ks_allocation_result ar = {.nresults = 1, .results = &r};
+    ks_dra_capacities_add_allocation(&caps, &ar);
+    assert_string_equal(alloc_shares(&e, "n2", "big", &caps), "unschedulable");
+    assert_string_equal(alloc_shares(&e, "n2", "small", &caps), "small: nic=n2/nic-0[share bw=1Gi queues=1]");
+    ks_dra_capacities_free(&caps);
+    /* gate off: a capacity request is refused */
+    assert_string_equal(alloc_on(&e, "n2", "big", NULL),
+                        "error: claim default/big, request nic: has capacity requests, but the DRAConsumableCapacity "
+                        "feature is disabled");
+    /* distinctAttribute: the same device twice shares one value */
+    assert_string_equal(alloc_shares(&e, "n1", "distinct", NULL), "distinct: a=n1/gpu-0 b=n1/gpu-1");
+    env_free(&e);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(first_fit_in_order), cmocka_unit_test(match_attribute), cmocka_unit_test(all_devices),
         cmocka_unit_test(first_available),    cmocka_unit_test(admin_access),    cmocka_unit_test(refusals),
         cmocka_unit_test(pools), cmocka_unit_test(device_set_counts), cmocka_unit_test(manager_views_and_assumptions),
         cmocka_unit_test(device_taints), cmocka_unit_test(device_taint_rules), cmocka_unit_test(partitionable_devices),
+        cmocka_unit_test(consumable_capacity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

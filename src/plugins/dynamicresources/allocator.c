@@ -141,11 +141,16 @@ static uint64_t result_hash(const ks_device_result *r) {
     return r->id_hash ? r->id_hash : ks_dra_device_hash(r->driver, r->pool, r->device);
 }
 
+/* A share of a device (DRAConsumableCapacity): not its allocation. */
+static bool shared_result(const ks_device_result *r) {
+    return r->share_id && ks_feature_enabled(KS_FEAT_DRA_CONSUMABLE_CAPACITY);
+}
+
 void ks_dra_device_set_add_allocation(ks_dra_device_set *s, const ks_allocation_result *a) {
     if (!a) return;
     for (uint32_t i = 0; i < a->nresults; i++) {
         const ks_device_result *r = &a->results[i];
-        if (r->has_admin_access && r->admin_access) continue;
+        if ((r->has_admin_access && r->admin_access) || shared_result(r)) continue;
         set_add_hash(s, result_hash(r));
     }
 }
@@ -154,9 +159,60 @@ void ks_dra_device_set_remove_allocation(ks_dra_device_set *s, const ks_allocati
     if (!a) return;
     for (uint32_t i = 0; i < a->nresults; i++) {
         const ks_device_result *r = &a->results[i];
-        if (r->has_admin_access && r->admin_access) continue;
+        if ((r->has_admin_access && r->admin_access) || shared_result(r)) continue;
         set_remove_hash(s, result_hash(r));
     }
+}
+
+/* ---- consumed capacities ---------------------------------------------------------------- */
+
+void ks_dra_capacities_init(ks_dra_capacities *c) {
+    memset(c, 0, sizeof(*c));
+    c->arena = ks_arena_new(1024);
+}
+
+void ks_dra_capacities_free(ks_dra_capacities *c) {
+    free(c->v);
+    ks_arena_free(c->arena);
+    memset(c, 0, sizeof(*c));
+}
+
+void ks_dra_capacities_add_allocation(ks_dra_capacities *c, const ks_allocation_result *a) {
+    if (!a) return;
+    for (uint32_t i = 0; i < a->nresults; i++) {
+        const ks_device_result *r = &a->results[i];
+        if ((r->has_admin_access && r->admin_access) || !r->share_id) continue;
+        for (uint32_t k = 0; k < r->nconsumed; k++) {
+            KS_GROW(c->v, c->cap, c->n + 1);
+            c->v[c->n++] = (ks_dra_cap_use){result_hash(r), ks_arena_strdup(c->arena, r->consumed[k].name),
+                                            r->consumed[k].q.nano};
+        }
+    }
+    c->sorted = false;
+}
+
+static int cmp_use(const void *a, const void *b) {
+    const ks_dra_cap_use *x = a, *y = b;
+    if (x->dev != y->dev) return x->dev < y->dev ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+__int128 ks_dra_capacities_get(ks_dra_capacities *c, uint64_t dev, const char *name) {
+    if (!c || !c->n) return 0;
+    if (!c->sorted) {
+        qsort(c->v, c->n, sizeof(*c->v), cmp_use);
+        c->sorted = true;
+    }
+    size_t lo = 0, hi = c->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (c->v[mid].dev < dev) lo = mid + 1;
+        else hi = mid;
+    }
+    __int128 sum = 0;
+    for (size_t i = lo; i < c->n && c->v[i].dev == dev; i++)
+        if (strcmp(c->v[i].name, name) == 0) sum += c->v[i].nano;
+    return sum;
 }
 
 /* ---- compiled selectors ------------------------------------------------------------ */
@@ -287,6 +343,7 @@ struct ks_dra_slices {
 
 struct ks_dra_allocator {
     ks_dra_features f;
+    ks_dra_capacities *caps; /* DRAConsumableCapacity, borrowed */
     const ks_dra_device_set *allocated; /* borrowed */
     struct ks_device_class *const *classes;
     size_t nclasses;
@@ -474,6 +531,12 @@ ks_dra_allocator *ks_dra_allocator_new(const ks_dra_features *f, const ks_dra_de
 
 void ks_dra_allocator_free(ks_dra_allocator *a) { free(a); }
 
+void ks_dra_allocator_set_capacities(ks_dra_allocator *a, ks_dra_capacities *caps) {
+    /* sorted now: allocations on several nodes read it at once */
+    if (caps) ks_dra_capacities_get(caps, 0, "");
+    a->caps = caps;
+}
+
 const char *ks_dra_claim_ref(const ks_resource_claim *c, char *buf, size_t n) {
     snprintf(buf, n, "%s/%s", ks_str(c->ns), ks_str(c->name));
     return buf;
@@ -509,6 +572,9 @@ typedef struct devref {
     bool allocated; /* in use by another claim */
     uint64_t allocating; /* claims (bits) this attempt gives it to */
     const dev_taints *rule_taints; /* DRADeviceTaints: from DeviceTaintRules */
+    /* DRAConsumableCapacity, per device capacity (NULL until needed): what
+     * shares consume already, and what this run gives shares */
+    __int128 *cap_allocated, *cap_allocating;
 } devref;
 
 /* A request or one subrequest of a firstAvailable list. */
@@ -538,7 +604,11 @@ typedef struct constraint {
     uint32_t nrequests;
     const char **requests;
     const ks_cel_attr *value; /* matchAttribute: the first device's */
-    const ks_device **members; /* distinctAttribute: devices in the set */
+    /* distinctAttribute: upstream's map from request name to the value
+     * last added for it (m_req/m_dev: its entries) */
+    const char **m_req;
+    const ks_device **m_dev;
+    uint32_t nm;
     int num;
 } constraint;
 
@@ -546,6 +616,8 @@ typedef struct result_dev {
     const char *request, *parent;
     uint32_t dev;
     bool admin;
+    bool shared;              /* DRAConsumableCapacity: a share of the device */
+    ks_quantity *consumed;    /* per device capacity, for a share */
 } result_dev;
 
 typedef struct claim_result {
@@ -752,6 +824,8 @@ static void gather_pools(run *r) {
     }
 }
 
+static int cmp_capacity(run *r, devref *d, const ks_device_subrequest *req);
+
 /* ---- selectors -------------------------------------------------------------------------- */
 
 static const ks_device_class *find_class(run *r, const char *name) {
@@ -869,6 +943,7 @@ static int validate(run *r, size_t claim, reqdata *rd, const ks_device_subreques
         for (uint32_t d = pl->first_dev; d < pl->first_dev + pl->ndevs; d++) {
             int s = is_selectable(r, claim, rd, d, vkey);
             if (s < 0) return s;
+            if (s && r->al->f.consumable_capacity && cmp_capacity(r, &r->devs[d], req) <= 0) continue;
             if (s) rd->all[rd->nall++] = d;
         }
     }
@@ -902,16 +977,31 @@ static bool attr_equal(const ks_cel_attr *a, const ks_cel_attr *b) {
     }
 }
 
+/* distinctAttribute's map: the entry of request name req, or -1 */
+static int m_find(const constraint *c, const char *req) {
+    for (uint32_t i = 0; i < c->nm; i++)
+        if (strcmp(c->m_req[i], req) == 0) return (int)i;
+    return -1;
+}
+
 static bool cons_add(constraint *c, const char *base, const char *sub, const ks_device *dev) {
     if (!cons_applies(c, base, sub)) return true;
     const ks_cel_attr *at = ks_device_attribute(dev, c->attr);
     if (!at) return false;
     if (c->distinct) {
-        /* Upstream compares the values' addresses, so two devices never
-         * collide; only the same device twice would. */
-        for (int i = 0; i < c->num; i++)
-            if (c->members[i] == dev) return false;
-        c->members[c->num++] = dev;
+        /* Upstream compares the values' addresses, so only the same
+         * device's value collides: with a device a request already holds
+         * in the map (one entry per request name, the last added) */
+        if (c->num > 0)
+            for (uint32_t i = 0; i < c->nm; i++)
+                if (c->m_dev[i] == dev) return false;
+        int k = m_find(c, base);
+        if (k < 0) {
+            k = (int)c->nm++;
+            c->m_req[k] = base;
+        }
+        c->m_dev[k] = dev;
+        c->num = c->num ? c->num + 1 : 1;
         return true;
     }
     if (c->num == 0) {
@@ -926,6 +1016,14 @@ static bool cons_add(constraint *c, const char *base, const char *sub, const ks_
 
 static void cons_remove(constraint *c, const char *base, const char *sub) {
     if (!cons_applies(c, base, sub)) return;
+    if (c->distinct) {
+        int k = m_find(c, base);
+        if (k >= 0) {
+            c->m_req[k] = c->m_req[c->nm - 1];
+            c->m_dev[k] = c->m_dev[c->nm - 1];
+            c->nm--;
+        }
+    }
     c->num--;
 }
 
@@ -1036,13 +1134,121 @@ static bool all_taints_tolerated(const devref *d, const ks_device_subrequest *re
     return true;
 }
 
+/* ---- consumable capacity (DRAConsumableCapacity) --------------------------------------- */
+
+/* resource.Quantity.Value(): whole units, rounded up. */
+static int64_t q_value(const ks_quantity *q) {
+    int64_t v = 0;
+    if (!ks_nano_to_value(q->nano, &v)) v = q->nano < 0 ? INT64_MIN : INT64_MAX;
+    return v;
+}
+
+static ks_quantity q_units(int64_t v) {
+    return (ks_quantity){.nano = (__int128)v * KS_NANO_PER_UNIT, .format = KS_QFMT_BINARY_SI};
+}
+
+/* upstream roundUpRange */
+static ks_quantity round_up_range(const ks_quantity *req, const ks_capacity_policy *p) {
+    if (req->nano < p->min.nano) return p->min;
+    if (!p->has_step) return *req;
+    int64_t step = q_value(&p->step), min = q_value(&p->min);
+    if (step == 0) return *req;
+    int64_t added = q_value(req) - min, n = added / step;
+    if (added % step) n++;
+    return q_units(min + step * n);
+}
+
+/* upstream calculateConsumedCapacity: what a request (NULL: none) takes
+ * of a capacity under its policy */
+static ks_quantity consumed_of(const ks_quantity *req, const ks_quantity *value, const ks_capacity_policy *p) {
+    if (!req) return p && p->has_default ? p->def : *value;
+    if (!p) return *req;
+    if (p->has_range && p->has_min) return round_up_range(req, p);
+    if (p->nvalid) {
+        for (uint32_t i = 0; i < p->nvalid; i++)
+            if (req->nano <= p->valid[i].nano) return p->valid[i];
+        return *req;
+    }
+    return *req;
+}
+
+/* upstream violatesPolicy */
+static bool violates(const ks_quantity *v, const ks_capacity_policy *p) {
+    if (!p) return false;
+    if (p->has_default && v->nano == p->def.nano) return false;
+    if (p->has_range) {
+        if (p->has_max && v->nano > p->max.nano) return true;
+        if (p->has_step) {
+            int64_t step = q_value(&p->step);
+            if (step && (q_value(v) - q_value(&p->min)) % step != 0) return true;
+        }
+        return false;
+    }
+    if (p->nvalid) {
+        for (uint32_t i = 0; i < p->nvalid; i++)
+            if (v->nano == p->valid[i].nano) return false;
+        return true;
+    }
+    return false;
+}
+
+static const ks_quantity *requested(const ks_device_subrequest *req, const char *name) {
+    for (uint32_t i = 0; i < req->ncap_requests; i++)
+        if (strcmp(req->cap_requests[i].name, name) == 0) return &req->cap_requests[i].q;
+    return NULL;
+}
+
+static void cap_ready(run *r, devref *d) {
+    if (d->cap_allocated) return;
+    uint32_t n = d->dev->cel.ncaps;
+    d->cap_allocated = ks_arena_calloc(r->a, n ? n : 1, sizeof(__int128));
+    d->cap_allocating = ks_arena_calloc(r->a, n ? n : 1, sizeof(__int128));
+    for (uint32_t k = 0; k < n; k++)
+        d->cap_allocated[k] = ks_dra_capacities_get(r->al->caps, d->dev->id_hash, d->dev->cel.caps[k].name);
+}
+
+/* upstream CmpRequestOverCapacity: -1 the request names a capacity the
+ * device lacks, 0 over capacity or against a policy, 1 fits */
+static int cmp_capacity(run *r, devref *d, const ks_device_subrequest *req) {
+    const ks_device *dev = d->dev;
+    for (uint32_t i = 0; i < req->ncap_requests; i++) {
+        bool found = false;
+        for (uint32_t k = 0; k < dev->cel.ncaps && !found; k++)
+            found = strcmp(dev->cel.caps[k].name, req->cap_requests[i].name) == 0;
+        if (!found) return -1;
+    }
+    cap_ready(r, d);
+    for (uint32_t k = 0; k < dev->cel.ncaps; k++) {
+        const ks_capacity_policy *p = dev->cap_policies ? dev->cap_policies[k] : NULL;
+        ks_quantity c = consumed_of(requested(req, dev->cel.caps[k].name), &dev->cap_values[k], p);
+        if (violates(&c, p)) return 0;
+        if (d->cap_allocated[k] + c.nano + d->cap_allocating[k] > dev->cap_values[k].nano) return 0;
+    }
+    return 1;
+}
+
+/* A share's ID: upstream makes a random (time-based) UUID; ksched
+ * derives one from the claim, the request, the device and the result's
+ * position, so that a simulation prints the same each time. */
+static const char *share_id(run *r, uint32_t claim, const char *request, uint32_t di, uint32_t pos) {
+    const ks_resource_claim *c = r->claims[claim];
+    const devref *d = &r->devs[di];
+    uint64_t h1 = ks_device_id_hash(ks_str(c->ns), ks_str(c->name), request);
+    uint64_t h2 = ks_device_id_hash(d->slice->driver, d->slice->pool, d->dev->name) ^ ((uint64_t)pos * 0x9e3779b97f4a7c15ULL);
+    return ks_arena_printf(r->a, "%08x-%04x-4%03x-%04x-%012llx", (unsigned)(h1 >> 32), (unsigned)(h1 >> 16) & 0xffff,
+                           (unsigned)h1 & 0xfff, (unsigned)(0x8000 | ((h2 >> 48) & 0x3fff)),
+                           (unsigned long long)(h2 & 0xffffffffffffULL));
+}
+
 /* 1 allocated, 0 not usable, R_ERROR. As upstream, counters a device took
- * stay consumed when its taints or the constraints refuse it. */
+ * stay consumed when its taints or the constraints refuse it, and a device
+ * refused for its capacity stays in use and in the constraints. */
 static int allocate_device(run *r, idx ix, uint32_t di, bool must) {
     reqdata *rd = rd_of(r, ix.claim, ix.request, ix.sub);
     devref *d = &r->devs[di];
     uint64_t bit = 1ull << ix.claim;
-    if (rd->admin && (d->allocating & bit)) return 0;
+    bool multi = r->al->f.consumable_capacity && d->dev->cel.allow_multiple_allocations;
+    if (!multi && rd->admin && (d->allocating & bit)) return 0;
     if (!rd->admin && (d->allocated || d->allocating)) return 0;
     if (!r->al->f.partitionable_devices && d->dev->nconsumes) return 0;
     if (d->dev->nconsumes && !check_counters(r, d)) return 0;
@@ -1061,9 +1267,25 @@ static int allocate_device(run *r, idx ix, uint32_t di, bool must) {
             return 0;
         }
     }
-    d->allocating |= bit;
+    if (!multi) d->allocating |= bit;
+    ks_quantity *consumed = NULL;
+    if (r->al->f.consumable_capacity) {
+        if (cmp_capacity(r, d, rd->req) <= 0) return 0;
+        if (multi) {
+            /* upstream GetConsumedCapacityFromRequest: every capacity of
+             * the device, requested or filled in */
+            uint32_t n = d->dev->cel.ncaps;
+            consumed = ks_arena_calloc(r->a, n ? n : 1, sizeof(ks_quantity));
+            for (uint32_t k = 0; k < n; k++) {
+                const ks_capacity_policy *p = d->dev->cap_policies ? d->dev->cap_policies[k] : NULL;
+                consumed[k] = consumed_of(requested(rd->req, d->dev->cel.caps[k].name), &d->dev->cap_values[k], p);
+                d->cap_allocating[k] += consumed[k].nano;
+            }
+        }
+    }
     claim_result *res = &r->res[ix.claim];
-    res->v[res->n++] = (result_dev){rd->name, rd->parent ? rd->parent->name : NULL, di, rd->admin};
+    res->v[res->n++] =
+        (result_dev){rd->name, rd->parent ? rd->parent->name : NULL, di, rd->admin, multi, consumed};
     return 1;
 }
 
@@ -1072,14 +1294,16 @@ static void deallocate(run *r, idx ix, uint32_t di) {
     const char *base = rd->parent ? rd->parent->name : rd->name;
     const char *sub = rd->parent ? rd->name : NULL;
     constraint *cs = r->cons[ix.claim];
-    for (uint32_t i = 0; i < r->ncons[ix.claim]; i++) {
-        cons_remove(&cs[i], base, sub);
-        if (cs[i].distinct && cons_applies(&cs[i], base, sub) && cs[i].num >= 0) cs[i].members[cs[i].num] = NULL;
-    }
-    r->devs[di].allocating &= ~(1ull << ix.claim);
-    if (r->al->f.partitionable_devices && r->devs[di].dev->nconsumes) {
-        slice_counters *c = counters_of(r, r->devs[di].slice);
-        consume(c, r->devs[di].dev, c->consumed, -1);
+    for (uint32_t i = 0; i < r->ncons[ix.claim]; i++) cons_remove(&cs[i], base, sub);
+    devref *d = &r->devs[di];
+    d->allocating &= ~(1ull << ix.claim);
+    const result_dev *last = &r->res[ix.claim].v[r->res[ix.claim].n - 1];
+    if (last->shared) {
+        /* a share gives back its capacity (upstream keeps its counters) */
+        for (uint32_t k = 0; last->consumed && k < d->dev->cel.ncaps; k++) d->cap_allocating[k] -= last->consumed[k].nano;
+    } else if (r->al->f.partitionable_devices && d->dev->nconsumes) {
+        slice_counters *c = counters_of(r, d->slice);
+        consume(c, d->dev, c->consumed, -1);
     }
     r->res[ix.claim].n--;
 }
@@ -1142,6 +1366,7 @@ static int allocate_one(run *r, idx ix, bool sub_call) {
             int s = is_selectable(r, ix.claim, rd, di, rd->key);
             if (s < 0) return s;
             if (!s) continue;
+            if (r->al->f.consumable_capacity && cmp_capacity(r, d, rd->req) <= 0) continue;
             int ok = allocate_device(r, ix, di, false);
             if (ok < 0) return ok;
             if (!ok) continue;
@@ -1269,6 +1494,16 @@ static int assemble(run *r, ks_arena *a, ks_allocation_result *out) {
             x->id_hash = d->dev->id_hash;
             x->has_admin_access = rd->admin;
             x->admin_access = rd->admin;
+            if (rd->shared) {
+                x->share_id = ks_arena_strdup(a, share_id(r, (uint32_t)ci, x->request, rd->dev, i));
+                uint32_t nc = d->dev->cel.ncaps;
+                if (nc) {
+                    x->consumed = ks_arena_calloc(a, nc, sizeof(ks_named_quantity));
+                    for (uint32_t k = 0; k < nc; k++)
+                        x->consumed[x->nconsumed++] =
+                            (ks_named_quantity){ks_arena_strdup(a, d->dev->cel.caps[k].name), rd->consumed[k]};
+                }
+            }
         }
         uint32_t cap = 0;
         const claim_reqs *cr = &r->cr[ci];
@@ -1427,7 +1662,8 @@ ks_dra_outcome ks_dra_allocate(ks_dra_allocator *al, const ks_node *node, const 
             } else if (dc->distinct_attribute) {
                 c->distinct = true;
                 c->attr = dc->distinct_attribute;
-                c->members = ks_arena_calloc(r->a, KS_DRA_ALLOCATION_RESULTS_MAX + 1, sizeof(ks_device *));
+                c->m_req = ks_arena_calloc(r->a, claim->nrequests + 1, sizeof(char *));
+                c->m_dev = ks_arena_calloc(r->a, claim->nrequests + 1, sizeof(ks_device *));
             } else {
                 fail(r, "claim %s, constraint #%u: empty constraint (unsupported constraint type?)",
                      cref(r, ci, buf, sizeof buf), k);

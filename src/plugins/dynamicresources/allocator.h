@@ -55,9 +55,34 @@ void ks_dra_device_set_copy(ks_dra_device_set *dst, const ks_dra_device_set *src
 void ks_dra_device_set_add(ks_dra_device_set *s, const char *driver, const char *pool, const char *device);
 bool ks_dra_device_set_has(const ks_dra_device_set *s, const char *driver, const char *pool, const char *device);
 /* Every non-admin-access device of an allocation (upstream
- * foreachAllocatedDevice) added, or removed once. */
+ * foreachAllocatedDevice) added, or removed once; with
+ * DRAConsumableCapacity, shares of a device (results with a shareID) are
+ * not the device's allocation. */
 void ks_dra_device_set_add_allocation(ks_dra_device_set *s, const ks_allocation_result *a);
 void ks_dra_device_set_remove_allocation(ks_dra_device_set *s, const ks_allocation_result *a);
+
+/* DRAConsumableCapacity: what shares of devices consume of their
+ * capacities (upstream's aggregated capacity): one entry per (device,
+ * capacity) of every shared allocation result, summed on lookup. */
+typedef struct ks_dra_cap_use {
+    uint64_t dev; /* device id hash */
+    const char *name;
+    __int128 nano;
+} ks_dra_cap_use;
+
+typedef struct ks_dra_capacities {
+    ks_dra_cap_use *v;
+    size_t n, cap;
+    ks_arena *arena; /* the names */
+    bool sorted;
+} ks_dra_capacities;
+
+void ks_dra_capacities_init(ks_dra_capacities *c);
+void ks_dra_capacities_free(ks_dra_capacities *c);
+/* Add what the shared results of an allocation consume. */
+void ks_dra_capacities_add_allocation(ks_dra_capacities *c, const ks_allocation_result *a);
+/* The sum consumed of capacity `name` of device dev. */
+__int128 ks_dra_capacities_get(ks_dra_capacities *c, uint64_t dev, const char *name);
 
 /* ---- compiled selectors --------------------------------------------------------- */
 
@@ -114,6 +139,8 @@ ks_dra_allocator *ks_dra_allocator_new(const ks_dra_features *f, const ks_dra_de
                                        struct ks_device_class *const *classes, size_t nclasses,
                                        const ks_dra_slices *slices, ks_dra_cel_cache *cache);
 void ks_dra_allocator_free(ks_dra_allocator *a);
+/* DRAConsumableCapacity: what shares already consume (borrowed). */
+void ks_dra_allocator_set_capacities(ks_dra_allocator *a, ks_dra_capacities *caps);
 
 typedef enum {
     KS_DRA_ALLOCATED = 0,  /* out holds one result per claim */

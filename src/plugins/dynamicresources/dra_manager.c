@@ -271,7 +271,7 @@ static void sync_view(ks_dra_manager *m, const ks_objects *o) {
     m->nv = n;
 }
 
-void ks_dra_manager_allocated(ks_dra_manager *m, const ks_objects *o, ks_dra_device_set *out) {
+void ks_dra_manager_allocated(ks_dra_manager *m, const ks_objects *o, ks_dra_device_set *out, ks_dra_capacities *caps) {
     pthread_mutex_lock(&m->mu);
     sync_view(m, o);
     ks_dra_device_set_copy(out, &m->vset);
@@ -290,6 +290,19 @@ void ks_dra_manager_allocated(ks_dra_manager *m, const ks_objects *o, ks_dra_dev
         ks_dra_device_set_add_allocation(out, a->claim->allocation);
     }
     for (size_t i = 0; i < m->np; i++) ks_dra_device_set_add_allocation(out, m->p[i].claim->allocation);
+    if (caps) {
+        /* what shares consume: each claim as the plugin sees it (an
+         * assumption stands for the objects' version), and in flight */
+        for (uint32_t i = 0; i < m->nv; i++) {
+            const ks_resource_claim *v = m->vclaims[i];
+            bool assumed_over = false;
+            for (size_t k = 0; k < m->na && !assumed_over; k++)
+                assumed_over = m->a[k].ns == v->ns && m->a[k].name == v->name;
+            if (!assumed_over) ks_dra_capacities_add_allocation(caps, v->allocation);
+        }
+        for (size_t k = 0; k < m->na; k++) ks_dra_capacities_add_allocation(caps, m->a[k].claim->allocation);
+        for (size_t i = 0; i < m->np; i++) ks_dra_capacities_add_allocation(caps, m->p[i].claim->allocation);
+    }
     pthread_mutex_unlock(&m->mu);
 }
 

@@ -39,7 +39,8 @@ void ks_dra_manager_restore(ks_dra_manager *m, ks_id ns, ks_id name);
 ks_dra_slices *ks_dra_manager_slices(ks_dra_manager *m, const ks_objects *o, bool device_taints);
 
 /* Every device allocated by a claim of the objects (as the plugin sees
- * them) or in flight. */
-void ks_dra_manager_allocated(ks_dra_manager *m, const ks_objects *o, ks_dra_device_set *out);
+ * them) or in flight; with caps (DRAConsumableCapacity), what their
+ * shares of devices consume. */
+void ks_dra_manager_allocated(ks_dra_manager *m, const ks_objects *o, ks_dra_device_set *out, ks_dra_capacities *caps);
 
 #endif

@@ -68,6 +68,8 @@ typedef struct dra_state {
     const ks_allocation_result **allocation; /* per claim: set by Reserve */
     ks_dra_allocator *allocator;
     ks_dra_device_set allocated;
+    bool has_caps;
+    ks_dra_capacities caps;                /* DRAConsumableCapacity */
     struct ks_device_class **classes;      /* the allocator's view (copied) */
     ks_dra_slices *slices; /* indexed, referenced */
     size_t nclasses;
@@ -266,6 +268,7 @@ static void state_free(void *p) {
     for (uint32_t i = 0; i < s->n; i++) KS_OBJECT_UNREF(s->claims[i]);
     ks_dra_allocator_free(s->allocator);
     ks_dra_device_set_free(&s->allocated);
+    if (s->has_caps) ks_dra_capacities_free(&s->caps);
     for (size_t i = 0; i < s->nclasses; i++) KS_OBJECT_UNREF(s->classes[i]);
     ks_dra_slices_unref(s->slices);
     free(s->classes);
@@ -387,7 +390,11 @@ static ks_status *pre_filter(void *self, ks_cycle_state *st, const ks_pod *pod, 
         /* devices in use: allocated claims (as the plugin knows them) and
          * allocations in flight; the classes and slices are referenced
          * for the cycle, which may outlive the objects' view */
-        ks_dra_manager_allocated(mgr(pl), o, &s->allocated);
+        if (pl->f.consumable_capacity) {
+            ks_dra_capacities_init(&s->caps);
+            s->has_caps = true;
+        }
+        ks_dra_manager_allocated(mgr(pl), o, &s->allocated, s->has_caps ? &s->caps : NULL);
         if (o) {
             s->nclasses = o->device_classes.n;
             s->classes = ks_xcalloc(s->nclasses ? s->nclasses : 1, sizeof(*s->classes));
@@ -396,6 +403,7 @@ static ks_status *pre_filter(void *self, ks_cycle_state *st, const ks_pod *pod, 
         s->slices = ks_dra_manager_slices(mgr(pl), o, pl->f.device_taints);
         s->allocator = ks_dra_allocator_new(&pl->f, &s->allocated, s->classes, s->nclasses, s->slices,
                                             ks_dra_manager_cel(mgr(pl)));
+        if (s->has_caps) ks_dra_allocator_set_capacities(s->allocator, &s->caps);
     }
     return NULL;
 }
