@@ -30,6 +30,8 @@ typedef enum {
     CT_DEVICE,
     CT_PARAM, /* a type parameter in an overload signature; p_index */
     CT_ANY,   /* upstream's AnyType: attribute values of unknown kind */
+    CT_IP,    /* Kubernetes' net.IP */
+    CT_CIDR,  /* Kubernetes' net.CIDR */
 } cel_tkind;
 
 typedef struct cel_type {
@@ -41,7 +43,7 @@ typedef struct cel_type {
 /* Shared instances of the simple types. */
 extern const cel_type CEL_T_DYN, CEL_T_ERROR, CEL_T_NULL, CEL_T_BOOL, CEL_T_INT, CEL_T_UINT,
     CEL_T_DOUBLE, CEL_T_STRING, CEL_T_BYTES, CEL_T_QUANTITY, CEL_T_SEMVER, CEL_T_DEVICE,
-    CEL_T_LIST_DYN, CEL_T_MAP_DYN, CEL_T_TYPE_ANY;
+    CEL_T_LIST_DYN, CEL_T_MAP_DYN, CEL_T_TYPE_ANY, CEL_T_IP, CEL_T_CIDR;
 
 /* cel-go's FormatCELType text ("list(int)", "map(string, dyn)"); with
  * as_string, cel.Type's String() (AnyType is then google.protobuf.Any). */
@@ -67,6 +69,8 @@ typedef enum {
     CV_OPTIONAL, /* opt: NULL for none */
     CV_DEVICE,   /* dev */
     CV_DEVMAP,   /* device.attributes / device.capacity and their domains */
+    CV_IP,       /* net */
+    CV_CIDR,     /* net */
 } cel_vkind;
 
 /* CV_DEVMAP sub values. */
@@ -74,6 +78,14 @@ enum { DM_ATTRS = 0, DM_CAPS = 1, DM_ATTRS_DOMAIN = 2, DM_CAPS_DOMAIN = 3 };
 
 struct cel_list;
 struct cel_map;
+
+/* An IP address (bits -1) or a CIDR prefix (bits: its length); IPv4 in
+ * b[12..15] with is4. */
+typedef struct cel_net {
+    uint8_t b[16];
+    bool is4;
+    int bits;
+} cel_net;
 
 typedef struct cel_val {
     uint8_t kind;
@@ -88,6 +100,7 @@ typedef struct cel_val {
         const struct cel_list *list;
         const struct cel_map *map;
         const ks_semver *sv;
+        const cel_net *net;
         const struct cel_val *opt;
         const ks_cel_device *dev;
         __int128 q; /* quantity, nano-units */
@@ -201,6 +214,27 @@ typedef struct cel_overload {
     const cel_type *params[4];
     const cel_type *result;
 } cel_overload;
+
+/* Kubernetes' IP and CIDR libraries (net.c). */
+void cel_net_print(ks_strbuf *b, const cel_net *a);
+bool cel_net_equal(const cel_net *a, const cel_net *b);
+uint64_t cel_net_size(const cel_net *a);
+cel_val cel_f_ip(cel_eval *ev, const cel_val *args, uint32_t n);
+cel_val cel_f_is_ip(cel_eval *ev, const cel_val *args, uint32_t n);
+cel_val cel_f_ip_is_canonical(cel_eval *ev, const cel_val *args, uint32_t n);
+cel_val cel_f_net_string(cel_eval *ev, const cel_val *args, uint32_t n);
+cel_val cel_f_family(cel_eval *ev, const cel_val *args, uint32_t n);
+cel_val cel_f_is_unspecified(cel_eval *ev, const cel_val *args, uint32_t n);
+cel_val cel_f_is_loopback(cel_eval *ev, const cel_val *args, uint32_t n);
+cel_val cel_f_is_ll_multicast(cel_eval *ev, const cel_val *args, uint32_t n);
+cel_val cel_f_is_ll_unicast(cel_eval *ev, const cel_val *args, uint32_t n);
+cel_val cel_f_is_global_unicast(cel_eval *ev, const cel_val *args, uint32_t n);
+cel_val cel_f_cidr(cel_eval *ev, const cel_val *args, uint32_t n);
+cel_val cel_f_is_cidr(cel_eval *ev, const cel_val *args, uint32_t n);
+cel_val cel_f_contains_ip(cel_eval *ev, const cel_val *args, uint32_t n);
+cel_val cel_f_contains_cidr(cel_eval *ev, const cel_val *args, uint32_t n);
+cel_val cel_f_prefix_length(cel_eval *ev, const cel_val *args, uint32_t n);
+cel_val cel_f_masked(cel_eval *ev, const cel_val *args, uint32_t n);
 
 /* Whether a pattern compiles (funcs.c). */
 bool cel_regex_valid(const char *pat, size_t n);

@@ -300,6 +300,8 @@ static bool kind_matches(const cel_type *t, cel_val v) {
     case CT_QUANTITY: return v.kind == CV_QUANTITY;
     case CT_SEMVER: return v.kind == CV_SEMVER;
     case CT_DEVICE: return v.kind == CV_DEVICE;
+    case CT_IP: return v.kind == CV_IP;
+    case CT_CIDR: return v.kind == CV_CIDR;
     default: return false;
     }
 }
@@ -322,6 +324,18 @@ static uint64_t call_cost(const char *fn, const cel_val *a, uint32_t n) {
                (uint64_t)ceil((double)cel_val_size(a[1]) * 0.25);
     if (n == 2 && strcmp(fn, "contains") == 0)
         return (uint64_t)ceil((double)cel_val_size(a[0]) * 0.1) * (uint64_t)ceil((double)cel_val_size(a[1]) * 0.1);
+    /* Kubernetes' CostEstimator for its IP and CIDR libraries */
+    if (n >= 1 && (strcmp(fn, "cidr") == 0 || strcmp(fn, "isIP") == 0 || strcmp(fn, "isCIDR") == 0 ||
+                   (strcmp(fn, "ip") == 0 && a[0].kind == CV_STRING)))
+        return (uint64_t)ceil((double)cel_val_size(a[0]) * 0.1);
+    if (n >= 1 && strcmp(fn, "ip.isCanonical") == 0) return (uint64_t)ceil((double)cel_val_size(a[0]) * 2 * 0.1);
+    if (n == 2 && a[0].kind == CV_CIDR && (strcmp(fn, "containsIP") == 0 || strcmp(fn, "containsCIDR") == 0)) {
+        uint64_t cs = cel_val_size(a[0]);
+        uint64_t c = (uint64_t)ceil((double)(cs + cs) * 0.1);
+        if (strcmp(fn, "containsCIDR") == 0) c += (uint64_t)ceil((double)cs * 0.1) + 1;
+        if (a[1].kind == CV_STRING) c += (uint64_t)ceil((double)cel_val_size(a[1]) * 0.1);
+        return c;
+    }
     if (n >= 1 && a[0].kind == CV_LIST &&
         (strcmp(fn, "sum") == 0 || strcmp(fn, "min") == 0 || strcmp(fn, "max") == 0 || strcmp(fn, "isSorted") == 0 ||
          strcmp(fn, "indexOf") == 0 || strcmp(fn, "lastIndexOf") == 0 || strcmp(fn, "join") == 0 ||

@@ -7,6 +7,7 @@
  * overload" otherwise. */
 #include "api/quantity.h"
 #include "cel/cel_internal.h"
+#include "util/gosort.h"
 
 #include <errno.h>
 #include <math.h>
@@ -637,6 +638,7 @@ static cel_val f_type(cel_eval *ev, const cel_val *args, uint32_t n) {
         [CV_BYTES] = CT_BYTES,     [CV_LIST] = CT_LIST,         [CV_MAP] = CT_MAP,
         [CV_TYPE] = CT_TYPE,       [CV_QUANTITY] = CT_QUANTITY, [CV_SEMVER] = CT_SEMVER,
         [CV_OPTIONAL] = CT_OPTIONAL, [CV_DEVICE] = CT_DEVICE,   [CV_DEVMAP] = CT_MAP,
+        [CV_IP] = CT_IP,           [CV_CIDR] = CT_CIDR,
     };
     return (cel_val){.kind = CV_TYPE, .sub = map[args[0].kind]};
 }
@@ -1020,6 +1022,55 @@ static cel_val f_sort(cel_eval *ev, const cel_val *args, uint32_t n) {
         }
         out[j] = x;
     }
+    return cel_make_list(ev, out, l->n);
+}
+
+/* @sortByAssociatedKeys (sortBy): the list in the order of its keys, as
+ * Go's sort.Slice orders them (not stable: ties as upstream's). */
+typedef struct sort_keys {
+    const cel_val *keys;
+    uint32_t *idx;
+    uint8_t kind;
+    bool mixed;
+} sort_keys;
+
+static bool keys_less(size_t i, size_t j, void *arg) {
+    sort_keys *s = arg;
+    cel_val a = s->keys[s->idx[i]], b = s->keys[s->idx[j]];
+    if (a.kind != s->kind || b.kind != s->kind) {
+        s->mixed = true;
+        return false;
+    }
+    int c;
+    return cel_compare(a, b, &c) && c < 0;
+}
+
+static void keys_swap(size_t i, size_t j, void *arg) {
+    sort_keys *s = arg;
+    uint32_t t = s->idx[i];
+    s->idx[i] = s->idx[j];
+    s->idx[j] = t;
+}
+
+static cel_val f_sort_by_keys(cel_eval *ev, const cel_val *args, uint32_t n) {
+    if (!ARG_IS(CV_LIST, 0) || !ARG_IS(CV_LIST, 1)) return cel_no_overload();
+    const cel_list *l = args[0].list, *k = args[1].list;
+    if (l->n != k->n)
+        return cel_errorf(ev,
+                          "@sortByAssociatedKeys() expected a list of the same size as the associated keys list, but "
+                          "got %u and %u elements respectively",
+                          l->n, k->n);
+    if (!l->n) return args[0];
+    uint8_t kind = k->v[0].kind;
+    if (kind != CV_INT && kind != CV_UINT && kind != CV_DOUBLE && kind != CV_BOOL && kind != CV_STRING &&
+        kind != CV_BYTES)
+        return cel_errorf(ev, "list elements must be comparable");
+    sort_keys s = {k->v, ks_arena_alloc_uninit(ev->scratch, l->n * sizeof(uint32_t)), kind, false};
+    for (uint32_t i = 0; i < l->n; i++) s.idx[i] = i;
+    ks_go_sort(l->n, keys_less, keys_swap, &s);
+    if (s.mixed) return cel_errorf(ev, "list elements must have the same type");
+    cel_val *out = ks_arena_alloc_uninit(ev->scratch, l->n * sizeof(cel_val));
+    for (uint32_t i = 0; i < l->n; i++) out[i] = l->v[s.idx[i]];
     return cel_make_list(ev, out, l->n);
 }
 
@@ -1408,6 +1459,12 @@ static cel_overload table[] = {
     M("distinct", "list(A) -> list(A)", f_distinct),
     M("reverse", "list(A) -> list(A)", f_reverse),
     M("sort", "list(A) -> list(A)", f_sort),
+    M("@sortByAssociatedKeys", "list(A) list(int) -> list(A)", f_sort_by_keys),
+    M("@sortByAssociatedKeys", "list(A) list(uint) -> list(A)", f_sort_by_keys),
+    M("@sortByAssociatedKeys", "list(A) list(double) -> list(A)", f_sort_by_keys),
+    M("@sortByAssociatedKeys", "list(A) list(bool) -> list(A)", f_sort_by_keys),
+    M("@sortByAssociatedKeys", "list(A) list(string) -> list(A)", f_sort_by_keys),
+    M("@sortByAssociatedKeys", "list(A) list(bytes) -> list(A)", f_sort_by_keys),
     M("first", "list(A) -> optional(A)", f_first),
     M("last", "list(A) -> optional(A)", f_last),
     /* sets */
@@ -1451,6 +1508,27 @@ static cel_overload table[] = {
     M("major", "semver -> int", f_major),
     M("minor", "semver -> int", f_minor),
     M("patch", "semver -> int", f_patch),
+    /* Kubernetes IP and CIDR (net.c) */
+    G("ip", "string -> ip", cel_f_ip),
+    M("ip", "cidr -> ip", cel_f_ip),
+    G("isIP", "string -> bool", cel_f_is_ip),
+    G("ip.isCanonical", "string -> bool", cel_f_ip_is_canonical),
+    G("string", "ip -> string", cel_f_net_string),
+    G("string", "cidr -> string", cel_f_net_string),
+    M("family", "ip -> int", cel_f_family),
+    M("isUnspecified", "ip -> bool", cel_f_is_unspecified),
+    M("isLoopback", "ip -> bool", cel_f_is_loopback),
+    M("isLinkLocalMulticast", "ip -> bool", cel_f_is_ll_multicast),
+    M("isLinkLocalUnicast", "ip -> bool", cel_f_is_ll_unicast),
+    M("isGlobalUnicast", "ip -> bool", cel_f_is_global_unicast),
+    G("cidr", "string -> cidr", cel_f_cidr),
+    G("isCIDR", "string -> bool", cel_f_is_cidr),
+    M("containsIP", "cidr string -> bool", cel_f_contains_ip),
+    M("containsIP", "cidr ip -> bool", cel_f_contains_ip),
+    M("containsCIDR", "cidr string -> bool", cel_f_contains_cidr),
+    M("containsCIDR", "cidr cidr -> bool", cel_f_contains_cidr),
+    M("prefixLength", "cidr -> int", cel_f_prefix_length),
+    M("masked", "cidr -> cidr", cel_f_masked),
 };
 
 /* ---- signatures --------------------------------------------------------------------------------- */
@@ -1469,6 +1547,8 @@ static const cel_type *simple(int kind) {
     case CT_NULL: return &CEL_T_NULL;
     case CT_QUANTITY: return &CEL_T_QUANTITY;
     case CT_SEMVER: return &CEL_T_SEMVER;
+    case CT_IP: return &CEL_T_IP;
+    case CT_CIDR: return &CEL_T_CIDR;
     default: return &CEL_T_DYN;
     }
 }
@@ -1509,6 +1589,8 @@ static const cel_type *sig_type(const char **pp) {
                 : IS("null")     ? CT_NULL
                 : IS("quantity") ? CT_QUANTITY
                 : IS("semver")   ? CT_SEMVER
+                : IS("ip")       ? CT_IP
+                : IS("cidr")     ? CT_CIDR
                                  : CT_DYN;
         p += n;
         *pp = p;

@@ -587,6 +587,23 @@ static cel_expr *expand_member_macro(parser *p, uint32_t pos, cel_expr *target, 
         return comp(p, pos, v, NULL, target, ACCU, empty_list(p, pos), lit(p, pos, cel_bool(true)), step,
                     ident(p, pos, ACCU));
     }
+    /* lists (v3) sortBy(v, key): the list bound to a variable, sorted by
+     * the keys its map(v, key) gives (cel-go's sortByMacro) */
+    if (strcmp(fn, "sortBy") == 0 && n == 2) {
+        if (target->kind != CE_LIST && target->kind != CE_SELECT && target->kind != CE_IDENT &&
+            target->kind != CE_COMP && target->kind != CE_CALL) {
+            cel_error_at(p->errs, target->pos,
+                         "sortBy can only be applied to a list, identifier, comprehension, call or select expression");
+            p->failed = true;
+            return NULL;
+        }
+        const char *in = "@__sortBy_input__";
+        cel_expr *keys = expand_member_macro(p, pos, ident(p, pos, in), "map", args, 2);
+        if (!keys) return NULL;
+        cel_expr *sorted = call(p, pos, ident(p, pos, in), "@sortByAssociatedKeys", &keys, 1);
+        return comp(p, pos, "#unused", NULL, empty_list(p, pos), in, target, lit(p, pos, cel_bool(false)),
+                    ident(p, pos, in), sorted);
+    }
     /* cel.bind(var, init, expr) */
     if (strcmp(fn, "bind") == 0 && n == 3 && target->kind == CE_IDENT && strcmp(target->ident.name, "cel") == 0) {
         const char *v = simple_name(p, args[0]);

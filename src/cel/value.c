@@ -34,6 +34,8 @@ uint64_t cel_val_size(cel_val v) {
     case CV_LIST: return v.list->n;
     case CV_MAP: return v.map->n;
     case CV_DEVMAP: return cel_devmap_size(v);
+    case CV_IP:
+    case CV_CIDR: return cel_net_size(v.net);
     case CV_OPTIONAL: return v.opt ? cel_val_size(*v.opt) : 1;
     default: return 1;
     }
@@ -55,6 +57,8 @@ const char *cel_val_type_name(cel_val v) {
     case CV_SEMVER: return "kubernetes.Semver";
     case CV_OPTIONAL: return "optional_type";
     case CV_DEVICE: return "kubernetes.DRADevice";
+    case CV_IP: return "net.IP";
+    case CV_CIDR: return "net.CIDR";
     default: return "error";
     }
 }
@@ -137,14 +141,15 @@ cel_val cel_equal(cel_eval *ev, cel_val a, cel_val b) {
         int c;
         return cel_bool(num_compare(a, b, &c) && c == 0);
     }
-    /* Quantity and Semver compare only with their own kind; anything else
-     * is "no such overload", as their Equal methods answer. */
-    if (a.kind == CV_QUANTITY || a.kind == CV_SEMVER) {
+    /* Quantity, Semver, IP and CIDR compare only with their own kind;
+     * anything else is "no such overload", as their Equal methods answer. */
+    if (a.kind == CV_QUANTITY || a.kind == CV_SEMVER || a.kind == CV_IP || a.kind == CV_CIDR) {
         if (b.kind != a.kind) return cel_no_overload();
         if (a.kind == CV_QUANTITY) return cel_bool(a.q == b.q);
+        if (a.kind == CV_IP || a.kind == CV_CIDR) return cel_bool(cel_net_equal(a.net, b.net));
         return cel_bool(ks_semver_compare(a.sv, b.sv) == 0);
     }
-    if (b.kind == CV_QUANTITY || b.kind == CV_SEMVER) return cel_bool(false);
+    if (b.kind == CV_QUANTITY || b.kind == CV_SEMVER || b.kind == CV_IP || b.kind == CV_CIDR) return cel_bool(false);
     bool amap = a.kind == CV_MAP || a.kind == CV_DEVMAP, bmap = b.kind == CV_MAP || b.kind == CV_DEVMAP;
     if (amap && bmap) {
         cel_val ka = a.kind == CV_MAP ? (cel_val){.kind = CV_LIST} : cel_devmap_keys(ev, a);
@@ -223,6 +228,8 @@ static const char *tkind_name(int k) {
     case CT_QUANTITY: return "kubernetes.Quantity";
     case CT_SEMVER: return "kubernetes.Semver";
     case CT_DEVICE: return "kubernetes.DRADevice";
+    case CT_IP: return "net.IP";
+    case CT_CIDR: return "net.CIDR";
     case CT_ERROR: return "*error*";
     case CT_ANY: return "any";
     default: return "dyn";
@@ -368,6 +375,12 @@ void cel_val_print(ks_strbuf *b, cel_val v) {
         ks_sb_putc(b, ')');
         return;
     case CV_DEVICE: ks_sb_puts(b, "<device>"); return;
+    case CV_IP:
+    case CV_CIDR:
+        ks_sb_puts(b, v.kind == CV_IP ? "ip(\"" : "cidr(\"");
+        cel_net_print(b, v.net);
+        ks_sb_puts(b, "\")");
+        return;
     default: ks_sb_puts(b, "?"); return;
     }
 }

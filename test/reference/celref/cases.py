@@ -162,6 +162,52 @@ for e in [
 ]:
     add(e)
 
+# lists (v3) sortBy
+for e in [
+    "[3, 1, 2].sortBy(x, x) == [1, 2, 3]", "['bb', 'a', 'ccc'].sortBy(s, size(s))",
+    "[5, 4, 3, 2, 1, 0, 9, 8, 7, 6, 5, 4, 3, 2, 1].sortBy(x, x % 3)",
+    "[5, 4, 3, 2, 1, 0, 9, 8, 7, 6, 5, 4, 3, 2, 1, 11, 12, 13, 14, 15].sortBy(x, x % 2)",
+    "['a', 'b'].sortBy(x, x == 'a' ? dyn(1) : dyn('b'))", "1.sortBy(x, x)", "[[1], [2]].sortBy(x, x)",
+    "[].sortBy(x, x) == []", "[2.5, 1.5].sortBy(x, -x)", "['x'].sortBy(y, y).size() == 1",
+    "device.attributes['gpu.example.com'].model.sortBy(x, x)",
+]:
+    add(e)
+
+# Kubernetes' IP and CIDR libraries
+NIC = {"driver": "nic.example.com", "attrs": {"ip": {"string": "10.1.2.3"}, "ip6": {"string": "2001:db8::1"},
+                                              "net": {"string": "10.0.0.0/8"}}, "caps": {}}
+for e in [
+    "ip('1.2.3.4') == ip('1.2.3.4')", "ip('1.2.3.4') != ip('1.2.3.5')", "ip('::1').family() == 6",
+    "ip('1.2.3.4').family() == 4", "string(ip('2001:0db8:0:0:1:0:0:1')) == '2001:db8::1:0:0:1'",
+    "string(ip('2001:db8:0:0:0:0:2:1'))", "string(ip('0:0:0:0:0:0:0:0'))", "string(ip('1:0:0:2:0:0:0:3'))",
+    "ip('1.2.3')", "ip('01.2.3.4')", "ip('1.2.3.256')", "ip('1.2.3.4.5')", "ip('1..2.3')", "ip('1.2.3.x')",
+    "ip('::ffff:1.2.3.4')", "ip('fe80::1%eth0')", "ip('1::2::3')", "ip('12345::1')", "ip('1:2:3:4:5:6:7')",
+    "ip('1:2:3:4:5:6:7:8:9')", "ip('::1.2.3.4')", "ip('1:2:3:4:5:6:1.2.3.4')", "ip('1:2:3:4:5:6:7:1.2.3.4')",
+    "ip('')", "ip('%eth0')", "ip('fe80::1%')", "ip('1:')", "ip(':1')", "ip('1:2:3:4:5:6:7:8::')", "ip('g::1')",
+    "ip('1.2.3.4') == '1.2.3.4'", "isIP('1.2.3.4')", "isIP('x')", "isIP('::ffff:1.2.3.4')",
+    "ip.isCanonical('2001:db8::1')", "ip.isCanonical('2001:DB8::1')", "ip.isCanonical('x')",
+    "ip('0.0.0.0').isUnspecified()", "ip('::').isUnspecified()", "ip('127.0.0.1').isLoopback()",
+    "ip('::1').isLoopback()", "ip('224.0.0.1').isLinkLocalMulticast()", "ip('ff02::1').isLinkLocalMulticast()",
+    "ip('169.254.1.1').isLinkLocalUnicast()", "ip('fe80::1').isLinkLocalUnicast()", "ip('8.8.8.8').isGlobalUnicast()",
+    "ip('255.255.255.255').isGlobalUnicast()", "ip('ff00::1').isGlobalUnicast()", "type(ip('1.2.3.4')) == type(ip('::1'))",
+    "cidr('10.0.0.0/8').containsIP('10.1.2.3')", "cidr('10.0.0.0/8').containsIP(ip('11.1.2.3'))",
+    "cidr('10.0.0.0/8').containsIP('x')", "cidr('::/0').containsIP('1.2.3.4')", "cidr('0.0.0.0/0').containsIP('1.2.3.4')",
+    "cidr('10.0.0.0/8').containsCIDR('10.1.0.0/16')", "cidr('10.1.0.0/16').containsCIDR('10.0.0.0/8')",
+    "cidr('10.0.0.0/8').containsCIDR(cidr('10.0.0.0/8'))", "cidr('10.0.0.5/8').masked() == cidr('10.0.0.0/8')",
+    "cidr('10.0.0.5/8') == cidr('10.0.0.0/8')", "string(cidr('2001:db8::5/32').masked())", "cidr('1.2.3.4/33')",
+    "cidr('1.2.3.4/0x')", "cidr('1.2.3.4')", "cidr('1.2.3.4/')", "cidr('1.2.3.4/-1')", "cidr('fe80::1%eth0/64')",
+    "cidr('::ffff:1.2.3.4/120')", "cidr('x/8')", "isCIDR('10.0.0.0/8')", "isCIDR('10.0.0.0')",
+    "cidr('10.0.0.0/8').ip() == ip('10.0.0.0')", "cidr('10.0.0.0/8').prefixLength() == 8",
+    "string(cidr('10.1.0.0/16')) == '10.1.0.0/16'",
+]:
+    add(e)
+for e in [
+    "cidr(device.attributes['nic.example.com'].net).containsIP(device.attributes['nic.example.com'].ip)",
+    "ip(device.attributes['nic.example.com'].ip6).family() == 6",
+    "isIP(device.attributes['nic.example.com'].net)",
+]:
+    add(e, NIC)
+
 add("device.driver == ''", EMPTY)
 add("device.attributes.size() == 0 && device.capacity.size() == 0", EMPTY)
 add("true", BADVER)
