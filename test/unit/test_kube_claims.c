@@ -54,6 +54,7 @@ static struct {
     answer script[MAX_SCRIPT];
     int nscript, next;
     const char *claim; /* the claim the list holds */
+    bool listed_taint_rules; /* a list of DeviceTaintRules came */
 } F = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 static struct MHD_Daemon *D;
@@ -136,6 +137,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         char *body = NULL;
         pthread_mutex_lock(&F.mu);
         const char *items = strstr(url, "/resourceclaims") && F.claim ? F.claim : "";
+        if (!strcmp(url, "/apis/resource.k8s.io/v1alpha3/devicetaintrules")) F.listed_taint_rules = true;
         pthread_mutex_unlock(&F.mu);
         if (asprintf(&body, "{\"kind\":\"List\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"11\"},"
                             "\"items\":[%s]}",
@@ -245,8 +247,11 @@ typedef struct env {
 
 static void ignore(void *arg, const ks_watch_event *ev) {}
 
+static bool with_taint_rules;
+
 static void env_start(env *e, const char *listed, const answer *script, int n) {
     reset(listed, script, n);
+    F.listed_taint_rules = false;
     char server[64];
     snprintf(server, sizeof(server), "http://127.0.0.1:%u", PORT);
     memset(&e->kc, 0, sizeof(e->kc));
@@ -255,7 +260,7 @@ static void env_start(env *e, const char *listed, const answer *script, int n) {
     char *err = NULL;
     e->client = ks_kube_client_new(&o, &err);
     assert_non_null(e->client);
-    ks_kube_backend_options bo = {.client = e->client, .watch_dra = true};
+    ks_kube_backend_options bo = {.client = e->client, .watch_dra = true, .watch_device_taint_rules = with_taint_rules};
     e->kb = ks_kube_backend_new(&bo);
     e->b = ks_kube_backend_iface(e->kb);
     assert_null(e->b->start(e->b->ctx, ignore, NULL));
@@ -453,12 +458,47 @@ static void test_unreserve_and_deallocate(void **st) {
     env_stop(&e);
 }
 
+/* DRADeviceTaints: DeviceTaintRules are listed and watched only with the
+ * gate (the backend's option); a share of a device (DRAConsumableCapacity)
+ * is written with its shareID and consumedCapacity. */
+static void test_taint_rules_and_shares(void **st) {
+    env e;
+    env_start(&e, claim_plain, (answer[]){{200, NULL}, {200, NULL}}, 2);
+    assert_false(F.listed_taint_rules);
+    ks_resource_claim *c = claim_of(claim_plain), *out = NULL;
+    ks_pod *p = pod_of();
+    ks_named_quantity used[] = {{"bandwidth", {.nano = (__int128)10 * 1000000000 * 1000000000, .format = 0}}};
+    ks_device_result r = {.request = "gpu", .driver = "gpu.example.com", .pool = "n1", .device = "nic-0",
+                          .share_id = "0b6c5ab1-0000-4000-8000-000000000001", .nconsumed = 1, .consumed = used};
+    ks_allocation_result a = {.nresults = 1, .results = &r};
+    ks_claim_update u = {.op = KS_CLAIM_RESERVE, .claim = c, .pod = p, .allocation = &a};
+    assert_null(e.b->update_claim(e.b->ctx, &u, &out));
+    json_t *b1 = call_body(1);
+    json_t *res = json_array_get(json_object_get(json_object_get(json_object_get(json_object_get(b1, "status"), "allocation"),
+                                                         "devices"),
+                                         "results"),
+                         0);
+    assert_string_equal(json_string_value(json_object_get(res, "shareID")), "0b6c5ab1-0000-4000-8000-000000000001");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(res, "consumedCapacity"), "bandwidth")), "10G");
+    json_decref(b1);
+    KS_OBJECT_UNREF(out);
+    KS_OBJECT_UNREF(c);
+    ks_pod_unref(p);
+    env_stop(&e);
+    with_taint_rules = true;
+    env_start(&e, claim_plain, NULL, 0);
+    assert_true(F.listed_taint_rules);
+    env_stop(&e);
+    with_taint_rules = false;
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reserve_with_allocation),
         cmocka_unit_test(test_conflict_then_allocated_elsewhere),
         cmocka_unit_test(test_conflicts_exhausted_and_deleted),
         cmocka_unit_test(test_unreserve_and_deallocate),
+        cmocka_unit_test(test_taint_rules_and_shares),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
