@@ -165,8 +165,12 @@ static bool status_equal(const ks_resource_claim *a, const ks_resource_claim *b)
     for (uint32_t i = 0; i < x->nresults; i++) {
         const ks_device_result *p = &x->results[i], *q = &y->results[i];
         if (!str_eq(p->request, q->request) || !str_eq(p->driver, q->driver) || !str_eq(p->pool, q->pool) ||
-            !str_eq(p->device, q->device) || p->admin_access != q->admin_access)
+            !str_eq(p->device, q->device) || p->admin_access != q->admin_access || !str_eq(p->share_id, q->share_id) ||
+            p->nconsumed != q->nconsumed)
             return false;
+        for (uint32_t k = 0; k < p->nconsumed; k++)
+            if (!str_eq(p->consumed[k].name, q->consumed[k].name) || p->consumed[k].q.nano != q->consumed[k].q.nano)
+                return false;
     }
     return true;
 }
