@@ -417,7 +417,9 @@ static const cel_type *check_comp(checker *c, cel_expr *e) {
     } else if (rt->kind == CT_MAP) {
         it = rt->p1;
         it2 = rt->p2;
-    } else if (!is_dyn(rt)) {
+    } else if (!is_dyn(rt) || rt->kind == CT_ANY) {
+        /* cel-go ranges over lists, maps and dyn; an attribute's `any`
+         * is none of them */
         cel_error_at(c->errs, e->comp.range->pos,
                      "expression of type '%s' cannot be range of a comprehension (must be list, map, or dynamic)",
                      type_str(c, rt));

@@ -503,7 +503,7 @@ cel_val cel_f_contains_ip(cel_eval *ev, const cel_val *args, uint32_t n) {
     if (args[0].kind != CV_CIDR) return cel_no_overload();
     cel_val other = args[1];
     if (other.kind == CV_STRING) other = cel_f_ip(ev, &args[1], 1);
-    if (other.kind == CV_ERROR) return other;
+    /* upstream answers for the CIDR, not the string that did not parse */
     if (other.kind != CV_IP) return cel_no_overload();
     const cel_net *p = args[0].net, *ip = other.net;
     if (p->is4 != ip->is4) return cel_bool(false);
@@ -514,6 +514,7 @@ cel_val cel_f_contains_cidr(cel_eval *ev, const cel_val *args, uint32_t n) {
     if (args[0].kind != CV_CIDR) return cel_no_overload();
     cel_val other = args[1];
     if (other.kind == CV_STRING) other = cel_f_cidr(ev, &args[1], 1);
+    /* here upstream passes the string's parse error on */
     if (other.kind == CV_ERROR) return other;
     if (other.kind != CV_CIDR) return cel_no_overload();
     const cel_net *p = args[0].net, *o = other.net;

@@ -191,7 +191,7 @@ for e in [
     "ip('169.254.1.1').isLinkLocalUnicast()", "ip('fe80::1').isLinkLocalUnicast()", "ip('8.8.8.8').isGlobalUnicast()",
     "ip('255.255.255.255').isGlobalUnicast()", "ip('ff00::1').isGlobalUnicast()", "type(ip('1.2.3.4')) == type(ip('::1'))",
     "cidr('10.0.0.0/8').containsIP('10.1.2.3')", "cidr('10.0.0.0/8').containsIP(ip('11.1.2.3'))",
-    "cidr('10.0.0.0/8').containsIP('x')", "cidr('::/0').containsIP('1.2.3.4')", "cidr('0.0.0.0/0').containsIP('1.2.3.4')",
+    "cidr('10.0.0.0/8').containsIP('x')", "cidr('10.0.0.0/8').containsCIDR('x')", "device.attributes['gpu.example.com'].model.all(x, x)", "cidr('::/0').containsIP('1.2.3.4')", "cidr('0.0.0.0/0').containsIP('1.2.3.4')",
     "cidr('10.0.0.0/8').containsCIDR('10.1.0.0/16')", "cidr('10.1.0.0/16').containsCIDR('10.0.0.0/8')",
     "cidr('10.0.0.0/8').containsCIDR(cidr('10.0.0.0/8'))", "cidr('10.0.0.5/8').masked() == cidr('10.0.0.0/8')",
     "cidr('10.0.0.5/8') == cidr('10.0.0.0/8')", "string(cidr('2001:db8::5/32').masked())", "cidr('1.2.3.4/33')",
