@@ -641,6 +641,8 @@ static void consumable_capacity(void **st) {
                  "  - name: nic-0\n    allowMultipleAllocations: true\n    capacity:\n"
                  "      bw: {value: 10Gi, requestPolicy: {default: 1Gi, validRange: {min: 1Gi, step: 1Gi}}}\n"
                  "      queues: {value: '8', requestPolicy: {default: '1', validValues: ['1', '2', '4']}}\n"
+                 "  - name: nic-1\n    allowMultipleAllocations: true\n    capacity:\n"
+                 "      bw: {value: 10Gi}\n"
                  "---\n"
                  CLAIM("small", "{requests: [{name: nic, exactly: {deviceClassName: gpu}}]}")
                  CLAIM("big", "{requests: [{name: nic, exactly: {deviceClassName: gpu, capacity: {requests: {bw: 7.5Gi, queues: '3'}}}}]}")
@@ -669,6 +671,14 @@ static void consumable_capacity(void **st) {
     ks_dra_capacities_add_allocation(&caps, &ar);
     assert_string_equal(alloc_shares(&e, "n2", "big", &caps), "unschedulable");
     assert_string_equal(alloc_shares(&e, "n2", "small", &caps), "small: nic=n2/nic-0[share bw=1Gi queues=1]");
+    ks_dra_capacities_free(&caps);
+    /* Upstream's allocateDevice checks the capacity of the slice's device
+     * at the request's device position: with nic-0 full, nic-1 (free) is
+     * refused for a first device, since nic-0 is checked for it */
+    ks_dra_capacities_init(&caps);
+    used[0].q.nano = (__int128)10 * 1024 * 1024 * 1024 * 1000000000;
+    ks_dra_capacities_add_allocation(&caps, &ar);
+    assert_string_equal(alloc_shares(&e, "n2", "small", &caps), "unschedulable");
     ks_dra_capacities_free(&caps);
     /* gate off: a capacity request is refused */
     assert_string_equal(alloc_on(&e, "n2", "big", NULL),

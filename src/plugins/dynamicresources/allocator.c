@@ -1270,7 +1270,14 @@ static int allocate_device(run *r, idx ix, uint32_t di, bool must) {
     if (!multi) d->allocating |= bit;
     ks_quantity *consumed = NULL;
     if (r->al->f.consumable_capacity) {
-        if (cmp_capacity(r, d, rd->req) <= 0) return 0;
+        /* Upstream checks here the device of the slice at the position of
+         * this device within the request (r.deviceIndex), not the device
+         * itself; beyond the slice's devices it panics, ksched refuses. */
+        uint32_t at = (uint32_t)(d->dev - d->slice->devices);
+        if (ix.device >= d->slice->ndevices) return 0;
+        devref *checked = d + ((int64_t)ix.device - (int64_t)at);
+        if (cmp_capacity(r, checked, rd->req) <= 0) return 0;
+        cap_ready(r, d);
         if (multi) {
             /* upstream GetConsumedCapacityFromRequest: every capacity of
              * the device, requested or filled in */
