@@ -32,6 +32,7 @@ typedef enum {
     CT_ANY,   /* upstream's AnyType: attribute values of unknown kind */
     CT_IP,    /* Kubernetes' net.IP */
     CT_CIDR,  /* Kubernetes' net.CIDR */
+    CT_AUTHZ, /* Kubernetes' authorization types: no value has them */
 } cel_tkind;
 
 typedef struct cel_type {

@@ -105,6 +105,7 @@ static bool unify(const cel_type *param, const cel_type *arg, binding *b) {
     }
     if (param->kind != arg->kind) return false;
     switch (param->kind) {
+    case CT_AUTHZ: return param->param == arg->param;
     case CT_LIST:
     case CT_OPTIONAL: return unify(param->p1, arg->p1, b);
     case CT_MAP: return unify(param->p1, arg->p1, b) && unify(param->p2, arg->p2, b);
@@ -133,6 +134,7 @@ static bool same_type(const cel_type *a, const cel_type *b) {
     case CT_OPTIONAL:
     case CT_TYPE: return same_type(a->p1, b->p1);
     case CT_MAP: return same_type(a->p1, b->p1) && same_type(a->p2, b->p2);
+    case CT_AUTHZ: return a->param == b->param;
     default: return true;
     }
 }

@@ -631,6 +631,8 @@ static cel_val f_bool(cel_eval *ev, const cel_val *args, uint32_t n) {
 
 static cel_val f_dyn(cel_eval *ev, const cel_val *args, uint32_t n) { return args[0]; }
 
+static cel_val f_unusable(cel_eval *ev, const cel_val *args, uint32_t n) { return cel_no_overload(); }
+
 static cel_val f_type(cel_eval *ev, const cel_val *args, uint32_t n) {
     static const uint8_t map[] = {
         [CV_NULL] = CT_NULL,       [CV_BOOL] = CT_BOOL,         [CV_INT] = CT_INT,
@@ -1508,6 +1510,23 @@ static cel_overload table[] = {
     M("major", "semver -> int", f_major),
     M("minor", "semver -> int", f_minor),
     M("patch", "semver -> int", f_patch),
+    /* Kubernetes' authorization library: declared, but DRA's environment
+     * has no authorizer to call it on */
+    M("path", "authorizer string -> pathcheck", f_unusable),
+    M("group", "authorizer string -> groupcheck", f_unusable),
+    M("serviceAccount", "authorizer string string -> resourcecheck", f_unusable),
+    M("resource", "groupcheck string -> resourcecheck", f_unusable),
+    M("subresource", "resourcecheck string -> resourcecheck", f_unusable),
+    M("namespace", "resourcecheck string -> resourcecheck", f_unusable),
+    M("name", "resourcecheck string -> resourcecheck", f_unusable),
+    M("fieldSelector", "resourcecheck string -> resourcecheck", f_unusable),
+    M("labelSelector", "resourcecheck string -> resourcecheck", f_unusable),
+    M("check", "pathcheck string -> decision", f_unusable),
+    M("check", "resourcecheck string -> decision", f_unusable),
+    M("allowed", "decision -> bool", f_unusable),
+    M("reason", "decision -> string", f_unusable),
+    M("error", "decision -> string", f_unusable),
+    M("errored", "decision -> bool", f_unusable),
     /* Kubernetes IP and CIDR (net.c) */
     G("ip", "string -> ip", cel_f_ip),
     M("ip", "cidr -> ip", cel_f_ip),
@@ -1564,6 +1583,12 @@ static const cel_type *sig_type(const char **pp) {
         t = ks_arena_alloc(sig_arena, sizeof(*t));
         t->kind = CT_PARAM;
         t->param = p[0] == 'A' ? 0 : p[0] == 'K' ? 1 : p[0] == 'V' ? 2 : 3;
+        p += n;
+    } else if (IS("authorizer") || IS("pathcheck") || IS("groupcheck") || IS("resourcecheck") || IS("decision")) {
+        /* the authorization library's types, told apart by param */
+        t = ks_arena_alloc(sig_arena, sizeof(*t));
+        t->kind = CT_AUTHZ;
+        t->param = IS("authorizer") ? 0 : IS("pathcheck") ? 1 : IS("groupcheck") ? 2 : IS("resourcecheck") ? 3 : 4;
         p += n;
     } else if (IS("list") || IS("optional") || IS("type")) {
         t = ks_arena_alloc(sig_arena, sizeof(*t));

@@ -230,6 +230,7 @@ static const char *tkind_name(int k) {
     case CT_DEVICE: return "kubernetes.DRADevice";
     case CT_IP: return "net.IP";
     case CT_CIDR: return "net.CIDR";
+    case CT_AUTHZ: return "kubernetes.authorization.Authorizer";
     case CT_ERROR: return "*error*";
     case CT_ANY: return "any";
     default: return "dyn";
@@ -254,6 +255,11 @@ void cel_type_print(ks_strbuf *b, const cel_type *t) {
         return;
     }
     switch (t->kind) {
+    case CT_AUTHZ: {
+        static const char *const names[] = {"Authorizer", "PathCheck", "GroupCheck", "ResourceCheck", "Decision"};
+        ks_sb_printf(b, "kubernetes.authorization.%s", names[t->param < 5 ? t->param : 0]);
+        return;
+    }
     case CT_LIST:
         ks_sb_puts(b, "list(");
         cel_type_print(b, t->p1);

@@ -162,6 +162,13 @@ for e in [
 ]:
     add(e)
 
+# Kubernetes' authorization library: declared, no authorizer to call it on
+for e in [
+    "authorizer.path('/x').check('get').allowed()", "'x'.path('y')", "dyn('x').path('y') == 1",
+    "authorizer.group('').resource('pods').namespace('a').name('b').check('get').reason() == ''",
+]:
+    add(e)
+
 # lists (v3) sortBy
 for e in [
     "[3, 1, 2].sortBy(x, x) == [1, 2, 3]", "['bb', 'a', 'ccc'].sortBy(s, size(s))",
