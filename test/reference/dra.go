@@ -15,7 +15,11 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 
+	"k8s.io/apimachinery/pkg/util/sets"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/dynamic-resource-allocation/resourceclaim"
+	"k8s.io/dynamic-resource-allocation/structured"
+	"k8s.io/kubernetes/pkg/features"
 
 	v1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
@@ -146,10 +150,44 @@ func (s *Sim) syncClaims(ctx context.Context) error {
 			}
 		}
 		if synced {
-			return nil
+			return s.syncAllocatedDevices(list.Items, deadline)
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("resource claims did not sync")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// syncAllocatedDevices waits until the DRA manager's allocated devices
+// are those the claims hold: its tracker is fed by the assume cache's
+// event handlers, which run after the informer's store has the new
+// version, so a deallocation may not have reached it yet.
+func (s *Sim) syncAllocatedDevices(claims []resourcev1.ResourceClaim, deadline time.Time) error {
+	consumable := utilfeature.DefaultFeatureGate.Enabled(features.DRAConsumableCapacity)
+	want := sets.New[structured.DeviceID]()
+	for i := range claims {
+		a := claims[i].Status.Allocation
+		if a == nil {
+			continue
+		}
+		for _, r := range a.Devices.Results {
+			if ptr.Deref(r.AdminAccess, false) || (consumable && r.ShareID != nil) {
+				continue
+			}
+			want.Insert(structured.MakeDeviceID(r.Driver, r.Pool, r.Device))
+		}
+	}
+	for {
+		got, err := s.dra.ResourceClaims().ListAllAllocatedDevices()
+		if err != nil {
+			return err
+		}
+		if got.Equal(want) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("allocated devices did not sync")
 		}
 		time.Sleep(time.Millisecond)
 	}
