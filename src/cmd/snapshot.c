@@ -21,7 +21,7 @@ static void usage(FILE *f) {
           "\n"
           "options:\n"
           "  -o, --output DIR     where to write (created when missing)\n" KS_CLI_LIVE_USAGE
-          "  -v=N                 log verbosity (klog levels, to stderr)\n"
+          "  -v=N                 log verbosity (klog levels, to stderr)\n" KS_FEATURE_GATES_USAGE
           "  -h, --help           this text\n",
           f);
 }
@@ -30,6 +30,8 @@ int cmd_snapshot(int argc, char **argv) {
     ks_cli_live live = {0};
     const char **paths = calloc((size_t)argc, sizeof(char *));
     size_t npaths = 0;
+    const char **gates = calloc((size_t)argc, sizeof(char *));
+    size_t ngates = 0;
     const char *dir = NULL;
     char *err = NULL;
     int rc = KS_EXIT_BAD_INPUT;
@@ -48,6 +50,10 @@ int cmd_snapshot(int argc, char **argv) {
         } else if (ks_cli_value(argc, argv, &i, "o", &val, &err) || ks_cli_value(argc, argv, &i, "output", &val, &err)) {
             if (!val) goto usage_error;
             dir = val;
+        } else if (ks_cli_value(argc, argv, &i, "feature-gates", &val, &err)) {
+            /* DRADeviceTaints lists the DeviceTaintRules */
+            if (!val) goto usage_error;
+            gates[ngates++] = val;
         } else if (a[0] == '-' && a[1] != '\0') {
             fprintf(stderr, "ksched snapshot: unknown option %s\n", a);
             usage(stderr);
@@ -59,6 +65,10 @@ int cmd_snapshot(int argc, char **argv) {
     if (!dir || (!npaths && !ks_cli_live_is_live(&live)) || (npaths && ks_cli_live_is_live(&live))) {
         fprintf(stderr, "ksched snapshot: need -o DIR and either --kubeconfig or PATHs\n");
         usage(stderr);
+        goto out;
+    }
+    if (!ks_feature_gates_apply(gates, ngates, &err)) {
+        fprintf(stderr, "ksched snapshot: %s\n", err);
         goto out;
     }
     if (!ks_cli_live_snapshot(&live, paths, npaths, &s, "snapshot")) {
@@ -80,6 +90,7 @@ usage_error:
 out:
     free(err);
     free(paths);
+    free(gates);
     ks_kube_snapshot_free(&s);
     ks_cli_live_free(&live);
     return rc;

@@ -1,6 +1,7 @@
 /* A live cluster's objects as manifests (see snapshot.h). */
 #include "kube/snapshot.h"
 
+#include "config/feature_gates.h"
 #include "util/log.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
@@ -42,7 +43,9 @@ static const snap_kind kinds[] = {
     {"14-deviceclasses.json", "DeviceClass", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/deviceclasses", NULL},
     {"15-resourceslices.json", "ResourceSlice", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/resourceslices",
      NULL},
-    /* DRADeviceTaints (alpha; an API server without it answers 404) */
+    /* DRADeviceTaints (alpha; listed only with the gate on, as
+     * kube-scheduler's informer and its RBAC role; an API server without
+     * it answers 404) */
     {"15a-devicetaintrules.json", "DeviceTaintRule", "resource.k8s.io/v1alpha3",
      "/apis/resource.k8s.io/v1alpha3/devicetaintrules", NULL},
     {"16-resourceclaims.json", "ResourceClaim", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/resourceclaims",
@@ -208,6 +211,7 @@ static int list_kind(ks_kube_snapshot *s, ks_kube_client *c, const snap_kind *k,
 bool ks_kube_snapshot_list(ks_kube_snapshot *s, ks_kube_client *c, uint32_t page_size, char **err) {
     if (!page_size) page_size = 500;
     for (size_t i = 0; i < NKINDS; i++) {
+        if (!strcmp(kinds[i].kind, "DeviceTaintRule") && !ks_feature_enabled(KS_FEAT_DRA_DEVICE_TAINTS)) continue;
         ks_tree *list = new_list(s->arena);
         int r = list_kind(s, c, &kinds[i], page_size, list, err);
         if (r < 0) return false;

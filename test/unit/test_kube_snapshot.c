@@ -6,6 +6,7 @@
  * infeasible, incomparable; pods of other schedulers ignored; nothing
  * written). */
 #include "api/cluster.h"
+#include "config/feature_gates.h"
 #include "codec/decode.h"
 #include "kube/shadow.h"
 #include "kube/snapshot.h"
@@ -148,6 +149,33 @@ static void test_list_forbidden(void **st) {
     ks_kube_snapshot_free(&s);
     ks_kube_client_free(c);
     ks_kube_config_free(&cfg);
+}
+
+/* DeviceTaintRules are listed only with DRADeviceTaints on (kube-scheduler
+ * neither watches them nor is granted them without the gate) */
+static void test_list_device_taint_rules_gated(void **st) {
+    static const char *path = "/apis/resource.k8s.io/v1alpha3/devicetaintrules";
+    for (int on = 0; on < 2; on++) {
+        fk_reset();
+        fk_add((fk_answer){.method = "GET", .path = path,
+                           .body = "{\"items\":[{\"metadata\":{\"name\":\"r\"},\"spec\":{\"deviceSelector\":"
+                                   "{\"driver\":\"d\"},\"taint\":{\"key\":\"k\",\"effect\":\"NoSchedule\"}}}]}"});
+        const char *gate = on ? "DRADeviceTaints=true" : "DRADeviceTaints=false";
+        char *err = NULL;
+        assert_true(ks_feature_gates_apply(&gate, 1, &err));
+        ks_kube_config cfg = {0};
+        ks_kube_client *c = client(&cfg);
+        ks_kube_snapshot s;
+        ks_kube_snapshot_init(&s);
+        bool ok = ks_kube_snapshot_list(&s, c, 0, &err);
+        if (!ok) fail_msg("%s", err);
+        assert_int_equal(fk_count("GET", path), on);
+        assert_int_equal(ks_kube_snapshot_count(&s, "15a-devicetaintrules.json"), on);
+        ks_kube_snapshot_free(&s);
+        ks_kube_client_free(c);
+        ks_kube_config_free(&cfg);
+        ks_feature_gates_reset();
+    }
 }
 
 #define POD(name, node, owner)                                                                        \
@@ -370,6 +398,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_list_paginated),
         cmocka_unit_test(test_list_forbidden),
+        cmocka_unit_test(test_list_device_taint_rules_gated),
         cmocka_unit_test(test_whatifs),
         cmocka_unit_test(test_shadow),
     };
