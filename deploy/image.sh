@@ -2,7 +2,7 @@
 # Build the ksched container image with buildah (Debian's package: no
 # daemon, no registry). The image is made from scratch out of this
 # machine's files: the release binary, the example plugins, every shared
-# library they need (ksched links libyaml and jansson and loads libcurl,
+# library they need (ksched links libyaml, jansson and PCRE2 and loads libcurl,
 # libmicrohttpd and gnutls on first use, so those are listed by hand and
 # their own dependencies found with ldd), glibc's NSS modules for DNS
 # (kubernetes.default.svc), CA certificates and a non-root user.

@@ -237,6 +237,14 @@ cel_val cel_f_contains_cidr(cel_eval *ev, const cel_val *args, uint32_t n);
 cel_val cel_f_prefix_length(cel_eval *ev, const cel_val *args, uint32_t n);
 cel_val cel_f_masked(cel_eval *ev, const cel_val *args, uint32_t n);
 
+/* Regular expressions with RE2 (Go regexp) syntax and semantics on PCRE2
+ * (regex.c). Compile: NULL and err set to Go's error text. Search from
+ * byte offset start: 1 found ([*so, *eo)), 0 not, -1 match limit. */
+typedef struct cel_re cel_re;
+cel_re *cel_re_compile(const char *pat, size_t n, char *err, size_t nerr);
+int cel_re_search(cel_re *re, const char *s, size_t n, size_t start, size_t *so, size_t *eo);
+void cel_re_free(cel_re *re);
+
 /* Whether a pattern compiles (funcs.c). */
 bool cel_regex_valid(const char *pat, size_t n);
 

@@ -535,6 +535,19 @@ static bool fold(ks_cel_program *p, cel_expr *e, char **err) {
         if (e->call.target && !fold(p, e->call.target, err)) return false;
         for (uint32_t i = 0; i < e->call.nargs; i++)
             if (!fold(p, e->call.args[i], err)) return false;
+        /* Kubernetes' find/findAll compile a constant pattern when the
+         * program is planned (their RegexOptimization) */
+        if (e->call.target && e->call.nargs >= 1 && e->call.args[0]->kind == CE_LIT &&
+            e->call.args[0]->lit.kind == CV_STRING &&
+            (strcmp(e->call.fn, "find") == 0 || strcmp(e->call.fn, "findAll") == 0)) {
+            char rerr[512];
+            cel_re *re = cel_re_compile(e->call.args[0]->lit.s, e->call.args[0]->lit.len, rerr, sizeof rerr);
+            if (!re) {
+                *err = ks_xstrdup(rerr);
+                return false;
+            }
+            cel_re_free(re);
+        }
         if (!e->call.target && e->call.nargs == 1 && e->call.args[0]->kind == CE_LIT && is_conversion(e->call.fn)) {
             cel_eval ev = {.scratch = p->arena, .prog = p};
             cel_val v = eval_call(&ev, e);

@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -291,202 +290,83 @@ static cel_val f_ends(cel_eval *ev, const cel_val *args, uint32_t n) {
                     memcmp(args[0].s + args[0].len - args[1].len, args[1].s, args[1].len) == 0);
 }
 
-/* What RE2 (Go's regexp/syntax) refuses before it compiles, and glibc's
- * regcomp would instead expand without bound (found by fuzz_cel: "a.++++"
- * took gigabytes): a repetition operator right after another (other than
- * the non-greedy '?'), a count over 1000, and nested counts whose product
- * exceeds 1000. Run on the translated POSIX pattern, with regcomp's
- * reading of brackets and escapes, so that it sees what regcomp sees. */
-static bool re2_limits(const char *pat, size_t n, char *err, size_t nerr) {
-    long inner[64] = {1}; /* per open group: the largest repetition inside */
-    int depth = 0;
-    long last_group = 1;  /* the repetition inside the group just closed */
-    int state = 0;        /* 1: after a repetition, 2: after its non-greedy '?' */
-    bool after_group = false;
-    for (size_t i = 0; i < n; i++) {
-        char c = pat[i];
-        if (c == '\\') {
-            i++;
-            state = 0, after_group = false;
-            continue;
-        }
-        if (c == '[') {
-            /* POSIX brackets, as regcomp reads them: a backslash is
-             * literal, [:class:] [.x.] [=x=] hold a ']' of their own */
-            size_t j = i + 1;
-            if (j < n && pat[j] == '^') j++;
-            if (j < n && pat[j] == ']') j++;
-            while (j < n && pat[j] != ']') {
-                if (pat[j] == '[' && j + 1 < n && (pat[j + 1] == ':' || pat[j + 1] == '.' || pat[j + 1] == '=')) {
-                    char d = pat[j + 1];
-                    j += 2;
-                    while (j + 1 < n && !(pat[j] == d && pat[j + 1] == ']')) j++;
-                    j += 2;
-                } else {
-                    j++;
-                }
-            }
-            i = j;
-            state = 0, after_group = false;
-            continue;
-        }
-        /* {n}, {n,}, {n,m}: a repetition; any other '{' is a literal */
-        long lo = 0, hi = 0;
-        size_t end = i;
-        bool rep = c == '*' || c == '+' || c == '?';
-        if (c == '{') {
-            size_t j = i + 1, d0 = j;
-            for (; j < n && pat[j] >= '0' && pat[j] <= '9'; j++)
-                if (lo < 100000) lo = lo * 10 + (pat[j] - '0');
-            hi = lo;
-            if (j > d0 && j < n && pat[j] == ',') {
-                j++;
-                hi = j < n && pat[j] != '}' ? 0 : -1;
-                for (; j < n && pat[j] >= '0' && pat[j] <= '9'; j++)
-                    if (hi < 100000) hi = hi * 10 + (pat[j] - '0');
-            }
-            if (j > d0 && j < n && pat[j] == '}') rep = true, end = j;
-        }
-        if (rep && state == 1 && c == '?') {
-            state = 2; /* non-greedy */
-            continue;
-        }
-        if (rep && state != 0) {
-            snprintf(err, nerr, "error parsing regexp: invalid nested repetition operator: `%.*s`",
-                     (int)(n - i + 1 > 8 ? 8 : n - i + 1), pat + i - 1);
-            return false;
-        }
-        if (rep) {
-            if (lo > 1000 || hi > 1000) {
-                snprintf(err, nerr, "error parsing regexp: invalid repeat count: `%.*s`", (int)(end - i + 1),
-                         pat + i);
-                return false;
-            }
-            long count = (c == '{' ? (hi > lo ? hi : lo) : 1) + 1;
-            long total = (after_group ? last_group : 1) * count;
-            if (total > 1000) {
-                snprintf(err, nerr, "error parsing regexp: expression too large");
-                return false;
-            }
-            if (total > inner[depth]) inner[depth] = total;
-            i = end;
-            state = 1, after_group = false;
-            continue;
-        }
-        state = 0, after_group = false;
-        if (c == '(' && depth < 63) {
-            inner[++depth] = 1;
-        } else if (c == ')' && depth > 0) {
-            last_group = inner[depth--];
-            if (last_group > inner[depth]) inner[depth] = last_group;
-            after_group = true;
-        }
-    }
-    return true;
-}
-
-/* RE2 patterns through POSIX extended regular expressions: the common
- * shorthand classes are translated; RE2-only syntax (non-greedy
- * quantifiers, (?flags)) is refused with an error. */
-static bool compile_re(const char *pat, size_t n, regex_t *re, char *err, size_t nerr) {
-    ks_strbuf b;
-    ks_sb_init(&b);
-    int flags = REG_EXTENDED;
-    /* a leading (?i): case-insensitive */
-    if (n >= 4 && memcmp(pat, "(?i)", 4) == 0) {
-        flags |= REG_ICASE;
-        pat += 4;
-        n -= 4;
-    }
-    for (size_t i = 0; i < n; i++) {
-        char c = pat[i];
-        if (c == '\\' && i + 1 < n) {
-            char d = pat[++i];
-            switch (d) {
-            case 'd': ks_sb_puts(&b, "[0-9]"); break;
-            case 'D': ks_sb_puts(&b, "[^0-9]"); break;
-            case 'w': ks_sb_puts(&b, "[A-Za-z0-9_]"); break;
-            case 'W': ks_sb_puts(&b, "[^A-Za-z0-9_]"); break;
-            case 's': ks_sb_puts(&b, "[[:space:]]"); break;
-            case 'S': ks_sb_puts(&b, "[^[:space:]]"); break;
-            default:
-                ks_sb_putc(&b, '\\');
-                ks_sb_putc(&b, d);
-            }
-            continue;
-        }
-        if (c == '(' && i + 1 < n && pat[i + 1] == '?') {
-            ks_sb_free(&b);
-            snprintf(err, nerr, "error parsing regexp: unsupported group syntax in `%.*s`", (int)n, pat);
-            return false;
-        }
-        ks_sb_putc(&b, c);
-    }
-    if (!re2_limits(ks_sb_str(&b), b.len, err, nerr)) {
-        ks_sb_free(&b);
-        return false;
-    }
-    int rc = regcomp(re, ks_sb_str(&b), flags);
-    ks_sb_free(&b);
-    if (rc) {
-        char msg[128];
-        regerror(rc, re, msg, sizeof msg);
-        snprintf(err, nerr, "error parsing regexp: %s: `%.*s`", msg, (int)n, pat);
-        return false;
-    }
-    return true;
-}
-
+/* Regular expressions: RE2 syntax and semantics (regex.c). */
 bool cel_regex_valid(const char *pat, size_t n) {
-    regex_t re;
     char err[256];
-    if (!compile_re(pat, n, &re, err, sizeof err)) return false;
-    regfree(&re);
-    return true;
+    cel_re *re = cel_re_compile(pat, n, err, sizeof err);
+    cel_re_free(re);
+    return re != NULL;
 }
 
-/* Run fn with the compiled pattern; strings must be NUL-terminated, which
- * every string value is. */
+static cel_val re_limit_error(cel_eval *ev) { return cel_errorf(ev, "regexp match limit exceeded"); }
+
+/* cel-go's matches: an error is Go's regexp error text as it is. Strings
+ * are valid UTF-8. */
 static cel_val f_matches(cel_eval *ev, const cel_val *args, uint32_t n) {
     if (!str2(args)) return cel_no_overload();
-    regex_t re;
-    char err[256];
-    if (!compile_re(args[1].s, args[1].len, &re, err, sizeof err)) return cel_errorf(ev, "%s", err);
-    bool m = regexec(&re, args[0].s, 0, NULL, 0) == 0;
-    regfree(&re);
-    return cel_bool(m);
+    char err[512];
+    cel_re *re = cel_re_compile(args[1].s, args[1].len, err, sizeof err);
+    if (!re) return cel_errorf(ev, "%s", err);
+    size_t so, eo;
+    int rc = cel_re_search(re, args[0].s, args[0].len, 0, &so, &eo);
+    cel_re_free(re);
+    return rc < 0 ? re_limit_error(ev) : cel_bool(rc > 0);
 }
 
+/* Kubernetes' find: Go's FindString ("" when nothing matches). */
 static cel_val f_find(cel_eval *ev, const cel_val *args, uint32_t n) {
     if (!str2(args)) return cel_no_overload();
-    regex_t re;
-    char err[256];
-    if (!compile_re(args[1].s, args[1].len, &re, err, sizeof err)) return cel_errorf(ev, "%s", err);
-    regmatch_t m;
-    cel_val r = cel_str("", 0);
-    if (regexec(&re, args[0].s, 1, &m, 0) == 0) r = mkstr(ev, args[0].s + m.rm_so, (size_t)(m.rm_eo - m.rm_so));
-    regfree(&re);
-    return r;
+    char err[512];
+    cel_re *re = cel_re_compile(args[1].s, args[1].len, err, sizeof err);
+    if (!re) return cel_errorf(ev, "Illegal regex: %s", err);
+    size_t so, eo;
+    int rc = cel_re_search(re, args[0].s, args[0].len, 0, &so, &eo);
+    cel_re_free(re);
+    if (rc < 0) return re_limit_error(ev);
+    return rc ? mkstr(ev, args[0].s + so, eo - so) : cel_str("", 0);
 }
 
+/* Go's FindAllString: after an empty match the search moves on by one
+ * rune, and an empty match right where the previous match ended is
+ * dropped. */
 static cel_val f_find_all(cel_eval *ev, const cel_val *args, uint32_t n) {
     if (!str2(args) || (n == 3 && args[2].kind != CV_INT)) return cel_no_overload();
     int64_t limit = n == 3 ? args[2].i : -1;
-    regex_t re;
-    char err[256];
-    if (!compile_re(args[1].s, args[1].len, &re, err, sizeof err)) return cel_errorf(ev, "%s", err);
+    char err[512];
+    cel_re *re = cel_re_compile(args[1].s, args[1].len, err, sizeof err);
+    if (!re) return cel_errorf(ev, "Illegal regex: %s", err);
     cel_val out[256];
     uint32_t k = 0;
     const char *s = args[0].s;
-    size_t off = 0;
-    regmatch_t m;
-    while (limit != 0 && k < 256 && off <= args[0].len &&
-           regexec(&re, s + off, 1, &m, off ? REG_NOTBOL : 0) == 0) {
-        out[k++] = mkstr(ev, s + off + m.rm_so, (size_t)(m.rm_eo - m.rm_so));
-        off += m.rm_eo > m.rm_so ? (size_t)m.rm_eo : (size_t)m.rm_eo + 1;
-        if (limit > 0) limit--;
+    size_t len = args[0].len, pos = 0, prev_end = (size_t)-1;
+    while (limit != 0 && k < 256 && pos <= len) {
+        size_t so, eo;
+        int rc = cel_re_search(re, s, len, pos, &so, &eo);
+        if (rc < 0) {
+            cel_re_free(re);
+            return re_limit_error(ev);
+        }
+        if (rc == 0) break;
+        bool accept = true;
+        if (eo == pos) {
+            if (so == prev_end) accept = false;
+            /* one UTF-8 rune on */
+            if (pos < len) {
+                unsigned char c = (unsigned char)s[pos];
+                pos += c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+            } else {
+                pos = len + 1;
+            }
+        } else {
+            pos = eo;
+        }
+        prev_end = eo;
+        if (accept) {
+            out[k++] = mkstr(ev, s + so, eo - so);
+            if (limit > 0) limit--;
+        }
     }
-    regfree(&re);
+    cel_re_free(re);
     return cel_make_list(ev, out, k);
 }
 

@@ -215,6 +215,60 @@ for e in [
 ]:
     add(e, NIC)
 
+# regular expressions: RE2 (Go regexp) syntax, semantics and errors
+REGEX_START = len(cases)
+for e in [
+    "'a\\nb'.matches('a$')", "'a\\n'.matches('a$')", "'a\\nb'.matches('(?m)a$')", "'a\\n'.matches('(?m)\\\\n^')",
+    "'a\\nb'.matches('^b')", "'a\\nb'.matches('(?m)^b')", "'a\\nb'.matches('a.b')", "'a\\nb'.matches('(?s)a.b')",
+    "'\\v'.matches('\\\\s')", "'\\v'.matches('[\\\\S]')", "'\\v'.matches('[[:space:]]')", "'\\t'.matches('\\\\s')",
+    "'x'.matches('[^\\\\S]')", "' '.matches('[^\\\\S]')", "'\\v'.matches('\\\\S')",
+    "'é'.matches('^.$')", "'é'.matches('\\\\w')", "'É'.matches('(?i)é')", "'\\u212a'.matches('(?i)k')",
+    "'ſ'.matches('(?i)S')", "'aB'.matches('a(?i)b')", "'AB'.matches('a(?i)b')", "'aB'.matches('(?i:A)B')",
+    "'ab'.matches('(?i:A)b')", "'Ab'.matches('(?i)a(?-i)B')", "'AB'.matches('(?i)a(?-i:B)')",
+    "'α'.matches('\\\\p{Greek}')", "'a'.matches('\\\\p{Greek}')", "'α'.matches('\\\\pL')", "'1'.matches('\\\\PL')",
+    "'α'.matches('\\\\p{greek}')", "'α'.matches('\\\\p{^Greek}')", "'α'.matches('\\\\P{^Greek}')", "'α'.matches('[\\\\p{Greek}]')",
+    "'a'.matches('\\\\p{Letter}')", "'A'.matches('\\\\p{Lu}')", "'a'.matches('(?i)\\\\p{Lu}')", "'é'.matches('\\\\p{Latin}')",
+    "'x'.matches('\\\\p{Any}')", "'x'.matches('\\\\p{ASCII}')", "'é'.matches('\\\\P{ASCII}')", "'\\u0378'.matches('\\\\p{Assigned}')",
+    "'a'.matches('\\\\p{Nope}')", "'a'.matches('\\\\p{Greek')", "'a'.matches('\\\\pé')",
+    "'a'.matches('\\\\x61')", "'a'.matches('\\\\x{61}')", "'a'.matches('\\\\141')", "'\\u0001'.matches('\\\\1')",
+    "'\\u000a'.matches('\\\\12')", "'a'.matches('\\\\Qa.\\\\E')", "'a.'.matches('\\\\Qa.\\\\E')", "'a.'.matches('\\\\Qa.')",
+    "'ab'.matches('\\\\Aab\\\\z')", "'a b'.matches('a\\\\b')", "'a b'.matches('a\\\\b ')", "'ab'.matches('a\\\\Bb')",
+    "'a{'.matches('a{')", "'a{,2}'.matches('a{,2}')", "'{'.matches('{')", "'a{x}'.matches('a{x}')", "'a{01}'.matches('a{01}')",
+    "'aaa'.matches('^a{3}$')", "'aaa'.matches('^a{2,}$')", "'aaa'.matches('^a{1,2}$')", "'ab'.matches('^(?:ab){1}$')",
+    "'abab'.matches('^(ab)+$')", "'ab'.matches('^(?P<x>a)(?<y>b)$')", "'ab'.matches('(?P<1x>a)')",
+    "'a]'.matches('[]a]')", "'b'.matches('[^]a]')", "'-'.matches('[a-]')", "'-'.matches('[-a]')", "'c'.matches('[a-c-e]')",
+    "'x'.matches('[[:alpha:]]')", "'1'.matches('[[:^alpha:]]')", "'_'.matches('[[:word:]]')", "'a'.matches('[\\\\d\\\\w]')",
+    "'é'.matches('[^a]')", "'\\n'.matches('[^a]')", "'é'.matches('[à-ê]')", "'a'.matches('[\\\\x{61}-\\\\x{63}]')",
+    "'a'.matches('a|*')", "'a'.matches('*')", "'a'.matches('(*)')", "'a'.matches('a**')", "'a'.matches('a*?')",
+    "'a'.matches('a*??')", "'a'.matches('a++')", "'a'.matches('a?+')", "'a'.matches('a{2}{3}')", "'a'.matches('a{2}*')",
+    "'a'.matches('(?i)*')", "'a'.matches('^*')", "'a'.matches('$+')", "'a'.matches('{1}')", "'a'.matches('a{1001}')",
+    "'a'.matches('a{1000}')", "'a'.matches('a{2,1}')", "'a'.matches('(a{10}){200}')", "'a'.matches('(a{10}){100}')",
+    "'a'.matches('(a*){1000}')", "'a'.matches('((a{2}){2}){251}')", "'a'.matches('(a{2}|b{500}){2}')",
+    "'a'.matches('(a{2}|b{501}){2}')", "'a'.matches('a{100000000000}')",
+    "'a'.matches('a(?=b)')", "'a'.matches('a(?!b)')", "'a'.matches('(?<=a)b')", "'a'.matches('(?<!a)b')",
+    "'a'.matches('(?>a)')", "'a'.matches('(a)\\\\1')", "'a'.matches('\\\\C')", "'a'.matches('\\\\Z')", "'a'.matches('\\\\G')",
+    "'a'.matches('\\\\K')", "'a'.matches('(?#c)')", "'a'.matches('(?x)a')", "'a'.matches('(?i')", "'a'.matches('(?-)a')",
+    "'a'.matches('(?i-)a')", "'a'.matches('(?--i)a')", "'a'.matches('(?P=x)')", "'a'.matches('(?P<x')", "'a'.matches('(?<>a)')",
+    "'a'.matches('(a')", "'a'.matches('a)')", "'a'.matches('[a')", "'a'.matches('[z-a]')", "'a'.matches('[[:foo:]]')",
+    "'a'.matches('\\\\')", "'a'.matches('\\\\q')", "'a'.matches('\\\\8')", "'a'.matches('\\\\x{110000}')", "'a'.matches('\\\\xg1')",
+    "'a'.matches('\\\\x{}')", "'a'.matches('[a-\\\\d]')", "'a'.matches('[\\\\b]')", "'a'.matches('\\\\é')", "'_'.matches('\\\\_')",
+    "'a'.matches(device.driver + '(?=a)')", "'a'.matches(device.driver + '[')", "'gpu.example.com'.matches(device.driver)",
+    "'aaa'.find('a*?') == ''", "'aaa'.find('(?U)a*') == ''", "'aaa'.find('(?U)a*?') == 'aaa'", "'abab'.find('(a|ab)(c|bab)') == 'abab'",
+    "'abc'.findAll('') == ['', '', '', '']", "'abc'.findAll('b*') == ['', 'b', '']", "'ééé'.findAll('') == ['', '', '', '']",
+    "'a1b22'.findAll('[0-9]*') == ['', '1', '22']", "'abc'.findAll('x*', 2) == ['', '']", "'abc'.findAll('.', 0) == []",
+    "'abc'.findAll('.', -5) == ['a', 'b', 'c']", "'aaa'.findAll('a|aa') == ['a', 'a', 'a']",
+    "'a'.find('(') == ''", "'a'.findAll('(') == []", "'a'.find(device.driver + '(') == ''", "'a'.findAll(device.driver + '\\\\1') == []",
+    "'ab'.find('a\\\\b') == ''", "'x y'.find('\\\\by') == 'y'", "'aé'.find('\\\\W') == 'é'",
+]:
+    add(e)
+REGEX_END = len(cases)
+
+# the same patterns at run time, where the error is Go's own text
+for c in list(cases[REGEX_START:REGEX_END]):
+    x = c["expr"]
+    if x.count(".matches('") == 1 and x.endswith("')") and "device" not in x:
+        add(x.replace(".matches('", ".matches(device.driver.substring(0, 0) + '"))
+
 add("device.driver == ''", EMPTY)
 add("device.attributes.size() == 0 && device.capacity.size() == 0", EMPTY)
 add("true", BADVER)
