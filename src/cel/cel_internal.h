@@ -239,7 +239,8 @@ cel_val cel_f_masked(cel_eval *ev, const cel_val *args, uint32_t n);
 
 /* Regular expressions with RE2 (Go regexp) syntax and semantics on PCRE2
  * (regex.c). Compile: NULL and err set to Go's error text. Search from
- * byte offset start: 1 found ([*so, *eo)), 0 not, -1 match limit. */
+ * byte offset start: 1 found ([*so, *eo)), 0 not, -1 match limit. so NULL:
+ * only whether it matches. */
 typedef struct cel_re cel_re;
 cel_re *cel_re_compile(const char *pat, size_t n, char *err, size_t nerr);
 int cel_re_search(cel_re *re, const char *s, size_t n, size_t start, size_t *so, size_t *eo);

@@ -690,6 +690,7 @@ int cel_re_search(cel_re *re, const char *s, size_t n, size_t start, size_t *so,
     int rc = pcre2_match(re->code, (PCRE2_SPTR)s, n, start, 0, re->md, re->mctx);
     if (rc == PCRE2_ERROR_NOMATCH) return 0;
     if (rc < 0) return -1;
+    if (!so) return 1;
     PCRE2_SIZE *ov = pcre2_get_ovector_pointer(re->md);
     *so = ov[0], *eo = ov[1];
     return 1;

@@ -6,7 +6,7 @@
  * Build (needs clang):
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -std=c11 -D_GNU_SOURCE \
  *     -Isrc -Iinclude test/fuzz/fuzz_cel.c $(find src/cel src/util src/api -name '*.c') \
- *     -lpthread -ldl -lm -o build/fuzz_cel
+ *     -ljansson -lyaml -lpcre2-8 -lpthread -ldl -lm -o build/fuzz_cel
  *   build/fuzz_cel -max_len=512 build/corpus-cel
  * Without clang, -DKS_FUZZ_MAIN gives a driver that runs the target once
  * per file named on the command line (for replaying crashes with gcc). */
