@@ -33,6 +33,7 @@ typedef enum {
     CT_IP,    /* Kubernetes' net.IP */
     CT_CIDR,  /* Kubernetes' net.CIDR */
     CT_AUTHZ, /* Kubernetes' authorization types: no value has them */
+    CT_URL,   /* Kubernetes' kubernetes.URL */
 } cel_tkind;
 
 typedef struct cel_type {
@@ -45,6 +46,7 @@ typedef struct cel_type {
 extern const cel_type CEL_T_DYN, CEL_T_ERROR, CEL_T_NULL, CEL_T_BOOL, CEL_T_INT, CEL_T_UINT,
     CEL_T_DOUBLE, CEL_T_STRING, CEL_T_BYTES, CEL_T_QUANTITY, CEL_T_SEMVER, CEL_T_DEVICE,
     CEL_T_LIST_DYN, CEL_T_MAP_DYN, CEL_T_TYPE_ANY, CEL_T_IP, CEL_T_CIDR;
+extern const cel_type CEL_T_URL;
 
 /* cel-go's FormatCELType text ("list(int)", "map(string, dyn)"); with
  * as_string, cel.Type's String() (AnyType is then google.protobuf.Any). */
@@ -72,6 +74,7 @@ typedef enum {
     CV_DEVMAP,   /* device.attributes / device.capacity and their domains */
     CV_IP,       /* net */
     CV_CIDR,     /* net */
+    CV_URL,      /* url */
 } cel_vkind;
 
 /* CV_DEVMAP sub values. */
@@ -79,6 +82,7 @@ enum { DM_ATTRS = 0, DM_CAPS = 1, DM_ATTRS_DOMAIN = 2, DM_CAPS_DOMAIN = 3 };
 
 struct cel_list;
 struct cel_map;
+typedef struct cel_url cel_url; /* url.c */
 
 /* An IP address (bits -1) or a CIDR prefix (bits: its length); IPv4 in
  * b[12..15] with is4. */
@@ -102,6 +106,7 @@ typedef struct cel_val {
         const struct cel_map *map;
         const ks_semver *sv;
         const cel_net *net;
+        const cel_url *url;
         const struct cel_val *opt;
         const ks_cel_device *dev;
         __int128 q; /* quantity, nano-units */
@@ -236,6 +241,22 @@ cel_val cel_f_contains_ip(cel_eval *ev, const cel_val *args, uint32_t n);
 cel_val cel_f_contains_cidr(cel_eval *ev, const cel_val *args, uint32_t n);
 cel_val cel_f_prefix_length(cel_eval *ev, const cel_val *args, uint32_t n);
 cel_val cel_f_masked(cel_eval *ev, const cel_val *args, uint32_t n);
+
+/* Go's strconv.Quote and netip.ParseAddr (net.c), for other libraries. */
+void cel_go_quote(ks_strbuf *b, const char *s, size_t n);
+bool cel_netip_parse_addr(const char *s, size_t n, cel_net *out, bool *zone, ks_strbuf *err);
+
+/* Kubernetes' URL library (url.c). */
+void cel_url_print(ks_strbuf *b, const cel_url *u);
+bool cel_url_equal(const cel_url *a, const cel_url *b);
+cel_val cel_f_url(cel_eval *ev, const cel_val *args, uint32_t n);
+cel_val cel_f_is_url(cel_eval *ev, const cel_val *args, uint32_t n);
+cel_val cel_f_get_scheme(cel_eval *ev, const cel_val *args, uint32_t n);
+cel_val cel_f_get_host(cel_eval *ev, const cel_val *args, uint32_t n);
+cel_val cel_f_get_hostname(cel_eval *ev, const cel_val *args, uint32_t n);
+cel_val cel_f_get_port(cel_eval *ev, const cel_val *args, uint32_t n);
+cel_val cel_f_get_escaped_path(cel_eval *ev, const cel_val *args, uint32_t n);
+cel_val cel_f_get_query(cel_eval *ev, const cel_val *args, uint32_t n);
 
 /* Regular expressions with RE2 (Go regexp) syntax and semantics on PCRE2
  * (regex.c). Compile: NULL and err set to Go's error text. Search from

@@ -302,6 +302,7 @@ static bool kind_matches(const cel_type *t, cel_val v) {
     case CT_DEVICE: return v.kind == CV_DEVICE;
     case CT_IP: return v.kind == CV_IP;
     case CT_CIDR: return v.kind == CV_CIDR;
+    case CT_URL: return v.kind == CV_URL;
     default: return false;
     }
 }
@@ -328,6 +329,7 @@ static uint64_t call_cost(const char *fn, const cel_val *a, uint32_t n) {
     if (n >= 1 && (strcmp(fn, "cidr") == 0 || strcmp(fn, "isIP") == 0 || strcmp(fn, "isCIDR") == 0 ||
                    (strcmp(fn, "ip") == 0 && a[0].kind == CV_STRING)))
         return (uint64_t)ceil((double)cel_val_size(a[0]) * 0.1);
+    if (n >= 1 && strcmp(fn, "url") == 0) return (uint64_t)ceil((double)cel_val_size(a[0]) * 0.1);
     if (n >= 1 && strcmp(fn, "ip.isCanonical") == 0) return (uint64_t)ceil((double)cel_val_size(a[0]) * 2 * 0.1);
     if (n == 2 && a[0].kind == CV_CIDR && (strcmp(fn, "containsIP") == 0 || strcmp(fn, "containsCIDR") == 0)) {
         uint64_t cs = cel_val_size(a[0]);
@@ -389,6 +391,20 @@ static cel_val eval_call(cel_eval *ev, const cel_expr *e) {
         bool ok = true;
         for (uint32_t i = 0; i < n && ok; i++) ok = kind_matches(o->params[i], args[i]);
         if (ok) return o->impl(ev, args, n);
+    }
+    /* Library functions check their arguments' runtime types (cel-go's
+     * type guards) and name them; operators answer through the values'
+     * traits, without details. */
+    if (fn[0] != '_' && fn[0] != '@' && fn[1] != '_') {
+        ks_strbuf b;
+        ks_sb_init(&b);
+        for (uint32_t i = 0; i < n; i++) {
+            if (i) ks_sb_puts(&b, ", ");
+            ks_sb_puts(&b, cel_val_type_name(args[i]));
+        }
+        cel_val r = cel_errorf(ev, "no such overload: %s(%s)", fn, ks_sb_str(&b));
+        ks_sb_free(&b);
+        return r;
     }
     return cel_no_overload();
 }

@@ -519,7 +519,7 @@ static cel_val f_type(cel_eval *ev, const cel_val *args, uint32_t n) {
         [CV_BYTES] = CT_BYTES,     [CV_LIST] = CT_LIST,         [CV_MAP] = CT_MAP,
         [CV_TYPE] = CT_TYPE,       [CV_QUANTITY] = CT_QUANTITY, [CV_SEMVER] = CT_SEMVER,
         [CV_OPTIONAL] = CT_OPTIONAL, [CV_DEVICE] = CT_DEVICE,   [CV_DEVMAP] = CT_MAP,
-        [CV_IP] = CT_IP,           [CV_CIDR] = CT_CIDR,
+        [CV_IP] = CT_IP,           [CV_CIDR] = CT_CIDR,         [CV_URL] = CT_URL,
     };
     return (cel_val){.kind = CV_TYPE, .sub = map[args[0].kind]};
 }
@@ -1427,6 +1427,15 @@ static cel_overload table[] = {
     M("containsCIDR", "cidr cidr -> bool", cel_f_contains_cidr),
     M("prefixLength", "cidr -> int", cel_f_prefix_length),
     M("masked", "cidr -> cidr", cel_f_masked),
+    /* Kubernetes URLs (url.c) */
+    G("url", "string -> url", cel_f_url),
+    G("isURL", "string -> bool", cel_f_is_url),
+    M("getScheme", "url -> string", cel_f_get_scheme),
+    M("getHost", "url -> string", cel_f_get_host),
+    M("getHostname", "url -> string", cel_f_get_hostname),
+    M("getPort", "url -> string", cel_f_get_port),
+    M("getEscapedPath", "url -> string", cel_f_get_escaped_path),
+    M("getQuery", "url -> map(string, list(string))", cel_f_get_query),
 };
 
 /* ---- signatures --------------------------------------------------------------------------------- */
@@ -1447,6 +1456,7 @@ static const cel_type *simple(int kind) {
     case CT_SEMVER: return &CEL_T_SEMVER;
     case CT_IP: return &CEL_T_IP;
     case CT_CIDR: return &CEL_T_CIDR;
+    case CT_URL: return &CEL_T_URL;
     default: return &CEL_T_DYN;
     }
 }
@@ -1495,6 +1505,7 @@ static const cel_type *sig_type(const char **pp) {
                 : IS("semver")   ? CT_SEMVER
                 : IS("ip")       ? CT_IP
                 : IS("cidr")     ? CT_CIDR
+                : IS("url")      ? CT_URL
                                  : CT_DYN;
         p += n;
         *pp = p;

@@ -542,3 +542,9 @@ cel_val cel_f_masked(cel_eval *ev, const cel_val *args, uint32_t n) {
     }
     return mknet(ev, &a, CV_CIDR);
 }
+
+void cel_go_quote(ks_strbuf *b, const char *s, size_t n) { go_quote(b, s, n); }
+
+bool cel_netip_parse_addr(const char *s, size_t n, cel_net *out, bool *zone, ks_strbuf *err) {
+    return parse_addr(s, n, out, zone, err);
+}
