@@ -258,6 +258,14 @@ cel_val cel_f_get_port(cel_eval *ev, const cel_val *args, uint32_t n);
 cel_val cel_f_get_escaped_path(cel_eval *ev, const cel_val *args, uint32_t n);
 cel_val cel_f_get_query(cel_eval *ev, const cel_val *args, uint32_t n);
 
+/* cel-go's string.format (strformat.c); the validator of constant
+ * format strings runs on a checked AST without errors. */
+cel_val cel_f_format(cel_eval *ev, const cel_val *args, uint32_t n);
+struct cel_errors;
+void cel_format_validate(const cel_expr *e, struct cel_errors *errs);
+/* string(x) (funcs.c) */
+cel_val cel_f_string(cel_eval *ev, const cel_val *args, uint32_t n);
+
 /* Regular expressions with RE2 (Go regexp) syntax and semantics on PCRE2
  * (regex.c). Compile: NULL and err set to Go's error text. Search from
  * byte offset start: 1 found ([*so, *eo)), 0 not, -1 match limit. so NULL:

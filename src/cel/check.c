@@ -41,6 +41,7 @@ typedef struct scope_var {
 typedef struct checker {
     ks_cel_program *p;
     cel_errors *errs;
+    int in_format; /* inside a call of a function named format */
     scope_var vars[64];
     int nvars;
     int depth;
@@ -267,10 +268,15 @@ static const cel_type *check_call(checker *c, cel_expr *e) {
     if (member) ax[k++] = e->call.target;
     for (uint32_t i = 0; i < e->call.nargs; i++) ax[k++] = e->call.args[i];
     bool arg_error = false;
+    /* string.format's validator exempts literals under a format call
+     * from the homogeneous literal check */
+    bool fmt = strcmp(e->call.fn, "format") == 0;
+    c->in_format += fmt;
     for (uint32_t i = 0; i < n; i++) {
         at[i] = check(c, ax[i]);
         if (at[i]->kind == CT_ERROR) arg_error = true;
     }
+    c->in_format -= fmt;
     size_t nt;
     const cel_overload *tab = cel_functions(&nt);
     bool known = false;
@@ -355,6 +361,10 @@ static bool homogeneous(checker *c, const cel_type **first, const cel_type *t, u
         return true;
     }
     if (same_type(*first, t)) return true;
+    if (c->in_format) {
+        *first = &CEL_T_DYN;
+        return true;
+    }
     cel_error_at(c->errs, pos, "expected type '%s' but found '%s'", type_str(c, *first), type_str(c, t));
     return false;
 }
@@ -387,11 +397,7 @@ static const cel_type *check_map(checker *c, cel_expr *e) {
         const cel_type *k = check(c, e->map.keys[i]);
         const cel_type *v = check(c, e->map.vals[i]);
         if (e->map.optional[i] && v->kind == CT_OPTIONAL) v = v->p1;
-        if (!is_dyn(k) && k->kind != CT_INT && k->kind != CT_UINT && k->kind != CT_STRING && k->kind != CT_BOOL) {
-            cel_error_at(c->errs, e->map.keys[i]->pos, "unsupported map key type: %s", type_str(c, k));
-            ok = false;
-            continue;
-        }
+        /* cel-go's checker takes keys of any type */
         if (!homogeneous(c, &kt, k, e->map.keys[i]->pos)) ok = false;
         if (!homogeneous(c, &vt, v, e->map.vals[i]->pos)) ok = false;
     }
@@ -491,5 +497,6 @@ bool cel_check(ks_cel_program *p, cel_errors *errs) {
     checker c = {.p = p, .errs = errs};
     cel_functions_init();
     check(&c, p->root);
+    if (errs->n == 0) cel_format_validate(p->root, errs);
     return errs->n == 0;
 }

@@ -508,6 +508,8 @@ static cel_val f_bool(cel_eval *ev, const cel_val *args, uint32_t n) {
     return cel_err_static("type conversion error from 'string' to 'bool'");
 }
 
+cel_val cel_f_string(cel_eval *ev, const cel_val *args, uint32_t n) { return f_string(ev, args, n); }
+
 static cel_val f_dyn(cel_eval *ev, const cel_val *args, uint32_t n) { return args[0]; }
 
 static cel_val f_unusable(cel_eval *ev, const cel_val *args, uint32_t n) { return cel_no_overload(); }
@@ -1326,6 +1328,7 @@ static cel_overload table[] = {
     M("join", "list(string) -> string", f_join),
     M("join", "list(string) string -> string", f_join),
     G("strings.quote", "string -> string", f_quote),
+    M("format", "string list(dyn) -> string", cel_f_format),
     /* Kubernetes lists and cel-go lists (v3) */
     M("isSorted", "list(A) -> bool", f_is_sorted),
     M("sum", "list(A) -> A", f_sum),

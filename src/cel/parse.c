@@ -70,6 +70,16 @@ static void line_col(const char *src, uint32_t pos, int *line, int *col, const c
     *line_start = ls;
 }
 
+/* Bytes of the UTF-8 sequence at s (1 for an invalid one, as Go's DecodeRune). */
+static size_t utf8_seq_len(const char *s, size_t n) {
+    unsigned char c = (unsigned char)s[0];
+    size_t l = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 1;
+    if (l > n) return 1;
+    for (size_t i = 1; i < l; i++)
+        if (((unsigned char)s[i] & 0xC0) != 0x80) return 1;
+    return l;
+}
+
 void cel_error_at(cel_errors *e, uint32_t pos, const char *fmt, ...) {
     if (e->n >= 100) return;
     ks_strbuf b;
@@ -90,8 +100,14 @@ void cel_error_at(cel_errors *e, uint32_t pos, const char *fmt, ...) {
         ks_sb_puts(&b, "\n | ");
         for (size_t i = 0; i < ll; i++) ks_sb_putc(&b, ls[i] == '\t' ? ' ' : ls[i]);
         ks_sb_puts(&b, "\n | ");
-        for (int i = 0; i < col; i++) ks_sb_putc(&b, '.');
-        ks_sb_putc(&b, '^');
+        /* a character of several bytes is marked with a wide dot or caret */
+        size_t k = 0;
+        for (int i = 0; i < col && k < ll; i++) {
+            size_t l = utf8_seq_len(ls + k, ll - k);
+            ks_sb_puts(&b, l > 1 ? "\xef\xbc\x8e" : ".");
+            k += l;
+        }
+        ks_sb_puts(&b, k < ll && utf8_seq_len(ls + k, ll - k) > 1 ? "\xef\xbc\xbe" : "^");
     }
     if (e->n == e->cap) {
         e->cap = e->cap ? e->cap * 2 : 4;

@@ -8,13 +8,18 @@
 #include <string.h>
 
 cel_val cel_errorf(cel_eval *ev, const char *fmt, ...) {
-    char buf[512];
+    cel_val v = {.kind = CV_ERROR, .s = "error"};
+    if (!ev) return v;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
-    cel_val v = {.kind = CV_ERROR};
-    v.s = ev ? ks_arena_strdup(ev->scratch, buf) : "error";
+    if (n < 0) return v;
+    char *s = ks_arena_alloc_uninit(ev->scratch, (size_t)n + 1);
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    v.s = s;
     return v;
 }
 

@@ -305,6 +305,62 @@ for e in [
     add(e)
 URL_END = len(cases)
 
+# cel-go's string.format (strings v2, en_US): a result shows in the error of ip()
+FMT_START = len(cases)
+for e in [
+    "'%s'.format(['x'])", "'%s %s %s %s'.format([1, 2u, true, null])", "'%s %s %s %s'.format([1.5, 1e20, -0.0, 1.0/0.0])",
+    "'%s %s'.format([-1.0/0.0, 0.0/0.0])", "'%s'.format([b'abc'])", "'%s'.format([int])", "'%s'.format([[int, string, list, type]])",
+    "'%s'.format([[1, 'a', 2.5, true, null, b'x', [1u], {'k': 1}]])", "'%s'.format([{'b': 1, 'a': 2, 'c': 'x'}])",
+    "'%s'.format([{1: 'a', 2: 'b', 10: 'c'}])", "'%s'.format([{true: 1, false: 2}])", "'%s'.format([{1u: [1.5]}])",
+    "'%s'.format([[1.0/0.0, 0.0/0.0, -1.0/0.0, 2.0, -0.0]])", "'%s'.format(['a\"b\\n'])", "'%s'.format([['a\"b\\n\\t\\u0001', 'é']])",
+    "'%s'.format([[b'a\"b', b'\\xc3\\xa9']])", "'%s'.format([[]])", "'%s'.format([{}])", "'%s'.format([[[], {}]])",
+    "'%d %d %d'.format([-5, 0, 18446744073709551615u])", "'%d'.format([-9223372036854775808])", "'%.3d'.format([5])",
+    "'%f'.format([1234567.891])", "'%.2f'.format([-0.005])", "'%f'.format([1.0/0.0])", "'%f'.format([-1.0/0.0])",
+    "'%f'.format([0.0/0.0])", "'%f %f %f'.format(['NaN', 'Infinity', '-Infinity'])", "'%.0f'.format([2.5])",
+    "'%.10f'.format([1.0/3.0])", "'%f'.format([-0.0])", "'%f'.format([-1e-7])", "'%.3f'.format([1e21])", "'%f'.format([1e300])",
+    "'%.20f'.format([0.1])", "'%.1f'.format([999.95])", "'%.2f'.format([-1234.5])", "'%.2f'.format([100.0])", "'%.0f'.format([-999.5])",
+    "'%e'.format([2.71828])", "'%.2e'.format([123456.0])", "'%e'.format([0.0])", "'%e'.format([-0.0])", "'%e'.format([-1e-300])",
+    "'%e'.format([1.0/0.0])", "'%.20e'.format([1.5])", "'%e'.format([1e100])", "'%e'.format([0.0/0.0])", "'%.3e'.format([-1.0/0.0])",
+    "'%e'.format([9.9999999])", "'%.0e'.format([5.0])", "'%e'.format(['-Infinity'])", "'%e'.format([1.5e-5])", "'%.12e'.format([-2.5])",
+    "'%b %o %x %X'.format([-10, 8u, 255, 255u])", "'%x %X'.format(['hi', b'\\xff'])", "'%b %b'.format([true, false])",
+    "'%b'.format([-9223372036854775808])", "'%o'.format([-8])", "'%x'.format([''])", "'%X'.format(['é'])",
+    "'100%% %s'.format(['x'])", "'%%'.format([])", "'a%%b%s'.format(['c'])", "'%s%s'.format(['a', 'b'])",
+    "'é%sü'.format(['ß'])", "'%.2s'.format(['abc'])", "'%.5b'.format([3])", "'%.100x'.format([10])",
+    "dyn('%s').format([device.driver])", "'%s'.format([device.attributes['gpu.example.com'].model])",
+    "('%s' + '').format([device.attributes['gpu.example.com'].model])", "('%s' + '').format([device.attributes['other.example.com']])",
+    "('%s' + '').format([device.attributes])", "('%s' + '').format([device.capacity])", "('%d' + '').format([device.attributes['gpu.example.com'].memoryGB])",
+    "'%s'.format([cel.bind(x, [1, 'a'], x)])", "('%s').format(dyn([1, 'a']))",
+]:
+    add("ip('#' + (" + e + ")) == ip('1.2.3.4')")
+for e in [
+    "'%s %d'.format(['a', 1]) == 'a 1'", "'abc'.format([]) == 'abc'", "'%d'.format(['a']) == ''", "'%d %d'.format([1]) == ''",
+    "'%d'.format([1, 2]) == ''", "'%z'.format([1]) == ''", "'%'.format([1]) == ''", "'%.'.format([1]) == ''", "'%.x'.format([1]) == ''",
+    "'%.99999999999999999999f'.format([1.0]) == ''", "'%.9223372036854775807f'.format(['x']) == ''", "'%s'.format([quantity('1')]) == ''",
+    "'%s'.format([device.attributes['d'].s]) == ''", "dyn('%d').format([1.5]) == ''", "'%d'.format(dyn([1.5])) == ''",
+    "('%' + 'd').format([1.5]) == ''", "'%é'.format([1]) == ''", "('%é' + '').format([1]) == ''", "'%s'.format([[1, 'a']]) == ''",
+    "'%f'.format([1]) == ''", "'%e'.format(['x']) == ''", "'%b'.format([1.5]) == ''", "'%x'.format([1.5]) == ''", "'%o'.format([true]) == ''",
+    "'%s'.format([optional.of(1)]) == ''", "('%s' + '').format([[optional.of(1)]]) == ''", "('%s' + '').format([{1.5: 1}]) == ''",
+    "'%d'.format([]) == ''", "'%'.format([]) == ''", "('%' + '').format([]) == ''", "('%d' + '').format([]) == ''",
+    "('%' + '').format([1]) == ''", "('%.' + '').format([1]) == ''", "('%.x' + '').format([1]) == ''", "('%z' + '').format([1]) == ''",
+    "('%s' + '').format([b'\\xff']) == ''", "('%s' + '').format([[b'\\xff']]) == ''", "('%f' + '').format(['x']) == ''",
+    "('%s' + '').format([quantity('1')]) == ''", "('%s' + '').format([{'a': quantity('1')}]) == ''", "('%x' + '').format([1.5]) == ''",
+    "('%b' + '').format(['a']) == ''", "('%o' + '').format([1.5]) == ''", "('%d' + '').format([true]) == ''", "('%e' + '').format([1]) == ''",
+    "('%s' + '').format([semver('1.0.0')]) == ''", "('%s' + '').format([ip('1.2.3.4')]) == ''", "('%s' + '').format([url('http://a')]) == ''",
+    "'%s'.format([[quantity('1')]]) == ''", "'%s'.format([{'a': [quantity('1')]}]) == ''", "'%s'.format([{quantity('1'): 1}]) == ''",
+    "'%s %d'.format(['a', 'b']) == ''", "'%s %d %s'.format([1, 2]) == ''", "'%d'.format([1]).size() == 1",
+    "[1, 'a'].format([1]) == ''", "'x'.format(['a', 1], 2) == ''", "'%s'.format('x') == ''", "format('x', [1]) == ''",
+    "'%d'.format([1, 'a'].map(x, x)) == ''", "'%s'.format([[1, 'a']]).size() > 0", "['%s'.format([[1, 'a']])].size() == 1",
+    "[1, 'a'].size() == 2 && '%s'.format([[1, 'a']]) == ''", "'%s'.format([1]) == '%s'.format([1u])",
+    "'%d %d'.format([1]) == '' || '%q'.format([1]) == ''", "'%s'.format([1, [1, 'a']]) == ''",
+]:
+    add(e)
+FMT_END = len(cases)
+for e in [
+    "{1.5: 1}.size() == 1", "{1.5: 1}[1.5] == 1", "{quantity('1'): 1}.size() == 1", "{1.5: 1, 'a': 2}.size() == 2",
+    "'é' + 1", "'éé\tx' + 1 == 'a'", "'ü' == 1 + 'é'", "[{1.5: 1}].format([]) == ''",
+]:
+    add(e)
+
 add("device.driver == ''", EMPTY)
 add("device.attributes.size() == 0 && device.capacity.size() == 0", EMPTY)
 add("true", BADVER)
