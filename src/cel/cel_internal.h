@@ -34,6 +34,7 @@ typedef enum {
     CT_CIDR,  /* Kubernetes' net.CIDR */
     CT_AUTHZ, /* Kubernetes' authorization types: no value has them */
     CT_URL,   /* Kubernetes' kubernetes.URL */
+    CT_FORMAT, /* Kubernetes' kubernetes.NamedFormat */
 } cel_tkind;
 
 typedef struct cel_type {
@@ -46,7 +47,7 @@ typedef struct cel_type {
 extern const cel_type CEL_T_DYN, CEL_T_ERROR, CEL_T_NULL, CEL_T_BOOL, CEL_T_INT, CEL_T_UINT,
     CEL_T_DOUBLE, CEL_T_STRING, CEL_T_BYTES, CEL_T_QUANTITY, CEL_T_SEMVER, CEL_T_DEVICE,
     CEL_T_LIST_DYN, CEL_T_MAP_DYN, CEL_T_TYPE_ANY, CEL_T_IP, CEL_T_CIDR;
-extern const cel_type CEL_T_URL;
+extern const cel_type CEL_T_URL, CEL_T_FORMAT;
 
 /* cel-go's FormatCELType text ("list(int)", "map(string, dyn)"); with
  * as_string, cel.Type's String() (AnyType is then google.protobuf.Any). */
@@ -75,6 +76,7 @@ typedef enum {
     CV_IP,       /* net */
     CV_CIDR,     /* net */
     CV_URL,      /* url */
+    CV_FORMAT,   /* sub: which named format (k8sformat.c) */
 } cel_vkind;
 
 /* CV_DEVMAP sub values. */
@@ -257,6 +259,23 @@ cel_val cel_f_get_hostname(cel_eval *ev, const cel_val *args, uint32_t n);
 cel_val cel_f_get_port(cel_eval *ev, const cel_val *args, uint32_t n);
 cel_val cel_f_get_escaped_path(cel_eval *ev, const cel_val *args, uint32_t n);
 cel_val cel_f_get_query(cel_eval *ev, const cel_val *args, uint32_t n);
+
+/* URL parse check as url.ParseRequestURI: false when valid, else true
+ * with its error text (url.c) */
+bool cel_url_request_error(ks_arena *a, const char *s, size_t n, ks_strbuf *err);
+
+/* Kubernetes' format library (k8sformat.c) */
+#define CEL_FORMAT_CONSTS(X)                                                                            \
+    X(dns1123Label) X(dns1123Subdomain) X(dns1035Label) X(qualifiedName) X(dns1123LabelPrefix)          \
+        X(dns1123SubdomainPrefix) X(dns1035LabelPrefix) X(labelValue) X(uri) X(uuid) X(byte) X(date) \
+            X(datetime)
+#define X(name) cel_val cel_f_format_##name(cel_eval *ev, const cel_val *args, uint32_t n);
+CEL_FORMAT_CONSTS(X)
+#undef X
+const char *cel_format_key(int f);
+unsigned cel_format_regex_size(int f);
+cel_val cel_f_format_named(cel_eval *ev, const cel_val *args, uint32_t n);
+cel_val cel_f_validate(cel_eval *ev, const cel_val *args, uint32_t n);
 
 /* cel-go's string.format (strformat.c); the validator of constant
  * format strings runs on a checked AST without errors. */

@@ -303,6 +303,7 @@ static bool kind_matches(const cel_type *t, cel_val v) {
     case CT_IP: return v.kind == CV_IP;
     case CT_CIDR: return v.kind == CV_CIDR;
     case CT_URL: return v.kind == CV_URL;
+    case CT_FORMAT: return v.kind == CV_FORMAT;
     default: return false;
     }
 }
@@ -329,6 +330,10 @@ static uint64_t call_cost(const char *fn, const cel_val *a, uint32_t n) {
     if (n >= 1 && (strcmp(fn, "cidr") == 0 || strcmp(fn, "isIP") == 0 || strcmp(fn, "isCIDR") == 0 ||
                    (strcmp(fn, "ip") == 0 && a[0].kind == CV_STRING)))
         return (uint64_t)ceil((double)cel_val_size(a[0]) * 0.1);
+    /* validate: the string against the longest regex the format may use */
+    if (n == 2 && a[0].kind == CV_FORMAT && strcmp(fn, "validate") == 0)
+        return (uint64_t)ceil((1.0 + (double)cel_val_size(a[1])) * 0.1) *
+               (uint64_t)ceil((double)cel_format_regex_size(a[0].sub) * 0.25);
     if (n >= 1 && strcmp(fn, "url") == 0) return (uint64_t)ceil((double)cel_val_size(a[0]) * 0.1);
     if (n >= 1 && strcmp(fn, "ip.isCanonical") == 0) return (uint64_t)ceil((double)cel_val_size(a[0]) * 2 * 0.1);
     if (n == 2 && a[0].kind == CV_CIDR && (strcmp(fn, "containsIP") == 0 || strcmp(fn, "containsCIDR") == 0)) {

@@ -522,6 +522,7 @@ static cel_val f_type(cel_eval *ev, const cel_val *args, uint32_t n) {
         [CV_TYPE] = CT_TYPE,       [CV_QUANTITY] = CT_QUANTITY, [CV_SEMVER] = CT_SEMVER,
         [CV_OPTIONAL] = CT_OPTIONAL, [CV_DEVICE] = CT_DEVICE,   [CV_DEVMAP] = CT_MAP,
         [CV_IP] = CT_IP,           [CV_CIDR] = CT_CIDR,         [CV_URL] = CT_URL,
+        [CV_FORMAT] = CT_FORMAT,
     };
     return (cel_val){.kind = CV_TYPE, .sub = map[args[0].kind]};
 }
@@ -1439,6 +1440,12 @@ static cel_overload table[] = {
     M("getPort", "url -> string", cel_f_get_port),
     M("getEscapedPath", "url -> string", cel_f_get_escaped_path),
     M("getQuery", "url -> map(string, list(string))", cel_f_get_query),
+    /* Kubernetes named formats (k8sformat.c) */
+    G("format.named", "string -> optional(namedformat)", cel_f_format_named),
+    M("validate", "namedformat string -> optional(list(string))", cel_f_validate),
+#define X(name) G("format." #name, "-> namedformat", cel_f_format_##name),
+    CEL_FORMAT_CONSTS(X)
+#undef X
 };
 
 /* ---- signatures --------------------------------------------------------------------------------- */
@@ -1460,6 +1467,7 @@ static const cel_type *simple(int kind) {
     case CT_IP: return &CEL_T_IP;
     case CT_CIDR: return &CEL_T_CIDR;
     case CT_URL: return &CEL_T_URL;
+    case CT_FORMAT: return &CEL_T_FORMAT;
     default: return &CEL_T_DYN;
     }
 }
@@ -1509,6 +1517,7 @@ static const cel_type *sig_type(const char **pp) {
                 : IS("ip")       ? CT_IP
                 : IS("cidr")     ? CT_CIDR
                 : IS("url")      ? CT_URL
+                : IS("namedformat") ? CT_FORMAT
                                  : CT_DYN;
         p += n;
         *pp = p;

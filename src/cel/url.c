@@ -401,6 +401,16 @@ static bool url_parse(ks_arena *a, const char *s, size_t n, cel_url *u, ks_strbu
     return ok;
 }
 
+bool cel_url_request_error(ks_arena *a, const char *s, size_t n, ks_strbuf *out) {
+    cel_url u;
+    ks_strbuf err;
+    ks_sb_init(&err);
+    bool bad = !parse(a, s, n, true, &u, &err);
+    if (bad) url_error(out, s, n, &err);
+    ks_sb_free(&err);
+    return bad;
+}
+
 /* validEncoded: nothing that escaping would change but %-escapes and sub-delims */
 static bool valid_encoded(ustr s, int mode) {
     for (size_t i = 0; i < s.n; i++) {

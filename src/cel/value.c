@@ -65,6 +65,7 @@ const char *cel_val_type_name(cel_val v) {
     case CV_IP: return "net.IP";
     case CV_CIDR: return "net.CIDR";
     case CV_URL: return "kubernetes.URL";
+    case CV_FORMAT: return "kubernetes.NamedFormat";
     default: return "error";
     }
 }
@@ -149,14 +150,17 @@ cel_val cel_equal(cel_eval *ev, cel_val a, cel_val b) {
     }
     /* Quantity, Semver, IP and CIDR compare only with their own kind;
      * anything else is "no such overload", as their Equal methods answer. */
-    if (a.kind == CV_QUANTITY || a.kind == CV_SEMVER || a.kind == CV_IP || a.kind == CV_CIDR || a.kind == CV_URL) {
+    if (a.kind == CV_QUANTITY || a.kind == CV_SEMVER || a.kind == CV_IP || a.kind == CV_CIDR || a.kind == CV_URL ||
+        a.kind == CV_FORMAT) {
         if (b.kind != a.kind) return cel_no_overload();
+        if (a.kind == CV_FORMAT) return cel_bool(a.sub == b.sub);
         if (a.kind == CV_URL) return cel_bool(cel_url_equal(a.url, b.url));
         if (a.kind == CV_QUANTITY) return cel_bool(a.q == b.q);
         if (a.kind == CV_IP || a.kind == CV_CIDR) return cel_bool(cel_net_equal(a.net, b.net));
         return cel_bool(ks_semver_compare(a.sv, b.sv) == 0);
     }
-    if (b.kind == CV_QUANTITY || b.kind == CV_SEMVER || b.kind == CV_IP || b.kind == CV_CIDR || b.kind == CV_URL)
+    if (b.kind == CV_QUANTITY || b.kind == CV_SEMVER || b.kind == CV_IP || b.kind == CV_CIDR || b.kind == CV_URL ||
+        b.kind == CV_FORMAT)
         return cel_bool(false);
     bool amap = a.kind == CV_MAP || a.kind == CV_DEVMAP, bmap = b.kind == CV_MAP || b.kind == CV_DEVMAP;
     if (amap && bmap) {
@@ -239,6 +243,7 @@ static const char *tkind_name(int k) {
     case CT_IP: return "net.IP";
     case CT_CIDR: return "net.CIDR";
     case CT_URL: return "kubernetes.URL";
+    case CT_FORMAT: return "kubernetes.NamedFormat";
     case CT_AUTHZ: return "kubernetes.authorization.Authorizer";
     case CT_ERROR: return "*error*";
     case CT_ANY: return "any";
@@ -396,6 +401,7 @@ void cel_val_print(ks_strbuf *b, cel_val v) {
         cel_net_print(b, v.net);
         ks_sb_puts(b, "\")");
         return;
+    case CV_FORMAT: ks_sb_printf(b, "format.%s()", cel_format_key(v.sub)); return;
     case CV_URL:
         ks_sb_puts(b, "url(\"");
         cel_url_print(b, v.url);

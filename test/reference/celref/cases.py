@@ -361,6 +361,36 @@ for e in [
 ]:
     add(e)
 
+# Kubernetes' format library: validate() as an optional list of upstream's messages
+KFMT_START = len(cases)
+VALUES = ["", "a", "my-name", "My-Name", "a.b", "a_b", "-a", "a-", "ab-", "1abc", "abc1", "a" * 63, "a" * 64, "a" * 254,
+          ".".join(["a" * 63] * 4), "example.com/My_Name", "/a", "a/", "a/b/c", "é", "a\u0000b", "x" * 70 + "/y",
+          "http://a/b?c", "/p", "p", "http://a b", "123e4567-e89b-12d3-a456-426614174000", "123E4567E89B12D3A456426614174000",
+          "123e4567-e89b-12d3-a456-42661417400", "123e4567--e89b-12d3-a456-426614174000", "aGVsbG8=", "aGVsbA==", "aGVs",
+          "aGVsbA=", "aGV=bA==", "a===", "====", "2024-02-29", "2023-02-29", "2024-13-01", "2024-1-01", "0000-01-01",
+          "2024-04-31", "2024-01-01T10:00:00Z", "2024-01-01t10:00:00.123+01:00", "2024-01-01T24:00:00Z",
+          "2024-01-01T10:60:00Z", "2024-01-01T10:00:00", "2024-01-01T10:00:00ZT", "2024-01-01 10:00:00Z",
+          "2024-01-01T10:00:00xy5Z", "2024-01-01T10:00:00é5z", "2024-01-01T10:00:00+0100", "2024-01-01T1:00:00Z"]
+NAMES = ["dns1123Label", "dns1123Subdomain", "dns1035Label", "qualifiedName", "dns1123LabelPrefix",
+         "dns1123SubdomainPrefix", "dns1035LabelPrefix", "labelValue", "uri", "uuid", "byte", "date", "datetime"]
+for v in VALUES:
+    q = "'" + v.replace("\\", "\\\\").replace("'", "\\'").replace("\u0000", "\\u0000") + "'"
+    for n in NAMES:
+        # the messages show in the error of ip()
+        add("ip('#' + format.%s().validate(%s).orValue(['valid']).join('|')) == ip('1.2.3.4')" % (n, q))
+for e in [
+    "format.named('dns1123Label').hasValue()", "!format.named('nope').hasValue()", "format.named('DNS1123Label').hasValue()",
+    "format.named('uri').value() == format.uri()", "format.uri() == format.uuid()", "format.named('date').value().validate('x').hasValue()",
+    "type(format.date()) == type(format.uuid())", "format.date()", "format.named(1)", "format.date().validate(1)",
+    "format.nope()", "format.date(1)", "'x'.validate('y')", "dyn(format.date()).validate('2024-01-01') == optional.none()",
+    "format.date() == 'date'", "[format.date()].size() == 1", "format.named(device.driver).hasValue()",
+    "format.dns1123Subdomain().validate(device.driver) == optional.none()",
+    "format.labelValue().validate(device.attributes['gpu.example.com'].model).hasValue()",
+    "('%s' + '').format([format.date()]) == ''", "dyn('x').validate('y')", "format.named('uuid').orValue(format.date()) == format.uuid()",
+]:
+    add(e)
+KFMT_END = len(cases)
+
 add("device.driver == ''", EMPTY)
 add("device.attributes.size() == 0 && device.capacity.size() == 0", EMPTY)
 add("true", BADVER)
