@@ -35,6 +35,8 @@ typedef enum {
     CT_AUTHZ, /* Kubernetes' authorization types: no value has them */
     CT_URL,   /* Kubernetes' kubernetes.URL */
     CT_FORMAT, /* Kubernetes' kubernetes.NamedFormat */
+    CT_TIMESTAMP, /* google.protobuf.Timestamp (time.c) */
+    CT_DURATION,  /* google.protobuf.Duration (time.c) */
 } cel_tkind;
 
 typedef struct cel_type {
@@ -46,7 +48,7 @@ typedef struct cel_type {
 /* Shared instances of the simple types. */
 extern const cel_type CEL_T_DYN, CEL_T_ERROR, CEL_T_NULL, CEL_T_BOOL, CEL_T_INT, CEL_T_UINT,
     CEL_T_DOUBLE, CEL_T_STRING, CEL_T_BYTES, CEL_T_QUANTITY, CEL_T_SEMVER, CEL_T_DEVICE,
-    CEL_T_LIST_DYN, CEL_T_MAP_DYN, CEL_T_TYPE_ANY, CEL_T_IP, CEL_T_CIDR;
+    CEL_T_LIST_DYN, CEL_T_MAP_DYN, CEL_T_TYPE_ANY, CEL_T_IP, CEL_T_CIDR, CEL_T_TIMESTAMP, CEL_T_DURATION;
 extern const cel_type CEL_T_URL, CEL_T_FORMAT;
 
 /* cel-go's FormatCELType text ("list(int)", "map(string, dyn)"); with
@@ -77,6 +79,8 @@ typedef enum {
     CV_CIDR,     /* net */
     CV_URL,      /* url */
     CV_FORMAT,   /* sub: which named format (k8sformat.c) */
+    CV_TIMESTAMP, /* ts */
+    CV_DURATION,  /* i: nanoseconds */
 } cel_vkind;
 
 /* CV_DEVMAP sub values. */
@@ -112,6 +116,11 @@ typedef struct cel_val {
         const struct cel_val *opt;
         const ks_cel_device *dev;
         __int128 q; /* quantity, nano-units */
+        struct {
+            int64_t sec;  /* Unix seconds */
+            int32_t nsec; /* 0..999999999 */
+            int32_t off;  /* the offset it was written with, for string() */
+        } ts;
         struct {
             const ks_cel_device *dev;
             const char *domain;
@@ -221,6 +230,9 @@ typedef struct cel_overload {
     uint8_t nargs;
     const cel_type *params[4];
     const cel_type *result;
+    /* only for dyn arguments (cel-go's trait-based bindings reach values
+     * no declared overload names, e.g. -dyn(duration)) */
+    bool dyn_only;
 } cel_overload;
 
 /* Kubernetes' IP and CIDR libraries (net.c). */

@@ -6,6 +6,7 @@
  * Dynamic values (attribute values are `dyn`) are accepted wherever a
  * typed value could be; the interpreter then checks kinds at run time. */
 #include "cel/cel_internal.h"
+#include "cel/time.h"
 
 #include <string.h>
 
@@ -200,7 +201,23 @@ static const cel_type *field_type(checker *c, cel_expr *e, const cel_type *t, co
     return NULL;
 }
 
+static bool qualified_name(const cel_expr *e, ks_strbuf *b);
+
 static const cel_type *check_select(checker *c, cel_expr *e) {
+    /* google.protobuf.Timestamp / Duration: type values (time.c) */
+    ks_strbuf q;
+    ks_sb_init(&q);
+    int tk = !e->test_only && qualified_name(e, &q) && !lookup_var(c, "google")
+                 ? (strcmp(ks_sb_str(&q), "google.protobuf.Timestamp") == 0  ? CT_TIMESTAMP
+                    : strcmp(ks_sb_str(&q), "google.protobuf.Duration") == 0 ? CT_DURATION
+                                                                              : -1)
+                 : -1;
+    ks_sb_free(&q);
+    if (tk >= 0) {
+        e->kind = CE_LIT;
+        e->lit = (cel_val){.kind = CV_TYPE, .sub = (uint8_t)tk};
+        return mk(c, CT_TYPE, mk(c, tk, NULL, NULL), NULL);
+    }
     const cel_type *ot = check(c, e->sel.operand);
     const cel_type *ft = field_type(c, e, ot, e->sel.field);
     if (!ft) return &CEL_T_ERROR;
@@ -292,7 +309,7 @@ static const cel_type *check_call(checker *c, cel_expr *e) {
         binding b;
         memset(&b, 0, sizeof(b));
         bool ok = true;
-        for (uint32_t j = 0; j < n && ok; j++) ok = unify(o->params[j], at[j], &b);
+        for (uint32_t j = 0; j < n && ok; j++) ok = unify(o->params[j], at[j], &b) && (!o->dyn_only || is_dyn(at[j]));
         if (!ok) continue;
         if (nm < 32) match[nm++] = o;
         const cel_type *r = subst(c, o->result, &b);
@@ -327,6 +344,11 @@ static const cel_type *check_call(checker *c, cel_expr *e) {
     if (strcmp(e->call.fn, "matches") == 0 && n == 2 && ax[1]->kind == CE_LIT && ax[1]->lit.kind == CV_STRING &&
         !cel_regex_valid(ax[1]->lit.s, ax[1]->lit.len)) {
         cel_error_at(c->errs, ax[1]->pos, "invalid matches argument");
+        return &CEL_T_ERROR;
+    }
+    /* ValidateTimestampLiterals, ValidateDurationLiterals */
+    if (!member && n == 1 && ax[0]->kind == CE_LIT && cel_time_literal_invalid(e->call.fn, ax[0]->lit)) {
+        cel_error_at(c->errs, ax[0]->pos, "invalid %s argument", e->call.fn);
         return &CEL_T_ERROR;
     }
     e->call.ovl = ks_arena_calloc(c->p->arena, nm, sizeof(*e->call.ovl));

@@ -6,6 +6,7 @@
  * map), and cel-go's runtime cost accounting against a limit. Values
  * built during an evaluation live in the context's scratch arena. */
 #include "cel/cel_internal.h"
+#include "cel/time.h"
 #include "util/xalloc.h"
 
 #include <math.h>
@@ -304,6 +305,8 @@ static bool kind_matches(const cel_type *t, cel_val v) {
     case CT_CIDR: return v.kind == CV_CIDR;
     case CT_URL: return v.kind == CV_URL;
     case CT_FORMAT: return v.kind == CV_FORMAT;
+    case CT_TIMESTAMP: return v.kind == CV_TIMESTAMP;
+    case CT_DURATION: return v.kind == CV_DURATION;
     default: return false;
     }
 }
@@ -532,7 +535,7 @@ cel_val cel_eval_expr(cel_eval *ev, const cel_expr *e) {
  * conversion of a constant is computed once, and one that fails makes
  * the program fail to instantiate. */
 static bool is_conversion(const char *fn) {
-    static const char *const names[] = {"bool", "bytes", "double", "dyn", "int", "string", "type", "uint", NULL};
+    static const char *const names[] = {"bool", "bytes", "double", "duration", "dyn", "int", "string", "timestamp", "type", "uint", NULL};
     for (int i = 0; names[i]; i++)
         if (strcmp(fn, names[i]) == 0) return true;
     return false;

@@ -7,6 +7,7 @@
  * overload" otherwise. */
 #include "api/quantity.h"
 #include "cel/cel_internal.h"
+#include "cel/time.h"
 #include "util/gosort.h"
 
 #include <errno.h>
@@ -523,6 +524,7 @@ static cel_val f_type(cel_eval *ev, const cel_val *args, uint32_t n) {
         [CV_OPTIONAL] = CT_OPTIONAL, [CV_DEVICE] = CT_DEVICE,   [CV_DEVMAP] = CT_MAP,
         [CV_IP] = CT_IP,           [CV_CIDR] = CT_CIDR,         [CV_URL] = CT_URL,
         [CV_FORMAT] = CT_FORMAT,
+        [CV_TIMESTAMP] = CT_TIMESTAMP, [CV_DURATION] = CT_DURATION,
     };
     return (cel_val){.kind = CV_TYPE, .sub = map[args[0].kind]};
 }
@@ -802,10 +804,11 @@ static cel_val f_sum(cel_eval *ev, const cel_val *args, uint32_t n) {
     cel_val acc = l->v[0];
     for (uint32_t i = 1; i < l->n; i++) {
         cel_val pair[2] = {acc, l->v[i]};
-        acc = f_add(ev, pair, 2);
+        acc = acc.kind == CV_DURATION ? cel_f_time_add(ev, pair, 2) : f_add(ev, pair, 2);
         if (acc.kind == CV_ERROR) return acc;
     }
-    if (acc.kind != CV_INT && acc.kind != CV_UINT && acc.kind != CV_DOUBLE) return cel_no_overload();
+    if (acc.kind != CV_INT && acc.kind != CV_UINT && acc.kind != CV_DOUBLE && acc.kind != CV_DURATION)
+        return cel_no_overload();
     return acc;
 }
 
@@ -947,7 +950,7 @@ static cel_val f_sort_by_keys(cel_eval *ev, const cel_val *args, uint32_t n) {
     if (!l->n) return args[0];
     uint8_t kind = k->v[0].kind;
     if (kind != CV_INT && kind != CV_UINT && kind != CV_DOUBLE && kind != CV_BOOL && kind != CV_STRING &&
-        kind != CV_BYTES)
+        kind != CV_BYTES && kind != CV_TIMESTAMP && kind != CV_DURATION)
         return cel_errorf(ev, "list elements must be comparable");
     sort_keys s = {k->v, ks_arena_alloc_uninit(ev->scratch, l->n * sizeof(uint32_t)), kind, false};
     for (uint32_t i = 0; i < l->n; i++) s.idx[i] = i;
@@ -1225,8 +1228,8 @@ static cel_val f_patch(cel_eval *ev, const cel_val *args, uint32_t n) {
 
 /* ---- the table -------------------------------------------------------------------------------- */
 
-#define G(name, sig, impl) {name, false, sig, impl, 0, {0}, 0}
-#define M(name, sig, impl) {name, true, sig, impl, 0, {0}, 0}
+#define G(name, sig, impl) {name, false, sig, impl, 0, {0}, 0, false}
+#define M(name, sig, impl) {name, true, sig, impl, 0, {0}, 0, false}
 
 static cel_overload table[] = {
     G(OP_NOT, "bool -> bool", f_not),
@@ -1350,6 +1353,8 @@ static cel_overload table[] = {
     M("@sortByAssociatedKeys", "list(A) list(bool) -> list(A)", f_sort_by_keys),
     M("@sortByAssociatedKeys", "list(A) list(string) -> list(A)", f_sort_by_keys),
     M("@sortByAssociatedKeys", "list(A) list(bytes) -> list(A)", f_sort_by_keys),
+    M("@sortByAssociatedKeys", "list(A) list(duration) -> list(A)", f_sort_by_keys),
+    M("@sortByAssociatedKeys", "list(A) list(timestamp) -> list(A)", f_sort_by_keys),
     M("first", "list(A) -> optional(A)", f_first),
     M("last", "list(A) -> optional(A)", f_last),
     /* sets */
@@ -1446,6 +1451,13 @@ static cel_overload table[] = {
 #define X(name) G("format." #name, "-> namedformat", cel_f_format_##name),
     CEL_FORMAT_CONSTS(X)
 #undef X
+    /* timestamps and durations (time.c) */
+#define CMP_T(t)                                                                                              \
+    G("_<_", t " " t " -> bool", f_lt), G("_<=_", t " " t " -> bool", f_le), G("_>_", t " " t " -> bool", f_gt), \
+        G("_>=_", t " " t " -> bool", f_ge)
+    CEL_TIME_OVERLOADS(G, M, CMP_T),
+    {OP_NEG, false, "duration -> duration", cel_f_duration_neg, 0, {0}, 0, true},
+#undef CMP_T
 };
 
 /* ---- signatures --------------------------------------------------------------------------------- */
@@ -1468,6 +1480,8 @@ static const cel_type *simple(int kind) {
     case CT_CIDR: return &CEL_T_CIDR;
     case CT_URL: return &CEL_T_URL;
     case CT_FORMAT: return &CEL_T_FORMAT;
+    case CT_TIMESTAMP: return &CEL_T_TIMESTAMP;
+    case CT_DURATION: return &CEL_T_DURATION;
     default: return &CEL_T_DYN;
     }
 }
@@ -1518,6 +1532,8 @@ static const cel_type *sig_type(const char **pp) {
                 : IS("cidr")     ? CT_CIDR
                 : IS("url")      ? CT_URL
                 : IS("namedformat") ? CT_FORMAT
+                : IS("timestamp") ? CT_TIMESTAMP
+                : IS("duration") ? CT_DURATION
                                  : CT_DYN;
         p += n;
         *pp = p;

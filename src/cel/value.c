@@ -1,5 +1,6 @@
 /* CEL values: equality, ordering, sizes, printing, error values. */
 #include "cel/cel_internal.h"
+#include "cel/time.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -66,6 +67,8 @@ const char *cel_val_type_name(cel_val v) {
     case CV_CIDR: return "net.CIDR";
     case CV_URL: return "kubernetes.URL";
     case CV_FORMAT: return "kubernetes.NamedFormat";
+    case CV_TIMESTAMP: return "google.protobuf.Timestamp";
+    case CV_DURATION: return "google.protobuf.Duration";
     default: return "error";
     }
 }
@@ -136,6 +139,8 @@ bool cel_compare(cel_val a, cel_val b, int *out) {
     case CV_STRING:
     case CV_BYTES: *out = bytes_cmp(a.s, a.len, b.s, b.len); return true;
     case CV_BOOL: *out = a.b == b.b ? 0 : a.b ? 1 : -1; return true;
+    case CV_TIMESTAMP:
+    case CV_DURATION: *out = cel_time_compare(a, b); return true;
     default: return false;
     }
 }
@@ -197,6 +202,8 @@ cel_val cel_equal(cel_eval *ev, cel_val a, cel_val b) {
         if (!a.opt || !b.opt) return cel_bool(!a.opt && !b.opt);
         return cel_equal(ev, *a.opt, *b.opt);
     case CV_DEVICE: return cel_bool(a.dev == b.dev);
+    case CV_TIMESTAMP:
+    case CV_DURATION: return cel_bool(cel_time_compare(a, b) == 0);
     default: return cel_bool(false);
     }
 }
@@ -244,6 +251,8 @@ static const char *tkind_name(int k) {
     case CT_CIDR: return "net.CIDR";
     case CT_URL: return "kubernetes.URL";
     case CT_FORMAT: return "kubernetes.NamedFormat";
+    case CT_TIMESTAMP: return "google.protobuf.Timestamp";
+    case CT_DURATION: return "google.protobuf.Duration";
     case CT_AUTHZ: return "kubernetes.authorization.Authorizer";
     case CT_ERROR: return "*error*";
     case CT_ANY: return "any";
@@ -300,6 +309,8 @@ void cel_type_print(ks_strbuf *b, const cel_type *t) {
         }
         return;
     case CT_PARAM: ks_sb_putc(b, (char)('A' + t->param)); return;
+    case CT_TIMESTAMP: ks_sb_puts(b, print_any_as_proto ? "google.protobuf.Timestamp" : "timestamp"); return;
+    case CT_DURATION: ks_sb_puts(b, print_any_as_proto ? "google.protobuf.Duration" : "duration"); return;
     default: ks_sb_puts(b, tkind_name(t->kind)); return;
     }
 }
@@ -407,6 +418,8 @@ void cel_val_print(ks_strbuf *b, cel_val v) {
         cel_url_print(b, v.url);
         ks_sb_puts(b, "\")");
         return;
+    case CV_TIMESTAMP:
+    case CV_DURATION: cel_time_print(b, v); return;
     default: ks_sb_puts(b, "?"); return;
     }
 }
