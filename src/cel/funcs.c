@@ -1018,6 +1018,8 @@ static bool zero_value(cel_val v) {
     case CV_MAP: return v.map->n == 0;
     case CV_DEVMAP: return cel_devmap_size(v) == 0;
     case CV_QUANTITY: return v.q == 0;
+    case CV_DURATION: return v.i == 0;
+    case CV_TIMESTAMP: return v.ts.sec == INT64_C(-62135596800) && v.ts.nsec == 0; /* Go's zero time.Time */
     default: return false;
     }
 }

@@ -736,6 +736,7 @@ static cel_expr *parse_primary(parser *p) {
                     return bad(p);
                 }
                 a->test_only = true;
+                a->pos = open; /* cel-go places the presence test at the macro's call */
                 return a;
             }
             return call(p, open, NULL, name, args, n);

@@ -430,7 +430,7 @@ static int read_file(const char *path, uint8_t **out, size_t *n) {
 static tz_loc *tz_load_dirs(const char *name, const char *const *dirs, char *err, size_t nerr) {
     err[0] = 0;
     for (int i = 0; dirs[i]; i++) {
-        char path[1024];
+        char path[8192];
         if (dirs[i][0]) snprintf(path, sizeof path, "%s/%s", dirs[i], name);
         else snprintf(path, sizeof path, "%s", name);
         uint8_t *data = NULL;
@@ -900,15 +900,29 @@ static void atoi_error(char *err, size_t nerr, const char *s, size_t n, bool ran
     ks_strbuf b;
     ks_sb_init(&b);
     ks_sb_puts(&b, "strconv.Atoi: parsing \"");
-    /* strconv.Quote: printable UTF-8 as is, the rest escaped */
-    for (size_t i = 0; i < n; i++) {
+    /* strconv.Quote: printable runes as they are, the rest escaped (Go's
+     * unicode.IsPrint approximated for the spaces and format characters) */
+    for (size_t i = 0; i < n;) {
         unsigned char c = (unsigned char)s[i];
-        if (c == '"' || c == '\\') ks_sb_printf(&b, "\\%c", c);
-        else if (c == '\n') ks_sb_puts(&b, "\\n");
-        else if (c == '\t') ks_sb_puts(&b, "\\t");
-        else if (c == '\r') ks_sb_puts(&b, "\\r");
-        else if (c < 0x20 || c == 0x7f) ks_sb_printf(&b, "\\x%02x", c);
-        else ks_sb_putc(&b, (char)c);
+        size_t l = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : 4;
+        if (i + l > n) l = n - i;
+        uint32_t r = l == 1 ? c : l == 2 ? (c & 0x1fu) : l == 3 ? (c & 0x0fu) : (c & 0x07u);
+        for (size_t k = 1; k < l; k++) r = r << 6 | ((unsigned char)s[i + k] & 0x3fu);
+        if (r == '"' || r == '\\') ks_sb_printf(&b, "\\%c", (char)r);
+        else if (r == '\a') ks_sb_puts(&b, "\\a");
+        else if (r == '\b') ks_sb_puts(&b, "\\b");
+        else if (r == '\f') ks_sb_puts(&b, "\\f");
+        else if (r == '\n') ks_sb_puts(&b, "\\n");
+        else if (r == '\r') ks_sb_puts(&b, "\\r");
+        else if (r == '\t') ks_sb_puts(&b, "\\t");
+        else if (r == '\v') ks_sb_puts(&b, "\\v");
+        else if (r < 0x20 || r == 0x7f) ks_sb_printf(&b, "\\x%02x", (unsigned)r);
+        else if ((r >= 0x80 && r <= 0xa0) || r == 0xad || (r >= 0x2000 && r <= 0x200f) ||
+                 (r >= 0x2028 && r <= 0x202f) || (r >= 0x205f && r <= 0x206f) || r == 0x3000 || r == 0xfeff ||
+                 (r >= 0xe000 && r <= 0xf8ff) || (r >= 0xfff9 && r <= 0xfffb))
+            ks_sb_printf(&b, "\\u%04x", (unsigned)r);
+        else ks_sb_putn(&b, s + i, l);
+        i += l;
     }
     ks_sb_printf(&b, "\": %s", range ? "value out of range" : "invalid syntax");
     snprintf(err, nerr, "%s", ks_sb_str(&b));
@@ -955,11 +969,19 @@ static bool tz_offset(cel_eval *ev, cel_val t, cel_val tz, int32_t *off, cel_val
     char err[512];
     const char *colon = memchr(tz.s, ':', tz.len);
     if (!colon) {
-        char name[256];
-        if (tz.len >= sizeof name || memchr(tz.s, 0, tz.len)) {
-            *errv = cel_errorf(ev, "unknown time zone %.*s", (int)(tz.len > 256 ? 256 : tz.len), tz.s);
+        /* a NUL cannot reach a file name: open fails with EINVAL */
+        bool dotdot = false;
+        for (size_t i = 0; i + 1 < tz.len; i++)
+            if (tz.s[i] == '.' && tz.s[i + 1] == '.') dotdot = true;
+        if (dotdot || (tz.len && (tz.s[0] == '/' || tz.s[0] == '\\'))) {
+            *errv = cel_err_static("time: invalid location name");
             return false;
         }
+        if (memchr(tz.s, 0, tz.len)) {
+            *errv = cel_errorf(ev, "invalid argument");
+            return false;
+        }
+        char *name = ks_arena_alloc_uninit(ev->scratch, tz.len + 1);
         memcpy(name, tz.s, tz.len);
         name[tz.len] = 0;
         if (!zone_offset(name, t.ts.sec, off, err, sizeof err)) {

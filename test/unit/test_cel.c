@@ -247,6 +247,9 @@ static void print_values(void **st) {
         {"type(1)", "int"},
         {"1e100", "1e+100"},
         {"2.0", "2.0"},
+        {"timestamp('2023-01-01T00:00:00.5+05:30')", "timestamp(\"2022-12-31T18:30:00.5Z\")"},
+        {"duration('-1h0.25s')", "duration(\"-3600.25s\")"},
+        {"type(duration('1s'))", "google.protobuf.Duration"},
     };
     ks_cel_options o = {.no_device = true};
     ks_cel_ctx *ctx = ks_cel_ctx_new();
