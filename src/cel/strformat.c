@@ -9,8 +9,10 @@
  * of at least two digits, and takes the clause's precision as the width
  * (padded with spaces on the left, in characters). Negative zero loses
  * its sign in both. Inside lists and maps, doubles print as Go's "%.6f".
- * Timestamps and durations are not values of this environment yet. */
+ * Timestamps and durations print as string() gives them, inside lists
+ * and maps as timestamp("...") and duration("..."). */
 #include "cel/cel_internal.h"
+#include "cel/time.h"
 
 #include <errno.h>
 #include <math.h>
@@ -77,6 +79,12 @@ static bool fmt_member(fmt_out *o, cel_val v) {
     case CV_LIST:
     case CV_MAP:
     case CV_DEVMAP: return fmt_string(o, v);
+    case CV_TIMESTAMP:
+    case CV_DURATION: {
+        cel_val s = cel_f_time_string(o->ev, &v, 1);
+        ks_sb_printf(o->b, "%s(\"%.*s\")", v.kind == CV_TIMESTAMP ? "timestamp" : "duration", (int)s.len, s.s);
+        return true;
+    }
     case CV_DOUBLE:
         if (isnan(v.d) || isinf(v.d)) {
             ks_sb_putc(o->b, '"');
@@ -177,6 +185,12 @@ static bool fmt_string(fmt_out *o, cel_val v) {
     case CV_DEVMAP: return fmt_map(o, v);
     case CV_NULL: ks_sb_puts(o->b, "null"); return true;
     case CV_TYPE: cel_val_print(o->b, v); return true;
+    case CV_TIMESTAMP:
+    case CV_DURATION: {
+        cel_val s = cel_f_time_string(o->ev, &v, 1);
+        ks_sb_putn(o->b, s.s, s.len);
+        return true;
+    }
     case CV_INT:
     case CV_UINT:
     case CV_DOUBLE:
@@ -492,7 +506,7 @@ static bool kind_in(const cel_type *t, const char *kinds) {
 /* verifyString: the expression whose type %s refuses, or NULL */
 static const cel_expr *verify_string(const cel_expr *e) {
     static const char kinds[] = {CT_LIST, CT_MAP, CT_INT, CT_UINT, CT_DOUBLE, CT_BOOL, CT_STRING,
-                                 CT_BYTES, CT_TYPE, CT_NULL, 0};
+                                 CT_BYTES, CT_TYPE, CT_NULL, CT_TIMESTAMP, CT_DURATION, 0};
     if (!kind_in(e->type, kinds)) return e;
     if (e->kind == CE_LIST) {
         for (uint32_t i = 0; i < e->list.n; i++) {

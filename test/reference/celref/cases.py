@@ -678,6 +678,19 @@ for e in [
     "device.attributes['gpu.example.com'].model.getHours() == 0", 'has((1).a)', 'has(device.nope)',
 ]:
     add(e)
+# string.format of timestamps and durations
+for e in [
+    "'%s'.format([timestamp('2023-01-01T00:00:00.5+05:30')]) == '2023-01-01T00:00:00.5+05:30'",
+    "'%s'.format([duration('1.5s')]) == '1.5s'", "'%d'.format([duration('1s')]) == ''",
+    "'%s'.format([[timestamp('2023-01-01T00:00:00.5+05:30'), duration('1m')]]) == '[timestamp(\"2023-01-01T00:00:00.5+05:30\"), duration(\"60s\")]'",
+    "'%s'.format([{'a': duration('-1ns')}]) == '{\"a\":duration(\"-0.000000001s\")}'",
+    "'%f'.format([duration('1s')]) == ''", "'%x'.format([timestamp(0)]) == ''",
+    "'%s'.format([type(duration('1s'))]) == 'google.protobuf.Duration'",
+    "'%s'.format([dyn(timestamp(0))]) == '1970-01-01T00:00:00Z'",
+    "('%s' + device.driver.substring(0, 0)).format([timestamp(0)]) == '1970-01-01T00:00:00Z'",
+    "('%d' + device.driver.substring(0, 0)).format([duration('1s')]) == ''",
+]:
+    add(e)
 TIME_END = len(cases)
 
 add("device.driver == ''", EMPTY)
