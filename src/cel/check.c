@@ -179,6 +179,15 @@ static const cel_type *check_ident(checker *c, cel_expr *e) {
         e->lit = (cel_val){.kind = CV_TYPE, .sub = (uint8_t)tk};
         return mk(c, CT_TYPE, tk == CT_DYN ? &CEL_T_DYN : mk(c, tk, NULL, NULL), NULL);
     }
+    /* DRA's environment declares the names timestamp and duration as
+     * types its runtime does not know: a program naming them fails to
+     * instantiate (len marks the literal for eval.c's fold) */
+    tk = cel_time_message_type(e->ident.name);
+    if (tk >= 0) {
+        e->kind = CE_LIT;
+        e->lit = (cel_val){.kind = CV_TYPE, .sub = (uint8_t)tk, .len = 1};
+        return mk(c, CT_TYPE, mk(c, tk, NULL, NULL), NULL);
+    }
     cel_error_at(c->errs, e->pos, "undeclared reference to '%s' (in container '')", e->ident.name);
     return &CEL_T_ERROR;
 }
@@ -357,6 +366,63 @@ static const cel_type *check_call(checker *c, cel_expr *e) {
     return result_mixed ? &CEL_T_DYN : result;
 }
 
+/* A message literal (parse.c's "@msg"): google.protobuf.Timestamp and
+ * Duration, the messages of this environment, with their int fields
+ * seconds and nanos (time.c builds the value). */
+static const cel_type *check_message(checker *c, cel_expr *e) {
+    const char *name = e->call.args[0]->lit.s;
+    e->call.args[0]->type = &CEL_T_STRING;
+    int tk = cel_time_message_type(name);
+    if (tk < 0) {
+        /* cel-go looks the name up: a variable is not a type, a type
+         * that is no message is not a message type */
+        const char *nm = name[0] == '.' ? name + 1 : name;
+        const scope_var *v = lookup_var(c, nm);
+        const cel_type *vt = v                                                          ? v->type
+                             : !c->p->opts.no_device && strcmp(nm, "device") == 0 ? &CEL_T_DEVICE
+                                                                                     : NULL;
+        int ti = type_ident(nm);
+        if (vt || (ti >= 0 && ti != CT_DYN)) {
+            if (vt)
+                cel_error_at(c->errs, e->pos, "'%s' is not a type",
+                             vt->kind == CT_LIST ? "list" : vt->kind == CT_MAP ? "map" : type_str(c, vt));
+            else cel_error_at(c->errs, e->pos, "'%s' is not a message type", nm);
+            for (uint32_t i = 1; i + 1 < e->call.nargs; i += 2) {
+                cel_expr *f = e->call.args[i];
+                f->type = &CEL_T_STRING;
+                check(c, e->call.args[i + 1]);
+                if (vt) cel_error_at(c->errs, f->pos, "unexpected failed resolution of '%s'", nm);
+                else cel_error_at(c->errs, f->pos, "undefined field '%s'", f->lit.s + (f->lit.s[0] == '?'));
+            }
+        } else {
+            cel_error_at(c->errs, e->pos, "undeclared reference to '%s' (in container '')", nm);
+        }
+        return &CEL_T_ERROR;
+    }
+    for (uint32_t i = 1; i + 1 < e->call.nargs; i += 2) {
+        cel_expr *f = e->call.args[i];
+        f->type = &CEL_T_STRING;
+        bool opt = f->lit.s[0] == '?';
+        const char *field = f->lit.s + opt;
+        const cel_type *t = check(c, e->call.args[i + 1]);
+        if (strcmp(field, "seconds") != 0 && strcmp(field, "nanos") != 0) {
+            cel_error_at(c->errs, f->pos, "undefined field '%s'", field);
+            continue;
+        }
+        if (t->kind == CT_ERROR) continue;
+        if (opt && t->kind != CT_OPTIONAL && !is_dyn(t)) {
+            cel_error_at(c->errs, e->call.args[i + 1]->pos, "expected type '%s' but found '%s'",
+                         type_str(c, mk(c, CT_OPTIONAL, &CEL_T_INT, NULL)), type_str(c, t));
+            continue;
+        }
+        if (opt && t->kind == CT_OPTIONAL) t = t->p1 ? t->p1 : &CEL_T_DYN;
+        if (!is_dyn(t) && t->kind != CT_INT)
+            cel_error_at(c->errs, f->pos, "expected type of field '%s' is 'int' but provided type is '%s'", field,
+                         type_str(c, t));
+    }
+    return tk == CT_TIMESTAMP ? &CEL_T_TIMESTAMP : &CEL_T_DURATION;
+}
+
 /* The optional field selection a.?b, parsed as _?._(a, "b"). */
 static const cel_type *check_opt_select(checker *c, cel_expr *e) {
     const cel_type *ot = check(c, e->call.args[0]);
@@ -503,7 +569,10 @@ static const cel_type *check(checker *c, cel_expr *e) {
     case CE_IDENT: t = check_ident(c, e); break;
     case CE_SELECT: t = check_select(c, e); break;
     case CE_CALL:
-        t = strcmp(e->call.fn, OP_OPT_SELECT) == 0 && !e->call.target ? check_opt_select(c, e) : check_call(c, e);
+        t = e->call.target                              ? check_call(c, e)
+            : strcmp(e->call.fn, OP_OPT_SELECT) == 0 ? check_opt_select(c, e)
+            : strcmp(e->call.fn, "@msg") == 0        ? check_message(c, e)
+                                                     : check_call(c, e);
         break;
     case CE_LIST: t = check_list(c, e); break;
     case CE_MAP: t = check_map(c, e); break;

@@ -380,6 +380,7 @@ static cel_val eval_call(cel_eval *ev, const cel_expr *e) {
             add_cost(ev, 1);
             return cel_bool(!(v.kind == CV_BOOL && !v.b));
         }
+        if (strcmp(fn, "@msg") == 0) return cel_time_make_message(ev, e);
         if (strcmp(fn, OP_OPT_SELECT) == 0) {
             cel_val v = cel_eval_expr(ev, e->call.args[0]);
             add_cost(ev, 1);
@@ -543,6 +544,13 @@ static bool is_conversion(const char *fn) {
 
 static bool fold(ks_cel_program *p, cel_expr *e, char **err) {
     switch (e->kind) {
+    case CE_LIT:
+        /* the type names timestamp and duration (check.c) */
+        if (e->lit.kind == CV_TYPE && e->lit.len) {
+            *err = ks_xasprintf("reference to undefined type: %s", e->lit.sub == CT_TIMESTAMP ? "timestamp" : "duration");
+            return false;
+        }
+        return true;
     case CE_SELECT: return fold(p, e->sel.operand, err);
     case CE_LIST:
         for (uint32_t i = 0; i < e->list.n; i++)
@@ -604,13 +612,8 @@ static ks_cel_program *compile(const char *expr, const ks_cel_options *opts, boo
         return NULL;
     }
     cel_errors_free(&errs);
-    char *ferr = NULL;
-    if (!fold(p, p->root, &ferr)) {
-        if (err) *err = ks_xasprintf("program instantiation failed: %s", ferr);
-        free(ferr);
-        ks_cel_program_free(p);
-        return NULL;
-    }
+    /* the result type first, then the program (upstream compiles, checks
+     * the type, then plans) */
     const cel_type *t = p->root->type;
     if (want_bool && t && t->kind != CT_BOOL && t->kind != CT_ANY) {
         ks_strbuf b;
@@ -618,6 +621,13 @@ static ks_cel_program *compile(const char *expr, const ks_cel_options *opts, boo
         cel_type_print_str(&b, t);
         if (err) *err = ks_xasprintf("must evaluate to bool or the unknown type, not %s", ks_sb_str(&b));
         ks_sb_free(&b);
+        ks_cel_program_free(p);
+        return NULL;
+    }
+    char *ferr = NULL;
+    if (!fold(p, p->root, &ferr)) {
+        if (err) *err = ks_xasprintf("program instantiation failed: %s", ferr);
+        free(ferr);
         ks_cel_program_free(p);
         return NULL;
     }

@@ -820,9 +820,78 @@ static cel_expr *parse_primary(parser *p) {
     return bad(p);
 }
 
+/* The dotted name a chain of identifiers spells (a.b.c). */
+static void dotted_name(const cel_expr *e, ks_strbuf *b) {
+    if (e->kind == CE_SELECT) {
+        dotted_name(e->sel.operand, b);
+        ks_sb_putc(b, '.');
+        ks_sb_puts(b, e->sel.field);
+    } else {
+        ks_sb_puts(b, e->ident.name);
+    }
+}
+
+/* A message literal, Name{field: value, ?field: optional}: the call
+ * "@msg" of the type name, then per field its name (at the ':', "?" in
+ * front when optional) and its value; the checker and time.c read it. */
+static cel_expr *parse_message(parser *p, const cel_expr *name) {
+    uint32_t open = p->cur.pos;
+    next(p);
+    uint32_t n = 1, cap = 8;
+    cel_expr **args = ks_arena_calloc(p->a, cap, sizeof(cel_expr *));
+    ks_strbuf b;
+    ks_sb_init(&b);
+    dotted_name(name, &b);
+    args[0] = lit(p, name->pos, cel_str(ks_arena_strdup(p->a, ks_sb_str(&b)), b.len));
+    ks_sb_free(&b);
+    while (!is_p(p, "}") && !p->failed) {
+        if (is_p(p, ",") && n == 1) { /* Name{,} */
+            next(p);
+            break;
+        }
+        bool opt = is_p(p, "?");
+        if (opt) next(p);
+        if (p->cur.kind != T_IDENT) {
+            perr(p, p->cur.pos, "mismatched input '%s' expecting {'}', ',', '?', IDENTIFIER, ESC_IDENTIFIER}", tok_text(p));
+            return bad(p);
+        }
+        char *field = ks_arena_alloc_uninit(p->a, p->cur.n + 2);
+        size_t fl = 0;
+        if (opt) field[fl++] = '?';
+        memcpy(field + fl, p->cur.p, p->cur.n);
+        field[fl + p->cur.n] = 0;
+        next(p);
+        uint32_t colon = p->cur.pos;
+        if (!expect(p, ":")) return bad(p);
+        cel_expr *v = parse_expr(p);
+        if (n + 2 > cap) {
+            cel_expr **na = ks_arena_calloc(p->a, cap * 2, sizeof(cel_expr *));
+            memcpy(na, args, n * sizeof(cel_expr *));
+            args = na;
+            cap *= 2;
+        }
+        args[n++] = lit(p, colon, cel_str(field, strlen(field)));
+        args[n++] = v;
+        if (!is_p(p, ",")) break;
+        next(p);
+    }
+    expect(p, "}");
+    return call(p, open, NULL, "@msg", args, n);
+}
+
 static cel_expr *parse_member(parser *p) {
+    /* only a name as written (a.b.c, .a.b) can be a message type */
+    bool qual = p->cur.kind == T_IDENT || is_p(p, ".");
     cel_expr *e = parse_primary(p);
+    qual = qual && e->kind == CE_IDENT;
     while (!p->failed) {
+        if (qual && is_p(p, "{")) {
+            e = parse_message(p, e);
+            qual = false;
+            continue;
+        }
+        bool was_qual = qual;
+        qual = false;
         if (is_p(p, ".") || is_p(p, ".?")) {
             bool opt = is_p(p, ".?");
             uint32_t dot = p->cur.pos;
@@ -853,6 +922,7 @@ static cel_expr *parse_member(parser *p) {
             s->sel.operand = e;
             s->sel.field = name;
             e = s;
+            qual = was_qual;
             continue;
         }
         if (is_p(p, "[") || is_p(p, "[?")) {

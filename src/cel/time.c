@@ -138,7 +138,7 @@ bool cel_time_parse_rfc3339(const char *s, size_t n, int64_t *sec, int32_t *nsec
 
 /* time.Format(time.RFC3339Nano) in the timestamp's own offset */
 void cel_time_format(ks_strbuf *b, int64_t sec, int32_t nsec, int32_t off) {
-    civil c = civil_of(sec + off);
+    civil c = civil_of((int64_t)((uint64_t)sec + (uint64_t)(int64_t)off)); /* wraps at the extremes */
     if (c.year < 0) ks_sb_printf(b, "-%04lld", (long long)-c.year);
     else ks_sb_printf(b, "%04lld", (long long)c.year);
     ks_sb_printf(b, "-%02d-%02dT%02d:%02d:%02d", c.month, c.day, c.hour, c.min, c.sec);
@@ -1032,7 +1032,7 @@ static cel_val get(cel_eval *ev, const cel_val *args, uint32_t n, getter g) {
         cel_val e;
         if (!tz_offset(ev, a, args[1], &off, &e)) return e;
     }
-    civil c = civil_of(a.ts.sec + off);
+    civil c = civil_of((int64_t)((uint64_t)a.ts.sec + (uint64_t)(int64_t)off));
     switch (g) {
     case G_YEAR: return cel_int(c.year);
     case G_MONTH: return cel_int(c.month - 1);
@@ -1057,3 +1057,127 @@ cel_val cel_f_get_hours(cel_eval *ev, const cel_val *a, uint32_t n) { return get
 cel_val cel_f_get_minutes(cel_eval *ev, const cel_val *a, uint32_t n) { return get(ev, a, n, G_MINUTES); }
 cel_val cel_f_get_seconds(cel_eval *ev, const cel_val *a, uint32_t n) { return get(ev, a, n, G_SECONDS); }
 cel_val cel_f_get_milliseconds(cel_eval *ev, const cel_val *a, uint32_t n) { return get(ev, a, n, G_MILLIS); }
+
+/* ---- message literals ------------------------------------------------------------------------- */
+
+int cel_time_message_type(const char *name) {
+    if (name[0] == '.') name++;
+    if (strcmp(name, "google.protobuf.Timestamp") == 0 || strcmp(name, "timestamp") == 0) return CT_TIMESTAMP;
+    if (strcmp(name, "google.protobuf.Duration") == 0 || strcmp(name, "duration") == 0) return CT_DURATION;
+    return -1;
+}
+
+/* cel-go's native conversion of a field value to int64 / int32, with its
+ * texts; an optional with a value converts as that value. */
+static bool field_int(cel_eval *ev, const char *msg, const char *field, cel_val v, bool i32, int64_t *out,
+                      cel_val *err) {
+    const char *to = i32 ? "int32" : "int64";
+    char why[160];
+    if (v.kind == CV_OPTIONAL) {
+        if (!v.opt) {
+            snprintf(why, sizeof why, "optional.none() dereference");
+            goto fail;
+        }
+        v = *v.opt;
+    }
+    switch (v.kind) {
+    case CV_INT:
+        if (i32 && (v.i < INT32_MIN || v.i > INT32_MAX)) {
+            snprintf(why, sizeof why, "integer overflow");
+            goto fail;
+        }
+        *out = v.i;
+        return true;
+    case CV_STRING: snprintf(why, sizeof why, "unsupported native conversion from string to '%s'", to); break;
+    case CV_UINT: snprintf(why, sizeof why, "unsupported type conversion from 'uint' to %s", to); break;
+    case CV_TYPE: snprintf(why, sizeof why, "type conversion not supported for 'type'"); break;
+    default: {
+        const char *from;
+        switch (v.kind) {
+        case CV_BOOL: from = "bool"; break;
+        case CV_BYTES: from = "Bytes"; break;
+        case CV_DOUBLE: from = "Double"; break;
+        case CV_LIST: from = "list"; break;
+        case CV_MAP:
+        case CV_DEVMAP: from = "map"; break;
+        case CV_NULL: from = "'null_type'"; break;
+        case CV_TIMESTAMP: from = "'Timestamp'"; break;
+        case CV_DURATION: from = "'Duration'"; break;
+        case CV_QUANTITY: from = "'Quantity'"; break;
+        case CV_SEMVER: from = "'Semver'"; break;
+        case CV_IP: from = "'IP'"; break;
+        case CV_CIDR: from = "'CIDR'"; break;
+        default: from = cel_val_type_name(v); break;
+        }
+        snprintf(why, sizeof why, "type conversion error from %s to '%s'", from, to);
+    }
+    }
+fail:
+    *err = cel_errorf(ev, "field type conversion error for %s.%s value type: %s", msg, field, why);
+    return false;
+}
+
+cel_val cel_time_make_message(cel_eval *ev, const cel_expr *e) {
+    const char *name = e->call.args[0]->lit.s;
+    int tk = cel_time_message_type(name);
+    if (name[0] == '.') name++;
+    ev->cost += 40; /* cel-go's StructCreateBaseCost */
+    if (ev->limit && ev->cost > ev->limit) ev->cancelled = true;
+    /* the fields as set in order: a later one replaces, an empty optional
+     * clears */
+    cel_val vals[2];
+    bool set[2] = {false, false};
+    for (uint32_t i = 1; i + 1 < e->call.nargs; i += 2) {
+        const char *f = e->call.args[i]->lit.s;
+        bool opt = f[0] == '?';
+        int k = strcmp(f + opt, "nanos") == 0;
+        cel_val v = cel_eval_expr(ev, e->call.args[i + 1]);
+        if (v.kind == CV_ERROR) return v;
+        if (opt) {
+            if (v.kind != CV_OPTIONAL) {
+                ks_strbuf b;
+                ks_sb_init(&b);
+                if (v.kind == CV_STRING) ks_sb_putn(&b, v.s, v.len);
+                else cel_val_print(&b, v);
+                cel_val r = cel_errorf(ev, "cannot initialize optional entry '%s' from non-optional value %s", f + 1,
+                                       ks_sb_str(&b));
+                ks_sb_free(&b);
+                return r;
+            }
+            if (!v.opt) {
+                set[k] = false;
+                continue;
+            }
+            v = *v.opt;
+        }
+        vals[k] = v;
+        set[k] = true;
+    }
+    /* timestamp{} and duration{} type-check, but no message has the name */
+    if (strcmp(name, "timestamp") == 0 || strcmp(name, "duration") == 0)
+        return cel_errorf(ev, "unknown type '%s'", name);
+    int64_t secs = 0, nanos = 0;
+    cel_val err;
+    if (set[0] && !field_int(ev, name, "seconds", vals[0], false, &secs, &err)) return err;
+    if (set[1] && !field_int(ev, name, "nanos", vals[1], true, &nanos, &err)) return err;
+    if (tk == CT_TIMESTAMP) {
+        /* time.Unix(seconds, nanos).UTC(): no range check */
+        uint64_t s = (uint64_t)secs + (uint64_t)(nanos / NS);
+        int64_t ns = nanos % NS;
+        if (ns < 0) {
+            ns += NS;
+            s--;
+        }
+        return mkts((int64_t)s, (int32_t)ns, 0);
+    }
+    /* durationpb's AsDuration: saturated on overflow */
+    int64_t d;
+    bool over = __builtin_mul_overflow(secs, NS, &d);
+    if (!over) {
+        int64_t r;
+        over = __builtin_add_overflow(d, nanos, &r);
+        d = r;
+    }
+    if (over) d = secs < 0 ? INT64_MIN : INT64_MAX;
+    return mkdur(d);
+}

@@ -22,6 +22,13 @@ void cel_time_print(ks_strbuf *b, cel_val v);
  * fn ("timestamp", "duration") of a constant fails. */
 bool cel_time_literal_invalid(const char *fn, cel_val lit);
 
+/* Message literals: the kind a type name denotes (CT_TIMESTAMP,
+ * CT_DURATION; also for the bare names timestamp and duration, which
+ * DRA's environment declares but cannot build) or -1; the value of
+ * parse.c's "@msg" call. */
+int cel_time_message_type(const char *name);
+cel_val cel_time_make_message(cel_eval *ev, const cel_expr *e);
+
 cel_val cel_f_timestamp(cel_eval *ev, const cel_val *args, uint32_t n);
 cel_val cel_f_duration(cel_eval *ev, const cel_val *args, uint32_t n);
 cel_val cel_f_time_int(cel_eval *ev, const cel_val *args, uint32_t n);

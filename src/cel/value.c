@@ -309,6 +309,7 @@ void cel_type_print(ks_strbuf *b, const cel_type *t) {
         }
         return;
     case CT_PARAM: ks_sb_putc(b, (char)('A' + t->param)); return;
+    case CT_NULL: ks_sb_puts(b, print_any_as_proto ? "null_type" : "null"); return; /* FormatCELType */
     case CT_TIMESTAMP: ks_sb_puts(b, print_any_as_proto ? "google.protobuf.Timestamp" : "timestamp"); return;
     case CT_DURATION: ks_sb_puts(b, print_any_as_proto ? "google.protobuf.Duration" : "duration"); return;
     default: ks_sb_puts(b, tkind_name(t->kind)); return;

@@ -691,6 +691,59 @@ for e in [
     "('%d' + device.driver.substring(0, 0)).format([duration('1s')]) == ''",
 ]:
     add(e)
+# message literals of the two well-known types this environment has
+for e in [
+    "google.protobuf.Timestamp{seconds: 1} == timestamp(1)", "string(google.protobuf.Duration{seconds: 5, nanos: 3}) == '5.000000003s'",
+    "google.protobuf.Timestamp{} == timestamp(0)", ".google.protobuf.Duration{seconds: 2} == duration('2s')",
+    "google.protobuf.Duration{seconds: 2,} == duration('2s')", "google.protobuf.Duration{,} == duration('0s')",
+    "google.protobuf . Timestamp {seconds: 1} == timestamp(1)",
+    "string(google.protobuf.Duration{seconds: 2, nanos: 1, seconds: 3}) == '3.000000001s'",
+    "google.protobuf.Duration{seconds: 1/0, seconds: 3} == duration('3s')",
+    "google.protobuf.Duration{?seconds: optional.none()} == duration('0s')",
+    "google.protobuf.Duration{seconds: 1, ?seconds: optional.none()} == duration('0s')",
+    "google.protobuf.Duration{?seconds: optional.of(4), ?nanos: optional.none()} == duration('4s')",
+    "google.protobuf.Duration{?seconds: 1} == duration('1s')", "google.protobuf.Duration{seconds: optional.of(1)} == duration('1s')",
+    "google.protobuf.Duration{?seconds: optional.of('x')} == duration('1s')",
+    "google.protobuf.Duration{?seconds: dyn(1)} == duration('1s')", "google.protobuf.Duration{?seconds: dyn('x')} == duration('1s')",
+    "google.protobuf.Duration{?seconds: dyn(optional.of(dyn('x')))} == duration('1s')",
+    "string(google.protobuf.Duration{seconds: -9223372036854775808}) == '-9223372036.854776s'",
+    "string(google.protobuf.Duration{seconds: 9223372036, nanos: 854775808}) == '9223372036.854776s'",
+    "string(google.protobuf.Duration{seconds: -9223372036, nanos: -854775809}) == '-9223372036.854776s'",
+    "string(google.protobuf.Duration{seconds: 315576000001}) == '9223372036.854776s'",
+    "string(google.protobuf.Duration{seconds: -1, nanos: 5}) == '-0.999999995s'",
+    "string(google.protobuf.Timestamp{seconds: 253402300800}) == '10000-01-01T00:00:00Z'",
+    "string(google.protobuf.Timestamp{seconds: -62135596801}) == '0000-12-31T23:59:59Z'",
+    "google.protobuf.Timestamp{seconds: 253402300800} + duration('1s') == timestamp(0)",
+    "google.protobuf.Timestamp{seconds: 253402300800}.getFullYear() == 10000",
+    "string(google.protobuf.Timestamp{nanos: -1000000001}) == '1969-12-31T23:59:58.999999999Z'",
+    "string(google.protobuf.Timestamp{nanos: 1500000000}) == '1970-01-01T00:00:01.5Z'",
+    "google.protobuf.Timestamp{seconds: 1}.seconds == 1", "type(google.protobuf.Timestamp{}) == google.protobuf.Timestamp",
+    "google.protobuf.Timestamp{seconds: 1}{} == timestamp(1)", "x.y().z{} == 1", "(google.protobuf.Timestamp){} == 1",
+    "google.protobuf.Timestamp{'seconds': 1} == timestamp(1)", "google.protobuf.Timestamp{seconds 1} == timestamp(1)",
+    "Foo{} == 1", "foo.Bar{x: bar} == 1", "device{} == 1",
+    "google.protobuf.Timestamp{seconds: 'x'} == timestamp(1)", "google.protobuf.Timestamp{seconds: null} == timestamp(1)",
+    "google.protobuf.Timestamp{seconds: 1u} == timestamp(1)", "google.protobuf.Timestamp{foo: 1} == timestamp(1)",
+    "google.protobuf.Duration{x: bar} == duration('1s')", "google.protobuf.Duration{seconds: bar} == duration('1s')",
+    "google.protobuf.Timestamp{seconds: 1, foo: 2, bar: 'x'} == timestamp(1)",
+    "google.protobuf.Timestamp{seconds: 'a', nanos: 'b'} == timestamp(1)",
+    "google.protobuf.Duration{nanos: 3000000000} == duration('3s')",
+    "google.protobuf.Duration{seconds: device.attributes['gpu.example.com'].memoryGB} == duration('40s')",
+    "google.protobuf.Duration{seconds: device.attributes['gpu.example.com'].model} == duration('40s')",
+    "google.protobuf.Duration{nanos: device.attributes['gpu.example.com'].mig} == duration('40s')",
+    "[google.protobuf.Timestamp{}, timestamp(0)].size() == 2", "null", "null + 1 == 1", "[null, 1].size() == 2",
+    "int{} == 1", "int{x: bar} == 1", "[1].all(x, x{} == 1)", "google.protobuf.Duration{x: bar, y: 2} == duration('1s')",
+    "dyn{} == 1", "list{} == []", ".device{} == 1", "timestamp{} == timestamp(0)", "google.protobuf{} == 1",
+    "timestamp == google.protobuf.Timestamp", "type(timestamp(0)) == timestamp", "duration == google.protobuf.Duration",
+    "timestamp{seconds: 1} == timestamp(1)", "duration{seconds: 1/0} == duration('0s')", "duration{x: 1} == duration('0s')",
+    "[1].all(x, x{a: 1} == 1)", "int{x: 1} == 1", "[duration].size() == 1", "timestamp", "int('x')", "duration(dyn('x'))",
+]:
+    add(e)
+for v in ["true", "b'x'", "[1]", "{'a':1}", "timestamp(0)", "duration('1s')", "'x'", "1.5", "1u", "null", "optional.of(1)",
+          "optional.none()", "-2147483649", "2147483648", "2147483647", "-2147483648", "quantity('1')", "semver('1.0.0')",
+          "ip('1.2.3.4')", "int", "optional.of('x')"]:
+    for f in ["seconds", "nanos"]:
+        add("google.protobuf.Duration{%s: dyn(%s)} != duration('1s')" % (f, v))
+add("google.protobuf.Timestamp{nanos: dyn(true)} == timestamp(0)")
 TIME_END = len(cases)
 
 add("device.driver == ''", EMPTY)
