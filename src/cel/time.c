@@ -67,10 +67,9 @@ typedef struct civil {
 
 static civil civil_of(int64_t local) {
     civil c;
-    /* day and second of day without days * 86400, which leaves int64 for
-     * seconds within a day of INT64_MIN (found by fuzz_cel) */
-    int64_t s = local % 86400, days = local / 86400;
-    if (s < 0) s += 86400, days--;
+    /* the second of day from the remainder, not local - days * 86400:
+     * that leaves int64 within a day of INT64_MIN (found by fuzz_cel) */
+    int64_t days = floordiv(local, 86400), s = (local % 86400 + 86400) % 86400;
     civil_from_days(days, &c.year, &c.month, &c.day);
     c.yday = (int)(days - days_from_civil(c.year, 1, 1));
     c.wday = (int)(((days % 7) + 7 + 4) % 7); /* 1970-01-01 was a Thursday */
