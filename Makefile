@@ -59,20 +59,31 @@ B := build/$(MODE)
 # can link it and call ks_main() (see examples/plugins/embed).
 LIB_SRCS  := $(shell find src -name '*.c' -not -path 'src/cmd/main.c' | sort)
 CMD_SRCS  := $(wildcard src/cmd/main.c)
-TEST_SRCS := $(wildcard test/unit/test_*.c)
+# Unit tests mirror src/: test/unit/<dir>/test_<file>.c tests
+# src/<dir>/<file>.c and builds to $(B)/test/unit/<dir>/test_<file>
+# (docs/building.md, "Tests").
+TEST_SRCS := $(shell find test/unit -name 'test_*.c' | sort)
 TEST_UTIL := $(wildcard test/unit/testutil*.c)
 LIB_OBJS  := $(LIB_SRCS:%.c=$(B)/obj/%.o)
 CMD_OBJS  := $(CMD_SRCS:%.c=$(B)/obj/%.o)
-TEST_BINS := $(TEST_SRCS:test/unit/%.c=$(B)/test/%)
+TEST_BINS := $(TEST_SRCS:%.c=$(B)/%)
 TEST_UTIL_OBJS := $(TEST_UTIL:%.c=$(B)/obj/%.o)
+# Tests of plugins (in-tree and examples) and of the loader get the whole
+# library exported to the plugins they load, as the ksched binary does.
+TEST_DLOPEN := $(filter $(B)/test/unit/plugins/% $(B)/test/unit/examples/% $(B)/test/unit/framework/test_loader \
+                        $(B)/test/unit/config/test_args,$(TEST_BINS))
 # The tests that run threads, built and run under ThreadSanitizer too
 # (every test that starts one: strace -f -e clone over the test binaries).
-TSAN_TESTS := test_scheduler test_dispatcher test_parallelize test_churn test_listers test_metrics test_server test_ops \
-              test_events test_extender test_framework test_leaderelection test_queue test_sched_metrics \
-              test_topocount test_scenario_topology test_plugin_default_preemption test_plugin_dynamic_resources \
-              test_plugin_node_volume_limits test_plugin_scenario_nodes test_plugin_volume_binding \
-              test_plugin_volume_restrictions test_plugin_volume_zone \
-              $(notdir $(basename $(wildcard test/unit/test_kube_*.c)))
+TSAN_TESTS := scheduler/test_scheduler backend/test_api_dispatcher framework/test_parallelize \
+              scheduler/test_scheduler_churn backend/test_listers metrics/test_metrics server/test_server \
+              server/test_ops scheduler/test_extender framework/test_runtime \
+              backend/test_queue metrics/test_sched_metrics \
+              plugins/helper/test_topocount plugins/test_scenario_topology \
+              plugins/defaultpreemption/test_default_preemption plugins/dynamicresources/test_dynamic_resources \
+              plugins/nodevolumelimits/test_node_volume_limits plugins/test_scenario_nodes \
+              plugins/volumebinding/test_volume_binding plugins/volumerestrictions/test_volume_restrictions \
+              plugins/volumezone/test_volume_zone \
+              $(patsubst test/unit/%.c,%,$(wildcard test/unit/kube/test_*.c))
 # Fuzz targets: test/fuzz/fuzz_<name>.c. Built with libFuzzer in MODE=fuzz,
 # elsewhere with test/fuzz/driver.c, a main() that replays files (make
 # test runs the asan ones over the corpora: test/sh/fuzz_regress.sh).
@@ -125,26 +136,24 @@ $(foreach p,$(PLUGIN_NAMES),$(eval $(call plugin_rule,$(p))))
 
 # Test plugins (loader error paths, a C++ plugin): built like out-of-tree
 # ones, against the public header only.
-TEST_PLUGIN_SOS := $(patsubst test/unit/plugins/%.c,$(B)/test/plugins/%.so,$(wildcard test/unit/plugins/*.c)) \
-                   $(patsubst test/unit/plugins/%.cpp,$(B)/test/plugins/%.so,$(wildcard test/unit/plugins/*.cpp))
+TEST_PLUGIN_SOS := $(patsubst test/fixtures/plugins/%.c,$(B)/test/plugins/%.so,$(wildcard test/fixtures/plugins/*.c)) \
+                   $(patsubst test/fixtures/plugins/%.cpp,$(B)/test/plugins/%.so,$(wildcard test/fixtures/plugins/*.cpp))
 CXX ?= g++
 
-$(B)/test/plugins/%.so: test/unit/plugins/%.c include/ksched/ksched.h
+$(B)/test/plugins/%.so: test/fixtures/plugins/%.c include/ksched/ksched.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -fPIC -shared $(WARN) -Iinclude $(OPT) $(LDOPT) -o $@ $<
 
-$(B)/test/plugins/%.so: test/unit/plugins/%.cpp include/ksched/ksched.h
+$(B)/test/plugins/%.so: test/fixtures/plugins/%.cpp include/ksched/ksched.h
 	@mkdir -p $(dir $@)
 	$(CXX) -std=c++17 -pedantic -fPIC -shared $(WARN:-Wstrict-prototypes=) -Iinclude $(OPT) $(LDOPT) -o $@ $<
 
-# Tests that load plugins get the whole library exported to them, as the
-# ksched binary does (-rdynamic, whole archive).
-$(B)/test/test_plugin_%: test/unit/test_plugin_%.c $(TEST_UTIL_OBJS) $(B)/libksched.a $(PLUGIN_SOS) $(TEST_PLUGIN_SOS)
+$(TEST_DLOPEN): $(B)/test/unit/%: test/unit/%.c $(TEST_UTIL_OBJS) $(B)/libksched.a $(PLUGIN_SOS) $(TEST_PLUGIN_SOS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itest/unit -DKS_BUILD_DIR='"$(B)"' $(LDOPT) -rdynamic -o $@ $< $(TEST_UTIL_OBJS) \
 	    -Wl,--whole-archive $(B)/libksched.a -Wl,--no-whole-archive $(LIBS) $(TEST_LIBS)
 
-$(B)/test/%: test/unit/%.c $(TEST_UTIL_OBJS) $(B)/libksched.a
+$(filter-out $(TEST_DLOPEN),$(TEST_BINS)): $(B)/test/unit/%: test/unit/%.c $(TEST_UTIL_OBJS) $(B)/libksched.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itest/unit $(LDOPT) -o $@ $< $(TEST_UTIL_OBJS) $(B)/libksched.a $(LIBS) $(TEST_LIBS)
 
@@ -164,7 +173,7 @@ tsan: deps
 	@$(MAKE) --no-print-directory MODE=tsan tsan-bins
 	@KS_TEST_MODES=tsan KS_TEST_UNIT_ONLY=1 test/run.sh
 
-tsan-bins: $(TSAN_TESTS:%=$(B)/test/%)
+tsan-bins: $(TSAN_TESTS:%=$(B)/test/unit/%)
 
 # The test plugins are named here so that make builds them as ordinary
 # targets (as intermediates of the test_plugin_% rule they were not found).

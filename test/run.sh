@@ -28,9 +28,9 @@ count_cmocka() { # $1 = output file; prints "pass fail"
 # KS_TEST_UNIT_ONLY set to skip the other suites). The tsan build has only
 # the threaded tests.
 for mode in ${KS_TEST_MODES:-release asan tsan}; do
-    for t in build/$mode/test/test_*; do
+    for t in $(find build/$mode/test/unit -type f -name 'test_*' 2>/dev/null | sort); do
         [ -x "$t" ] || continue
-        name="$mode/$(basename "$t")"
+        name="$mode/${t#build/$mode/test/unit/}"
         out="$log/$(echo "$name" | tr / _).log"
         CMOCKA_MESSAGE_OUTPUT=stdout "$t" >"$out" 2>&1
         rc=$?

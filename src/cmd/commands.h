@@ -23,7 +23,7 @@ int cmd_simulate(int argc, char **argv);
 int cmd_capacity(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
-/* ksched run --shadow (src/cmd/shadow.c; cmd_run hands over to it). */
+/* ksched run --shadow (src/cmd/shadow_cmd.c; cmd_run hands over to it). */
 int cmd_run_shadow(int argc, char **argv);
 
 static const ks_command ks_commands[] = {

@@ -6,7 +6,7 @@
 #define KS_CMD_LIVE_H
 
 #include "api/cluster.h"
-#include "kube/snapshot.h"
+#include "kube/cluster_dump.h"
 
 #include <stdbool.h>
 #include <stddef.h>

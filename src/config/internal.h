@@ -152,7 +152,7 @@ bool plugin_needed(const ks_profile_config *p, const char *name);
 size_t is_qualified_name(const char *v, const char *msgs[4], ks_arena *a);
 size_t is_valid_label_value(const char *v, const char *msgs[2], ks_arena *a);
 
-/* ---- decode, defaults, validate (decode.c, defaults.c, validate.c) ------ */
+/* ---- decode, defaults, validate (decode_config.c, defaults.c, validate.c) ------ */
 typedef struct cfg_presence {
     bool parallelism, percentage, initial_backoff, max_backoff;
     bool enable_profiling, enable_contention, leader_elect;

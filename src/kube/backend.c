@@ -544,7 +544,7 @@ static void pod_ref(const ks_pod *p, ks_event_ref *r) {
                         .resource_version = p->resource_version};
 }
 
-/* Through the recorder (events.h: series, bounded queue, its own client).
+/* Through the recorder (event_recorder.h: series, bounded queue, its own client).
  * reportingController is the profile's schedulerName: the pod's own, or
  * for a victim the preemptor's, whose profile preempted it. */
 static void kb_event(void *ctx, const ks_event_record *ev) {

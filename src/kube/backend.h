@@ -7,8 +7,8 @@
 #define KS_KUBE_BACKEND_H
 
 #include "kube/client.h"
-#include "kube/events.h"
-#include "scheduler/backend.h"
+#include "kube/event_recorder.h"
+#include "backend/cluster_client.h"
 
 typedef struct ks_kube_backend ks_kube_backend;
 

@@ -23,7 +23,7 @@
 
 #include "config/config.h"
 #include "kube/client.h"
-#include "kube/events.h"
+#include "kube/event_recorder.h"
 
 #include <stdbool.h>
 #include <stdint.h>

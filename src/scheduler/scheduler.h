@@ -27,8 +27,8 @@
 #include "backend/cache.h"
 #include "backend/queue.h"
 #include "config/config.h"
-#include "scheduler/api_dispatcher.h"
-#include "scheduler/backend.h"
+#include "backend/api_dispatcher.h"
+#include "backend/cluster_client.h"
 #include "scheduler/observer.h"
 
 typedef struct ks_scheduler ks_scheduler;

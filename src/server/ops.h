@@ -8,7 +8,7 @@
  *   /readyz   leaderElection (with leader election), shutdown,
  *             sched-handler-sync
  *
- * Typical use in run.c:
+ * Typical use in run_cmd.c:
  *
  *   ks_ops_flags of;  ks_ops_flags_init(&of);
  *   for (i = ...) { r = ks_ops_flag_parse(&of, argc, argv, &i, &err); ... }

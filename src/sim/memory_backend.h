@@ -8,7 +8,7 @@
 #define KS_MEMORY_BACKEND_H
 
 #include "api/cluster.h"
-#include "scheduler/backend.h"
+#include "backend/cluster_client.h"
 
 typedef struct ks_memory_backend ks_memory_backend;
 

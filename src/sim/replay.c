@@ -2,7 +2,7 @@
 #include "api/pod.h"
 #include "backend/queue.h"
 #include "codec/decode.h"
-#include "scheduler/api_dispatcher.h"
+#include "backend/api_dispatcher.h"
 #include "scheduler/observer.h"
 #include "scheduler/scheduler.h"
 #include "scheduler/scheduler_internal.h"

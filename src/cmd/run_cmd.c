@@ -6,7 +6,7 @@
 #include "framework/status.h"
 #include "kube/backend.h"
 #include "kube/client.h"
-#include "kube/events.h"
+#include "kube/event_recorder.h"
 #include "kube/kubeconfig.h"
 #include "kube/leaderelection.h"
 #include "scheduler/scheduler.h"

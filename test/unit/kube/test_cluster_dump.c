@@ -9,7 +9,7 @@
 #include "config/feature_gates.h"
 #include "codec/decode.h"
 #include "kube/shadow.h"
-#include "kube/snapshot.h"
+#include "kube/cluster_dump.h"
 #include "scheduler/scheduler.h"
 #include "util/intern.h"
 

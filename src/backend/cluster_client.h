@@ -7,8 +7,8 @@
  * Objects are immutable and reference counted (ks_pod, ks_node): a change
  * is a new object. Watch callbacks get references valid for the call; the
  * scheduler takes its own references. */
-#ifndef KS_BACKEND_H
-#define KS_BACKEND_H
+#ifndef KS_CLUSTER_CLIENT_H
+#define KS_CLUSTER_CLIENT_H
 
 #include "api/node.h"
 #include "api/objects.h"

@@ -4,8 +4,8 @@
  * manifest loader reads them back. What-if changes (drain, remove or
  * add nodes) edit the trees before they are decoded, so a changed
  * snapshot can be written or simulated alike. See docs/simulate.md. */
-#ifndef KS_KUBE_SNAPSHOT_H
-#define KS_KUBE_SNAPSHOT_H
+#ifndef KS_KUBE_CLUSTER_DUMP_H
+#define KS_KUBE_CLUSTER_DUMP_H
 
 #include "codec/tree.h"
 #include "kube/client.h"

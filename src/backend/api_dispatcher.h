@@ -17,7 +17,7 @@
 #ifndef KS_API_DISPATCHER_H
 #define KS_API_DISPATCHER_H
 
-#include "scheduler/backend.h"
+#include "backend/cluster_client.h"
 
 typedef enum ks_call_type {
     KS_CALL_EVENT = 0,

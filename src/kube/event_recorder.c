@@ -1,7 +1,7 @@
-/* The event recorder: see events.h for what it writes and when. One
+/* The event recorder: see event_recorder.h for what it writes and when. One
  * thread (rec_loop) owns all the correlation state; emit only queues,
  * and the client's I/O thread only hands answers back (job_done). */
-#include "kube/events.h"
+#include "kube/event_recorder.h"
 #include "metrics/sched_metrics.h"
 
 #include "util/hash.h"

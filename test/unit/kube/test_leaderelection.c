@@ -4,7 +4,7 @@
  * 0.2 s); the tests check the order of API calls and callbacks, never how
  * long anything took. */
 #include "kube/client.h"
-#include "kube/events.h"
+#include "kube/event_recorder.h"
 #include "kube/leaderelection.h"
 #include "util/log.h"
 

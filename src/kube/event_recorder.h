@@ -34,8 +34,8 @@
  * (" ..." at the end, on a UTF-8 character boundary). Upstream's
  * series cache is unbounded; this one holds cache_size keys (least
  * recently used evicted, its pending count written first). */
-#ifndef KS_EVENTS_H
-#define KS_EVENTS_H
+#ifndef KS_KUBE_EVENT_RECORDER_H
+#define KS_KUBE_EVENT_RECORDER_H
 
 #include "kube/client.h"
 

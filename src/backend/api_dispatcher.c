@@ -1,4 +1,4 @@
-#include "scheduler/api_dispatcher.h"
+#include "backend/api_dispatcher.h"
 #include "api/pod.h"
 #include "framework/status.h"
 #include "metrics/sched_metrics.h"

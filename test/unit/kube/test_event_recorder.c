@@ -4,7 +4,7 @@
  * clock is the test's, so times and names in the requests are exact and
  * series age without waiting. */
 #include "kube/client.h"
-#include "kube/events.h"
+#include "kube/event_recorder.h"
 #include "metrics/sched_metrics.h"
 #include "util/log.h"
 

@@ -1,5 +1,5 @@
-/* A live cluster's objects as manifests (see snapshot.h). */
-#include "kube/snapshot.h"
+/* A live cluster's objects as manifests (see cluster_dump.h). */
+#include "kube/cluster_dump.h"
 
 #include "config/feature_gates.h"
 #include "util/log.h"
@@ -314,7 +314,7 @@ bool ks_kube_snapshot_read(ks_kube_snapshot *s, const char *path, char **err) {
 
 typedef enum { POD_STAYS, POD_PENDING, POD_GONE } pod_fate;
 
-/* What a drain does to a pod of the node (see snapshot.h). */
+/* What a drain does to a pod of the node (see cluster_dump.h). */
 static pod_fate drain_fate(const ks_tree *pod) {
     const ks_tree *md = tmap(pod, "metadata");
     if (tstr(tmap(md, "annotations"), "kubernetes.io/config.mirror")) return POD_STAYS;

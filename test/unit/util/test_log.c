@@ -100,14 +100,14 @@ static void test_json(void **state) {
     assert_true(json_number_value(json_object_get(o, "ts")) > 1.6e12); /* milliseconds since the epoch */
     const char *caller = json_string_value(json_object_get(o, "caller"));
     assert_non_null(caller);
-    assert_true(strncmp(caller, "unit/test_log.c:", 16) == 0);
+    assert_true(strncmp(caller, "util/test_log.c:", 16) == 0);
     assert_string_equal(json_string_value(json_object_get(o, "msg")), "Successfully bound pod to node");
     assert_int_equal(json_integer_value(json_object_get(o, "v")), 2);
     assert_string_equal(json_string_value(json_object_get(o, "pod")), "default/p\"1");
     assert_string_equal(json_string_value(json_object_get(o, "node")), "n1");
     /* key order as component-base writes it */
     assert_non_null(strstr(s, "{\"ts\":"));
-    assert_non_null(strstr(s, ",\"caller\":\"unit/test_log.c:"));
+    assert_non_null(strstr(s, ",\"caller\":\"util/test_log.c:"));
     json_decref(o);
     /* 2: plain text is the message */
     o = line_json(s, 1);

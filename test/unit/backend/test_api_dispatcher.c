@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "framework/status.h"
-#include "scheduler/api_dispatcher.h"
+#include "backend/api_dispatcher.h"
 #include "sim/memory_backend.h"
 #include "testutil.h"
 

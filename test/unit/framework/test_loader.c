@@ -1,6 +1,6 @@
 /* Loading plugin shared objects: the good path, every refusal and its
  * message, --plugin / --plugin-dir parsing. The .so files are built by the
- * Makefile from examples/plugins and test/unit/plugins. */
+ * Makefile from examples/plugins and test/fixtures/plugins. */
 #include "cmd/plugin_opts.h"
 #include "framework/framework.h"
 #include "framework/loader.h"
@@ -76,8 +76,8 @@ static void test_missing_file(void **state) {
 static void test_not_a_shared_object(void **state) {
     char *err = NULL;
     /* A regular file that is not an ELF object: dlopen's own words. */
-    assert_false(ks_plugin_load(*state, "test/unit/plugins/no_init.c", &err));
-    assert_non_null(strstr(err, "test/unit/plugins/no_init.c: cannot load plugin: "));
+    assert_false(ks_plugin_load(*state, "test/fixtures/plugins/no_init.c", &err));
+    assert_non_null(strstr(err, "test/fixtures/plugins/no_init.c: cannot load plugin: "));
     assert_non_null(strstr(err, "no_init.c: invalid ELF header"));
     free(err);
 }
