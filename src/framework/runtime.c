@@ -174,8 +174,8 @@ static ks_status *run_pre_filter(ks_framework *fw, ks_cycle_state *st, const ks_
     return ret;
 }
 
-static ks_status *ks_framework_run_pre_filter_in(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
-                                       ks_pre_filter_result **result, ks_plugin_mask *rejectors) {
+static ks_status *run_pre_filter_in(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+                                    ks_pre_filter_result **result, ks_plugin_mask *rejectors) {
     int64_t t0 = ks_fwm_now();
     ks_status *s = run_pre_filter(fw, st, pod, result, rejectors);
     ks_fwm_point(fw, KS_MEP_PRE_FILTER, ks_status_code(s), t0);
@@ -216,15 +216,15 @@ static ks_status *run_extension(ks_framework *fw, ks_cycle_state *st, const ks_p
     return NULL;
 }
 
-static ks_status *ks_framework_run_pre_filter_add_pod_in(ks_framework *fw, ks_cycle_state *st,
-                                               const ks_pod *pod, const ks_pod *to_add,
-                                               const ks_node_info *ni) {
+static ks_status *run_pre_filter_add_pod_in(ks_framework *fw, ks_cycle_state *st,
+                                            const ks_pod *pod, const ks_pod *to_add,
+                                            const ks_node_info *ni) {
     return run_extension(fw, st, pod, to_add, ni, true);
 }
 
-static ks_status *ks_framework_run_pre_filter_remove_pod_in(ks_framework *fw, ks_cycle_state *st,
-                                                  const ks_pod *pod, const ks_pod *to_remove,
-                                                  const ks_node_info *ni) {
+static ks_status *run_pre_filter_remove_pod_in(ks_framework *fw, ks_cycle_state *st,
+                                               const ks_pod *pod, const ks_pod *to_remove,
+                                               const ks_node_info *ni) {
     return run_extension(fw, st, pod, to_remove, ni, false);
 }
 
@@ -262,8 +262,8 @@ static inline ks_status *run_filters_plain(ks_cycle_state *st, const ks_pod *pod
     return NULL;
 }
 
-static ks_status *ks_framework_run_filter_in(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
-                                   const ks_node_info *ni) {
+static ks_status *run_filter_in(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+                                const ks_node_info *ni) {
     if (st->plain_filters && st->filters_for == fw) return run_filters_plain(st, pod, ni);
     /* A sampled cycle times the plugins of one node in KS_FWM_NODE_SAMPLE. */
     bool timed = st->record_plugin_metrics && ks_fwm_node_sampled();
@@ -325,9 +325,9 @@ void ks_framework_record_filter_evals(ks_framework *fw, const ks_cycle_state *st
     }
 }
 
-static ks_status *ks_framework_run_filter_plugin_in(ks_framework *fw, ks_cycle_state *st,
-                                          const ks_pod *pod, const ks_node_info *ni,
-                                          size_t plugin_index) {
+static ks_status *run_filter_plugin_in(ks_framework *fw, ks_cycle_state *st,
+                                       const ks_pod *pod, const ks_node_info *ni,
+                                       size_t plugin_index) {
     if (plugin_index >= fw->nplugins) return NULL;
     const ks_plugin_inst *pl = &fw->plugins[plugin_index];
     if (!pl->ops->filter || ks_bit_get(st->skip_filter, pl->index)) return NULL;
@@ -362,7 +362,7 @@ static bool add_nominated(ks_framework *fw, const ks_pod *pod, ks_cycle_state *s
             sto = ks_cycle_state_clone(st);
         }
         ks_node_info_add_pod(nio, p);
-        ks_status *s = ks_framework_run_pre_filter_add_pod_in(fw, sto, pod, p, nio);
+        ks_status *s = run_pre_filter_add_pod_in(fw, sto, pod, p, nio);
         if (s) {
             *err = s;
             added = false;
@@ -384,9 +384,8 @@ static bool add_nominated(ks_framework *fw, const ks_pod *pod, ks_cycle_state *s
 
 /* Per node, in the hot path: inlined into its bracket. */
 static inline __attribute__((always_inline)) ks_status *
-ks_framework_run_filter_with_nominated_pods_in(ks_framework *fw, ks_cycle_state *st,
-                                                       const ks_pod *pod,
-                                                       const ks_node_info *ni) {
+run_filter_with_nominated_pods_in(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+                                  const ks_node_info *ni) {
     /* Pass 1 with the nominated pods (they will take their place on the
      * node once their victims are gone); pass 2 without them, because the
      * nominated pods may not end up there and some filters (pod
@@ -396,11 +395,11 @@ ks_framework_run_filter_with_nominated_pods_in(ks_framework *fw, ks_cycle_state 
     ks_status *err = NULL;
     bool added = add_nominated(fw, pod, st, ni, &st2, &ni2, &err);
     if (err) return err;
-    ks_status *s = ks_framework_run_filter_in(fw, added ? st2 : st, pod, added ? ni2 : ni);
+    ks_status *s = run_filter_in(fw, added ? st2 : st, pod, added ? ni2 : ni);
     if (added) {
         ks_node_info_free(ni2);
         ks_cycle_state_free(st2);
-        if (ks_status_is_success(s)) s = ks_framework_run_filter_in(fw, st, pod, ni);
+        if (ks_status_is_success(s)) s = run_filter_in(fw, st, pod, ni);
     }
     return s;
 }
@@ -461,8 +460,8 @@ static ks_status *run_post_filter(ks_framework *fw, ks_cycle_state *st, const ks
     return out;
 }
 
-static ks_status *ks_framework_run_post_filter_in(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
-                                        const ks_node_status_map *statuses, char **nominated_node) {
+static ks_status *run_post_filter_in(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+                                     const ks_node_status_map *statuses, char **nominated_node) {
     int64_t t0 = ks_fwm_now();
     ks_status *s = run_post_filter(fw, st, pod, statuses, nominated_node);
     ks_fwm_point(fw, KS_MEP_POST_FILTER, ks_status_code(s), t0);
@@ -495,8 +494,8 @@ static ks_status *run_pre_score(ks_framework *fw, ks_cycle_state *st, const ks_p
     return NULL;
 }
 
-static ks_status *ks_framework_run_pre_score_in(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
-                                      const ks_node_info *const *nodes, size_t nnodes) {
+static ks_status *run_pre_score_in(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+                                   const ks_node_info *const *nodes, size_t nnodes) {
     int64_t t0 = ks_fwm_now();
     ks_status *s = run_pre_score(fw, st, pod, nodes, nnodes);
     ks_fwm_point(fw, KS_MEP_PRE_SCORE, ks_status_code(s), t0);
@@ -679,9 +678,9 @@ static ks_status *run_score(ks_framework *fw, ks_cycle_state *st, const ks_pod *
     return NULL;
 }
 
-static ks_status *ks_framework_run_score_in(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
-                                  const ks_node_info *const *nodes, size_t nnodes,
-                                  ks_score_result *out) {
+static ks_status *run_score_in(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+                               const ks_node_info *const *nodes, size_t nnodes,
+                               ks_score_result *out) {
     int64_t t0 = ks_fwm_now();
     ks_status *s = run_score(fw, st, pod, nodes, nnodes, out);
     ks_fwm_point(fw, KS_MEP_SCORE, ks_status_code(s), t0);
@@ -711,16 +710,16 @@ static ks_status *run_reserve(ks_framework *fw, ks_cycle_state *st, const ks_pod
     return NULL;
 }
 
-static ks_status *ks_framework_run_reserve_in(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
-                                    const char *node) {
+static ks_status *run_reserve_in(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+                                 const char *node) {
     int64_t t0 = ks_fwm_now();
     ks_status *s = run_reserve(fw, st, pod, node);
     ks_fwm_point(fw, KS_MEP_RESERVE, ks_status_code(s), t0);
     return s;
 }
 
-static void ks_framework_run_unreserve_in(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
-                                const char *node) {
+static void run_unreserve_in(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+                             const char *node) {
     int64_t t0 = ks_fwm_now();
     const ks_ep_list *l = &fw->ep[KS_EP_RESERVE];
     for (uint32_t i = l->n; i-- > 0;) {
@@ -775,8 +774,8 @@ static ks_status *run_permit(ks_framework *fw, ks_cycle_state *st, const ks_pod 
     return NULL;
 }
 
-static ks_status *ks_framework_run_permit_in(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
-                                   const char *node) {
+static ks_status *run_permit_in(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+                                const char *node) {
     int64_t t0 = ks_fwm_now();
     ks_status *s = run_permit(fw, st, pod, node);
     ks_fwm_point(fw, KS_MEP_PERMIT, ks_status_code(s), t0);
@@ -849,8 +848,8 @@ static ks_status *run_pre_bind_pre_flight(ks_framework *fw, ks_cycle_state *st, 
     return any ? NULL : ks_status_new(KS_SKIP, NULL);
 }
 
-static ks_status *ks_framework_run_pre_bind_pre_flight_in(ks_framework *fw, ks_cycle_state *st,
-                                                const ks_pod *pod, const char *node) {
+static ks_status *run_pre_bind_pre_flight_in(ks_framework *fw, ks_cycle_state *st,
+                                             const ks_pod *pod, const char *node) {
     int64_t t0 = ks_fwm_now();
     ks_status *s = run_pre_bind_pre_flight(fw, st, pod, node);
     ks_fwm_point(fw, KS_MEP_PRE_BIND_PRE_FLIGHT, ks_status_code(s), t0);
@@ -878,8 +877,8 @@ static ks_status *run_pre_bind(ks_framework *fw, ks_cycle_state *st, const ks_po
     return NULL;
 }
 
-static ks_status *ks_framework_run_pre_bind_in(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
-                                     const char *node) {
+static ks_status *run_pre_bind_in(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+                                  const char *node) {
     int64_t t0 = ks_fwm_now();
     ks_status *s = run_pre_bind(fw, st, pod, node);
     ks_fwm_point(fw, KS_MEP_PRE_BIND, ks_status_code(s), t0);
@@ -911,16 +910,16 @@ static ks_status *run_bind(ks_framework *fw, ks_cycle_state *st, const ks_pod *p
     return s; /* every plugin skipped */
 }
 
-static ks_status *ks_framework_run_bind_in(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
-                                 const char *node) {
+static ks_status *run_bind_in(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+                              const char *node) {
     int64_t t0 = ks_fwm_now();
     ks_status *s = run_bind(fw, st, pod, node);
     ks_fwm_point(fw, KS_MEP_BIND, ks_status_code(s), t0);
     return s;
 }
 
-static void ks_framework_run_post_bind_in(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
-                                const char *node) {
+static void run_post_bind_in(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
+                             const char *node) {
     int64_t t0 = ks_fwm_now();
     const ks_ep_list *l = &fw->ep[KS_EP_POST_BIND];
     for (uint32_t i = 0; i < l->n; i++) {
@@ -933,7 +932,7 @@ static void ks_framework_run_post_bind_in(ks_framework *fw, ks_cycle_state *st, 
 
 /* ---- queue-side points ------------------------------------------------- */
 
-static bool ks_framework_less_in(const ks_framework *fw, const ks_queued_pod *a, const ks_queued_pod *b) {
+static bool less_in(const ks_framework *fw, const ks_queued_pod *a, const ks_queued_pod *b) {
     const ks_plugin_inst *pl = fw->ep[KS_EP_QUEUE_SORT].v[0];
     return pl->ops->less(pl->self, a, b);
 }
@@ -948,8 +947,8 @@ static ks_status *run_pre_enqueue_one(const ks_plugin_inst *pl, const ks_pod *po
     return s;
 }
 
-static ks_status *ks_framework_run_pre_enqueue_in(ks_framework *fw, const ks_pod *pod, int first,
-                                        int *gating_plugin) {
+static ks_status *run_pre_enqueue_in(ks_framework *fw, const ks_pod *pod, int first,
+                                     int *gating_plugin) {
     *gating_plugin = -1;
     /* The plugin that gated the pod last time goes first: it is the most
      * likely to gate it again. */
@@ -980,7 +979,7 @@ static ks_status *ks_framework_run_pre_enqueue_in(ks_framework *fw, const ks_pod
 ks_status *ks_framework_run_pre_filter(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                        ks_pre_filter_result **result, ks_plugin_mask *rejectors) {
     size_t held = ks_holds_mark();
-    ks_status *r = ks_framework_run_pre_filter_in(fw, st, pod, result, rejectors);
+    ks_status *r = run_pre_filter_in(fw, st, pod, result, rejectors);
     ks_holds_release_to(held);
     return r;
 }
@@ -989,7 +988,7 @@ ks_status *ks_framework_run_pre_filter_add_pod(ks_framework *fw, ks_cycle_state 
                                                const ks_pod *pod, const ks_pod *to_add,
                                                const ks_node_info *ni) {
     size_t held = ks_holds_mark();
-    ks_status *r = ks_framework_run_pre_filter_add_pod_in(fw, st, pod, to_add, ni);
+    ks_status *r = run_pre_filter_add_pod_in(fw, st, pod, to_add, ni);
     ks_holds_release_to(held);
     return r;
 }
@@ -998,7 +997,7 @@ ks_status *ks_framework_run_pre_filter_remove_pod(ks_framework *fw, ks_cycle_sta
                                                   const ks_pod *pod, const ks_pod *to_remove,
                                                   const ks_node_info *ni) {
     size_t held = ks_holds_mark();
-    ks_status *r = ks_framework_run_pre_filter_remove_pod_in(fw, st, pod, to_remove, ni);
+    ks_status *r = run_pre_filter_remove_pod_in(fw, st, pod, to_remove, ni);
     ks_holds_release_to(held);
     return r;
 }
@@ -1006,7 +1005,7 @@ ks_status *ks_framework_run_pre_filter_remove_pod(ks_framework *fw, ks_cycle_sta
 ks_status *ks_framework_run_filter(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                    const ks_node_info *ni) {
     size_t held = ks_holds_mark();
-    ks_status *r = ks_framework_run_filter_in(fw, st, pod, ni);
+    ks_status *r = run_filter_in(fw, st, pod, ni);
     ks_holds_release_to(held);
     return r;
 }
@@ -1015,7 +1014,7 @@ ks_status *ks_framework_run_filter_plugin(ks_framework *fw, ks_cycle_state *st,
                                           const ks_pod *pod, const ks_node_info *ni,
                                           size_t plugin_index) {
     size_t held = ks_holds_mark();
-    ks_status *r = ks_framework_run_filter_plugin_in(fw, st, pod, ni, plugin_index);
+    ks_status *r = run_filter_plugin_in(fw, st, pod, ni, plugin_index);
     ks_holds_release_to(held);
     return r;
 }
@@ -1024,7 +1023,7 @@ ks_status *ks_framework_run_filter_with_nominated_pods(ks_framework *fw, ks_cycl
                                                        const ks_pod *pod,
                                                        const ks_node_info *ni) {
     size_t held = ks_holds_mark();
-    ks_status *r = ks_framework_run_filter_with_nominated_pods_in(fw, st, pod, ni);
+    ks_status *r = run_filter_with_nominated_pods_in(fw, st, pod, ni);
     ks_holds_release_to(held);
     return r;
 }
@@ -1032,7 +1031,7 @@ ks_status *ks_framework_run_filter_with_nominated_pods(ks_framework *fw, ks_cycl
 ks_status *ks_framework_run_post_filter(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                         const ks_node_status_map *statuses, char **nominated_node) {
     size_t held = ks_holds_mark();
-    ks_status *r = ks_framework_run_post_filter_in(fw, st, pod, statuses, nominated_node);
+    ks_status *r = run_post_filter_in(fw, st, pod, statuses, nominated_node);
     ks_holds_release_to(held);
     return r;
 }
@@ -1040,7 +1039,7 @@ ks_status *ks_framework_run_post_filter(ks_framework *fw, ks_cycle_state *st, co
 ks_status *ks_framework_run_pre_score(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                       const ks_node_info *const *nodes, size_t nnodes) {
     size_t held = ks_holds_mark();
-    ks_status *r = ks_framework_run_pre_score_in(fw, st, pod, nodes, nnodes);
+    ks_status *r = run_pre_score_in(fw, st, pod, nodes, nnodes);
     ks_holds_release_to(held);
     return r;
 }
@@ -1049,7 +1048,7 @@ ks_status *ks_framework_run_score(ks_framework *fw, ks_cycle_state *st, const ks
                                   const ks_node_info *const *nodes, size_t nnodes,
                                   ks_score_result *out) {
     size_t held = ks_holds_mark();
-    ks_status *r = ks_framework_run_score_in(fw, st, pod, nodes, nnodes, out);
+    ks_status *r = run_score_in(fw, st, pod, nodes, nnodes, out);
     ks_holds_release_to(held);
     return r;
 }
@@ -1057,7 +1056,7 @@ ks_status *ks_framework_run_score(ks_framework *fw, ks_cycle_state *st, const ks
 ks_status *ks_framework_run_reserve(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                     const char *node) {
     size_t held = ks_holds_mark();
-    ks_status *r = ks_framework_run_reserve_in(fw, st, pod, node);
+    ks_status *r = run_reserve_in(fw, st, pod, node);
     ks_holds_release_to(held);
     return r;
 }
@@ -1065,14 +1064,14 @@ ks_status *ks_framework_run_reserve(ks_framework *fw, ks_cycle_state *st, const 
 void ks_framework_run_unreserve(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                 const char *node) {
     size_t held = ks_holds_mark();
-    ks_framework_run_unreserve_in(fw, st, pod, node);
+    run_unreserve_in(fw, st, pod, node);
     ks_holds_release_to(held);
 }
 
 ks_status *ks_framework_run_permit(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                    const char *node) {
     size_t held = ks_holds_mark();
-    ks_status *r = ks_framework_run_permit_in(fw, st, pod, node);
+    ks_status *r = run_permit_in(fw, st, pod, node);
     ks_holds_release_to(held);
     return r;
 }
@@ -1080,7 +1079,7 @@ ks_status *ks_framework_run_permit(ks_framework *fw, ks_cycle_state *st, const k
 ks_status *ks_framework_run_pre_bind_pre_flight(ks_framework *fw, ks_cycle_state *st,
                                                 const ks_pod *pod, const char *node) {
     size_t held = ks_holds_mark();
-    ks_status *r = ks_framework_run_pre_bind_pre_flight_in(fw, st, pod, node);
+    ks_status *r = run_pre_bind_pre_flight_in(fw, st, pod, node);
     ks_holds_release_to(held);
     return r;
 }
@@ -1088,7 +1087,7 @@ ks_status *ks_framework_run_pre_bind_pre_flight(ks_framework *fw, ks_cycle_state
 ks_status *ks_framework_run_pre_bind(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                      const char *node) {
     size_t held = ks_holds_mark();
-    ks_status *r = ks_framework_run_pre_bind_in(fw, st, pod, node);
+    ks_status *r = run_pre_bind_in(fw, st, pod, node);
     ks_holds_release_to(held);
     return r;
 }
@@ -1096,7 +1095,7 @@ ks_status *ks_framework_run_pre_bind(ks_framework *fw, ks_cycle_state *st, const
 ks_status *ks_framework_run_bind(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                  const char *node) {
     size_t held = ks_holds_mark();
-    ks_status *r = ks_framework_run_bind_in(fw, st, pod, node);
+    ks_status *r = run_bind_in(fw, st, pod, node);
     ks_holds_release_to(held);
     return r;
 }
@@ -1104,13 +1103,13 @@ ks_status *ks_framework_run_bind(ks_framework *fw, ks_cycle_state *st, const ks_
 void ks_framework_run_post_bind(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                 const char *node) {
     size_t held = ks_holds_mark();
-    ks_framework_run_post_bind_in(fw, st, pod, node);
+    run_post_bind_in(fw, st, pod, node);
     ks_holds_release_to(held);
 }
 
 bool ks_framework_less(const ks_framework *fw, const ks_queued_pod *a, const ks_queued_pod *b) {
     size_t held = ks_holds_mark();
-    bool r = ks_framework_less_in(fw, a, b);
+    bool r = less_in(fw, a, b);
     ks_holds_release_to(held);
     return r;
 }
@@ -1118,7 +1117,7 @@ bool ks_framework_less(const ks_framework *fw, const ks_queued_pod *a, const ks_
 ks_status *ks_framework_run_pre_enqueue(ks_framework *fw, const ks_pod *pod, int first,
                                         int *gating_plugin) {
     size_t held = ks_holds_mark();
-    ks_status *r = ks_framework_run_pre_enqueue_in(fw, pod, first, gating_plugin);
+    ks_status *r = run_pre_enqueue_in(fw, pod, first, gating_plugin);
     ks_holds_release_to(held);
     return r;
 }

@@ -13,6 +13,7 @@
 #include "codec/decode.h"
 #include "framework/status.h"
 #include "kube/reflector.h"
+#include "util/clock.h"
 #include "util/hash.h"
 #include "util/log.h"
 #include "util/strbuf.h"
@@ -20,13 +21,13 @@
 
 #include <jansson.h>
 #include <pthread.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 /* ---- kinds ---------------------------------------------------------------- */
 
@@ -70,51 +71,62 @@ static void *dec_slice(const ks_tree *t, ks_decode_ctx *c) { return ks_decode_re
 static void *dec_class(const ks_tree *t, ks_decode_ctx *c) { return ks_decode_device_class(t, c); }
 static void *dec_taint_rule(const ks_tree *t, ks_decode_ctx *c) { return ks_decode_device_taint_rule(t, c); }
 
+/* Which option turns a kind's watch on. */
+typedef enum watch_when { ALWAYS, WITH_DRA, WITH_TAINT_RULES, WITH_POD_GROUPS } watch_when;
+
 typedef struct kind_def {
     const char *kind, *path;
     ks_kind k;
     decode_fn decode;   /* NULL: pods and nodes */
     free_fn free;
     bool optional;      /* a CRD: readiness does not wait for it */
+    watch_when when;
 } kind_def;
 
 /* What kube-scheduler v1.34.1 watches with the default plugins (plus
  * PodGroups for Coscheduling). */
 static const kind_def kinds[] = {
-    {"Node", "/api/v1/nodes", KS_KIND_NODE, NULL, NULL, false},
-    {"Pod", "/api/v1/pods", KS_KIND_POD, NULL, NULL, false},
-    {"Namespace", "/api/v1/namespaces", KS_KIND_NAMESPACE, dec_namespace, free_namespace, false},
-    {"PersistentVolume", "/api/v1/persistentvolumes", KS_KIND_PV, dec_pv, free_pv, false},
-    {"PersistentVolumeClaim", "/api/v1/persistentvolumeclaims", KS_KIND_PVC, dec_pvc, free_pvc, false},
+    {"Node", "/api/v1/nodes", KS_KIND_NODE, NULL, NULL, false, ALWAYS},
+    {"Pod", "/api/v1/pods", KS_KIND_POD, NULL, NULL, false, ALWAYS},
+    {"Namespace", "/api/v1/namespaces", KS_KIND_NAMESPACE, dec_namespace, free_namespace, false, ALWAYS},
+    {"PersistentVolume", "/api/v1/persistentvolumes", KS_KIND_PV, dec_pv, free_pv, false, ALWAYS},
+    {"PersistentVolumeClaim", "/api/v1/persistentvolumeclaims", KS_KIND_PVC, dec_pvc, free_pvc, false, ALWAYS},
     {"StorageClass", "/apis/storage.k8s.io/v1/storageclasses", KS_KIND_STORAGE_CLASS, dec_storage_class,
-     free_storage_class, false},
-    {"CSINode", "/apis/storage.k8s.io/v1/csinodes", KS_KIND_CSINODE, dec_csinode, free_csinode, false},
-    {"CSIDriver", "/apis/storage.k8s.io/v1/csidrivers", KS_KIND_CSI_DRIVER, dec_csi_driver, free_csi_driver, false},
+     free_storage_class, false, ALWAYS},
+    {"CSINode", "/apis/storage.k8s.io/v1/csinodes", KS_KIND_CSINODE, dec_csinode, free_csinode, false, ALWAYS},
+    {"CSIDriver", "/apis/storage.k8s.io/v1/csidrivers", KS_KIND_CSI_DRIVER, dec_csi_driver, free_csi_driver, false,
+     ALWAYS},
     {"CSIStorageCapacity", "/apis/storage.k8s.io/v1/csistoragecapacities", KS_KIND_CSI_CAPACITY, dec_csi_capacity,
-     free_csi_capacity, false},
+     free_csi_capacity, false, ALWAYS},
     {"VolumeAttachment", "/apis/storage.k8s.io/v1/volumeattachments", KS_KIND_VOLUME_ATTACHMENT,
-     dec_volume_attachment, free_volume_attachment, false},
-    {"PodDisruptionBudget", "/apis/policy/v1/poddisruptionbudgets", KS_KIND_PDB, dec_pdb, free_pdb, false},
-    {"Service", "/api/v1/services", KS_KIND_WORKLOAD, dec_service, free_workload,
-     false},
-    {"ReplicationController", "/api/v1/replicationcontrollers", KS_KIND_WORKLOAD, dec_rc, free_workload, false},
-    {"ReplicaSet", "/apis/apps/v1/replicasets", KS_KIND_WORKLOAD, dec_rs, free_workload, false},
-    {"StatefulSet", "/apis/apps/v1/statefulsets", KS_KIND_WORKLOAD, dec_sts, free_workload, false},
+     dec_volume_attachment, free_volume_attachment, false, ALWAYS},
+    {"PodDisruptionBudget", "/apis/policy/v1/poddisruptionbudgets", KS_KIND_PDB, dec_pdb, free_pdb, false, ALWAYS},
+    {"Service", "/api/v1/services", KS_KIND_WORKLOAD, dec_service, free_workload, false, ALWAYS},
+    {"ReplicationController", "/api/v1/replicationcontrollers", KS_KIND_WORKLOAD, dec_rc, free_workload, false,
+     ALWAYS},
+    {"ReplicaSet", "/apis/apps/v1/replicasets", KS_KIND_WORKLOAD, dec_rs, free_workload, false, ALWAYS},
+    {"StatefulSet", "/apis/apps/v1/statefulsets", KS_KIND_WORKLOAD, dec_sts, free_workload, false, ALWAYS},
     /* DynamicResources (resource.k8s.io/v1; watch_dra) */
-    {"ResourceClaim", "/apis/resource.k8s.io/v1/resourceclaims", KS_KIND_RESOURCE_CLAIM, dec_claim, free_claim, false},
-    {"ResourceSlice", "/apis/resource.k8s.io/v1/resourceslices", KS_KIND_RESOURCE_SLICE, dec_slice, free_slice, false},
-    {"DeviceClass", "/apis/resource.k8s.io/v1/deviceclasses", KS_KIND_DEVICE_CLASS, dec_class, free_class, false},
+    {"ResourceClaim", "/apis/resource.k8s.io/v1/resourceclaims", KS_KIND_RESOURCE_CLAIM, dec_claim, free_claim, false,
+     WITH_DRA},
+    {"ResourceSlice", "/apis/resource.k8s.io/v1/resourceslices", KS_KIND_RESOURCE_SLICE, dec_slice, free_slice, false,
+     WITH_DRA},
+    {"DeviceClass", "/apis/resource.k8s.io/v1/deviceclasses", KS_KIND_DEVICE_CLASS, dec_class, free_class, false,
+     WITH_DRA},
     /* DRADeviceTaints (watch_device_taint_rules) */
     {"DeviceTaintRule", "/apis/resource.k8s.io/v1alpha3/devicetaintrules", KS_KIND_DEVICE_TAINT_RULE, dec_taint_rule,
-     free_taint_rule, false},
-    {"PodGroup", "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", KS_KIND_POD_GROUP, dec_pod_group, free_pod_group, true},
+     free_taint_rule, false, WITH_TAINT_RULES},
+    {"PodGroup", "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", KS_KIND_POD_GROUP, dec_pod_group, free_pod_group, true,
+     WITH_POD_GROUPS},
 };
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
-#define POD_GROUP_KIND (NKINDS - 1)
-#define TAINT_RULE_KIND (NKINDS - 2)
-#define CLAIM_KIND (NKINDS - 5)
-#define FIRST_DRA_KIND CLAIM_KIND
-#define LAST_DRA_KIND (NKINDS - 3)
+
+/* The index of a kind's entry (the first, for the workload kinds). */
+static size_t kind_index(ks_kind k) {
+    size_t i = 0;
+    while (i < NKINDS - 1 && kinds[i].k != k) i++;
+    return i;
+}
 
 /* ---- per-kind stores: "namespace/name" -> object ---------------------------- */
 
@@ -202,6 +214,8 @@ struct ks_kube_backend {
     ks_watch_fn fn;
     void *arg;
     pthread_mutex_t deliver_mu; /* one watch event at a time */
+    pthread_cond_t claims_cv;   /* a PVC was delivered, or stop (deliver_mu) */
+    bool stopped;
     ks_reflector *refl[NKINDS];
     kind_ctx kctx[NKINDS];
     bool started;
@@ -283,7 +297,7 @@ static void on_pod(ks_kube_backend *kb, ks_refl_event type, const ks_tree *obj) 
         ks_pod_unref(old);
         return;
     }
-    np = decode(kb, &kinds[1], obj);
+    np = decode(kb, &kinds[kind_index(KS_KIND_POD)], obj);
     if (!np) return;
     ks_pod *old = ks_map_put(&kb->pods, np->key + 1, np);
     /* The same name with another UID: the old pod is gone, a new one came. */
@@ -316,7 +330,7 @@ static void on_node(ks_kube_backend *kb, ks_refl_event type, const ks_tree *obj)
         ks_node_unref(old);
         return;
     }
-    ks_node *nn = decode(kb, &kinds[0], obj);
+    ks_node *nn = decode(kb, &kinds[kind_index(KS_KIND_NODE)], obj);
     if (!nn) return;
     ks_node *old = ks_map_put(&kb->nodes, (uint64_t)nn->name + 1, nn);
     ev.type = old ? KS_WATCH_MODIFIED : KS_WATCH_ADDED;
@@ -340,6 +354,7 @@ static void on_object(ks_kube_backend *kb, size_t i, ks_refl_event type, const k
                          .new_obj = o};
     deliver(kb, &ev);
     if (old) k->free(old);
+    if (k->k == KS_KIND_PVC) pthread_cond_broadcast(&kb->claims_cv);
 }
 
 static void claim_json_note(ks_kube_backend *kb, ks_refl_event type, const ks_tree *obj);
@@ -353,8 +368,17 @@ static void refl_event(void *arg, ks_refl_event type, const ks_tree *obj) {
     case KS_KIND_NODE: on_node(kb, type, obj); break;
     default: on_object(kb, kc->i, type, obj); break;
     }
-    if (kc->i == CLAIM_KIND) claim_json_note(kb, type, obj);
+    if (kinds[kc->i].k == KS_KIND_RESOURCE_CLAIM) claim_json_note(kb, type, obj);
     pthread_mutex_unlock(&kb->deliver_mu);
+}
+
+static bool watched(const ks_kube_backend *kb, const kind_def *k) {
+    switch (k->when) {
+    case WITH_DRA: return kb->watch_dra;
+    case WITH_TAINT_RULES: return kb->watch_device_taint_rules;
+    case WITH_POD_GROUPS: return kb->watch_pod_groups;
+    default: return true;
+    }
 }
 
 static void refl_synced(void *arg) {
@@ -382,9 +406,7 @@ static ks_status *kb_start(void *ctx, ks_watch_fn fn, void *arg) {
     kb->arg = arg;
     kb->started = true;
     for (size_t i = 0; i < NKINDS; i++) {
-        if (i == POD_GROUP_KIND && !kb->watch_pod_groups) continue;
-        if (i >= FIRST_DRA_KIND && i <= LAST_DRA_KIND && !kb->watch_dra) continue;
-        if (i == TAINT_RULE_KIND && !kb->watch_device_taint_rules) continue;
+        if (!watched(kb, &kinds[i])) continue;
         kb->kctx[i] = (kind_ctx){kb, i, false};
         ks_reflector_options ro = {.kind = kinds[i].kind, .path = kinds[i].path};
         /* upstream's pod informer: finished pods are never seen. */
@@ -404,6 +426,8 @@ static void kb_stop(void *ctx) {
     }
     pthread_mutex_lock(&kb->deliver_mu);
     kb->fn = NULL;
+    kb->stopped = true;
+    pthread_cond_broadcast(&kb->claims_cv);
     pthread_mutex_unlock(&kb->deliver_mu);
 }
 
@@ -618,22 +642,43 @@ static void set_selected_node(json_t *o, const void *arg) {
     json_object_set_new(ann, "volume.kubernetes.io/selected-node", json_string(node));
 }
 
+/* deliver_mu held. */
 static bool claim_bound(ks_kube_backend *kb, const ks_pvc *want) {
     char key[512];
     snprintf(key, sizeof(key), "%s/%s", ks_str(want->ns), ks_str(want->name));
-    pthread_mutex_lock(&kb->deliver_mu);
-    size_t i = 0;
-    while (kinds[i].k != KS_KIND_PVC) i++;
-    entry *e = store_find(&kb->stores[i], key, ks_hash_bytes(key, strlen(key)));
+    entry *e = store_find(&kb->stores[kind_index(KS_KIND_PVC)], key, ks_hash_bytes(key, strlen(key)));
     const ks_pvc *cur = e ? e->obj : NULL;
-    bool bound = cur && cur->volume_name && cur->volume_name != ks_intern("");
+    return cur && cur->volume_name && cur->volume_name != ks_intern("");
+}
+
+/* Wait until the PV controller has bound every claim, or limit_s seconds:
+ * woken by each claim the watch delivers (on_object), not by polling. */
+static bool wait_claims_bound(ks_kube_backend *kb, const ks_volume_binding *b, size_t n, int64_t limit_s) {
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += limit_s;
+    pthread_mutex_lock(&kb->deliver_mu);
+    bool all = false;
+    for (;;) {
+        size_t done = 0;
+        for (size_t i = 0; i < n; i++) done += claim_bound(kb, b[i].pvc);
+        all = done == n;
+        if (all || kb->stopped) break;
+        if (pthread_cond_timedwait(&kb->claims_cv, &kb->deliver_mu, &deadline) == ETIMEDOUT) {
+            done = 0;
+            for (size_t i = 0; i < n; i++) done += claim_bound(kb, b[i].pvc);
+            all = done == n;
+            break;
+        }
+    }
     pthread_mutex_unlock(&kb->deliver_mu);
-    return bound;
+    return all;
 }
 
 /* upstream volumebinding BindPodVolumes: the API updates, then a wait
- * (polling every second, up to bindTimeoutSeconds) until the PV
- * controller has bound every claim. */
+ * (up to bindTimeoutSeconds) until the PV controller has bound every
+ * claim. Upstream polls every second; this wakes on the claim's watch
+ * event, so the answer is the same, up to a second sooner. */
 static ks_status *kb_bind_volumes(void *ctx, const ks_pod *pod, const ks_volume_binding *b, size_t n) {
     ks_kube_backend *kb = ctx;
     char path[512];
@@ -650,14 +695,7 @@ static ks_status *kb_bind_volumes(void *ctx, const ks_pod *pod, const ks_volume_
         }
         if (st) return st;
     }
-    int64_t limit = kb->bind_timeout_s > 0 ? kb->bind_timeout_s : 600;
-    for (int64_t waited = 0;; waited++) {
-        size_t done = 0;
-        for (size_t i = 0; i < n; i++) done += claim_bound(kb, b[i].pvc);
-        if (done == n) return NULL;
-        if (waited >= limit) break;
-        sleep(1);
-    }
+    if (wait_claims_bound(kb, b, n, kb->bind_timeout_s > 0 ? kb->bind_timeout_s : 600)) return NULL;
     char buf[300];
     return ks_status_new(KS_ERROR, "binding volumes: timed out waiting for the condition (pod %s)",
                           ks_pod_fullname(pod, buf, sizeof(buf)));
@@ -922,9 +960,15 @@ static bool has_finalizer(json_t *o) {
     return false;
 }
 
-/* client-go's retry.DefaultRetry between attempts: 10ms, jitter 0.1. */
+/* client-go's retry.DefaultRetry between attempts: 10ms, jitter 0.1
+ * (a generator per thread, not the process-wide rand()). */
 static void retry_pause(void) {
-    struct timespec ts = {0, 10000000L + (long)(rand() % 1000000)};
+    static _Thread_local uint64_t x;
+    if (!x) x = (uint64_t)ks_monotonic_ns() | 1;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    struct timespec ts = {0, 10000000L + (long)(x % 1000000)};
     nanosleep(&ts, NULL);
 }
 
@@ -1068,6 +1112,11 @@ ks_kube_backend *ks_kube_backend_new(const ks_kube_backend_options *o) {
     ks_map_init(&kb->claim_json.by_hash);
     pthread_mutex_init(&kb->mu, NULL);
     pthread_mutex_init(&kb->deliver_mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&kb->claims_cv, &ca);
+    pthread_condattr_destroy(&ca);
     ks_map_init(&kb->pods);
     ks_map_init(&kb->nodes);
     for (size_t i = 0; i < NKINDS; i++) ks_map_init(&kb->stores[i].by_hash);
@@ -1098,6 +1147,7 @@ void ks_kube_backend_free(ks_kube_backend *kb) {
     pthread_mutex_destroy(&kb->claims_mu);
     pthread_mutex_destroy(&kb->mu);
     pthread_mutex_destroy(&kb->deliver_mu);
+    pthread_cond_destroy(&kb->claims_cv);
     free(kb);
 }
 

@@ -1,5 +1,6 @@
-/* The scheduler's state, shared by scheduler.c (setup, event handlers,
- * loops) and schedule_one.c (the scheduling and binding cycles). */
+/* The scheduler's state, shared by scheduler.c (setup, loops),
+ * eventhandlers.c (watch events) and schedule_one.c (the scheduling and
+ * binding cycles). */
 #ifndef KS_SCHEDULER_INTERNAL_H
 #define KS_SCHEDULER_INTERNAL_H
 
@@ -85,6 +86,9 @@ size_t ks_sched_run_ready_bindings(struct ks_scheduler *s);
  * over to the binders. */
 void ks_sched_submit_ready_bindings(struct ks_scheduler *s);
 
+/* eventhandlers.c: the backend's watch callback (arg: the scheduler). */
+void ks_sched_on_watch(void *arg, const ks_watch_event *ev);
+
 /* metrics_collect.c: the scheduler's gauges in /metrics (queue, cache). */
 void ks_sched_metrics_attach(struct ks_scheduler *s);
 void ks_sched_metrics_detach(struct ks_scheduler *s);
@@ -98,6 +102,7 @@ void ks_sched_view_exit(struct ks_scheduler *s);
  * the current scheduling cycle. */
 void ks_sched_cycle_view_set(struct ks_scheduler *s, bool on);
 ks_pod *ks_sched_lookup_pod(struct ks_scheduler *s, uint64_t key);
+ks_framework *ks_sched_framework_for(struct ks_scheduler *s, ks_id scheduler_name);
 void ks_sched_stat(struct ks_scheduler *s, uint64_t *field);
 
 #endif
