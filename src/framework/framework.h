@@ -113,6 +113,10 @@ typedef struct ks_framework_env {
      * which may exceed max). */
     size_t (*nominated_pods)(void *ctx, ks_id node, ks_pod **out, size_t max);
     size_t (*nominated_count)(void *ctx, ks_id node);
+    /* The node the scheduling queue's nominator holds pod nominated to (0:
+     * none). It learns a nomination when the attempt ends, before the
+     * status patch that writes it comes back from the API server. */
+    ks_id (*nominated_node)(void *ctx, const ks_pod *pod);
     /* Every pod the scheduler knows (bound, assumed, waiting, pending) in
      * namespace ns (KS_ID_INVALID: any) whose label key is value (key
      * KS_ID_INVALID: any pod). A reference is taken on each pod written to

@@ -374,6 +374,10 @@ int ks_pick_one_node_for_preemption(const ks_candidates *c, bool by_name) {
 
 static uint64_t pod_slot(const ks_pod *p) { return p->key + 1; }
 
+/* The evicting map is pruned when it has grown to twice what the last
+ * pruning left, and never below this many entries. */
+#define EVICTING_PRUNE_MIN 64
+
 void ks_evaluator_init(ks_evaluator *ev, const char *plugin_name, ks_handle *h,
                        const ks_preemption_ops *ops, void *pl, bool async) {
     memset(ev, 0, sizeof(*ev));
@@ -384,9 +388,15 @@ void ks_evaluator_init(ks_evaluator *ev, const char *plugin_name, ks_handle *h,
     ev->async = async;
     pthread_mutex_init(&ev->mu, NULL);
     ks_map_init(&ev->preempting);
+    ks_map_init(&ev->evicting);
+    ev->evicting_prune_at = EVICTING_PRUNE_MIN;
 }
 
 void ks_evaluator_destroy(ks_evaluator *ev) {
+    uint64_t k;
+    void *v;
+    for (size_t it = 0; ks_map_next(&ev->evicting, &it, &k, &v);) ks_pod_unref(v);
+    ks_map_free(&ev->evicting);
     ks_map_free(&ev->preempting);
     pthread_mutex_destroy(&ev->mu);
 }
@@ -396,6 +406,65 @@ bool ks_evaluator_is_preempting(ks_evaluator *ev, const ks_pod *pod) {
     bool r = ks_map_get(&ev->preempting, pod_slot(pod)) != NULL;
     pthread_mutex_unlock(&ev->mu);
     return r;
+}
+
+/* One pod, maybe two versions of it: a victim is updated (its
+ * DisruptionTarget condition, its deletion timestamp) before it goes. */
+static bool same_pod(const ks_pod *a, const ks_pod *b) {
+    if (a == b) return true;
+    if (a->key != b->key) return false;
+    if (a->uid && b->uid) return strcmp(a->uid, b->uid) == 0;
+    return !a->uid && !b->uid;
+}
+
+bool ks_evaluator_is_evicting(ks_evaluator *ev, const ks_pod *p) {
+    pthread_mutex_lock(&ev->mu);
+    const ks_pod *v = ev->evicting.len ? ks_map_get(&ev->evicting, pod_slot(p)) : NULL;
+    bool r = v && same_pod(v, p);
+    pthread_mutex_unlock(&ev->mu);
+    return r;
+}
+
+static bool snapshot_holds(const ks_snapshot *snap, const ks_pod *v) {
+    const ks_node_info *ni = snap && v->node_name ? ks_snapshot_get(snap, v->node_name) : NULL;
+    for (uint32_t i = 0; ni && i < ni->npods; i++)
+        if (same_pod(ni->pods[i], v)) return true;
+    return false;
+}
+
+/* Drop the victims the cycle's snapshot no longer holds (their deletion
+ * has been seen). Scheduling thread, ev->mu held. */
+static void prune_evicting(ks_evaluator *ev, const ks_snapshot *snap) {
+    uint64_t *gone = ks_xcalloc(ev->evicting.len ? ev->evicting.len : 1, sizeof(*gone));
+    size_t ngone = 0;
+    uint64_t k;
+    void *v;
+    for (size_t it = 0; ks_map_next(&ev->evicting, &it, &k, &v);)
+        if (!snapshot_holds(snap, v)) gone[ngone++] = k;
+    for (size_t i = 0; i < ngone; i++) ks_pod_unref(ks_map_del(&ev->evicting, gone[i]));
+    free(gone);
+    ev->evicting_prune_at = 2 * ev->evicting.len;
+    if (ev->evicting_prune_at < EVICTING_PRUNE_MIN) ev->evicting_prune_at = EVICTING_PRUNE_MIN;
+}
+
+/* victim is to be deleted (scheduling thread). */
+static void note_evicting(ks_evaluator *ev, ks_pod *victim) {
+    const ks_snapshot *snap = fw_of(ev)->snapshot;
+    pthread_mutex_lock(&ev->mu);
+    if (ev->evicting.len >= ev->evicting_prune_at) prune_evicting(ev, snap);
+    ks_pod *old = ks_map_put(&ev->evicting, pod_slot(victim), ks_pod_ref(victim));
+    pthread_mutex_unlock(&ev->mu);
+    if (old) ks_pod_unref(old);
+}
+
+/* victim was not deleted after all (rejected on Permit, or the deletion
+ * failed). */
+static void forget_evicting(ks_evaluator *ev, const ks_pod *victim) {
+    ks_pod *v = NULL;
+    pthread_mutex_lock(&ev->mu);
+    if (ks_map_get(&ev->evicting, pod_slot(victim)) == victim) v = ks_map_del(&ev->evicting, pod_slot(victim));
+    pthread_mutex_unlock(&ev->mu);
+    if (v) ks_pod_unref(v);
 }
 
 static void set_preempting(ks_evaluator *ev, const ks_pod *pod, bool on) {
@@ -490,6 +559,7 @@ static ks_status *preempt_pod(ks_evaluator *ev, const ks_pod *preemptor, ks_id n
                               ks_pod *victim) {
     ks_framework *fw = fw_of(ev);
     bool rejected = reject_or_mark(ev, preemptor, node, victim);
+    if (rejected) forget_evicting(ev, victim);
     if (!rejected) {
         if (!fw->env.delete_pod)
             return ks_status_new(KS_ERROR, "no backend to delete pod %s/%s",
@@ -529,6 +599,7 @@ static void evict_finish(evict_job *j);
 static void victim_ended(evict_job *j, uint32_t i, const ks_status *st, bool deleted) {
     if (!st) {
         atomic_store(&j->all_gone, false);
+        if (!deleted) forget_evicting(j->ev, j->victims[i]);
         preempted(j->ev, j->preemptor, j->node, j->victims[i], deleted);
     } else if (ks_status_code(st) == KS_SKIP) {
         /* A deletion of this victim was queued already (an earlier
@@ -543,6 +614,7 @@ static void victim_ended(evict_job *j, uint32_t i, const ks_status *st, bool del
         char *m = ks_status_message(st);
         ks_errorf("Error occurred during preemption: %s", m);
         free(m);
+        forget_evicting(j->ev, j->victims[i]);
         atomic_store(&j->failed, true);
     }
     if (i + 1 == j->nvictims) evict_finish(j);
@@ -632,6 +704,7 @@ static evict_job *new_job(ks_evaluator *ev, const ks_pod *pod, const ks_candidat
         /* Already terminating: no second delete call. */
         if (v->has_deletion_ts) continue;
         j->victims[j->nvictims++] = ks_pod_ref(v);
+        note_evicting(ev, v);
     }
     atomic_init(&j->pending, 0);
     atomic_init(&j->failed, false);
@@ -658,11 +731,14 @@ static void prepare_candidate_async(ks_evaluator *ev, const ks_pod *pod, const k
 static ks_status *prepare_candidate(ks_evaluator *ev, const ks_pod *pod, const ks_candidate *c) {
     evict_job *j = new_job(ev, pod, c);
     ks_status *err = NULL;
-    for (uint32_t i = 0; i < j->nvictims && !err; i++) {
+    uint32_t i = 0;
+    for (; i < j->nvictims && !err; i++) {
         ks_status *s = preempt_pod(ev, pod, c->node, j->victims[i]);
         if (s && !already_gone(s)) err = as_error(s);
         else ks_status_free(s);
     }
+    /* The failed deletion and those not attempted. */
+    for (uint32_t k = err ? i - 1 : j->nvictims; k < j->nvictims; k++) forget_evicting(ev, j->victims[k]);
     if (!err) {
         ks_histogram_observe(ks_metric_get(ks_sm()->preemption_victims), (double)c->victims.npods);
         clear_lower_nominated(ev, pod, c->node);
@@ -672,6 +748,28 @@ static ks_status *prepare_candidate(ks_evaluator *ev, const ks_pod *pod, const k
 }
 
 /* ---- Preempt ------------------------------------------------------------- */
+
+/* Whether victims this evaluator is deleting still stand on the node pod
+ * is nominated to: the one in its status, or, while the patch that writes
+ * it is on its way, the one the nominator holds. Upstream waits (the pod
+ * is not eligible) while a lower-priority pod its preemption deleted is
+ * terminating on the nominated node; a victim whose deletion ksched has
+ * issued is such a pod before the watch says so. */
+static bool awaits_own_evictions(ks_evaluator *ev, const ks_pod *pod, const ks_node_status_map *m) {
+    ks_framework *fw = fw_of(ev);
+    pthread_mutex_lock(&ev->mu);
+    bool none = ev->evicting.len == 0;
+    pthread_mutex_unlock(&ev->mu);
+    if (none) return false;
+    ks_id node = pod->nominated_node;
+    if (!node && fw->env.nominated_node) node = fw->env.nominated_node(fw->env.ctx, pod);
+    if (!node || ks_status_code(status_for(m, node)) == KS_UNSCHEDULABLE_AND_UNRESOLVABLE) return false;
+    const ks_node_info *ni = fw->snapshot ? ks_snapshot_get(fw->snapshot, node) : NULL;
+    int32_t prio = ks_pod_priority(pod);
+    for (uint32_t i = 0; ni && i < ni->npods; i++)
+        if (ks_pod_priority(ni->pods[i]) < prio && ks_evaluator_is_evicting(ev, ni->pods[i])) return true;
+    return false;
+}
 
 static int cmp_node_names(const void *a, const void *b) {
     const ks_node_info *x = *(const ks_node_info *const *)a, *y = *(const ks_node_info *const *)b;
@@ -691,6 +789,12 @@ ks_status *ks_evaluator_preempt(ks_evaluator *ev, ks_cycle_state *st, const ks_p
         ks_infof(5, "\"Pod is not eligible for preemption\" pod=\"%s/%s\" reason=\"%s\"",
                  ks_str(pod->ns), ks_str(pod->name), why ? why : "");
         return ks_status_new(KS_UNSCHEDULABLE, "%s", why ? why : "");
+    }
+    if (awaits_own_evictions(ev, pod, m)) {
+        why = "not eligible due to a terminating pod on the nominated node.";
+        ks_infof(5, "\"Pod is not eligible for preemption\" pod=\"%s/%s\" reason=\"%s\"",
+                 ks_str(pod->ns), ks_str(pod->name), why);
+        return ks_status_new(KS_UNSCHEDULABLE, "%s", why);
     }
 
     /* 2) Candidates: nodes that failed Filter with Unschedulable, which

@@ -79,6 +79,11 @@ typedef struct ks_evaluator {
     bool async; /* SchedulerAsyncPreemption (on by default in v1.34) */
     pthread_mutex_t mu;
     ks_map preempting; /* pod key + 1 -> (void*)1: pods whose victims are being evicted */
+    /* Victims this evaluator has decided to delete, until a cycle's
+     * snapshot no longer holds them or their deletion failed: victim key
+     * + 1 -> the victim (referenced). */
+    ks_map evicting;
+    size_t evicting_prune_at; /* prune the map when it grows to this */
 } ks_evaluator;
 
 void ks_evaluator_init(ks_evaluator *ev, const char *plugin_name, ks_handle *h,
@@ -95,6 +100,10 @@ ks_status *ks_evaluator_preempt(ks_evaluator *ev, ks_cycle_state *st, const ks_p
 
 /* Whether the victims of pod's last preemption are still being evicted. */
 bool ks_evaluator_is_preempting(ks_evaluator *ev, const ks_pod *pod);
+
+/* Whether p (this object's uid) is a victim whose deletion this evaluator
+ * has issued and whose removal the snapshots have not shown yet. */
+bool ks_evaluator_is_evicting(ks_evaluator *ev, const ks_pod *p);
 
 /* Dry-run preemption on nodes[(offset + i) % n] until num candidates are
  * found (at least one not violating a PDB). Statuses of the nodes that

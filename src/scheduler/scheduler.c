@@ -154,6 +154,11 @@ static size_t env_nominated_count(void *ctx, ks_id node) {
     return ks_queue_nominated_count(s->queue, node);
 }
 
+static ks_id env_nominated_node(void *ctx, const ks_pod *pod) {
+    ks_scheduler *s = ctx;
+    return ks_queue_nominated_node(s->queue, pod->key);
+}
+
 /* ---- creation ------------------------------------------------------------- */
 
 ks_scheduler *ks_scheduler_new(const ks_scheduler_options *o, char **err) {
@@ -196,6 +201,7 @@ ks_scheduler *ks_scheduler_new(const ks_scheduler_options *o, char **err) {
                             .activate = env_activate,
                             .nominated_pods = env_nominated,
                             .nominated_count = env_nominated_count,
+                            .nominated_node = env_nominated_node,
                             .list_pods = env_list_pods,
                             .now = env_now,
                             .bind_volumes = env_bind_volumes};

@@ -38,6 +38,9 @@ typedef struct world {
     ks_id nominated_on[8];
     size_t nnominated;
     ks_pod *preemptor; /* for the PreEnqueue probe in delete */
+    uint64_t nom_key;  /* the nominator's one entry: pod key -> node */
+    ks_id nom_node;
+    bool fail_delete;  /* deletions answer 500 */
     char log[64][256];
     size_t nlog;
 } world;
@@ -68,7 +71,7 @@ static ks_status *env_delete(void *ctx, const ks_pod *pod) {
         ks_status_free(s);
     }
     logf_(w, "delete %s%s", full(pod), gate);
-    return NULL;
+    return w->fail_delete ? ks_status_new(KS_ERROR, "the server is currently unable to handle the request") : NULL;
 }
 
 static void env_patch(void *ctx, const ks_pod *pod, const ks_status_patch *p) {
@@ -105,6 +108,11 @@ static size_t env_nominated(void *ctx, ks_id node, ks_pod **out, size_t max) {
 }
 
 static size_t env_nominated_count(void *ctx, ks_id node) { return env_nominated(ctx, node, NULL, 0); }
+
+static ks_id env_nominated_node(void *ctx, const ks_pod *pod) {
+    world *w = ctx;
+    return w->nom_key == pod->key ? w->nom_node : 0;
+}
 
 /* A PreFilter plugin with extensions: its state counts the pods removed
  * minus those added, so a test can see that dry runs work on clones. It
@@ -178,7 +186,8 @@ static void world_init(world *w, ks_node **nodes, size_t nn, ks_pod **pods, size
                             .objects = env_objects,
                             .activate = env_activate,
                             .nominated_pods = env_nominated,
-                            .nominated_count = env_nominated_count};
+                            .nominated_count = env_nominated_count,
+                            .nominated_node = env_nominated_node};
     ks_framework_set_env(w->fw, &env);
     w->dp = ks_framework_plugin(w->fw, "DefaultPreemption");
     assert_non_null(w->dp);
@@ -409,6 +418,82 @@ static void test_terminating_pod_without_disruption_condition_does_not_block(voi
     /* The victim is already terminating: no second delete, and with
      * nothing to delete nothing else is done (upstream returns early). */
     assert_int_equal(w.nlog, 0);
+    ks_pod_unref(p);
+    world_free(&w);
+}
+
+/* ksched run: the victims' deletions have been answered but the watch has
+ * not delivered them, and the preemptor's nominatedNodeName patch has not
+ * come back either (only the nominator has the node). A retry must wait
+ * for the victims as upstream waits for terminating ones, not preempt
+ * again: the victims it would pick are still in the snapshot. */
+static void test_own_victims_on_the_nominators_node_make_the_pod_wait(void **state) {
+    setup_once();
+    ks_node *nodes[] = {tu_node("node1", 1000, 4 * GI, NULL), tu_node("node2", 1000, 4 * GI, NULL)};
+    ks_pod *pods[] = {bound("low1", 1000, 0, "node1"), bound("low2", 1000, 0, "node2")};
+    world w;
+    world_init(&w, nodes, 2, pods, 2);
+    ks_pod *p = pending("p", 1000, 100);
+    outcome o = preempt(&w, p, NULL);
+    assert_string_equal(o.status, "Success");
+    assert_string_equal(o.nominated, "node1");
+    assert_string_equal(w.log[1], "delete default/low1");
+    w.nlog = 0;
+    w.nom_key = p->key;
+    w.nom_node = ks_intern("node1");
+    o = preempt(&w, p, NULL);
+    assert_string_equal(o.status,
+                        "Unschedulable: preemption: not eligible due to a terminating pod on the "
+                        "nominated node.");
+    assert_null(o.nominated);
+    assert_int_equal(w.nlog, 0);
+    /* The same with the nomination in the pod's status. */
+    w.nom_key = 0;
+    p->nominated_node = ks_intern("node1");
+    o = preempt(&w, p, NULL);
+    assert_string_equal(o.status,
+                        "Unschedulable: preemption: not eligible due to a terminating pod on the "
+                        "nominated node.");
+    assert_int_equal(w.nlog, 0);
+    /* The snapshot no longer holds low1; a pod of the same name that is
+     * another object (uid) is no victim of ours: preempting it is fine. */
+    ks_pod *again = bound("low1", 1000, 0, "node1");
+    again->uid = "uid-recreated";
+    ks_node *nodes2[] = {tu_node("node1", 1000, 4 * GI, NULL), tu_node("node2", 1000, 4 * GI, NULL)};
+    ks_pod *pods2[] = {again, bound("low2", 1000, 0, "node2")};
+    ks_snapshot *snap2 = ks_snapshot_from(nodes2, 2, pods2, 2);
+    ks_framework_set_snapshot(w.fw, snap2);
+    o = preempt(&w, p, NULL);
+    assert_string_equal(o.status, "Success");
+    assert_string_equal(o.nominated, "node1");
+    assert_string_equal(w.log[1], "delete default/low1");
+    ks_framework_set_snapshot(w.fw, w.snap);
+    ks_snapshot_free(snap2);
+    for (size_t i = 0; i < 2; i++) ks_node_unref(nodes2[i]), ks_pod_unref(pods2[i]);
+    ks_pod_unref(p);
+    world_free(&w);
+}
+
+/* A victim whose deletion failed is not being deleted: the preemptor,
+ * activated by the failure, may preempt it again. */
+static void test_failed_eviction_does_not_make_the_pod_wait(void **state) {
+    setup_once();
+    ks_node *nodes[] = {tu_node("node1", 1000, 4 * GI, NULL)};
+    ks_pod *pods[] = {bound("low1", 1000, 0, "node1")};
+    world w;
+    world_init(&w, nodes, 1, pods, 1);
+    ks_pod *p = pending("p", 1000, 100);
+    w.fail_delete = true;
+    outcome o = preempt(&w, p, NULL);
+    assert_string_equal(o.nominated, "node1");
+    assert_string_equal(w.log[w.nlog - 1], "activate default/p");
+    w.fail_delete = false;
+    w.nlog = 0;
+    w.nom_key = p->key;
+    w.nom_node = ks_intern("node1");
+    o = preempt(&w, p, NULL);
+    assert_string_equal(o.status, "Success");
+    assert_string_equal(w.log[1], "delete default/low1");
     ks_pod_unref(p);
     world_free(&w);
 }
@@ -1068,6 +1153,8 @@ int main(void) {
         cmocka_unit_test(test_pdb_disrupted_pods_do_not_count_as_violations),
         cmocka_unit_test(test_pdb_split_keeps_order_and_budget),
         cmocka_unit_test(test_lower_priority_nominated_pods_lose_their_nomination),
+        cmocka_unit_test(test_own_victims_on_the_nominators_node_make_the_pod_wait),
+        cmocka_unit_test(test_failed_eviction_does_not_make_the_pod_wait),
         cmocka_unit_test(test_preemptor_is_gated_until_the_last_victim_is_deleted),
         cmocka_unit_test(test_waiting_victim_is_rejected_not_deleted),
         cmocka_unit_test(test_num_candidates_from_args),
