@@ -3,6 +3,7 @@
 
     bench/api.py [--nodes 1000] [--workloads A,B] [--runners R1,R2]
                  [--qps 5000 --burst 5000] [--repeat R] [--no-cold] [--cold-only]
+                 [--list]
                  [--cold-nodes 5000 --cold-pods 30000]
 
 For every workload (bench/gen.py's, 1000 nodes by default) and every runner,
@@ -26,10 +27,19 @@ server's and etcd's CPU seconds over the same span. Cold start (one
 cluster of --cold-nodes nodes and --cold-pods bound pods, 20 pending pods
 per runner): time from the runner's start to its first binding.
 
+Preemption workloads (PreemptionBasic, PreemptionMinimum) also count, per
+runner, the victims its preemption chose (scheduler_preemption_victims),
+the init pods actually gone from the API server at the end (evictions),
+and attempts and evictions per preemptor; and the victims `ksched
+simulate` chooses for the same cluster and pods (no API server, no
+races: the answer to compare with).
+
 Prints the table and one line per workload
 "NAME  ksched X pods/s  kube-scheduler Y pods/s  ceiling Z pods/s  R.Rx"
-(R = X/Y), writes build/bench-api/results.json. Figures only: nothing here
-passes or fails on a timing.
+(R = X/Y), and for preemption workloads one more with the victims,
+evictions and attempts per preemptor of each runner, and writes
+build/bench-api/results.json. Figures only: nothing here passes or fails
+on a timing.
 """
 
 import argparse
@@ -52,7 +62,11 @@ KSCHED = os.environ.get("KSCHED") or os.path.join(ROOT, "build", "release", "ksc
 TICK = os.sysconf("SC_CLK_TCK")
 RUNNERS = ["ksched", "kube-scheduler", "kube-scheduler-default", "ceiling"]
 DEFAULT_WORKLOADS = ["SchedulingBasic", "TopologySpreading", "SchedulingPodAntiAffinity",
-                     "PreemptionBasic", "SchedulingWithMixedChurn"]
+                     "PreemptionBasic", "PreemptionMinimum", "SchedulingWithMixedChurn"]
+
+
+def is_preemption(name):
+    return name.startswith("Preemption")
 
 
 def log(msg):
@@ -277,16 +291,45 @@ def start_cluster():
     return c
 
 
+def live_pods(c, ns):
+    """Pods of ns that exist and are not terminating."""
+    items = c.get(f"/api/v1/namespaces/{ns}/pods", timeout=120).get("items", [])
+    return sum(1 for p in items if not p["metadata"].get("deletionTimestamp"))
+
+
 def run_one(name, runner, d, meta, a):
     c = start_cluster()
     try:
         files = [os.path.join(d, "classes.api.jsonl"), os.path.join(d, "cluster.api.jsonl")]
         load(c, files, f"{meta['nodes']} nodes, {meta['init_pods']} init pods")
         load(c, [os.path.join(d, "measured.api.jsonl")], f"{meta['measured_pods']} measured pods")
-        return measure(c, name, runner, meta["measured_namespace"], meta["measured_pods"], a,
-                       churn_of=(d, meta) if meta.get("churn") else None)
+        r = measure(c, name, runner, meta["measured_namespace"], meta["measured_pods"], a,
+                    churn_of=(d, meta) if meta.get("churn") else None)
+        ns = meta.get("init_namespace")
+        if is_preemption(name) and ns and runner != "ceiling":
+            # the runner is stopped: what is gone now is what it evicted
+            r["evictions"] = meta["init_pods"] - live_pods(c, ns)
+            r["evictions_per_preemptor"] = r["evictions"] / meta["measured_pods"]
+        return r
     finally:
         c.stop(keep=a.keep)
+
+
+def simulate_victims(name, d):
+    """The victims `ksched simulate` chooses for the workload's cluster and
+    measured pods (scheduler_preemption_victims' sum), None on failure."""
+    mf = os.path.join(d, "simulate.metrics")
+    p = subprocess.run([KSCHED, "simulate", os.path.join(d, "cluster.yaml"), os.path.join(d, "measured.yaml"),
+                        "-o", "json", "--metrics-file", mf],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        log(f"  simulate {name}: exit {p.returncode}: {p.stderr.strip()[-300:]}")
+        return None
+    with open(mf) as f:
+        for line in f:
+            if line.startswith("scheduler_preemption_victims_sum"):
+                return float(line.rsplit(" ", 1)[1])
+    return 0.0
 
 
 def measure(c, name, runner, ns, count, a, churn_of=None, timeout=1200):
@@ -392,11 +435,11 @@ def fmt(v, f="%.0f"):
     return "-" if v is None else f % v
 
 
-def report(results, a):
+def report(results, a, sims):
     print(f"\nbench-api: {a.nodes} nodes, ksched and kube-scheduler at qps {a.qps}/burst {a.burst}"
           f" (kube-scheduler-default: 50/100); load {os.getloadavg()[0]:.2f}")
     hdr = ("workload", "runner", "pods/s avg", "p50", "p90", "first bind s", "CPU s/1000 pods",
-           "peak RSS MiB", "apiserver+etcd CPU s", "attempts/pod", "bound")
+           "peak RSS MiB", "apiserver+etcd CPU s", "attempts/pod", "victims", "evictions", "bound")
     rows = [hdr]
     for r in results:
         t = r["throughput"]
@@ -404,6 +447,7 @@ def report(results, a):
                      fmt(t.get("p90")), fmt(r["first_binding_s"], "%.2f"),
                      fmt(r["cpu_s_per_1000"], "%.2f"), fmt(r["peak_rss_mb"], "%.1f"),
                      fmt(r["apiserver_etcd_cpu_s"], "%.1f"), fmt(r.get("attempts_per_pod"), "%.2f"),
+                     fmt(r.get("preemption_victims")), fmt(r.get("evictions")),
                      f"{r['bound']}/{r['pods']}"))
     wid = [max(len(str(x[i])) for x in rows) for i in range(len(hdr))]
     for x in rows:
@@ -419,6 +463,15 @@ def report(results, a):
         x, y, z = get("ksched"), get("kube-scheduler"), get("ceiling")
         ratio = f"{x / y:.1f}x" if x and y else "-"
         print(f"{w}  ksched {fmt(x)} pods/s  kube-scheduler {fmt(y)} pods/s  ceiling {fmt(z)} pods/s  {ratio}")
+        if is_preemption(w):
+            parts = [f"simulate victims {fmt(sims.get(w))}"]
+            for k in ("ksched", "kube-scheduler", "kube-scheduler-default"):
+                if k in rs:
+                    r = rs[k]
+                    parts.append(f"{k} victims {fmt(r.get('preemption_victims'))} evictions {fmt(r.get('evictions'))} "
+                                 f"attempts/preemptor {fmt(r.get('attempts_per_pod'), '%.2f')} "
+                                 f"evictions/preemptor {fmt(r.get('evictions_per_preemptor'), '%.2f')}")
+            print(f"{w}  " + "  ".join(parts))
     cold = by.get("ColdStart", {})
     if cold:
         print("ColdStart  " + "  ".join(f"{k} {fmt(v['first_binding_s'], '%.2f')} s"
@@ -439,7 +492,11 @@ def main():
     ap.add_argument("--repeat", type=int, default=1,
                     help="runs per workload and runner; the median (by average throughput) is reported")
     ap.add_argument("--keep", action="store_true", help="keep each cluster's directory")
+    ap.add_argument("--list", action="store_true", help="print the default workloads and exit")
     a = ap.parse_args()
+    if a.list:
+        print("\n".join(DEFAULT_WORKLOADS))
+        return 0
     sys.path.insert(0, HERE)
     for tool in ("etcd", "kube-apiserver", "kube-scheduler", "kubectl"):
         if not os.access(os.path.join(C.BIN, tool), os.X_OK):
@@ -456,10 +513,14 @@ def main():
             return 2
     os.makedirs(OUT, exist_ok=True)
     results = []
+    sims = {}
     t = time.monotonic()
     if not a.cold_only:
         for name in [x for x in a.workloads.split(",") if x]:
             d, meta = workload_files(name, a.nodes)
+            if is_preemption(name):
+                sims[name] = simulate_victims(name, d)
+                log(f"{name}: ksched simulate chooses {fmt(sims[name])} victims")
             for runner in runners:
                 log(f"{name} on {runner}")
                 # --repeat: the run with the median average throughput
@@ -473,16 +534,17 @@ def main():
                     f"{r['bound']}/{r['pods']} bound, CPU {r['cpu_s']:.1f} s, RSS {r['peak_rss_mb']:.0f} MiB, "
                     f"apiserver+etcd {r['apiserver_etcd_cpu_s']:.1f} s, "
                     f"attempts/pod {fmt(r.get('attempts_per_pod'), '%.2f')}, "
-                    f"preemption victims {fmt(r.get('preemption_victims'))}, load {os.getloadavg()[0]:.2f}")
+                    f"preemption victims {fmt(r.get('preemption_victims'))}, "
+                    f"evictions {fmt(r.get('evictions'))}, load {os.getloadavg()[0]:.2f}")
     if not a.no_cold:
         results += cold_start(a, [x for x in runners if x != "kube-scheduler-default"])
     doc = {"nodes": a.nodes, "qps": a.qps, "burst": a.burst,
            "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
                        "loadavg": os.getloadavg()},
-           "seconds": time.monotonic() - t, "results": results}
+           "seconds": time.monotonic() - t, "results": results, "simulate_victims": sims}
     with open(os.path.join(OUT, "results.json"), "w") as f:
         json.dump(doc, f, indent=1)
-    report(results, a)
+    report(results, a, sims)
     return 0
 
 

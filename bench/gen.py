@@ -147,6 +147,18 @@ def pod_high_priority_large_cpu():
             "spec": {"priority": 10, "containers": [container("9", "500Mi", limits=False)]}}
 
 
+# ksched's own (not upstream's): PreemptionMinimum's pods, sized so that
+# the number of victims needed is known exactly
+def pod_low_priority_1cpu():
+    return {"generateName": "pod-",
+            "spec": {"terminationGracePeriodSeconds": 0, "containers": [container("1", "500Mi")]}}
+
+
+def pod_high_priority_2cpu():
+    return {"generateName": "pod-high-priority-",
+            "spec": {"priority": 10, "containers": [container("2", "500Mi")]}}
+
+
 def pod_with_claim_template():
     # dra/templates/pod-with-claim-template.yaml
     c = container(port=False)
@@ -169,6 +181,8 @@ POD_TEMPLATES = {
     "pod-high-priority": pod_high_priority,
     "pod-high-priority-large-cpu": pod_high_priority_large_cpu,
     "pod-with-claim-template": pod_with_claim_template,
+    "pod-low-priority-1cpu": pod_low_priority_1cpu,
+    "pod-high-priority-2cpu": pod_high_priority_2cpu,
 }
 
 # --------------------------------------------------------------------------
@@ -337,6 +351,15 @@ WORKLOADS = {
         init="pod-low-priority", measured="pod-high-priority",
         init_ns="namespace-1", measured_ns="namespace-2",
         counts={500: (2000, 500), 5000: (20000, 1000)}),
+    # ksched's own: 100 nodes (whatever --nodes says) of 4 CPUs, each full
+    # with four 1-CPU low-priority pods; 100 high-priority 2-CPU
+    # preemptors arrive at once. Each needs two victims on a node of its
+    # own: exactly 200 victims are needed, so any more is an eviction for
+    # nothing.
+    "PreemptionMinimum": dict(
+        init="pod-low-priority-1cpu", measured="pod-high-priority-2cpu", nodes=100,
+        init_ns="namespace-1", measured_ns="namespace-2",
+        counts={100: (400, 100)}),
     # a churn op (index 2) creates a 9-CPU high-priority pod every 200 ms
     "Unschedulable": dict(
         init="pod-default", measured="pod-default", init_ns="namespace-1", measured_ns="namespace-3",
@@ -445,6 +468,7 @@ def write_docs(path, docs):
 
 def generate(name, n, outdir, init_pending):
     w = WORKLOADS[name]
+    n = w.get("nodes", n)  # a workload of a fixed size
     ninit, nmeas = counts(w, n)
     d = os.path.join(outdir, name)
     os.makedirs(d, exist_ok=True)
@@ -501,6 +525,7 @@ def generate(name, n, outdir, init_pending):
         "nodes": n,
         "init_pods": ninit,
         "init_bound": not init_pending,
+        "init_namespace": w.get("init_ns"),
         "measured_pods": nmeas,
         "measured_namespace": w["measured_ns"],
         "churn": None,
