@@ -120,6 +120,8 @@ typedef struct xfer {
     ks_kube_done_fn done;
     void *arg;
     sync_wait *sync;
+    struct ks_kube_client *client; /* while started: for the callbacks */
+    int64_t deadline_ms;     /* streams: end the transfer after this long; 0 none */
 } xfer;
 
 struct ks_kube_client {
@@ -151,6 +153,16 @@ struct ks_kube_client {
     xfer *waiting;           /* I/O thread only: queued, not started */
     xfer *active;            /* I/O thread only: in the multi handle */
     unsigned seed;           /* I/O thread only: jitter */
+
+    /* Dead connections, I/O thread only (client-go's HTTP/2 health check,
+     * with a request for its PING): when transfers are in flight and no
+     * byte has come in for read_idle_ns, a probe goes out on the same
+     * connection; unanswered for ping_timeout_ns, the connection is
+     * closed and its transfers end as connection errors. */
+    int64_t read_idle_ns, ping_timeout_ns; /* read_idle_ns 0: off */
+    int64_t watch_grace_ms;
+    int64_t last_rx_ns;
+    xfer *probe;
 
     pthread_mutex_t stats_mu;
     ks_kube_client_stats stats;
@@ -468,6 +480,7 @@ long ks_kube_parse_retry_after(const char *v, size_t n) {
 static size_t on_header(char *buf, size_t size, size_t n, void *arg) {
     xfer *x = arg;
     size_t len = size * n;
+    x->client->last_rx_ns = ks_monotonic_ns();
     if (len >= 5 && strncmp(buf, "HTTP/", 5) == 0) x->retry_after = -1; /* a new answer (after 100 Continue, ...) */
     else if (len > 12 && strncasecmp(buf, "Retry-After:", 12) == 0)
         x->retry_after = ks_kube_parse_retry_after(buf + 12, len - 12);
@@ -477,6 +490,7 @@ static size_t on_header(char *buf, size_t size, size_t n, void *arg) {
 static size_t on_body(char *buf, size_t size, size_t n, void *arg) {
     xfer *x = arg;
     size_t len = size * n;
+    x->client->last_rx_ns = ks_monotonic_ns();
     if (x->stream) {
         long code = 0;
         ks_curl(NULL)->easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &code);
@@ -508,6 +522,7 @@ static bool start(ks_kube_client *c, xfer *x) {
     CURL *h = C->easy_init();
     if (!h) return false;
     x->easy = h;
+    x->client = c;
     x->retry_after = -1;
     x->max_resp = c->max_response;
     x->too_big = false;
@@ -537,6 +552,7 @@ static bool start(ks_kube_client *c, xfer *x) {
     if (c->connect_to) C->easy_setopt(h, CURLOPT_CONNECT_TO, c->connect_to);
     if (c->cfg.proxy_url) C->easy_setopt(h, CURLOPT_PROXY, c->cfg.proxy_url);
     if (c->timeout_ms > 0 && !x->stream) C->easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)c->timeout_ms);
+    if (x->deadline_ms > 0) C->easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)x->deadline_ms);
     /* TLS */
     C->easy_setopt(h, CURLOPT_SSL_VERIFYPEER, c->cfg.insecure ? 0L : 1L);
     C->easy_setopt(h, CURLOPT_SSL_VERIFYHOST, c->cfg.insecure ? 0L : 2L);
@@ -765,6 +781,78 @@ static int64_t run_waiting(ks_kube_client *c) {
     return next;
 }
 
+/* ---- dead connections ------------------------------------------------------ */
+
+static xfer *xfer_new(const ks_kube_request *req);
+
+/* The probe ended: any answer means the connection is alive. */
+static void probe_finished(ks_kube_client *c, CURLcode rc) {
+    xfer *x = c->probe;
+    c->probe = NULL;
+    detach(c, x);
+    if (rc != CURLE_OK && rc != CURLE_OPERATION_TIMEDOUT)
+        ks_infof(2, "probe of the API server connection failed: %s", x->errbuf[0] ? x->errbuf : c->C->easy_strerror(rc));
+    xfer_free(x);
+}
+
+/* The connection stopped answering: every transfer on it ends as a
+ * connection error (retried when idempotent; watches are opened again),
+ * and none may leave it in the pool for the retries to find: the last
+ * one removed closes it. */
+static void connection_dead(ks_kube_client *c, int64_t silent_ns) {
+    const ks_curl_api *C = c->C;
+    int n = 0;
+    for (xfer *x = c->active; x; x = x->next) n++;
+    ks_errorf("\"No answer from the API server; closing the connection\" silentSeconds=%.1f probeTimeoutSeconds=%.1f requests=%d",
+              (double)silent_ns / 1e9, (double)c->ping_timeout_ns / 1e9, n - (c->probe != NULL));
+    for (xfer *x = c->active; x; x = x->next) C->easy_setopt(x->easy, CURLOPT_FORBID_REUSE, 1L);
+    if (c->probe) {
+        xfer *p = c->probe;
+        c->probe = NULL;
+        detach(c, p);
+        xfer_free(p);
+    }
+    while (c->active) {
+        xfer *x = c->active;
+        snprintf(x->errbuf, sizeof(x->errbuf), "connection closed: no answer from the server for %lld s",
+                 (long long)(silent_ns / KS_NS_PER_SEC));
+        finished(c, x, CURLE_OPERATION_TIMEDOUT); /* detaches it */
+    }
+    pthread_mutex_lock(&c->stats_mu);
+    c->stats.dead_connections++;
+    pthread_mutex_unlock(&c->stats_mu);
+    c->last_rx_ns = ks_monotonic_ns();
+}
+
+static void check_alive(ks_kube_client *c) {
+    if (c->read_idle_ns <= 0) return;
+    int64_t now = ks_monotonic_ns();
+    bool busy = false;
+    for (xfer *x = c->active; x && !busy; x = x->next) busy = x != c->probe;
+    if (!busy) {
+        /* nothing to lose: the silence counts from the next request */
+        c->last_rx_ns = now;
+        return;
+    }
+    if (c->probe) {
+        if (now - c->probe->started_ns >= c->ping_timeout_ns) connection_dead(c, now - c->last_rx_ns);
+        return;
+    }
+    if (now - c->last_rx_ns < c->read_idle_ns) return;
+    /* The PING: a small GET multiplexed on the same HTTP/2 connection,
+     * without credentials or a rate-limit token (any answer will do). */
+    ks_kube_request req = {.method = "GET", .path = "/version"};
+    xfer *p = xfer_new(&req);
+    p->deadline_ms = c->ping_timeout_ns / KS_NS_PER_MS + 1000;
+    if (!start(c, p)) {
+        xfer_free(p);
+        return;
+    }
+    c->probe = p;
+    ks_infof(4, "no byte from the API server for %lld ms: probing the connection",
+             (long long)((now - c->last_rx_ns) / KS_NS_PER_MS));
+}
+
 /* s->x is only ever changed on the I/O thread, which this is; the stream
  * may have ended on its own since close queued the cancel. */
 static void cancel_stream(ks_kube_client *c, ks_kube_stream *s) {
@@ -817,11 +905,18 @@ static void *io_main(void *arg) {
             if (m->msg != CURLMSG_DONE) continue;
             xfer *x = NULL;
             C->easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&x);
-            finished(c, x, m->data.result);
+            if (x == c->probe) probe_finished(c, m->data.result);
+            else finished(c, x, m->data.result);
         }
+        check_alive(c);
         /* a retry queued just now may be due before `next` */
         for (xfer *x = c->waiting; x; x = x->next)
             if (x->due_ns < next) next = x->due_ns;
+        /* the health check's next moment */
+        if (c->read_idle_ns > 0 && c->active) {
+            int64_t h = c->probe ? c->probe->started_ns + c->ping_timeout_ns : c->last_rx_ns + c->read_idle_ns;
+            if (h < next) next = h;
+        }
         int timeout = 1000;
         if (next != INT64_MAX) {
             int64_t d = (next - ks_monotonic_ns()) / KS_NS_PER_MS + 1;
@@ -830,6 +925,12 @@ static void *io_main(void *arg) {
         C->multi_poll(c->multi, NULL, 0, timeout, NULL);
     }
     /* stopping: everything still here ends as cancelled */
+    if (c->probe) {
+        xfer *p = c->probe;
+        c->probe = NULL;
+        detach(c, p);
+        xfer_free(p);
+    }
     while (c->active) {
         xfer *x = c->active;
         detach(c, x);
@@ -886,6 +987,20 @@ static bool setup_url(ks_kube_client *c, char **err) {
     return true;
 }
 
+/* A whole number of seconds from the environment (client-go's
+ * readIdleTimeoutSeconds / pingTimeoutSeconds), def when unset or bad. */
+static int64_t env_seconds(const char *name, int64_t def) {
+    const char *v = getenv(name);
+    if (!v || !*v) return def;
+    char *end;
+    long long n = strtoll(v, &end, 10);
+    if (*end || n < 0 || n > 86400) {
+        ks_warnf("Illegal %s(\"%s\"). Default value %lld is used", name, v, (long long)def);
+        return def;
+    }
+    return n;
+}
+
 ks_kube_client *ks_kube_client_new(const ks_kube_client_options *o, char **err) {
     *err = NULL;
     const char *why = NULL;
@@ -912,6 +1027,13 @@ ks_kube_client *ks_kube_client_new(const ks_kube_client_options *o, char **err) 
     c->timeout_ms = o->timeout_ms;
     c->max_response = o->max_response_bytes ? o->max_response_bytes : KS_KUBE_MAX_RESPONSE;
     c->retry_base_ns = (o->retry_base_ms > 0 ? o->retry_base_ms : 500) * KS_NS_PER_MS;
+    int64_t idle_ms = o->read_idle_ms ? o->read_idle_ms : env_seconds("HTTP2_READ_IDLE_TIMEOUT_SECONDS", 30) * 1000;
+    int64_t ping_ms = o->ping_timeout_ms > 0 ? o->ping_timeout_ms
+                                             : env_seconds("HTTP2_PING_TIMEOUT_SECONDS", 15) * 1000;
+    c->read_idle_ns = idle_ms > 0 ? idle_ms * KS_NS_PER_MS : 0;
+    c->ping_timeout_ns = (ping_ms > 0 ? ping_ms : 15000) * KS_NS_PER_MS;
+    c->last_rx_ns = ks_monotonic_ns();
+    c->watch_grace_ms = o->watch_grace_ms > 0 ? o->watch_grace_ms : KS_KUBE_WATCH_GRACE_S * 1000;
     ks_ratelimit_init(&c->rl, o->qps, o->burst, ks_monotonic_ns());
     c->seed = (unsigned)ks_monotonic_ns();
     pthread_mutex_init(&c->cred_mu, NULL);
@@ -1127,6 +1249,11 @@ ks_kube_stream *ks_kube_stream_open(ks_kube_client *c, const char *path, ks_kube
     xfer *x = xfer_new(&req);
     x->stream = s;
     s->x = x;
+    const char *t = strstr(path, "timeoutSeconds=");
+    if (t) {
+        long long secs = strtoll(t + 15, NULL, 10);
+        if (secs > 0) x->deadline_ms = secs * 1000 + c->watch_grace_ms;
+    }
     char *err = NULL;
     if (!submit(c, x, &err)) {
         s->x = NULL;

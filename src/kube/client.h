@@ -46,6 +46,15 @@ typedef struct ks_kube_client_options {
     int64_t timeout_ms;           /* per attempt (not watches); 0: none */
     int64_t retry_base_ms;        /* first backoff without Retry-After; 0: 500 ms */
     size_t max_response_bytes;    /* one answer's body (not watches); 0: KS_KUBE_MAX_RESPONSE */
+    /* Dead connections, as client-go's HTTP/2 health check: with requests
+     * in flight and no byte received for read_idle_ms, a probe request is
+     * sent on the connection; unanswered after ping_timeout_ms, the
+     * connection is closed and its requests end as connection errors.
+     * 0: client-go's environment variables HTTP2_READ_IDLE_TIMEOUT_SECONDS
+     * and HTTP2_PING_TIMEOUT_SECONDS, else 30 s and 15 s; read_idle_ms < 0
+     * (or the variable 0): no check. */
+    int64_t read_idle_ms, ping_timeout_ms;
+    int64_t watch_grace_ms;       /* see ks_kube_stream_open; 0: KS_KUBE_WATCH_GRACE_S */
 } ks_kube_client_options;
 
 /* A LIST page is 500 objects of at most about 1 MiB each (etcd's request
@@ -91,7 +100,12 @@ char *ks_kube_response_take_body(const ks_kube_response *r);
 /* Streaming GET (watch): data is called from the I/O thread with each
  * chunk as it arrives; end is called once when the stream ends (code is
  * the HTTP status, or 0 with error on a transport failure or cancel).
- * Not rate limited beyond the initial request. */
+ * Not rate limited beyond the initial request. A path with
+ * timeoutSeconds=T is ended here (a transport error) when the server has
+ * not ended it watch_grace_ms (default KS_KUBE_WATCH_GRACE_S) after T:
+ * a watch that delivers nothing, not even its end, is not waited on for
+ * ever. */
+#define KS_KUBE_WATCH_GRACE_S 30
 typedef struct ks_kube_stream ks_kube_stream;
 typedef void (*ks_kube_data_fn)(void *arg, const char *buf, size_t len);
 typedef void (*ks_kube_end_fn)(void *arg, long code, const char *error);
@@ -104,6 +118,7 @@ void ks_kube_stream_close(ks_kube_stream *s);
 /* Counters for metrics: requests by code class, retries, throttle wait. */
 typedef struct ks_kube_client_stats {
     uint64_t requests, retries, errors_2xx, errors_4xx, errors_5xx, errors_conn;
+    uint64_t dead_connections; /* closed because they stopped answering */
     int64_t throttled_ns;
 } ks_kube_client_stats;
 void ks_kube_client_stats_get(ks_kube_client *c, ks_kube_client_stats *out);

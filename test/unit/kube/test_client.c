@@ -8,7 +8,10 @@
 
 #include "kube_fake.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -495,6 +498,104 @@ static void test_stream_outlived(void **st) {
     ks_kube_config_free(&cfg);
 }
 
+/* ---- dead connections ---- */
+
+/* A peer that completes TCP handshakes and then says nothing: a listening
+ * socket nobody accepts on (the kernel queues the connections). */
+static int black_hole(unsigned *port) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    assert_int_equal(listen(fd, 64), 0);
+    socklen_t len = sizeof(a);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+    *port = ntohs(a.sin_port);
+    return fd;
+}
+
+static ks_kube_client *health_client(ks_kube_config *cfg, unsigned port, int64_t idle_ms, int64_t ping_ms) {
+    char server[64];
+    snprintf(server, sizeof(server), "http://127.0.0.1:%u", port);
+    cfg->server = strdup(server);
+    ks_kube_client_options o = {.config = cfg, .max_retries = 1, .retry_base_ms = 10,
+                                .read_idle_ms = idle_ms, .ping_timeout_ms = ping_ms, .watch_grace_ms = 300};
+    char *err = NULL;
+    ks_kube_client *c = ks_kube_client_new(&o, &err);
+    if (!c) fail_msg("client: %s", err);
+    return c;
+}
+
+/* client-go's HTTP/2 health check, with a probe request for its PING: a
+ * request to a peer that never answers ends as a connection error once
+ * the probe has gone unanswered, and a watch on it ends so that it can
+ * be opened again. Without the check both would wait for ever. */
+static void test_black_hole_is_found(void **st) {
+    unsigned port;
+    int fd = black_hole(&port);
+    ks_kube_config cfg = {0};
+    ks_kube_client *c = health_client(&cfg, port, 200, 200);
+    sink k = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+    ks_kube_stream *s = ks_kube_stream_open(c, "/api/v1/pods?watch=true", sink_data, sink_end, &k);
+    ks_kube_response r = get(c, "POST", "/api/v1/namespaces/ns/pods/p/binding", "{}", false);
+    assert_int_equal(r.code, 0);
+    assert_non_null(r.error);
+    assert_non_null(strstr(r.error, "no answer from the server"));
+    ks_kube_response_free(&r);
+    assert_true(SINK_WAIT(&k, k.ends == 1));
+    assert_int_equal(k.code, 0);
+    assert_non_null(strstr(k.error, "no answer from the server"));
+    ks_kube_stream_close(s);
+    ks_kube_client_stats stats;
+    ks_kube_client_stats_get(c, &stats);
+    assert_true(stats.dead_connections >= 1);
+    ks_kube_client_free(c);
+    ks_kube_config_free(&cfg);
+    close(fd);
+}
+
+/* A connection that answers the probe is alive: a watch that is quiet
+ * for many probe periods stays open. */
+static void test_quiet_watch_on_a_live_server_stays(void **st) {
+    fk_add((fk_answer){.path = "/api/v1/nodes", .query = "watch=true", .chunks = {"{\"a\":1}\n"}, .hold = true});
+    fk_add((fk_answer){.path = "/version", .body = "{}", .times = -1});
+    ks_kube_config cfg = {0};
+    ks_kube_client *c = health_client(&cfg, FK.port, 100, 300);
+    sink k = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+    ks_kube_stream *s = ks_kube_stream_open(c, "/api/v1/nodes?watch=true", sink_data, sink_end, &k);
+    assert_true(SINK_WAIT(&k, k.n >= 8));
+    /* ten probe periods, at least three answered probes */
+    for (int i = 0; i < 100 && fk_count("GET", "/version") < 3; i++) usleep(20000);
+    assert_true(fk_count("GET", "/version") >= 3);
+    pthread_mutex_lock(&k.mu);
+    assert_int_equal(k.ends, 0);
+    pthread_mutex_unlock(&k.mu);
+    ks_kube_client_stats stats;
+    ks_kube_client_stats_get(c, &stats);
+    assert_int_equal(stats.dead_connections, 0);
+    ks_kube_stream_close(s);
+    assert_string_equal(k.error, "cancelled");
+    ks_kube_client_free(c);
+    ks_kube_config_free(&cfg);
+}
+
+/* A watch that asked the server to end it after timeoutSeconds and is
+ * still open (quiet) after the grace ends here, with the probe off. */
+static void test_watch_outliving_its_timeout_ends(void **st) {
+    fk_add((fk_answer){.path = "/api/v1/nodes", .query = "watch=true", .hold = true});
+    ks_kube_config cfg = {0};
+    ks_kube_client *c = health_client(&cfg, FK.port, -1, 0);
+    sink k = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+    ks_kube_stream *s =
+        ks_kube_stream_open(c, "/api/v1/nodes?watch=true&timeoutSeconds=1", sink_data, sink_end, &k);
+    assert_true(SINK_WAIT(&k, k.ends == 1));
+    assert_int_equal(k.code, 0);
+    assert_string_not_equal(k.error, "cancelled");
+    ks_kube_stream_close(s);
+    ks_kube_client_free(c);
+    ks_kube_config_free(&cfg);
+}
+
 /* ---- credentials ---- */
 
 static void test_token_file_rotation(void **st) {
@@ -769,6 +870,9 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_concurrent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stream, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stream_outlived, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_black_hole_is_found, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_quiet_watch_on_a_live_server_stays, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_watch_outliving_its_timeout_ends, setup, teardown),
         cmocka_unit_test_setup_teardown(test_token_file_rotation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_exec_plugin, setup, teardown),
         cmocka_unit_test_setup_teardown(test_exec_plugin_expiry_and_errors, setup, teardown),
