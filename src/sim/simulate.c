@@ -155,7 +155,9 @@ static void on_attempt(void *ctx, const ks_attempt_record *rec) {
     if (!sp) return;
     if (!sp->attempts) sp->order = r->next_order++;
     sp->attempts++;
-    if (r->opts->explain) record_explain(sp, rec);
+    if (r->opts->explain || (r->opts->explain_pod && r->opts->explain_pod == rec->pod->key))
+        record_explain(sp, rec);
+    if (r->opts->on_attempt) r->opts->on_attempt(r->opts->on_attempt_ctx, rec);
 }
 
 /* The backend wrapper sees every deletion: the only pods the scheduler

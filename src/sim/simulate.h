@@ -95,6 +95,13 @@ typedef struct ks_sim_options {
     bool deterministic;
     int32_t percentage_of_nodes_to_score; /* -1: from the configuration */
     int parallelism;                      /* 0: from the configuration */
+    /* Explain this pod's attempts only (pod key; 0: none), when explain
+     * is off: `why` needs one pod's verdicts, not every pod's. */
+    uint64_t explain_pod;
+    /* Called for every attempt (after the result records it), on the
+     * scheduling thread; the record is valid only during the call. */
+    void (*on_attempt)(void *ctx, const ks_attempt_record *rec);
+    void *on_attempt_ctx;
 } ks_sim_options;
 
 typedef struct ks_sim_result {
