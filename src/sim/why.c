@@ -555,6 +555,14 @@ static char *esc(const char *s) {
     return ks_xstrdup(kt_pointer_escape(s, buf, sizeof(buf)));
 }
 
+/* The manifest of node n as given (a node changed by the first change of
+ * a pair was decoded without one). */
+static const ks_tree *node_tree(const ks_cluster *c0, const ks_node *n) {
+    if (n->tree) return n->tree;
+    int at = find_node(c0, ks_str(n->name));
+    return at >= 0 ? c0->nodes.v[at]->tree : NULL;
+}
+
 /* The node's taints the pod does not tolerate (NoSchedule, NoExecute). */
 static uint32_t untolerated(const ks_pod *p, const ks_node *n, const ks_taint **out, uint32_t max) {
     uint32_t k = 0;
@@ -640,7 +648,7 @@ static json_t *toleration_json(const ks_taint *t) {
     return j;
 }
 
-static void gen_taints(const ks_pod *p, const ks_tree *t, const why_capture *cap, const char *only, bool pod_side,
+static void gen_taints(const ks_cluster *c0, const ks_pod *p, const ks_tree *t, const why_capture *cap, const char *only, bool pod_side,
                        cand_list *l) {
     const why_node *best[3];
     uint32_t nb = reps(cap, p, "TaintToleration", only, best, 3);
@@ -676,7 +684,7 @@ static void gen_taints(const ks_pod *p, const ks_tree *t, const why_capture *cap
                        ks_xasprintf("add a toleration for %s to pod %s/%s", ks_sb_str(&desc), ks_str(p->ns), ks_str(p->name)));
         }
         /* Node side: remove the taints from this node. */
-        const ks_tree *tl = tpath(n->tree, "spec", "taints", NULL);
+        const ks_tree *tl = tpath(node_tree(c0, n), "spec", "taints", NULL);
         if (tl && tl->type == KT_SEQ) {
             json_t *ops = json_array();
             ks_strbuf cmd;
@@ -706,12 +714,12 @@ static void gen_taints(const ks_pod *p, const ks_tree *t, const why_capture *cap
     }
 }
 
-static void gen_uncordon(const ks_pod *p, const why_capture *cap, const char *only, cand_list *l) {
+static void gen_uncordon(const ks_cluster *c0, const ks_pod *p, const why_capture *cap, const char *only, cand_list *l) {
     const why_node *best[2];
     uint32_t nb = reps(cap, p, "NodeUnschedulable", only, best, 2);
     for (uint32_t r = 0; r < nb; r++) {
         const ks_node *n = best[r]->node;
-        if (!tpath(n->tree, "spec", "unschedulable", NULL)) continue;
+        if (!tpath(node_tree(c0, n), "spec", "unschedulable", NULL)) continue;
         ks_why_fix *f = cand_new(l, 0);
         node_change(f, KS_WHY_UNCORDON, n, json_pack("[o]", op("remove", "/spec/unschedulable", NULL)),
                     ks_xasprintf("uncordon node %s", ks_str(n->name)), ks_xasprintf("kubectl uncordon %s", ks_str(n->name)));
@@ -761,7 +769,7 @@ static bool needed_labels(const ks_pod *p, const ks_node *n, json_t *labels) {
     return false;
 }
 
-static void gen_affinity(const ks_pod *p, const ks_tree *t, const why_capture *cap, const char *only, bool pod_side,
+static void gen_affinity(const ks_cluster *c0, const ks_pod *p, const ks_tree *t, const why_capture *cap, const char *only, bool pod_side,
                          cand_list *l) {
     if (!any_reason(cap, "NodeAffinity", NULL) && !(cap->prefilter_plugin && !strcmp(cap->prefilter_plugin, "NodeAffinity")))
         return;
@@ -813,7 +821,7 @@ static void gen_affinity(const ks_pod *p, const ks_tree *t, const why_capture *c
         ks_sb_init(&desc);
         ks_sb_init(&cmd);
         ks_sb_printf(&cmd, "kubectl label node %s", ks_str(n->name));
-        bool has_labels = tpath(n->tree, "metadata", "labels", NULL) != NULL;
+        bool has_labels = tpath(node_tree(c0, n), "metadata", "labels", NULL) != NULL;
         const char *k;
         json_t *v;
         json_object_foreach(labels, k, v) {
@@ -1046,7 +1054,7 @@ static void gen_add_node(const ks_pod *p, const why_capture *cap, const ks_clust
     const ks_node *best = NULL;
     for (uint32_t i = 0; i < cap->nnodes; i++) {
         const why_node *n = &cap->nodes[i];
-        if (!n->plugin || strcmp(n->plugin, "NodeResourcesFit") != 0 || !n->node->tree) continue;
+        if (!n->plugin || strcmp(n->plugin, "NodeResourcesFit") != 0 || !node_tree(c0, n->node)) continue;
         if (!alloc_fits(p, n->node)) continue;
         if (!best || n->node->allocatable.milli_cpu < best->allocatable.milli_cpu ||
             (n->node->allocatable.milli_cpu == best->allocatable.milli_cpu &&
@@ -1182,9 +1190,9 @@ static void gen_candidates(why_ctx *w, const ks_pod *p, const ks_tree *t, const 
         if (pod_side) gen_gates(p, t, l);
         return;
     }
-    gen_taints(p, t, cap, only, pod_side, l);
-    gen_uncordon(p, cap, only, l);
-    gen_affinity(p, t, cap, only, pod_side, l);
+    gen_taints(w->c0, p, t, cap, only, pod_side, l);
+    gen_uncordon(w->c0, p, cap, only, l);
+    gen_affinity(w->c0, p, t, cap, only, pod_side, l);
     if (any_reason(cap, "NodeResourcesFit", NULL)) {
         if (pod_side) gen_lower_request(p, t, cap, l);
         gen_evict(p, cap, final, only, l);
@@ -1457,9 +1465,8 @@ static char *preemption_words(const ks_pod *p, const why_capture *cap) {
                             p->priority_class ? " (priorityClassName " : "",
                             p->priority_class ? ks_str(p->priority_class) : "");
     if (cap->postfilter_msg)
-        return ks_xasprintf("%s (preemption only evicts pods of lower priority than %d, respecting "
-                            "PodDisruptionBudgets, on nodes where that is enough)",
-                            cap->postfilter_msg, ks_pod_priority(p));
+        return ks_xasprintf("it cannot help (it may only evict pods of priority below %d, on a node where that makes "
+                            "room): %s", ks_pod_priority(p), cap->postfilter_msg);
     return NULL;
 }
 
