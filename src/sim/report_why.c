@@ -13,12 +13,23 @@ static void print_effects(FILE *out, const ks_why_fix *f, const char *indent) {
         fprintf(out, "%sno other pod affected\n", indent);
         return;
     }
+    /* Other pods the change schedules too: one line. */
+    uint32_t also = 0;
+    for (uint32_t i = 0; i < f->neffects; i++) {
+        const ks_why_effect *e = &f->effects[i];
+        if (e->kind != KS_WHY_ALSO_SCHEDULED) continue;
+        if (also == 0) fprintf(out, "%sschedules other pending pods too: %s (%s)", indent, e->pod, e->after);
+        else if (also < 5) fprintf(out, ", %s (%s)", e->pod, e->after);
+        also++;
+    }
+    if (also > 5) fprintf(out, " and %u more", also - 5);
+    if (also) fputc('\n', out);
     for (uint32_t i = 0; i < f->neffects; i++) {
         const ks_why_effect *e = &f->effects[i];
         switch (e->kind) {
         case KS_WHY_MOVED: fprintf(out, "%s%s lands on %s instead of %s\n", indent, e->pod, e->after, e->before); break;
         case KS_WHY_NOW_PENDING: fprintf(out, "%s%s stays pending (was placed on %s)\n", indent, e->pod, e->before); break;
-        case KS_WHY_ALSO_SCHEDULED: fprintf(out, "%s%s schedules too, on %s\n", indent, e->pod, e->after); break;
+        case KS_WHY_ALSO_SCHEDULED: break;
         case KS_WHY_PREEMPTED: fprintf(out, "%s%s is preempted on %s\n", indent, e->pod, e->before); break;
         case KS_WHY_REPLACED:
             if (e->after) fprintf(out, "%s%s (recreated) lands on %s\n", indent, e->pod, e->after);

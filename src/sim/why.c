@@ -1432,13 +1432,22 @@ static void diagnose(const ks_pod *p, const why_capture *cap, ks_why_pod *wp) {
         c->nodes = ks_xcalloc(nm, sizeof(char *));
         for (uint32_t k = 0; k < nm; k++) c->nodes[c->nnodes++] = ks_xstrdup(ks_str(members[k]->node->name));
         qsort(c->nodes, c->nnodes, sizeof(char *), cmp_str);
-        /* The representative named first is the one closest to fitting. */
+        /* The representative is the node closest to fitting. */
         for (uint32_t k = 1; k < nm; k++)
             if (cmp_rep(members[k], members[0], p) < 0) {
                 const why_node *t = members[0];
                 members[0] = members[k];
                 members[k] = t;
             }
+        /* Named after that node: it goes first, the others by name. */
+        for (uint32_t k = 0; k < c->nnodes; k++) {
+            if (strcmp(c->nodes[k], ks_str(members[0]->node->name)) == 0) {
+                char *t = c->nodes[k];
+                memmove(c->nodes + 1, c->nodes, k * sizeof(char *));
+                c->nodes[0] = t;
+                break;
+            }
+        }
         explain_class(p, cap, c, members, nm);
     }
     free(members);
