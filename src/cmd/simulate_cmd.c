@@ -6,6 +6,7 @@
 #include "cmd/plugin_opts.h"
 #include "framework/fw_metrics.h"
 #include "metrics/sched_metrics.h"
+#include "sim/compare.h"
 #include "sim/report.h"
 #include "sim/simulate.h"
 #include "sim/replay.h"
@@ -36,6 +37,8 @@ static void usage(FILE *f) {
           "  --fail-on-pending    exit 3 when a pod is left unscheduled\n"
           "  --metrics-file FILE  write the scheduler's metrics (Prometheus text) there at the end\n"
           "  --plugin-timing      time every plugin call; print the slowest first to stderr\n"
+          "  --compare FILE       also simulate under the configuration in FILE (B; --config is A)\n"
+          "                       and print the decisions that differ (docs/simulate.md)\n"
           "  --replay EVENTS      differential tests: replay these steps, print the queue's moves\n"
           "  -v=N                 log verbosity (klog levels, to stderr)\n" KS_CLI_LIVE_USAGE KS_PLUGIN_OPTS_USAGE
               KS_FEATURE_GATES_USAGE
@@ -55,6 +58,8 @@ int cmd_simulate(int argc, char **argv) {
     bool fail_on_pending = false, plugin_timing = false;
     const char *metrics_file = NULL;
     const char *replay_path = NULL;
+    const char *compare_path = NULL;
+    ks_config *cfg_b = NULL;
     char *err = NULL;
     int rc = 2;
     ks_cluster *cluster = NULL;
@@ -83,6 +88,9 @@ int cmd_simulate(int argc, char **argv) {
             metrics_file = val;
         } else if (ks_cli_value(argc, argv, &i, "seed", &val, &err)) {
             if (!val || !ks_cli_u64(val, &so.seed)) goto bad_value;
+        } else if (ks_cli_value(argc, argv, &i, "compare", &val, &err)) {
+            if (!val) goto usage_error;
+            compare_path = val;
         } else if (ks_cli_value(argc, argv, &i, "replay", &val, &err)) {
             /* testing only (docs/reference-harness.md, "Event replay") */
             if (!val) goto usage_error;
@@ -123,6 +131,26 @@ int cmd_simulate(int argc, char **argv) {
     cluster = ks_cli_live_cluster(&live, paths, npaths, "simulate");
     if (!cluster) goto out;
 
+    if (compare_path) {
+        if (trace || replay_path) {
+            fprintf(stderr, "ksched simulate: --compare does not go with -o trace or --replay\n");
+            goto out;
+        }
+        cfg_b = ks_cli_load_config(compare_path, ks_default_registry());
+        if (!cfg_b) goto out;
+        ks_compare_result cr;
+        if (!ks_compare(cluster, cfg, co.config_path ? co.config_path : "defaults", cfg_b, compare_path,
+                        ks_default_registry(), &so, &cr, &err)) {
+            fprintf(stderr, "ksched simulate: %s\n", err);
+            goto out;
+        }
+        if (!strcmp(co.output, "table")) ks_compare_report_table(stdout, &cr);
+        else ks_compare_report_json(stdout, &cr, !strcmp(co.output, "yaml"));
+        rc = 0;
+        if (fail_on_pending && (cr.side[0].unschedulable || cr.side[1].unschedulable)) rc = 3;
+        ks_compare_result_free(&cr);
+        goto out;
+    }
     if (replay_path) {
         rc = ks_replay_run(stdout, cluster, cfg, ks_default_registry(), replay_path, &err) ? 0 : 2;
         if (rc) fprintf(stderr, "ksched simulate: %s\n", err);
@@ -183,5 +211,6 @@ out:
     ks_cli_live_free(&live);
     if (cluster) ks_cluster_free(cluster);
     if (cfg) ks_config_free(cfg);
+    if (cfg_b) ks_config_free(cfg_b);
     return rc;
 }

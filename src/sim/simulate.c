@@ -43,6 +43,36 @@ ks_status *ks_sim_extender_bound(ks_scheduler *s, const ks_pod *pod, const char 
     return ks_api_dispatcher_bind_sync(ks_scheduler_dispatcher(s), pod, node);
 }
 
+#define REF_VEC(d, s)                                                          \
+    do {                                                                       \
+        for (uint32_t i_ = 0; i_ < (s).n; i_++) KS_VEC_PUSH(d, KS_OBJECT_REF((s).v[i_])); \
+    } while (0)
+
+ks_cluster *ks_sim_clone_cluster(const ks_cluster *c) {
+    ks_cluster *d = ks_cluster_new();
+    for (uint32_t i = 0; i < c->nodes.n; i++) KS_VEC_PUSH(d->nodes, ks_node_ref(c->nodes.v[i]));
+    for (uint32_t i = 0; i < c->pods.n; i++) KS_VEC_PUSH(d->pods, ks_pod_ref(c->pods.v[i]));
+    REF_VEC(d->priority_classes, c->priority_classes);
+    REF_VEC(d->namespaces, c->namespaces);
+    REF_VEC(d->pvs, c->pvs);
+    REF_VEC(d->pvcs, c->pvcs);
+    REF_VEC(d->storage_classes, c->storage_classes);
+    REF_VEC(d->csinodes, c->csinodes);
+    REF_VEC(d->csi_drivers, c->csi_drivers);
+    REF_VEC(d->csi_capacities, c->csi_capacities);
+    REF_VEC(d->volume_attachments, c->volume_attachments);
+    REF_VEC(d->pdbs, c->pdbs);
+    REF_VEC(d->pod_groups, c->pod_groups);
+    REF_VEC(d->workloads, c->workloads);
+    REF_VEC(d->resource_claims, c->resource_claims);
+    REF_VEC(d->claim_templates, c->claim_templates);
+    REF_VEC(d->resource_slices, c->resource_slices);
+    REF_VEC(d->device_classes, c->device_classes);
+    REF_VEC(d->device_taint_rules, c->device_taint_rules);
+    d->next_input_index = c->next_input_index;
+    return d;
+}
+
 int64_t ks_sim_start_time(const ks_cluster *c) {
     int64_t t = 0;
     for (uint32_t i = 0; i < c->pods.n; i++)

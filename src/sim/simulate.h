@@ -136,6 +136,10 @@ ks_scheduler *ks_sim_start(const ks_scheduler_options *o, char **err);
  * extender reported is made through s's dispatcher (in queue order). */
 ks_status *ks_sim_extender_bound(ks_scheduler *s, const ks_pod *pod, const char *node);
 
+/* A cluster sharing c's objects (each referenced once more): one input
+ * simulated several times (why's changes, compare's configurations). */
+ks_cluster *ks_sim_clone_cluster(const ks_cluster *c);
+
 /* The simulated clock starts at the newest creationTimestamp in the input
  * (so output does not depend on when it runs), or at the epoch. */
 int64_t ks_sim_start_time(const ks_cluster *c);

@@ -171,37 +171,6 @@ static void on_attempt(void *ctx, const ks_attempt_record *rec) {
     if (c) capture_record(c, rec);
 }
 
-#define REF_VEC(d, s)                                                          \
-    do {                                                                       \
-        for (uint32_t i_ = 0; i_ < (s).n; i_++) KS_VEC_PUSH(d, KS_OBJECT_REF((s).v[i_])); \
-    } while (0)
-
-/* A cluster sharing every object of c (each referenced once more). */
-static ks_cluster *clone_cluster(const ks_cluster *c) {
-    ks_cluster *d = ks_cluster_new();
-    for (uint32_t i = 0; i < c->nodes.n; i++) KS_VEC_PUSH(d->nodes, ks_node_ref(c->nodes.v[i]));
-    for (uint32_t i = 0; i < c->pods.n; i++) KS_VEC_PUSH(d->pods, ks_pod_ref(c->pods.v[i]));
-    REF_VEC(d->priority_classes, c->priority_classes);
-    REF_VEC(d->namespaces, c->namespaces);
-    REF_VEC(d->pvs, c->pvs);
-    REF_VEC(d->pvcs, c->pvcs);
-    REF_VEC(d->storage_classes, c->storage_classes);
-    REF_VEC(d->csinodes, c->csinodes);
-    REF_VEC(d->csi_drivers, c->csi_drivers);
-    REF_VEC(d->csi_capacities, c->csi_capacities);
-    REF_VEC(d->volume_attachments, c->volume_attachments);
-    REF_VEC(d->pdbs, c->pdbs);
-    REF_VEC(d->pod_groups, c->pod_groups);
-    REF_VEC(d->workloads, c->workloads);
-    REF_VEC(d->resource_claims, c->resource_claims);
-    REF_VEC(d->claim_templates, c->claim_templates);
-    REF_VEC(d->resource_slices, c->resource_slices);
-    REF_VEC(d->device_classes, c->device_classes);
-    REF_VEC(d->device_taint_rules, c->device_taint_rules);
-    d->next_input_index = c->next_input_index;
-    return d;
-}
-
 static int find_pod(const ks_cluster *c, uint64_t key) {
     for (uint32_t i = 0; i < c->pods.n; i++)
         if (c->pods.v[i]->key == key) return (int)i;
@@ -397,7 +366,7 @@ static void run_free(why_run *r) {
 
 static bool simulate_fix(why_ctx *w, const ks_why_fix *f, uint64_t target, why_run *r, char **err) {
     memset(r, 0, sizeof(*r));
-    ks_cluster *c = clone_cluster(w->c0);
+    ks_cluster *c = ks_sim_clone_cluster(w->c0);
     if (f && !apply_fix(w, c, f, err)) {
         ks_cluster_free(c);
         return false;
@@ -1731,7 +1700,7 @@ bool ks_why(const ks_cluster *cluster, const ks_config *cfg, ks_registry *reg, c
 
     /* The cluster as given. */
     bool ok = false;
-    w.base_cluster = clone_cluster(cluster);
+    w.base_cluster = ks_sim_clone_cluster(cluster);
     ks_sim_options so = w.so;
     so.on_attempt = on_attempt;
     so.on_attempt_ctx = &w;
