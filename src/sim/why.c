@@ -13,7 +13,6 @@
 #include "util/xalloc.h"
 
 #include <jansson.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -913,10 +912,6 @@ static bool is_mirror(const ks_pod *p) {
     return ks_annotations_get(&p->annotations, ks_intern("kubernetes.io/config.mirror")) != NULL;
 }
 
-typedef struct victim {
-    ks_pod *pod;
-} victim;
-
 static int cmp_victim(const void *a, const void *b) {
     const ks_pod *x = *(ks_pod *const *)a, *y = *(ks_pod *const *)b;
     int32_t px = ks_pod_priority(x), py = ks_pod_priority(y);
@@ -1539,12 +1534,6 @@ static const char *node_of_fix(const ks_why_fix *f) {
     return NULL;
 }
 
-static bool fix_touches_pod(const ks_why_fix *f) {
-    for (uint32_t i = 0; i < f->nchanges; i++)
-        if (!strcmp(f->changes[i].object, "Pod") && f->changes[i].kind != KS_WHY_EVICT) return true;
-    return false;
-}
-
 static void why_pod(why_ctx *w, const ks_pod *p, const why_capture *cap, ks_why_pod *wp) {
     const ks_sim_pod *b = base_pod(w, p->key);
     wp->state = b ? b->state : KS_SIM_SCHEDULED;
@@ -1589,7 +1578,6 @@ static void why_pod(why_ctx *w, const ks_pod *p, const why_capture *cap, ks_why_
                 fix_free(s);
                 *s = pair;
             }
-            (void)fix_touches_pod;
             verify(w, p->key, &second, wp, NULL, NULL);
             ks_arena_free(a);
         }
