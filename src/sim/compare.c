@@ -8,6 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* qsort, which must not be given a NULL base even for no elements. */
+static void sort_n(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *)) {
+    if (n > 1) qsort(base, n, size, cmp);
+}
+
 /* The attempt that bound the pod: the last one with a selected node. */
 static const ks_sim_attempt *binding_attempt(const ks_sim_pod *sp) {
     for (uint32_t i = sp->nexplain; i-- > 0;)
@@ -67,7 +72,7 @@ static void side_why(const ks_sim_pod *sp, const char *own, const char *other, k
         int64_t d = a->weighted[(size_t)io * a->nplugins + j] - a->weighted[(size_t)ix * a->nplugins + j];
         if (d) w->deltas[w->ndeltas++] = (ks_compare_delta){a->score_plugins[j], d};
     }
-    qsort(w->deltas, w->ndeltas, sizeof(ks_compare_delta), cmp_delta);
+    sort_n(w->deltas, w->ndeltas, sizeof(ks_compare_delta), cmp_delta);
 }
 
 static void fill_pod(ks_compare_pod *cp, const ks_sim_pod *s[2]) {

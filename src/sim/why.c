@@ -17,6 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* qsort, which must not be given a NULL base even for no elements. */
+static void sort_n(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *)) {
+    if (n > 1) qsort(base, n, size, cmp);
+}
+
 static const char *const change_names[] = {
     [KS_WHY_REMOVE_GATES] = "RemoveSchedulingGates",
     [KS_WHY_TOLERATE] = "AddToleration",
@@ -933,7 +938,7 @@ static uint32_t plan_evictions(const ks_pod *p, const why_node *n, ks_pod **onno
         if (ks_pod_priority(q) >= max_prio) continue;
         cands[nc++] = onnode[i];
     }
-    qsort(cands, nc, sizeof(ks_pod *), cmp_victim);
+    sort_n(cands, nc, sizeof(ks_pod *), cmp_victim);
     why_node t = *n;
     memset(&t.free, 0, sizeof(t.free));
     ks_resource_copy(&t.free, &n->free);
@@ -1129,7 +1134,7 @@ static void gen_priority(const ks_pod *p, const ks_tree *t, const ks_cluster *c0
         ks_priority_class *pc = c0->priority_classes.v[i];
         if (pc->value > ks_pod_priority(p) && pc->preemption_policy != KS_PREEMPT_NEVER) v[n++] = pc;
     }
-    qsort(v, n, sizeof(*v), cmp_class_value);
+    sort_n(v, n, sizeof(*v), cmp_class_value);
     for (uint32_t i = 0; i < n && i < 2; i++) {
         json_t *ops = json_array();
         const ks_tree *spec = kt_get(t, "spec");
@@ -1395,7 +1400,7 @@ static void diagnose(const ks_pod *p, const why_capture *cap, ks_why_pod *wp) {
         for (uint32_t j = 0; j < n->nreasons; j++) c->reasons[j] = ks_xstrdup(n->reasons[j]);
         c->nodes = ks_xcalloc(nm, sizeof(char *));
         for (uint32_t k = 0; k < nm; k++) c->nodes[c->nnodes++] = ks_xstrdup(ks_str(members[k]->node->name));
-        qsort(c->nodes, c->nnodes, sizeof(char *), cmp_str);
+        sort_n(c->nodes, c->nnodes, sizeof(char *), cmp_str);
         /* The representative is the node closest to fitting. */
         for (uint32_t k = 1; k < nm; k++)
             if (cmp_rep(members[k], members[0], p) < 0) {
@@ -1416,15 +1421,16 @@ static void diagnose(const ks_pod *p, const why_capture *cap, ks_why_pod *wp) {
     }
     free(members);
     free(done);
-    qsort(wp->classes + (cap->prefilter_plugin ? 1 : 0), wp->nclasses - (cap->prefilter_plugin ? 1 : 0),
-          sizeof(ks_why_class), cmp_class);
-    qsort(wp->reasons, wp->nreasons, sizeof(ks_why_reason), cmp_reason);
+    if (wp->nclasses > 1)
+        sort_n(wp->classes + (cap->prefilter_plugin ? 1 : 0), wp->nclasses - (cap->prefilter_plugin ? 1 : 0),
+               sizeof(ks_why_class), cmp_class);
+    sort_n(wp->reasons, wp->nreasons, sizeof(ks_why_reason), cmp_reason);
     /* The root cause: the distinct reasons, sorted. */
     ks_strbuf b;
     ks_sb_init(&b);
     char **texts = ks_xcalloc(wp->nreasons + 1, sizeof(char *));
     for (uint32_t i = 0; i < wp->nreasons; i++) texts[i] = wp->reasons[i].text;
-    qsort(texts, wp->nreasons, sizeof(char *), cmp_str);
+    sort_n(texts, wp->nreasons, sizeof(char *), cmp_str);
     for (uint32_t i = 0; i < wp->nreasons; i++) ks_sb_printf(&b, "%s%s", i ? "; " : "", texts[i]);
     free(texts);
     wp->cause = ks_xstrdup(b.len ? ks_sb_str(&b) : "unknown");
@@ -1589,7 +1595,7 @@ static void why_pod(why_ctx *w, const ks_pod *p, const why_capture *cap, ks_why_
         ks_cluster_free(failed[i].final);
     }
     free(failed);
-    qsort(wp->fixes, wp->nfixes, sizeof(ks_why_fix), cmp_fix);
+    sort_n(wp->fixes, wp->nfixes, sizeof(ks_why_fix), cmp_fix);
     uint32_t max = w->o->max_fixes ? w->o->max_fixes : 10;
     while (wp->nfixes > max) fix_free(&wp->fixes[--wp->nfixes]);
 }
@@ -1794,12 +1800,12 @@ bool ks_why(const ks_cluster *cluster, const ks_config *cfg, ks_registry *reg, c
             }
         }
     }
-    qsort(out->cluster_fixes, out->ncluster_fixes, sizeof(ks_why_fix), cmp_unblocks);
+    sort_n(out->cluster_fixes, out->ncluster_fixes, sizeof(ks_why_fix), cmp_unblocks);
     /* Groups largest first; pods keep their group index through a remap. */
     uint32_t *order = ks_xcalloc(out->ngroups + 1, sizeof(uint32_t));
     ks_why_group *sorted = ks_xcalloc(out->ngroups + 1, sizeof(ks_why_group));
     memcpy(sorted, out->groups, out->ngroups * sizeof(ks_why_group));
-    qsort(sorted, out->ngroups, sizeof(ks_why_group), cmp_group);
+    sort_n(sorted, out->ngroups, sizeof(ks_why_group), cmp_group);
     for (uint32_t i = 0; i < out->ngroups; i++)
         for (uint32_t k = 0; k < out->ngroups; k++)
             if (out->groups[k].cause == sorted[i].cause) order[k] = i;
