@@ -64,7 +64,7 @@ CMD_SRCS  := $(wildcard src/cmd/main.c)
 # (docs/building.md, "Tests").
 TEST_SRCS := $(shell find test/unit -name 'test_*.c' | sort)
 TEST_UTIL := $(wildcard test/unit/testutil*.c)
-LIB_OBJS  := $(LIB_SRCS:%.c=$(B)/obj/%.o)
+LIB_OBJS  := $(LIB_SRCS:%.c=$(B)/obj/%.o) $(B)/obj/gen/report_assets.o
 CMD_OBJS  := $(CMD_SRCS:%.c=$(B)/obj/%.o)
 TEST_BINS := $(TEST_SRCS:%.c=$(B)/%)
 TEST_UTIL_OBJS := $(TEST_UTIL:%.c=$(B)/obj/%.o)
@@ -106,6 +106,18 @@ deps:
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+# The HTML report's stylesheet and renderer (src/sim/html/) are plain
+# .css/.js files, compiled into the library as strings (docs/report.md).
+REPORT_ASSETS := src/sim/html/page.css src/sim/html/page.js
+$(B)/gen/report_assets.c: $(REPORT_ASSETS) scripts/embed_text.sh
+	@mkdir -p $(dir $@)
+	scripts/embed_text.sh ks_report_page_css src/sim/html/page.css ks_report_page_js src/sim/html/page.js >$@.tmp
+	@mv $@.tmp $@
+
+$(B)/obj/gen/report_assets.o: $(B)/gen/report_assets.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
 
 $(B)/libksched.a: $(LIB_OBJS)
 	@rm -f $@

@@ -5,6 +5,7 @@
 #include "cmd/live.h"
 #include "cmd/plugin_opts.h"
 #include "sim/capacity.h"
+#include "sim/report_html.h"
 #include "util/log.h"
 
 #include <jansson.h>
@@ -25,7 +26,8 @@ static void usage(FILE *f) {
           "options:\n"
           "  --max N              stop after N replicas\n"
           "  --config FILE        KubeSchedulerConfiguration (default: v1.34 defaults)\n"
-          "  -o, --output FORMAT  table (default) or json\n"
+          "  -o, --output FORMAT  table (default), json or html (one self-contained page)\n"
+          "  --output-file FILE   write the output there instead of to stdout\n"
           "  -v=N                 log verbosity (klog levels, to stderr)\n" KS_CLI_LIVE_USAGE KS_PLUGIN_OPTS_USAGE
               KS_FEATURE_GATES_USAGE
           "  -h, --help           this text\n",
@@ -36,35 +38,35 @@ static int cmp_node(const void *a, const void *b) {
     return strcmp(ks_str(((const ks_capacity_node *)a)->node), ks_str(((const ks_capacity_node *)b)->node));
 }
 
-static void print_table(const ks_pod *tmpl, const ks_capacity_result *r) {
+static void print_table(FILE *out, const ks_pod *tmpl, const ks_capacity_result *r) {
     char cpu[32], mem[32];
     ks_quantity_format_milli(tmpl->requests.milli_cpu, cpu, sizeof(cpu));
     ks_quantity_format_bytes(tmpl->requests.memory, mem, sizeof(mem));
-    printf("Pod %s/%s requests cpu %s, memory %s.\n", ks_str(tmpl->ns), ks_str(tmpl->name), cpu, mem);
-    printf("%u more replica%s fit%s.\n", r->replicas, r->replicas == 1 ? "" : "s",
+    fprintf(out, "Pod %s/%s requests cpu %s, memory %s.\n", ks_str(tmpl->ns), ks_str(tmpl->name), cpu, mem);
+    fprintf(out, "%u more replica%s fit%s.\n", r->replicas, r->replicas == 1 ? "" : "s",
            r->hit_max ? " (stopped at --max)" : "");
     if (r->nper_node) {
         size_t w = 4;
         for (uint32_t i = 0; i < r->nper_node; i++)
             if (ks_strlen(r->per_node[i].node) > w) w = ks_strlen(r->per_node[i].node);
-        printf("\n%-*s  REPLICAS\n", (int)w, "NODE");
+        fprintf(out, "\n%-*s  REPLICAS\n", (int)w, "NODE");
         for (uint32_t i = 0; i < r->nper_node; i++)
-            printf("%-*s  %u\n", (int)w, ks_str(r->per_node[i].node), r->per_node[i].replicas);
+            fprintf(out, "%-*s  %u\n", (int)w, ks_str(r->per_node[i].node), r->per_node[i].replicas);
     }
     if (r->message) {
-        printf("\nThe next replica does not fit: %s\n", r->message);
+        fprintf(out, "\nThe next replica does not fit: %s\n", r->message);
         if (r->nreasons) {
             size_t w = 6;
             for (uint32_t i = 0; i < r->nreasons; i++)
                 if (strlen(r->reasons[i].reason) > w) w = strlen(r->reasons[i].reason);
-            printf("\n%-*s  NODES\n", (int)w, "REASON");
+            fprintf(out, "\n%-*s  NODES\n", (int)w, "REASON");
             for (uint32_t i = 0; i < r->nreasons; i++)
-                printf("%-*s  %u\n", (int)w, r->reasons[i].reason, r->reasons[i].nodes);
+                fprintf(out, "%-*s  %u\n", (int)w, r->reasons[i].reason, r->reasons[i].nodes);
         }
     }
 }
 
-static void print_json(const ks_pod *tmpl, const ks_capacity_result *r) {
+static void print_json(FILE *out, const ks_pod *tmpl, const ks_capacity_result *r) {
     json_t *o = json_object(), *nodes = json_object(), *reasons = json_object();
     char *pod = NULL;
     int n = asprintf(&pod, "%s/%s", ks_str(tmpl->ns), ks_str(tmpl->name));
@@ -87,7 +89,7 @@ static void print_json(const ks_pod *tmpl, const ks_capacity_result *r) {
         json_decref(reasons);
     }
     char *s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    puts(s);
+    fprintf(out, "%s\n", s);
     free(s);
     json_decref(o);
 }
@@ -133,8 +135,8 @@ int cmd_capacity(int argc, char **argv) {
         usage(stderr);
         goto out;
     }
-    if (strcmp(co.output, "table") && strcmp(co.output, "json")) {
-        fprintf(stderr, "ksched capacity: unknown output format \"%s\" (table, json)\n", co.output);
+    if (strcmp(co.output, "table") && strcmp(co.output, "json") && strcmp(co.output, "html")) {
+        fprintf(stderr, "ksched capacity: unknown output format \"%s\" (table, json, html)\n", co.output);
         goto out;
     }
     cfg = ks_cli_common_setup(&co, "capacity");
@@ -155,10 +157,20 @@ int cmd_capacity(int argc, char **argv) {
         goto out;
     }
     if (res.nper_node) qsort(res.per_node, res.nper_node, sizeof(*res.per_node), cmp_node);
-    if (!strcmp(co.output, "json")) print_json(tmpl, &res);
-    else print_table(tmpl, &res);
+    FILE *out = ks_cli_output_open(&co, "capacity");
+    if (out) {
+        if (!strcmp(co.output, "json")) {
+            print_json(out, tmpl, &res);
+        } else if (!strcmp(co.output, "html")) {
+            ks_report_inputs in = {.command = "capacity", .argc = argc, .argv = argv, .paths = paths,
+                                   .npaths = npaths, .config_path = co.config_path, .seed = 1};
+            ks_report_html_capacity(out, cluster, tmpl, &res, &in);
+        } else {
+            print_table(out, tmpl, &res);
+        }
+        if (ks_cli_output_close(&co, out, "capacity")) rc = 0;
+    }
     ks_capacity_result_free(&res);
-    rc = 0;
     goto out;
 usage_error:
     fprintf(stderr, "ksched capacity: %s\n", err ? err : "missing value");

@@ -93,6 +93,10 @@ int ks_cli_common_parse(ks_cli_common *c, int argc, char **argv, int *i, char **
         c->output = val;
         return val ? 1 : -1;
     }
+    if (ks_cli_value(argc, argv, i, "output-file", &val, err)) {
+        c->output_file = val;
+        return val ? 1 : -1;
+    }
     if (ks_cli_value(argc, argv, i, "feature-gates", &val, err)) {
         if (!val) return -1;
         KS_GROW(c->gates, c->gates_cap, c->ngates + 1);
@@ -125,4 +129,20 @@ void ks_cli_common_free(ks_cli_common *c) {
     free(c->gates);
     c->gates = NULL;
     c->ngates = c->gates_cap = 0;
+}
+
+FILE *ks_cli_output_open(const ks_cli_common *c, const char *cmd) {
+    if (!c->output_file || !strcmp(c->output_file, "-")) return stdout;
+    FILE *f = fopen(c->output_file, "w");
+    if (!f) fprintf(stderr, "ksched %s: cannot write %s: %s\n", cmd, c->output_file, strerror(errno));
+    return f;
+}
+
+bool ks_cli_output_close(const ks_cli_common *c, FILE *f, const char *cmd) {
+    bool ok = fflush(f) == 0 && !ferror(f);
+    if (f != stdout && fclose(f) != 0) ok = false;
+    if (!ok)
+        fprintf(stderr, "ksched %s: cannot write %s\n", cmd,
+                c->output_file && strcmp(c->output_file, "-") ? c->output_file : "the output");
+    return ok;
 }

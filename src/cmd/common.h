@@ -11,6 +11,7 @@
 #include <ksched/ksched.h>
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdint.h>
 
 /* Match option `name` in argv[*i] as "--name V", "--name=V", "-name V" or
@@ -27,6 +28,7 @@ typedef struct ks_cli_common {
     ks_plugin_opts plugins;
     const char *config_path; /* NULL: the defaults */
     const char *output;      /* preset to the command's default */
+    const char *output_file; /* --output-file: NULL for stdout */
     const char **gates;      /* --feature-gates values (argv's strings) */
     size_t ngates, gates_cap;
 } ks_cli_common;
@@ -39,6 +41,11 @@ int ks_cli_common_parse(ks_cli_common *c, int argc, char **argv, int *i, char **
  * errors are printed prefixed with "ksched <cmd>: "; NULL then. */
 ks_config *ks_cli_common_setup(ks_cli_common *c, const char *cmd);
 void ks_cli_common_free(ks_cli_common *c);
+/* Where the answer goes: --output-file (created or truncated) or stdout;
+ * NULL with the error printed. Close it with ks_cli_output_close, which
+ * reports a failed write (false). */
+FILE *ks_cli_output_open(const ks_cli_common *c, const char *cmd);
+bool ks_cli_output_close(const ks_cli_common *c, FILE *f, const char *cmd);
 
 /* The configuration in path (NULL: the v1.34 defaults), resolved against
  * the registry. Errors are printed to stderr; NULL then. */

@@ -8,6 +8,7 @@
 #include "metrics/sched_metrics.h"
 #include "sim/compare.h"
 #include "sim/report.h"
+#include "sim/report_html.h"
 #include "sim/simulate.h"
 #include "sim/replay.h"
 #include "sim/trace.h"
@@ -28,7 +29,9 @@ static void usage(FILE *f) {
           "\n"
           "options:\n"
           "  --config FILE        KubeSchedulerConfiguration (default: v1.34 defaults)\n"
-          "  -o, --output FORMAT  table (default), json, yaml, or trace (differential tests)\n"
+          "  -o, --output FORMAT  table (default), json, yaml, html (one self-contained page,\n"
+          "                       with --explain's detail), or trace (differential tests)\n"
+          "  --output-file FILE   write the output there instead of to stdout\n"
           "  --explain            every plugin's verdict and score on every node\n"
           "  --seed N             seed for picking among equally scored nodes (default 1)\n"
           "  --tie-break RULE     random (default, seeded) or name: the smallest node name\n"
@@ -120,11 +123,14 @@ int cmd_simulate(int argc, char **argv) {
         usage(stderr);
         goto out;
     }
-    bool trace = !strcmp(co.output, "trace");
-    if (!trace && strcmp(co.output, "table") && strcmp(co.output, "json") && strcmp(co.output, "yaml")) {
-        fprintf(stderr, "ksched simulate: unknown output format \"%s\" (table, json, yaml, trace)\n", co.output);
+    bool trace = !strcmp(co.output, "trace"), html = !strcmp(co.output, "html");
+    if (!trace && !html && strcmp(co.output, "table") && strcmp(co.output, "json") && strcmp(co.output, "yaml")) {
+        fprintf(stderr, "ksched simulate: unknown output format \"%s\" (table, json, yaml, html, trace)\n",
+                co.output);
         goto out;
     }
+    /* the page shows every pod's Filter and Score tables */
+    if (html) so.explain = true;
 
     cfg = ks_cli_common_setup(&co, "simulate");
     if (!cfg) goto out;
@@ -169,8 +175,25 @@ int cmd_simulate(int argc, char **argv) {
         fprintf(stderr, "ksched simulate: %s\n", err);
         goto out;
     }
-    if (!strcmp(co.output, "table")) ks_report_table(stdout, &res, so.explain);
-    else ks_report_list(stdout, &res, so.explain, !strcmp(co.output, "yaml"));
+    FILE *out = ks_cli_output_open(&co, "simulate");
+    if (!out) {
+        ks_sim_result_free(&res);
+        goto out;
+    }
+    if (html) {
+        ks_report_inputs in = {.command = "simulate", .argc = argc, .argv = argv, .paths = paths,
+                               .npaths = npaths, .config_path = co.config_path, .seed = so.seed,
+                               .deterministic = so.deterministic};
+        ks_report_html_simulate(out, &res, &in);
+    } else if (!strcmp(co.output, "table")) {
+        ks_report_table(out, &res, so.explain);
+    } else {
+        ks_report_list(out, &res, so.explain, !strcmp(co.output, "yaml"));
+    }
+    if (!ks_cli_output_close(&co, out, "simulate")) {
+        ks_sim_result_free(&res);
+        goto out;
+    }
     ks_infof(1, "simulated %u pending pods, %llu attempts, %.3f s of simulated time, %.3f s wall",
              res.npods, (unsigned long long)res.attempts, (double)(res.end_ns - res.start_ns) / 1e9,
              res.wall_seconds);

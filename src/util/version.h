@@ -5,5 +5,7 @@
 
 #define KS_VERSION "0.1.0"
 #define KS_COMPAT "v1.34"
+/* the exact release (the Go module the differential tests run) */
+#define KS_REFERENCE "v1.34.1"
 
 #endif

@@ -1,0 +1,860 @@
+/* -o html: the page's data. The cluster (nodes with what is allocatable
+ * and requested per resource, taints, labels, the pods on them), the
+ * pending pods with each attempt's Filter verdicts and Score table, and the
+ * inputs, as compact JSON the inline renderer reads (docs/report.md,
+ * "Data"). Node and pod rows refer to nodes by position and to repeated
+ * text through a string table, so a 1,000-node / 5,000-pod page stays a
+ * few megabytes. */
+#include "sim/report_html.h"
+#include "api/dra.h"
+#include "sim/page_json.h"
+#include "sim/report.h"
+#include "util/hash.h"
+#include "util/intern.h"
+#include "util/version.h"
+#include "util/xalloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Explain detail is written while the page's data is below this size;
+ * pods after that keep their outcome and reasons only (the page says how
+ * many). 3.5 MB leaves room for the cluster under the 5 MB a 1,000-node /
+ * 5,000-pod page is meant to stay within (docs/report.md, "Size"). */
+#define EXPLAIN_BUDGET_BYTES (3500u * 1000u)
+/* Score rows kept per attempt: all of them for small clusters; for large
+ * ones the best nodes (and the chosen one), as many as fit 25,000 rows
+ * over all pods (a row is about 60 bytes), never fewer than 3. */
+#define SCORE_ROWS_TOTAL 25000u
+#define SCORE_ROWS_MAX 20u
+#define SCORE_ROWS_MIN 3u
+/* The config file is embedded as text when it is smaller than this. */
+#define CONFIG_TEXT_MAX (256u * 1024u)
+
+typedef enum { COL_CPU, COL_MEMORY, COL_PODS, COL_EPHEMERAL, COL_SCALAR, COL_DRA } col_kind;
+
+typedef struct column {
+    col_kind kind;
+    ks_id scalar;        /* COL_SCALAR */
+    const char *driver;  /* COL_DRA */
+} column;
+
+typedef struct page {
+    ks_strbuf b;
+    ks_pj_strings strs;
+    const ks_cluster *c;
+    ks_map node_pos;     /* node name id + 1 -> position + 1 */
+    column *cols;
+    size_t ncols, cols_cap;
+    uint32_t score_rows; /* per attempt */
+    size_t explain_omitted;
+    int64_t *preemptor;  /* per victim: the pending pod's position, -1 */
+} page;
+
+static void put_strref(page *pg, const char *s) { ks_pj_i64(&pg->b, ks_pj_string(&pg->strs, s)); }
+
+static int64_t node_pos(const page *pg, ks_id name) {
+    uintptr_t p = (uintptr_t)ks_map_get(&pg->node_pos, (uint64_t)name + 1);
+    return p ? (int64_t)p - 1 : -1;
+}
+
+static int64_t node_pos_name(const page *pg, const char *name) {
+    if (!name) return -1;
+    ks_id id = ks_intern_find(name);
+    return id ? node_pos(pg, id) : -1;
+}
+
+static bool pod_counts(const ks_pod *p) {
+    if (!p->node_name || ks_pod_is_terminating(p)) return false;
+    return p->phase != KS_PHASE_SUCCEEDED && p->phase != KS_PHASE_FAILED;
+}
+
+static int cmp_id_name(const void *a, const void *b) {
+    return strcmp(ks_str(*(const ks_id *)a), ks_str(*(const ks_id *)b));
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static void add_col(page *pg, column c) {
+    KS_GROW(pg->cols, pg->cols_cap, pg->ncols + 1);
+    pg->cols[pg->ncols++] = c;
+}
+
+/* cpu, memory, pods; ephemeral storage when some pod asks for it; every
+ * scalar resource some node offers; one column per DRA driver that
+ * publishes devices on a node (devices counted). */
+static void choose_columns(page *pg) {
+    const ks_cluster *c = pg->c;
+    add_col(pg, (column){.kind = COL_CPU});
+    add_col(pg, (column){.kind = COL_MEMORY});
+    add_col(pg, (column){.kind = COL_PODS});
+    bool eph = false;
+    for (uint32_t i = 0; i < c->pods.n && !eph; i++) eph = c->pods.v[i]->requests.ephemeral_storage > 0;
+    if (eph) add_col(pg, (column){.kind = COL_EPHEMERAL});
+
+    ks_id *sc = NULL;
+    size_t nsc = 0, cap = 0;
+    for (uint32_t i = 0; i < c->nodes.n; i++) {
+        const ks_resource *a = &c->nodes.v[i]->allocatable;
+        for (uint32_t j = 0; j < a->nscalar; j++) {
+            if (a->scalars[j].val <= 0) continue; /* kind reports hugepages: "0" */
+            bool seen = false;
+            for (size_t k = 0; k < nsc && !seen; k++) seen = sc[k] == a->scalars[j].name;
+            if (seen) continue;
+            KS_GROW(sc, cap, nsc + 1);
+            sc[nsc++] = a->scalars[j].name;
+        }
+    }
+    if (nsc) qsort(sc, nsc, sizeof(ks_id), cmp_id_name);
+    for (size_t k = 0; k < nsc; k++) add_col(pg, (column){.kind = COL_SCALAR, .scalar = sc[k]});
+    free(sc);
+
+    const char **drv = NULL;
+    size_t ndrv = 0;
+    cap = 0;
+    for (uint32_t i = 0; i < c->resource_slices.n; i++) {
+        const ks_resource_slice *s = c->resource_slices.v[i];
+        if (!s->node_name || !s->ndevices || !s->driver) continue;
+        bool seen = false;
+        for (size_t k = 0; k < ndrv && !seen; k++) seen = strcmp(drv[k], s->driver) == 0;
+        if (seen) continue;
+        KS_GROW(drv, cap, ndrv + 1);
+        drv[ndrv++] = s->driver;
+    }
+    if (ndrv) qsort(drv, ndrv, sizeof(char *), cmp_str);
+    for (size_t k = 0; k < ndrv; k++) add_col(pg, (column){.kind = COL_DRA, .driver = drv[k]});
+    free(drv);
+}
+
+static void write_columns(page *pg) {
+    ks_sb_putc(&pg->b, '[');
+    for (size_t i = 0; i < pg->ncols; i++) {
+        const column *col = &pg->cols[i];
+        const char *name = "", *unit = "count";
+        char buf[300];
+        switch (col->kind) {
+        case COL_CPU: name = "cpu", unit = "cpu"; break;
+        case COL_MEMORY: name = "memory", unit = "bytes"; break;
+        case COL_PODS: name = "pods"; break;
+        case COL_EPHEMERAL: name = "ephemeral-storage", unit = "bytes"; break;
+        case COL_SCALAR:
+            name = ks_str(col->scalar);
+            if (!strncmp(name, "hugepages-", 10)) unit = "bytes";
+            break;
+        case COL_DRA:
+            snprintf(buf, sizeof buf, "%s devices", col->driver);
+            name = buf, unit = "devices";
+            break;
+        }
+        if (i) ks_sb_putc(&pg->b, ',');
+        ks_sb_puts(&pg->b, "{\"name\":");
+        ks_pj_str(&pg->b, name);
+        ks_sb_puts(&pg->b, ",\"unit\":");
+        ks_pj_str(&pg->b, unit);
+        ks_sb_putc(&pg->b, '}');
+    }
+    ks_sb_putc(&pg->b, ']');
+}
+
+static int64_t col_value(const column *col, const ks_resource *r, int64_t pods) {
+    switch (col->kind) {
+    case COL_CPU: return r->milli_cpu;
+    case COL_MEMORY: return r->memory;
+    case COL_PODS: return pods;
+    case COL_EPHEMERAL: return r->ephemeral_storage;
+    case COL_SCALAR: return ks_resource_get(r, col->scalar);
+    case COL_DRA: return 0;
+    }
+    return 0;
+}
+
+static const char *effect_name(ks_effect e) {
+    switch (e) {
+    case KS_EFFECT_NO_SCHEDULE: return "NoSchedule";
+    case KS_EFFECT_PREFER_NO_SCHEDULE: return "PreferNoSchedule";
+    case KS_EFFECT_NO_EXECUTE: return "NoExecute";
+    default: return "";
+    }
+}
+
+/* Labels every node has in some form and that say nothing a column does
+ * not: the hostname and the deprecated beta copies. */
+static bool label_shown(const char *key) {
+    return strcmp(key, "kubernetes.io/hostname") != 0 && strncmp(key, "beta.kubernetes.io/", 19) != 0;
+}
+
+static const char *node_zone(const ks_node *n) {
+    static ks_id zone, beta;
+    if (!zone) {
+        zone = ks_intern("topology.kubernetes.io/zone");
+        beta = ks_intern("failure-domain.beta.kubernetes.io/zone");
+    }
+    ks_id v;
+    if (ks_labels_get(&n->labels, zone, &v) || ks_labels_get(&n->labels, beta, &v)) return ks_str(v);
+    return "";
+}
+
+/* Per node, per column: requested and allocatable, taints, labels, pods. */
+static void write_nodes(page *pg) {
+    const ks_cluster *c = pg->c;
+    uint32_t nn = c->nodes.n;
+    ks_resource *req = ks_xcalloc(nn ? nn : 1, sizeof(ks_resource));
+    int64_t *npods = ks_xcalloc(nn ? nn : 1, sizeof(int64_t));
+    uint32_t **pods = ks_xcalloc(nn ? nn : 1, sizeof(uint32_t *));
+    uint32_t *pods_cap = ks_xcalloc(nn ? nn : 1, sizeof(uint32_t));
+    for (uint32_t i = 0; i < c->pods.n; i++) {
+        const ks_pod *p = c->pods.v[i];
+        if (!pod_counts(p)) continue;
+        int64_t k = node_pos(pg, p->node_name);
+        if (k < 0) continue;
+        ks_resource_add(&req[k], NULL, &p->requests);
+        KS_GROW(pods[k], pods_cap[k], (size_t)npods[k] + 1);
+        pods[k][npods[k]++] = i;
+    }
+    /* DRA: devices published on each node, and those a claim holds */
+    ks_map allocated;
+    ks_map_init(&allocated);
+    for (uint32_t i = 0; i < c->resource_claims.n; i++) {
+        const ks_allocation_result *al = c->resource_claims.v[i]->allocation;
+        for (uint32_t k = 0; al && k < al->nresults; k++)
+            ks_map_put(&allocated, al->results[k].id_hash | 1, (void *)1);
+    }
+
+    ks_strbuf *b = &pg->b;
+    ks_sb_putc(b, '[');
+    for (uint32_t i = 0; i < nn; i++) {
+        const ks_node *n = c->nodes.v[i];
+        if (i) ks_sb_putc(b, ',');
+        ks_sb_puts(b, "{\"n\":");
+        ks_pj_str(b, ks_str(n->name));
+        ks_sb_puts(b, ",\"z\":");
+        put_strref(pg, node_zone(n));
+        if (n->unschedulable) ks_sb_puts(b, ",\"u\":1");
+        ks_sb_puts(b, ",\"a\":[");
+        for (size_t k = 0; k < pg->ncols; k++) {
+            const column *col = &pg->cols[k];
+            int64_t v = col_value(col, &n->allocatable, n->allocatable.allowed_pods);
+            int64_t used = col_value(col, &req[i], npods[i]);
+            if (col->kind == COL_DRA) {
+                v = used = 0;
+                for (uint32_t s = 0; s < c->resource_slices.n; s++) {
+                    const ks_resource_slice *sl = c->resource_slices.v[s];
+                    if (sl->node_name != n->name || !sl->driver || strcmp(sl->driver, col->driver)) continue;
+                    v += sl->ndevices;
+                    for (uint32_t d = 0; d < sl->ndevices; d++)
+                        if (ks_map_get(&allocated, sl->devices[d].id_hash | 1)) used++;
+                }
+            }
+            if (k) ks_sb_putc(b, ',');
+            ks_pj_i64(b, v);
+            ks_sb_putc(b, ',');
+            ks_pj_i64(b, used);
+        }
+        ks_sb_puts(b, "],\"t\":[");
+        for (uint32_t k = 0; k < n->ntaints; k++) {
+            const ks_taint *t = &n->taints[k];
+            char *s = ks_xasprintf("%s%s%s:%s", ks_str(t->key), t->value ? "=" : "", t->value ? ks_str(t->value) : "",
+                                   effect_name(t->effect));
+            if (k) ks_sb_putc(b, ',');
+            put_strref(pg, s);
+            free(s);
+        }
+        ks_sb_puts(b, "],\"l\":[");
+        bool first = true;
+        for (uint32_t k = 0; k < n->labels.n; k++) {
+            const char *key = ks_str(n->labels.kv[k].key);
+            if (!label_shown(key)) continue;
+            char *s = ks_xasprintf("%s=%s", key, ks_str(n->labels.kv[k].value));
+            if (!first) ks_sb_putc(b, ',');
+            first = false;
+            put_strref(pg, s);
+            free(s);
+        }
+        ks_sb_puts(b, "],\"p\":[");
+        for (int64_t k = 0; k < npods[i]; k++) {
+            const ks_pod *p = c->pods.v[pods[i][k]];
+            char *s = ks_xasprintf("%s/%s", ks_str(p->ns), ks_str(p->name));
+            if (k) ks_sb_putc(b, ',');
+            ks_pj_str(b, s);
+            free(s);
+        }
+        ks_sb_puts(b, "]}");
+        ks_resource_fini(&req[i]);
+        free(pods[i]);
+    }
+    ks_sb_putc(b, ']');
+    ks_map_free(&allocated);
+    free(req);
+    free(npods);
+    free(pods);
+    free(pods_cap);
+}
+
+static void write_time(page *pg, const char *key, int64_t ns) {
+    char t[48];
+    ks_format_time(ns, false, t, sizeof t);
+    ks_pj_key(&pg->b, key, false);
+    ks_pj_str(&pg->b, t);
+}
+
+/* A sorted list of node positions as inclusive ranges: [a,b,c,d] is a..b
+ * and c..d. Nodes that passed (or failed alike) are mostly contiguous. */
+static void write_ranges(ks_strbuf *b, uint32_t *v, size_t n) {
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
+            uint32_t x = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = x;
+        }
+    ks_sb_putc(b, '[');
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j + 1 < n && v[j + 1] == v[j] + 1) j++;
+        if (i) ks_sb_putc(b, ',');
+        ks_pj_i64(b, v[i]);
+        ks_sb_putc(b, ',');
+        ks_pj_i64(b, v[j]);
+        i = j + 1;
+    }
+    ks_sb_putc(b, ']');
+}
+
+typedef struct vgroup {
+    const ks_sim_verdict *first; /* plugin and reasons of the group */
+    uint32_t *nodes;
+    size_t n, cap;
+} vgroup;
+
+static bool same_verdict(const ks_sim_verdict *a, const ks_sim_verdict *b) {
+    if ((a->code == KS_SUCCESS) != (b->code == KS_SUCCESS)) return false;
+    if (a->code == KS_SUCCESS) return true;
+    if (strcmp(a->plugin, b->plugin) || a->nreasons != b->nreasons) return false;
+    for (uint32_t i = 0; i < a->nreasons; i++)
+        if (strcmp(a->reasons[i], b->reasons[i])) return false;
+    return true;
+}
+
+/* Filter verdicts grouped by outcome: [plugin or -1 (passed), [reasons],
+ * [node ranges]]. Groups are few (one per distinct reason), so the linear
+ * search is cheap. */
+static void write_verdicts(page *pg, const ks_sim_attempt *a) {
+    vgroup *g = NULL;
+    size_t ng = 0, gcap = 0;
+    for (uint32_t i = 0; i < a->nverdicts; i++) {
+        const ks_sim_verdict *v = &a->verdicts[i];
+        int64_t pos = node_pos(pg, v->node);
+        if (pos < 0) continue;
+        size_t k = 0;
+        while (k < ng && !same_verdict(g[k].first, v)) k++;
+        if (k == ng) {
+            KS_GROW(g, gcap, ng + 1);
+            memset(&g[ng], 0, sizeof(*g));
+            g[ng++].first = v;
+        }
+        KS_GROW(g[k].nodes, g[k].cap, g[k].n + 1);
+        g[k].nodes[g[k].n++] = (uint32_t)pos;
+    }
+    ks_strbuf *b = &pg->b;
+    ks_sb_putc(b, '[');
+    for (size_t k = 0; k < ng; k++) {
+        const ks_sim_verdict *v = g[k].first;
+        if (k) ks_sb_putc(b, ',');
+        ks_sb_putc(b, '[');
+        if (v->code == KS_SUCCESS) ks_sb_puts(b, "-1");
+        else put_strref(pg, v->plugin);
+        ks_sb_puts(b, ",[");
+        for (uint32_t r = 0; v->code != KS_SUCCESS && r < v->nreasons; r++) {
+            if (r) ks_sb_putc(b, ',');
+            put_strref(pg, v->reasons[r]);
+        }
+        ks_sb_putc(b, ']');
+        if (v->code != KS_SUCCESS) {
+            ks_sb_putc(b, ',');
+            ks_pj_str(b, ks_code_name(v->code));
+        } else {
+            ks_sb_puts(b, ",\"\"");
+        }
+        ks_sb_putc(b, ',');
+        write_ranges(b, g[k].nodes, g[k].n);
+        ks_sb_putc(b, ']');
+        free(g[k].nodes);
+    }
+    ks_sb_putc(b, ']');
+    free(g);
+}
+
+static const ks_sim_attempt *sort_attempt;
+
+static int cmp_score_row(const void *x, const void *y) {
+    uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
+    const ks_sim_attempt *a = sort_attempt;
+    if (a->total[i] != a->total[j]) return a->total[i] > a->total[j] ? -1 : 1;
+    return strcmp(ks_str(a->scored_nodes[i]), ks_str(a->scored_nodes[j]));
+}
+
+/* The score table: the best rows by total (and the chosen node), each
+ * [node, total, raw per plugin..., normalized per plugin...]; weighted is
+ * normalized x weight (the page multiplies). */
+static void write_scores(page *pg, const ks_sim_attempt *a) {
+    ks_strbuf *b = &pg->b;
+    uint32_t *rows = ks_xcalloc(a->nscored ? a->nscored : 1, sizeof(uint32_t));
+    for (uint32_t i = 0; i < a->nscored; i++) rows[i] = i;
+    sort_attempt = a;
+    if (a->nscored) qsort(rows, a->nscored, sizeof(uint32_t), cmp_score_row);
+    uint32_t keep = a->nscored < pg->score_rows ? a->nscored : pg->score_rows;
+    ks_id sel = a->selected_node ? ks_intern_find(a->selected_node) : 0;
+    bool has_sel = false;
+    for (uint32_t i = 0; i < keep; i++) has_sel |= a->scored_nodes[rows[i]] == sel;
+    if (!has_sel && sel) {
+        for (uint32_t i = keep; i < a->nscored; i++)
+            if (a->scored_nodes[rows[i]] == sel) {
+                rows[keep++] = rows[i];
+                break;
+            }
+    }
+    ks_sb_putc(b, '[');
+    for (uint32_t r = 0; r < keep; r++) {
+        uint32_t i = rows[r];
+        if (r) ks_sb_putc(b, ',');
+        ks_sb_putc(b, '[');
+        ks_pj_i64(b, node_pos(pg, a->scored_nodes[i]));
+        ks_sb_putc(b, ',');
+        ks_pj_i64(b, a->total[i]);
+        for (uint32_t j = 0; j < a->nplugins; j++) {
+            ks_sb_putc(b, ',');
+            ks_pj_i64(b, a->raw[(size_t)i * a->nplugins + j]);
+        }
+        for (uint32_t j = 0; j < a->nplugins; j++) {
+            ks_sb_putc(b, ',');
+            ks_pj_i64(b, a->normalized[(size_t)i * a->nplugins + j]);
+        }
+        ks_sb_putc(b, ']');
+    }
+    ks_sb_putc(b, ']');
+    free(rows);
+}
+
+static void write_attempt(page *pg, const ks_sim_attempt *a) {
+    ks_strbuf *b = &pg->b;
+    ks_sb_puts(b, "{\"no\":");
+    ks_pj_i64(b, a->number);
+    write_time(pg, "t", a->time_ns);
+    if (a->requeue_event) {
+        ks_pj_key(b, "rq", false);
+        ks_pj_str(b, a->requeue_event);
+        ks_pj_key(b, "rqp", false);
+        ks_pj_str(b, a->requeue_plugin);
+    }
+    if (a->pre_filter_code != KS_SUCCESS) {
+        ks_pj_key(b, "pre", false);
+        ks_sb_putc(b, '[');
+        put_strref(pg, a->pre_filter_plugin ? a->pre_filter_plugin : "");
+        ks_sb_putc(b, ',');
+        ks_pj_str(b, ks_code_name(a->pre_filter_code));
+        ks_sb_putc(b, ',');
+        ks_pj_str(b, a->pre_filter_message ? a->pre_filter_message : "");
+        ks_sb_putc(b, ']');
+    }
+    if (a->pre_filter_narrowed) ks_sb_puts(b, ",\"narrowed\":1");
+    ks_pj_key(b, "fp", false);
+    ks_sb_putc(b, '[');
+    for (uint32_t i = 0; i < a->nfilter_plugins; i++) {
+        if (i) ks_sb_putc(b, ',');
+        put_strref(pg, a->filter_plugins[i]);
+    }
+    ks_sb_putc(b, ']');
+    ks_pj_key(b, "nv", false);
+    ks_pj_i64(b, a->nverdicts);
+    ks_pj_key(b, "vg", false);
+    write_verdicts(pg, a);
+    ks_pj_key(b, "sp", false);
+    ks_sb_putc(b, '[');
+    for (uint32_t i = 0; i < a->nplugins; i++) {
+        if (i) ks_sb_putc(b, ',');
+        put_strref(pg, a->score_plugins[i]);
+    }
+    ks_sb_puts(b, "],\"w\":[");
+    for (uint32_t i = 0; i < a->nplugins; i++) {
+        if (i) ks_sb_putc(b, ',');
+        ks_pj_i64(b, a->weights[i]);
+    }
+    ks_sb_putc(b, ']');
+    ks_pj_key(b, "nsc", false);
+    ks_pj_i64(b, a->nscored);
+    ks_pj_key(b, "sc", false);
+    write_scores(pg, a);
+    ks_pj_key(b, "sel", false);
+    ks_pj_i64(b, node_pos_name(pg, a->selected_node));
+    if (a->message) {
+        ks_pj_key(b, "msg", false);
+        ks_pj_str(b, a->message);
+    }
+    if (a->post_filter_ran) {
+        ks_pj_key(b, "pf", false);
+        ks_sb_putc(b, '[');
+        put_strref(pg, a->post_filter_plugin && a->post_filter_plugin[0] ? a->post_filter_plugin : "DefaultPreemption");
+        ks_sb_putc(b, ',');
+        ks_pj_str(b, ks_code_name(a->post_filter_code));
+        ks_sb_putc(b, ',');
+        ks_pj_str(b, a->post_filter_message ? a->post_filter_message : "");
+        ks_sb_putc(b, ',');
+        ks_pj_i64(b, node_pos_name(pg, a->nominated_node));
+        ks_sb_putc(b, ']');
+    }
+    ks_sb_putc(b, '}');
+}
+
+/* The reasons of an attempt's rejected nodes counted as kube-scheduler's
+ * FitError counts them: one per reason per node, each printed as
+ * "<count> <reason>" and the strings sorted. [[count, reason], ...]. */
+static void write_histogram(page *pg, const ks_sim_attempt *a) {
+    ks_map counts;
+    ks_map_init(&counts);
+    ks_id *order = NULL;
+    size_t n = 0, cap = 0;
+    for (uint32_t i = 0; i < a->nverdicts; i++) {
+        const ks_sim_verdict *v = &a->verdicts[i];
+        if (v->code == KS_SUCCESS) continue;
+        for (uint32_t r = 0; r < v->nreasons; r++) {
+            ks_id id = ks_intern(v->reasons[r]);
+            uintptr_t c = (uintptr_t)ks_map_get(&counts, (uint64_t)id + 1);
+            if (!c) {
+                KS_GROW(order, cap, n + 1);
+                order[n++] = id;
+            }
+            ks_map_put(&counts, (uint64_t)id + 1, (void *)(c + 1));
+        }
+    }
+    char **lines = ks_xcalloc(n ? n : 1, sizeof(char *));
+    for (size_t i = 0; i < n; i++)
+        lines[i] = ks_xasprintf("%zu %s", (size_t)(uintptr_t)ks_map_get(&counts, (uint64_t)order[i] + 1),
+                                ks_str(order[i]));
+    if (n) qsort(lines, n, sizeof(char *), cmp_str);
+    ks_strbuf *b = &pg->b;
+    ks_sb_putc(b, '[');
+    for (size_t i = 0; i < n; i++) {
+        char *sp = strchr(lines[i], ' ');
+        *sp = 0;
+        if (i) ks_sb_putc(b, ',');
+        ks_sb_putc(b, '[');
+        ks_sb_puts(b, lines[i]);
+        ks_sb_putc(b, ',');
+        put_strref(pg, sp + 1);
+        ks_sb_putc(b, ']');
+        free(lines[i]);
+    }
+    ks_sb_putc(b, ']');
+    free(lines);
+    free(order);
+    ks_map_free(&counts);
+}
+
+/* The pending pod that preempted victim v: the one whose UID the
+ * Preempted event names, else the last one nominated to v's node before
+ * v was deleted. -1 when none is found. */
+static int64_t preemptor_of(const ks_sim_result *r, const ks_sim_pod *v) {
+    const char *m = v->message;
+    const char *pre = "Preempted by pod ";
+    if (m && !strncmp(m, pre, strlen(pre))) {
+        const char *uid = m + strlen(pre);
+        const char *end = strstr(uid, " on node ");
+        size_t n = end ? (size_t)(end - uid) : strlen(uid);
+        for (uint32_t i = 0; n && i < r->npods; i++) {
+            const char *u = r->pods[i].input->uid;
+            if (u && strlen(u) == n && !strncmp(u, uid, n)) return i;
+        }
+    }
+    int64_t best = -1, best_t = 0;
+    for (uint32_t i = 0; v->node && i < r->npods; i++)
+        for (uint32_t k = 0; k < r->pods[i].nexplain; k++) {
+            const ks_sim_attempt *a = &r->pods[i].explain[k];
+            if (a->nominated_node && !strcmp(a->nominated_node, v->node) && a->time_ns <= v->deleted_ns &&
+                (best < 0 || a->time_ns >= best_t))
+                best = i, best_t = a->time_ns;
+        }
+    return best;
+}
+
+static void write_pod(page *pg, const ks_sim_result *r, const ks_sim_pod *sp, bool victim, uint32_t idx) {
+    ks_strbuf *b = &pg->b;
+    const ks_pod *p = sp->input;
+    ks_sb_puts(b, "{\"ns\":");
+    put_strref(pg, ks_str(p->ns));
+    ks_pj_key(b, "n", false);
+    ks_pj_str(b, ks_str(p->name));
+    ks_pj_key(b, "s", false);
+    ks_pj_str(b, ks_sim_state_name(sp->state));
+    ks_pj_key(b, "node", false);
+    ks_pj_i64(b, node_pos_name(pg, sp->node));
+    if (sp->nominated) {
+        ks_pj_key(b, "nom", false);
+        ks_pj_i64(b, node_pos_name(pg, sp->nominated));
+    }
+    if (sp->message) {
+        ks_pj_key(b, "msg", false);
+        ks_pj_str(b, sp->message);
+    }
+    if (sp->reason) {
+        ks_pj_key(b, "why", false);
+        ks_pj_str(b, sp->reason);
+    }
+    if (p->uid) {
+        ks_pj_key(b, "uid", false);
+        ks_pj_str(b, p->uid);
+    }
+    ks_pj_key(b, "prio", false);
+    ks_pj_i64(b, ks_pod_priority(p));
+    ks_pj_key(b, "req", false);
+    ks_sb_putc(b, '[');
+    for (size_t k = 0; k < pg->ncols; k++) {
+        if (k) ks_sb_putc(b, ',');
+        ks_pj_i64(b, col_value(&pg->cols[k], &p->requests, 1));
+    }
+    ks_sb_putc(b, ']');
+    ks_pj_key(b, "att", false);
+    ks_pj_i64(b, sp->attempts);
+    if (victim) {
+        ks_pj_key(b, "by", false);
+        ks_pj_i64(b, pg->preemptor[idx]);
+        write_time(pg, "deleted", sp->deleted_ns);
+    } else {
+        ks_pj_key(b, "vic", false);
+        ks_sb_putc(b, '[');
+        bool first = true;
+        for (uint32_t v = 0; v < r->nvictims; v++) {
+            if (pg->preemptor[v] != (int64_t)idx) continue;
+            if (!first) ks_sb_putc(b, ',');
+            first = false;
+            ks_pj_i64(b, v);
+        }
+        ks_sb_putc(b, ']');
+    }
+    if (sp->nexplain) {
+        const ks_sim_attempt *last = &sp->explain[sp->nexplain - 1];
+        ks_pj_key(b, "h", false);
+        write_histogram(pg, last);
+        ks_pj_key(b, "ex", false);
+        ks_sb_putc(b, '[');
+        /* within the budget every attempt; past it, none */
+        if (b->len < EXPLAIN_BUDGET_BYTES) {
+            for (uint32_t k = 0; k < sp->nexplain; k++) {
+                if (k) ks_sb_putc(b, ',');
+                write_attempt(pg, &sp->explain[k]);
+            }
+        } else {
+            pg->explain_omitted++;
+        }
+        ks_sb_putc(b, ']');
+    }
+    ks_sb_putc(b, '}');
+}
+
+static void page_init(page *pg, const ks_cluster *c) {
+    memset(pg, 0, sizeof(*pg));
+    ks_sb_init(&pg->b);
+    ks_pj_strings_init(&pg->strs);
+    pg->c = c;
+    ks_map_init(&pg->node_pos);
+    for (uint32_t i = 0; i < c->nodes.n; i++)
+        ks_map_put(&pg->node_pos, (uint64_t)c->nodes.v[i]->name + 1, (void *)(uintptr_t)(i + 1));
+    choose_columns(pg);
+    pg->score_rows = SCORE_ROWS_MAX;
+}
+
+static void page_free(page *pg) {
+    ks_sb_free(&pg->b);
+    ks_pj_strings_free(&pg->strs);
+    ks_map_free(&pg->node_pos);
+    free(pg->cols);
+    free(pg->preemptor);
+}
+
+static char *read_small_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = ks_xmalloc(CONFIG_TEXT_MAX + 1);
+    size_t n = fread(buf, 1, CONFIG_TEXT_MAX + 1, f);
+    fclose(f);
+    if (n > CONFIG_TEXT_MAX) {
+        free(buf);
+        return NULL;
+    }
+    buf[n] = 0;
+    return buf;
+}
+
+/* "inputs": how the page was made. No wall-clock time: the same inputs
+ * give the same page. */
+static void write_inputs(page *pg, const ks_report_inputs *in) {
+    ks_strbuf *b = &pg->b;
+    ks_sb_puts(b, "{\"ksched\":");
+    ks_pj_str(b, KS_VERSION);
+    ks_pj_key(b, "decidedAs", false);
+    ks_pj_str(b, "kube-scheduler " KS_REFERENCE);
+    ks_pj_key(b, "command", false);
+    ks_sb_putc(b, '[');
+    for (int i = 0; i < in->argc; i++) {
+        if (i) ks_sb_putc(b, ',');
+        ks_pj_str(b, in->argv[i]);
+    }
+    ks_sb_putc(b, ']');
+    ks_pj_key(b, "paths", false);
+    ks_sb_putc(b, '[');
+    for (size_t i = 0; i < in->npaths; i++) {
+        if (i) ks_sb_putc(b, ',');
+        ks_pj_str(b, in->paths[i]);
+    }
+    ks_sb_putc(b, ']');
+    ks_pj_key(b, "config", false);
+    ks_pj_str(b, in->config_path);
+    if (in->config_path) {
+        char *text = read_small_file(in->config_path);
+        ks_pj_key(b, "configText", false);
+        ks_pj_str(b, text);
+        free(text);
+    }
+    ks_pj_key(b, "seed", false);
+    ks_pj_i64(b, (int64_t)in->seed);
+    ks_pj_key(b, "tieBreak", false);
+    ks_pj_str(b, in->deterministic ? "name" : "random");
+    ks_sb_putc(b, '}');
+}
+
+static void write_cluster(page *pg) {
+    ks_strbuf *b = &pg->b;
+    ks_pj_key(b, "res", false);
+    write_columns(pg);
+    ks_pj_key(b, "nodes", false);
+    write_nodes(pg);
+}
+
+/* The page: shell, CSS, the data (JSON in a script element; see
+ * page_json.h for why it cannot end the element) and the renderer. */
+static bool write_page(FILE *out, page *pg, const char *title) {
+    ks_strbuf b;
+    ks_sb_init(&b);
+    ks_sb_puts(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+                   "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+                   /* nothing from the network, even by mistake */
+                   "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+                   "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n"
+                   "<meta name=\"generator\" content=\"ksched " KS_VERSION "\">\n<title>");
+    ks_sb_puts(&b, title); /* a constant: names are set by the renderer */
+    ks_sb_puts(&b, "</title>\n<style>\n");
+    ks_sb_puts(&b, ks_report_page_css);
+    ks_sb_puts(&b, "</style>\n</head>\n<body>\n<noscript>This report is drawn by JavaScript; "
+                   "its data is in the ksched-data element of this file.</noscript>\n"
+                   "<div id=\"app\"></div>\n<script type=\"application/json\" id=\"ksched-data\">");
+    bool ok = fwrite(b.s, 1, b.len, out) == b.len;
+    ok = ok && fwrite(pg->b.s, 1, pg->b.len, out) == pg->b.len;
+    ks_sb_reset(&b);
+    ks_sb_puts(&b, "</script>\n<script>\n");
+    ks_sb_puts(&b, ks_report_page_js);
+    ks_sb_puts(&b, "</script>\n</body>\n</html>\n");
+    ok = ok && fwrite(b.s, 1, b.len, out) == b.len;
+    ks_sb_free(&b);
+    return fflush(out) == 0 && ok;
+}
+
+/* The data is built with the string table last: rows add to it as they
+ * are written, so it is appended at the end of the object. */
+static void finish_data(page *pg) {
+    ks_pj_key(&pg->b, "strings", false);
+    ks_pj_strings_write(&pg->b, &pg->strs);
+    ks_sb_putc(&pg->b, '}');
+}
+
+bool ks_report_html_simulate(FILE *out, const ks_sim_result *r, const ks_report_inputs *in) {
+    page pg;
+    page_init(&pg, r->cluster);
+    uint32_t rows = r->npods ? SCORE_ROWS_TOTAL / r->npods : SCORE_ROWS_MAX;
+    pg.score_rows = rows > SCORE_ROWS_MAX ? SCORE_ROWS_MAX : rows < SCORE_ROWS_MIN ? SCORE_ROWS_MIN : rows;
+    pg.preemptor = ks_xcalloc(r->nvictims ? r->nvictims : 1, sizeof(int64_t));
+    for (uint32_t i = 0; i < r->nvictims; i++) pg.preemptor[i] = preemptor_of(r, &r->victims[i]);
+    ks_strbuf *b = &pg.b;
+    ks_sb_puts(b, "{\"kind\":\"simulate\",\"inputs\":");
+    write_inputs(&pg, in);
+    write_time(&pg, "simStart", r->start_ns);
+    write_time(&pg, "simEnd", r->end_ns);
+    ks_pj_key(b, "attempts", false);
+    ks_pj_i64(b, (int64_t)r->attempts);
+    ks_pj_key(b, "scoreRows", false);
+    ks_pj_i64(b, pg.score_rows);
+    write_cluster(&pg);
+    ks_pj_key(b, "pods", false);
+    ks_sb_putc(b, '[');
+    for (uint32_t i = 0; i < r->npods; i++) {
+        if (i) ks_sb_putc(b, ',');
+        write_pod(&pg, r, &r->pods[i], false, i);
+    }
+    ks_sb_putc(b, ']');
+    ks_pj_key(b, "victims", false);
+    ks_sb_putc(b, '[');
+    for (uint32_t i = 0; i < r->nvictims; i++) {
+        if (i) ks_sb_putc(b, ',');
+        write_pod(&pg, r, &r->victims[i], true, i);
+    }
+    ks_sb_putc(b, ']');
+    ks_pj_key(b, "explainOmitted", false);
+    ks_pj_i64(b, (int64_t)pg.explain_omitted);
+    finish_data(&pg);
+    bool ok = write_page(out, &pg, "ksched simulate");
+    page_free(&pg);
+    return ok;
+}
+
+bool ks_report_html_capacity(FILE *out, const ks_cluster *cluster, const ks_pod *tmpl,
+                             const ks_capacity_result *r, const ks_report_inputs *in) {
+    page pg;
+    page_init(&pg, cluster);
+    ks_strbuf *b = &pg.b;
+    ks_sb_puts(b, "{\"kind\":\"capacity\",\"inputs\":");
+    write_inputs(&pg, in);
+    write_cluster(&pg);
+    ks_pj_key(b, "capacity", false);
+    ks_sb_puts(b, "{\"pod\":");
+    char *name = ks_xasprintf("%s/%s", ks_str(tmpl->ns), ks_str(tmpl->name));
+    ks_pj_str(b, name);
+    free(name);
+    ks_pj_key(b, "req", false);
+    ks_sb_putc(b, '[');
+    for (size_t k = 0; k < pg.ncols; k++) {
+        if (k) ks_sb_putc(b, ',');
+        ks_pj_i64(b, col_value(&pg.cols[k], &tmpl->requests, 1));
+    }
+    ks_sb_putc(b, ']');
+    ks_pj_key(b, "replicas", false);
+    ks_pj_i64(b, r->replicas);
+    ks_pj_key(b, "stoppedAtMax", false);
+    ks_sb_puts(b, r->hit_max ? "true" : "false");
+    ks_pj_key(b, "perNode", false);
+    ks_sb_putc(b, '[');
+    for (uint32_t i = 0; i < r->nper_node; i++) {
+        if (i) ks_sb_putc(b, ',');
+        ks_sb_putc(b, '[');
+        ks_pj_i64(b, node_pos(&pg, r->per_node[i].node));
+        ks_sb_putc(b, ',');
+        ks_pj_i64(b, r->per_node[i].replicas);
+        ks_sb_putc(b, ']');
+    }
+    ks_sb_putc(b, ']');
+    if (r->message) {
+        ks_pj_key(b, "msg", false);
+        ks_pj_str(b, r->message);
+    }
+    ks_pj_key(b, "h", false);
+    ks_sb_putc(b, '[');
+    for (uint32_t i = 0; i < r->nreasons; i++) {
+        if (i) ks_sb_putc(b, ',');
+        ks_sb_putc(b, '[');
+        ks_pj_i64(b, r->reasons[i].nodes);
+        ks_sb_putc(b, ',');
+        put_strref(&pg, r->reasons[i].reason);
+        ks_sb_putc(b, ']');
+    }
+    ks_sb_puts(b, "]}");
+    finish_data(&pg);
+    bool ok = write_page(out, &pg, "ksched capacity");
+    page_free(&pg);
+    return ok;
+}

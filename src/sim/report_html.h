@@ -1,0 +1,36 @@
+/* -o html: one self-contained page (docs/report.md). The page is a fixed
+ * shell, inline CSS and one inline renderer (src/sim/html/page.{css,js},
+ * compiled in), and the answer as JSON in a <script type="application/json">
+ * block; every kind of page (simulate, capacity, ...) is the same renderer
+ * reading a different "kind". Nothing is fetched when the page is opened. */
+#ifndef KS_REPORT_HTML_H
+#define KS_REPORT_HTML_H
+
+#include "sim/capacity.h"
+#include "sim/simulate.h"
+
+#include <stdio.h>
+
+/* What the page says about how it was made, so it can be reproduced. */
+typedef struct ks_report_inputs {
+    const char *command;            /* "simulate", "capacity" */
+    int argc;                       /* the command line as given */
+    char **argv;
+    const char *const *paths;       /* manifest paths */
+    size_t npaths;
+    const char *config_path;        /* NULL: the v1.34 defaults */
+    uint64_t seed;
+    bool deterministic;             /* --tie-break name */
+} ks_report_inputs;
+
+/* The assets compiled in (build/<mode>/gen/report_assets.c). */
+extern const char ks_report_page_css[];
+extern const char ks_report_page_js[];
+
+/* false when writing failed (errno as fwrite left it). */
+bool ks_report_html_simulate(FILE *out, const ks_sim_result *r, const ks_report_inputs *in);
+/* cluster: the state after the replicas were placed. */
+bool ks_report_html_capacity(FILE *out, const ks_cluster *cluster, const ks_pod *tmpl,
+                             const ks_capacity_result *r, const ks_report_inputs *in);
+
+#endif
