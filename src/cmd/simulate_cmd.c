@@ -12,11 +12,13 @@
 #include "sim/simulate.h"
 #include "sim/replay.h"
 #include "sim/trace.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 int cmd_simulate(int argc, char **argv);
 
@@ -184,7 +186,11 @@ int cmd_simulate(int argc, char **argv) {
         ks_report_inputs in = {.command = "simulate", .argc = argc, .argv = argv, .paths = paths,
                                .npaths = npaths, .config_path = co.config_path, .seed = so.seed,
                                .deterministic = so.deterministic};
+        int64_t t0 = ks_monotonic_ns();
+        clock_t c0 = clock();
         ks_report_html_simulate(out, &res, &in);
+        ks_infof(1, "wrote the page (%ld bytes) in %.3f s (%.3f s of CPU)", out == stdout ? -1L : ftell(out),
+                 (double)(ks_monotonic_ns() - t0) / 1e9, (double)(clock() - c0) / CLOCKS_PER_SEC);
     } else if (!strcmp(co.output, "table")) {
         ks_report_table(out, &res, so.explain);
     } else {

@@ -299,13 +299,13 @@ static void write_time(page *pg, const char *key, int64_t ns) {
 
 /* A sorted list of node positions as inclusive ranges: [a,b,c,d] is a..b
  * and c..d. Nodes that passed (or failed alike) are mostly contiguous. */
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
 static void write_ranges(ks_strbuf *b, uint32_t *v, size_t n) {
-    for (size_t i = 1; i < n; i++)
-        for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
-            uint32_t x = v[j];
-            v[j] = v[j - 1];
-            v[j - 1] = x;
-        }
+    if (n > 1) qsort(v, n, sizeof(uint32_t), cmp_u32);
     ks_sb_putc(b, '[');
     for (size_t i = 0; i < n;) {
         size_t j = i;

@@ -157,6 +157,14 @@ class Browser:
         with open(path, "wb") as f:
             f.write(base64.b64decode(data))
 
+    def screenshot_clip(self, path, x, y, width, height):
+        """A part of the page (CSS pixels from the page's top left)."""
+        data = self.call("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True,
+                                                    "clip": {"x": x, "y": y, "width": width, "height": height,
+                                                             "scale": 1}})["data"]
+        with open(path, "wb") as f:
+            f.write(base64.b64decode(data))
+
     def problems(self):
         """Console errors and warnings, log errors, exceptions and any
         request that is not for the page itself (file:) or inline (data:)."""

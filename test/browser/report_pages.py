@@ -177,6 +177,13 @@ def test_simulate_demo(ksched, b, out):
                      (b.eval("document.querySelector('#pod-detail table[id^=score-] tr.chosen').cells.length") - 1))
               == total[0], str(top))
         b.screenshot(os.path.join(out, "simulate-pod.png"))
+        # the README's picture (docs/report-demo.png): the pods and the top
+        # of this pod's detail, on a freshly opened page
+        b.open(url(page))
+        b.eval("location.hash = '#pod-%d'" % idx)
+        time.sleep(0.2)
+        b.eval("window.scrollTo(0, 0)")
+        b.screenshot_clip(os.path.join(out, "report-demo.png"), 0, 0, 1100, 1000)
         break
 
     # preemption: victim and preemptor link to each other
