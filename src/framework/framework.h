@@ -117,6 +117,9 @@ typedef struct ks_framework_env {
      * none). It learns a nomination when the attempt ends, before the
      * status patch that writes it comes back from the API server. */
     ks_id (*nominated_node)(void *ctx, const ks_pod *pod);
+    /* The scheduler's current version of the pod with this key (a
+     * reference; the caller unrefs), NULL when it has none. */
+    ks_pod *(*lookup_pod)(void *ctx, uint64_t key);
     /* Every pod the scheduler knows (bound, assumed, waiting, pending) in
      * namespace ns (KS_ID_INVALID: any) whose label key is value (key
      * KS_ID_INVALID: any pod). A reference is taken on each pod written to

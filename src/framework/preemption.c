@@ -390,6 +390,20 @@ void ks_evaluator_init(ks_evaluator *ev, const char *plugin_name, ks_handle *h,
     ks_map_init(&ev->preempting);
     ks_map_init(&ev->evicting);
     ev->evicting_prune_at = EVICTING_PRUNE_MIN;
+    ks_map_init(&ev->awaiting);
+    ev->awaiting_prune_at = EVICTING_PRUNE_MIN;
+}
+
+typedef struct evict_wait {
+    ks_pod **victims; /* referenced */
+    uint32_t n;
+} evict_wait;
+
+static void evict_wait_free(evict_wait *w) {
+    if (!w) return;
+    for (uint32_t i = 0; i < w->n; i++) ks_pod_unref(w->victims[i]);
+    free(w->victims);
+    free(w);
 }
 
 void ks_evaluator_destroy(ks_evaluator *ev) {
@@ -397,6 +411,8 @@ void ks_evaluator_destroy(ks_evaluator *ev) {
     void *v;
     for (size_t it = 0; ks_map_next(&ev->evicting, &it, &k, &v);) ks_pod_unref(v);
     ks_map_free(&ev->evicting);
+    for (size_t it = 0; ks_map_next(&ev->awaiting, &it, &k, &v);) evict_wait_free(v);
+    ks_map_free(&ev->awaiting);
     ks_map_free(&ev->preempting);
     pthread_mutex_destroy(&ev->mu);
 }
@@ -465,6 +481,56 @@ static void forget_evicting(ks_evaluator *ev, const ks_pod *victim) {
     if (ks_map_get(&ev->evicting, pod_slot(victim)) == victim) v = ks_map_del(&ev->evicting, pod_slot(victim));
     pthread_mutex_unlock(&ev->mu);
     if (v) ks_pod_unref(v);
+}
+
+/* The scheduler holds v as it was before its deletion: the same object,
+ * no deletion timestamp yet. */
+static bool held_undeleted(ks_framework *fw, const ks_pod *v) {
+    if (!fw->env.lookup_pod) return false;
+    ks_pod *p = fw->env.lookup_pod(fw->env.ctx, v->key);
+    bool r = p && same_pod(p, v) && !p->has_deletion_ts;
+    if (p) ks_pod_unref(p);
+    return r;
+}
+
+static bool any_held(ks_framework *fw, const evict_wait *w) {
+    for (uint32_t i = 0; i < w->n; i++)
+        if (held_undeleted(fw, w->victims[i])) return true;
+    return false;
+}
+
+/* ev->mu held. */
+static void prune_awaiting(ks_evaluator *ev) {
+    ks_framework *fw = fw_of(ev);
+    uint64_t *gone = ks_xcalloc(ev->awaiting.len ? ev->awaiting.len : 1, sizeof(*gone));
+    size_t ngone = 0;
+    uint64_t k;
+    void *v;
+    for (size_t it = 0; ks_map_next(&ev->awaiting, &it, &k, &v);)
+        if (!any_held(fw, v)) gone[ngone++] = k;
+    for (size_t i = 0; i < ngone; i++) evict_wait_free(ks_map_del(&ev->awaiting, gone[i]));
+    free(gone);
+    ev->awaiting_prune_at = 2 * ev->awaiting.len;
+    if (ev->awaiting_prune_at < EVICTING_PRUNE_MIN) ev->awaiting_prune_at = EVICTING_PRUNE_MIN;
+}
+
+static void set_awaiting(ks_evaluator *ev, const ks_pod *pod, evict_wait *w) {
+    pthread_mutex_lock(&ev->mu);
+    if (w && ev->awaiting.len >= ev->awaiting_prune_at) prune_awaiting(ev);
+    evict_wait *old = w ? ks_map_put(&ev->awaiting, pod_slot(pod), w) : ks_map_del(&ev->awaiting, pod_slot(pod));
+    pthread_mutex_unlock(&ev->mu);
+    evict_wait_free(old);
+}
+
+bool ks_evaluator_awaits_victims(ks_evaluator *ev, const ks_pod *pod) {
+    evict_wait *done = NULL;
+    pthread_mutex_lock(&ev->mu);
+    evict_wait *w = ev->awaiting.len ? ks_map_get(&ev->awaiting, pod_slot(pod)) : NULL;
+    bool r = w && any_held(fw_of(ev), w);
+    if (w && !r) done = ks_map_del(&ev->awaiting, pod_slot(pod));
+    pthread_mutex_unlock(&ev->mu);
+    evict_wait_free(done);
+    return r;
 }
 
 static void set_preempting(ks_evaluator *ev, const ks_pod *pod, bool on) {
@@ -661,6 +727,8 @@ static void evict_finish(evict_job *j) {
     ks_evaluator *ev = j->ev;
     ks_framework *fw = fw_of(ev);
     bool failed = atomic_load(&j->failed);
+    /* A failed eviction leaves a victim in place for good. */
+    if (failed) set_awaiting(ev, j->preemptor, NULL);
     /* Nothing was deleted by us (no event will come) or something failed:
      * the pod must not wait in the unschedulable pool for an event. */
     if ((failed || atomic_load(&j->all_gone)) && fw->env.activate) fw->env.activate(fw->env.ctx, j->preemptor);
@@ -722,6 +790,10 @@ static void prepare_candidate_async(ks_evaluator *ev, const ks_pod *pod, const k
         evict_job_free(j);
         return;
     }
+    evict_wait *w = ks_xcalloc(1, sizeof(*w));
+    w->victims = ks_xcalloc(j->nvictims, sizeof(*w->victims));
+    for (uint32_t i = 0; i < j->nvictims; i++) w->victims[w->n++] = ks_pod_ref(j->victims[i]);
+    set_awaiting(ev, pod, w);
     set_preempting(ev, pod, true);
     evict_async(j);
 }

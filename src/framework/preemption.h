@@ -84,6 +84,11 @@ typedef struct ks_evaluator {
      * + 1 -> the victim (referenced). */
     ks_map evicting;
     size_t evicting_prune_at; /* prune the map when it grows to this */
+    /* Asynchronous preemptions whose victims the scheduler may still hold
+     * as they were before ksched deleted them: preemptor key + 1 -> its
+     * victims (an evict_wait). */
+    ks_map awaiting;
+    size_t awaiting_prune_at;
 } ks_evaluator;
 
 void ks_evaluator_init(ks_evaluator *ev, const char *plugin_name, ks_handle *h,
@@ -100,6 +105,11 @@ ks_status *ks_evaluator_preempt(ks_evaluator *ev, ks_cycle_state *st, const ks_p
 
 /* Whether the victims of pod's last preemption are still being evicted. */
 bool ks_evaluator_is_preempting(ks_evaluator *ev, const ks_pod *pod);
+
+/* Whether a victim of pod's last asynchronous preemption is still held by
+ * the scheduler with no sign of its deletion (not gone, no deletion
+ * timestamp): the deletion has been issued, the watch has not said so. */
+bool ks_evaluator_awaits_victims(ks_evaluator *ev, const ks_pod *pod);
 
 /* Whether p (this object's uid) is a victim whose deletion this evaluator
  * has issued and whose removal the snapshots have not shown yet. */

@@ -154,6 +154,8 @@ static size_t env_nominated_count(void *ctx, ks_id node) {
     return ks_queue_nominated_count(s->queue, node);
 }
 
+static ks_pod *env_lookup_pod(void *ctx, uint64_t key) { return ks_sched_lookup_pod(ctx, key); }
+
 static ks_id env_nominated_node(void *ctx, const ks_pod *pod) {
     ks_scheduler *s = ctx;
     return ks_queue_nominated_node(s->queue, pod->key);
@@ -202,6 +204,7 @@ ks_scheduler *ks_scheduler_new(const ks_scheduler_options *o, char **err) {
                             .nominated_pods = env_nominated,
                             .nominated_count = env_nominated_count,
                             .nominated_node = env_nominated_node,
+                            .lookup_pod = env_lookup_pod,
                             .list_pods = env_list_pods,
                             .now = env_now,
                             .bind_volumes = env_bind_volumes};

@@ -330,7 +330,14 @@ static ks_queueing_hint queueing_hint(void *self, ks_cluster_event ev, const ks_
 
 static ks_status *pre_enqueue(void *self, const ks_pod *pod) {
     default_preemption *pl = self;
-    if (!pl->ev.async || !ks_evaluator_is_preempting(&pl->ev, pod)) return NULL;
+    /* Upstream lets the pod go once the last victim's deletion is issued,
+     * so that its deletion event is not lost on a gated pod; ksched holds
+     * it until the scheduler has seen every victim deleted (that same
+     * event ungates it), so that no attempt finds a deleted victim still
+     * in the cache and preempts for nothing. */
+    if (!pl->ev.async ||
+        (!ks_evaluator_is_preempting(&pl->ev, pod) && !ks_evaluator_awaits_victims(&pl->ev, pod)))
+        return NULL;
     return ks_status_new(KS_UNSCHEDULABLE_AND_UNRESOLVABLE,
                          "waiting for the preemption for this pod to be finished");
 }

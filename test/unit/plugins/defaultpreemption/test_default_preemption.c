@@ -41,6 +41,8 @@ typedef struct world {
     uint64_t nom_key;  /* the nominator's one entry: pod key -> node */
     ks_id nom_node;
     bool fail_delete;  /* deletions answer 500 */
+    bool lookup;       /* the scheduler's pods are the snapshot's ... */
+    uint64_t gone_key; /* ... but this one, whose deletion it has seen */
     char log[64][256];
     size_t nlog;
 } world;
@@ -108,6 +110,17 @@ static size_t env_nominated(void *ctx, ks_id node, ks_pod **out, size_t max) {
 }
 
 static size_t env_nominated_count(void *ctx, ks_id node) { return env_nominated(ctx, node, NULL, 0); }
+
+static ks_pod *env_lookup_pod(void *ctx, uint64_t key) {
+    world *w = ctx;
+    if (!w->lookup || key == w->gone_key) return NULL;
+    for (uint32_t i = 0; i < w->snap->nnodes; i++) {
+        const ks_node_info *ni = w->snap->nodes[i];
+        for (uint32_t k = 0; k < ni->npods; k++)
+            if (ni->pods[k]->key == key) return ks_pod_ref(ni->pods[k]);
+    }
+    return NULL;
+}
 
 static ks_id env_nominated_node(void *ctx, const ks_pod *pod) {
     world *w = ctx;
@@ -187,7 +200,8 @@ static void world_init(world *w, ks_node **nodes, size_t nn, ks_pod **pods, size
                             .activate = env_activate,
                             .nominated_pods = env_nominated,
                             .nominated_count = env_nominated_count,
-                            .nominated_node = env_nominated_node};
+                            .nominated_node = env_nominated_node,
+                            .lookup_pod = env_lookup_pod};
     ks_framework_set_env(w->fw, &env);
     w->dp = ks_framework_plugin(w->fw, "DefaultPreemption");
     assert_non_null(w->dp);
@@ -474,6 +488,33 @@ static void test_own_victims_on_the_nominators_node_make_the_pod_wait(void **sta
     world_free(&w);
 }
 
+/* Upstream ungates the preemptor when its last victim's deletion is
+ * issued; ksched keeps it gated until the scheduler has seen the victims
+ * deleted (the deletion event's PreEnqueue lets it in), so that no
+ * attempt is made while they still look alive. */
+static void test_preemptor_stays_gated_until_its_victims_are_seen_deleted(void **state) {
+    setup_once();
+    ks_node *nodes[] = {tu_node("node1", 1000, 4 * GI, NULL)};
+    ks_pod *low = bound("low1", 1000, 0, "node1");
+    uint64_t low_key = low->key;
+    ks_pod *pods[] = {low};
+    world w;
+    world_init(&w, nodes, 1, pods, 1);
+    w.lookup = true;
+    ks_pod *p = pending("p", 1000, 100);
+    outcome o = preempt(&w, p, NULL);
+    assert_string_equal(o.nominated, "node1");
+    assert_string_equal(w.log[1], "delete default/low1");
+    ks_status *s = w.dp->ops->pre_enqueue(w.dp->self, p);
+    assert_string_equal(status_str(s),
+                        "UnschedulableAndUnresolvable: waiting for the preemption for this pod to be finished");
+    w.gone_key = low_key; /* the watch delivered the deletion */
+    s = w.dp->ops->pre_enqueue(w.dp->self, p);
+    assert_string_equal(status_str(s), "Success");
+    ks_pod_unref(p);
+    world_free(&w);
+}
+
 /* A victim whose deletion failed is not being deleted: the preemptor,
  * activated by the failure, may preempt it again. */
 static void test_failed_eviction_does_not_make_the_pod_wait(void **state) {
@@ -484,9 +525,13 @@ static void test_failed_eviction_does_not_make_the_pod_wait(void **state) {
     world_init(&w, nodes, 1, pods, 1);
     ks_pod *p = pending("p", 1000, 100);
     w.fail_delete = true;
+    w.lookup = true;
     outcome o = preempt(&w, p, NULL);
     assert_string_equal(o.nominated, "node1");
     assert_string_equal(w.log[w.nlog - 1], "activate default/p");
+    /* not held back for a victim that stays */
+    ks_status *gate = w.dp->ops->pre_enqueue(w.dp->self, p);
+    assert_string_equal(status_str(gate), "Success");
     w.fail_delete = false;
     w.nlog = 0;
     w.nom_key = p->key;
@@ -1155,6 +1200,7 @@ int main(void) {
         cmocka_unit_test(test_lower_priority_nominated_pods_lose_their_nomination),
         cmocka_unit_test(test_own_victims_on_the_nominators_node_make_the_pod_wait),
         cmocka_unit_test(test_failed_eviction_does_not_make_the_pod_wait),
+        cmocka_unit_test(test_preemptor_stays_gated_until_its_victims_are_seen_deleted),
         cmocka_unit_test(test_preemptor_is_gated_until_the_last_victim_is_deleted),
         cmocka_unit_test(test_waiting_victim_is_rejected_not_deleted),
         cmocka_unit_test(test_num_candidates_from_args),
