@@ -805,6 +805,10 @@ static void connection_dead(ks_kube_client *c, int64_t silent_ns) {
     for (xfer *x = c->active; x; x = x->next) n++;
     ks_errorf("\"No answer from the API server; closing the connection\" silentSeconds=%.1f probeTimeoutSeconds=%.1f requests=%d",
               (double)silent_ns / 1e9, (double)c->ping_timeout_ns / 1e9, n - (c->probe != NULL));
+    /* counted before the requests end: their callers may read it then */
+    pthread_mutex_lock(&c->stats_mu);
+    c->stats.dead_connections++;
+    pthread_mutex_unlock(&c->stats_mu);
     for (xfer *x = c->active; x; x = x->next) C->easy_setopt(x->easy, CURLOPT_FORBID_REUSE, 1L);
     if (c->probe) {
         xfer *p = c->probe;
@@ -818,9 +822,6 @@ static void connection_dead(ks_kube_client *c, int64_t silent_ns) {
                  (long long)(silent_ns / KS_NS_PER_SEC));
         finished(c, x, CURLE_OPERATION_TIMEDOUT); /* detaches it */
     }
-    pthread_mutex_lock(&c->stats_mu);
-    c->stats.dead_connections++;
-    pthread_mutex_unlock(&c->stats_mu);
     c->last_rx_ns = ks_monotonic_ns();
 }
 
