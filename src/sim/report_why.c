@@ -49,8 +49,11 @@ static void print_fixes(FILE *out, const ks_why_fix *v, uint32_t n, bool unblock
         if (unblocks) fprintf(out, "      unblocks %u pending pod(s)\n", f->unblocks);
         else fprintf(out, "      -> the pod lands on %s\n", f->node);
         print_effects(out, f, "      side effect: ");
-        for (uint32_t j = 0; j < f->nchanges; j++)
-            if (f->changes[j].command) fprintf(out, "      $ %s\n", f->changes[j].command);
+        for (uint32_t j = 0; j < f->nchanges; j++) {
+            const ks_why_change *c = &f->changes[j];
+            if (c->owner) fprintf(out, "      (the pod belongs to %s: make the change in its pod template)\n", c->owner);
+            if (c->command) fprintf(out, "      $ %s\n", c->command);
+        }
     }
 }
 
@@ -119,6 +122,7 @@ static json_t *fix_json(const ks_why_fix *f) {
         json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s}", "kind", ks_why_change_kind_name(c->kind), "object", c->object,
                               "namespace", c->ns, "name", c->name, "summary", c->summary);
         if (c->like) json_object_set_new(j, "like", json_string(c->like));
+        if (c->owner) json_object_set_new(j, "owner", json_string(c->owner));
         if (c->patch) {
             json_object_set_new(j, "patchType", json_string("json"));
             json_object_set_new(j, "patch", json_loads(c->patch, 0, NULL));

@@ -27,6 +27,7 @@ static const char *const change_names[] = {
     [KS_WHY_TOLERATE] = "AddToleration",
     [KS_WHY_DROP_SELECTOR] = "DropNodeSelector",
     [KS_WHY_DROP_TERM] = "DropAffinityTerm",
+    [KS_WHY_DROP_HOST_PORT] = "DropHostPort",
     [KS_WHY_RELAX_SPREAD] = "RelaxTopologySpread",
     [KS_WHY_LOWER_REQUEST] = "LowerRequest",
     [KS_WHY_PRIORITY] = "ChangePriorityClass",
@@ -438,6 +439,7 @@ static void change_free(ks_why_change *c) {
     free(c->summary);
     free(c->patch);
     free(c->command);
+    free(c->owner);
 }
 
 static void fix_free(ks_why_fix *f) {
@@ -461,6 +463,7 @@ static ks_why_change change_copy(const ks_why_change *c) {
     d.summary = ks_xstrdup(c->summary);
     d.patch = c->patch ? ks_xstrdup(c->patch) : NULL;
     d.command = c->command ? ks_xstrdup(c->command) : NULL;
+    d.owner = c->owner ? ks_xstrdup(c->owner) : NULL;
     return d;
 }
 
@@ -500,6 +503,8 @@ static void pod_change(ks_why_fix *f, ks_why_change_kind kind, const ks_pod *p, 
     c->summary = summary;
     c->patch = dump_patch(ops);
     c->command = ks_xasprintf("kubectl patch pod %s -n %s --type=json -p '%s'", c->name, c->ns, c->patch);
+    const ks_owner_ref *o = ks_pod_controller(p);
+    if (o) c->owner = ks_xasprintf("%s/%s", ks_str(o->kind), o->name);
     f->objects++;
 }
 
@@ -1122,6 +1127,107 @@ static void gen_pod_affinity(const ks_pod *p, const ks_tree *t, const why_captur
     }
 }
 
+/* The container port entries (container, port index) of p whose host
+ * port conflicts with node n's used ports. */
+static void gen_host_ports(const ks_pod *p, const ks_tree *t, const why_capture *cap, const ks_cluster *final,
+                           const char *only, bool pod_side, cand_list *l) {
+    if (!any_reason(cap, "NodePorts", NULL)) return;
+    const ks_tree *cs = tpath(t, "spec", "containers", NULL);
+    for (uint32_t ci = 0; pod_side && cs && cs->type == KT_SEQ && ci < cs->n && ci < p->ncontainers; ci++) {
+        const ks_tree *ports = kt_get(cs->items[ci], "ports");
+        for (uint32_t j = 0; ports && ports->type == KT_SEQ && j < ports->n; j++) {
+            const ks_tree *hp = kt_get(ports->items[j], "hostPort");
+            if (!hp || hp->type != KT_INT || hp->ival == 0) continue;
+            char *path = ks_xasprintf("/spec/containers/%u/ports/%u/hostPort", ci, j);
+            ks_why_fix *f = cand_new(l, 1);
+            pod_change(f, KS_WHY_DROP_HOST_PORT, p, json_pack("[o]", op("remove", path, NULL)),
+                       ks_xasprintf("drop hostPort %lld of container %s from pod %s/%s", (long long)hp->ival,
+                                    p->containers[ci].name, ks_str(p->ns), ks_str(p->name)));
+            free(path);
+        }
+    }
+    /* Cluster side: evict the pods holding the ports on a node. */
+    const why_node *best[2];
+    uint32_t nb = reps(cap, p, "NodePorts", only, best, 2);
+    for (uint32_t r = 0; r < nb; r++) {
+        ks_why_fix *f = NULL;
+        for (uint32_t i = 0; i < final->pods.n; i++) {
+            const ks_pod *q = final->pods.v[i];
+            if (q->node_name != best[r]->node->name) continue;
+            bool clash = false;
+            for (uint32_t a = 0; a < p->nhost_ports && !clash; a++)
+                for (uint32_t b = 0; b < q->nhost_ports && !clash; b++) {
+                    const ks_container_port *x = &p->host_ports[a], *y = &q->host_ports[b];
+                    ks_id any = ks_intern("0.0.0.0");
+                    clash = x->host_port == y->host_port && x->protocol == y->protocol &&
+                            (x->host_ip == y->host_ip || !x->host_ip || !y->host_ip || x->host_ip == any ||
+                             y->host_ip == any);
+                }
+            if (!clash) continue;
+            if (!f) f = cand_new(l, 0);
+            ks_why_change *c = fix_add(f);
+            c->kind = KS_WHY_EVICT;
+            c->object = "Pod";
+            c->ns = ks_xstrdup(ks_str(q->ns));
+            c->name = ks_xstrdup(ks_str(q->name));
+            c->summary = ks_xasprintf("evict pod %s/%s (priority %d, holds the host port) from node %s%s", c->ns,
+                                      c->name, ks_pod_priority(q), ks_str(q->node_name),
+                                      controller_recreates(q) ? "; its controller recreates it" : "");
+            c->command = ks_xasprintf("kubectl delete pod %s -n %s", c->name, c->ns);
+            f->objects++;
+            f->amount++;
+        }
+    }
+}
+
+/* Existing pods whose required anti-affinity keeps p off a node: evict
+ * the ones in the node's domain. */
+static bool anti_term_matches(const ks_pod_affinity_term *t, const ks_pod *owner, const ks_pod *p) {
+    bool ns_ok;
+    if (t->nnamespaces == 0 && !t->has_ns_selector) ns_ok = p->ns == owner->ns;
+    else {
+        ns_ok = t->has_ns_selector && t->ns_selector.nreq == 0 && !t->ns_selector.nothing;
+        for (uint32_t i = 0; i < t->nnamespaces && !ns_ok; i++) ns_ok = t->namespaces[i] == p->ns;
+    }
+    return ns_ok && ks_selector_matches(&t->selector, &p->labels);
+}
+
+static void gen_existing_anti(const ks_pod *p, const why_capture *cap, const ks_cluster *final, const char *only,
+                              cand_list *l) {
+    if (!any_reason(cap, "InterPodAffinity", "existing pods anti-affinity")) return;
+    const why_node *best[2];
+    uint32_t nb = reps(cap, p, "InterPodAffinity", only, best, 2);
+    for (uint32_t r = 0; r < nb; r++) {
+        const ks_node *n = best[r]->node;
+        ks_why_fix *f = NULL;
+        for (uint32_t i = 0; i < final->pods.n; i++) {
+            const ks_pod *q = final->pods.v[i];
+            if (!q->node_name || !q->nreq_anti) continue;
+            const ks_node *qn = ks_cluster_node(final, q->node_name);
+            bool blocks = false;
+            for (uint32_t k = 0; qn && k < q->nreq_anti && !blocks; k++) {
+                const ks_pod_affinity_term *t = &q->req_anti[k];
+                ks_id a, b;
+                blocks = anti_term_matches(t, q, p) && ks_labels_get(&qn->labels, t->topology_key, &a) &&
+                         ks_labels_get(&n->labels, t->topology_key, &b) && a == b;
+            }
+            if (!blocks) continue;
+            if (!f) f = cand_new(l, 0);
+            ks_why_change *c = fix_add(f);
+            c->kind = KS_WHY_EVICT;
+            c->object = "Pod";
+            c->ns = ks_xstrdup(ks_str(q->ns));
+            c->name = ks_xstrdup(ks_str(q->name));
+            c->summary = ks_xasprintf("evict pod %s/%s (priority %d, its anti-affinity keeps the pod off %s) from node %s%s",
+                                      c->ns, c->name, ks_pod_priority(q), ks_str(n->name), ks_str(q->node_name),
+                                      controller_recreates(q) ? "; its controller recreates it" : "");
+            c->command = ks_xasprintf("kubectl delete pod %s -n %s", c->name, c->ns);
+            f->objects++;
+            f->amount++;
+        }
+    }
+}
+
 static int cmp_class_value(const void *a, const void *b) {
     const ks_priority_class *x = *(ks_priority_class *const *)a, *y = *(ks_priority_class *const *)b;
     return (x->value > y->value) - (x->value < y->value);
@@ -1167,6 +1273,8 @@ static void gen_candidates(why_ctx *w, const ks_pod *p, const ks_tree *t, const 
         gen_evict(p, cap, final, only, l);
         if (!only) gen_add_node(p, cap, w->c0, l);
     }
+    gen_host_ports(p, t, cap, final, only, pod_side, l);
+    gen_existing_anti(p, cap, final, only, l);
     if (pod_side) {
         gen_spread(p, t, cap, l);
         gen_pod_affinity(p, t, cap, l);
@@ -1271,7 +1379,8 @@ static void class_detail(ks_why_class *c, char *s) {
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 /* The numbers behind a class's verdict, over its nodes. */
-static void explain_class(const ks_pod *p, const why_capture *cap, ks_why_class *c, const why_node **members,
+static void explain_class(const ks_pod *p, const why_capture *cap, const ks_cluster *final, ks_why_class *c,
+                          const why_node **members,
                           uint32_t nm) {
     const why_node *rep = members[0];
     for (uint32_t j = 0; j < c->nreasons; j++) {
@@ -1344,7 +1453,34 @@ static void explain_class(const ks_pod *p, const why_capture *cap, ks_why_class 
                                          ks_str(s->topology_key), ks_str(minv), minc == UINT32_MAX ? 0 : minc,
                                          here + self - (minc == UINT32_MAX ? 0 : minc), s->max_skew));
         }
+    } else if (!strcmp(c->plugin, "NodePorts")) {
+        for (uint32_t i = 0; i < final->pods.n; i++) {
+            const ks_pod *q = final->pods.v[i];
+            if (q->node_name != rep->node->name) continue;
+            for (uint32_t a = 0; a < p->nhost_ports; a++)
+                for (uint32_t b = 0; b < q->nhost_ports; b++)
+                    if (p->host_ports[a].host_port == q->host_ports[b].host_port &&
+                        p->host_ports[a].protocol == q->host_ports[b].protocol)
+                        class_detail(c, ks_xasprintf("host port %d/%s is taken on %s by %s/%s", p->host_ports[a].host_port,
+                                                     ks_str(p->host_ports[a].protocol), ks_str(rep->node->name),
+                                                     ks_str(q->ns), ks_str(q->name)));
+        }
     } else if (!strcmp(c->plugin, "InterPodAffinity")) {
+        for (uint32_t i = 0; i < final->pods.n; i++) {
+            const ks_pod *q = final->pods.v[i];
+            if (!q->node_name || !q->nreq_anti) continue;
+            const ks_node *qn = ks_cluster_node(final, q->node_name);
+            for (uint32_t k = 0; qn && k < q->nreq_anti; k++) {
+                const ks_pod_affinity_term *t = &q->req_anti[k];
+                ks_id a, b;
+                if (anti_term_matches(t, q, p) && ks_labels_get(&qn->labels, t->topology_key, &a) &&
+                    ks_labels_get(&rep->node->labels, t->topology_key, &b) && a == b)
+                    class_detail(c, ks_xasprintf("%s/%s on %s has a required anti-affinity term (topologyKey %s) "
+                                                 "matching the pod",
+                                                 ks_str(q->ns), ks_str(q->name), ks_str(q->node_name),
+                                                 ks_str(t->topology_key)));
+            }
+        }
         for (uint32_t i = 0; i < p->nreq_affinity; i++)
             class_detail(c, ks_xasprintf("required pod affinity term %u: topologyKey %s", i,
                                          ks_str(p->req_affinity[i].topology_key)));
@@ -1360,7 +1496,7 @@ static int cmp_class(const void *a, const void *b) {
     return strcmp(x->nodes[0], y->nodes[0]);
 }
 
-static void diagnose(const ks_pod *p, const why_capture *cap, ks_why_pod *wp) {
+static void diagnose(const ks_pod *p, const why_capture *cap, const ks_cluster *final, ks_why_pod *wp) {
     if (cap->prefilter_plugin) {
         add_reason(wp, cap->prefilter_msg ? cap->prefilter_msg : cap->prefilter_plugin);
         wp->classes = ks_xcalloc(1, sizeof(ks_why_class));
@@ -1417,7 +1553,7 @@ static void diagnose(const ks_pod *p, const why_capture *cap, ks_why_pod *wp) {
                 break;
             }
         }
-        explain_class(p, cap, c, members, nm);
+        explain_class(p, cap, final, c, members, nm);
     }
     free(members);
     free(done);
@@ -1551,7 +1687,7 @@ static void why_pod(why_ctx *w, const ks_pod *p, const why_capture *cap, ks_why_
     if (gated) {
         wp->cause = ks_xstrdup("scheduling gates");
     } else {
-        diagnose(p, cap, wp);
+        diagnose(p, cap, w->base_cluster, wp);
         wp->preemption = preemption_words(p, cap);
     }
     if (!p->tree) return;
@@ -1740,7 +1876,7 @@ bool ks_why(const ks_cluster *cluster, const ks_config *cfg, ks_registry *reg, c
         if (b->state == KS_SIM_GATED) {
             wp->cause = ks_xstrdup("scheduling gates");
         } else {
-            diagnose(p, &caps[i], wp);
+            diagnose(p, &caps[i], w.base_cluster, wp);
             wp->preemption = preemption_words(p, &caps[i]);
         }
         int g = -1;

@@ -20,6 +20,7 @@ typedef enum ks_why_change_kind {
     KS_WHY_TOLERATE,         /* pod: tolerations added */
     KS_WHY_DROP_SELECTOR,    /* pod: a nodeSelector entry removed */
     KS_WHY_DROP_TERM,        /* pod: a required (anti-)affinity term or expression removed */
+    KS_WHY_DROP_HOST_PORT,   /* pod: a container port's hostPort removed */
     KS_WHY_RELAX_SPREAD,     /* pod: maxSkew raised or whenUnsatisfiable ScheduleAnyway */
     KS_WHY_LOWER_REQUEST,    /* pod: container requests lowered */
     KS_WHY_PRIORITY,         /* pod: another priorityClassName */
@@ -42,6 +43,8 @@ typedef struct ks_why_change {
     char *summary;       /* one line a person reads */
     char *patch;         /* RFC 6902 JSON Patch text; NULL for EVICT, ADD_NODE */
     char *command;       /* the kubectl command that makes the change */
+    char *owner;         /* pod changes: "Kind/name" of its controller, whose
+                          * pod template is where the change belongs; NULL */
 } ks_why_change;
 
 typedef enum ks_why_effect_kind {
