@@ -12,8 +12,10 @@
 #include "sim/simulate.h"
 #include "sim/replay.h"
 #include "sim/trace.h"
+#include "sim/why.h"
 #include "util/clock.h"
 #include "util/log.h"
+#include "util/xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +23,11 @@
 #include <time.h>
 
 int cmd_simulate(int argc, char **argv);
+
+/* -o html --fixes auto: run `why --all` when pending pods x nodes is at
+ * most this (the demo: 9 x 6; each candidate change is one simulation, a
+ * few ms at this size). */
+#define WHY_AUTO_LIMIT 20000u
 
 static void usage(FILE *f) {
     fputs("usage: ksched simulate PATH... [options]\n"
@@ -34,6 +41,8 @@ static void usage(FILE *f) {
           "  -o, --output FORMAT  table (default), json, yaml, html (one self-contained page,\n"
           "                       with --explain's detail), or trace (differential tests)\n"
           "  --output-file FILE   write the output there instead of to stdout\n"
+          "  --fixes WHEN         -o html: auto (default: small clusters), always or never\n"
+          "                       run `ksched why --all` and show each pending pod's fixes\n"
           "  --explain            every plugin's verdict and score on every node\n"
           "  --seed N             seed for picking among equally scored nodes (default 1)\n"
           "  --tie-break RULE     random (default, seeded) or name: the smallest node name\n"
@@ -63,6 +72,10 @@ int cmd_simulate(int argc, char **argv) {
     bool fail_on_pending = false, plugin_timing = false;
     const char *metrics_file = NULL;
     const char *replay_path = NULL;
+    const char *fixes = "auto";
+    ks_why_result why;
+    bool have_why = false;
+    char *why_skipped = NULL;
     const char *compare_path = NULL;
     ks_config *cfg_b = NULL;
     char *err = NULL;
@@ -91,6 +104,10 @@ int cmd_simulate(int argc, char **argv) {
         } else if (ks_cli_value(argc, argv, &i, "metrics-file", &val, &err)) {
             if (!val) goto usage_error;
             metrics_file = val;
+        } else if (ks_cli_value(argc, argv, &i, "fixes", &val, &err)) {
+            if (!val) goto usage_error;
+            if (strcmp(val, "auto") && strcmp(val, "always") && strcmp(val, "never")) goto bad_value;
+            fixes = val;
         } else if (ks_cli_value(argc, argv, &i, "seed", &val, &err)) {
             if (!val || !ks_cli_u64(val, &so.seed)) goto bad_value;
         } else if (ks_cli_value(argc, argv, &i, "compare", &val, &err)) {
@@ -152,9 +169,22 @@ int cmd_simulate(int argc, char **argv) {
             fprintf(stderr, "ksched simulate: %s\n", err);
             goto out;
         }
-        if (!strcmp(co.output, "table")) ks_compare_report_table(stdout, &cr);
-        else ks_compare_report_json(stdout, &cr, !strcmp(co.output, "yaml"));
-        rc = 0;
+        FILE *cout = ks_cli_output_open(&co, "simulate");
+        if (!cout) {
+            ks_compare_result_free(&cr);
+            goto out;
+        }
+        if (html) {
+            ks_report_inputs in = {.command = "simulate", .argc = argc, .argv = argv, .paths = paths,
+                                   .npaths = npaths, .config_path = co.config_path, .seed = so.seed,
+                                   .deterministic = so.deterministic};
+            ks_report_html_compare(cout, cluster, &cr, compare_path, &in);
+        } else if (!strcmp(co.output, "table")) {
+            ks_compare_report_table(cout, &cr);
+        } else {
+            ks_compare_report_json(cout, &cr, !strcmp(co.output, "yaml"));
+        }
+        rc = ks_cli_output_close(&co, cout, "simulate") ? 0 : 2;
         if (fail_on_pending && (cr.side[0].unschedulable || cr.side[1].unschedulable)) rc = 3;
         ks_compare_result_free(&cr);
         goto out;
@@ -169,6 +199,26 @@ int cmd_simulate(int argc, char **argv) {
         rc = ks_trace_run(stdout, cluster, cfg, ks_default_registry(), &so, &err) ? 0 : 2;
         if (rc) fprintf(stderr, "ksched simulate: %s\n", err);
         goto out;
+    }
+
+    /* The page's fixes: `why --all` on the cluster as given (before the
+     * simulation below changes it). It simulates the cluster once per
+     * candidate change, so "auto" runs it only where that is quick. */
+    if (html && strcmp(fixes, "never") != 0) {
+        size_t pending = 0;
+        for (uint32_t i = 0; i < cluster->pods.n; i++) pending += ks_sim_is_pending(cfg, cluster->pods.v[i]);
+        if (!strcmp(fixes, "always") || pending * cluster->nodes.n <= WHY_AUTO_LIMIT) {
+            ks_why_options wo = {.all = true, .sim = so};
+            wo.sim.explain = false;
+            char *werr = NULL;
+            have_why = ks_why(cluster, cfg, ks_default_registry(), &wo, &why, &werr);
+            if (!have_why) why_skipped = ks_xasprintf("ksched why failed: %s", werr ? werr : "");
+            free(werr);
+        } else {
+            why_skipped = ks_xasprintf("%zu pending pods on %u nodes is above the automatic limit of %u pod-nodes "
+                                       "(--fixes always computes them; ksched why NAMESPACE/NAME asks for one pod)",
+                                       pending, cluster->nodes.n, WHY_AUTO_LIMIT);
+        }
     }
 
     if (plugin_timing) ks_fwm_set_sampling(100, 1);
@@ -188,7 +238,7 @@ int cmd_simulate(int argc, char **argv) {
                                .deterministic = so.deterministic};
         int64_t t0 = ks_monotonic_ns();
         clock_t c0 = clock();
-        ks_report_html_simulate(out, &res, &in);
+        ks_report_html_simulate(out, &res, have_why ? &why : NULL, why_skipped, &in);
         ks_infof(1, "wrote the page (%ld bytes) in %.3f s (%.3f s of CPU)", out == stdout ? -1L : ftell(out),
                  (double)(ks_monotonic_ns() - t0) / 1e9, (double)(clock() - c0) / CLOCKS_PER_SEC);
     } else if (!strcmp(co.output, "table")) {
@@ -241,5 +291,7 @@ out:
     if (cluster) ks_cluster_free(cluster);
     if (cfg) ks_config_free(cfg);
     if (cfg_b) ks_config_free(cfg_b);
+    if (have_why) ks_why_result_free(&why);
+    free(why_skipped);
     return rc;
 }

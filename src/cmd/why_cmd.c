@@ -6,6 +6,7 @@
 #include "cmd/common.h"
 #include "cmd/live.h"
 #include "cmd/plugin_opts.h"
+#include "sim/report_html.h"
 #include "sim/why.h"
 #include "util/log.h"
 
@@ -25,7 +26,8 @@ static void usage(FILE *f) {
           "options:\n"
           "  --all                every pending pod, grouped by root cause\n"
           "  --config FILE        KubeSchedulerConfiguration (default: v1.34 defaults)\n"
-          "  -o, --output FORMAT  table (default), json or yaml\n"
+          "  -o, --output FORMAT  table (default), json, yaml or html (one self-contained page)\n"
+          "  --output-file FILE   write the output there instead of to stdout\n"
           "  --max-fixes N        fixes printed per pod (default 10)\n"
           "  --max-runs N         simulations per pod when looking for fixes (default 200)\n"
           "  --seed N             seed for --tie-break random (default 1)\n"
@@ -108,8 +110,9 @@ int cmd_why(int argc, char **argv) {
         usage(stderr);
         goto out;
     }
-    if (strcmp(co.output, "table") && strcmp(co.output, "json") && strcmp(co.output, "yaml")) {
-        fprintf(stderr, "ksched why: unknown output format \"%s\" (table, json, yaml)\n", co.output);
+    if (strcmp(co.output, "table") && strcmp(co.output, "json") && strcmp(co.output, "yaml") &&
+        strcmp(co.output, "html")) {
+        fprintf(stderr, "ksched why: unknown output format \"%s\" (table, json, yaml, html)\n", co.output);
         goto out;
     }
     cfg = ks_cli_common_setup(&co, "why");
@@ -122,11 +125,22 @@ int cmd_why(int argc, char **argv) {
         fprintf(stderr, "ksched why: %s\n", err);
         goto out;
     }
-    if (!strcmp(co.output, "table")) ks_why_report_table(stdout, &res);
-    else ks_why_report_list(stdout, &res, !strcmp(co.output, "yaml"));
+    FILE *out = ks_cli_output_open(&co, "why");
+    if (out) {
+        if (!strcmp(co.output, "html")) {
+            ks_report_inputs in = {.command = "why", .argc = argc, .argv = argv, .paths = paths, .npaths = npaths,
+                                   .config_path = co.config_path, .seed = wo.sim.seed,
+                                   .deterministic = wo.sim.deterministic};
+            ks_report_html_why(out, cluster, &res, &in);
+        } else if (!strcmp(co.output, "table")) {
+            ks_why_report_table(out, &res);
+        } else {
+            ks_why_report_list(out, &res, !strcmp(co.output, "yaml"));
+        }
+        if (ks_cli_output_close(&co, out, "why")) rc = KS_EXIT_OK;
+    }
     ks_infof(1, "why: %u simulations, %.3f s wall", res.runs, res.wall_seconds);
     ks_why_result_free(&res);
-    rc = KS_EXIT_OK;
     goto out;
 
 usage_error:

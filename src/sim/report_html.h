@@ -7,7 +7,9 @@
 #define KS_REPORT_HTML_H
 
 #include "sim/capacity.h"
+#include "sim/compare.h"
 #include "sim/simulate.h"
+#include "sim/why.h"
 
 #include <stdio.h>
 
@@ -27,8 +29,16 @@ typedef struct ks_report_inputs {
 extern const char ks_report_page_css[];
 extern const char ks_report_page_js[];
 
-/* false when writing failed (errno as fwrite left it). */
-bool ks_report_html_simulate(FILE *out, const ks_sim_result *r, const ks_report_inputs *in);
+/* false when writing failed (errno as fwrite left it). why: the fixes
+ * `ksched why --all` found on the cluster as given (NULL: not computed;
+ * why_skipped: the page says why not). */
+bool ks_report_html_simulate(FILE *out, const ks_sim_result *r, const ks_why_result *why, const char *why_skipped,
+                             const ks_report_inputs *in);
+/* cluster: as given (why does not change it). */
+bool ks_report_html_why(FILE *out, const ks_cluster *cluster, const ks_why_result *r, const ks_report_inputs *in);
+/* cluster: as given; compare_path: configuration B. */
+bool ks_report_html_compare(FILE *out, const ks_cluster *cluster, const ks_compare_result *r,
+                            const char *compare_path, const ks_report_inputs *in);
 /* cluster: the state after the replicas were placed. */
 bool ks_report_html_capacity(FILE *out, const ks_cluster *cluster, const ks_pod *tmpl,
                              const ks_capacity_result *r, const ks_report_inputs *in);

@@ -145,6 +145,11 @@ def test_simulate_demo(ksched, b, out):
     check("simulate: reasons grouped as kube-scheduler's message", hist == expect, "%s vs %s" % (hist, expect))
     last = "(function () { var t = document.querySelectorAll('#pod-detail table[id^=filter-]'); return t[t.length - 1]; })()"
     frows = b.eval(last + ".querySelectorAll('tbody tr[data-node]').length")
+    why = json.loads(run([ksched, "why", "--all", cluster, "--tie-break", "random", "-o", "json"]).stdout)
+    wfix = [[c["summary"] for c in f["changes"]] for p in why["pods"] if p["pod"] == "analytics/giant-query" for f in p["fixes"]]
+    gfix = b.eval("Array.from(document.querySelectorAll('#pod-detail .why li.fix > strong')).map(function (e) { return e.textContent; })")
+    check("simulate: the pod's fixes as ksched why finds them", wfix and gfix == ["; ".join(x) for x in wfix],
+          "%s vs %s" % (gfix, wfix))
     check("simulate: Filter verdicts for every node", frows == len(want_nodes), "%s rows" % frows)
     rej = b.eval("Array.from(" + last + ".querySelectorAll('tbody tr[data-node]'))"
                  ".filter(function (r) { return r.cells[1].textContent !== 'passed'; }).length")
@@ -322,6 +327,64 @@ def test_escaping(ksched, b, out):
     b.screenshot(os.path.join(out, "escape.png"))
 
 
+# ---- why ----
+
+def test_why(ksched, b, out):
+    cluster = os.path.join(ROOT, "examples/clusters/demo")
+    page = os.path.join(out, "why-demo.html")
+    run([ksched, "why", "--all", cluster, "-o", "html", "--output-file", page])
+    want = json.loads(run([ksched, "why", "--all", cluster, "-o", "json"]).stdout)
+    b.open(url(page))
+    no_problems(b, "why: load")
+    got = b.eval("Array.from(document.querySelectorAll('.why-pod')).map(function (e) { return e.getAttribute('data-pod'); })")
+    reps = [g["representative"] for g in want["groups"]] if want.get("groups") else [p["pod"] for p in want["pods"]]
+    check("why: one box per root cause's pod, as -o json", got == reps, "%s vs %s" % (got, reps))
+    for p in want["pods"]:
+        if p["pod"] not in got:
+            continue
+        sel = "document.querySelector('.why-pod[data-pod=\"%s\"]')" % p["pod"]
+        fixes = b.eval("Array.from(%s.querySelectorAll('li.fix > strong')).map(function (e) { return e.textContent; })" % sel)
+        wantf = ["; ".join(c["summary"] for c in f["changes"]) for f in p["fixes"]]
+        check("why: %s: fixes as -o json" % p["pod"], fixes == wantf, "%s vs %s" % (fixes, wantf))
+        cmds = b.eval("Array.from(%s.querySelectorAll('pre.command')).map(function (e) { return e.textContent; })" % sel)
+        wantc = ["$ " + c["command"] for f in p["fixes"] for c in f["changes"] if c.get("command")]
+        check("why: %s: kubectl commands as -o json" % p["pod"], cmds == wantc, "%s vs %s" % (cmds, wantc))
+        hist = b.eval("Array.from(%s.querySelectorAll('table.reasons tbody tr')).map(function (r) {"
+                      " return [r.cells[1].textContent, +r.cells[0].textContent]; })" % sel)
+        check("why: %s: reasons as -o json" % p["pod"], hist == [[r["reason"], r["nodes"]] for r in p["reasons"]], str(hist))
+    b.screenshot(os.path.join(out, "why-demo.png"))
+
+
+# ---- compare ----
+
+def test_compare(ksched, b, out):
+    d = os.path.join(ROOT, "test/scenarios/compare-most-allocated")
+    args = ["simulate", "--compare", os.path.join(d, "most.yaml"), os.path.join(d, "cluster.yaml")]
+    page = os.path.join(out, "compare.html")
+    run([ksched] + args + ["-o", "html", "--output-file", page])
+    want = json.loads(run([ksched] + args + ["-o", "json"]).stdout)
+    b.open(url(page))
+    no_problems(b, "compare: load")
+    sides = b.eval("Array.from(document.querySelectorAll('#compare-sides tbody tr')).slice(0, 6).map(function (r) {"
+                   " return [r.cells[0].textContent, +r.cells[1].textContent, +r.cells[2].textContent]; })")
+    keys = [("scheduled", "scheduled"), ("unschedulable", "unschedulable"), ("gated", "gated"),
+            ("preempted", "preempted"), ("nodes used", "nodesUsed"), ("attempts", "attempts")]
+    wants = [[label, want["sides"][0][k], want["sides"][1][k]] for label, k in keys]
+    check("compare: aggregates side by side as -o json", sides == wants, "%s vs %s" % (sides, wants))
+    moved = b.eval("Array.from(document.querySelectorAll('#moved tbody tr[data-pod]')).map(function (r) {"
+                   " return [r.getAttribute('data-pod'), r.cells[1].textContent, r.cells[2].textContent, r.cells[3].textContent]; })")
+    wantm = sorted([m["pod"], m["a"]["node"], m["b"]["node"]] for m in want["moved"])
+    check("compare: pods placed differently as -o json", sorted(x[:3] for x in moved) == wantm, "%s vs %s" % (moved, wantm))
+    for m in want["moved"]:
+        row = [x for x in moved if x[0] == m["pod"]]
+        w = m["a"]["why"]
+        if row and w.get("otherScored"):
+            txt = row[0][3]
+            ok = ("by %d:" % w["total"]) in txt and all("%s %s%d" % (k, "+" if v > 0 else "", v) in txt for k, v in w["deltas"].items())
+            check("compare: %s: per-plugin score deltas" % m["pod"], ok, txt)
+    b.screenshot(os.path.join(out, "compare.png"))
+
+
 # ---- capacity ----
 
 def test_capacity(ksched, b, out):
@@ -434,7 +497,7 @@ def main():
     ksched = os.path.abspath(a.ksched)
     b = cdp.Browser(a.chromium)
     try:
-        for t in (test_simulate_demo, test_escaping, test_capacity):
+        for t in (test_simulate_demo, test_escaping, test_capacity, test_why, test_compare):
             try:
                 t(ksched, b, a.out)
             except Exception as e:  # a broken page must fail, not stop the others

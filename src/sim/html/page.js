@@ -417,17 +417,64 @@
       add(box, h('p', null, ['Preempted to make room: '].concat(p.vic.map(function (v) { return [podLink('victim', v), ' ']; }).reduce(function (a, b) { return a.concat(b); }, []))));
     }
     if (p.h && p.h.length) add(box, [h('h3', {text: 'Reasons, as kube-scheduler counts them (last attempt)'}), reasonsTable(p.h)]);
-    if (p.fix && p.fix.length) add(box, fixesView(p.fix));
+    if (kind === 'pod' && p.s !== 'Scheduled') add(box, whyView(podName(p)));
     if (p.ex && p.ex.length) p.ex.forEach(function (a) { add(box, attemptView(p, a, i)); });
     else if (p.att) add(box, h('p', {class: 'muted', text: 'Filter and Score detail left out: the page\u2019s size budget was spent on earlier pods (docs/report.md); ksched simulate --explain prints it.'}));
     return box;
   }
 
-  function fixesView(fixes) {
-    return h('div', {class: 'fixes'}, [h('h3', {text: 'Fixes (ksched why)'}), h('ol', null, fixes.map(function (f) {
-      return h('li', null, [h('strong', {text: f.summary || f.kind || ''}), f.kubectl ? h('pre', {text: f.kubectl}) : null,
-        f.patch ? h('pre', {text: f.patch}) : null]);
-    }))]);
+  /* ---- why: fixes ---- */
+
+  function fixView(f) {
+    var li = h('li', {class: 'fix'});
+    add(li, [h('strong', {text: f.changes.map(function (c) { return c.summary; }).join('; ')}),
+      f.node ? h('div', {text: '\u2192 the pod lands on ' + f.node}) : null,
+      f.unblocks > 1 ? h('div', {text: 'schedules ' + f.unblocks + ' pending pods'}) : null,
+      h('div', {class: 'muted'}, f.effects.length ? 'side effects: ' + f.effects.map(function (e) {
+        return e.pod + ' ' + e.kind + (e.before || e.after ? ' (' + (e.before || 'pending') + ' \u2192 ' + (e.after || 'pending') + ')' : '');
+      }).join('; ') : 'side effect: no other pod affected')]);
+    f.changes.forEach(function (c) {
+      if (c.command) add(li, h('pre', {class: 'command', text: '$ ' + c.command}));
+    });
+    return li;
+  }
+
+  function fixesList(fixes) { return h('ol', {class: 'fixes'}, fixes.map(fixView)); }
+
+  function classesTable(classes) {
+    if (!classes || !classes.length) return null;
+    return h('table', {class: 'classes'}, [
+      h('thead', null, h('tr', null, [h('th', {text: 'nodes'}), h('th', {text: 'plugin'}), h('th', {text: 'verdict'}), h('th', {text: 'the numbers'})])),
+      h('tbody', null, classes.map(function (c) {
+        return h('tr', null, [h('td', {class: 'msg', text: c.nodes.length > 3 ? c.nodes.length + ' nodes like ' + c.nodes[0] : c.nodes.join(', ')}),
+          h('td', {text: c.plugin || 'PreFilter'}), h('td', {class: 'msg fail', text: c.reasons.join(', ')}),
+          h('td', {class: 'msg', text: c.details.join('\n')})]);
+      }))]);
+  }
+
+  /* What `why` found for one pod: node classes, preemption, fixes (its
+   * own, or its root-cause group's representative's). */
+  function whyView(name) {
+    var W = D.why;
+    if (!W) return D.whySkipped ? h('p', {class: 'muted', text: 'Fixes not computed: ' + D.whySkipped + '.'}) : null;
+    var wp = W.pods.filter(function (x) { return x.pod === name; })[0];
+    if (!wp) return null;
+    var box = h('div', {class: 'why', 'data-pod': name}, [h('h3', {text: 'Why, and what would fix it (ksched why)'})]);
+    add(box, classesTable(wp.classes));
+    if (wp.preemption) add(box, h('p', {class: 'msg', text: 'Preemption: ' + wp.preemption}));
+    var fixes = wp.fixes, from = null;
+    if (!fixes.length && wp.group >= 0 && W.groups[wp.group]) {
+      var rep = W.pods[W.groups[wp.group].rep];
+      if (rep && rep.pod !== name) { fixes = rep.fixes; from = rep.pod; }
+    }
+    if (fixes.length) {
+      add(box, h('p', {text: (wp.pairs ? 'No single change schedules it; pairs that do' : 'Changes that schedule it') +
+        ' (verified by simulation, smallest first' + (from ? '; found for ' + from + ', which has the same cause' : '') + '):'}));
+      add(box, fixesList(fixes));
+    } else {
+      add(box, h('p', {class: 'muted', text: 'No change found that schedules it (' + wp.tried + ' tried).'}));
+    }
+    return box;
   }
 
   function podsSection() {
@@ -578,6 +625,87 @@
         key: function (n) { return per[n.i] || 0; }, cell: function (n) { return per[n.i] || ''; }}]));
       tabs.addTab('inputs', 'Inputs', inputsSection());
       first = 'capacity';
+    } else if (D.kind === 'why') {
+      var W = D.why;
+      document.title = 'ksched why: ' + W.pods.length + ' pod(s)';
+      add(header, [h('h1', {text: 'ksched why'}), h('div', {class: 'summary', id: 'summary', text:
+        W.pods.length + ' pod(s)' + (W.groups.length ? ', ' + W.groups.length + ' root cause(s)' : '') + '; ' + W.runs + ' simulations run.'})]);
+      var ws = h('section', {id: 'why'});
+      var shown = {};
+      var order = W.groups.length ? W.groups.map(function (g) { return g; }) : [null];
+      order.forEach(function (g) {
+        if (g) add(ws, [h('h2', {class: 'cause', text: g.pods.length + ' pod(s): ' + g.cause}),
+          h('p', {class: 'muted', text: 'pods: ' + g.pods.join(', ')})]);
+        W.pods.forEach(function (wp, i) {
+          if (shown[i] || (g && W.pods[g.rep] !== wp)) return;
+          shown[i] = 1;
+          var box = h('div', {class: 'detail why-pod', 'data-pod': wp.pod}, [
+            h('h2', null, [wp.pod, ' ', h('span', {class: 'state ' + wp.s, text: wp.s}), wp.node ? ' on ' + wp.node : '']),
+            wp.msg ? h('p', {class: 'msg', text: wp.msg}) : null]);
+          if (wp.h.length) add(box, [h('h3', {text: 'Reasons, as kube-scheduler counts them'}), reasonsTable(wp.h)]);
+          add(box, classesTable(wp.classes));
+          if (wp.preemption) add(box, h('p', {class: 'msg', text: 'Preemption: ' + wp.preemption}));
+          if (wp.fixes.length) add(box, [h('h3', {text: (wp.pairs ? 'Pairs of changes' : 'Changes') + ' that schedule the pod (verified, smallest first; ' + wp.tried + ' tried)'}), fixesList(wp.fixes)]);
+          else if (wp.s !== 'Scheduled') add(box, h('p', {class: 'muted', text: 'No change found that schedules it (' + wp.tried + ' tried).'}));
+          ws.appendChild(box);
+        });
+      });
+      if (W.clusterFixes.length) add(ws, [h('h2', {text: 'Cluster-side changes, most pods unblocked first'}), fixesList(W.clusterFixes)]);
+      tabs.addTab('why', 'Why', ws);
+      tabs.addTab('cluster', 'Cluster', clusterSection());
+      tabs.addTab('inputs', 'Inputs', inputsSection());
+      first = 'why';
+    } else if (D.kind === 'compare') {
+      var C = D.compare, A = C.sides[0], B = C.sides[1];
+      document.title = 'ksched compare: ' + A.label + ' vs ' + B.label;
+      add(header, [h('h1', {text: 'ksched simulate --compare'}), h('div', {class: 'summary', id: 'summary', text:
+        C.pending + ' pending pods under A = ' + A.label + ' and B = ' + B.label + ': ' + C.moved.length +
+        ' placed on different nodes, ' + C.oneSide.length + ' scheduled under one only.'})]);
+      var metric = function (label, key) { return h('tr', null, [h('td', {text: label}), h('td', {class: 'num', text: A[key]}), h('td', {class: 'num', text: B[key]})]); };
+      var cs = h('section', {id: 'compare'}, [
+        h('h2', {text: 'Side by side'}),
+        h('table', {id: 'compare-sides'}, [h('thead', null, h('tr', null, [h('th'), h('th', {class: 'num', text: 'A: ' + A.label}), h('th', {class: 'num', text: 'B: ' + B.label})])),
+          h('tbody', null, [metric('scheduled', 'scheduled'), metric('unschedulable', 'unschedulable'), metric('gated', 'gated'),
+            metric('preempted', 'preempted'), metric('nodes used', 'nodesUsed'), metric('attempts', 'attempts')].concat(
+            C.resources.map(function (r) {
+              return h('tr', null, [h('td', {text: r.name + ' allocation, mean \u00b1 sd over nodes'}),
+                h('td', {class: 'num', text: r.mean[0].toFixed(1) + '% \u00b1 ' + r.sd[0].toFixed(1)}),
+                h('td', {class: 'num', text: r.mean[1].toFixed(1) + '% \u00b1 ' + r.sd[1].toFixed(1)})]);
+            })))])]);
+      var whyCell = function (w, own, other) {
+        if (!w) return '';
+        if (!w.otherScored) return h('span', {class: 'msg', text: other + ': ' + (w.otherVerdict || 'not evaluated')});
+        return h('span', {class: 'msg', text: own + ' by ' + w.total + ': ' + w.deltas.map(function (d) {
+          return str(d[0]) + ' ' + (d[1] > 0 ? '+' : '') + d[1]; }).join(', ')});
+      };
+      var mt = new Table({id: 'moved', rows: C.moved, sort: 0,
+        columns: [{label: 'Pod', key: function (m) { return m.pod; }, cell: function (m) { return m.pod; }},
+          {label: 'A node', key: function (m) { return nodeName(m.node[0]); }, cell: function (m) { return nodeName(m.node[0]); }},
+          {label: 'B node', key: function (m) { return nodeName(m.node[1]); }, cell: function (m) { return nodeName(m.node[1]); }},
+          {label: 'why A (weighted score deltas, A\u2019s node \u2212 B\u2019s)', cell: function (m) { return whyCell(m.why[0], nodeName(m.node[0]), nodeName(m.node[1])); }},
+          {label: 'why B (B\u2019s node \u2212 A\u2019s)', cell: function (m) { return whyCell(m.why[1], nodeName(m.node[1]), nodeName(m.node[0])); }}],
+        filter: function (m, text) { return (m.pod + ' ' + nodeName(m.node[0]) + ' ' + nodeName(m.node[1])).toLowerCase().indexOf(text) >= 0; },
+        rowAttrs: function (m) { return {'data-pod': m.pod}; }});
+      mt.render();
+      var mf = h('input', {type: 'search', id: 'moved-filter', placeholder: 'filter pods or nodes'});
+      mf.addEventListener('input', function () { mt.setFilter(mf.value); });
+      add(cs, [h('h2', {text: C.moved.length + ' pods placed differently'}), h('div', {class: 'controls'}, mf), mt.el]);
+      var ot = new Table({id: 'one-side', rows: C.oneSide, sort: 0,
+        columns: [{label: 'Pod', key: function (m) { return m.pod; }, cell: function (m) { return m.pod; }},
+          {label: 'A', key: function (m) { return m.s[0]; }, cell: function (m) { return [h('span', {class: 'state ' + m.s[0], text: m.s[0]}), m.node[0] >= 0 ? ' on ' + nodeName(m.node[0]) : '']; }},
+          {label: 'B', key: function (m) { return m.s[1]; }, cell: function (m) { return [h('span', {class: 'state ' + m.s[1], text: m.s[1]}), m.node[1] >= 0 ? ' on ' + nodeName(m.node[1]) : '']; }},
+          {label: 'Why not', cell: function (m) { return h('span', {class: 'msg', text: m.msg[0] || m.msg[1] || ''}); }}],
+        filter: function (m, text) { return m.pod.toLowerCase().indexOf(text) >= 0; },
+        rowAttrs: function (m) { return {'data-pod': m.pod}; }});
+      ot.render();
+      add(cs, [h('h2', {text: C.oneSide.length + ' pods scheduled under one configuration only'}), ot.el]);
+      tabs.addTab('compare', 'Comparison', cs);
+      tabs.addTab('cluster', 'Cluster', clusterSection());
+      var extra = [['configuration B', D.inputs && D.compareConfig]];
+      var inp = inputsSection(extra);
+      if (D.compareConfigText) add(inp, [h('h3', {text: D.compareConfig + ' (B)'}), h('pre', {text: D.compareConfigText})]);
+      tabs.addTab('inputs', 'Inputs', inp);
+      first = 'compare';
     } else {
       add(header, h('h1', {text: 'ksched: unknown report kind ' + D.kind}));
     }
