@@ -18,7 +18,7 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # libcurl is loaded at run time when first needed (src/util/curl_lazy.c),
 # so only its headers are used here; libmicrohttpd is for the tests.
 PKG_LIBS   := $(shell pkg-config --libs yaml-0.1 jansson libpcre2-8 2>/dev/null)
-LIBS    := $(PKG_LIBS) -lpthread -ldl -lm
+LIBS    := $(PKG_LIBS) -lz -lpthread -ldl -lm
 TEST_LIBS  := $(shell pkg-config --libs libmicrohttpd 2>/dev/null) -lcmocka
 
 WARN    := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes
@@ -74,7 +74,7 @@ TEST_DLOPEN := $(filter $(B)/test/unit/plugins/% $(B)/test/unit/examples/% $(B)/
                         $(B)/test/unit/config/test_args,$(TEST_BINS))
 # The tests that run threads, built and run under ThreadSanitizer too
 # (every test that starts one: strace -f -e clone over the test binaries).
-TSAN_TESTS := scheduler/test_scheduler backend/test_api_dispatcher framework/test_parallelize \
+TSAN_TESTS := util/test_cpuprof scheduler/test_scheduler backend/test_api_dispatcher framework/test_parallelize \
               scheduler/test_scheduler_churn backend/test_listers metrics/test_metrics server/test_server \
               server/test_ops scheduler/test_extender framework/test_runtime \
               backend/test_queue metrics/test_sched_metrics \

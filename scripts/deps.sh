@@ -4,7 +4,7 @@
 #   scripts/deps.sh        what make, make test need (buildah: the image test)
 #   scripts/deps.sh fuzz   the same plus clang and libFuzzer (make fuzz)
 set -eu
-PKGS="gcc g++ make pkg-config libyaml-dev libjansson-dev libpcre2-dev libcurl4-openssl-dev libmicrohttpd-dev libgnutls28-dev libcmocka-dev python3 python3-prometheus-client buildah"
+PKGS="gcc g++ make pkg-config libyaml-dev libjansson-dev libpcre2-dev libcurl4-openssl-dev libmicrohttpd-dev libgnutls28-dev libcmocka-dev zlib1g-dev python3 python3-prometheus-client buildah"
 [ "${1:-}" = fuzz ] && PKGS="$PKGS clang libclang-rt-dev"
 missing=""
 for p in $PKGS; do

@@ -490,6 +490,7 @@ static void destroy(ks_api_dispatcher *d) {
 }
 
 static void *worker_main(void *arg) {
+    pthread_setname_np(pthread_self(), "api-dispatch"); /* top -H, pprof's thread label */
     worker *w = arg;
     ks_api_dispatcher *d = w->d;
     pthread_mutex_lock(&d->mu);

@@ -140,7 +140,9 @@ ks_kube_client *ks_run_client_new(const ks_kube_config *kc, const ks_config *cfg
                                 .qps = cfg->client_connection.qps,
                                 .burst = cfg->client_connection.burst,
                                 .timeout_ms = timeout_ms,
-                                .user_agent_suffix = ua_suffix};
+                                .user_agent_suffix = ua_suffix,
+                                .content_type = cfg->client_connection.content_type,
+                                .accept_content_types = cfg->client_connection.accept_content_types};
     ks_kube_client *c = ks_kube_client_new(&o, &err);
     if (!c) {
         fprintf(stderr, "ksched %s: %s\n", cmd, err);

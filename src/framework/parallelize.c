@@ -107,6 +107,7 @@ static size_t ran(job *j) {
 }
 
 static void *worker(void *arg) {
+    pthread_setname_np(pthread_self(), "parallelize"); /* top -H, pprof's thread label */
     ks_parallelizer *p = arg;
     uint64_t seen = 0;
     for (;;) {

@@ -11,6 +11,7 @@
 #include "api/cluster.h"
 #include "api/dra.h"
 #include "codec/decode.h"
+#include "codec/pb.h"
 #include "framework/status.h"
 #include "kube/reflector.h"
 #include "util/clock.h"
@@ -408,7 +409,7 @@ static ks_status *kb_start(void *ctx, ks_watch_fn fn, void *arg) {
     for (size_t i = 0; i < NKINDS; i++) {
         if (!watched(kb, &kinds[i])) continue;
         kb->kctx[i] = (kind_ctx){kb, i, false};
-        ks_reflector_options ro = {.kind = kinds[i].kind, .path = kinds[i].path};
+        ks_reflector_options ro = {.kind = kinds[i].kind, .path = kinds[i].path, .json_only = kinds[i].optional};
         /* upstream's pod informer: finished pods are never seen. */
         if (kinds[i].k == KS_KIND_POD) ro.field_selector = "status.phase!=Succeeded,status.phase!=Failed";
         ks_reflector_handler h = {.arg = &kb->kctx[i], .event = refl_event, .synced = refl_synced};
@@ -439,7 +440,7 @@ static ks_status *api_error(const char *what, const ks_pod *pod, const ks_kube_r
     ks_status *st;
     if (r->code)
         st = ks_status_new(KS_ERROR, "%s %s: %ld %s", what, ks_pod_fullname(pod, buf, sizeof(buf)), r->code,
-                            msg ? msg : (r->body ? r->body : ""));
+                            msg ? msg : (r->body && !ks_pb_is_protobuf(r->body, r->body_len) ? r->body : ""));
     else
         st = ks_status_new(KS_ERROR, "%s %s: %s", what, ks_pod_fullname(pod, buf, sizeof(buf)),
                             r->error ? r->error : "no answer from the API server");
@@ -455,6 +456,7 @@ static char *pod_path(const ks_pod *pod, const char *sub) {
     return ks_sb_take(&b);
 }
 
+/* The Binding as upstream sends it: protobuf when clientConnection.contentType is. */
 static ks_status *kb_bind(void *ctx, const ks_pod *pod, const char *node) {
     ks_kube_backend *kb = ctx;
     json_t *body = json_pack("{s:s, s:s, s:{s:s, s:s, s:s?}, s:{s:s, s:s, s:s}}", "apiVersion", "v1", "kind",
@@ -462,8 +464,27 @@ static ks_status *kb_bind(void *ctx, const ks_pod *pod, const char *node) {
                              pod->uid, "target", "apiVersion", "v1", "kind", "Node", "name", node);
     char *js = json_dumps(body, JSON_COMPACT);
     json_decref(body);
+    size_t len = strlen(js);
+    const char *ctype = NULL;
+    if (ks_kube_client_writes_protobuf(kb->client)) {
+        ks_arena *a = ks_arena_new(0);
+        ks_tree **docs = NULL;
+        uint32_t nd = 0;
+        char *perr = NULL, *pb = NULL;
+        if (kt_parse(a, "binding", js, len, &docs, &nd, &perr) && nd == 1 &&
+            ks_pb_encode_object(docs[0], "v1", "Binding", &pb, &len, &perr)) {
+            free(js);
+            js = pb;
+            ctype = KS_KUBE_PROTOBUF;
+        } else {
+            len = strlen(js); /* cannot happen: the JSON is ours */
+        }
+        free(perr);
+        ks_arena_free(a);
+    }
     char *path = pod_path(pod, "binding");
-    ks_kube_request req = {.method = "POST", .path = path, .body = js, .body_len = strlen(js)};
+    ks_kube_request req = {
+        .method = "POST", .path = path, .content_type = ctype, .body = js, .body_len = len, .negotiate = true};
     ks_kube_response r = {0};
     ks_kube_do(kb->client, &req, &r);
     ks_status *st = NULL;
@@ -528,7 +549,8 @@ static ks_status *kb_patch(void *ctx, const ks_pod *pod, const ks_status_patch *
                            .content_type = "application/strategic-merge-patch+json",
                            .body = js,
                            .body_len = strlen(js),
-                           .idempotent = true};
+                           .idempotent = true,
+                           .negotiate = true};
     ks_kube_response r = {0};
     ks_kube_do(kb->client, &req, &r);
     pthread_mutex_lock(&kb->mu);
@@ -545,7 +567,7 @@ static ks_status *kb_patch(void *ctx, const ks_pod *pod, const ks_status_patch *
 static ks_status *kb_delete(void *ctx, const ks_pod *pod) {
     ks_kube_backend *kb = ctx;
     char *path = pod_path(pod, NULL);
-    ks_kube_request req = {.method = "DELETE", .path = path, .idempotent = true};
+    ks_kube_request req = {.method = "DELETE", .path = path, .idempotent = true, .negotiate = true};
     ks_kube_response r = {0};
     ks_kube_do(kb->client, &req, &r);
     pthread_mutex_lock(&kb->mu);

@@ -1,5 +1,6 @@
 #include "kube/client.h"
 
+#include "codec/pb.h"
 #include "kube/ratelimit.h"
 #include "metrics/sched_metrics.h"
 #include "util/clock.h"
@@ -23,6 +24,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <pthread.h>
 
 extern char **environ;
 
@@ -103,7 +105,7 @@ typedef struct xfer {
     struct xfer *next;
     char *method, *path, *content_type, *body;
     size_t body_len;
-    bool idempotent;
+    bool idempotent, negotiate;
     ks_kube_stream *stream;  /* a watch, or NULL */
     creds *cr;
     int attempts;            /* made so far */
@@ -130,6 +132,8 @@ struct ks_kube_client {
     char *base_url;          /* scheme://host[:port][/prefix], host possibly the tls-server-name */
     struct curl_slist *connect_to; /* tls-server-name: where that name really connects */
     char *user_agent;
+    char *accept;            /* "Accept: ..." for requests that negotiate */
+    bool protobuf;           /* contentType is protobuf */
     int max_retries;
     int64_t timeout_ms, retry_base_ns;
     size_t max_response;
@@ -576,7 +580,7 @@ static bool start(ks_kube_client *c, xfer *x) {
     }
     /* headers */
     struct curl_slist *hd = NULL;
-    hd = C->slist_append(hd, "Accept: application/json");
+    hd = C->slist_append(hd, x->negotiate ? c->accept : "Accept: application/json");
     hd = C->slist_append(hd, "Expect:"); /* no 100-continue round trip for bodies */
     if (x->cr && x->cr->auth) hd = C->slist_append(hd, x->cr->auth);
     if (x->body) {
@@ -874,6 +878,7 @@ static void cancel_stream(ks_kube_client *c, ks_kube_stream *s) {
 }
 
 static void *io_main(void *arg) {
+    pthread_setname_np(pthread_self(), "kube-io"); /* top -H, pprof's thread label */
     ks_kube_client *c = arg;
     const ks_curl_api *C = c->C;
     for (;;) {
@@ -1024,6 +1029,13 @@ ks_kube_client *ks_kube_client_new(const ks_kube_client_options *o, char **err) 
     }
     const char *ua = o->user_agent ? o->user_agent : "ksched/" KS_VERSION " (linux/" KS_ARCH ")";
     c->user_agent = o->user_agent_suffix ? ks_xasprintf("%s/%s", ua, o->user_agent_suffix) : ks_xstrdup(ua);
+    if (o->accept_content_types && *o->accept_content_types)
+        c->accept = ks_xasprintf("Accept: %s", o->accept_content_types);
+    else if (o->content_type && *o->content_type)
+        c->accept = ks_xasprintf("Accept: %s, */*", o->content_type);
+    else
+        c->accept = ks_xstrdup("Accept: application/json");
+    c->protobuf = o->content_type && strcmp(o->content_type, KS_KUBE_PROTOBUF) == 0;
     c->max_retries = o->max_retries > 0 ? o->max_retries : 10;
     c->timeout_ms = o->timeout_ms;
     c->max_response = o->max_response_bytes ? o->max_response_bytes : KS_KUBE_MAX_RESPONSE;
@@ -1073,6 +1085,7 @@ bad:
     creds_unref(c->cur);
     free(c->exec_info);
     free(c->user_agent);
+    free(c->accept);
     free(c->base_url);
     C->slist_free_all(c->connect_to);
     ks_ratelimit_destroy(&c->rl);
@@ -1114,6 +1127,7 @@ void ks_kube_client_free(ks_kube_client *c) {
     creds_unref(c->cur);
     free(c->exec_info);
     free(c->user_agent);
+    free(c->accept);
     free(c->base_url);
     ks_ratelimit_destroy(&c->rl);
     pthread_mutex_destroy(&c->cred_mu);
@@ -1135,6 +1149,7 @@ static xfer *xfer_new(const ks_kube_request *req) {
     x->method = ks_xstrdup(req->method ? req->method : "GET");
     x->path = ks_xstrdup(req->path);
     x->content_type = req->content_type ? ks_xstrdup(req->content_type) : NULL;
+    x->negotiate = req->negotiate;
     if (req->body) {
         x->body = ks_xmalloc(req->body_len + 1);
         memcpy(x->body, req->body, req->body_len);
@@ -1237,8 +1252,8 @@ void ks_kube_do_async(ks_kube_client *c, const ks_kube_request *req, ks_kube_don
     }
 }
 
-ks_kube_stream *ks_kube_stream_open(ks_kube_client *c, const char *path, ks_kube_data_fn data, ks_kube_end_fn end,
-                                    void *arg) {
+ks_kube_stream *ks_kube_stream_open(ks_kube_client *c, const char *path, bool negotiate, ks_kube_data_fn data,
+                                    ks_kube_end_fn end, void *arg) {
     ks_kube_stream *s = ks_xcalloc(1, sizeof(*s));
     s->c = c;
     s->data = data;
@@ -1246,7 +1261,7 @@ ks_kube_stream *ks_kube_stream_open(ks_kube_client *c, const char *path, ks_kube
     s->arg = arg;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
-    ks_kube_request req = {.method = "GET", .path = path};
+    ks_kube_request req = {.method = "GET", .path = path, .negotiate = negotiate};
     xfer *x = xfer_new(&req);
     x->stream = s;
     s->x = x;
@@ -1293,8 +1308,22 @@ void ks_kube_client_stats_get(ks_kube_client *c, ks_kube_client_stats *out) {
     pthread_mutex_unlock(&c->stats_mu);
 }
 
+bool ks_kube_client_writes_protobuf(const ks_kube_client *c) { return c->protobuf; }
+
 char *ks_kube_status_message(const char *body, size_t len) {
     if (!body || !len) return NULL;
+    if (ks_pb_is_protobuf(body, len)) {
+        ks_arena *a = ks_arena_new(0);
+        ks_tree *t = NULL;
+        char *err = NULL, *r = NULL;
+        if (ks_pb_decode_object(a, body, len, &t, &err)) {
+            const ks_tree *m = kt_get(t, "message");
+            if (m && m->type == KT_STRING && *m->text) r = ks_xstrdup(m->text);
+        }
+        free(err);
+        ks_arena_free(a);
+        return r;
+    }
     json_t *o = json_loadb(body, len, 0, NULL);
     const char *m = json_string_value(json_object_get(o, "message"));
     char *r = m && *m ? ks_xstrdup(m) : NULL;

@@ -55,6 +55,12 @@ typedef struct ks_kube_client_options {
      * (or the variable 0): no check. */
     int64_t read_idle_ms, ping_timeout_ms;
     int64_t watch_grace_ms;       /* see ks_kube_stream_open; 0: KS_KUBE_WATCH_GRACE_S */
+    /* clientConnection.contentType and acceptContentTypes. Requests that
+     * negotiate (ks_kube_request.negotiate) send Accept as client-go
+     * does: acceptContentTypes when set, else contentType + ", * / *";
+     * the others, and all when both are empty, application/json. */
+    const char *content_type;
+    const char *accept_content_types;
 } ks_kube_client_options;
 
 /* A LIST page is 500 objects of at most about 1 MiB each (etcd's request
@@ -72,6 +78,7 @@ typedef struct ks_kube_request {
     const char *body;
     size_t body_len;
     bool idempotent;          /* retry 5xx and connection errors */
+    bool negotiate;           /* Accept the configured types (the caller reads protobuf too) */
 } ks_kube_request;
 
 typedef struct ks_kube_response {
@@ -109,8 +116,13 @@ char *ks_kube_response_take_body(const ks_kube_response *r);
 typedef struct ks_kube_stream ks_kube_stream;
 typedef void (*ks_kube_data_fn)(void *arg, const char *buf, size_t len);
 typedef void (*ks_kube_end_fn)(void *arg, long code, const char *error);
-ks_kube_stream *ks_kube_stream_open(ks_kube_client *c, const char *path, ks_kube_data_fn data,
+ks_kube_stream *ks_kube_stream_open(ks_kube_client *c, const char *path, bool negotiate, ks_kube_data_fn data,
                                     ks_kube_end_fn end, void *arg);
+
+/* Whether the configured contentType is protobuf: what callers write
+ * objects in when the kind has a protobuf form (codec/pb.h). */
+bool ks_kube_client_writes_protobuf(const ks_kube_client *c);
+#define KS_KUBE_PROTOBUF "application/vnd.kubernetes.protobuf"
 /* Cancel (end is called with code 0, "cancelled", unless it already was)
  * and free. Waits until no callback of the stream is running. */
 void ks_kube_stream_close(ks_kube_stream *s);
@@ -123,7 +135,7 @@ typedef struct ks_kube_client_stats {
 } ks_kube_client_stats;
 void ks_kube_client_stats_get(ks_kube_client *c, ks_kube_client_stats *out);
 
-/* The "message" of a metav1.Status body, or NULL (malloc'd). */
+/* The "message" of a metav1.Status body, JSON or protobuf, or NULL (malloc'd). */
 char *ks_kube_status_message(const char *body, size_t len);
 
 /* The value of a Retry-After header as client-go reads it (whole seconds,

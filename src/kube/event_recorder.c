@@ -1047,6 +1047,7 @@ static void flush_series(rec_core *c, ev_job **out, int *nout, int max) {
 #define BATCH 64
 
 static void *rec_loop(void *arg) {
+    pthread_setname_np(pthread_self(), "events"); /* top -H, pprof's thread label */
     rec_core *c = arg;
     ev_job **out = ks_xmalloc(sizeof *out * (BATCH + 4));
     bool flushed = false;

@@ -678,6 +678,7 @@ static void renew(ks_leader_elector *le) {
 }
 
 static void *le_run(void *arg) {
+    pthread_setname_np(pthread_self(), "leader-elect"); /* top -H, pprof's thread label */
     ks_leader_elector *le = arg;
     if (acquire(le)) {
         if (le->cb.on_started_leading) le->cb.on_started_leading(le->cb.arg);

@@ -1,4 +1,5 @@
 #include "kube/reflector.h"
+#include "codec/pb.h"
 #include "kube/jsonsplit.h"
 
 #include "metrics/sched_metrics.h"
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <pthread.h>
 
 /* What the reflector remembers of each object it delivered: enough to
  * tell, on a relist, what is new, what changed and what went away. */
@@ -41,6 +43,7 @@ struct ks_reflector {
     uint32_t page;
     int64_t min_timeout_s, backoff_init_ns;
     size_t max_event;
+    bool negotiate;       /* Accept protobuf when the client is configured for it */
     ks_reflector_handler h;
     pthread_t th;
 
@@ -283,7 +286,7 @@ static bool get(ks_reflector *r, const char *url, ks_kube_response *out) {
     atomic_init(&lc->refs, 2);
     atomic_init(&lc->done, false);
     lc->r = r;
-    ks_kube_request req = {.method = "GET", .path = url, .idempotent = true};
+    ks_kube_request req = {.method = "GET", .path = url, .idempotent = true, .negotiate = r->negotiate};
     ks_kube_do_async(r->c, &req, list_done, lc);
     pthread_mutex_lock(&r->mu);
     while (!atomic_load(&lc->done) && !r->stopping) pthread_cond_wait(&r->cv, &r->mu);
@@ -482,7 +485,90 @@ static bool replace_each(ks_reflector *r, ks_arena *ia, const char *b, size_t fr
 }
 
 static bool too_large_rv(const ks_kube_response *resp) {
-    return resp->code == 504 && resp->body && strstr(resp->body, "Too large resource version");
+    if (resp->code != 504) return false;
+    char *m = ks_kube_status_message(resp->body, resp->body_len);
+    bool y = m && strstr(m, "Too large resource version");
+    free(m);
+    return y;
+}
+
+/* A JSON list answer: the list without its items as a tree; the items
+ * are parsed one by one later (replace_each, [*ifrom, *ito) of the body)
+ * when the answer is laid out as the API server writes it (*split), else
+ * they are in the tree. false (after note_error) when it is not a list. */
+static bool json_list_page(ks_reflector *r, ks_arena *a, const ks_kube_response *resp, const ks_tree **root,
+                           bool *split, size_t *ifrom, size_t *ito) {
+    ks_tree **docs = NULL;
+    uint32_t ndocs = 0;
+    char *perr = NULL;
+    char name[300];
+    snprintf(name, sizeof(name), "%s list", r->kind);
+    *split = resp->body && find_items(resp->body, resp->body_len, ifrom, ito);
+    char *body = resp->body;
+    size_t body_len = resp->body_len;
+    if (*split) {
+        ks_strbuf rb;
+        ks_sb_init(&rb);
+        ks_sb_putn(&rb, body, *ifrom);
+        ks_sb_puts(&rb, "[]");
+        ks_sb_putn(&rb, body + *ito, body_len - *ito);
+        body = ks_sb_take(&rb);
+        body_len = strlen(body);
+    }
+    bool ok = kt_parse(a, name, body, body_len, &docs, &ndocs, &perr);
+    if (*split) free(body);
+    const ks_tree *t = ok && ndocs ? docs[0] : NULL;
+    const ks_tree *its = kt_get(t, "items");
+    if (!t || t->type != KT_MAP || (its && its->type != KT_SEQ && its->type != KT_NULL)) {
+        note_error(r, "%s list (%s): cannot read the answer: %s", r->kind, r->path, perr ? perr : "not a list");
+        free(perr);
+        return false;
+    }
+    free(perr);
+    *root = t;
+    return true;
+}
+
+/* A protobuf list answer, item by item: a malformed item is named and
+ * skipped (the framing tells where the next one starts); false (after
+ * note_error) when the list itself cannot be read. */
+static bool pb_list_page(ks_reflector *r, ks_arena *a, const ks_kube_response *resp, const ks_tree **root,
+                         ks_pb_list *it) {
+    ks_tree *t = NULL;
+    char *perr = NULL;
+    if (!ks_pb_list_open(a, resp->body, resp->body_len, &t, it, &perr)) {
+        note_error(r, "%s list (%s): cannot read the answer: %s", r->kind, r->path, perr);
+        free(perr);
+        return false;
+    }
+    *root = t;
+    return true;
+}
+
+static bool pb_replace_each(ks_reflector *r, ks_pb_list *it, size_t *n) {
+    ks_arena *ia = ks_arena_new(0);
+    ks_tree *item;
+    char *perr = NULL;
+    int k;
+    bool ok = true;
+    while ((k = ks_pb_list_next(it, ia, &item, &perr)) != 0) {
+        if (k == 1) {
+            replace_items(r, ia, &item, 1, *n);
+        } else if (k == -1) {
+            ks_warnf("%s list (%s): %s, skipped", r->kind, r->path, perr);
+            count_decode_error(r);
+        } else {
+            note_error(r, "%s list (%s): cannot read the answer: %s", r->kind, r->path, perr);
+            ok = false;
+        }
+        free(perr);
+        perr = NULL;
+        ks_arena_reset(ia);
+        (*n)++;
+        if (!ok) break;
+    }
+    ks_arena_free(ia);
+    return ok;
 }
 
 /* client-go's list(): paginated (the pager's 500) for resourceVersion 0
@@ -552,38 +638,21 @@ static list_result do_list(ks_reflector *r) {
             break;
         }
         free(url);
-        ks_tree **docs = NULL;
-        uint32_t ndocs = 0;
-        char *perr = NULL;
-        char name[300];
-        snprintf(name, sizeof(name), "%s list", r->kind);
-        /* The list without its items is parsed as a tree; the items one
-         * by one (replace_each), when the answer is laid out as the API
-         * server writes it. */
+        bool pb = resp.body && ks_pb_is_protobuf(resp.body, resp.body_len);
+        ks_pb_list pit;
+        const ks_tree *root = NULL;
         size_t ifrom = 0, ito = 0;
-        bool split = resp.body && find_items(resp.body, resp.body_len, &ifrom, &ito);
-        char *body = resp.body;
-        size_t body_len = resp.body_len;
-        if (split) {
-            ks_strbuf rb;
-            ks_sb_init(&rb);
-            ks_sb_putn(&rb, body, ifrom);
-            ks_sb_puts(&rb, "[]");
-            ks_sb_putn(&rb, body + ito, body_len - ito);
-            body = ks_sb_take(&rb);
-            body_len = strlen(body);
-        }
-        bool ok = kt_parse(a, name, body, body_len, &docs, &ndocs, &perr);
-        if (split) free(body);
-        const ks_tree *root = ok && ndocs ? docs[0] : NULL;
-        const ks_tree *its = kt_get(root, "items");
-        if (!root || root->type != KT_MAP || (its && its->type != KT_SEQ && its->type != KT_NULL)) {
-            note_error(r, "%s list (%s): cannot read the answer: %s", r->kind, r->path, perr ? perr : "not a list");
-            free(perr);
+        bool split = false;
+        if (pb) {
+            if (!pb_list_page(r, a, &resp, &root, &pit)) {
+                ks_kube_response_free(&resp);
+                break;
+            }
+        } else if (!json_list_page(r, a, &resp, &root, &split, &ifrom, &ito)) {
             ks_kube_response_free(&resp);
             break;
         }
-        free(perr);
+        const ks_tree *its = kt_get(root, "items");
         const ks_tree *md = kt_get(root, "metadata");
         if (pages == 0 || full_fallback) set_str(&list_rv, str_of(kt_get(md, "resourceVersion")));
         const char *av = str_of(kt_get(root, "apiVersion"));
@@ -594,7 +663,12 @@ static list_result do_list(ks_reflector *r) {
             if (strcmp(want_rv, "0") == 0) r->paginated = true; /* no watch cache: keep paging */
             set_str(&cont, next);
         }
-        if (split) {
+        if (pb) {
+            if (!pb_replace_each(r, &pit, &n)) {
+                ks_kube_response_free(&resp);
+                break;
+            }
+        } else if (split) {
             ks_arena *ia = ks_arena_new(0);
             bool all = replace_each(r, ia, resp.body, ifrom, ito, &n);
             ks_arena_free(ia);
@@ -662,20 +736,29 @@ static void on_watch_end(void *arg, long code, const char *error) {
 
 typedef enum { W_AGAIN, W_BACKOFF_REWATCH, W_RELIST, W_STOP } watch_result;
 
+/* A protobuf watch frame's first byte (its length's highest) rather than
+ * JSON's '{' or blank. */
+static bool frame_start(char c) { return (unsigned char)c < 0x20 && c != '\n' && c != '\r' && c != '\t'; }
+
 /* One watch event. Returns W_AGAIN to go on, W_RELIST for an ERROR event. */
-static watch_result handle_event(ks_reflector *r, ks_arena *a, const char *text, size_t len, uint64_t idx) {
+static watch_result handle_event(ks_reflector *r, ks_arena *a, const char *text, size_t len, uint64_t idx, bool pb) {
     ks_tree **docs = NULL;
     uint32_t ndocs = 0;
     char *perr = NULL;
     char name[300];
     snprintf(name, sizeof(name), "%s watch event %llu", r->kind, (unsigned long long)idx);
-    if (!kt_parse(a, name, text, len, &docs, &ndocs, &perr) || ndocs != 1 || docs[0]->type != KT_MAP) {
+    ks_tree *ev = NULL;
+    if (pb) {
+        if (!ks_pb_decode_watch_event(a, text, len, &ev, &perr)) ev = NULL;
+    } else if (kt_parse(a, name, text, len, &docs, &ndocs, &perr) && ndocs == 1 && docs[0]->type == KT_MAP) {
+        ev = docs[0];
+    }
+    if (!ev) {
         ks_warnf("%s (%s): %s, skipped", name, r->path, perr ? perr : "not an object");
         free(perr);
         count_decode_error(r);
         return W_AGAIN;
     }
-    const ks_tree *ev = docs[0];
     const char *type = str_of(kt_get(ev, "type"));
     const ks_tree *obj = kt_get(ev, "object");
     if (!type) type = "";
@@ -752,7 +835,7 @@ static watch_result watch_once(ks_reflector *r) {
     r->stats.watches++;
     pthread_mutex_unlock(&r->mu);
     int64_t start = ks_monotonic_ns();
-    ks_kube_stream *s = ks_kube_stream_open(r->c, ks_sb_str(&b), on_watch_data, on_watch_end, r);
+    ks_kube_stream *s = ks_kube_stream_open(r->c, ks_sb_str(&b), r->negotiate, on_watch_data, on_watch_end, r);
     ks_infof(4, "%s watch: %s", r->kind, ks_sb_str(&b));
     ks_sb_free(&b);
 
@@ -761,6 +844,7 @@ static watch_result watch_once(ks_reflector *r) {
     ks_json_splitter sp = {0};
     ks_arena *a = ks_arena_new(0);
     uint64_t events = 0, idx = 0;
+    int fmt = 0; /* 0: not known yet, 1: JSON, 2: protobuf frames */
     watch_result res = W_AGAIN;
     bool ended = false, had_data = false;
     long code = 0;
@@ -778,6 +862,40 @@ static watch_result watch_once(ks_reflector *r) {
         code = r->w_code;
         if (ended && r->w_error) set_str(&error, r->w_error);
         pthread_mutex_unlock(&r->mu);
+        /* the first byte tells: a JSON event starts with '{', a protobuf
+         * frame with the high byte of its length (0 below 16 MiB) */
+        if (fmt == 0 && pend.len) fmt = frame_start(pend.s[0]) ? 2 : 1;
+        if (fmt == 2) {
+            size_t off = 0;
+            int64_t fl;
+            while (res == W_AGAIN && (fl = ks_pb_frame_len(pend.s + off, pend.len - off)) >= 0) {
+                if ((uint64_t)fl > r->max_event) break; /* reported below */
+                if (pend.len - off - 4 < (size_t)fl) break;
+                idx++;
+                res = handle_event(r, a, pend.s + off + 4, (size_t)fl, idx, true);
+                ks_arena_reset(a);
+                events++;
+                off += 4 + (size_t)fl;
+            }
+            if (off > 0) {
+                memmove(pend.s, pend.s + off, pend.len - off);
+                pend.len -= off;
+                pend.s[pend.len] = '\0';
+            }
+            fl = ks_pb_frame_len(pend.s, pend.len);
+            if (res == W_AGAIN && fl >= 0 && (uint64_t)fl > r->max_event) {
+                note_error(r, "%s watch (%s): a frame of %lld bytes, over the %zu allowed: the stream is broken",
+                           r->kind, r->path, (long long)fl, r->max_event);
+                res = W_RELIST;
+            }
+            if (res != W_AGAIN) break;
+            if (stop) {
+                res = W_STOP;
+                break;
+            }
+            if (ended) break;
+            continue;
+        }
         size_t os, oe;
         ks_split_result sr;
         while (res == W_AGAIN &&
@@ -788,7 +906,7 @@ static watch_result watch_once(ks_reflector *r) {
                          r->path);
                 count_decode_error(r);
             } else {
-                res = handle_event(r, a, pend.s + os, oe - os, idx);
+                res = handle_event(r, a, pend.s + os, oe - os, idx, false);
                 ks_arena_reset(a);
                 events++;
             }
@@ -820,7 +938,7 @@ static watch_result watch_once(ks_reflector *r) {
     }
     ks_kube_stream_close(s);
     if (res == W_AGAIN) {
-        if (pend.len && sp.depth > 0)
+        if (pend.len && (sp.depth > 0 || fmt == 2))
             ks_infof(1, "%s watch (%s): the stream ended inside an event (%zu bytes dropped); watching again from %s",
                      r->kind, r->path, pend.len, r->rv ? r->rv : "");
         if ((code >= 200 && code < 300) || (code == 0 && had_data)) {
@@ -869,6 +987,7 @@ static void list_and_watch(ks_reflector *r) {
 }
 
 static void *reflector_main(void *arg) {
+    pthread_setname_np(pthread_self(), "reflector"); /* top -H, pprof's thread label */
     ks_reflector *r = arg;
     ks_infof(3, "\"Starting reflector\" type=\"%s\" reflector=\"%s\"", r->kind, r->path);
     /* wait.BackoffUntil: after every round, whatever ended it, a backoff */
@@ -891,6 +1010,7 @@ ks_reflector *ks_reflector_start(ks_kube_client *c, const ks_reflector_options *
     r->min_timeout_s = o->min_watch_timeout_s > 0 ? o->min_watch_timeout_s : 300;
     r->backoff_init_ns = (o->backoff_initial_ms > 0 ? o->backoff_initial_ms : 800) * KS_NS_PER_MS;
     r->max_event = o->max_event_bytes ? o->max_event_bytes : (size_t)64 << 20;
+    r->negotiate = !o->json_only;
     r->h = *h;
     r->seed = (unsigned)ks_monotonic_ns() ^ (unsigned)(uintptr_t)r;
     pthread_mutex_init(&r->mu, NULL);

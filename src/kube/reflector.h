@@ -46,6 +46,11 @@ typedef struct ks_reflector_options {
     int64_t min_watch_timeout_s; /* 0: 300 (tests shorten it) */
     int64_t backoff_initial_ms;  /* 0: 800 (tests shorten it) */
     size_t max_event_bytes;      /* one watch event; 0: 64 MiB (tests shorten it) */
+    /* Ask for JSON whatever the client's contentType (a CRD: the API
+     * server has no protobuf form of it). Otherwise the client's Accept
+     * is sent and lists and watches are read in the form the answer
+     * comes in, JSON or protobuf (codec/pb.h). */
+    bool json_only;
 } ks_reflector_options;
 
 typedef struct ks_reflector ks_reflector;

@@ -13,6 +13,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 
 #define BACKOFF_FLUSH_PERIOD_NS KS_NS_PER_SEC
 #define LEFTOVER_FLUSH_PERIOD_NS (30LL * KS_NS_PER_SEC)
@@ -406,6 +407,7 @@ size_t ks_scheduler_run_until_idle(ks_scheduler *s) {
 static void on_permit_decided(void *arg, ks_waiting_pod *w) { ks_sched_submit_ready_bindings(arg); }
 
 static void *timer_thread(void *arg) {
+    pthread_setname_np(pthread_self(), "sched-timer"); /* top -H, pprof's thread label */
     ks_scheduler *s = arg;
     int64_t next_backoff = ks_clock_now(s->clock) + BACKOFF_FLUSH_PERIOD_NS;
     int64_t next_leftover = ks_clock_now(s->clock) + LEFTOVER_FLUSH_PERIOD_NS;

@@ -1,4 +1,5 @@
 #include "server/ops.h"
+#include "server/pprof.h"
 
 #include "kube/leaderelection.h"
 #include "metrics/sched_metrics.h"
@@ -281,6 +282,12 @@ ks_ops *ks_ops_start(const ks_ops_options *o, char **err) {
                             .readyz = readyz,
                             .nreadyz = nr,
                             .auth = ops->auth};
+    /* enableProfiling (default true): /debug/pprof/, as upstream's */
+    static const ks_server_route pprof = {"/debug/pprof/", ks_pprof_route, NULL};
+    if (o->cfg && o->cfg->enable_profiling) {
+        so.routes = &pprof;
+        so.nroutes = 1;
+    }
     ops->server = ks_server_start(&so, err);
     if (!ops->server) goto fail;
     if (o->cfg) {

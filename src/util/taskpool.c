@@ -22,6 +22,7 @@ struct ks_taskpool {
 };
 
 static void *pool_main(void *arg) {
+    pthread_setname_np(pthread_self(), "taskpool"); /* top -H, pprof's thread label */
     ks_taskpool *p = arg;
     pthread_mutex_lock(&p->mu);
     for (;;) {

@@ -42,7 +42,7 @@ dict() {
 }
 max_len() {
     case "$1" in
-    manifest_yaml | manifest_json | api | watch) echo 65536 ;;
+    manifest_yaml | manifest_json | api | watch | pb) echo 65536 ;;
     config | plugin_meta | selector | kubeconfig | remote) echo 16384 ;;
     cel) echo 512 ;;
     *) echo 256 ;;

@@ -453,7 +453,7 @@ static void test_stream(void **st) {
     ks_kube_config cfg = {0};
     ks_kube_client *c = client_for(&cfg, 0, 0, 0);
     sink k = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
-    ks_kube_stream *s = ks_kube_stream_open(c, "/api/v1/pods?watch=true", sink_data, sink_end, &k);
+    ks_kube_stream *s = ks_kube_stream_open(c, "/api/v1/pods?watch=true", false, sink_data, sink_end, &k);
     assert_true(SINK_WAIT(&k, k.ends == 1));
     assert_int_equal(k.code, 200);
     assert_string_equal(k.error, "");
@@ -463,7 +463,7 @@ static void test_stream(void **st) {
 
     /* a held stream is cancelled by close: end gets 0, "cancelled" */
     sink h = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
-    s = ks_kube_stream_open(c, "/api/v1/nodes?watch=true", sink_data, sink_end, &h);
+    s = ks_kube_stream_open(c, "/api/v1/nodes?watch=true", false, sink_data, sink_end, &h);
     assert_true(SINK_WAIT(&h, h.n >= 8));
     ks_kube_stream_close(s);
     assert_int_equal(h.ends, 1);
@@ -472,7 +472,7 @@ static void test_stream(void **st) {
 
     /* an error answer: its Status message goes to end, no data */
     sink g = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
-    s = ks_kube_stream_open(c, "/api/v1/gone", sink_data, sink_end, &g);
+    s = ks_kube_stream_open(c, "/api/v1/gone", false, sink_data, sink_end, &g);
     assert_true(SINK_WAIT(&g, g.ends == 1));
     assert_int_equal(g.code, 410);
     assert_string_equal(g.error, "too old resource version: 1 (5)");
@@ -489,7 +489,7 @@ static void test_stream_outlived(void **st) {
     ks_kube_config cfg = {0};
     ks_kube_client *c = client_for(&cfg, 0, 0, 0);
     sink k = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
-    ks_kube_stream *s = ks_kube_stream_open(c, "/w", sink_data, sink_end, &k);
+    ks_kube_stream *s = ks_kube_stream_open(c, "/w", false, sink_data, sink_end, &k);
     for (int i = 0; i < 5000 && fk_count("GET", "/w") == 0; i++) usleep(1000);
     ks_kube_client_free(c);
     assert_int_equal(k.ends, 1);
@@ -536,7 +536,7 @@ static void test_black_hole_is_found(void **st) {
     ks_kube_config cfg = {0};
     ks_kube_client *c = health_client(&cfg, port, 200, 200);
     sink k = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
-    ks_kube_stream *s = ks_kube_stream_open(c, "/api/v1/pods?watch=true", sink_data, sink_end, &k);
+    ks_kube_stream *s = ks_kube_stream_open(c, "/api/v1/pods?watch=true", false, sink_data, sink_end, &k);
     ks_kube_response r = get(c, "POST", "/api/v1/namespaces/ns/pods/p/binding", "{}", false);
     assert_int_equal(r.code, 0);
     assert_non_null(r.error);
@@ -562,7 +562,7 @@ static void test_quiet_watch_on_a_live_server_stays(void **st) {
     ks_kube_config cfg = {0};
     ks_kube_client *c = health_client(&cfg, FK.port, 100, 300);
     sink k = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
-    ks_kube_stream *s = ks_kube_stream_open(c, "/api/v1/nodes?watch=true", sink_data, sink_end, &k);
+    ks_kube_stream *s = ks_kube_stream_open(c, "/api/v1/nodes?watch=true", false, sink_data, sink_end, &k);
     assert_true(SINK_WAIT(&k, k.n >= 8));
     /* ten probe periods, at least three answered probes */
     for (int i = 0; i < 100 && fk_count("GET", "/version") < 3; i++) usleep(20000);
