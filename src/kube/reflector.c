@@ -639,6 +639,9 @@ static list_result do_list(ks_reflector *r) {
         }
         free(url);
         bool pb = resp.body && ks_pb_is_protobuf(resp.body, resp.body_len);
+        if (!r->listed_once && pages == 0)
+            ks_infof(2, "%s list (%s): the API server answers in %s", r->kind, r->path,
+                     pb ? "Protocol Buffers" : "JSON");
         ks_pb_list pit;
         const ks_tree *root = NULL;
         size_t ifrom = 0, ito = 0;

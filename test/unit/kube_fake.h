@@ -29,7 +29,9 @@ typedef struct fk_answer {
     int status;             /* 0: 200 */
     const char *retry_after;
     const char *body;       /* a plain answer */
+    size_t body_len;        /* 0: strlen(body) (binary bodies set it) */
     const char *chunks[FK_MAX_CHUNKS]; /* a streamed answer */
+    size_t chunk_len[FK_MAX_CHUNKS];   /* 0: strlen */
     bool cut;               /* after the chunks: drop the connection */
     bool hold;              /* after the chunks: stay open until fk_release */
     int times;              /* answers this many requests (0: 1; -1: all) */
@@ -108,8 +110,8 @@ static ssize_t fk_read(void *cls, uint64_t pos, char *buf, size_t max) {
     fk_stream *s = cls;
     (void)pos;
     if (s->next < FK_MAX_CHUNKS && s->a.chunks[s->next]) {
+        size_t n = s->a.chunk_len[s->next] ? s->a.chunk_len[s->next] : strlen(s->a.chunks[s->next]);
         const char *c = s->a.chunks[s->next++];
-        size_t n = strlen(c);
         if (n > max) n = max; /* chunks are small in the tests */
         memcpy(buf, c, n);
         /* give the client a chance to see chunks apart */
@@ -212,10 +214,12 @@ static enum MHD_Result fk_handle(void *cls, struct MHD_Connection *c, const char
         status = ans.status ? ans.status : 200;
     } else {
         const char *b = ans.body ? ans.body : "";
-        resp = MHD_create_response_from_buffer(strlen(b), (void *)b, MHD_RESPMEM_MUST_COPY);
+        resp = MHD_create_response_from_buffer(ans.body_len ? ans.body_len : strlen(b), (void *)b,
+                                               MHD_RESPMEM_MUST_COPY);
         status = ans.status ? ans.status : 200;
     }
-    MHD_add_response_header(resp, "Content-Type", "application/json");
+    bool pb = a && ((ans.body && ans.body_len >= 4 && memcmp(ans.body, "k8s", 4) == 0) || ans.chunk_len[0]);
+    MHD_add_response_header(resp, "Content-Type", pb ? "application/vnd.kubernetes.protobuf" : "application/json");
     if (a && ans.retry_after) MHD_add_response_header(resp, "Retry-After", ans.retry_after);
     enum MHD_Result ret = MHD_queue_response(c, (unsigned)status, resp);
     MHD_destroy_response(resp);

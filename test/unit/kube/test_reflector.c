@@ -5,6 +5,7 @@
 #include "kube/client.h"
 #include "kube/reflector.h"
 #include "util/log.h"
+#include "util/strbuf.h"
 
 #include "kube_fake.h"
 
@@ -367,6 +368,163 @@ static void test_continue_expired(void **st) {
     ks_reflector_stop(r);
 }
 
+/* ---- Protocol Buffers ---------------------------------------------------------------- */
+
+static void put_varint(ks_strbuf *b, uint64_t v) {
+    while (v >= 0x80) {
+        ks_sb_putc(b, (char)(v | 0x80));
+        v >>= 7;
+    }
+    ks_sb_putc(b, (char)v);
+}
+
+static void put_len(ks_strbuf *b, unsigned num, const char *p, size_t n) {
+    put_varint(b, (uint64_t)num << 3 | 2);
+    put_varint(b, n);
+    ks_sb_putn(b, p, n);
+}
+
+/* "k8s\0" + Unknown{typeMeta{av, kind}, raw} */
+static void wrap(ks_strbuf *out, const char *kind, const char *raw, size_t n) {
+    ks_strbuf tm;
+    ks_sb_init(&tm);
+    put_len(&tm, 1, "v1", 2);
+    put_len(&tm, 2, kind, strlen(kind));
+    ks_sb_putn(out, "k8s\0", 4);
+    put_len(out, 1, tm.s, tm.len);
+    put_len(out, 2, raw, n);
+    ks_sb_free(&tm);
+}
+
+/* A Pod's message: metadata{name = 1, namespace = 3, uid = 5, resourceVersion = 6}. */
+static void pod_raw(ks_strbuf *out, const char *name, const char *rv) {
+    ks_strbuf md;
+    ks_sb_init(&md);
+    put_len(&md, 1, name, strlen(name));
+    put_len(&md, 3, "ns", 2);
+    char uid[32];
+    snprintf(uid, sizeof(uid), "u-%s", name);
+    put_len(&md, 5, uid, strlen(uid));
+    put_len(&md, 6, rv, strlen(rv));
+    put_len(out, 1, md.s, md.len);
+    ks_sb_free(&md);
+}
+
+/* A watch frame: length, WatchEvent{type = 1, object = 2 {raw = 1}}. */
+static void frame(ks_strbuf *out, const char *type, const char *name, const char *rv) {
+    ks_strbuf raw, obj, inner, ev;
+    ks_sb_init(&raw);
+    ks_sb_init(&obj);
+    ks_sb_init(&inner);
+    ks_sb_init(&ev);
+    if (name) {
+        pod_raw(&raw, name, rv);
+        wrap(&obj, "Pod", raw.s, raw.len);
+    } else {
+        /* a Pod whose spec's containers is a varint: malformed */
+        ks_sb_putn(&raw, "\x12\x02\x12\x00\x12\x02\x10\x01", 8);
+        wrap(&obj, "Pod", raw.s, raw.len);
+    }
+    put_len(&inner, 1, obj.s, obj.len);
+    put_len(&ev, 1, type, strlen(type));
+    put_len(&ev, 2, inner.s, inner.len);
+    unsigned char hdr[4] = {(unsigned char)(ev.len >> 24), (unsigned char)(ev.len >> 16),
+                            (unsigned char)(ev.len >> 8), (unsigned char)ev.len};
+    ks_sb_putn(out, (const char *)hdr, 4);
+    ks_sb_putn(out, ev.s, ev.len);
+    ks_sb_free(&raw);
+    ks_sb_free(&obj);
+    ks_sb_free(&inner);
+    ks_sb_free(&ev);
+}
+
+/* With clientConnection's protobuf contentType: the Accept client-go
+ * sends, a protobuf list read item by item (a malformed item named and
+ * skipped), a protobuf watch split anywhere across chunks (a malformed
+ * frame named and skipped). */
+static void test_protobuf(void **st) {
+    ks_kube_client_free(C);
+    ks_kube_client_options o = {.config = &CFG, .retry_base_ms = 10, .max_retries = 2,
+                                .content_type = KS_KUBE_PROTOBUF};
+    char *err = NULL;
+    C = ks_kube_client_new(&o, &err);
+    assert_non_null(C);
+    ks_strbuf list, items, lm, watch;
+    ks_sb_init(&list);
+    ks_sb_init(&items);
+    ks_sb_init(&lm);
+    ks_sb_init(&watch);
+    put_len(&lm, 2, "5", 1); /* ListMeta.resourceVersion */
+    put_len(&items, 1, lm.s, lm.len);
+    ks_strbuf one;
+    ks_sb_init(&one);
+    pod_raw(&one, "a", "1");
+    put_len(&items, 2, one.s, one.len);
+    put_len(&items, 2, "\x0a\x03\x0a\x01\x00", 5); /* metadata.name holds a NUL */
+    ks_sb_reset(&one);
+    pod_raw(&one, "b", "2");
+    put_len(&items, 2, one.s, one.len);
+    wrap(&list, "PodList", items.s, items.len);
+    frame(&watch, "ADDED", "c", "7");
+    frame(&watch, "ADDED", NULL, NULL);
+    frame(&watch, "MODIFIED", "a", "8");
+    /* three chunks: the cuts fall inside a length and inside an event */
+    size_t c1 = 2, c2 = watch.len / 2;
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "resourceVersion=0", .body = list.s, .body_len = list.len});
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "watch=true",
+                       .chunks = {watch.s, watch.s + c1, watch.s + c2},
+                       .chunk_len = {c1, c2 - c1, watch.len - c2},
+                       .hold = true});
+    int saved_v = ks_log_verbosity;
+    ks_log_set_verbosity(2);
+    ks_reflector *r = start("/api/v1/pods", 0);
+    static const char *const want[] = {"ADDED ns/a rv=1 v1 Pod", "ADDED ns/b rv=2 v1 Pod", "ADDED ns/c rv=7 v1 Pod",
+                                       "MODIFIED ns/a rv=8 v1 Pod"};
+    expect_events(want, 4);
+    ks_reflector_stats s;
+    ks_reflector_stats_get(r, &s);
+    assert_int_equal(s.decode_errors, 2);
+    assert_int_equal(log_count("Pod list (/api/v1/pods): item 1: metadata.name: a string holding a NUL byte, skipped"),
+                     1);
+    assert_int_equal(log_count("Pod watch event 2 (/api/v1/pods): spec.containers[0]: wire type 0"), 1);
+    assert_int_equal(log_count("Pod list (/api/v1/pods): the API server answers in Protocol Buffers"), 1);
+    fk_request lr = nth_request("/api/v1/pods?", 0);
+    assert_string_equal(lr.accept, "application/vnd.kubernetes.protobuf, */*");
+    fk_request wr = nth_request("/api/v1/pods?allowWatchBookmarks", 0);
+    assert_string_equal(wr.accept, "application/vnd.kubernetes.protobuf, */*");
+    ks_reflector_stop(r);
+    ks_log_set_verbosity(saved_v);
+    ks_sb_free(&list);
+    ks_sb_free(&items);
+    ks_sb_free(&lm);
+    ks_sb_free(&watch);
+    ks_sb_free(&one);
+}
+
+/* A CRD's reflector asks for JSON whatever the contentType. */
+static void test_json_only(void **st) {
+    ks_kube_client_free(C);
+    ks_kube_client_options o = {.config = &CFG, .retry_base_ms = 10, .max_retries = 2,
+                                .content_type = KS_KUBE_PROTOBUF};
+    char *err = NULL;
+    C = ks_kube_client_new(&o, &err);
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "resourceVersion=0", .body = LIST("5", "", POD("a", "1"))});
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "watch=true", .hold = true});
+    ks_reflector_options ro = {.kind = "Pod", .path = "/api/v1/pods", .backoff_initial_ms = 10, .json_only = true};
+    ks_reflector_handler h = {.arg = &R, .event = on_event, .synced = on_synced};
+    int saved_v = ks_log_verbosity;
+    ks_log_set_verbosity(2);
+    ks_reflector *r = ks_reflector_start(C, &ro, &h);
+    static const char *const want[] = {"ADDED ns/a rv=1 v1 Pod"};
+    expect_events(want, 1);
+    assert_true(wait_requests("GET", "/api/v1/pods?allowWatchBookmarks", 1));
+    assert_string_equal(nth_request("/api/v1/pods?", 0).accept, "application/json");
+    assert_string_equal(nth_request("/api/v1/pods?allowWatchBookmarks", 0).accept, "application/json");
+    assert_int_equal(log_count("the API server answers in JSON"), 1);
+    ks_reflector_stop(r);
+    ks_log_set_verbosity(saved_v);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_pagination, setup, teardown),
@@ -377,6 +535,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_event_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_404, setup, teardown),
         cmocka_unit_test_setup_teardown(test_continue_expired, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_protobuf, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_json_only, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

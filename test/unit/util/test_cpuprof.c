@@ -21,7 +21,7 @@
 #include <cmocka.h>
 
 static atomic_bool stop;
-static volatile double sink;
+static _Atomic double sink;
 
 static __attribute__((noinline)) double burn_cpu_in_test(double x) {
     for (int i = 0; i < 100000; i++) x = x * 1.0000001 + 0.5;
