@@ -587,7 +587,7 @@ static void test_watch_outliving_its_timeout_ends(void **st) {
     ks_kube_client *c = health_client(&cfg, FK.port, -1, 0);
     sink k = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
     ks_kube_stream *s =
-        ks_kube_stream_open(c, "/api/v1/nodes?watch=true&timeoutSeconds=1", sink_data, sink_end, &k);
+        ks_kube_stream_open(c, "/api/v1/nodes?watch=true&timeoutSeconds=1", false, sink_data, sink_end, &k);
     assert_true(SINK_WAIT(&k, k.ends == 1));
     assert_int_equal(k.code, 0);
     assert_string_not_equal(k.error, "cancelled");
