@@ -5,6 +5,7 @@
                  [--qps 5000 --burst 5000] [--repeat R] [--no-cold] [--cold-only]
                  [--list]
                  [--cold-nodes 5000 --cold-pods 30000]
+                 [--envelope [--envelope-nodes 5000 --envelope-pods 150000 --envelope-pending 1000]]
 
 For every workload (bench/gen.py's, 1000 nodes by default) and every runner,
 one after the other, each on a fresh API server and etcd
@@ -429,6 +430,196 @@ def cold_start(a, runners):
     return out
 
 
+# ---- the envelope: 5000 nodes, 150,000 pods -----------------------------------------
+
+def apiserver_metrics(c):
+    """The API server's own counters a scheduler's lists and watches move:
+    response bytes of LIST calls (apiserver_response_sizes_sum), bytes and
+    count of watch events sent (apiserver_watch_events_sizes_sum,
+    apiserver_watch_events_total), LIST and WATCH requests."""
+    import ssl
+    import urllib.request
+    ctx = ssl.create_default_context(cafile=c.certs[0])
+    req = urllib.request.Request(c.server + "/metrics", headers={"Authorization": "Bearer " + C.ADMIN_TOKEN})
+    out = {"list_bytes": 0.0, "watch_event_bytes": 0.0, "watch_events": 0.0, "lists": 0.0, "watches": 0.0}
+    try:
+        with urllib.request.urlopen(req, context=ctx, timeout=60) as r:
+            text = r.read().decode()
+    except (OSError, ValueError) as e:
+        log(f"  apiserver /metrics: {e}")
+        return out
+    for line in text.splitlines():
+        if line.startswith("#"):
+            continue
+        try:
+            v = float(line.rsplit(" ", 1)[1])
+        except (IndexError, ValueError):
+            continue
+        if line.startswith("apiserver_response_sizes_sum{") and 'verb="LIST"' in line:
+            out["list_bytes"] += v
+        elif line.startswith("apiserver_watch_events_sizes_sum{"):
+            out["watch_event_bytes"] += v
+        elif line.startswith("apiserver_watch_events_total{"):
+            out["watch_events"] += v
+        elif line.startswith("apiserver_request_total{") and 'verb="LIST"' in line:
+            out["lists"] += v
+        elif line.startswith("apiserver_request_total{") and 'verb="WATCH"' in line:
+            out["watches"] += v
+    return out
+
+
+def delta(a, b):
+    return {k: b[k] - a[k] for k in a}
+
+
+def envelope(a, runners):
+    """Kubernetes' scalability envelope on one cluster: --envelope-nodes
+    nodes and --envelope-pods bound pods; for each scheduler in turn,
+    --envelope-pending pending pods: its cold start (first binding, all
+    bound), its CPU and peak RSS, the API server's CPU and the bytes its
+    metrics count for lists and watch events over that span; then the API
+    server is killed and restarted, and the resync measured: from the API
+    server's restart to the binding of a pod created once it is back, the
+    scheduler's and the API server's CPU over it."""
+    import gen  # noqa: E402 (bench/gen.py)
+    nn, npods, npend = a.envelope_nodes, a.envelope_pods, a.envelope_pending
+    log(f"envelope: {nn} nodes, {npods} bound pods, {npend} pending per scheduler")
+    d = os.path.join(OUT, "work", "envelope")
+    os.makedirs(d, exist_ok=True)
+    names = [f"env-node-{i:05d}" for i in range(nn)]
+    path = os.path.join(d, f"cluster-{nn}-{npods}.api.jsonl")
+    if not os.path.exists(path):
+        with open(path + ".tmp", "w") as f:
+            f.write(json.dumps(gen.namespace("env")) + "\n")
+            for i, nm in enumerate(names):
+                f.write(json.dumps(gen.node(nm, f"zone{i % 3}")) + "\n")
+            for i in range(npods):
+                f.write(json.dumps(gen.pod("pod-default", f"pod-{i:06d}", "env", names[i % nn])) + "\n")
+        os.rename(path + ".tmp", path)
+    c = start_cluster()
+    out = []
+    try:
+        load(c, [path], "envelope cluster")
+        for runner in runners:
+            if runner == "ceiling":
+                continue
+            ns = "env-" + runner
+            with open(os.path.join(d, ns + ".jsonl"), "w") as f:
+                f.write(json.dumps(gen.namespace(ns)) + "\n")
+                for i in range(npend):
+                    f.write(json.dumps(gen.pod("pod-default", f"pending-{i:05d}", ns)) + "\n")
+            load(c, [os.path.join(d, ns + ".jsonl")], f"{ns}: {npend} pending pods")
+            r = envelope_one(c, runner, ns, npend, a)
+            out.append(r)
+            log(f"  {runner}: first binding {fmt(r['first_binding_s'], '%.2f')} s, all {npend} bound "
+                f"{fmt(r['all_bound_s'], '%.2f')} s, CPU {r['cpu_s']:.2f} s, RSS {r['peak_rss_mb']:.0f} MiB, "
+                f"apiserver CPU {r['apiserver_cpu_s']:.2f} s, LIST {r['api']['list_bytes'] / 1e6:.1f} MB, "
+                f"watch events {r['api']['watch_event_bytes'] / 1e6:.1f} MB; resync "
+                f"{fmt(r['resync_s'], '%.2f')} s (apiserver CPU {fmt(r['resync_apiserver_cpu_s'], '%.2f')} s, "
+                f"scheduler CPU {fmt(r['resync_cpu_s'], '%.2f')} s); load {os.getloadavg()[0]:.2f}")
+    finally:
+        c.stop(keep=a.keep)
+    return out
+
+
+def envelope_one(c, runner, ns, count, a):
+    cfg = os.path.join(c.dir, f"{runner}-env-config.json")
+    scheduler_config(c, runner, a.qps, a.burst, cfg)
+    w = subprocess.Popen(apitool(c, "watch", "-ns", ns, "-count", str(count), "-timeout", "900"),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = w.stderr.readline()
+    if line.strip() != "ready":
+        raise RuntimeError(f"watch: {line}{w.stderr.read()}")
+    m0 = apiserver_metrics(c)
+    api0, etcd0 = cpu_s(c.apiserver.pid), cpu_s(c.etcd.pid)
+    t0 = time.time_ns()
+    port = C.free_port()
+    p = c.spawn(f"{runner}-envelope", runner_cmd(c, runner, cfg, port))
+    last = {"rss": 0.0}
+
+    def sample():
+        while p.poll() is None and not last.get("stop"):
+            last["rss"] = max(last["rss"], peak_rss_mb(p.pid))
+            time.sleep(0.2)
+    sm = threading.Thread(target=sample, daemon=True)
+    sm.start()
+    outw, _ = w.communicate()
+    t1 = time.time_ns()
+    m1 = apiserver_metrics(c)
+    api_cpu, etcd_cpu = cpu_s(c.apiserver.pid) - api0, cpu_s(c.etcd.pid) - etcd0
+    sched_cpu = cpu_s(p.pid)
+    res = json.loads(outw) if outw.strip() else {"bound": [], "complete": False}
+    bound = res["bound"]
+    r = {"workload": "Envelope", "runner": runner, "pods": count, "bound": len(bound),
+         "nodes": a.envelope_nodes, "bound_pods": a.envelope_pods,
+         "first_binding_s": (bound[0] - t0) / 1e9 if bound else None,
+         "all_bound_s": (bound[-1] - t0) / 1e9 if bound else None,
+         "throughput": throughput(bound, t0), "cpu_s": sched_cpu,
+         "cpu_s_per_1000": sched_cpu * 1000 / max(1, len(bound)),
+         "apiserver_cpu_s": api_cpu, "etcd_cpu_s": etcd_cpu, "apiserver_etcd_cpu_s": api_cpu + etcd_cpu,
+         "apiserver_cpu_s_per_1000": api_cpu * 1000 / max(1, len(bound)),
+         "api": delta(m0, m1), "span_s": (t1 - t0) / 1e9}
+    # resync: the API server killed and restarted under the running scheduler
+    r["resync_s"] = r["resync_apiserver_cpu_s"] = r["resync_cpu_s"] = None
+    if p.poll() is None:
+        s0 = cpu_s(p.pid)
+        t2 = time.monotonic()
+        c.restart_apiserver()
+        api1 = cpu_s(c.apiserver.pid)
+        with open(os.path.join(c.dir, ns + "-probe.jsonl"), "w") as f:
+            import gen  # noqa: E402
+            f.write(json.dumps(gen.pod("pod-default", "probe", ns)) + "\n")
+        w2 = subprocess.Popen(apitool(c, "watch", "-ns", ns, "-count", "1", "-timeout", "600"),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if w2.stderr.readline().strip() == "ready":
+            load(c, [os.path.join(c.dir, ns + "-probe.jsonl")], "the probe pod")
+            o2, _ = w2.communicate()
+            got = json.loads(o2) if o2.strip() else {"bound": []}
+            if got["bound"]:
+                r["resync_s"] = time.monotonic() - t2
+        else:
+            w2.kill()
+        r["resync_apiserver_cpu_s"] = cpu_s(c.apiserver.pid) - api1
+        r["resync_cpu_s"] = cpu_s(p.pid) - s0
+        r["cpu_s_total"] = cpu_s(p.pid)
+    r["peak_rss_mb"] = max(peak_rss_mb(p.pid), last["rss"])
+    last["stop"] = True
+    if p.poll() is None:
+        os.killpg(p.pid, 9)
+        p.wait()
+    sm.join()
+    return r
+
+
+def envelope_report(rs):
+    if not rs:
+        return
+    by = {r["runner"]: r for r in rs}
+    k, u = by.get("ksched"), by.get("kube-scheduler")
+    r0 = rs[0]
+    print(f"\nEnvelope: {r0['nodes']} nodes, {r0['bound_pods']} bound pods, {r0['pods']} pending per scheduler")
+    rows = [("", "first bind s", "all bound s", "sched CPU s", "peak RSS MiB", "apiserver CPU s",
+             "apiserver CPU s/1000 pods", "LIST MB", "watch events MB", "resync s", "resync apiserver CPU s")]
+    for r in rs:
+        rows.append((r["runner"], fmt(r["first_binding_s"], "%.2f"), fmt(r["all_bound_s"], "%.2f"),
+                     fmt(r["cpu_s"], "%.2f"), fmt(r["peak_rss_mb"], "%.0f"), fmt(r["apiserver_cpu_s"], "%.2f"),
+                     fmt(r["apiserver_cpu_s_per_1000"], "%.2f"), fmt(r["api"]["list_bytes"] / 1e6, "%.1f"),
+                     fmt(r["api"]["watch_event_bytes"] / 1e6, "%.1f"), fmt(r["resync_s"], "%.2f"),
+                     fmt(r["resync_apiserver_cpu_s"], "%.2f")))
+    if k and u:
+        def ratio(key, f=lambda r, key: r[key]):
+            x, y = f(k, key), f(u, key)
+            return f"{x / y:.2f}" if x is not None and y else "-"
+        rows.append(("ksched/kube-scheduler", ratio("first_binding_s"), ratio("all_bound_s"), ratio("cpu_s"),
+                     ratio("peak_rss_mb"), ratio("apiserver_cpu_s"), ratio("apiserver_cpu_s_per_1000"),
+                     ratio("list_bytes", lambda r, key: r["api"][key]),
+                     ratio("watch_event_bytes", lambda r, key: r["api"][key]), ratio("resync_s"),
+                     ratio("resync_apiserver_cpu_s")))
+    wid = [max(len(str(x[i])) for x in rows) for i in range(len(rows[0]))]
+    for x in rows:
+        print("  ".join(str(v).ljust(wid[i]) for i, v in enumerate(x)))
+
+
 # ---- report ----------------------------------------------------------------------
 
 def fmt(v, f="%.0f"):
@@ -489,6 +680,12 @@ def main():
     ap.add_argument("--cold-pods", type=int, default=30000)
     ap.add_argument("--no-cold", action="store_true", help="skip the cold-start measurement")
     ap.add_argument("--cold-only", action="store_true")
+    ap.add_argument("--envelope", action="store_true",
+                    help="only the envelope (5000 nodes, 150,000 pods; long): cold start, CPU, RSS, API server "
+                         "CPU and bytes, resync after an API server restart, each scheduler in turn")
+    ap.add_argument("--envelope-nodes", type=int, default=5000)
+    ap.add_argument("--envelope-pods", type=int, default=150000)
+    ap.add_argument("--envelope-pending", type=int, default=1000)
     ap.add_argument("--repeat", type=int, default=1,
                     help="runs per workload and runner; the median (by average throughput) is reported")
     ap.add_argument("--keep", action="store_true", help="keep each cluster's directory")
@@ -515,6 +712,10 @@ def main():
     results = []
     sims = {}
     t = time.monotonic()
+    if a.envelope:
+        a.cold_only, a.no_cold = True, True
+        env = envelope(a, [x for x in runners if x in ("ksched", "kube-scheduler")])
+        results += env
     if not a.cold_only:
         for name in [x for x in a.workloads.split(",") if x]:
             d, meta = workload_files(name, a.nodes)
@@ -544,7 +745,9 @@ def main():
            "seconds": time.monotonic() - t, "results": results, "simulate_victims": sims}
     with open(os.path.join(OUT, "results.json"), "w") as f:
         json.dump(doc, f, indent=1)
-    report(results, a, sims)
+    if any(r["workload"] != "Envelope" for r in results):
+        report([r for r in results if r["workload"] != "Envelope"], a, sims)
+    envelope_report([r for r in results if r["workload"] == "Envelope"])
     return 0
 
 

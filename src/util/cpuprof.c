@@ -266,7 +266,7 @@ static void read_maps(region **out, size_t *nout, mfile ***files, size_t *nfiles
         char *path = line + pos;
         while (*path == ' ') path++;
         path[strcspn(path, "\n")] = 0;
-        if (*path != '/') continue; /* [vdso], anonymous */
+        if (*path != '/' && strcmp(path, "[vdso]") != 0) continue; /* anonymous, [stack], ... */
         mfile *f = NULL;
         for (size_t i = 0; i < nf; i++)
             if (strcmp(fs[i]->path, path) == 0) f = fs[i];

@@ -14,6 +14,7 @@ import http.client
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -192,6 +193,22 @@ class Sched:
             return r.status, r.read().decode(errors="replace")
         except (OSError, http.client.HTTPException) as e:
             return None, str(e)
+        finally:
+            h.close()
+
+    def get_raw(self, path, token=None, timeout=10):
+        """GET on the secure port: (status, body bytes)."""
+        import ssl
+        ctx = ssl.create_default_context()
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        h = http.client.HTTPSConnection("127.0.0.1", self.port, context=ctx, timeout=timeout)
+        try:
+            h.request("GET", path, headers={"Authorization": "Bearer " + token} if token else {})
+            r = h.getresponse()
+            return r.status, r.read()
+        except (OSError, http.client.HTTPException) as e:
+            return None, str(e).encode()
         finally:
             h.close()
 
@@ -1727,6 +1744,61 @@ def test_logs(c):
         s.kill(signal.SIGTERM)
 
 
+def test_pprof_protobuf(c):
+    """ksched reads the built-in kinds as Protocol Buffers by default (its
+    log says which form each first list came in; PodGroups are a CRD) and
+    binds through them; /debug/pprof/profile on its secure port is refused
+    without credentials, as kube-scheduler's, and with the admin's token
+    is a CPU profile that `go tool pprof -top` reads, symbolised, with
+    ksched's own functions and thread labels in it."""
+    if SUBJECT != "ksched":
+        raise Skip("ksched's log and profile")
+    fault_setup(c, nodes=20)
+    ks = Sched(c, [profile()], serve=True).start()
+    ref = Sched(c, [profile("ref")], name="kube-scheduler", impl="kube-scheduler", serve=True).start()
+    for s in (ks, ref):
+        wait_for(lambda s=s: s.get("/livez")[0] == 200, 30, f"{s.name} /livez")
+    lines = ks.log(100000)
+    check("Pod list (/api/v1/pods): the API server answers in Protocol Buffers" in lines and
+          "Node list (/api/v1/nodes): the API server answers in Protocol Buffers" in lines,
+          f"ksched's first lists were not protobuf: {[l for l in lines.splitlines() if 'answers in' in l]}")
+    st, _ = ks.get("/debug/pprof/profile?seconds=1")
+    rst, _ = ref.get("/debug/pprof/profile?seconds=1")
+    check(st == rst and st in (401, 403), f"/debug/pprof/profile without a token: ksched {st}, kube-scheduler {rst}")
+    st, idx = ks.get("/debug/pprof/", token=C.ADMIN_TOKEN)
+    check(st == 200 and "profile" in idx, f"/debug/pprof/: {st} {idx[:200]}")
+    # a profile while 300 pods are created and bound
+    out = {}
+    th = threading.Thread(target=lambda: out.update(r=ks.get_raw("/debug/pprof/profile?seconds=6",
+                                                                 token=C.ADMIN_TOKEN, timeout=60)))
+    th.start()
+    time.sleep(0.5)
+    create_pods(c, plain_pods("pp", 300))
+    th.join()
+    got = wait_settled(c, set(), 120, sched=ks)
+    check_bound_once(c, got)
+    st, body = out["r"]
+    check(st == 200 and body[:2] == b"\x1f\x8b", f"profile: {st} {body[:100]!r}")
+    path = os.path.join(c.dir, "ksched-cpu.pb.gz")
+    with open(path, "wb") as f:
+        f.write(body)
+    go = shutil.which("go")
+    if not go:
+        raise Skip("no go: the profile was fetched but not read with go tool pprof")
+    top = subprocess.run([go, "tool", "pprof", "-top", path], capture_output=True, text=True, timeout=120)
+    check(top.returncode == 0 and "Type: cpu" in top.stdout, f"go tool pprof -top: {top.returncode} "
+          f"{top.stdout[:500]} {top.stderr[:500]}")
+    funcs = [l.split()[-1] for l in top.stdout.splitlines()
+             if len(l.split()) >= 6 and l.split()[0][0].isdigit() and l.split()[1].endswith("%")]
+    check(any(f.startswith("ks_") or f in ("decode_msg", "on_watch_data", "io_main") for f in funcs),
+          f"no ksched function in the profile: {funcs[:30]}")
+    tags = subprocess.run([go, "tool", "pprof", "-tags", path], capture_output=True, text=True, timeout=120)
+    check("thread:" in tags.stdout and "kube-io" in tags.stdout, f"go tool pprof -tags: {tags.stdout[:500]}")
+    figure("pprof", samples_lines=len(funcs), top=" ".join(funcs[:5]))
+    for s in (ks, ref):
+        s.kill(signal.SIGTERM)
+
+
 def test_kubeadm_drop_in(c):
     """ksched in place of kube-scheduler in a kubeadm control plane: the
     command line of kubeadm's static pod (no --config: the deprecated
@@ -2490,6 +2562,7 @@ TESTS = [
     ("fault_undecodable", test_fault_undecodable, True),
     ("logs", test_logs, True),
     ("ops_endpoints", test_ops_endpoints, True),
+    ("pprof_protobuf", test_pprof_protobuf, True),
     ("kubeadm_drop_in", test_kubeadm_drop_in, True),
     ("readyz_sync", test_readyz_sync, True),
     ("ha", test_ha, True),
