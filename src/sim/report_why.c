@@ -39,21 +39,38 @@ static void print_effects(FILE *out, const ks_why_fix *f, const char *indent) {
     }
 }
 
+/* A fix made of the same change on many pods (a template change). */
+static bool same_kind_on_pods(const ks_why_fix *f) {
+    if (f->nchanges < 3) return false;
+    for (uint32_t j = 1; j < f->nchanges; j++)
+        if (f->changes[j].kind != f->changes[0].kind || strcmp(f->changes[j].object, "Pod")) return false;
+    return true;
+}
+
 static void print_fixes(FILE *out, const ks_why_fix *v, uint32_t n, bool unblocks) {
     for (uint32_t i = 0; i < n; i++) {
         const ks_why_fix *f = &v[i];
-        for (uint32_t j = 0; j < f->nchanges; j++) {
+        bool many = same_kind_on_pods(f);
+        uint32_t shown = many ? 1 : f->nchanges;
+        for (uint32_t j = 0; j < shown; j++) {
             if (j) fprintf(out, "      + %s\n", f->changes[j].summary);
             else fprintf(out, "  %2u. %s\n", i + 1, f->changes[j].summary);
+        }
+        if (many) {
+            fprintf(out, "      + the same on %u other pods:", f->nchanges - 1);
+            for (uint32_t j = 1; j < f->nchanges && j <= 5; j++) fprintf(out, " %s/%s", f->changes[j].ns, f->changes[j].name);
+            if (f->nchanges > 6) fprintf(out, " and %u more", f->nchanges - 6);
+            fputc('\n', out);
         }
         if (unblocks) fprintf(out, "      unblocks %u pending pod(s)\n", f->unblocks);
         else fprintf(out, "      -> the pod lands on %s\n", f->node);
         print_effects(out, f, "      side effect: ");
-        for (uint32_t j = 0; j < f->nchanges; j++) {
+        for (uint32_t j = 0; j < shown; j++) {
             const ks_why_change *c = &f->changes[j];
             if (c->owner) fprintf(out, "      (the pod belongs to %s: make the change in its pod template)\n", c->owner);
             if (c->command) fprintf(out, "      $ %s\n", c->command);
         }
+        if (many) fprintf(out, "      (and the same command for each of the other pods; -o json lists them)\n");
     }
 }
 
@@ -108,7 +125,8 @@ void ks_why_report_table(FILE *out, const ks_why_result *r) {
         print_pod(out, &r->pods[gr->representative], false);
     }
     if (r->ncluster_fixes) {
-        fprintf(out, "\n== Cluster changes, most pending pods unblocked first:\n");
+        fprintf(out, "\n== Changes across pods (cluster changes, and a pod change made on every pod of its group), "
+                     "most pending pods unblocked first:\n");
         print_fixes(out, r->cluster_fixes, r->ncluster_fixes, true);
     }
 }

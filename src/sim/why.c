@@ -430,6 +430,7 @@ static const char *reason_resource(const char *reason) {
 typedef struct cand_list {
     ks_why_fix *v;
     uint32_t n, cap;
+    uint32_t max_reps;   /* nodes tried per kind of node change (1 or 2) */
 } cand_list;
 
 static void change_free(ks_why_change *c) {
@@ -569,6 +570,7 @@ static int cmp_rep(const why_node *a, const why_node *b, const ks_pod *p) {
 static uint32_t reps(const why_capture *cap, const ks_pod *p, const char *plugin, const char *only,
                      const why_node **out, uint32_t max) {
     uint32_t k = 0;
+    if (max == 0) return 0;
     for (uint32_t i = 0; i < cap->nnodes; i++) {
         const why_node *n = &cap->nodes[i];
         if (!n->plugin || strcmp(n->plugin, plugin) != 0) continue;
@@ -626,32 +628,93 @@ static json_t *toleration_json(const ks_taint *t) {
     return j;
 }
 
-static void gen_taints(const ks_cluster *c0, const ks_pod *p, const ks_tree *t, const why_capture *cap, const char *only, bool pod_side,
-                       cand_list *l) {
-    const why_node *best[3];
-    uint32_t nb = reps(cap, p, "TaintToleration", only, best, 3);
-    char seen[3][512];
-    uint32_t nseen = 0;
-    for (uint32_t r = 0; r < nb; r++) {
-        const ks_node *n = best[r]->node;
-        const ks_taint *ut[8];
-        uint32_t nu = untolerated(p, n, ut, 8);
-        if (!nu) continue;
-        ks_strbuf desc;
-        ks_sb_init(&desc);
-        for (uint32_t i = 0; i < nu; i++) {
-            char tt[256];
-            taint_text(ut[i], tt, sizeof(tt));
-            ks_sb_printf(&desc, "%s%s", i ? ", " : "", tt);
+/* "key=value:Effect, ..." of the taints into buf. */
+static void taints_text(const ks_taint *const *ut, uint32_t nu, char *buf, size_t n) {
+    size_t o = 0;
+    buf[0] = '\0';
+    for (uint32_t i = 0; i < nu && o < n; i++) {
+        char tt[256];
+        taint_text(ut[i], tt, sizeof(tt));
+        o += (size_t)snprintf(buf + o, n - o, "%s%s", i ? ", " : "", tt);
+    }
+}
+
+static void remove_taints_fix(const ks_cluster *c0, const ks_node *n, const ks_taint *const *ut, uint32_t nu,
+                              const char *desc, cand_list *l) {
+    const ks_tree *tl = tpath(node_tree(c0, n), "spec", "taints", NULL);
+    if (!tl || tl->type != KT_SEQ) return;
+    json_t *ops = json_array();
+    ks_strbuf cmd;
+    ks_sb_init(&cmd);
+    ks_sb_printf(&cmd, "kubectl taint node %s", ks_str(n->name));
+    /* from the last index down, so that earlier indices stay valid */
+    for (uint32_t i = tl->n; i-- > 0;) {
+        const ks_tree *k = kt_get(tl->items[i], "key"), *e = kt_get(tl->items[i], "effect");
+        const ks_tree *v = kt_get(tl->items[i], "value");
+        for (uint32_t j = 0; j < nu; j++) {
+            if (!k || !e || strcmp(k->text, ks_str(ut[j]->key)) || strcmp(e->text, ks_effect_name(ut[j]->effect)))
+                continue;
+            if (strcmp(v && v->text ? v->text : "", ks_str(ut[j]->value))) continue;
+            char path[64];
+            snprintf(path, sizeof(path), "/spec/taints/%u", i);
+            json_array_append_new(ops, op("remove", path, NULL));
+            ks_sb_printf(&cmd, " %s:%s-", k->text, e->text);
+            break;
         }
-        /* Pod side: tolerate this set of taints (once per distinct set). */
-        bool dup = false;
-        for (uint32_t i = 0; i < nseen; i++) dup |= strcmp(seen[i], ks_sb_str(&desc)) == 0;
-        if (pod_side && !dup && nseen < 3) {
-            snprintf(seen[nseen++], sizeof(seen[0]), "%s", ks_sb_str(&desc));
+    }
+    ks_why_fix *f = cand_new(l, 0);
+    node_change(f, KS_WHY_REMOVE_TAINT, n, ops, ks_xasprintf("remove the taint %s from node %s", desc, ks_str(n->name)),
+                ks_xstrdup(ks_sb_str(&cmd)));
+    ks_sb_free(&cmd);
+}
+
+/* Per distinct set of untolerated taints (up to 4 sets): tolerate them
+ * on the pod, or remove them from the nodes of that set closest to
+ * fitting. */
+static void gen_taints(const ks_cluster *c0, const ks_pod *p, const ks_tree *t, const why_capture *cap, const char *only,
+                       bool pod_side, cand_list *l) {
+    enum { MAX_SETS = 4, MAX_REPS = 2 };
+    char sets[MAX_SETS][512];
+    const why_node *best[MAX_SETS][MAX_REPS];
+    uint32_t nbest[MAX_SETS] = {0}, nsets = 0;
+    uint32_t per_set = l->max_reps < MAX_REPS ? l->max_reps : MAX_REPS;
+    for (uint32_t i = 0; i < cap->nnodes; i++) {
+        const why_node *n = &cap->nodes[i];
+        if (!n->plugin || strcmp(n->plugin, "TaintToleration") != 0) continue;
+        if (only && strcmp(ks_str(n->node->name), only) != 0) continue;
+        const ks_taint *ut[8];
+        uint32_t nu = untolerated(p, n->node, ut, 8);
+        if (!nu) continue;
+        char desc[512];
+        taints_text(ut, nu, desc, sizeof(desc));
+        uint32_t k = 0;
+        while (k < nsets && strcmp(sets[k], desc) != 0) k++;
+        if (k == nsets) {
+            if (nsets == MAX_SETS) continue;
+            snprintf(sets[nsets++], sizeof(sets[0]), "%s", desc);
+        }
+        /* keep the set's best nodes, best first */
+        uint32_t at = nbest[k] < per_set ? nbest[k]++ : per_set;
+        if (at == per_set) {
+            if (cmp_rep(n, best[k][per_set - 1], p) >= 0) continue;
+            at = per_set - 1;
+        }
+        best[k][at] = n;
+        while (at > 0 && cmp_rep(best[k][at], best[k][at - 1], p) < 0) {
+            const why_node *x = best[k][at];
+            best[k][at] = best[k][at - 1];
+            best[k][at - 1] = x;
+            at--;
+        }
+    }
+    for (uint32_t k = 0; k < nsets; k++) {
+        const ks_taint *ut[8];
+        uint32_t nu = untolerated(p, best[k][0]->node, ut, 8);
+        if (pod_side) {
             json_t *ops = json_array();
             if (tpath(t, "spec", "tolerations", NULL)) {
-                for (uint32_t i = 0; i < nu; i++) json_array_append_new(ops, op("add", "/spec/tolerations/-", toleration_json(ut[i])));
+                for (uint32_t i = 0; i < nu; i++)
+                    json_array_append_new(ops, op("add", "/spec/tolerations/-", toleration_json(ut[i])));
             } else {
                 json_t *tl = json_array();
                 for (uint32_t i = 0; i < nu; i++) json_array_append_new(tl, toleration_json(ut[i]));
@@ -659,42 +722,19 @@ static void gen_taints(const ks_cluster *c0, const ks_pod *p, const ks_tree *t, 
             }
             ks_why_fix *f = cand_new(l, 0);
             pod_change(f, KS_WHY_TOLERATE, p, ops,
-                       ks_xasprintf("add a toleration for %s to pod %s/%s", ks_sb_str(&desc), ks_str(p->ns), ks_str(p->name)));
+                       ks_xasprintf("add a toleration for %s to pod %s/%s", sets[k], ks_str(p->ns), ks_str(p->name)));
         }
-        /* Node side: remove the taints from this node. */
-        const ks_tree *tl = tpath(node_tree(c0, n), "spec", "taints", NULL);
-        if (tl && tl->type == KT_SEQ) {
-            json_t *ops = json_array();
-            ks_strbuf cmd;
-            ks_sb_init(&cmd);
-            ks_sb_printf(&cmd, "kubectl taint node %s", ks_str(n->name));
-            for (uint32_t i = tl->n; i-- > 0;) {
-                const ks_tree *k = kt_get(tl->items[i], "key"), *e = kt_get(tl->items[i], "effect");
-                const ks_tree *v = kt_get(tl->items[i], "value");
-                for (uint32_t j = 0; j < nu; j++) {
-                    if (!k || !e || strcmp(k->text, ks_str(ut[j]->key)) || strcmp(e->text, ks_effect_name(ut[j]->effect)))
-                        continue;
-                    if (strcmp(v && v->text ? v->text : "", ks_str(ut[j]->value))) continue;
-                    char path[64];
-                    snprintf(path, sizeof(path), "/spec/taints/%u", i);
-                    json_array_append_new(ops, op("remove", path, NULL));
-                    ks_sb_printf(&cmd, " %s:%s-", k->text, e->text);
-                    break;
-                }
-            }
-            ks_why_fix *f = cand_new(l, 0);
-            node_change(f, KS_WHY_REMOVE_TAINT, n, ops,
-                        ks_xasprintf("remove the taint %s from node %s", ks_sb_str(&desc), ks_str(n->name)),
-                        ks_xstrdup(ks_sb_str(&cmd)));
-            ks_sb_free(&cmd);
+        for (uint32_t r = 0; r < nbest[k]; r++) {
+            const ks_taint *vt[8];
+            uint32_t nv = untolerated(p, best[k][r]->node, vt, 8);
+            remove_taints_fix(c0, best[k][r]->node, vt, nv, sets[k], l);
         }
-        ks_sb_free(&desc);
     }
 }
 
 static void gen_uncordon(const ks_cluster *c0, const ks_pod *p, const why_capture *cap, const char *only, cand_list *l) {
     const why_node *best[2];
-    uint32_t nb = reps(cap, p, "NodeUnschedulable", only, best, 2);
+    uint32_t nb = reps(cap, p, "NodeUnschedulable", only, best, l->max_reps);
     for (uint32_t r = 0; r < nb; r++) {
         const ks_node *n = best[r]->node;
         if (!tpath(node_tree(c0, n), "spec", "unschedulable", NULL)) continue;
@@ -786,7 +826,7 @@ static void gen_affinity(const ks_cluster *c0, const ks_pod *p, const ks_tree *t
         }
     }
     const why_node *best[2];
-    uint32_t nb = reps(cap, p, "NodeAffinity", only, best, 2);
+    uint32_t nb = reps(cap, p, "NodeAffinity", only, best, l->max_reps);
     for (uint32_t r = 0; r < nb; r++) {
         const ks_node *n = best[r]->node;
         json_t *labels = json_object();
@@ -995,8 +1035,12 @@ static void gen_evict(const ks_pod *p, const why_capture *cap, const ks_cluster 
             }
         }
     }
-    for (int s = 0; s < 2; s++) {
+    for (uint32_t s = 0; s < 2; s++) {
         if (!bestk[s]) continue;
+        if (s >= l->max_reps) {
+            free(bestv[s]);
+            continue;
+        }
         ks_why_fix *f = cand_new(l, bestk[s]);
         for (uint32_t j = 0; j < bestk[s]; j++) {
             const ks_pod *q = bestv[s][j];
@@ -1148,7 +1192,7 @@ static void gen_host_ports(const ks_pod *p, const ks_tree *t, const why_capture 
     }
     /* Cluster side: evict the pods holding the ports on a node. */
     const why_node *best[2];
-    uint32_t nb = reps(cap, p, "NodePorts", only, best, 2);
+    uint32_t nb = reps(cap, p, "NodePorts", only, best, l->max_reps);
     for (uint32_t r = 0; r < nb; r++) {
         ks_why_fix *f = NULL;
         for (uint32_t i = 0; i < final->pods.n; i++) {
@@ -1196,7 +1240,7 @@ static void gen_existing_anti(const ks_pod *p, const why_capture *cap, const ks_
                               cand_list *l) {
     if (!any_reason(cap, "InterPodAffinity", "existing pods anti-affinity")) return;
     const why_node *best[2];
-    uint32_t nb = reps(cap, p, "InterPodAffinity", only, best, 2);
+    uint32_t nb = reps(cap, p, "InterPodAffinity", only, best, l->max_reps);
     for (uint32_t r = 0; r < nb; r++) {
         const ks_node *n = best[r]->node;
         ks_why_fix *f = NULL;
@@ -1692,7 +1736,7 @@ static void why_pod(why_ctx *w, const ks_pod *p, const why_capture *cap, ks_why_
     }
     if (!p->tree) return;
     w->budget = w->o->max_runs ? w->o->max_runs : 200;
-    cand_list l = {0};
+    cand_list l = {.max_reps = w->o->all ? 1 : 2};
     gen_candidates(w, p, p->tree, cap, w->base_cluster, NULL, true, gated, &l);
     failed_cand *failed = NULL;
     uint32_t nfailed = 0;
@@ -1707,7 +1751,7 @@ static void why_pod(why_ctx *w, const ks_pod *p, const why_capture *cap, ks_why_
             int at = find_pod(fc->final, p->key);
             const ks_pod *cur = at >= 0 ? fc->final->pods.v[at] : p;
             const char *only = node_of_fix(&fc->fix);
-            cand_list second = {0};
+            cand_list second = {.max_reps = w->o->all ? 1 : 2};
             gen_candidates(w, cur, t, &fc->cap, fc->final, only, true, false, &second);
             for (uint32_t j = 0; j < second.n; j++) {
                 ks_why_fix *s = &second.v[j];
@@ -1789,6 +1833,19 @@ static bool cluster_side(const ks_why_fix *f) {
     for (uint32_t i = 0; i < f->nchanges; i++)
         if (!strcmp(f->changes[i].object, "Pod") && f->changes[i].kind != KS_WHY_EVICT) return false;
     return true;
+}
+
+/* Pod changes that mean the same on every replica of a template. */
+static bool group_change(ks_why_change_kind k) {
+    return k == KS_WHY_REMOVE_GATES || k == KS_WHY_TOLERATE || k == KS_WHY_DROP_SELECTOR || k == KS_WHY_DROP_TERM ||
+           k == KS_WHY_RELAX_SPREAD || k == KS_WHY_DROP_HOST_PORT || k == KS_WHY_PRIORITY;
+}
+
+static const ks_pod *pod_named(const ks_pod **v, uint32_t n, const char *name) {
+    char buf[512];
+    for (uint32_t i = 0; i < n; i++)
+        if (!strcmp(ks_pod_fullname(v[i], buf, sizeof(buf)), name)) return v[i];
+    return NULL;
 }
 
 bool ks_why(const ks_cluster *cluster, const ks_config *cfg, ks_registry *reg, const ks_why_options *o,
@@ -1933,6 +1990,61 @@ bool ks_why(const ks_cluster *cluster, const ks_config *cfg, ks_registry *reg, c
                 cf->effects[cf->neffects++] = (ks_why_effect){e->kind, ks_xstrdup(e->pod),
                                                               e->before ? ks_xstrdup(e->before) : NULL,
                                                               e->after ? ks_xstrdup(e->after) : NULL};
+            }
+        }
+    }
+    /* A pod change that worked for the group's first pod, made on every
+     * pod of the group (what changing their controller's template does),
+     * verified once for all of them. */
+    for (uint32_t g = 0; g < out->ngroups; g++) {
+        const ks_why_group *gr = &out->groups[g];
+        const ks_why_pod *rep = &out->pods[gr->representative];
+        if (gr->npods < 2) continue;
+        for (uint32_t i = 0; i < rep->nfixes; i++) {
+            const ks_why_fix *f = &rep->fixes[i];
+            if (f->nchanges != 1 || !group_change(f->changes[0].kind)) continue;
+            ks_why_fix gf = {0};
+            for (uint32_t k = 0; k < gr->npods; k++) {
+                const ks_pod *q = pod_named(watched, nwatch, gr->pods[k]);
+                if (!q || !q->tree) continue;
+                /* only where the same patch applies to the pod's manifest */
+                ks_arena *a = ks_arena_new(4096);
+                ks_tree *t = kt_copy(a, q->tree);
+                char *perr = NULL;
+                bool applies = kt_patch_apply(a, t, f->changes[0].patch, &perr);
+                free(perr);
+                ks_arena_free(a);
+                if (!applies) continue;
+                ks_why_change *c = fix_add(&gf);
+                *c = change_copy(&f->changes[0]);
+                free(c->ns);
+                free(c->name);
+                free(c->command);
+                c->ns = ks_xstrdup(ks_str(q->ns));
+                c->name = ks_xstrdup(ks_str(q->name));
+                c->command = ks_xasprintf("kubectl patch pod %s -n %s --type=json -p '%s'", c->name, c->ns, c->patch);
+                free(c->summary);
+                char *s0 = f->changes[0].summary;
+                const char *at = strstr(s0, rep->pod);
+                c->summary = at ? ks_xasprintf("%.*s%s/%s%s", (int)(at - s0), s0, c->ns, c->name, at + strlen(rep->pod))
+                                : ks_xstrdup(s0);
+                gf.objects++;
+            }
+            why_run r;
+            char *rerr = NULL;
+            if (gf.nchanges < 2 || !simulate_fix(&w, &gf, 0, &r, &rerr)) {
+                free(rerr);
+                fix_free(&gf);
+                continue;
+            }
+            side_effects(&w, &gf, &r, 0);
+            run_free(&r);
+            gf.amount = f->amount;
+            if (gf.unblocks) {
+                out->cluster_fixes = ks_xrealloc(out->cluster_fixes, (out->ncluster_fixes + 1) * sizeof(ks_why_fix));
+                out->cluster_fixes[out->ncluster_fixes++] = gf;
+            } else {
+                fix_free(&gf);
             }
         }
     }
