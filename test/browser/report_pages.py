@@ -327,6 +327,33 @@ def test_escaping(ksched, b, out):
     b.screenshot(os.path.join(out, "escape.png"))
 
 
+# ---- DRA devices ----
+
+def test_dra(ksched, b, out):
+    cluster = os.path.join(ROOT, "examples/clusters/dra-gpu")
+    page = os.path.join(out, "dra-gpu.html")
+    run([ksched, "simulate", cluster, "-o", "html", "--output-file", page])
+    lst = json.loads(run([ksched, "simulate", cluster, "-o", "json"]).stdout)
+    want = {}
+    for it in lst["items"]:
+        if it["kind"] != "ResourceClaim":
+            continue
+        for r in it.get("status", {}).get("allocation", {}).get("devices", {}).get("results", []):
+            want[(r["driver"], r["pool"])] = want.get((r["driver"], r["pool"]), 0) + 1
+    b.open(url(page))
+    no_problems(b, "dra: load")
+    click(b, "button[data-tab=cluster]")
+    got = b.eval("(function () { var heads = Array.from(document.querySelectorAll('#nodes thead th')).map(function (t) { return t.textContent; });"
+                 " var out = {}; document.querySelectorAll('#nodes tbody tr[data-node]').forEach(function (r) {"
+                 " heads.forEach(function (hd, i) { var m = / devices$/.exec(hd); if (!m) return;"
+                 " var t = /^(\\d+)\\/(\\d+)/.exec(r.cells[i].textContent);"
+                 " if (t) out[hd.replace(/ devices$/, '') + '|' + r.getAttribute('data-node')] = +t[1]; }); }); return out; })()")
+    wantd = {"%s|%s" % k: v for k, v in want.items()}
+    got = {k: v for k, v in got.items() if v}
+    check("dra: devices allocated per node and driver, as the claims' allocations", want and got == wantd,
+          "%s vs %s" % (got, wantd))
+
+
 # ---- why ----
 
 def test_why(ksched, b, out):
@@ -497,7 +524,7 @@ def main():
     ksched = os.path.abspath(a.ksched)
     b = cdp.Browser(a.chromium)
     try:
-        for t in (test_simulate_demo, test_escaping, test_capacity, test_why, test_compare):
+        for t in (test_simulate_demo, test_escaping, test_capacity, test_dra, test_why, test_compare):
             try:
                 t(ksched, b, a.out)
             except Exception as e:  # a broken page must fail, not stop the others
