@@ -21,6 +21,7 @@ int cmd_load(int argc, char **argv);
 int cmd_check_config(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 int cmd_capacity(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
 int cmd_why(int argc, char **argv);
@@ -30,6 +31,7 @@ int cmd_run_shadow(int argc, char **argv);
 static const ks_command ks_commands[] = {
     {"simulate", cmd_simulate, "schedule a cluster's pending pods from manifests, offline"},
     {"why", cmd_why, "why a pod is pending, and the smallest verified change that fixes it"},
+    {"replay", cmd_replay, "replay a trace of pods and node changes on simulated time"},
     {"capacity", cmd_capacity, "how many more replicas of a pod fit, and where"},
     {"snapshot", cmd_snapshot, "write a live cluster's objects as manifests simulate reads"},
     {"run", cmd_run, "schedule a real cluster through its kube-apiserver"},

@@ -402,6 +402,60 @@ size_t ks_scheduler_run_until_idle(ks_scheduler *s) {
     return attempts;
 }
 
+/* The replay's loop: like run_until_idle, but time is the caller's. Pods
+ * that cannot schedule wait in the queue; the clock moves from timer to
+ * timer (backoff expiry, Permit waits, and the leftover flush every 30 s
+ * while unschedulable pods wait, as upstream's timer does) up to deadline,
+ * where it stays. */
+size_t ks_scheduler_run_until(ks_scheduler *s, int64_t deadline) {
+    size_t attempts = 0;
+    ks_scheduler_stats st;
+    ks_scheduler_stats_get(s, &st);
+    uint64_t bound_mark = st.bound, futile = 0, stalled = 0;
+    for (uint64_t iter = 0; iter < MAX_SIM_ITERATIONS; iter++) {
+        drain(s);
+        if (ready_bindings(s)) continue;
+        if (ks_sched_schedule_one(s, false)) {
+            attempts++;
+            ks_scheduler_stats_get(s, &st);
+            if (st.bound != bound_mark) {
+                bound_mark = st.bound;
+                futile = 0;
+            } else if (++futile > futile_attempt_limit(s)) {
+                /* pods requeueing each other at one instant: let time move */
+                ks_infof(1, "replay: %llu attempts in a row bound nothing, moving on",
+                         (unsigned long long)futile);
+                break;
+            }
+            continue;
+        }
+        if (ks_api_dispatcher_pending(s->disp)) continue;
+        int64_t next = ks_queue_next_backoff_expiry(s->queue);
+        int64_t w = ks_waiting_pods_next_deadline(s->waiting);
+        if (w < next) next = w;
+        ks_queue_stats q;
+        ks_queue_stats_get(s->queue, &q);
+        if (q.unschedulable > q.gated) {
+            int64_t f = s->last_leftover_flush + LEFTOVER_FLUSH_PERIOD_NS;
+            if (f < next) next = f;
+        }
+        if (next > deadline) break;
+        int64_t now = ks_clock_now(s->clock);
+        if (next <= now) {
+            /* timers due now that move nothing must not spin */
+            if (++stalled > 1000) break;
+            next = now;
+        } else {
+            stalled = 0;
+        }
+        ks_clock_wait_until(s->clock, next);
+        fire_timers(s);
+    }
+    drain(s);
+    if (ks_clock_now(s->clock) < deadline) ks_clock_wait_until(s->clock, deadline);
+    return attempts;
+}
+
 /* ---- the real-time loop ------------------------------------------------- */
 
 static void on_permit_decided(void *arg, ks_waiting_pod *w) { ks_sched_submit_ready_bindings(arg); }

@@ -64,6 +64,10 @@ bool ks_scheduler_schedule_one(ks_scheduler *s);
  * other than the unschedulable flush (and error-backoff pods that already
  * failed since the last cluster change). Returns the attempts made. */
 size_t ks_scheduler_run_until_idle(ks_scheduler *s);
+/* Stepping, on a simulated clock driven by the caller (replay): schedule
+ * and fire the timers due up to deadline, the clock jumping from one to
+ * the next; the clock is at deadline on return. Returns the attempts. */
+size_t ks_scheduler_run_until(ks_scheduler *s, int64_t deadline);
 /* Stepping: one attempt of the given pending pod, wherever it waits
  * in the queue (the simulator's trace mode orders attempts itself). false
  * when the queue does not hold it. */
