@@ -76,6 +76,7 @@ typedef struct run_out {
     int64_t start;
     bool json_pods;          /* into the JSON document */
     bool first_pod;
+    bool table_header;       /* the table's header is yet to print */
 } run_out;
 
 static void on_record(void *ctx, const ks_tl_record *r) {
@@ -88,6 +89,10 @@ static void on_record(void *ctx, const ks_tl_record *r) {
         json_decref(j);
         o->first_pod = false;
         return;
+    }
+    if (o->table_header) {
+        ks_tl_record_header(o->pods, KS_TL_OUT_TABLE, false);
+        o->table_header = false;
     }
     if (o->pods) ks_tl_record_print(o->pods, o->pods_how, o->config_name, o->start, r);
 }
@@ -341,7 +346,7 @@ int cmd_replay(int argc, char **argv) {
         int64_t zero = t0 != INT64_MIN ? t0 : ks_sim_start_time(cluster);
         run_out ro = {.pods = pods_f ? pods_f : (json ? NULL : stdout),
                       .pods_how = pods_how,
-                      .config_name = nruns > 1 ? names[ri] : NULL,
+                      .config_name = nruns > 1 && pods_f ? names[ri] : NULL,
                       .start = zero + op.from,
                       .json_pods = json && !pods_f,
                       .first_pod = true};
@@ -356,7 +361,7 @@ int cmd_replay(int argc, char **argv) {
             if (ro.json_pods) fputs(",\"pods\":[", stdout);
         } else if (!pods_f) {
             if (nruns > 1) fprintf(stdout, "%s== %s ==\n", ri ? "\n" : "", names[ri]);
-            ks_tl_record_header(stdout, KS_TL_OUT_TABLE, false);
+            ro.table_header = true;
         }
         int64_t bound = op.max;
         if (op.has_until) {
@@ -413,15 +418,14 @@ int cmd_replay(int argc, char **argv) {
         /* --until: the replay ends there, whatever comes after */
         if (ok && op.has_until) ks_timeline_advance(tl, zero + op.from + bound);
         ks_timeline_finish(tl);
+        if (ro.table_header) ks_tl_record_header(stdout, KS_TL_OUT_TABLE, false);
         const ks_tl_result *res = ks_timeline_result(tl);
         /* keep the result past the engine: the summary and the samples */
         results[ri] = *res;
         results[ri].summary.wall_seconds = (double)(ks_monotonic_ns() - wall0) / 1e9;
         results[ri].samples = ks_xcalloc(res->nsamples + 1, sizeof(ks_tl_sample));
-        memcpy(results[ri].samples, res->samples, res->nsamples * sizeof(ks_tl_sample));
-        for (size_t k = 0; k < res->nsamples; k++) {
-            results[ri].samples[k].extra = NULL;
-        }
+        if (res->nsamples) memcpy(results[ri].samples, res->samples, res->nsamples * sizeof(ks_tl_sample));
+        for (size_t k = 0; k < res->nsamples; k++) results[ri].samples[k].extra = NULL;
         results[ri].nextra = 0;
         results[ri].extra_names = NULL;
         /* resource names are interned strings: they outlive the engine */

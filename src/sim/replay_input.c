@@ -209,7 +209,7 @@ static bool decode_object(ks_tl_reader *r, const ks_tree *t, int line, ks_pod **
         ks_docref_unref(doc);
         ok = *node != NULL;
     } else {
-        *err = line_err(r, line, "kind %s cannot be replayed (Pod, Node)", kind ? kind : "(none)");
+        *err = line_err(r, t->line ? t->line : line, "kind %s cannot be replayed (Pod, Node)", kind ? kind : "(none)");
         ks_errors_free(&errs);
         return false;
     }
@@ -356,6 +356,7 @@ static int native_event(ks_tl_reader *r, const ks_tree *t, int line, ks_tl_event
             return -1;
         }
     } else {
+        if (node->line) line = node->line;
         const char *name = node->type == KT_MAP ? str_of(node, "name") : NULL;
         if (!name) {
             *err = line_err(r, line, "node: want {name: NODE, op: cordon|uncordon|drain|remove|update, ...}");
@@ -955,7 +956,15 @@ int ks_tl_reader_next(ks_tl_reader *r, ks_tl_event **ev, bool *abs, char **err) 
         uint32_t nd = 0;
         char *perr = NULL;
         if (*p != '{' || !kt_parse(a, r->path, p, strlen(p), &docs, &nd, &perr) || nd != 1) {
-            *err = line_err(r, r->lineno, "not a JSON object%s%s", perr ? ": " : "", perr ? perr : "");
+            /* the parser's message names the line of its one-line buffer: drop that */
+            const char *why = perr ? perr : "";
+            size_t pl = strlen(r->path);
+            if (!strncmp(why, r->path, pl) && why[pl] == ':') {
+                const char *q = strchr(why + pl + 1, ':');
+                why = q ? q + 1 : why + pl + 1;
+                while (*why == ' ') why++;
+            }
+            *err = line_err(r, r->lineno, "not a JSON object%s%s", *why ? ": " : "", why);
             free(perr);
             ks_arena_free(a);
             return -1;

@@ -674,6 +674,16 @@ static bool apply(ks_timeline *tl, ks_tl_event *ev, char **err) {
             return false;
         }
         ev->pod = NULL;
+        if (p->node_name || !ks_sim_is_pending(tl->o.config, p)) {
+            /* created bound, or for another scheduler: it occupies what it
+             * is bound to, without a record */
+            tl_pod *tp = track(tl, p, ks_clock_now(tl->clock));
+            tp->untracked = true;
+            tp->counted = p->node_name != 0;
+            if (tp->counted) count_pod(tl, p, 1);
+            ks_memory_backend_add_pod(tl->mb, p);
+            return true;
+        }
         add_pod(tl, p, ev->run_ns, ev->delete_at_ns, ev->node_name);
         return true;
     }
@@ -691,7 +701,17 @@ static bool apply(ks_timeline *tl, ks_tl_event *ev, char **err) {
         ks_id ns = ks_intern_find(ev->ns ? ev->ns : "default"), name = ks_intern_find(ev->name);
         if (ns == KS_ID_INVALID || name == KS_ID_INVALID) return true;
         tl_pod *tp = tracked(tl, ks_pod_key(ns, name));
-        if (tp && !tp->recorded_node) tp->recorded_node = ks_xstrdup(ev->node_name);
+        if (tp && !tp->untracked && !tp->recorded_node) tp->recorded_node = ks_xstrdup(ev->node_name);
+        if (tp && tp->untracked && !tp->counted) {
+            /* another scheduler's pod: bound where it was */
+            ks_pod *cur = ks_memory_backend_pod(tl->mb, tp->key);
+            ks_status *bs = cur ? tl->inner->bind(tl->inner->ctx, cur, ev->node_name) : NULL;
+            if (bs) ks_status_free(bs);
+            else if (cur && (cur = ks_memory_backend_pod(tl->mb, tp->key))) {
+                count_pod(tl, cur, 1);
+                tp->counted = true;
+            }
+        }
         return true;
     }
     case KS_TL_NODE_ADD: {

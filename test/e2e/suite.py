@@ -2538,6 +2538,94 @@ def test_snapshot_whatif(c):
            capacity_add2=cap2["replicas"], drained_pods=len(on_drained), drain_pending=len(d_pending))
     ref.check_alive()
 
+# ---- replay: an audit log of kube-scheduler at work, replayed ------------
+
+REPLAY_AUDIT_POLICY = os.path.join(C.ROOT, "test", "e2e", "manifests", "replay-audit-policy.yaml")
+
+
+def test_replay_audit(c):
+    """kube-scheduler v1.34.1 places a churning workload (pods created and
+    deleted, nodes added, cordoned, uncordoned and relabelled, pods that
+    never fit) while the API server writes an audit log of every change
+    to pods and nodes; `ksched replay` then replays that log: every pod
+    created arrives, every binding kube-scheduler made is kept for
+    comparison, and the node it chose is feasible in ksched's view at the
+    pod's first attempt (a disagreement would be a bug or a missing
+    event). How often ksched chose the same node is a figure."""
+    import random
+    if not os.access(KSCHED, os.X_OK):
+        raise Skip(f"{KSCHED} not built")
+    r = random.Random(32)
+    sizes = [("2", "8Gi"), ("3", "8Gi"), ("4", "16Gi"), ("6", "16Gi"), ("8", "32Gi"), ("12", "32Gi")]
+    base = [node(f"r{i}", cpu=cpu, memory=mem) for i, (cpu, mem) in enumerate(sizes)]
+    create_nodes(c, base)
+    s = Sched(c, [profile("recorded")], name="recorded", impl="kube-scheduler").start()
+    conn = Conn(c)
+    created, bound_alive, cordoned, never = [], [], None, set()
+    for step in range(90):
+        x = r.random()
+        if x < 0.5:
+            p = pod(f"rp-{step}", "recorded", cpu=r.choice(["250m", "500m", "1", "1500m"]))
+            p["spec"]["containers"][0]["resources"]["requests"]["memory"] = r.choice(["256Mi", "1Gi", "2Gi"])
+            create_pods(c, [p])
+            created.append(p["metadata"]["name"])
+        elif x < 0.55:
+            p = pod(f"rp-{step}", "recorded", cpu="40")
+            create_pods(c, [p])
+            created.append(p["metadata"]["name"])
+            never.add(p["metadata"]["name"])
+        elif x < 0.72:
+            alive = [q["metadata"]["name"] for q in list_pods(c) if q["spec"].get("nodeName")]
+            if alive:
+                conn.call("DELETE", f"/api/v1/namespaces/default/pods/{r.choice(alive)}?gracePeriodSeconds=0")
+        elif x < 0.82:
+            if cordoned is None:
+                cordoned = r.choice(base)["metadata"]["name"]
+                conn.call("PATCH", f"/api/v1/nodes/{cordoned}", {"spec": {"unschedulable": True}})
+            else:
+                conn.call("PATCH", f"/api/v1/nodes/{cordoned}", {"spec": {"unschedulable": None}})
+                cordoned = None
+        elif x < 0.9:
+            create_nodes(c, [node(f"rx-{step}", cpu=r.choice(["2", "4"]), memory="8Gi")])
+        else:
+            conn.call("PATCH", f"/api/v1/nodes/{r.choice(base)['metadata']['name']}",
+                      {"metadata": {"labels": {"churn": str(step)}}})
+        time.sleep(0.15)
+    wait_settled(c, never, 120, sched=s)
+    s.kill(signal.SIGTERM)
+    recorded = {b["pod"]: b["node"] for b in c.audit_bindings()}
+    log = os.path.join(c.dir, "replayed-audit.log")
+    shutil.copyfile(c.audit_log, log)
+    cfg = os.path.join(c.dir, "replay-config.yaml")
+    with open(cfg, "w") as f:
+        json.dump({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                   "profiles": [{"schedulerName": "recorded"}]}, f)
+    p = subprocess.run([KSCHED, "replay", log, "--config", cfg, "-o", "json"],
+                       capture_output=True, text=True, timeout=300)
+    check(p.returncode == 0, f"ksched replay: {p.returncode}: {p.stderr[-2000:]}")
+    run = json.loads(p.stdout)["runs"][0]
+    summ, pods = run["summary"], run["pods"]
+    audit = summ.get("audit") or {}
+    mine = {k: v for k, v in recorded.items() if k.startswith("default/rp-")}
+    figure("replay_audit", pods=len(created), recorded=audit.get("recorded"),
+           same_node=audit.get("sameNode"), infeasible=audit.get("recordedInfeasible"),
+           replayed_never_scheduled=summ["neverScheduled"])
+    check(summ["arrived"] == len(created), f"{summ['arrived']} pods arrived, {len(created)} were created")
+    check(audit.get("recorded") == len(mine), f"{audit.get('recorded')} recorded bindings, the log has {len(mine)}")
+    bad = [(q["pod"], q.get("recordedNode"), q.get("recordedRejection")) for q in pods
+           if q.get("recordedFeasible") is False]
+    check(not bad, f"recorded nodes ksched finds infeasible: {bad[:5]}")
+    check(audit.get("recordedInfeasible") == 0, f"recordedInfeasible {audit.get('recordedInfeasible')}")
+    for q in pods:
+        if q["pod"].split("/", 1)[1] in never:
+            check(q["scheduled"] is None, f"{q['pod']} (40 CPUs) was scheduled in the replay")
+    same = audit.get("sameNode", 0)
+    check(same * 2 >= len(mine), f"ksched chose the recorded node for only {same} of {len(mine)} pods")
+
+
+test_replay_audit.apiserver_flags = [f"--audit-policy-file={REPLAY_AUDIT_POLICY}"]
+
+
 TESTS = [
     # (name, function, needs a fresh cluster with a scheduler)
     ("env_smoke", test_env_smoke, False),
@@ -2570,6 +2658,7 @@ TESTS = [
     ("soak", test_soak, True),
     ("scale", test_scale, True),
     ("snapshot_whatif", test_snapshot_whatif, True),
+    ("replay_audit", test_replay_audit, True),
 ] + [(f"shadow_{w}", shadow_test(w), True) for w in SHADOW_WORKLOADS]
 
 
