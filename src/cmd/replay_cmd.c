@@ -32,6 +32,7 @@ static void usage(FILE *f) {
           "  --config FILE        KubeSchedulerConfiguration; repeat to compare several\n"
           "                       side by side (default: v1.34 defaults)\n"
           "  -o, --output FORMAT  table (default) or json\n"
+          "  --output-file FILE   write the output there instead of to stdout\n"
           "  --pods FILE          per-pod records there (CSV, or JSON lines for .json/.jsonl;\n"
           "                       - for CSV on stdout) instead of the table\n"
           "  --series FILE        time series there (CSV, or JSON for .json; - for CSV on\n"
@@ -70,6 +71,7 @@ typedef struct opts {
 } opts;
 
 typedef struct run_out {
+    FILE *out;               /* stdout or --output-file */
     FILE *pods;
     ks_tl_out pods_how;
     const char *config_name; /* for the pods column (several configs) */
@@ -84,7 +86,7 @@ static void on_record(void *ctx, const ks_tl_record *r) {
     if (o->json_pods) {
         json_t *j = ks_tl_record_json(o->start, r);
         char *s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
-        fprintf(stdout, "%s\n      %s", o->first_pod ? "" : ",", s);
+        fprintf(o->out, "%s\n      %s", o->first_pod ? "" : ",", s);
         free(s);
         json_decref(j);
         o->first_pod = false;
@@ -182,7 +184,7 @@ int cmd_replay(int argc, char **argv) {
     ks_tl_result *results = NULL;
     const ks_tl_result **rptr = NULL;
     char **names = NULL;
-    FILE *pods_f = NULL, *series_f = NULL;
+    FILE *pods_f = NULL, *series_f = NULL, *out = NULL;
 
     for (int i = 1; i < argc; i++) {
         const char *val = NULL;
@@ -260,6 +262,9 @@ int cmd_replay(int argc, char **argv) {
     }
     if (!has_step) op.step = 300LL * KS_NS_PER_SEC;
 
+    out = ks_cli_output_open(&co, "replay");
+    if (!out) goto out;
+
     /* what each input is */
     manifests = ks_xcalloc(npaths + 1, sizeof(char *));
     openb_nodes = ks_xcalloc(npaths + 1, sizeof(char *));
@@ -315,7 +320,7 @@ int cmd_replay(int argc, char **argv) {
     }
 
     if (pods_path && !strcmp(pods_path, "-")) {
-        pods_f = stdout;
+        pods_f = out;
     } else if (pods_path) {
         pods_f = fopen(pods_path, "w");
         if (!pods_f) {
@@ -330,7 +335,7 @@ int cmd_replay(int argc, char **argv) {
 
     results = ks_xcalloc(nruns, sizeof(*results));
     rptr = ks_xcalloc(nruns, sizeof(*rptr));
-    if (json) fputs("{\"apiVersion\":\"ksched/v1alpha1\",\"kind\":\"ReplayReport\",\"runs\":[", stdout);
+    if (json) fputs("{\"apiVersion\":\"ksched/v1alpha1\",\"kind\":\"ReplayReport\",\"runs\":[", out);
     for (size_t ri = 0; ri < nruns; ri++) {
         int64_t wall0 = ks_monotonic_ns();
         ks_cluster *cluster = (nman || ks_cli_live_is_live(&live)) ? ks_cli_live_cluster(&live, manifests, nman, "replay")
@@ -344,23 +349,24 @@ int cmd_replay(int argc, char **argv) {
             }
         }
         int64_t zero = t0 != INT64_MIN ? t0 : ks_sim_start_time(cluster);
-        run_out ro = {.pods = pods_f ? pods_f : (json ? NULL : stdout),
+        run_out ro = {.out = out,
+                      .pods = pods_f ? pods_f : (json ? NULL : out),
                       .pods_how = pods_how,
                       .config_name = nruns > 1 && pods_f ? names[ri] : NULL,
                       .start = zero + op.from,
                       .json_pods = json && !pods_f,
                       .first_pod = true};
         if (json) {
-            fprintf(stdout, "%s\n  {\"config\":\"%s\",\"start\":\"", ri ? "," : "", names[ri]);
+            fprintf(out, "%s\n  {\"config\":\"%s\",\"start\":\"", ri ? "," : "", names[ri]);
             char ts[64];
             time_t sec = (time_t)((zero + op.from) / KS_NS_PER_SEC);
             struct tm tm;
             gmtime_r(&sec, &tm);
             strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
-            fprintf(stdout, "%s\"", ts);
-            if (ro.json_pods) fputs(",\"pods\":[", stdout);
+            fprintf(out, "%s\"", ts);
+            if (ro.json_pods) fputs(",\"pods\":[", out);
         } else if (!pods_f) {
-            if (nruns > 1) fprintf(stdout, "%s== %s ==\n", ri ? "\n" : "", names[ri]);
+            if (nruns > 1) fprintf(out, "%s== %s ==\n", ri ? "\n" : "", names[ri]);
             ro.table_header = true;
         }
         int64_t bound = op.max;
@@ -410,7 +416,7 @@ int cmd_replay(int argc, char **argv) {
             src[i].r = NULL;
         }
         if (!ok) {
-            if (json) fputs("]}]}\n", stdout);
+            if (json) fputs("]}]}\n", out);
             fprintf(stderr, "ksched replay: %s\n", err);
             ks_timeline_free(tl);
             goto out;
@@ -418,7 +424,7 @@ int cmd_replay(int argc, char **argv) {
         /* --until: the replay ends there, whatever comes after */
         if (ok && op.has_until) ks_timeline_advance(tl, zero + op.from + bound);
         ks_timeline_finish(tl);
-        if (ro.table_header) ks_tl_record_header(stdout, KS_TL_OUT_TABLE, false);
+        if (ro.table_header) ks_tl_record_header(out, KS_TL_OUT_TABLE, false);
         const ks_tl_result *res = ks_timeline_result(tl);
         /* keep the result past the engine: the summary and the samples */
         results[ri] = *res;
@@ -431,30 +437,30 @@ int cmd_replay(int argc, char **argv) {
         /* resource names are interned strings: they outlive the engine */
         rptr[ri] = &results[ri];
         if (json) {
-            if (ro.json_pods) fputs("\n    ]", stdout);
+            if (ro.json_pods) fputs("\n    ]", out);
             json_t *sj = ks_tl_summary_json(&results[ri].summary);
             char *s = json_dumps(sj, JSON_COMPACT | JSON_PRESERVE_ORDER);
-            fprintf(stdout, ",\"summary\":%s", s);
+            fprintf(out, ",\"summary\":%s", s);
             free(s);
             json_decref(sj);
             json_t *se = ks_tl_series_json(&results[ri]);
             s = json_dumps(se, JSON_COMPACT | JSON_PRESERVE_ORDER);
-            fprintf(stdout, ",\n   \"series\":%s}", s);
+            fprintf(out, ",\n   \"series\":%s}", s);
             free(s);
             json_decref(se);
         }
         ks_timeline_free(tl);
         ks_infof(1, "replay %s: %.3f s wall", names[ri], results[ri].summary.wall_seconds);
     }
-    if (json) fputs("\n]}\n", stdout);
+    if (json) fputs("\n]}\n", out);
     else {
-        fputc('\n', stdout);
-        ks_tl_summary_table(stdout, nruns, (const char *const *)names, rptr);
+        fputc('\n', out);
+        ks_tl_summary_table(out, nruns, (const char *const *)names, rptr);
     }
     if (series_path) {
         if (!strcmp(series_path, "-")) {
-            fputc('\n', stdout);
-            series_f = stdout;
+            fputc('\n', out);
+            series_f = out;
         } else {
             series_f = fopen(series_path, "w");
         }
@@ -485,8 +491,9 @@ usage_error:
     fprintf(stderr, "ksched replay: %s\n", err ? err : "missing value");
     usage(stderr);
 out:
-    if (pods_f && pods_f != stdout && fclose(pods_f) != 0) rc = 2;
-    if (series_f && series_f != stdout && fclose(series_f) != 0) rc = 2;
+    if (pods_f && pods_f != out && fclose(pods_f) != 0) rc = 2;
+    if (series_f && series_f != out && fclose(series_f) != 0) rc = 2;
+    if (out && !ks_cli_output_close(&co, out, "replay")) rc = 2;
     free(err);
     free(paths);
     free(manifests);
