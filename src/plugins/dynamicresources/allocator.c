@@ -898,8 +898,9 @@ static int is_selectable(run *r, size_t claim, const reqdata *rd, uint32_t di, u
 
 /* vkey: the match cache slot the checks of "All" devices use. Upstream
  * checks subrequest k with the key of subrequest k-1 (it sets the index
- * after the check), so its results land in that slot: ksched does the
- * same, for the same choices. */
+ * after the check), so during validation its results land in that slot
+ * and a later "All" subrequest can read them: ksched does the same. The
+ * cache is cleared before allocating, as upstream remakes it then. */
 static int validate(run *r, size_t claim, reqdata *rd, const ks_device_subrequest *req, const ks_device_request *parent,
                     const char *name, bool has_admin, bool admin, uint32_t vkey) {
     char buf[600];
@@ -1678,6 +1679,10 @@ ks_dra_outcome ks_dra_allocate(ks_dra_allocator *al, const ks_node *node, const 
             }
         }
     }
+    /* Upstream makes its match cache anew once every claim is validated:
+     * what the "All" checks wrote under a neighbour's key (see validate)
+     * must not answer for that neighbour while allocating. */
+    memset(r->match, -1, (size_t)(r->ndevs ? r->ndevs : 1) * (r->nkeys ? r->nkeys : 1));
     int rc = allocate_one(r, (idx){0, 0, 0, 0}, false);
     if (rc == R_EXCEEDED) fail(r, "allocation max size exceeded");
     if (rc == R_TIMEOUT) {
