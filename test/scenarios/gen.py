@@ -1476,6 +1476,80 @@ class Gen:
                 spec["nodeSelector"] = {"topology.kubernetes.io/zone": rng.choice(self.zones)}
             self.docs.append({"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": spec})
 
+    def gen_dra_alternatives(self):
+        """DRA firstAvailable lists mixing counted, "All" and selector-only
+        subrequests, a matchAttribute constraint across them, and pools
+        partly allocated by claims held before (the shape of issue #37: a
+        counted subrequest followed by an All one). Only for seeds gen_dra
+        made a DRA cluster for, with a generator of its own so the documents
+        before stay what they were for a given seed."""
+        slices = [d for d in self.docs if d.get("kind") == "ResourceSlice" and d["spec"]["driver"] == "gpu.example.com"]
+        if not slices:
+            return
+        rng = random.Random(self.seed * 15485863 + 29)
+        if rng.random() >= 0.7:
+            return
+        gpu = "gpu.example.com"
+
+        def model_is(m):
+            return [{"cel": {"expression": f'device.attributes["{gpu}"].model == "{m}"'}}]
+
+        def sub(name, cls="gpu", count=None, mode=None, model=None):
+            s = {"name": name, "deviceClassName": cls}
+            if count:
+                s["count"] = count
+            if mode:
+                s["allocationMode"] = mode
+            if model:
+                s["selectors"] = model_is(model)
+            return s
+
+        ms = ["a100", "h100", "l4"]
+        m1, m2 = rng.sample(ms, 2)
+        templates = {
+            "alt-pair-or-all": {"requests": [{"name": "gpu", "firstAvailable": [
+                sub("pair", count=2, model=m1), sub("all", mode="All", model=m2), sub("one")]}]},
+            "alt-all-first": {"requests": [{"name": "gpu", "firstAvailable": [
+                sub("all", mode="All", model=rng.choice(ms)), sub("two", count=2), sub("one")]}]},
+            "alt-two-all": {"requests": [{"name": "gpu", "firstAvailable": [
+                sub("all-a", mode="All", model=m1), sub("all-b", mode="All", model=m2),
+                sub("big", cls="gpu-large", count=rng.randint(1, 2))]}]},
+            "alt-numa": {"requests": [{"name": "gpu", "firstAvailable": [
+                sub("pair", count=2, model=rng.choice(ms)), sub("all", mode="All", model=rng.choice(ms)),
+                sub("two", count=2)]},
+                {"name": "extra", "exactly": {"deviceClassName": "gpu"}}],
+                "constraints": [{"requests": rng.choice([["gpu", "extra"], ["gpu/all", "extra"], []]),
+                                 "matchAttribute": f"{gpu}/numa"}]},
+        }
+        for name in sorted(templates):
+            self.docs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                              "metadata": {"name": name, "namespace": "default"},
+                              "spec": {"spec": {"devices": templates[name]}}})
+        # pools partly allocated: devices held by claims allocated before
+        for i, sl in enumerate(slices):
+            devs = [d["name"] for d in sl["spec"]["devices"]]
+            if len(devs) < 2 or rng.random() >= 0.5:
+                continue
+            held = rng.sample(devs[1:], rng.randint(1, min(2, len(devs) - 1)))
+            node = sl["spec"]["nodeName"]
+            self.docs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                              "metadata": {"name": f"held-{i}", "namespace": "default"},
+                              "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+                                  "deviceClassName": "gpu", "count": len(held)}}]}},
+                              "status": {"allocation": {
+                                  "devices": {"results": [{"request": "gpu", "driver": gpu, "pool": sl["spec"]["pool"]["name"],
+                                                           "device": d} for d in held]},
+                                  "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                                      {"key": "metadata.name", "operator": "In", "values": [node]}]}]}},
+                                  "reservedFor": [{"resource": "pods", "name": f"holder-{i}", "uid": f"uid-holder-{i}"}]}})
+        names = sorted(templates)
+        for i in range(rng.randint(2, 6)):
+            spec = {"containers": [{"name": "c", "image": "registry.example.com/ml/trainer:2",
+                                    "resources": {"requests": {"cpu": rng.choice(["100m", "500m"]), "memory": "128Mi"}}}],
+                    "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": rng.choice(names)}]}
+            md = {"name": self.pod_name(f"alt-{i}"), "namespace": "default", "labels": {"app": "dra-alt"}}
+            self.docs.append({"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": spec})
+
     def gen_dra_gates(self):
         """DRA behind feature gates: device taints (taints in slices,
         DeviceTaintRules, tolerations; DRADeviceTaints), partitionable
@@ -1707,6 +1781,7 @@ class Gen:
         self.gen_dra()
         self.gen_dra_gates()
         self.gen_capacity()
+        self.gen_dra_alternatives()
         # shuffle documents a little: object order must not matter except pods
         return self.docs
 

@@ -234,6 +234,98 @@ static void first_available(void **st) {
     env_free(&e);
 }
 
+/* firstAvailable with every mix of count, "All" and selectors (issue #37):
+ * each alternative is tried in order with its own class, selectors, count
+ * and mode. n3 holds four l4 GPUs (numa 0 0 1 1); n4 a t4 and three h100
+ * (numa 0 0 0 1). */
+#define MODEL(m) "selectors: [{cel: {expression: 'device.attributes[\"gpu.example.com\"].model == \"" m "\"'}}]"
+static void first_available_mixes(void **st) {
+    env e;
+    env_load(&e,
+             "apiVersion: v1\nkind: Node\nmetadata: {name: n3}\n---\n"
+             "apiVersion: v1\nkind: Node\nmetadata: {name: n4}\n---\n" HDR "kind: ResourceSlice\nmetadata: {name: n3-gpus}\n"
+             "spec:\n  driver: gpu.example.com\n  nodeName: n3\n  pool: {name: n3, generation: 1, resourceSliceCount: 1}\n"
+             "  devices:\n"
+             "  - {name: gpu-0, attributes: {numa: {int: 0}, model: {string: l4}}}\n"
+             "  - {name: gpu-1, attributes: {numa: {int: 0}, model: {string: l4}}}\n"
+             "  - {name: gpu-2, attributes: {numa: {int: 1}, model: {string: l4}}}\n"
+             "  - {name: gpu-3, attributes: {numa: {int: 1}, model: {string: l4}}}\n"
+             "---\n" HDR "kind: ResourceSlice\nmetadata: {name: n4-gpus}\n"
+             "spec:\n  driver: gpu.example.com\n  nodeName: n4\n  pool: {name: n4, generation: 1, resourceSliceCount: 1}\n"
+             "  devices:\n"
+             "  - {name: gpu-0, attributes: {numa: {int: 0}, model: {string: t4}}}\n"
+             "  - {name: gpu-1, attributes: {numa: {int: 0}, model: {string: h100}}}\n"
+             "  - {name: gpu-2, attributes: {numa: {int: 0}, model: {string: h100}}}\n"
+             "  - {name: gpu-3, attributes: {numa: {int: 1}, model: {string: h100}}}\n"
+             "---\n"
+             CLAIM("pair-or-all", "{requests: [{name: gpu, firstAvailable: [\n"
+                                  "  {name: pair, deviceClassName: gpu, count: 2, " MODEL("h100") "},\n"
+                                  "  {name: all, deviceClassName: gpu, allocationMode: All, " MODEL("l4") "},\n"
+                                  "  {name: one, deviceClassName: gpu}]}]}")
+             CLAIM("all-first", "{requests: [{name: gpu, firstAvailable: [\n"
+                                "  {name: all, deviceClassName: gpu, allocationMode: All, " MODEL("l4") "},\n"
+                                "  {name: two, deviceClassName: gpu, count: 2},\n"
+                                "  {name: one, deviceClassName: gpu}]}]}")
+             CLAIM("two-all", "{requests: [{name: gpu, firstAvailable: [\n"
+                              "  {name: all-a, deviceClassName: gpu, allocationMode: All, " MODEL("h100") "},\n"
+                              "  {name: all-b, deviceClassName: gpu, allocationMode: All, " MODEL("l4") "},\n"
+                              "  {name: any, deviceClassName: gpu}]}]}")
+             CLAIM("numa", "{requests: [{name: gpu, firstAvailable: [\n"
+                           "  {name: pair, deviceClassName: gpu, count: 2, " MODEL("h100") "},\n"
+                           "  {name: two, deviceClassName: gpu, count: 2, " MODEL("l4") "}]},\n"
+                           "  {name: extra, exactly: {deviceClassName: gpu}}],\n"
+                           "  constraints: [{requests: [gpu, extra], matchAttribute: gpu.example.com/numa}]}")
+             CLAIM("numa-pair-only", "{requests: [{name: gpu, firstAvailable: [\n"
+                                     "  {name: pair, deviceClassName: gpu, count: 2, " MODEL("h100") "},\n"
+                                     "  {name: two, deviceClassName: gpu, count: 2, " MODEL("l4") "}]},\n"
+                                     "  {name: extra, exactly: {deviceClassName: gpu}}],\n"
+                                     "  constraints: [{requests: [gpu/pair, extra], matchAttribute: gpu.example.com/numa}]}"));
+#define ON3 " config: class[0] on: metadata.name=n3"
+#define ON4 " config: class[0] on: metadata.name=n4"
+    /* the counted pair has no h100 on n3; All fails on the devices in use;
+     * the last alternative takes the first free one (it used to get two l4s
+     * as "pair", read from the All check's cache entries) */
+    assert_string_equal(alloc_on(&e, "n3", "pair-or-all", "n3/gpu-0,n3/gpu-1"), "pair-or-all: gpu/one=n3/gpu-2" ON3);
+    /* upstream's All branch goes on with the first alternative's data after
+     * its first device (the subrequest index is dropped), so All in second
+     * place only ever succeeds when the first alternative takes the rest */
+    assert_string_equal(alloc_on(&e, "n3", "pair-or-all", NULL), "pair-or-all: gpu/one=n3/gpu-0" ON3);
+    /* and h100s are the pair's, even though the All check ran over them */
+    assert_string_equal(alloc_on(&e, "n4", "pair-or-all", NULL), "pair-or-all: gpu/pair=n4/gpu-1 gpu/pair=n4/gpu-2" ON4);
+    assert_string_equal(alloc_on(&e, "n4", "pair-or-all", "n4/gpu-2"),
+                        "pair-or-all: gpu/pair=n4/gpu-1 gpu/pair=n4/gpu-3" ON4);
+    assert_string_equal(alloc_on(&e, "n4", "pair-or-all", "n4/gpu-1,n4/gpu-2"), "pair-or-all: gpu/one=n4/gpu-0" ON4);
+    /* All first: taken whole, else the next alternative */
+    assert_string_equal(alloc_on(&e, "n3", "all-first", NULL),
+                        "all-first: gpu/all=n3/gpu-0 gpu/all=n3/gpu-1 gpu/all=n3/gpu-2 gpu/all=n3/gpu-3" ON3);
+    assert_string_equal(alloc_on(&e, "n3", "all-first", "n3/gpu-3"), "all-first: gpu/two=n3/gpu-0 gpu/two=n3/gpu-1" ON3);
+    assert_string_equal(alloc_on(&e, "n4", "all-first", NULL), "all-first: gpu/two=n4/gpu-0 gpu/two=n4/gpu-1" ON4);
+    assert_string_equal(alloc_on(&e, "n4", "all-first", "n4/gpu-0,n4/gpu-1,n4/gpu-2"), "all-first: gpu/one=n4/gpu-3" ON4);
+    /* Two All alternatives: upstream checks the second with the first's
+     * cache key while validating, so the second's devices are the ones the
+     * first's selectors match (on n3: none, though all four are l4) */
+    assert_string_equal(alloc_on(&e, "n4", "two-all", NULL),
+                        "two-all: gpu/all-a=n4/gpu-1 gpu/all-a=n4/gpu-2 gpu/all-a=n4/gpu-3" ON4);
+    assert_string_equal(alloc_on(&e, "n4", "two-all", "n4/gpu-3"), "two-all: gpu/any=n4/gpu-0" ON4);
+    assert_string_equal(alloc_on(&e, "n3", "two-all", NULL), "two-all: gpu/any=n3/gpu-0" ON3);
+    /* matchAttribute over the parent request covers whichever alternative
+     * is chosen, with backtracking inside it */
+    assert_string_equal(alloc_on(&e, "n4", "numa", NULL),
+                        "numa: gpu/pair=n4/gpu-1 gpu/pair=n4/gpu-2 extra=n4/gpu-0 config: class[0] class[0] on: metadata.name=n4");
+    assert_string_equal(alloc_on(&e, "n4", "numa", "n4/gpu-0"), "unschedulable");
+    assert_string_equal(alloc_on(&e, "n3", "numa", NULL), "unschedulable");
+
+    /* a constraint naming one alternative does not bind the others */
+    assert_string_equal(alloc_on(&e, "n3", "numa-pair-only", NULL),
+                        "numa-pair-only: gpu/two=n3/gpu-0 gpu/two=n3/gpu-1 extra=n3/gpu-2 config: class[0] class[0] on: metadata.name=n3");
+    assert_string_equal(alloc_on(&e, "n3", "numa-pair-only", "n3/gpu-0"),
+                        "numa-pair-only: gpu/two=n3/gpu-1 gpu/two=n3/gpu-2 extra=n3/gpu-3 config: class[0] class[0] on: metadata.name=n3");
+    assert_string_equal(alloc_on(&e, "n4", "numa-pair-only", NULL),
+                        "numa-pair-only: gpu/pair=n4/gpu-1 gpu/pair=n4/gpu-2 extra=n4/gpu-0 config: class[0] class[0] on: metadata.name=n4");
+    assert_string_equal(alloc_on(&e, "n4", "numa-pair-only", "n4/gpu-0"), "unschedulable");
+    env_free(&e);
+}
+
 static void admin_access(void **st) {
     env e;
     env_load(&e, CLAIM("monitor", "{requests: [{name: gpus, exactly: {deviceClassName: gpu, allocationMode: All, adminAccess: true}}]}"));
@@ -692,7 +784,7 @@ static void consumable_capacity(void **st) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(first_fit_in_order), cmocka_unit_test(match_attribute), cmocka_unit_test(all_devices),
-        cmocka_unit_test(first_available),    cmocka_unit_test(admin_access),    cmocka_unit_test(refusals),
+        cmocka_unit_test(first_available), cmocka_unit_test(first_available_mixes),    cmocka_unit_test(admin_access),    cmocka_unit_test(refusals),
         cmocka_unit_test(pools), cmocka_unit_test(device_set_counts), cmocka_unit_test(manager_views_and_assumptions),
         cmocka_unit_test(device_taints), cmocka_unit_test(device_taint_rules), cmocka_unit_test(partitionable_devices),
         cmocka_unit_test(consumable_capacity),
