@@ -5,6 +5,7 @@
 #include "cmd/common.h"
 #include "cmd/live.h"
 #include "sim/replay_input.h"
+#include "sim/compare.h"
 #include "sim/replay_report.h"
 #include "sim/simulate.h"
 #include "sim/timeline.h"
@@ -30,6 +31,8 @@ static void usage(FILE *f) {
           "\n"
           "options:\n"
           "  --config FILE        KubeSchedulerConfiguration; repeat to compare several\n"
+          "  --compare FILE       also replay under FILE (B; --config is A) and print the\n"
+          "                       decisions that differ, with per-plugin score deltas\n"
           "                       side by side (default: v1.34 defaults)\n"
           "  -o, --output FORMAT  table (default) or json\n"
           "  --output-file FILE   write the output there instead of to stdout\n"
@@ -79,10 +82,13 @@ typedef struct run_out {
     bool json_pods;          /* into the JSON document */
     bool first_pod;
     bool table_header;       /* the table's header is yet to print */
+    ks_compare_collector *diff; /* --compare: each record, and the binding attempts */
+    int side;
 } run_out;
 
 static void on_record(void *ctx, const ks_tl_record *r) {
     run_out *o = ctx;
+    if (o->diff) ks_compare_collect_record(o->diff, o->side, r->name, r->node, r->state == KS_TL_PREEMPTED, r->attempts);
     if (o->json_pods) {
         json_t *j = ks_tl_record_json(o->start, r);
         char *s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -97,6 +103,11 @@ static void on_record(void *ctx, const ks_tl_record *r) {
         o->table_header = false;
     }
     if (o->pods) ks_tl_record_print(o->pods, o->pods_how, o->config_name, o->start, r);
+}
+
+static void on_attempt(void *ctx, const ks_attempt_record *rec) {
+    run_out *o = ctx;
+    if (o->diff) ks_compare_collect_attempt(o->diff, rec);
 }
 
 /* Place a raw event time on the clock: false when it is before --from. */
@@ -169,7 +180,8 @@ int cmd_replay(int argc, char **argv) {
     const char **paths = ks_xcalloc((size_t)argc + 1, sizeof(char *));
     const char **configs = ks_xcalloc((size_t)argc + 1, sizeof(char *));
     size_t npaths = 0, nconfigs = 0;
-    const char *pods_path = NULL, *series_path = NULL;
+    const char *pods_path = NULL, *series_path = NULL, *compare_path = NULL;
+    ks_compare_collector *diff = NULL;
     opts op = {.speed = 1.0, .max = 17520LL * 3600 * KS_NS_PER_SEC, .pending_long = 300LL * KS_NS_PER_SEC};
     bool has_step = false;
     uint64_t seed = 1;
@@ -204,6 +216,9 @@ int cmd_replay(int argc, char **argv) {
             usage(stdout);
             rc = 0;
             goto out;
+        } else if (ks_cli_value(argc, argv, &i, "compare", &val, &err)) {
+            if (!val) goto usage_error;
+            compare_path = val;
         } else if (ks_cli_value(argc, argv, &i, "pods", &val, &err)) {
             if (!val) goto usage_error;
             pods_path = val;
@@ -286,6 +301,16 @@ int cmd_replay(int argc, char **argv) {
         goto out;
     }
 
+    /* --compare B: runs A (--config, or the defaults) then B */
+    if (compare_path) {
+        if (nconfigs > 1) {
+            fprintf(stderr, "ksched replay: --compare goes with at most one --config (A)\n");
+            goto out;
+        }
+        if (!nconfigs) configs[nconfigs++] = NULL;
+        configs[nconfigs++] = compare_path;
+        diff = ks_compare_collector_new();
+    }
     /* configurations: the first through the common setup (gates, plugins) */
     cfgs = ks_xcalloc(nconfigs + 1, sizeof(*cfgs));
     co.config_path = nconfigs ? configs[0] : NULL;
@@ -298,7 +323,7 @@ int cmd_replay(int argc, char **argv) {
     size_t nruns = nconfigs ? nconfigs : 1;
     names = ks_xcalloc(nruns, sizeof(char *));
     for (size_t i = 0; i < nruns; i++) {
-        const char *p = nconfigs ? configs[i] : "default";
+        const char *p = nconfigs && configs[i] ? configs[i] : "default";
         const char *slash = strrchr(p, '/');
         names[i] = ks_xstrdup(slash ? slash + 1 : p);
         char *dot = strrchr(names[i], '.');
@@ -336,7 +361,11 @@ int cmd_replay(int argc, char **argv) {
     results = ks_xcalloc(nruns, sizeof(*results));
     rptr = ks_xcalloc(nruns, sizeof(*rptr));
     if (json) fputs("{\"apiVersion\":\"ksched/v1alpha1\",\"kind\":\"ReplayReport\",\"runs\":[", out);
-    for (size_t ri = 0; ri < nruns; ri++) {
+    /* --compare: one more run of A, silent, reads A's score deltas
+     * against the nodes B chose (B's were read in its own run) */
+    size_t nloop = nruns + (diff ? 1 : 0);
+    for (size_t ri = 0; ri < nloop; ri++) {
+        bool silent = ri >= nruns;
         int64_t wall0 = ks_monotonic_ns();
         ks_cluster *cluster = (nman || ks_cli_live_is_live(&live)) ? ks_cli_live_cluster(&live, manifests, nman, "replay")
                                                                    : ks_cluster_new();
@@ -350,13 +379,17 @@ int cmd_replay(int argc, char **argv) {
         }
         int64_t zero = t0 != INT64_MIN ? t0 : ks_sim_start_time(cluster);
         run_out ro = {.out = out,
-                      .pods = pods_f ? pods_f : (json ? NULL : out),
+                      .pods = silent ? NULL : pods_f ? pods_f : (json ? NULL : out),
                       .pods_how = pods_how,
                       .config_name = nruns > 1 && pods_f ? names[ri] : NULL,
                       .start = zero + op.from,
-                      .json_pods = json && !pods_f,
-                      .first_pod = true};
-        if (json) {
+                      .json_pods = json && !pods_f && !silent,
+                      .first_pod = true,
+                      .diff = diff,
+                      .side = silent ? 0 : (int)ri};
+        if (diff) ks_compare_collector_capture(diff, silent ? 0 : ri == 1 ? 1 : -1, !silent);
+        if (silent) {
+        } else if (json) {
             fprintf(out, "%s\n  {\"config\":\"%s\",\"start\":\"", ri ? "," : "", names[ri]);
             char ts[64];
             time_t sec = (time_t)((zero + op.from) / KS_NS_PER_SEC);
@@ -375,7 +408,7 @@ int cmd_replay(int argc, char **argv) {
             if (u < bound) bound = u > 0 ? u : 1;
         }
         ks_timeline_options to = {
-            .config = cfgs[ri],
+            .config = cfgs[silent ? 0 : ri],
             .registry = ks_default_registry(),
             .seed = seed,
             .deterministic = deterministic,
@@ -384,6 +417,7 @@ int cmd_replay(int argc, char **argv) {
             .step_ns = (json || series_path) ? op.step : 0,
             .pending_long_ns = op.pending_long,
             .on_record = on_record,
+            .on_attempt = diff ? on_attempt : NULL,
             .ctx = &ro,
         };
         ks_timeline *tl = ks_timeline_new(cluster, &to, &err);
@@ -425,6 +459,10 @@ int cmd_replay(int argc, char **argv) {
         if (ok && op.has_until) ks_timeline_advance(tl, zero + op.from + bound);
         ks_timeline_finish(tl);
         if (ro.table_header) ks_tl_record_header(out, KS_TL_OUT_TABLE, false);
+        if (silent) {
+            ks_timeline_free(tl);
+            continue;
+        }
         const ks_tl_result *res = ks_timeline_result(tl);
         /* keep the result past the engine: the summary and the samples */
         results[ri] = *res;
@@ -452,11 +490,27 @@ int cmd_replay(int argc, char **argv) {
         ks_timeline_free(tl);
         ks_infof(1, "replay %s: %.3f s wall", names[ri], results[ri].summary.wall_seconds);
     }
-    if (json) fputs("\n]}\n", out);
-    else {
+    ks_compare_result cr = {0};
+    if (diff) ks_compare_collector_result(diff, names[0], names[1], &cr);
+    if (json) {
+        fputs("\n]", out);
+        if (diff) {
+            json_t *dj = ks_compare_json(&cr);
+            char *ds = json_dumps(dj, JSON_COMPACT | JSON_PRESERVE_ORDER);
+            json_decref(dj);
+            fprintf(out, ",\"decisionDiff\":%s", ds);
+            free(ds);
+        }
+        fputs("}\n", out);
+    } else {
         fputc('\n', out);
         ks_tl_summary_table(out, nruns, (const char *const *)names, rptr);
+        if (diff) {
+            fputs("\nDecisions that differ:\n", out);
+            ks_compare_report_table(out, &cr);
+        }
     }
+    ks_compare_result_free(&cr);
     if (series_path) {
         if (!strcmp(series_path, "-")) {
             fputc('\n', out);
@@ -491,6 +545,7 @@ usage_error:
     fprintf(stderr, "ksched replay: %s\n", err ? err : "missing value");
     usage(stderr);
 out:
+    ks_compare_collector_free(diff);
     if (pods_f && pods_f != out && fclose(pods_f) != 0) rc = 2;
     if (series_f && series_f != out && fclose(series_f) != 0) rc = 2;
     if (out && !ks_cli_output_close(&co, out, "replay")) rc = 2;

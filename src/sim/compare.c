@@ -1,6 +1,8 @@
 #include "sim/compare.h"
 
 #include "api/resource.h"
+#include "framework/nodeinfo.h"
+#include "framework/status.h"
 #include "util/hash.h"
 #include "util/xalloc.h"
 
@@ -232,4 +234,194 @@ void ks_compare_result_free(ks_compare_result *r) {
     for (uint32_t i = 0; i < r->nresources; i++) free(r->resources[i].name);
     free(r->resources);
     memset(r, 0, sizeof(*r));
+}
+
+/* ---- runs driven by the caller (replays) ---------------------------------- */
+
+typedef struct coll_pod {
+    char *name;
+    bool seen[2], bound[2], preempted[2];
+    char *node[2];
+    uint64_t attempts[2];
+    ks_compare_side_why why[2];
+    bool captured[2];
+} coll_pod;
+
+struct ks_compare_collector {
+    ks_map index;        /* name hash -> index + 1 (collisions: linear probe on name) */
+    coll_pod *pods;
+    uint32_t n, cap;
+    int capture;         /* side whose deltas are captured now, -1 none */
+    bool records;        /* records are taken (not in a repeated run) */
+};
+
+static uint64_t name_hash(const char *s) {
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h ? h : 1;
+}
+
+static coll_pod *coll_find(ks_compare_collector *c, const char *name, bool add) {
+    uint64_t h = name_hash(name);
+    for (;; h++) {
+        uintptr_t i = (uintptr_t)ks_map_get(&c->index, h);
+        if (!i) break;
+        if (!strcmp(c->pods[i - 1].name, name)) return &c->pods[i - 1];
+    }
+    if (!add) return NULL;
+    KS_GROW(c->pods, c->cap, (size_t)c->n + 1);
+    coll_pod *p = &c->pods[c->n++];
+    memset(p, 0, sizeof(*p));
+    p->name = ks_xstrdup(name);
+    ks_map_put(&c->index, h, (void *)(uintptr_t)c->n);
+    return p;
+}
+
+ks_compare_collector *ks_compare_collector_new(void) {
+    ks_compare_collector *c = ks_xcalloc(1, sizeof(*c));
+    ks_map_init(&c->index);
+    c->capture = -1;
+    c->records = true;
+    return c;
+}
+
+static void why_clear(ks_compare_side_why *w) {
+    free(w->other_verdict);
+    free(w->deltas);
+    memset(w, 0, sizeof(*w));
+}
+
+void ks_compare_collector_free(ks_compare_collector *c) {
+    if (!c) return;
+    for (uint32_t i = 0; i < c->n; i++) {
+        free(c->pods[i].name);
+        for (int k = 0; k < 2; k++) {
+            free(c->pods[i].node[k]);
+            why_clear(&c->pods[i].why[k]);
+        }
+    }
+    free(c->pods);
+    ks_map_free(&c->index);
+    free(c);
+}
+
+void ks_compare_collect_record(ks_compare_collector *c, int side, const char *pod, const char *node, bool preempted,
+                               uint64_t attempts) {
+    if (!c->records) return; /* a repeated run: its outcomes are known */
+    coll_pod *p = coll_find(c, pod, true);
+    p->seen[side] = true;
+    p->bound[side] = node != NULL;
+    p->preempted[side] = preempted;
+    p->attempts[side] = attempts;
+    free(p->node[side]);
+    p->node[side] = node ? ks_xstrdup(node) : NULL;
+}
+
+void ks_compare_collector_capture(ks_compare_collector *c, int side, bool records) {
+    c->capture = side;
+    c->records = records;
+}
+
+void ks_compare_collect_attempt(ks_compare_collector *c, const ks_attempt_record *rec) {
+    if (c->capture < 0 || rec->result != KS_ATTEMPT_SCHEDULED || !rec->chosen_node) return;
+    char buf[512];
+    coll_pod *p = coll_find(c, ks_pod_fullname(rec->pod, buf, sizeof(buf)), false);
+    int k = c->capture;
+    if (!p || !p->node[1 - k] || !strcmp(p->node[1 - k], rec->chosen_node)) return;
+    const char *other = p->node[1 - k];
+    ks_compare_side_why *w = &p->why[k];
+    why_clear(w);
+    p->captured[k] = true;
+    ks_id oid = ks_intern_find(other), cid = ks_intern_find(rec->chosen_node);
+    const ks_score_result *sr = rec->scores;
+    int io = -1, ix = -1;
+    for (size_t i = 0; sr && i < sr->nnodes; i++) {
+        if (sr->nodes[i]->name == cid) io = (int)i;
+        if (sr->nodes[i]->name == oid) ix = (int)i;
+    }
+    if (io >= 0 && ix >= 0) {
+        w->other_scored = true;
+        w->total = sr->total[io] - sr->total[ix];
+        w->deltas = ks_xcalloc(sr->nplugins ? sr->nplugins : 1, sizeof(ks_compare_delta));
+        for (size_t j = 0; j < sr->nplugins; j++) {
+            int64_t d = sr->weighted[(size_t)io * sr->nplugins + j] - sr->weighted[(size_t)ix * sr->nplugins + j];
+            if (d) w->deltas[w->ndeltas++] = (ks_compare_delta){sr->plugins[j], d};
+        }
+        sort_n(w->deltas, w->ndeltas, sizeof(ks_compare_delta), cmp_delta);
+        return;
+    }
+    for (size_t i = 0; i < rec->nevaluated && !w->other_verdict; i++) {
+        if (rec->evaluated[i]->name != oid) continue;
+        const ks_status *st = rec->verdicts[i];
+        if (!st || ks_status_code(st) == KS_SUCCESS) {
+            w->other_verdict = ks_xstrdup("passed Filter but was not scored (a single feasible node, or sampling)");
+        } else {
+            char *m = ks_status_message(st);
+            w->other_verdict = ks_xasprintf("%s: %s", ks_status_plugin(st), m);
+            free(m);
+        }
+    }
+    if (!w->other_verdict)
+        w->other_verdict = ks_xstrdup("not in the cluster at that time, or not evaluated (percentageOfNodesToScore)");
+}
+
+void ks_compare_collector_result(const ks_compare_collector *c, const char *label_a, const char *label_b,
+                                 ks_compare_result *out) {
+    memset(out, 0, sizeof(*out));
+    out->side[0].label = ks_xstrdup(label_a);
+    out->side[1].label = ks_xstrdup(label_b);
+    for (uint32_t i = 0; i < c->n; i++) {
+        const coll_pod *p = &c->pods[i];
+        out->npending++;
+        for (int k = 0; k < 2; k++) {
+            ks_compare_side *sd = &out->side[k];
+            if (p->bound[k]) sd->scheduled++;
+            else sd->unschedulable++;
+            if (p->preempted[k]) sd->preempted++;
+            sd->attempts += p->attempts[k];
+        }
+        bool moved = p->bound[0] && p->bound[1] && strcmp(p->node[0], p->node[1]) != 0;
+        if (!moved && p->bound[0] == p->bound[1]) continue;
+        ks_compare_pod *cp;
+        if (moved) {
+            out->moved = ks_xrealloc(out->moved, (out->nmoved + 1) * sizeof(ks_compare_pod));
+            cp = &out->moved[out->nmoved++];
+        } else {
+            out->one_side = ks_xrealloc(out->one_side, (out->none_side + 1) * sizeof(ks_compare_pod));
+            cp = &out->one_side[out->none_side++];
+        }
+        memset(cp, 0, sizeof(*cp));
+        cp->pod = ks_xstrdup(p->name);
+        for (int k = 0; k < 2; k++) {
+            cp->state[k] = p->bound[k] ? KS_SIM_SCHEDULED : p->preempted[k] ? KS_SIM_PREEMPTED : KS_SIM_UNSCHEDULABLE;
+            cp->node[k] = p->node[k] ? ks_xstrdup(p->node[k]) : NULL;
+            if (!moved) continue;
+            const ks_compare_side_why *w = &p->why[k];
+            cp->why[k].other_scored = w->other_scored;
+            cp->why[k].total = w->total;
+            cp->why[k].other_verdict = w->other_verdict ? ks_xstrdup(w->other_verdict)
+                                       : w->other_scored ? NULL
+                                                         : ks_xstrdup("no binding attempt seen");
+            if (w->ndeltas) {
+                cp->why[k].deltas = ks_xcalloc(w->ndeltas, sizeof(ks_compare_delta));
+                memcpy(cp->why[k].deltas, w->deltas, w->ndeltas * sizeof(ks_compare_delta));
+                cp->why[k].ndeltas = w->ndeltas;
+            }
+        }
+    }
+    /* nodes used: distinct nodes a pod ran on, per side */
+    for (int k = 0; k < 2; k++) {
+        ks_map seen;
+        ks_map_init(&seen);
+        for (uint32_t i = 0; i < c->n; i++) {
+            const char *nd = c->pods[i].node[k];
+            if (!nd) continue;
+            uint64_t h = name_hash(nd);
+            if (!ks_map_get(&seen, h)) {
+                ks_map_put(&seen, h, (void *)1);
+                out->side[k].nodes_used++;
+            }
+        }
+        ks_map_free(&seen);
+    }
 }

@@ -66,7 +66,28 @@ bool ks_compare(const ks_cluster *cluster, const ks_config *a, const char *label
                 char **err);
 void ks_compare_result_free(ks_compare_result *r);
 
+/* The same diff for runs the caller drives (replays): per side, each pod's
+ * final outcome; and for the pods placed differently, the score deltas
+ * read off the binding attempt of a run made knowing the other side's
+ * node (capture phase). Pods are named "ns/name" (the last record of a
+ * name wins). */
+typedef struct ks_compare_collector ks_compare_collector;
+ks_compare_collector *ks_compare_collector_new(void);
+void ks_compare_collector_free(ks_compare_collector *c);
+void ks_compare_collect_record(ks_compare_collector *c, int side, const char *pod, const char *node, bool preempted,
+                               uint64_t attempts);
+/* Runs from now on capture side `side`'s deltas against the other side's
+ * recorded nodes (-1: none), and take records or not (a repeated run). */
+void ks_compare_collector_capture(ks_compare_collector *c, int side, bool records);
+void ks_compare_collect_attempt(ks_compare_collector *c, const ks_attempt_record *rec);
+/* The result (labels copied); the collector stays valid. */
+void ks_compare_collector_result(const ks_compare_collector *c, const char *label_a, const char *label_b,
+                                 ks_compare_result *out);
+
 void ks_compare_report_table(FILE *out, const ks_compare_result *r);
 void ks_compare_report_json(FILE *out, const ks_compare_result *r, bool yaml);
+/* The CompareResult document (-o json's) as a jansson value. */
+#include <jansson.h>
+json_t *ks_compare_json(const ks_compare_result *r);
 
 #endif

@@ -22,7 +22,7 @@ static void print_why(FILE *out, const char *label, const char *own, const char 
 
 void ks_compare_report_table(FILE *out, const ks_compare_result *r) {
     const char *la = r->side[0].label, *lb = r->side[1].label;
-    fprintf(out, "A: %s\nB: %s\n%u pending pod(s): %u placed differently, %u scheduled under one only\n", la, lb,
+    fprintf(out, "A: %s\nB: %s\n%u pod(s) to place: %u placed differently, %u scheduled under one only\n", la, lb,
             r->npending, r->nmoved, r->none_side);
     if (r->nmoved) {
         fprintf(out, "\nPlaced differently (weighted score deltas: the chosen node minus the other one):\n");
@@ -82,7 +82,7 @@ static json_t *pod_json(const ks_compare_pod *p, bool why) {
     return j;
 }
 
-void ks_compare_report_json(FILE *out, const ks_compare_result *r, bool yaml) {
+json_t *ks_compare_json(const ks_compare_result *r) {
     json_t *sides = json_array();
     for (int k = 0; k < 2; k++) {
         const ks_compare_side *s = &r->side[k];
@@ -101,9 +101,12 @@ void ks_compare_report_json(FILE *out, const ks_compare_result *r, bool yaml) {
     json_t *moved = json_array(), *one = json_array();
     for (uint32_t i = 0; i < r->nmoved; i++) json_array_append_new(moved, pod_json(&r->moved[i], true));
     for (uint32_t i = 0; i < r->none_side; i++) json_array_append_new(one, pod_json(&r->one_side[i], false));
-    json_t *doc = json_pack("{s:s, s:s, s:i, s:o, s:o, s:o}", "apiVersion", "ksched.io/v1alpha1", "kind",
-                            "CompareResult", "pending", (json_int_t)r->npending, "sides", sides, "moved", moved,
-                            "scheduledOnOneSide", one);
+    return json_pack("{s:s, s:s, s:i, s:o, s:o, s:o}", "apiVersion", "ksched.io/v1alpha1", "kind", "CompareResult",
+                     "pending", (json_int_t)r->npending, "sides", sides, "moved", moved, "scheduledOnOneSide", one);
+}
+
+void ks_compare_report_json(FILE *out, const ks_compare_result *r, bool yaml) {
+    json_t *doc = ks_compare_json(r);
     char *s = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(doc);
     if (!yaml) {
