@@ -1,7 +1,9 @@
 /* ksched capacity POD.yaml PATH... : how many more replicas of a pod fit on
  * the cluster, where they would go, and what stops the next one. */
 #include "api/quantity.h"
+#include "cmd/commands.h"
 #include "cmd/common.h"
+#include "cmd/flags.h"
 #include "cmd/live.h"
 #include "cmd/plugin_opts.h"
 #include "sim/capacity.h"
@@ -13,9 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int cmd_capacity(int argc, char **argv);
-
-static void usage(FILE *f) {
+static void usage(FILE *f, const void *arg) {
     fputs("usage: ksched capacity POD.yaml PATH... [options]\n"
           "       ksched capacity --kubeconfig FILE POD.yaml [PATH...] [options]\n"
           "\n"
@@ -94,94 +94,90 @@ static void print_json(FILE *out, const ks_pod *tmpl, const ks_capacity_result *
     json_decref(o);
 }
 
-int cmd_capacity(int argc, char **argv) {
-    ks_cli_common co = {.output = "table"};
-    ks_cli_live live = {0};
-    const char **paths = calloc((size_t)argc, sizeof(char *));
-    size_t npaths = 0;
-    uint64_t max = 0;
-    char *err = NULL;
-    int rc = 2;
-    ks_cluster *cluster = NULL, *tc = NULL;
-    ks_config *cfg = NULL;
+typedef struct capacity_cmd {
+    int argc;
+    char **argv; /* for the page's record of the command */
+    ks_cli_common co;
+    ks_cli_live live;
+    const char **paths; /* POD.yaml, then the cluster */
+    size_t npaths;
+    uint64_t max;
+} capacity_cmd;
 
-    for (int i = 1; i < argc; i++) {
-        const char *val = NULL;
-        int r = ks_cli_common_parse(&co, argc, argv, &i, &err);
-        if (r < 0) goto usage_error;
-        if (r > 0) continue;
-        if ((r = ks_cli_live_parse(&live, argc, argv, &i, &err)) < 0) goto usage_error;
-        if (r > 0) continue;
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            rc = 0;
-            goto out;
-        } else if (ks_cli_value(argc, argv, &i, "max", &val, &err)) {
-            if (!val || !ks_cli_u64(val, &max) || max > 1000000) {
-                fprintf(stderr, "ksched capacity: invalid value for --max\n");
-                goto out;
-            }
-        } else if (a[0] == '-' && a[1] != '\0') {
-            fprintf(stderr, "ksched capacity: unknown option %s\n", a);
-            usage(stderr);
-            goto out;
-        } else {
-            paths[npaths++] = a;
-        }
-    }
-    if (npaths < (ks_cli_live_is_live(&live) ? 1u : 2u)) {
+static int parse(capacity_cmd *c, int argc, char **argv) {
+    const ks_flag flags[] = {KS_U64_FLAG("max", &c->max, 1000000)};
+    const ks_flag_group groups[] = {ks_flags_common(&c->co), ks_flags_live(&c->live)};
+    ks_cmd_line cl = {.cmd = "capacity", .usage = usage, .flags = flags, .nflags = KS_FLAGS_N(flags),
+                      .groups = groups, .ngroups = KS_FLAGS_N(groups), .args = c->paths, .nargs = &c->npaths};
+    int rc = ks_cmd_line_parse(&cl, argc, argv);
+    if (rc >= 0) return rc;
+    if (c->npaths < (ks_cli_live_is_live(&c->live) ? 1u : 2u)) {
         fprintf(stderr, "ksched capacity: need POD.yaml and at least one cluster PATH\n");
-        usage(stderr);
-        goto out;
+        usage(stderr, NULL);
+        return KS_EXIT_BAD_INPUT;
     }
-    if (strcmp(co.output, "table") && strcmp(co.output, "json") && strcmp(co.output, "html")) {
-        fprintf(stderr, "ksched capacity: unknown output format \"%s\" (table, json, html)\n", co.output);
-        goto out;
+    const char *o = c->co.output;
+    if (strcmp(o, "table") && strcmp(o, "json") && strcmp(o, "html")) {
+        fprintf(stderr, "ksched capacity: unknown output format \"%s\" (table, json, html)\n", o);
+        return KS_EXIT_BAD_INPUT;
     }
-    cfg = ks_cli_common_setup(&co, "capacity");
-    if (!cfg) goto out;
-    tc = ks_cli_load_cluster(paths, 1);
-    if (!tc) goto out;
-    if (tc->pods.n == 0) {
-        fprintf(stderr, "ksched capacity: %s: no Pod found\n", paths[0]);
-        goto out;
-    }
-    cluster = ks_cli_live_cluster(&live, paths + 1, npaths - 1, "capacity");
-    if (!cluster) goto out;
+    return -1;
+}
 
+static int report(capacity_cmd *c, ks_cluster *cluster, const ks_config *cfg, const ks_pod *tmpl) {
     ks_capacity_result res;
-    const ks_pod *tmpl = tc->pods.v[0];
-    if (!ks_capacity(cluster, cfg, ks_default_registry(), tmpl, (uint32_t)max, &res, &err)) {
+    char *err = NULL;
+    if (!ks_capacity(cluster, cfg, ks_default_registry(), tmpl, (uint32_t)c->max, &res, &err)) {
         fprintf(stderr, "ksched capacity: %s\n", err);
-        goto out;
+        free(err);
+        return KS_EXIT_BAD_INPUT;
     }
     if (res.nper_node) qsort(res.per_node, res.nper_node, sizeof(*res.per_node), cmp_node);
-    FILE *out = ks_cli_output_open(&co, "capacity");
+    int rc = KS_EXIT_BAD_INPUT;
+    FILE *out = ks_cli_output_open(&c->co, "capacity");
     if (out) {
-        if (!strcmp(co.output, "json")) {
+        if (!strcmp(c->co.output, "json")) {
             print_json(out, tmpl, &res);
-        } else if (!strcmp(co.output, "html")) {
-            ks_report_inputs in = {.command = "capacity", .argc = argc, .argv = argv, .paths = paths,
-                                   .npaths = npaths, .config_path = co.config_path, .seed = 1};
+        } else if (!strcmp(c->co.output, "html")) {
+            ks_report_inputs in = {.command = "capacity", .argc = c->argc, .argv = c->argv, .paths = c->paths,
+                                   .npaths = c->npaths, .config_path = c->co.config_path, .seed = 1};
             ks_report_html_capacity(out, cluster, tmpl, &res, &in);
         } else {
             print_table(out, tmpl, &res);
         }
-        if (ks_cli_output_close(&co, out, "capacity")) rc = 0;
+        if (ks_cli_output_close(&c->co, out, "capacity")) rc = KS_EXIT_OK;
     }
     ks_capacity_result_free(&res);
-    goto out;
-usage_error:
-    fprintf(stderr, "ksched capacity: %s\n", err ? err : "missing value");
-    usage(stderr);
+    return rc;
+}
+
+static int run(capacity_cmd *c) {
+    int rc = KS_EXIT_BAD_INPUT;
+    ks_cluster *cluster = NULL, *tc = NULL;
+    ks_config *cfg = ks_cli_common_setup(&c->co, "capacity");
+    if (!cfg) goto out;
+    tc = ks_cli_load_cluster(c->paths, 1);
+    if (!tc) goto out;
+    if (tc->pods.n == 0) {
+        fprintf(stderr, "ksched capacity: %s: no Pod found\n", c->paths[0]);
+        goto out;
+    }
+    cluster = ks_cli_live_cluster(&c->live, c->paths + 1, c->npaths - 1, "capacity");
+    if (cluster) rc = report(c, cluster, cfg, tc->pods.v[0]);
 out:
-    free(err);
-    free(paths);
-    ks_cli_common_free(&co);
-    ks_cli_live_free(&live);
     if (cluster) ks_cluster_free(cluster);
     if (tc) ks_cluster_free(tc);
     if (cfg) ks_config_free(cfg);
+    return rc;
+}
+
+int cmd_capacity(int argc, char **argv) {
+    capacity_cmd c = {.argc = argc, .argv = argv, .co = {.output = "table"},
+                      .paths = calloc((size_t)argc, sizeof(char *))};
+    int rc = parse(&c, argc, argv);
+    if (rc < 0) rc = run(&c);
+    free(c.paths);
+    ks_cli_common_free(&c.co);
+    ks_cli_live_free(&c.live);
     return rc;
 }

@@ -2,7 +2,9 @@
  * every problem (exit 2), or print the fully defaulted configuration as
  * `kube-scheduler --write-config-to` would (exit 0). Without FILE it
  * prints the defaults. */
+#include "cmd/commands.h"
 #include "cmd/common.h"
+#include "cmd/flags.h"
 #include "cmd/plugin_opts.h"
 #include "config/config.h"
 #include "framework/framework.h"
@@ -11,9 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int cmd_check_config(int argc, char **argv);
-
-static void usage(FILE *f) {
+static void usage(FILE *f, const void *arg) {
     fputs("usage: ksched check-config [options] [FILE]\n"
           "\n"
           "Validate a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1, YAML or\n"
@@ -24,64 +24,51 @@ static void usage(FILE *f) {
           f);
 }
 
-int cmd_check_config(int argc, char **argv) {
-    ks_plugin_opts po = {0};
-    const char **gates = calloc((size_t)argc + 1, sizeof(char *));
-    size_t ngates = 0;
-    const char *file = NULL;
+typedef struct check_cmd {
+    ks_plugin_opts po;
+    const char **gates;
+    size_t ngates;
+    const char **files;
+    size_t nfiles;
+} check_cmd;
+
+static bool add_gate(void *dst, const char *v) {
+    check_cmd *c = dst;
+    c->gates[c->ngates++] = v;
+    return true;
+}
+
+static int run(check_cmd *c) {
     char *err = NULL;
-    int rc = 2;
-    for (int i = 1; i < argc; i++) {
-        int r = ks_plugin_opts_parse(&po, argc, argv, &i, &err);
-        if (r < 0) {
-            fprintf(stderr, "ksched check-config: %s\n", err);
-            free(err);
-            goto out;
-        }
-        if (r > 0) continue;
-        const char *val = NULL;
-        if (ks_cli_value(argc, argv, &i, "feature-gates", &val, &err)) {
-            if (!val) {
-                fprintf(stderr, "ksched check-config: %s\n", err);
-                free(err);
-                goto out;
-            }
-            gates[ngates++] = val;
-            continue;
-        }
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            usage(stdout);
-            rc = 0;
-            goto out;
-        }
-        if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr, "ksched check-config: unknown option %s\n", argv[i]);
-            usage(stderr);
-            goto out;
-        }
-        if (file) {
-            fprintf(stderr, "ksched check-config: only one FILE may be given\n");
-            goto out;
-        }
-        file = argv[i];
-    }
     /* the defaults and the validation of plugin args follow the gates */
-    if (!ks_feature_gates_apply(gates, ngates, &err) || !ks_plugin_opts_load(&po, ks_default_registry(), &err)) {
+    if (!ks_feature_gates_apply(c->gates, c->ngates, &err) || !ks_plugin_opts_load(&c->po, ks_default_registry(), &err)) {
         fprintf(stderr, "ksched check-config: %s\n", err);
         free(err);
-        goto out;
+        return KS_EXIT_BAD_INPUT;
     }
+    ks_config *cfg = ks_cli_load_config(c->nfiles ? c->files[0] : NULL, ks_default_registry());
+    if (!cfg) return KS_EXIT_BAD_INPUT;
+    char *yaml = ks_config_to_yaml(cfg);
+    fputs(yaml, stdout);
+    free(yaml);
+    ks_config_free(cfg);
+    return KS_EXIT_OK;
+}
 
-    ks_config *cfg = ks_cli_load_config(file, ks_default_registry());
-    if (cfg) {
-        char *yaml = ks_config_to_yaml(cfg);
-        fputs(yaml, stdout);
-        free(yaml);
-        ks_config_free(cfg);
-        rc = 0;
+int cmd_check_config(int argc, char **argv) {
+    check_cmd c = {.gates = calloc((size_t)argc + 1, sizeof(char *)), .files = calloc((size_t)argc + 1, sizeof(char *))};
+    const ks_flag flags[] = {KS_FN_FLAG("feature-gates", &c, add_gate)};
+    const ks_flag_group groups[] = {ks_flags_plugins(&c.po)};
+    ks_cmd_line cl = {.cmd = "check-config", .usage = usage, .flags = flags, .nflags = KS_FLAGS_N(flags),
+                      .groups = groups, .ngroups = KS_FLAGS_N(groups), .args = c.files, .nargs = &c.nfiles};
+    int rc = ks_cmd_line_parse(&cl, argc, argv);
+    if (rc < 0 && c.nfiles > 1) {
+        fprintf(stderr, "ksched check-config: only one FILE may be given\n");
+        rc = KS_EXIT_BAD_INPUT;
     }
-out:
-    free(gates);
-    ks_plugin_opts_free(&po);
+    if (rc < 0) rc = run(&c);
+    free(c.gates);
+    free(c.files);
+    ks_plugin_opts_free(&c.po);
     return rc;
 }

@@ -13,6 +13,19 @@
 #include <string.h>
 
 
+const ks_command ks_commands[] = {
+    {"simulate", cmd_simulate, "schedule a cluster's pending pods from manifests, offline"},
+    {"why", cmd_why, "why a pod is pending, and the smallest verified change that fixes it"},
+    {"replay", cmd_replay, "replay a trace of pods and node changes on simulated time"},
+    {"capacity", cmd_capacity, "how many more replicas of a pod fit, and where"},
+    {"snapshot", cmd_snapshot, "write a live cluster's objects as manifests simulate reads"},
+    {"run", cmd_run, "schedule a real cluster through its kube-apiserver"},
+    {"version", cmd_version, "print the version"},
+    {"load", cmd_load, "load manifests and print a summary of the cluster"},
+    {"check-config", cmd_check_config, "validate a KubeSchedulerConfiguration, print it defaulted"},
+};
+const size_t ks_ncommands = sizeof(ks_commands) / sizeof(ks_commands[0]);
+
 int cmd_version(int argc, char **argv) {
     (void)argc;
     (void)argv;
@@ -22,7 +35,7 @@ int cmd_version(int argc, char **argv) {
 
 static void usage(FILE *f) {
     fprintf(f, "usage: ksched [-v=N] <command> [args]\n\ncommands:\n");
-    for (size_t i = 0; i < sizeof(ks_commands) / sizeof(ks_commands[0]); i++)
+    for (size_t i = 0; i < ks_ncommands; i++)
         fprintf(f, "  %-14s %s\n", ks_commands[i].name, ks_commands[i].summary);
     fprintf(f, "\nksched <command> -h shows a command's options.\n");
 }
@@ -65,7 +78,7 @@ int ks_main(int argc, char **argv) {
         return KS_EXIT_OK;
     }
     if (strcmp(name, "--version") == 0) return cmd_version(argc - 1, argv + 1);
-    for (size_t i = 0; i < sizeof(ks_commands) / sizeof(ks_commands[0]); i++)
+    for (size_t i = 0; i < ks_ncommands; i++)
         if (strcmp(ks_commands[i].name, name) == 0) return ks_commands[i].fn(argc - 1, argv + 1);
     fprintf(stderr, "ksched: unknown command \"%s\"\n", name);
     usage(stderr);

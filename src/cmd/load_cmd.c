@@ -1,9 +1,11 @@
 /* ksched load PATH...: decode manifests and print what was loaded. */
 #include "api/quantity.h"
 #include "cmd/commands.h"
+#include "cmd/flags.h"
 #include "codec/decode.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void print_resources(const char *label, const ks_resource *r, const ks_resource *of) {
@@ -88,23 +90,37 @@ static void summary(const ks_cluster *c) {
     printf("%s\n", any ? "" : " none");
 }
 
-int cmd_load(int argc, char **argv) {
-    if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
-        fprintf(argc < 2 ? stderr : stdout,
-                "usage: ksched load PATH...\n"
-                "  PATH: a YAML or JSON file, a directory (*.yaml, *.yml, *.json, recursively)\n"
-                "        or - for stdin. Prints a summary of the cluster; errors go to stderr,\n"
-                "        one per line, with exit status 2.\n");
-        return argc < 2 ? KS_EXIT_BAD_INPUT : KS_EXIT_OK;
-    }
+static void usage(FILE *f, const void *arg) {
+    fputs("usage: ksched load PATH...\n"
+          "  PATH: a YAML or JSON file, a directory (*.yaml, *.yml, *.json, recursively)\n"
+          "        or - for stdin. Prints a summary of the cluster; errors go to stderr,\n"
+          "        one per line, with exit status 2.\n",
+          f);
+}
+
+static int load(const char *const *paths, size_t n) {
     ks_cluster *c = ks_cluster_new();
     ks_errors errs;
     ks_errors_init(&errs);
-    bool ok = ks_load_paths(c, (const char *const *)argv + 1, (size_t)argc - 1, &errs);
+    bool ok = ks_load_paths(c, paths, n, &errs);
     for (size_t i = 0; i < errs.nw; i++) fprintf(stderr, "warning: %s\n", errs.w[i]);
     for (size_t i = 0; i < errs.n; i++) fprintf(stderr, "%s\n", errs.v[i]);
     if (ok) summary(c);
     ks_errors_free(&errs);
     ks_cluster_free(c);
     return ok ? KS_EXIT_OK : KS_EXIT_BAD_INPUT;
+}
+
+int cmd_load(int argc, char **argv) {
+    const char **paths = calloc((size_t)argc + 1, sizeof(char *));
+    size_t npaths = 0;
+    ks_cmd_line cl = {.cmd = "load", .usage = usage, .args = paths, .nargs = &npaths};
+    int rc = ks_cmd_line_parse(&cl, argc, argv);
+    if (rc < 0 && !npaths) {
+        usage(stderr, NULL);
+        rc = KS_EXIT_BAD_INPUT;
+    }
+    if (rc < 0) rc = load(paths, npaths);
+    free(paths);
+    return rc;
 }

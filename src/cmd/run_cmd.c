@@ -2,6 +2,7 @@
  * kube-scheduler does (cmd/kube-scheduler/app). See docs/run.md. */
 #include "cmd/commands.h"
 #include "cmd/common.h"
+#include "cmd/flags.h"
 #include "cmd/run_flags.h"
 #include "framework/status.h"
 #include "kube/backend.h"
@@ -22,9 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
-int cmd_run(int argc, char **argv);
-
-static void usage(FILE *f) {
+static void run_usage(FILE *f) {
     fputs("usage: ksched run [options]\n"
           "\n"
           "Be a scheduler for a real cluster: list and watch its kube-apiserver, schedule\n"
@@ -141,200 +140,234 @@ static void on_new_leader(void *arg, const char *identity) {
     ks_infof(2, "new leader elected: %s", identity);
 }
 
-int cmd_run(int argc, char **argv) {
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--shadow")) return cmd_run_shadow(argc, argv);
-    ks_cli_common co = {.output = "table"};
-    ks_leader_election_flags lf = {0};
-    ks_ops_flags of;
-    ks_ops_flags_init(&of);
-    ks_run_flags rf = {0};
-    char *err = NULL, *identity = NULL;
-    int rc = KS_EXIT_BAD_INPUT;
+static void usage(FILE *f, const void *arg) {
+    const ks_run_cmd *c = arg;
+    if (c->shadow) ks_run_shadow_usage(f);
+    else run_usage(f);
+}
+
+/* Every flag of run and run --shadow, one parse. */
+static int parse(ks_run_cmd *c, int argc, char **argv) {
+    const ks_flag flags[] = {KS_BOOL_FLAG("shadow", &c->shadow), KS_STRING_FLAG("report", &c->report)};
+    const ks_flag_group groups[] = {ks_flags_common(&c->co), ks_flags_leader_election(&c->lf), ks_flags_ops(&c->of),
+                                    ks_flags_run(&c->rf)};
+    ks_cmd_line cl = {.cmd = "run", .usage = usage, .usage_arg = c, .flags = flags, .nflags = KS_FLAGS_N(flags),
+                      .groups = groups, .ngroups = KS_FLAGS_N(groups)};
+    int rc = ks_cmd_line_parse(&cl, argc, argv);
+    if (rc < 0 && c->report && !c->shadow) {
+        fprintf(stderr, "ksched run: --report needs --shadow\n");
+        rc = KS_EXIT_BAD_INPUT;
+    }
+    return rc;
+}
+
+/* Every node gets a verdict: the shadow's agreement asks about the real
+ * node, wherever it is in ksched's search order. */
+static void evaluate_all_nodes(ks_config *cfg) {
+    cfg->percentage_of_nodes_to_score = 100;
+    for (uint32_t i = 0; i < cfg->nprofiles; i++) {
+        cfg->profiles[i].percentage_of_nodes_to_score = 100;
+        cfg->profiles[i].has_percentage = true;
+    }
+}
+
+ks_config *ks_run_config(ks_run_cmd *c, int *rc) {
+    char *err = NULL;
     ks_config *cfg = NULL;
-    ks_kube_config kc = {0};
-    bool have_kc = false, have_control = false;
-    ks_kube_client *client = NULL, *events_client = NULL, *lease_client = NULL;
-    ks_event_recorder *recorder = NULL;
-    ks_leader_elector *le = NULL;
-    ks_kube_backend *kb = NULL;
-    ks_scheduler *s = NULL;
-    run_state rs = {.signo = 0};
-    pthread_mutex_init(&rs.mu, NULL);
-    pthread_cond_init(&rs.cv, NULL);
+    *rc = KS_EXIT_BAD_INPUT;
+    if (!ks_ops_flags_apply_logging(&c->of, &err)) goto fail;
+    if (!(cfg = ks_cli_common_setup(&c->co, "run"))) return NULL;
+    /* a shadow never leads: its leader-election flags are ignored */
+    if (!c->shadow && !ks_leader_election_flags_apply(&c->lf, &cfg->leader_election, &err)) goto fail;
+    ks_run_flags_apply(&c->rf, c->co.config_path != NULL, cfg, "run");
+    if (c->shadow) evaluate_all_nodes(cfg);
+    if (c->rf.write_config) {
+        *rc = ks_run_write_config(cfg, c->rf.write_config, "run") ? KS_EXIT_OK : KS_EXIT_FAIL;
+        ks_config_free(cfg);
+        return NULL;
+    }
+    return cfg;
+fail:
+    fprintf(stderr, "ksched run: %s\n", err ? err : "failed");
+    free(err);
+    if (cfg) ks_config_free(cfg);
+    return NULL;
+}
+
+/* Everything `run` makes, freed in reverse (run_free). */
+typedef struct run_ctx {
+    ks_run_cmd *c;
+    ks_config *cfg;
+    ks_kube_config kc;
+    bool have_kc, have_control;
+    ks_kube_client *client, *events_client, *lease_client;
+    ks_event_recorder *recorder;
+    ks_leader_elector *le;
+    ks_kube_backend *kb;
+    char *identity;
     pthread_t control;
+    run_state rs;
+} run_ctx;
 
-    for (int i = 1; i < argc; i++) {
-        int r = ks_cli_common_parse(&co, argc, argv, &i, &err);
-        if (r < 0) goto usage_error;
-        if (r > 0) continue;
-        if ((r = ks_leader_election_flag_parse(&lf, argc, argv, &i, &err)) < 0) goto usage_error;
-        if (r > 0) continue;
-        if ((r = ks_ops_flag_parse(&of, argc, argv, &i, &err)) < 0) goto usage_error;
-        if (r > 0) continue;
-        if ((r = ks_run_flag_parse(&rf, argc, argv, &i, &err)) < 0) goto usage_error;
-        if (r > 0) continue;
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            rc = 0;
-            goto out;
-        } else {
-            fprintf(stderr, "ksched run: unknown option %s\n", a);
-            usage(stderr);
-            goto out;
-        }
-    }
-    if (!ks_ops_flags_apply_logging(&of, &err)) goto fail_msg;
-
-    cfg = ks_cli_common_setup(&co, "run");
-    if (!cfg) goto out;
-    if (!ks_leader_election_flags_apply(&lf, &cfg->leader_election, &err)) goto fail_msg;
-    ks_run_flags_apply(&rf, co.config_path != NULL, cfg, "run");
-    if (rf.write_config) {
-        rc = ks_run_write_config(cfg, rf.write_config, "run") ? 0 : KS_EXIT_FAIL;
-        goto out;
-    }
-
+/* Clients, recorder, backend, scheduler, serving and the control thread.
+ * false with *err, or with *err NULL when the message is printed. */
+static bool run_start(run_ctx *x, char **err) {
     /* Block the signals before any thread starts (the clients' I/O
      * threads, the recorder's...), so that every thread inherits the mask
      * and only the control thread takes them. */
-    sigemptyset(&rs.set);
-    sigaddset(&rs.set, SIGTERM);
-    sigaddset(&rs.set, SIGINT);
-    sigaddset(&rs.set, SIGUSR2);
-    pthread_sigmask(SIG_BLOCK, &rs.set, NULL);
-
+    sigemptyset(&x->rs.set);
+    sigaddset(&x->rs.set, SIGTERM);
+    sigaddset(&x->rs.set, SIGINT);
+    sigaddset(&x->rs.set, SIGUSR2);
+    pthread_sigmask(SIG_BLOCK, &x->rs.set, NULL);
     /* --master overrides the kubeconfig's server, with or without --config. */
-    if (!ks_run_kube_config_load(&rf, cfg, &kc, &err)) goto fail_msg;
-    have_kc = true;
-    rc = KS_EXIT_FAIL;
-    const ks_leader_election *lec = &cfg->leader_election;
+    if (!ks_run_kube_config_load(&x->c->rf, x->cfg, &x->kc, err)) return false;
+    x->have_kc = true;
     /* Three clients, each with its own rate budget, as kube-scheduler
      * makes them: scheduling, events (a storm of failures cannot hold up
      * bindings), and the lease (nothing can starve a renewal). */
-    if (!(client = ks_run_client_new(&kc, cfg, 0, NULL, "run")) ||
-        !(events_client = ks_run_client_new(&kc, cfg, 0, NULL, "run")))
-        goto out;
-    recorder = ks_event_recorder_new(events_client, NULL, &err);
-    if (!recorder) goto fail_msg;
-
-    ks_kube_backend_options bo = {.client = client, .events = recorder};
-    ks_run_backend_watches(cfg, &bo);
-    kb = ks_kube_backend_new(&bo);
-
-    ks_scheduler_options so = {.config = cfg, .backend = ks_kube_backend_iface(kb)};
-    s = ks_scheduler_new(&so, &err);
-    if (!s) goto fail_msg;
-    rs.s = s;
+    if (!(x->client = ks_run_client_new(&x->kc, x->cfg, 0, NULL, "run")) ||
+        !(x->events_client = ks_run_client_new(&x->kc, x->cfg, 0, NULL, "run")))
+        return false;
+    if (!(x->recorder = ks_event_recorder_new(x->events_client, NULL, err))) return false;
+    ks_kube_backend_options bo = {.client = x->client, .events = x->recorder};
+    ks_run_backend_watches(x->cfg, &bo);
+    x->kb = ks_kube_backend_new(&bo);
+    ks_scheduler_options so = {.config = x->cfg, .backend = ks_kube_backend_iface(x->kb)};
+    if (!(x->rs.s = ks_scheduler_new(&so, err))) return false;
     /* Serving first, as kube-scheduler: probes answer while a standby
      * waits for the lease. */
-    rs.ops = ks_ops_start(&(ks_ops_options){.flags = &of, .cfg = cfg, .leader_election = lec->leader_elect},
-                          &err);
-    if (!rs.ops) goto fail_msg;
-    if (pthread_create(&control, NULL, control_thread, &rs) != 0) {
+    ks_ops_options oo = {.flags = &x->c->of, .cfg = x->cfg, .leader_election = x->cfg->leader_election.leader_elect};
+    if (!(x->rs.ops = ks_ops_start(&oo, err))) return false;
+    if (pthread_create(&x->control, NULL, control_thread, &x->rs) != 0) {
         fprintf(stderr, "ksched run: cannot start the control thread\n");
-        goto out;
+        return false;
     }
-    have_control = true;
+    x->have_control = true;
     ks_infof(0, "\"Starting ksched\" version=\"%s\" decidesAs=\"%s\"", KS_VERSION, KS_COMPAT);
-    ks_infof(1, "\"Using the API server\" server=\"%s\" profiles=%u securePort=%d", kc.server, cfg->nprofiles,
-             ks_ops_port(rs.ops));
+    ks_infof(1, "\"Using the API server\" server=\"%s\" profiles=%u securePort=%d", x->kc.server, x->cfg->nprofiles,
+             ks_ops_port(x->rs.ops));
+    return true;
+}
 
-    if (lec->leader_elect) {
-        if (!(lease_client = ks_run_client_new(&kc, cfg, ks_leader_election_client_timeout_ms(lec), "leader-election",
-                                              "run")))
-            goto out;
-        if (!(identity = ks_leader_identity_new(&err))) goto fail_msg;
-        ks_leader_elector_options lo = {
-            .client = lease_client,
-            .lease_namespace = lec->resource_namespace,
-            .lease_name = lec->resource_name,
-            .identity = identity,
-            .lease_duration_ns = lec->lease_duration_ns,
-            .renew_deadline_ns = lec->renew_deadline_ns,
-            .retry_period_ns = lec->retry_period_ns,
-            .release_on_cancel = true,
-            .events = recorder,
-            .event_component = cfg->nprofiles ? cfg->profiles[0].scheduler_name : KS_DEFAULT_SCHEDULER_NAME,
-            .cb = {.arg = &rs,
-                   .on_started_leading = on_started_leading,
-                   .on_stopped_leading = on_stopped_leading,
-                   .on_new_leader = on_new_leader}};
-        if (!(le = ks_leader_elector_new(&lo, &err))) goto fail_msg;
-        ks_ops_set_leader_elector(rs.ops, le);
-        ks_infof(1, "attempting to acquire leader lease %s/%s as %s", lec->resource_namespace,
-                 lec->resource_name, identity);
-        if (!ks_leader_elector_start(le, &err)) goto fail_msg;
-        /* A standby holds no cache (docs/run.md): nothing starts until
-         * the lease is ours. */
-        pthread_mutex_lock(&rs.mu);
-        while (!rs.leading && !rs.stopping && !rs.ended) pthread_cond_wait(&rs.cv, &rs.mu);
-        bool go = rs.leading && !rs.stopping && !rs.ended;
-        pthread_mutex_unlock(&rs.mu);
-        if (!go) goto stopped;
-    }
+/* Leader election: true once the lease is ours (or not asked for),
+ * false with *go false when stopped first, or with *err. */
+static bool run_lead(run_ctx *x, bool *go, char **err) {
+    const ks_leader_election *lec = &x->cfg->leader_election;
+    *go = true;
+    if (!lec->leader_elect) return true;
+    if (!(x->lease_client = ks_run_client_new(&x->kc, x->cfg, ks_leader_election_client_timeout_ms(lec),
+                                              "leader-election", "run")))
+        return false;
+    if (!(x->identity = ks_leader_identity_new(err))) return false;
+    ks_leader_elector_options lo = {
+        .client = x->lease_client,
+        .lease_namespace = lec->resource_namespace,
+        .lease_name = lec->resource_name,
+        .identity = x->identity,
+        .lease_duration_ns = lec->lease_duration_ns,
+        .renew_deadline_ns = lec->renew_deadline_ns,
+        .retry_period_ns = lec->retry_period_ns,
+        .release_on_cancel = true,
+        .events = x->recorder,
+        .event_component = x->cfg->nprofiles ? x->cfg->profiles[0].scheduler_name : KS_DEFAULT_SCHEDULER_NAME,
+        .cb = {.arg = &x->rs,
+               .on_started_leading = on_started_leading,
+               .on_stopped_leading = on_stopped_leading,
+               .on_new_leader = on_new_leader}};
+    if (!(x->le = ks_leader_elector_new(&lo, err))) return false;
+    ks_ops_set_leader_elector(x->rs.ops, x->le);
+    ks_infof(1, "attempting to acquire leader lease %s/%s as %s", lec->resource_namespace, lec->resource_name,
+             x->identity);
+    if (!ks_leader_elector_start(x->le, err)) return false;
+    /* A standby holds no cache (docs/run.md): nothing starts until the
+     * lease is ours. */
+    run_state *rs = &x->rs;
+    pthread_mutex_lock(&rs->mu);
+    while (!rs->leading && !rs->stopping && !rs->ended) pthread_cond_wait(&rs->cv, &rs->mu);
+    *go = rs->leading && !rs->stopping && !rs->ended;
+    pthread_mutex_unlock(&rs->mu);
+    return true;
+}
 
+/* Schedule until stopped. */
+static bool run_schedule(run_ctx *x) {
+    ks_scheduler *s = x->rs.s;
     ks_status *st = ks_scheduler_start(s);
     if (st) {
         char *m = ks_status_message(st);
         fprintf(stderr, "ksched run: %s\n", m);
         free(m);
         ks_status_free(st);
-        goto out;
+        return false;
     }
-    pthread_mutex_lock(&rs.mu);
-    rs.started = true;
-    pthread_mutex_unlock(&rs.mu);
+    pthread_mutex_lock(&x->rs.mu);
+    x->rs.started = true;
+    pthread_mutex_unlock(&x->rs.mu);
     ks_scheduler_run(s);
-    {
-        ks_scheduler_stats stats;
-        ks_scheduler_stats_get(s, &stats);
-        ks_infof(1, "ksched run: stopped after %llu attempts, %llu bound", (unsigned long long)stats.attempts,
-                 (unsigned long long)stats.bound);
-    }
+    ks_scheduler_stats stats;
+    ks_scheduler_stats_get(s, &stats);
+    ks_infof(1, "ksched run: stopped after %llu attempts, %llu bound", (unsigned long long)stats.attempts,
+             (unsigned long long)stats.bound);
+    return true;
+}
 
-stopped:
-    rc = 0;
-    goto out;
-
-fail_msg:
-    fprintf(stderr, "ksched run: %s\n", err ? err : "failed");
-    goto out;
-usage_error:
-    fprintf(stderr, "ksched run: %s\n", err ? err : "missing value");
-    usage(stderr);
-out:
-    /* Order: stop scheduling (in-flight bindings finish, bounded), then
-     * release the lease (a standby takes over at its next retry), then
-     * the event recorder flushes, then serving and the clients go. */
-    if (rs.ops) ks_ops_set_shutting_down(rs.ops);
-    if (s) ks_scheduler_stop(s);
+/* Order: stop scheduling (in-flight bindings finish, bounded), then
+ * release the lease (a standby takes over at its next retry), then the
+ * event recorder flushes, then serving and the clients go. */
+static void run_free(run_ctx *x) {
+    run_state *rs = &x->rs;
+    if (rs->ops) ks_ops_set_shutting_down(rs->ops);
+    if (rs->s) ks_scheduler_stop(rs->s);
     /* The control thread may be inside ks_scheduler_stop: it ends first. */
-    if (have_control) {
-        pthread_mutex_lock(&rs.mu);
-        bool signalled = rs.signo != 0;
-        pthread_mutex_unlock(&rs.mu);
-        if (!signalled) pthread_kill(control, SIGUSR2);
-        pthread_join(control, NULL);
+    if (x->have_control) {
+        pthread_mutex_lock(&rs->mu);
+        bool signalled = rs->signo != 0;
+        pthread_mutex_unlock(&rs->mu);
+        if (!signalled) pthread_kill(x->control, SIGUSR2);
+        pthread_join(x->control, NULL);
     }
-    ks_scheduler_free(s);
-    ks_kube_backend_free(kb);
-    if (le) ks_leader_elector_stop(le);
-    ks_event_recorder_free(recorder);
+    ks_scheduler_free(rs->s);
+    ks_kube_backend_free(x->kb);
+    if (x->le) ks_leader_elector_stop(x->le);
+    ks_event_recorder_free(x->recorder);
     /* The server may be asking the elector: it goes first. */
-    if (rs.ops) ks_ops_stop(rs.ops);
-    ks_leader_elector_free(le);
-    ks_kube_client_free(lease_client);
-    ks_kube_client_free(events_client);
-    ks_kube_client_free(client);
-    if (have_kc) ks_kube_config_free(&kc);
-    free(identity);
+    if (rs->ops) ks_ops_stop(rs->ops);
+    ks_leader_elector_free(x->le);
+    ks_kube_client_free(x->lease_client);
+    ks_kube_client_free(x->events_client);
+    ks_kube_client_free(x->client);
+    if (x->have_kc) ks_kube_config_free(&x->kc);
+    free(x->identity);
+    pthread_cond_destroy(&rs->cv);
+    pthread_mutex_destroy(&rs->mu);
+}
+
+static int run(ks_run_cmd *c) {
+    int rc;
+    run_ctx x = {.c = c, .cfg = ks_run_config(c, &rc)};
+    if (!x.cfg) return rc;
+    pthread_mutex_init(&x.rs.mu, NULL);
+    pthread_cond_init(&x.rs.cv, NULL);
+    char *err = NULL;
+    bool go = false;
+    rc = KS_EXIT_FAIL;
+    if (run_start(&x, &err) && run_lead(&x, &go, &err) && (!go || run_schedule(&x))) rc = KS_EXIT_OK;
+    else if (err) fprintf(stderr, "ksched run: %s\n", err);
+    /* a bad kubeconfig is bad input, as before any client exists */
+    if (rc && !x.have_kc) rc = KS_EXIT_BAD_INPUT;
     free(err);
-    ks_ops_flags_free(&of);
-    ks_cli_common_free(&co);
-    if (cfg) ks_config_free(cfg);
-    pthread_cond_destroy(&rs.cv);
-    pthread_mutex_destroy(&rs.mu);
+    run_free(&x);
+    ks_config_free(x.cfg);
+    return rc;
+}
+
+int cmd_run(int argc, char **argv) {
+    ks_run_cmd c = {.co = {.output = "table"}};
+    ks_ops_flags_init(&c.of);
+    int rc = parse(&c, argc, argv);
+    if (rc < 0) rc = c.shadow ? ks_run_shadow(&c) : run(&c);
+    ks_ops_flags_free(&c.of);
+    ks_cli_common_free(&c.co);
     return rc;
 }

@@ -3,23 +3,13 @@
 #include "cmd/run_flags.h"
 
 #include "cmd/common.h"
+#include "cmd/flags.h"
 #include "util/xalloc.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* pflag's strconv.ParseBool spellings. */
-static bool parse_bool(const char *v, bool *out) {
-    static const char *const yes[] = {"1", "t", "T", "true", "TRUE", "True"};
-    static const char *const no[] = {"0", "f", "F", "false", "FALSE", "False"};
-    for (size_t k = 0; k < sizeof yes / sizeof yes[0]; k++) {
-        if (!strcmp(v, yes[k])) return (*out = true), true;
-        if (!strcmp(v, no[k])) return (*out = false), true;
-    }
-    return false;
-}
 
 /* A boolean flag: "--name" or "--name=BOOL" (pflag's rule: no separate
  * value). 1 matched, 0 not, -1 bad value. */
@@ -30,7 +20,7 @@ static int bool_flag(const char *a, const char *name, bool *out) {
     if (strncmp(p, name, n) != 0) return 0;
     if (p[n] == 0) return (*out = true), 1;
     if (p[n] != '=') return 0;
-    return parse_bool(p + n + 1, out) ? 1 : -1;
+    return ks_flag_parse_bool(p + n + 1, out) ? 1 : -1;
 }
 
 static int string_flag(int argc, char **argv, int *i, const char *name, const char **dst, char **err) {

@@ -9,9 +9,13 @@
 #include "kube/backend.h"
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
+#include "kube/leaderelection.h"
+#include "server/ops.h"
+#include "cmd/common.h"
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* kube-scheduler's deprecated flags (cmd/kube-scheduler/app/options/
  * deprecated.go), --master and --write-config-to. */
@@ -36,6 +40,26 @@ typedef struct ks_run_flags {
     "                       ignored (with a warning) with it\n"                             \
     "  --pod-max-in-unschedulable-pods-duration=D\n"                                        \
     "                       how long a pod may stay unschedulable before a retry (5m)\n"
+
+/* The flags of `ksched run`, with or without --shadow (one parse in
+ * run_cmd.c). */
+typedef struct ks_run_cmd {
+    ks_cli_common co;
+    ks_leader_election_flags lf;
+    ks_ops_flags of;
+    ks_run_flags rf;
+    bool shadow;
+    const char *report; /* --shadow --report FILE */
+} ks_run_cmd;
+
+/* The configuration both modes run with: logging format, feature gates,
+ * plugins, the file, leader-election flags (run only), the deprecated
+ * flags, every node evaluated (shadow). NULL with *rc the exit status when
+ * the command ends here (an error printed, or --write-config-to done). */
+ks_config *ks_run_config(ks_run_cmd *c, int *rc);
+/* ksched run --shadow (shadow_cmd.c). */
+int ks_run_shadow(ks_run_cmd *c);
+void ks_run_shadow_usage(FILE *f);
 
 /* 1 when argv[*i] was one of them (consumed), 0 when not, -1 with *err
  * (malloc'd) on a missing or bad value. */

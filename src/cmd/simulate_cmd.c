@@ -1,7 +1,9 @@
 /* ksched simulate PATH... : schedule every pending pod of a cluster read
  * from manifests, as kube-scheduler would, and print where each pod went and
  * why the others did not. See docs/simulate.md for the contract. */
+#include "cmd/commands.h"
 #include "cmd/common.h"
+#include "cmd/flags.h"
 #include "cmd/live.h"
 #include "cmd/plugin_opts.h"
 #include "framework/fw_metrics.h"
@@ -22,14 +24,12 @@
 #include <string.h>
 #include <time.h>
 
-int cmd_simulate(int argc, char **argv);
-
 /* -o html --fixes auto: run `why --all` when pending pods x nodes is at
  * most this (the demo: 9 x 6; each candidate change is one simulation, a
  * few ms at this size). */
 #define WHY_AUTO_LIMIT 20000u
 
-static void usage(FILE *f) {
+static void usage(FILE *f, const void *arg) {
     fputs("usage: ksched simulate PATH... [options]\n"
           "       ksched simulate --kubeconfig FILE [PATH...] [options]\n"
           "\n"
@@ -63,235 +63,239 @@ static void usage(FILE *f) {
           f);
 }
 
-int cmd_simulate(int argc, char **argv) {
-    ks_cli_common co = {.output = "table"};
-    ks_cli_live live = {0};
-    const char **paths = calloc((size_t)argc, sizeof(char *));
-    size_t npaths = 0;
-    ks_sim_options so = {.seed = 1, .percentage_of_nodes_to_score = -1};
-    bool fail_on_pending = false, plugin_timing = false;
-    const char *metrics_file = NULL;
-    const char *replay_path = NULL;
-    const char *fixes = "auto";
-    ks_why_result why;
-    bool have_why = false;
-    char *why_skipped = NULL;
-    const char *compare_path = NULL;
-    ks_config *cfg_b = NULL;
-    char *err = NULL;
-    int rc = 2;
-    ks_cluster *cluster = NULL;
-    ks_config *cfg = NULL;
+typedef struct sim_cmd {
+    int argc;
+    char **argv; /* for the page's record of the command */
+    ks_cli_common co;
+    ks_cli_live live;
+    const char **paths;
+    size_t npaths;
+    ks_sim_options so;
+    bool fail_on_pending, plugin_timing;
+    const char *metrics_file;
+    const char *fixes; /* -o html: auto, always, never */
+    const char *compare_path;
+    const char *replay_path; /* testing only (docs/reference-harness.md, "Event replay") */
+} sim_cmd;
 
-    for (int i = 1; i < argc; i++) {
-        const char *val = NULL;
-        int r = ks_cli_common_parse(&co, argc, argv, &i, &err);
-        if (r < 0) goto usage_error;
-        if (r > 0) continue;
-        if ((r = ks_cli_live_parse(&live, argc, argv, &i, &err)) < 0) goto usage_error;
-        if (r > 0) continue;
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            rc = 0;
-            goto out;
-        } else if (!strcmp(a, "--explain")) {
-            so.explain = true;
-        } else if (!strcmp(a, "--fail-on-pending")) {
-            fail_on_pending = true;
-        } else if (!strcmp(a, "--plugin-timing")) {
-            plugin_timing = true;
-        } else if (ks_cli_value(argc, argv, &i, "metrics-file", &val, &err)) {
-            if (!val) goto usage_error;
-            metrics_file = val;
-        } else if (ks_cli_value(argc, argv, &i, "fixes", &val, &err)) {
-            if (!val) goto usage_error;
-            if (strcmp(val, "auto") && strcmp(val, "always") && strcmp(val, "never")) goto bad_value;
-            fixes = val;
-        } else if (ks_cli_value(argc, argv, &i, "seed", &val, &err)) {
-            if (!val || !ks_cli_u64(val, &so.seed)) goto bad_value;
-        } else if (ks_cli_value(argc, argv, &i, "compare", &val, &err)) {
-            if (!val) goto usage_error;
-            compare_path = val;
-        } else if (ks_cli_value(argc, argv, &i, "replay", &val, &err)) {
-            /* testing only (docs/reference-harness.md, "Event replay") */
-            if (!val) goto usage_error;
-            replay_path = val;
-        } else if (ks_cli_value(argc, argv, &i, "tie-break", &val, &err)) {
-            if (!val) goto usage_error;
-            if (!strcmp(val, "name")) so.deterministic = true;
-            else if (strcmp(val, "random") != 0) goto bad_value;
-        } else if (ks_cli_value(argc, argv, &i, "percentage-of-nodes-to-score", &val, &err)) {
-            uint64_t pct;
-            if (!val || !ks_cli_u64(val, &pct) || pct > 100) goto bad_value;
-            so.percentage_of_nodes_to_score = (int32_t)pct;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            fprintf(stderr, "ksched simulate: unknown option %s\n", a);
-            usage(stderr);
-            goto out;
-        } else {
-            paths[npaths++] = a;
-        }
-        continue;
-    bad_value:
-        fprintf(stderr, "ksched simulate: invalid value for %s\n", a);
-        goto out;
-    }
-    if (!npaths && !ks_cli_live_is_live(&live)) {
+static bool tie_break(void *dst, const char *v) {
+    if (strcmp(v, "name") && strcmp(v, "random")) return false;
+    if (!strcmp(v, "name")) *(bool *)dst = true;
+    return true;
+}
+
+static bool percentage(void *dst, const char *v) {
+    uint64_t pct;
+    if (!ks_cli_u64(v, &pct) || pct > 100) return false;
+    *(int32_t *)dst = (int32_t)pct;
+    return true;
+}
+
+static bool fixes_when(void *dst, const char *v) {
+    if (strcmp(v, "auto") && strcmp(v, "always") && strcmp(v, "never")) return false;
+    *(const char **)dst = v;
+    return true;
+}
+
+static int parse(sim_cmd *c, int argc, char **argv) {
+    const ks_flag flags[] = {
+        KS_BOOL_FLAG("explain", &c->so.explain),
+        KS_BOOL_FLAG("fail-on-pending", &c->fail_on_pending),
+        KS_BOOL_FLAG("plugin-timing", &c->plugin_timing),
+        KS_STRING_FLAG("metrics-file", &c->metrics_file),
+        KS_FN_FLAG("fixes", &c->fixes, fixes_when),
+        KS_U64_FLAG("seed", &c->so.seed, 0),
+        KS_STRING_FLAG("compare", &c->compare_path),
+        KS_STRING_FLAG("replay", &c->replay_path),
+        KS_FN_FLAG("tie-break", &c->so.deterministic, tie_break),
+        KS_FN_FLAG("percentage-of-nodes-to-score", &c->so.percentage_of_nodes_to_score, percentage),
+    };
+    const ks_flag_group groups[] = {ks_flags_common(&c->co), ks_flags_live(&c->live)};
+    ks_cmd_line cl = {.cmd = "simulate", .usage = usage, .flags = flags, .nflags = KS_FLAGS_N(flags),
+                      .groups = groups, .ngroups = KS_FLAGS_N(groups), .args = c->paths, .nargs = &c->npaths};
+    int rc = ks_cmd_line_parse(&cl, argc, argv);
+    if (rc >= 0) return rc;
+    if (!c->npaths && !ks_cli_live_is_live(&c->live)) {
         fprintf(stderr, "ksched simulate: no PATH given\n");
-        usage(stderr);
-        goto out;
+        usage(stderr, NULL);
+        return KS_EXIT_BAD_INPUT;
     }
-    bool trace = !strcmp(co.output, "trace"), html = !strcmp(co.output, "html");
-    if (!trace && !html && strcmp(co.output, "table") && strcmp(co.output, "json") && strcmp(co.output, "yaml")) {
-        fprintf(stderr, "ksched simulate: unknown output format \"%s\" (table, json, yaml, html, trace)\n",
-                co.output);
-        goto out;
+    const char *o = c->co.output;
+    if (strcmp(o, "trace") && strcmp(o, "html") && strcmp(o, "table") && strcmp(o, "json") && strcmp(o, "yaml")) {
+        fprintf(stderr, "ksched simulate: unknown output format \"%s\" (table, json, yaml, html, trace)\n", o);
+        return KS_EXIT_BAD_INPUT;
     }
     /* the page shows every pod's Filter and Score tables */
-    if (html) so.explain = true;
-
-    cfg = ks_cli_common_setup(&co, "simulate");
-    if (!cfg) goto out;
-    cluster = ks_cli_live_cluster(&live, paths, npaths, "simulate");
-    if (!cluster) goto out;
-
-    if (compare_path) {
-        if (trace || replay_path) {
-            fprintf(stderr, "ksched simulate: --compare does not go with -o trace or --replay\n");
-            goto out;
-        }
-        cfg_b = ks_cli_load_config(compare_path, ks_default_registry());
-        if (!cfg_b) goto out;
-        ks_compare_result cr;
-        if (!ks_compare(cluster, cfg, co.config_path ? co.config_path : "defaults", cfg_b, compare_path,
-                        ks_default_registry(), &so, &cr, &err)) {
-            fprintf(stderr, "ksched simulate: %s\n", err);
-            goto out;
-        }
-        FILE *cout = ks_cli_output_open(&co, "simulate");
-        if (!cout) {
-            ks_compare_result_free(&cr);
-            goto out;
-        }
-        if (html) {
-            ks_report_inputs in = {.command = "simulate", .argc = argc, .argv = argv, .paths = paths,
-                                   .npaths = npaths, .config_path = co.config_path, .seed = so.seed,
-                                   .deterministic = so.deterministic};
-            ks_report_html_compare(cout, cluster, &cr, compare_path, &in);
-        } else if (!strcmp(co.output, "table")) {
-            ks_compare_report_table(cout, &cr);
-        } else {
-            ks_compare_report_json(cout, &cr, !strcmp(co.output, "yaml"));
-        }
-        rc = ks_cli_output_close(&co, cout, "simulate") ? 0 : 2;
-        if (fail_on_pending && (cr.side[0].unschedulable || cr.side[1].unschedulable)) rc = 3;
-        ks_compare_result_free(&cr);
-        goto out;
+    if (!strcmp(o, "html")) c->so.explain = true;
+    if (c->compare_path && (!strcmp(o, "trace") || c->replay_path)) {
+        fprintf(stderr, "ksched simulate: --compare does not go with -o trace or --replay\n");
+        return KS_EXIT_BAD_INPUT;
     }
-    if (replay_path) {
-        rc = ks_replay_run(stdout, cluster, cfg, ks_default_registry(), replay_path, &err) ? 0 : 2;
-        if (rc) fprintf(stderr, "ksched simulate: %s\n", err);
-        goto out;
-    }
-    if (trace) {
-        so.deterministic = true;
-        rc = ks_trace_run(stdout, cluster, cfg, ks_default_registry(), &so, &err) ? 0 : 2;
-        if (rc) fprintf(stderr, "ksched simulate: %s\n", err);
-        goto out;
-    }
+    return -1;
+}
 
-    /* The page's fixes: `why --all` on the cluster as given (before the
-     * simulation below changes it). It simulates the cluster once per
-     * candidate change, so "auto" runs it only where that is quick. */
-    if (html && strcmp(fixes, "never") != 0) {
-        size_t pending = 0;
-        for (uint32_t i = 0; i < cluster->pods.n; i++) pending += ks_sim_is_pending(cfg, cluster->pods.v[i]);
-        if (!strcmp(fixes, "always") || pending * cluster->nodes.n <= WHY_AUTO_LIMIT) {
-            ks_why_options wo = {.all = true, .sim = so};
-            wo.sim.explain = false;
-            char *werr = NULL;
-            have_why = ks_why(cluster, cfg, ks_default_registry(), &wo, &why, &werr);
-            if (!have_why) why_skipped = ks_xasprintf("ksched why failed: %s", werr ? werr : "");
-            free(werr);
-        } else {
-            why_skipped = ks_xasprintf("%zu pending pods on %u nodes is above the automatic limit of %u pod-nodes "
-                                       "(--fixes always computes them; ksched why NAMESPACE/NAME asks for one pod)",
-                                       pending, cluster->nodes.n, WHY_AUTO_LIMIT);
-        }
-    }
+static bool write_metrics(const char *path) {
+    ks_strbuf b;
+    ks_sb_init(&b);
+    ks_metrics_write(ks_sm()->reg, &b);
+    FILE *f = fopen(path, "w");
+    bool ok = f && fwrite(ks_sb_str(&b), 1, b.len, f) == b.len;
+    if (f && fclose(f) != 0) ok = false;
+    if (!ok) fprintf(stderr, "ksched simulate: cannot write %s\n", path);
+    ks_sb_free(&b);
+    return ok;
+}
 
-    if (plugin_timing) ks_fwm_set_sampling(100, 1);
-    ks_sim_result res;
-    if (!ks_simulate(cluster, cfg, ks_default_registry(), &so, &res, &err)) {
+static ks_report_inputs report_inputs(const sim_cmd *c) {
+    return (ks_report_inputs){.command = "simulate", .argc = c->argc, .argv = c->argv, .paths = c->paths,
+                              .npaths = c->npaths, .config_path = c->co.config_path, .seed = c->so.seed,
+                              .deterministic = c->so.deterministic};
+}
+
+/* The page's fixes: `why --all` on the cluster as given (before the
+ * simulation changes it). It simulates the cluster once per candidate
+ * change, so "auto" runs it only where that is quick. true when *why is
+ * filled; else *skipped may say why not (malloc'd). */
+static bool page_fixes(sim_cmd *c, ks_cluster *cluster, const ks_config *cfg, ks_why_result *why, char **skipped) {
+    if (strcmp(c->co.output, "html") || !strcmp(c->fixes, "never")) return false;
+    size_t pending = 0;
+    for (uint32_t i = 0; i < cluster->pods.n; i++) pending += ks_sim_is_pending(cfg, cluster->pods.v[i]);
+    if (strcmp(c->fixes, "always") && pending * cluster->nodes.n > WHY_AUTO_LIMIT) {
+        *skipped = ks_xasprintf("%zu pending pods on %u nodes is above the automatic limit of %u pod-nodes "
+                                "(--fixes always computes them; ksched why NAMESPACE/NAME asks for one pod)",
+                                pending, cluster->nodes.n, WHY_AUTO_LIMIT);
+        return false;
+    }
+    ks_why_options wo = {.all = true, .sim = c->so};
+    wo.sim.explain = false;
+    char *werr = NULL;
+    bool ok = ks_why(cluster, cfg, ks_default_registry(), &wo, why, &werr);
+    if (!ok) *skipped = ks_xasprintf("ksched why failed: %s", werr ? werr : "");
+    free(werr);
+    return ok;
+}
+
+/* --compare: the same cluster under the configuration in that file (B). */
+static int compare(sim_cmd *c, ks_cluster *cluster, const ks_config *cfg) {
+    ks_config *cfg_b = ks_cli_load_config(c->compare_path, ks_default_registry());
+    if (!cfg_b) return KS_EXIT_BAD_INPUT;
+    ks_compare_result cr;
+    char *err = NULL;
+    int rc = KS_EXIT_BAD_INPUT;
+    if (!ks_compare(cluster, cfg, c->co.config_path ? c->co.config_path : "defaults", cfg_b, c->compare_path,
+                    ks_default_registry(), &c->so, &cr, &err)) {
         fprintf(stderr, "ksched simulate: %s\n", err);
-        goto out;
+        free(err);
+    } else {
+        FILE *out = ks_cli_output_open(&c->co, "simulate");
+        if (out) {
+            if (!strcmp(c->co.output, "html")) {
+                ks_report_inputs in = report_inputs(c);
+                ks_report_html_compare(out, cluster, &cr, c->compare_path, &in);
+            } else if (!strcmp(c->co.output, "table")) {
+                ks_compare_report_table(out, &cr);
+            } else {
+                ks_compare_report_json(out, &cr, !strcmp(c->co.output, "yaml"));
+            }
+            rc = ks_cli_output_close(&c->co, out, "simulate") ? KS_EXIT_OK : KS_EXIT_BAD_INPUT;
+            if (c->fail_on_pending && (cr.side[0].unschedulable || cr.side[1].unschedulable)) rc = 3;
+        }
+        ks_compare_result_free(&cr);
     }
-    FILE *out = ks_cli_output_open(&co, "simulate");
-    if (!out) {
-        ks_sim_result_free(&res);
-        goto out;
-    }
-    if (html) {
-        ks_report_inputs in = {.command = "simulate", .argc = argc, .argv = argv, .paths = paths,
-                               .npaths = npaths, .config_path = co.config_path, .seed = so.seed,
-                               .deterministic = so.deterministic};
+    ks_config_free(cfg_b);
+    return rc;
+}
+
+/* The answer in the format asked for; false when it could not be written. */
+static bool write_result(sim_cmd *c, const ks_sim_result *res, const ks_why_result *why, const char *why_skipped) {
+    FILE *out = ks_cli_output_open(&c->co, "simulate");
+    if (!out) return false;
+    if (!strcmp(c->co.output, "html")) {
+        ks_report_inputs in = report_inputs(c);
         int64_t t0 = ks_monotonic_ns();
         clock_t c0 = clock();
-        ks_report_html_simulate(out, &res, have_why ? &why : NULL, why_skipped, &in);
+        ks_report_html_simulate(out, res, why, why_skipped, &in);
         ks_infof(1, "wrote the page (%ld bytes) in %.3f s (%.3f s of CPU)", out == stdout ? -1L : ftell(out),
                  (double)(ks_monotonic_ns() - t0) / 1e9, (double)(clock() - c0) / CLOCKS_PER_SEC);
-    } else if (!strcmp(co.output, "table")) {
-        ks_report_table(out, &res, so.explain);
+    } else if (!strcmp(c->co.output, "table")) {
+        ks_report_table(out, res, c->so.explain);
     } else {
-        ks_report_list(out, &res, so.explain, !strcmp(co.output, "yaml"));
+        ks_report_list(out, res, c->so.explain, !strcmp(c->co.output, "yaml"));
     }
-    if (!ks_cli_output_close(&co, out, "simulate")) {
+    return ks_cli_output_close(&c->co, out, "simulate");
+}
+
+/* The simulation proper and its report. */
+static int simulate(sim_cmd *c, ks_cluster *cluster, const ks_config *cfg) {
+    char *err = NULL, *why_skipped = NULL;
+    ks_why_result why;
+    bool have_why = page_fixes(c, cluster, cfg, &why, &why_skipped);
+    if (c->plugin_timing) ks_fwm_set_sampling(100, 1);
+    ks_sim_result res;
+    bool ok = ks_simulate(cluster, cfg, ks_default_registry(), &c->so, &res, &err);
+    if (!ok) fprintf(stderr, "ksched simulate: %s\n", err);
+    free(err);
+    if (ok && !write_result(c, &res, have_why ? &why : NULL, why_skipped)) {
         ks_sim_result_free(&res);
-        goto out;
+        ok = false;
     }
-    ks_infof(1, "simulated %u pending pods, %llu attempts, %.3f s of simulated time, %.3f s wall",
-             res.npods, (unsigned long long)res.attempts, (double)(res.end_ns - res.start_ns) / 1e9,
-             res.wall_seconds);
-    rc = 0;
-    if (plugin_timing) {
+    if (have_why) ks_why_result_free(&why);
+    free(why_skipped);
+    if (!ok) return KS_EXIT_BAD_INPUT;
+    ks_infof(1, "simulated %u pending pods, %llu attempts, %.3f s of simulated time, %.3f s wall", res.npods,
+             (unsigned long long)res.attempts, (double)(res.end_ns - res.start_ns) / 1e9, res.wall_seconds);
+    int rc = KS_EXIT_OK;
+    if (c->plugin_timing) {
         ks_strbuf b;
         ks_sb_init(&b);
         ks_plugin_timing_report(&b, false);
         fputs(ks_sb_str(&b), stderr);
         ks_sb_free(&b);
     }
-    if (metrics_file) {
-        ks_strbuf b;
-        ks_sb_init(&b);
-        ks_metrics_write(ks_sm()->reg, &b);
-        FILE *f = fopen(metrics_file, "w");
-        if (!f || fwrite(ks_sb_str(&b), 1, b.len, f) != b.len) {
-            fprintf(stderr, "ksched simulate: cannot write %s\n", metrics_file);
-            rc = 2;
-        }
-        if (f && fclose(f) != 0) rc = 2;
-        ks_sb_free(&b);
-    }
-    if (fail_on_pending) {
+    if (c->metrics_file && !write_metrics(c->metrics_file)) rc = KS_EXIT_BAD_INPUT;
+    if (c->fail_on_pending)
         for (uint32_t i = 0; i < res.npods; i++)
             if (res.pods[i].state != KS_SIM_SCHEDULED) rc = 3;
-    }
     ks_sim_result_free(&res);
-    goto out;
+    return rc;
+}
 
-usage_error:
-    fprintf(stderr, "ksched simulate: %s\n", err ? err : "missing value");
-    usage(stderr);
-out:
+static int run(sim_cmd *c) {
+    ks_config *cfg = ks_cli_common_setup(&c->co, "simulate");
+    if (!cfg) return KS_EXIT_BAD_INPUT;
+    ks_cluster *cluster = ks_cli_live_cluster(&c->live, c->paths, c->npaths, "simulate");
+    int rc = KS_EXIT_BAD_INPUT;
+    char *err = NULL;
+    if (!cluster) {
+        /* errors printed */
+    } else if (c->compare_path) {
+        rc = compare(c, cluster, cfg);
+    } else if (c->replay_path) {
+        rc = ks_replay_run(stdout, cluster, cfg, ks_default_registry(), c->replay_path, &err) ? 0 : 2;
+    } else if (!strcmp(c->co.output, "trace")) {
+        c->so.deterministic = true;
+        rc = ks_trace_run(stdout, cluster, cfg, ks_default_registry(), &c->so, &err) ? 0 : 2;
+    } else {
+        rc = simulate(c, cluster, cfg);
+    }
+    if (err) fprintf(stderr, "ksched simulate: %s\n", err);
     free(err);
-    free(paths);
-    ks_cli_common_free(&co);
-    ks_cli_live_free(&live);
     if (cluster) ks_cluster_free(cluster);
-    if (cfg) ks_config_free(cfg);
-    if (cfg_b) ks_config_free(cfg_b);
-    if (have_why) ks_why_result_free(&why);
-    free(why_skipped);
+    ks_config_free(cfg);
+    return rc;
+}
+
+int cmd_simulate(int argc, char **argv) {
+    sim_cmd c = {.argc = argc,
+                 .argv = argv,
+                 .co = {.output = "table"},
+                 .fixes = "auto",
+                 .paths = calloc((size_t)argc, sizeof(char *)),
+                 .so = {.seed = 1, .percentage_of_nodes_to_score = -1}};
+    int rc = parse(&c, argc, argv);
+    if (rc < 0) rc = run(&c);
+    free(c.paths);
+    ks_cli_common_free(&c.co);
+    ks_cli_live_free(&c.live);
     return rc;
 }

@@ -2,6 +2,7 @@
  * reads from a live cluster and write it as manifests that simulate and
  * capacity read back (see docs/simulate.md). */
 #include "cmd/commands.h"
+#include "cmd/flags.h"
 #include "cmd/common.h"
 #include "cmd/live.h"
 #include "util/log.h"
@@ -10,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void usage(FILE *f) {
+static void usage(FILE *f, const void *arg) {
     fputs("usage: ksched snapshot --kubeconfig FILE -o DIR [options]\n"
           "       ksched snapshot PATH... -o DIR [what-ifs]\n"
           "\n"
@@ -26,72 +27,66 @@ static void usage(FILE *f) {
           f);
 }
 
-int cmd_snapshot(int argc, char **argv) {
-    ks_cli_live live = {0};
-    const char **paths = calloc((size_t)argc, sizeof(char *));
-    size_t npaths = 0;
-    const char **gates = calloc((size_t)argc, sizeof(char *));
-    size_t ngates = 0;
-    const char *dir = NULL;
+typedef struct snapshot_cmd {
+    ks_cli_live live;
+    const char **paths;
+    size_t npaths;
+    const char **gates; /* --feature-gates: DRADeviceTaints lists the DeviceTaintRules */
+    size_t ngates;
+    const char *dir;
+} snapshot_cmd;
+
+static bool add_gate(void *dst, const char *v) {
+    snapshot_cmd *c = dst;
+    c->gates[c->ngates++] = v;
+    return true;
+}
+
+static int parse(snapshot_cmd *c, int argc, char **argv) {
+    const ks_flag flags[] = {KS_STRING_FLAG("o", &c->dir), KS_STRING_FLAG("output", &c->dir),
+                             KS_FN_FLAG("feature-gates", c, add_gate)};
+    const ks_flag_group groups[] = {ks_flags_live(&c->live)};
+    ks_cmd_line cl = {.cmd = "snapshot", .usage = usage, .flags = flags, .nflags = KS_FLAGS_N(flags),
+                      .groups = groups, .ngroups = KS_FLAGS_N(groups), .args = c->paths, .nargs = &c->npaths};
+    int rc = ks_cmd_line_parse(&cl, argc, argv);
+    if (rc >= 0) return rc;
+    bool live = ks_cli_live_is_live(&c->live);
+    if (!c->dir || (!c->npaths && !live) || (c->npaths && live)) {
+        fprintf(stderr, "ksched snapshot: need -o DIR and either --kubeconfig or PATHs\n");
+        usage(stderr, NULL);
+        return KS_EXIT_BAD_INPUT;
+    }
+    return -1;
+}
+
+static int run(snapshot_cmd *c) {
     char *err = NULL;
-    int rc = KS_EXIT_BAD_INPUT;
+    int rc = KS_EXIT_FAIL;
     ks_kube_snapshot s;
     ks_kube_snapshot_init(&s);
-    for (int i = 1; i < argc; i++) {
-        const char *val = NULL;
-        int r = ks_cli_live_parse(&live, argc, argv, &i, &err);
-        if (r < 0) goto usage_error;
-        if (r > 0) continue;
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            rc = 0;
-            goto out;
-        } else if (ks_cli_value(argc, argv, &i, "o", &val, &err) || ks_cli_value(argc, argv, &i, "output", &val, &err)) {
-            if (!val) goto usage_error;
-            dir = val;
-        } else if (ks_cli_value(argc, argv, &i, "feature-gates", &val, &err)) {
-            /* DRADeviceTaints lists the DeviceTaintRules */
-            if (!val) goto usage_error;
-            gates[ngates++] = val;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            fprintf(stderr, "ksched snapshot: unknown option %s\n", a);
-            usage(stderr);
-            goto out;
-        } else {
-            paths[npaths++] = a;
-        }
-    }
-    if (!dir || (!npaths && !ks_cli_live_is_live(&live)) || (npaths && ks_cli_live_is_live(&live))) {
-        fprintf(stderr, "ksched snapshot: need -o DIR and either --kubeconfig or PATHs\n");
-        usage(stderr);
-        goto out;
-    }
-    if (!ks_feature_gates_apply(gates, ngates, &err)) {
+    if (!ks_feature_gates_apply(c->gates, c->ngates, &err)) {
         fprintf(stderr, "ksched snapshot: %s\n", err);
-        goto out;
-    }
-    if (!ks_cli_live_snapshot(&live, paths, npaths, &s, "snapshot")) {
-        rc = KS_EXIT_FAIL;
-        goto out;
-    }
-    if (!ks_kube_snapshot_write(&s, dir, &err)) {
+        rc = KS_EXIT_BAD_INPUT;
+    } else if (!ks_cli_live_snapshot(&c->live, c->paths, c->npaths, &s, "snapshot")) {
+        /* printed */
+    } else if (!ks_kube_snapshot_write(&s, c->dir, &err)) {
         fprintf(stderr, "ksched snapshot: %s\n", err);
-        rc = KS_EXIT_FAIL;
-        goto out;
+    } else {
+        fprintf(stderr, "ksched snapshot: wrote %zu nodes and %zu pods to %s\n",
+                ks_kube_snapshot_count(&s, "18-nodes.json"), ks_kube_snapshot_count(&s, "19-pods.json"), c->dir);
+        rc = KS_EXIT_OK;
     }
-    fprintf(stderr, "ksched snapshot: wrote %zu nodes and %zu pods to %s\n", ks_kube_snapshot_count(&s, "18-nodes.json"),
-            ks_kube_snapshot_count(&s, "19-pods.json"), dir);
-    rc = 0;
-    goto out;
-usage_error:
-    fprintf(stderr, "ksched snapshot: %s\n", err ? err : "missing value");
-    usage(stderr);
-out:
     free(err);
-    free(paths);
-    free(gates);
     ks_kube_snapshot_free(&s);
-    ks_cli_live_free(&live);
+    return rc;
+}
+
+int cmd_snapshot(int argc, char **argv) {
+    snapshot_cmd c = {.paths = calloc((size_t)argc, sizeof(char *)), .gates = calloc((size_t)argc, sizeof(char *))};
+    int rc = parse(&c, argc, argv);
+    if (rc < 0) rc = run(&c);
+    free(c.paths);
+    free(c.gates);
+    ks_cli_live_free(&c.live);
     return rc;
 }

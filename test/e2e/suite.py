@@ -2376,6 +2376,60 @@ def replay_case(c, snap, cfg, order, r):
     return False, "pod not in the simulation"
 
 
+def test_shadow_gang_dra(c):
+    """`ksched run --shadow` with a Coscheduling profile (and DRA, on by
+    default) watches PodGroups and the DRA kinds as `ksched run` does: its
+    caches hold them, and a gang another scheduler binds (here: the test,
+    through pods/binding) is found feasible, which it cannot be when the
+    shadow does not see its PodGroup."""
+    if not os.access(KSCHED, os.X_OK):
+        raise Skip(f"{KSCHED} not built")
+    so = os.path.join(ROOT, "build", "release", "plugins", "Coscheduling.so")
+    if not os.path.exists(so):
+        raise Skip(f"{so} not built")
+    install_podgroup_crd(c)
+    create_nodes(c, [node(f"n{i}", cpu="2") for i in range(3)])
+    c.post("/apis/scheduling.x-k8s.io/v1alpha1/namespaces/default/podgroups",
+           {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+            "metadata": {"name": "g"}, "spec": {"minMember": 2}})
+    prof = profile(percentageOfNodesToScore=100,
+                   plugins={"multiPoint": {"enabled": [{"name": "Coscheduling"}],
+                                           "disabled": [{"name": "PrioritySort"}]}})
+    sh_cfg = Sched(c, [prof], name="shadow", plugins=[so])
+    report = os.path.join(c.dir, "shadow-report.jsonl")
+    shadow = c.spawn("shadow", shadow_cmd(sh_cfg.config, report) + ["--plugin", so])
+    wait_log(c, "shadow", "shadow: caches synced", 60, shadow)
+    with open(os.path.join(c.dir, "shadow.log"), errors="replace") as f:
+        log = f.read()
+    for kind in ("PodGroup", "ResourceClaim", "ResourceSlice", "DeviceClass"):
+        check(f'"Caches populated" type="{kind}"' in log, f"the shadow does not watch {kind}")
+    members = []
+    for i in range(2):
+        p = pod(f"g-{i}", "ksched", cpu="500m")
+        p["metadata"]["labels"] = {"scheduling.x-k8s.io/pod-group": "g"}
+        members.append(p)
+    create_pods(c, members)
+    time.sleep(1)  # both pending before the first binding: the gang is whole
+    for i, p in enumerate(members):
+        name = p["metadata"]["name"]
+        c.post(f"/api/v1/namespaces/default/pods/{name}/binding",
+               {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name, "namespace": "default"},
+                "target": {"apiVersion": "v1", "kind": "Node", "name": f"n{i}"}})
+
+    def rows():
+        try:
+            with open(report) as f:
+                return [json.loads(line) for line in f if line.strip()]
+        except OSError:
+            return []
+    wait_for(lambda: len(rows()) >= 2, 60, "the shadow reports both members", step=0.5)
+    shadow.send_signal(signal.SIGTERM)
+    shadow.wait(timeout=30)
+    check(shadow.returncode == 0, f"shadow exited {shadow.returncode}")
+    for r in rows():
+        check(r["agreement"] in ("same-top", "feasible"), f"gang member judged {r['agreement']}: {json.dumps(r)}")
+
+
 def shadow_test(workload):
     def fn(c):
         shadow_run(c, workload)
@@ -2659,6 +2713,7 @@ TESTS = [
     ("scale", test_scale, True),
     ("snapshot_whatif", test_snapshot_whatif, True),
     ("replay_audit", test_replay_audit, True),
+    ("shadow_gang_dra", test_shadow_gang_dra, True),
 ] + [(f"shadow_{w}", shadow_test(w), True) for w in SHADOW_WORKLOADS]
 
 
