@@ -20,18 +20,57 @@ static void print_why(FILE *out, const char *label, const char *own, const char 
     fputc('\n', out);
 }
 
+/* Pods listed in the table; -o json has every one. */
+#define KS_COMPARE_TABLE_PODS 50
+
+/* Per side, how often each plugin had the largest weighted delta in
+ * favour of the chosen node: which plugins made the configurations
+ * decide differently. */
+static void print_deciders(FILE *out, const ks_compare_result *r) {
+    for (int k = 0; k < 2; k++) {
+        const char *names[64];
+        uint32_t counts[64], n = 0, filtered = 0;
+        for (uint32_t i = 0; i < r->nmoved; i++) {
+            const ks_compare_side_why *w = &r->moved[i].why[k];
+            if (!w->other_scored) {
+                filtered++;
+                continue;
+            }
+            /* deltas are sorted by |delta|: the first positive one decided */
+            const char *top = NULL;
+            for (uint32_t j = 0; j < w->ndeltas && !top; j++)
+                if (w->deltas[j].delta > 0) top = w->deltas[j].plugin;
+            if (!top) top = "(tie)";
+            uint32_t q = 0;
+            while (q < n && strcmp(names[q], top) != 0) q++;
+            if (q == n && n < 64) {
+                names[n] = top;
+                counts[n++] = 0;
+            }
+            if (q < n) counts[q]++;
+        }
+        fprintf(out, "  under %s, the largest delta for the chosen node came from:", k ? "B" : "A");
+        for (uint32_t q = 0; q < n; q++) fprintf(out, "%s %s %u", q ? "," : "", names[q], counts[q]);
+        if (filtered) fprintf(out, "%s other node filtered or not scored %u", n ? "," : "", filtered);
+        fputc('\n', out);
+    }
+}
+
 void ks_compare_report_table(FILE *out, const ks_compare_result *r) {
     const char *la = r->side[0].label, *lb = r->side[1].label;
     fprintf(out, "A: %s\nB: %s\n%u pod(s) to place: %u placed differently, %u scheduled under one only\n", la, lb,
             r->npending, r->nmoved, r->none_side);
     if (r->nmoved) {
         fprintf(out, "\nPlaced differently (weighted score deltas: the chosen node minus the other one):\n");
-        for (uint32_t i = 0; i < r->nmoved; i++) {
+        for (uint32_t i = 0; i < r->nmoved && i < KS_COMPARE_TABLE_PODS; i++) {
             const ks_compare_pod *p = &r->moved[i];
             fprintf(out, "  %s: A %s, B %s\n", p->pod, p->node[0], p->node[1]);
             print_why(out, "A", p->node[0], p->node[1], &p->why[0]);
             print_why(out, "B", p->node[1], p->node[0], &p->why[1]);
         }
+        if (r->nmoved > KS_COMPARE_TABLE_PODS)
+            fprintf(out, "  ... and %u more (-o json lists them all)\n", r->nmoved - KS_COMPARE_TABLE_PODS);
+        print_deciders(out, r);
     }
     if (r->none_side) {
         fprintf(out, "\nScheduled under one configuration only:\n");
