@@ -14,6 +14,7 @@ import http.client
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -2592,6 +2593,44 @@ def test_snapshot_whatif(c):
            capacity_add2=cap2["replicas"], drained_pods=len(on_drained), drain_pending=len(d_pending))
     ref.check_alive()
 
+def test_why_live(c):
+    """`ksched why --kubeconfig` under the read-only identity, then its
+    verified fix applied with the very command it printed: kube-scheduler
+    v1.34.1 then binds the pod where why said it would land. w0 is tainted
+    (4 CPUs free), w1 has 2 CPUs and a 2-CPU pod; the pod asks for 2."""
+    if not os.access(KSCHED, os.X_OK):
+        raise Skip(f"{KSCHED} not built")
+    create_nodes(c, [node("w0", taints=[{"key": "dedicated", "value": "db", "effect": "NoSchedule"}]),
+                     node("w1", cpu="2")])
+    ref = Sched(c, [profile("default-scheduler")], name="kube-scheduler", impl="kube-scheduler").start()
+    create_pods(c, [rs_pod("fill", cpu="2")])
+    wait_settled(c, set(), 60, sched=ref)
+    create_pods(c, [pod("want", cpu="2")])
+    wait_settled(c, {"want"}, 60, sched=ref)
+    kc = readonly_kubeconfig(c)
+    res = ksched_json("why", "default/want", "--kubeconfig", kc, "-o", "json")
+    wp = res["pods"][0]
+    check(wp["state"] == "Unschedulable", f"why: state {wp['state']}")
+    reasons = {r["reason"]: r["nodes"] for r in wp["reasons"]}
+    check(reasons == {"node(s) had untolerated taint {dedicated: db}": 1, "Insufficient cpu": 1},
+          f"why: reasons {reasons}")
+    kinds = {f["changes"][0]["kind"]: f for f in wp["fixes"] if len(f["changes"]) == 1}
+    check("AddToleration" in kinds and "RemoveTaint" in kinds, f"why: fixes {sorted(kinds)}")
+    fix = kinds["RemoveTaint"]
+    check(fix["node"] == "w0" and fix["changes"][0]["name"] == "w0", f"why: taint fix {fix}")
+    # apply it as printed
+    cmd = shlex.split(fix["changes"][0]["command"])
+    check(cmd[0] == "kubectl", f"why: command {cmd}")
+    kubectl(c, *cmd[1:])
+    wait_for(lambda: any(q["metadata"]["name"] == "want" and q["spec"].get("nodeName") for q in list_pods(c)),
+             60, "want bound after the fix")
+    got = {q["metadata"]["name"]: q["spec"].get("nodeName") for q in list_pods(c)}
+    check(got["want"] == fix["node"], f"kube-scheduler bound want to {got['want']}, why said {fix['node']}")
+    check(got["fill"] == "w1", f"fill moved to {got['fill']}")
+    figure("why_live", fixes=len(wp["fixes"]), tried=wp["tried"])
+    ref.check_alive()
+
+
 # ---- replay: an audit log of kube-scheduler at work, replayed ------------
 
 REPLAY_AUDIT_POLICY = os.path.join(C.ROOT, "test", "e2e", "manifests", "replay-audit-policy.yaml")
@@ -2712,6 +2751,7 @@ TESTS = [
     ("soak", test_soak, True),
     ("scale", test_scale, True),
     ("snapshot_whatif", test_snapshot_whatif, True),
+    ("why_live", test_why_live, True),
     ("replay_audit", test_replay_audit, True),
     ("shadow_gang_dra", test_shadow_gang_dra, True),
 ] + [(f"shadow_{w}", shadow_test(w), True) for w in SHADOW_WORKLOADS]
