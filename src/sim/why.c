@@ -1620,9 +1620,9 @@ static void diagnose(const ks_pod *p, const why_capture *cap, const ks_cluster *
 /* Why preemption did not make room, in words. */
 static char *preemption_words(const ks_pod *p, const why_capture *cap) {
     if (p->preemption_policy == KS_PREEMPT_NEVER)
-        return ks_xasprintf("the pod's preemptionPolicy is Never%s%s: it may not evict anything",
+        return ks_xasprintf("the pod's preemptionPolicy is Never%s%s%s: it may not evict anything",
                             p->priority_class ? " (priorityClassName " : "",
-                            p->priority_class ? ks_str(p->priority_class) : "");
+                            p->priority_class ? ks_str(p->priority_class) : "", p->priority_class ? ")" : "");
     if (cap->postfilter_msg)
         return ks_xasprintf("it cannot help (it may only evict pods of priority below %d, on a node where that makes "
                             "room): %s", ks_pod_priority(p), cap->postfilter_msg);
