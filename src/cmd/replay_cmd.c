@@ -7,6 +7,7 @@
 #include "sim/replay_input.h"
 #include "sim/compare.h"
 #include "sim/replay_report.h"
+#include "sim/report_html.h"
 #include "sim/simulate.h"
 #include "sim/timeline.h"
 #include "util/clock.h"
@@ -34,7 +35,8 @@ static void usage(FILE *f) {
           "  --compare FILE       also replay under FILE (B; --config is A) and print the\n"
           "                       decisions that differ, with per-plugin score deltas\n"
           "                       side by side (default: v1.34 defaults)\n"
-          "  -o, --output FORMAT  table (default) or json\n"
+          "  -o, --output FORMAT  table (default), json or html (one self-contained page: the\n"
+          "                       summary and charts of the series, configurations overlaid)\n"
           "  --output-file FILE   write the output there instead of to stdout\n"
           "  --pods FILE          per-pod records there (CSV, or JSON lines for .json/.jsonl;\n"
           "                       - for CSV on stdout) instead of the table\n"
@@ -270,9 +272,13 @@ int cmd_replay(int argc, char **argv) {
         free(perr);
         goto out;
     }
-    bool json = !strcmp(co.output, "json");
-    if (!json && strcmp(co.output, "table") != 0) {
-        fprintf(stderr, "ksched replay: unknown output format \"%s\" (table, json)\n", co.output);
+    bool json = !strcmp(co.output, "json"), html = !strcmp(co.output, "html");
+    if (!json && !html && strcmp(co.output, "table") != 0) {
+        fprintf(stderr, "ksched replay: unknown output format \"%s\" (table, json, html)\n", co.output);
+        goto out;
+    }
+    if (html && ((pods_path && !strcmp(pods_path, "-")) || (series_path && !strcmp(series_path, "-")))) {
+        fprintf(stderr, "ksched replay: -o html is one page: --pods and --series go to files with it\n");
         goto out;
     }
     if (!has_step) op.step = 300LL * KS_NS_PER_SEC;
@@ -379,7 +385,7 @@ int cmd_replay(int argc, char **argv) {
         }
         int64_t zero = t0 != INT64_MIN ? t0 : ks_sim_start_time(cluster);
         run_out ro = {.out = out,
-                      .pods = silent ? NULL : pods_f ? pods_f : (json ? NULL : out),
+                      .pods = silent ? NULL : pods_f ? pods_f : (json || html ? NULL : out),
                       .pods_how = pods_how,
                       .config_name = nruns > 1 && pods_f ? names[ri] : NULL,
                       .start = zero + op.from,
@@ -398,7 +404,7 @@ int cmd_replay(int argc, char **argv) {
             strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
             fprintf(out, "%s\"", ts);
             if (ro.json_pods) fputs(",\"pods\":[", out);
-        } else if (!pods_f) {
+        } else if (!pods_f && !html) {
             if (nruns > 1) fprintf(out, "%s== %s ==\n", ri ? "\n" : "", names[ri]);
             ro.table_header = true;
         }
@@ -414,7 +420,7 @@ int cmd_replay(int argc, char **argv) {
             .deterministic = deterministic,
             .start_ns = zero + op.from,
             .max_ns = bound,
-            .step_ns = (json || series_path) ? op.step : 0,
+            .step_ns = (json || html || series_path) ? op.step : 0,
             .pending_long_ns = op.pending_long,
             .on_record = on_record,
             .on_attempt = diff ? on_attempt : NULL,
@@ -502,6 +508,10 @@ int cmd_replay(int argc, char **argv) {
             free(ds);
         }
         fputs("}\n", out);
+    } else if (html) {
+        ks_report_inputs in = {.command = "replay", .argc = argc, .argv = argv, .paths = paths, .npaths = npaths,
+                               .config_path = co.config_path, .seed = seed, .deterministic = deterministic};
+        ks_report_html_replay(out, nruns, (const char *const *)names, rptr, op.pending_long, diff ? &cr : NULL, &in);
     } else {
         fputc('\n', out);
         ks_tl_summary_table(out, nruns, (const char *const *)names, rptr);

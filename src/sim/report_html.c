@@ -14,6 +14,7 @@
 #include "util/version.h"
 #include "util/xalloc.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -902,6 +903,14 @@ static void write_why(page *pg, const ks_why_result *r) {
     ks_sb_putc(b, '}');
 }
 
+/* A node by position, or by name when the page has no such node (a
+ * replay page has no cluster); -1 for none. */
+static void write_node_ref(page *pg, const char *name) {
+    int64_t pos = node_pos_name(pg, name);
+    if (pos < 0 && name) ks_pj_str(&pg->b, name);
+    else ks_pj_i64(&pg->b, pos);
+}
+
 static void write_compare_pods(page *pg, const ks_compare_pod *v, uint32_t n) {
     ks_strbuf *b = &pg->b;
     ks_sb_putc(b, '[');
@@ -916,9 +925,9 @@ static void write_compare_pods(page *pg, const ks_compare_pod *v, uint32_t n) {
         ks_sb_putc(b, ',');
         ks_pj_str(b, ks_sim_state_name(p->state[1]));
         ks_sb_puts(b, "],\"node\":[");
-        ks_pj_i64(b, node_pos_name(pg, p->node[0]));
+        write_node_ref(pg, p->node[0]);
         ks_sb_putc(b, ',');
-        ks_pj_i64(b, node_pos_name(pg, p->node[1]));
+        write_node_ref(pg, p->node[1]);
         ks_sb_puts(b, "],\"msg\":[");
         ks_pj_str(b, p->message[0]);
         ks_sb_putc(b, ',');
@@ -1133,5 +1142,169 @@ bool ks_report_html_capacity(FILE *out, const ks_cluster *cluster, const ks_pod 
     finish_data(&pg);
     bool ok = write_page(out, &pg, "ksched capacity");
     page_free(&pg);
+    return ok;
+}
+
+/* ---- replay ---- */
+
+/* Samples shown per series: past this, every k-th step is kept (levels
+ * as sampled, per-step counts summed over the k steps), so a week at one
+ * sample a minute is 2,520 points and the page stays small. */
+#define REPLAY_POINTS_MAX 4000u
+
+static void write_series_u32(ks_strbuf *b, const ks_tl_result *r, size_t stride, size_t off, bool sum) {
+    ks_sb_putc(b, '[');
+    for (size_t i = 0, n = 0; i < r->nsamples; i += stride, n++) {
+        int64_t v = 0;
+        size_t end = i + stride < r->nsamples ? i + stride : r->nsamples;
+        if (sum) {
+            for (size_t j = i; j < end; j++) v += *(const uint32_t *)((const char *)&r->samples[j] + off);
+        } else {
+            v = *(const uint32_t *)((const char *)&r->samples[end - 1] + off);
+        }
+        if (n) ks_sb_putc(b, ',');
+        ks_pj_i64(b, v);
+    }
+    ks_sb_putc(b, ']');
+}
+
+static void write_seconds(ks_strbuf *b, const char *key, int64_t ns) {
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.3f", (double)ns / 1e9);
+    ks_pj_key(b, key, false);
+    ks_sb_puts(b, buf);
+}
+
+static void write_replay_run(page *pg, const ks_tl_result *r, size_t stride) {
+    ks_strbuf *b = &pg->b;
+    const ks_tl_summary *s = &r->summary;
+    char t[48];
+    ks_sb_puts(b, "{\"summary\":{\"start\":");
+    ks_format_time(s->start, false, t, sizeof t);
+    ks_pj_str(b, t);
+    ks_pj_key(b, "end", false);
+    ks_format_time(s->end, false, t, sizeof t);
+    ks_pj_str(b, t);
+    struct { const char *k; uint64_t v; } counts[] = {
+        {"arrived", s->arrived}, {"scheduled", s->scheduled}, {"neverScheduled", s->never_scheduled},
+        {"preempted", s->preempted}, {"evicted", s->evicted}, {"finished", s->finished}, {"deleted", s->deleted},
+        {"attempts", s->attempts}, {"events", s->events}, {"recorded", s->recorded}, {"sameNode", s->same_node},
+        {"recordedInfeasible", s->recorded_infeasible},
+    };
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        ks_pj_key(b, counts[i].k, false);
+        ks_pj_i64(b, (int64_t)counts[i].v);
+    }
+    write_seconds(b, "p50", s->pending_p50);
+    write_seconds(b, "p90", s->pending_p90);
+    write_seconds(b, "p99", s->pending_p99);
+    write_seconds(b, "max", s->pending_max);
+    ks_pj_key(b, "exact", false);
+    ks_sb_puts(b, s->pending_exact ? "true" : "false");
+    ks_pj_key(b, "bounded", false);
+    ks_sb_puts(b, s->bounded ? "true" : "false");
+    ks_pj_key(b, "res", false);
+    ks_sb_putc(b, '[');
+    for (uint32_t k = 0; k < s->nres; k++) {
+        char buf[96];
+        if (k) ks_sb_putc(b, ',');
+        ks_sb_puts(b, "{\"name\":");
+        ks_pj_str(b, s->res_names[k]);
+        snprintf(buf, sizeof buf, ",\"peak\":%.4f,\"mean\":%.4f}", s->peak_alloc[k], s->mean_alloc[k]);
+        ks_sb_puts(b, buf);
+    }
+    ks_sb_puts(b, "]},\"series\":{\"t\":[");
+    int64_t t0 = r->nsamples ? r->samples[0].t : 0;
+    for (size_t i = 0, n = 0; i < r->nsamples; i += stride, n++) {
+        size_t last = i + stride < r->nsamples ? i + stride - 1 : r->nsamples - 1;
+        char buf[32];
+        snprintf(buf, sizeof buf, "%s%.0f", n ? "," : "", (double)(r->samples[last].t - t0) / 1e9);
+        ks_sb_puts(b, buf);
+    }
+    ks_sb_putc(b, ']');
+#define LEVEL(key, field)                                                                \
+    ks_pj_key(b, key, false);                                                            \
+    write_series_u32(b, r, stride, offsetof(ks_tl_sample, field), false)
+#define PER_STEP(key, field)                                                             \
+    ks_pj_key(b, key, false);                                                            \
+    write_series_u32(b, r, stride, offsetof(ks_tl_sample, field), true)
+    LEVEL("nodes", nodes);
+    LEVEL("schedulable", schedulable_nodes);
+    LEVEL("pending", pending);
+    LEVEL("pendingLong", pending_long);
+    LEVEL("running", running);
+    PER_STEP("arrived", arrived);
+    PER_STEP("scheduled", scheduled);
+    PER_STEP("evictions", evictions);
+    PER_STEP("preemptions", preemptions);
+#undef LEVEL
+#undef PER_STEP
+    /* allocation per resource in tenths of a percent */
+    ks_pj_key(b, "alloc", false);
+    ks_sb_putc(b, '[');
+    for (uint32_t k = 0; k < s->nres; k++) {
+        if (k) ks_sb_putc(b, ',');
+        ks_sb_putc(b, '[');
+        for (size_t i = 0, n = 0; i < r->nsamples; i += stride, n++) {
+            size_t last = i + stride < r->nsamples ? i + stride - 1 : r->nsamples - 1;
+            const ks_tl_sample *x = &r->samples[last];
+            if (n) ks_sb_putc(b, ',');
+            ks_pj_i64(b, x->allocatable[k] > 0 ? (int64_t)((double)x->allocated[k] * 1000.0 / (double)x->allocatable[k]) : 0);
+        }
+        ks_sb_putc(b, ']');
+    }
+    ks_sb_putc(b, ']');
+    ks_pj_key(b, "extra", false);
+    ks_sb_putc(b, '[');
+    for (uint32_t e = 0; e < r->nextra; e++) {
+        if (e) ks_sb_putc(b, ',');
+        ks_sb_putc(b, '[');
+        for (size_t i = 0, n = 0; i < r->nsamples; i += stride, n++) {
+            size_t last = i + stride < r->nsamples ? i + stride - 1 : r->nsamples - 1;
+            char buf[32];
+            snprintf(buf, sizeof buf, "%s%.4g", n ? "," : "", r->samples[last].extra ? r->samples[last].extra[e] : 0.0);
+            ks_sb_puts(b, buf);
+        }
+        ks_sb_putc(b, ']');
+    }
+    ks_sb_puts(b, "]}}");
+}
+
+bool ks_report_html_replay(FILE *out, size_t n, const char *const *names, const ks_tl_result *const *results,
+                           int64_t pending_long_ns, const ks_compare_result *diff, const ks_report_inputs *in) {
+    ks_cluster *empty = ks_cluster_new();
+    page pg;
+    page_init(&pg, empty);
+    ks_strbuf *b = &pg.b;
+    size_t most = 0;
+    for (size_t i = 0; i < n; i++)
+        if (results[i]->nsamples > most) most = results[i]->nsamples;
+    size_t stride = most > REPLAY_POINTS_MAX ? (most + REPLAY_POINTS_MAX - 1) / REPLAY_POINTS_MAX : 1;
+    ks_sb_puts(b, "{\"kind\":\"replay\",\"inputs\":");
+    write_inputs(&pg, in);
+    ks_pj_key(b, "replay", false);
+    ks_sb_puts(b, "{\"configs\":");
+    write_str_list(b, (char *const *)names, (uint32_t)n);
+    ks_pj_key(b, "stride", false);
+    ks_pj_i64(b, (int64_t)stride);
+    write_seconds(b, "pendingLong", pending_long_ns);
+    ks_pj_key(b, "extra", false);
+    write_str_list(b, n && results[0]->nextra ? (char *const *)results[0]->extra_names : NULL,
+                   n ? results[0]->nextra : 0);
+    ks_pj_key(b, "runs", false);
+    ks_sb_putc(b, '[');
+    for (size_t i = 0; i < n; i++) {
+        if (i) ks_sb_putc(b, ',');
+        write_replay_run(&pg, results[i], stride);
+    }
+    ks_sb_puts(b, "]}");
+    if (diff) {
+        ks_pj_key(b, "compare", false);
+        write_compare(&pg, diff);
+    }
+    finish_data(&pg);
+    bool ok = write_page(out, &pg, "ksched replay");
+    page_free(&pg);
+    ks_cluster_free(empty);
     return ok;
 }

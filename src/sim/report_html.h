@@ -9,6 +9,7 @@
 #include "sim/capacity.h"
 #include "sim/compare.h"
 #include "sim/simulate.h"
+#include "sim/timeline.h"
 #include "sim/why.h"
 
 #include <stdio.h>
@@ -42,5 +43,10 @@ bool ks_report_html_compare(FILE *out, const ks_cluster *cluster, const ks_compa
 /* cluster: the state after the replicas were placed. */
 bool ks_report_html_capacity(FILE *out, const ks_cluster *cluster, const ks_pod *tmpl,
                              const ks_capacity_result *r, const ks_report_inputs *in);
+/* The replay's summary and series, one run per configuration, overlaid;
+ * pending_long_ns: the "pending longer than" threshold of the series;
+ * diff: replay --compare's decisions that differ (NULL: none). */
+bool ks_report_html_replay(FILE *out, size_t n, const char *const *names, const ks_tl_result *const *results,
+                           int64_t pending_long_ns, const ks_compare_result *diff, const ks_report_inputs *in);
 
 #endif

@@ -414,6 +414,54 @@ def test_compare(ksched, b, out):
     b.screenshot(os.path.join(out, "compare.png"))
 
 
+# ---- replay ----
+
+def test_replay(ksched, b, out):
+    d = os.path.join(ROOT, "test/scenarios")
+    args = ["replay", os.path.join(d, "replay-fits-after-leave/cluster.yaml"), os.path.join(d, "replay-configs/trace.yaml"),
+            "--config", os.path.join(d, "replay-configs/least.yaml"), "--config", os.path.join(d, "replay-configs/most.yaml"),
+            "--tie-break", "name", "--step", "60s"]
+    page = os.path.join(out, "replay.html")
+    run([ksched] + args + ["-o", "html", "--output-file", page])
+    want = json.loads(run([ksched] + args + ["-o", "json"]).stdout)
+    b.open(url(page))
+    no_problems(b, "replay: load")
+    heads = b.eval("Array.from(document.querySelectorAll('#replay-summary thead th')).map(function (t) { return t.textContent; })")
+    check("replay: one column per configuration", heads[1:] == [r["config"] for r in want["runs"]], "%s" % heads)
+    got = b.eval("(function () { var o = {}; document.querySelectorAll('#replay-summary tbody tr').forEach(function (r) {"
+                 " o[r.cells[0].textContent] = Array.from(r.cells).slice(1).map(function (c) { return c.textContent; }); }); return o; })()")
+    for label, key in (("pods arrived", "arrived"), ("scheduled", "scheduled"), ("never scheduled", "neverScheduled"),
+                       ("scheduling attempts", "attempts"), ("evicted", "evicted")):
+        check("replay: summary %s as -o json" % label, got.get(label) == [str(r["summary"][key]) for r in want["runs"]],
+              "%s vs %s" % (got.get(label), [r["summary"][key] for r in want["runs"]]))
+    p90 = b.eval("JSON.parse(document.getElementById('ksched-data').textContent).replay.runs.map(function (r) { return r.summary.p90; })")
+    check("replay: pending-time p90 as -o json", p90 == [r["summary"]["pendingSeconds"]["p90"] for r in want["runs"]], str(p90))
+    lines = b.eval("Array.from(document.querySelectorAll('#chart-pending polyline')).map(function (p) { return p.getAttribute('points').split(' ').length; })")
+    check("replay: pending pods charted per configuration, every sample",
+          lines == [len(r["series"]) for r in want["runs"]], "%s vs %s" % (lines, [len(r["series"]) for r in want["runs"]]))
+    ys = b.eval("JSON.parse(document.getElementById('ksched-data').textContent).replay.runs.map(function (r) { return r.series.pending; })")
+    check("replay: pending series as -o json", ys == [[s["pending"] for s in r["series"]] for r in want["runs"]], str(ys))
+    charts = b.eval("document.querySelectorAll('svg.chart').length")
+    check("replay: allocation, pending, running, evictions and arrivals charted", charts >= 6, str(charts))
+    b.screenshot(os.path.join(out, "replay.png"))
+
+    # --compare: the decisions that differ, as -o json's decisionDiff
+    args = [x for x in args if x != os.path.join(d, "replay-configs/most.yaml")]
+    args[args.index("--config", args.index("--config") + 1)] = "--compare"
+    args.insert(args.index("--compare") + 1, os.path.join(d, "replay-configs/most.yaml"))
+    page = os.path.join(out, "replay-compare.html")
+    run([ksched] + args + ["-o", "html", "--output-file", page])
+    want = json.loads(run([ksched] + args + ["-o", "json"]).stdout)["decisionDiff"]
+    b.open(url(page))
+    no_problems(b, "replay --compare: load")
+    click(b, "button[data-tab=compare]")
+    moved = b.eval("Array.from(document.querySelectorAll('#moved tbody tr[data-pod]')).map(function (r) {"
+                   " return [r.getAttribute('data-pod'), r.cells[1].textContent, r.cells[2].textContent]; })")
+    wantm = sorted([m["pod"], m["a"]["node"], m["b"]["node"]] for m in want["moved"])
+    check("replay --compare: decisions that differ as -o json", want["moved"] and sorted(moved) == wantm,
+          "%s vs %s" % (moved, wantm))
+
+
 # ---- capacity ----
 
 def test_capacity(ksched, b, out):
@@ -526,7 +574,7 @@ def main():
     ksched = os.path.abspath(a.ksched)
     b = cdp.Browser(a.chromium)
     try:
-        for t in (test_simulate_demo, test_escaping, test_capacity, test_dra, test_why, test_compare):
+        for t in (test_simulate_demo, test_escaping, test_capacity, test_dra, test_why, test_compare, test_replay):
             try:
                 t(ksched, b, a.out)
             except Exception as e:  # a broken page must fail, not stop the others

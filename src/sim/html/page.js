@@ -13,7 +13,11 @@
   nodes.forEach(function (n, i) { n.i = i; });
 
   function str(i) { return (i === undefined || i === null || i < 0) ? '' : S[i]; }
-  function nodeName(i) { return (i === undefined || i === null || i < 0 || !nodes[i]) ? '' : nodes[i].n; }
+  /* a node by position in D.nodes; pages without a cluster (replay) name it */
+  function nodeName(i) {
+    if (typeof i === 'string') return i;
+    return (i === undefined || i === null || i < 0 || !nodes[i]) ? '' : nodes[i].n;
+  }
 
   /* h('td', {class: 'num'}, [child or text, ...]) */
   function h(tag, attrs, kids) {
@@ -541,6 +545,174 @@
     return sec;
   }
 
+  /* ---- replay: time series ---- */
+
+  var COLORS = ['#2463b3', '#d35400', '#27ae60', '#8e44ad', '#c0392b', '#16a085', '#7f8c8d', '#f1c40f'];
+
+  function fmtDuration(sec) {
+    if (sec < 120) return sec.toFixed(sec < 10 ? 1 : 0) + 's';
+    if (sec < 7200) return (sec / 60).toFixed(0) + 'm';
+    if (sec < 172800) return (sec / 3600).toFixed(1) + 'h';
+    return (sec / 86400).toFixed(1) + 'd';
+  }
+
+  /* One SVG line chart: x in seconds from the start, one line per series
+   * (the configurations overlaid on the same axes). */
+  function lineChart(id, title, xs, series, yfmt, integer) {
+    var NS = 'http://www.w3.org/2000/svg', W = 1000, H = 200, L = 60, R = 10, T = 10, B = 24;
+    function el(tag, attrs, text) {
+      var e = document.createElementNS(NS, tag);
+      Object.keys(attrs).forEach(function (k) { e.setAttribute(k, attrs[k]); });
+      if (text !== undefined) e.textContent = text;
+      return e;
+    }
+    var ymax = 0;
+    series.forEach(function (s) { s.ys.forEach(function (y) { if (y > ymax) ymax = y; }); });
+    /* a round top: 1, 2, 2.5 or 5 x 10^k; for counts a multiple of 4, so
+     * each of the 4 ticks is a whole number */
+    if (integer) {
+      ymax = 4 * Math.max(1, Math.ceil(ymax / 4));
+    } else {
+      if (ymax <= 0) ymax = 1;
+      var mag = Math.pow(10, Math.floor(Math.log(ymax) / Math.LN10));
+      ymax = [1, 2, 2.5, 5, 10].map(function (f) { return f * mag; }).filter(function (v) { return v >= ymax - 1e-9; })[0];
+    }
+    var xmax = xs.length ? xs[xs.length - 1] : 1;
+    if (xmax <= 0) xmax = 1;
+    function X(x) { return L + (W - L - R) * x / xmax; }
+    function Y(y) { return T + (H - T - B) * (1 - y / ymax); }
+    var svg = el('svg', {width: W, height: H, id: id, class: 'chart', viewBox: '0 0 ' + W + ' ' + H});
+    for (var i = 0; i <= 4; i++) {
+      var yv = ymax * i / 4, yy = Y(yv);
+      svg.appendChild(el('line', {x1: L, x2: W - R, y1: yy, y2: yy, stroke: '#e3e7ec'}));
+      svg.appendChild(el('text', {x: L - 4, y: yy + 4, 'text-anchor': 'end', 'font-size': 10, fill: '#5f6b7a'}, yfmt(yv)));
+      var xv = xmax * i / 4;
+      svg.appendChild(el('text', {x: X(xv), y: H - 6, 'text-anchor': i === 0 ? 'start' : i === 4 ? 'end' : 'middle', 'font-size': 10, fill: '#5f6b7a'}, '+' + fmtDuration(xv)));
+    }
+    series.forEach(function (s, k) {
+      var pts = s.ys.map(function (y, j) { return X(xs[j]).toFixed(1) + ',' + Y(y).toFixed(1); }).join(' ');
+      var line = el('polyline', {points: pts, fill: 'none', stroke: COLORS[k % COLORS.length], 'stroke-width': 1.5, 'data-series': s.name});
+      line.appendChild(el('title', {}, s.name));
+      svg.appendChild(line);
+    });
+    var cursor = el('line', {x1: 0, x2: 0, y1: T, y2: H - B, stroke: '#999', visibility: 'hidden'});
+    svg.appendChild(cursor);
+    var readout = h('div', {class: 'muted readout', text: '\u00a0'});
+    svg.addEventListener('mousemove', function (ev) {
+      var r = svg.getBoundingClientRect(), x = (ev.clientX - r.left) * W / r.width;
+      var t = (x - L) / (W - L - R) * xmax, j = 0;
+      while (j + 1 < xs.length && xs[j + 1] <= t) j++;
+      cursor.setAttribute('x1', X(xs[j] || 0)); cursor.setAttribute('x2', X(xs[j] || 0));
+      cursor.setAttribute('visibility', 'visible');
+      readout.textContent = '+' + fmtDuration(xs[j] || 0) + ': ' + series.map(function (s) { return s.name + ' ' + yfmt(s.ys[j] || 0); }).join(', ');
+    });
+    var legend = h('div', {class: 'legend'}, series.map(function (s, k) {
+      return [h('i', {style: 'background:' + COLORS[k % COLORS.length]}), ' ' + s.name + ' \u00a0'];
+    }));
+    return h('div', {class: 'chart-box'}, [h('h3', {text: title}), legend, svg, readout]);
+  }
+
+  function replaySection() {
+    var R = D.replay, runs = R.runs, names = R.configs;
+    var sec = h('section', {id: 'replay'});
+    var rows = [
+      ['pods arrived', function (s) { return s.arrived; }], ['scheduled', function (s) { return s.scheduled; }],
+      ['never scheduled', function (s) { return s.neverScheduled; }], ['preempted', function (s) { return s.preempted; }],
+      ['evicted', function (s) { return s.evicted; }], ['finished', function (s) { return s.finished; }],
+      ['deleted', function (s) { return s.deleted; }], ['scheduling attempts', function (s) { return s.attempts; }],
+      ['pending time p50', function (s) { return fmtDuration(s.p50); }], ['pending time p90', function (s) { return fmtDuration(s.p90); }],
+      ['pending time p99', function (s) { return fmtDuration(s.p99); }], ['pending time max', function (s) { return fmtDuration(s.max); }]
+    ];
+    (runs[0] ? runs[0].summary.res : []).forEach(function (r, k) {
+      rows.push([r.name + ' allocation, peak', function (s) { return s.res[k] ? (s.res[k].peak * 100).toFixed(1) + '%' : ''; }]);
+      rows.push([r.name + ' allocation, time-weighted mean', function (s) { return s.res[k] ? (s.res[k].mean * 100).toFixed(1) + '%' : ''; }]);
+    });
+    if (runs.some(function (r) { return r.summary.recorded; })) {
+      rows.push(['recorded bindings (audit log)', function (s) { return s.recorded; }]);
+      rows.push(['same node as recorded', function (s) { return s.sameNode; }]);
+      rows.push(['recorded node infeasible for ksched', function (s) { return s.recordedInfeasible; }]);
+    }
+    add(sec, [h('h2', {text: 'Summary'}), h('table', {id: 'replay-summary'}, [
+      h('thead', null, h('tr', null, [h('th')].concat(names.map(function (n) { return h('th', {class: 'num', text: n}); })))),
+      h('tbody', null, rows.map(function (row) {
+        return h('tr', null, [h('td', {text: row[0]})].concat(runs.map(function (r) { return h('td', {class: 'num', text: String(row[1](r.summary))}); })));
+      }))])]);
+    function over(key, title, fmtY, label) {
+      var base = runs[0] ? runs[0].series : null;
+      if (!base || !base.t.length) return null;
+      var ser = [];
+      runs.forEach(function (r, i) {
+        (Array.isArray(key) ? key : [key]).forEach(function (k) {
+          var ys = typeof k === 'function' ? k(r.series) : r.series[k];
+          if (ys) ser.push({name: names[i] + (Array.isArray(key) ? ' ' + (label[k] || k) : ''), ys: ys});
+        });
+      });
+      if (typeof key === 'function' && !ser.some(function (x) { return x.ys.some(function (y) { return y > 0; }); })) return null;
+      return lineChart('chart-' + (Array.isArray(key) ? key.join('-') : typeof key === 'function' ? title.replace(/\W+/g, '-') : key), title, base.t, ser, fmtY, fmtY === count);
+    }
+    var count = function (v) { return String(Math.round(v)); };
+    var pctf = function (v) { return (v < 10 && v !== Math.round(v) ? v.toFixed(1) : v.toFixed(0)) + '%'; };
+    add(sec, h('h2', {text: 'Over time' + (R.stride > 1 ? ' (every ' + R.stride + ' samples shown)' : '')}));
+    (runs[0] ? runs[0].summary.res : []).forEach(function (r, k) {
+      add(sec, over(function (s) { return s.alloc[k].map(function (v) { return v / 10; }); }, r.name + ' allocation (requested / allocatable)', pctf));
+    });
+    add(sec, [over('pending', 'pending pods', count), over('pendingLong', 'pods pending longer than ' + fmtDuration(R.pendingLong || 0), count),
+      over('running', 'running pods', count), over(['evictions', 'preemptions'], 'evictions and preemptions per step', count, {evictions: 'evictions', preemptions: 'preemptions'}),
+      over(['arrived', 'scheduled'], 'pods arrived and scheduled per step', count, {arrived: 'arrived', scheduled: 'scheduled'}),
+      over('nodes', 'nodes', count)]);
+    (R.extra || []).forEach(function (name, k) {
+      add(sec, over(function (s) { return s.extra[k]; }, name, function (v) { return v.toFixed(2); }));
+    });
+    return sec;
+  }
+
+  /* ---- compare: two configurations, decision by decision ---- */
+
+  function hasNode(x) { return typeof x === 'string' || x >= 0; }
+
+  function compareSection() {
+    var C = D.compare, A = C.sides[0], B = C.sides[1];
+    var metric = function (label, key) { return h('tr', null, [h('td', {text: label}), h('td', {class: 'num', text: A[key]}), h('td', {class: 'num', text: B[key]})]); };
+    var cs = h('section', {id: 'compare'}, [
+      h('h2', {text: 'Side by side'}),
+      h('table', {id: 'compare-sides'}, [h('thead', null, h('tr', null, [h('th'), h('th', {class: 'num', text: 'A: ' + A.label}), h('th', {class: 'num', text: 'B: ' + B.label})])),
+        h('tbody', null, [metric('scheduled', 'scheduled'), metric('unschedulable', 'unschedulable'), metric('gated', 'gated'),
+          metric('preempted', 'preempted'), metric('nodes used', 'nodesUsed'), metric('attempts', 'attempts')].concat(
+          C.resources.map(function (r) {
+            return h('tr', null, [h('td', {text: r.name + ' allocation, mean \u00b1 sd over nodes'}),
+              h('td', {class: 'num', text: r.mean[0].toFixed(1) + '% \u00b1 ' + r.sd[0].toFixed(1)}),
+              h('td', {class: 'num', text: r.mean[1].toFixed(1) + '% \u00b1 ' + r.sd[1].toFixed(1)})]);
+          })))])]);
+    var whyCell = function (w, own, other) {
+      if (!w) return '';
+      if (!w.otherScored) return h('span', {class: 'msg', text: other + ': ' + (w.otherVerdict || 'not evaluated')});
+      return h('span', {class: 'msg', text: own + ' by ' + w.total + ': ' + w.deltas.map(function (d) {
+        return str(d[0]) + ' ' + (d[1] > 0 ? '+' : '') + d[1]; }).join(', ')});
+    };
+    var mt = new Table({id: 'moved', rows: C.moved, sort: 0,
+      columns: [{label: 'Pod', key: function (m) { return m.pod; }, cell: function (m) { return m.pod; }},
+        {label: 'A node', key: function (m) { return nodeName(m.node[0]); }, cell: function (m) { return nodeName(m.node[0]); }},
+        {label: 'B node', key: function (m) { return nodeName(m.node[1]); }, cell: function (m) { return nodeName(m.node[1]); }},
+        {label: 'why A (weighted score deltas, A\u2019s node \u2212 B\u2019s)', cell: function (m) { return whyCell(m.why[0], nodeName(m.node[0]), nodeName(m.node[1])); }},
+        {label: 'why B (B\u2019s node \u2212 A\u2019s)', cell: function (m) { return whyCell(m.why[1], nodeName(m.node[1]), nodeName(m.node[0])); }}],
+      filter: function (m, text) { return (m.pod + ' ' + nodeName(m.node[0]) + ' ' + nodeName(m.node[1])).toLowerCase().indexOf(text) >= 0; },
+      rowAttrs: function (m) { return {'data-pod': m.pod}; }});
+    mt.render();
+    var mf = h('input', {type: 'search', id: 'moved-filter', placeholder: 'filter pods or nodes'});
+    mf.addEventListener('input', function () { mt.setFilter(mf.value); });
+    add(cs, [h('h2', {text: C.moved.length + ' pods placed differently'}), h('div', {class: 'controls'}, mf), mt.el]);
+    var ot = new Table({id: 'one-side', rows: C.oneSide, sort: 0,
+      columns: [{label: 'Pod', key: function (m) { return m.pod; }, cell: function (m) { return m.pod; }},
+        {label: 'A', key: function (m) { return m.s[0]; }, cell: function (m) { return [h('span', {class: 'state ' + m.s[0], text: m.s[0]}), hasNode(m.node[0]) ? ' on ' + nodeName(m.node[0]) : '']; }},
+        {label: 'B', key: function (m) { return m.s[1]; }, cell: function (m) { return [h('span', {class: 'state ' + m.s[1], text: m.s[1]}), hasNode(m.node[1]) ? ' on ' + nodeName(m.node[1]) : '']; }},
+        {label: 'Why not', cell: function (m) { return h('span', {class: 'msg', text: m.msg[0] || m.msg[1] || ''}); }}],
+      filter: function (m, text) { return m.pod.toLowerCase().indexOf(text) >= 0; },
+      rowAttrs: function (m) { return {'data-pod': m.pod}; }});
+    ot.render();
+    add(cs, [h('h2', {text: C.oneSide.length + ' pods scheduled under one configuration only'}), ot.el]);
+    return cs;
+  }
+
   /* ---- inputs ---- */
 
   function inputsSection(extra) {
@@ -661,44 +833,7 @@
       add(header, [h('h1', {text: 'ksched simulate --compare'}), h('div', {class: 'summary', id: 'summary', text:
         C.pending + ' pending pods under A = ' + A.label + ' and B = ' + B.label + ': ' + C.moved.length +
         ' placed on different nodes, ' + C.oneSide.length + ' scheduled under one only.'})]);
-      var metric = function (label, key) { return h('tr', null, [h('td', {text: label}), h('td', {class: 'num', text: A[key]}), h('td', {class: 'num', text: B[key]})]); };
-      var cs = h('section', {id: 'compare'}, [
-        h('h2', {text: 'Side by side'}),
-        h('table', {id: 'compare-sides'}, [h('thead', null, h('tr', null, [h('th'), h('th', {class: 'num', text: 'A: ' + A.label}), h('th', {class: 'num', text: 'B: ' + B.label})])),
-          h('tbody', null, [metric('scheduled', 'scheduled'), metric('unschedulable', 'unschedulable'), metric('gated', 'gated'),
-            metric('preempted', 'preempted'), metric('nodes used', 'nodesUsed'), metric('attempts', 'attempts')].concat(
-            C.resources.map(function (r) {
-              return h('tr', null, [h('td', {text: r.name + ' allocation, mean \u00b1 sd over nodes'}),
-                h('td', {class: 'num', text: r.mean[0].toFixed(1) + '% \u00b1 ' + r.sd[0].toFixed(1)}),
-                h('td', {class: 'num', text: r.mean[1].toFixed(1) + '% \u00b1 ' + r.sd[1].toFixed(1)})]);
-            })))])]);
-      var whyCell = function (w, own, other) {
-        if (!w) return '';
-        if (!w.otherScored) return h('span', {class: 'msg', text: other + ': ' + (w.otherVerdict || 'not evaluated')});
-        return h('span', {class: 'msg', text: own + ' by ' + w.total + ': ' + w.deltas.map(function (d) {
-          return str(d[0]) + ' ' + (d[1] > 0 ? '+' : '') + d[1]; }).join(', ')});
-      };
-      var mt = new Table({id: 'moved', rows: C.moved, sort: 0,
-        columns: [{label: 'Pod', key: function (m) { return m.pod; }, cell: function (m) { return m.pod; }},
-          {label: 'A node', key: function (m) { return nodeName(m.node[0]); }, cell: function (m) { return nodeName(m.node[0]); }},
-          {label: 'B node', key: function (m) { return nodeName(m.node[1]); }, cell: function (m) { return nodeName(m.node[1]); }},
-          {label: 'why A (weighted score deltas, A\u2019s node \u2212 B\u2019s)', cell: function (m) { return whyCell(m.why[0], nodeName(m.node[0]), nodeName(m.node[1])); }},
-          {label: 'why B (B\u2019s node \u2212 A\u2019s)', cell: function (m) { return whyCell(m.why[1], nodeName(m.node[1]), nodeName(m.node[0])); }}],
-        filter: function (m, text) { return (m.pod + ' ' + nodeName(m.node[0]) + ' ' + nodeName(m.node[1])).toLowerCase().indexOf(text) >= 0; },
-        rowAttrs: function (m) { return {'data-pod': m.pod}; }});
-      mt.render();
-      var mf = h('input', {type: 'search', id: 'moved-filter', placeholder: 'filter pods or nodes'});
-      mf.addEventListener('input', function () { mt.setFilter(mf.value); });
-      add(cs, [h('h2', {text: C.moved.length + ' pods placed differently'}), h('div', {class: 'controls'}, mf), mt.el]);
-      var ot = new Table({id: 'one-side', rows: C.oneSide, sort: 0,
-        columns: [{label: 'Pod', key: function (m) { return m.pod; }, cell: function (m) { return m.pod; }},
-          {label: 'A', key: function (m) { return m.s[0]; }, cell: function (m) { return [h('span', {class: 'state ' + m.s[0], text: m.s[0]}), m.node[0] >= 0 ? ' on ' + nodeName(m.node[0]) : '']; }},
-          {label: 'B', key: function (m) { return m.s[1]; }, cell: function (m) { return [h('span', {class: 'state ' + m.s[1], text: m.s[1]}), m.node[1] >= 0 ? ' on ' + nodeName(m.node[1]) : '']; }},
-          {label: 'Why not', cell: function (m) { return h('span', {class: 'msg', text: m.msg[0] || m.msg[1] || ''}); }}],
-        filter: function (m, text) { return m.pod.toLowerCase().indexOf(text) >= 0; },
-        rowAttrs: function (m) { return {'data-pod': m.pod}; }});
-      ot.render();
-      add(cs, [h('h2', {text: C.oneSide.length + ' pods scheduled under one configuration only'}), ot.el]);
+      var cs = compareSection();
       tabs.addTab('compare', 'Comparison', cs);
       tabs.addTab('cluster', 'Cluster', clusterSection());
       var extra = [['configuration B', D.inputs && D.compareConfig]];
@@ -706,6 +841,15 @@
       if (D.compareConfigText) add(inp, [h('h3', {text: D.compareConfig + ' (B)'}), h('pre', {text: D.compareConfigText})]);
       tabs.addTab('inputs', 'Inputs', inp);
       first = 'compare';
+    } else if (D.kind === 'replay') {
+      document.title = 'ksched replay: ' + D.replay.configs.join(' vs ');
+      var s0 = D.replay.runs[0] ? D.replay.runs[0].summary : {};
+      add(header, [h('h1', {text: 'ksched replay'}), h('div', {class: 'summary', id: 'summary', text:
+        D.replay.configs.length + ' configuration(s): ' + D.replay.configs.join(', ') + '; simulated ' + s0.start + ' \u2192 ' + s0.end + '.'})]);
+      tabs.addTab('replay', 'Replay', replaySection());
+      if (D.compare) tabs.addTab('compare', 'Decisions that differ', compareSection());
+      tabs.addTab('inputs', 'Inputs', inputsSection());
+      first = 'replay';
     } else {
       add(header, h('h1', {text: 'ksched: unknown report kind ' + D.kind}));
     }
