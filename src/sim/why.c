@@ -1470,9 +1470,36 @@ static void explain_class(const ks_pod *p, const why_capture *cap, const ks_clus
                                              ks_str(rep->node->name), ks_str(kv->key), ks_str(v)));
         }
         if (p->has_required_node_affinity && p->required_node_affinity.nterms &&
-            !ks_node_selector_matches(&p->required_node_affinity, &rep->node->labels, rep->node->name))
-            class_detail(c, ks_xasprintf("none of the %u required node affinity term(s) matches %s's labels",
-                                         p->required_node_affinity.nterms, ks_str(rep->node->name)));
+            !ks_node_selector_matches(&p->required_node_affinity, &rep->node->labels, rep->node->name)) {
+            /* each term's first requirement the node fails */
+            for (uint32_t ti = 0; ti < p->required_node_affinity.nterms; ti++) {
+                const ks_node_selector_term *term = &p->required_node_affinity.terms[ti];
+                for (uint32_t j = 0; j < term->nexpr; j++) {
+                    const ks_requirement *r = &term->exprs[j];
+                    if (ks_requirement_matches(r, &rep->node->labels)) continue;
+                    static const char *const ops[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
+                    char vals[256];
+                    size_t o = 0;
+                    vals[0] = '\0';
+                    for (uint32_t k = 0; k < r->nvalues && o < sizeof(vals); k++)
+                        o += (size_t)snprintf(vals + o, sizeof(vals) - o, "%s%s", k ? "," : "", ks_str(r->values[k]));
+                    if (r->op == KS_OP_GT || r->op == KS_OP_LT) snprintf(vals, sizeof(vals), "%lld", (long long)r->num);
+                    ks_id v;
+                    bool has = ks_labels_get(&rep->node->labels, r->key, &v);
+                    class_detail(c, ks_xasprintf("required node affinity term %u: %s %s%s%s%s: %s %s%s%s", ti,
+                                                 ks_str(r->key), ops[r->op], r->nvalues || r->op >= KS_OP_GT ? " [" : "",
+                                                 vals, r->nvalues || r->op >= KS_OP_GT ? "]" : "",
+                                                 ks_str(rep->node->name), has ? "has " : "has no ",
+                                                 has ? ks_str(r->key) : ks_str(r->key), has ? "=" : " label"));
+                    if (has) {
+                        char *d = c->details[c->ndetails - 1];
+                        c->details[c->ndetails - 1] = ks_xasprintf("%s%s", d, ks_str(v));
+                        free(d);
+                    }
+                    break;
+                }
+            }
+        }
     } else if (!strcmp(c->plugin, "NodeUnschedulable")) {
         class_detail(c, ks_xstrdup("spec.unschedulable is true (cordoned)"));
     } else if (!strcmp(c->plugin, "PodTopologySpread")) {
