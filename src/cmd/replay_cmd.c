@@ -86,11 +86,13 @@ typedef struct run_out {
     bool table_header;       /* the table's header is yet to print */
     ks_compare_collector *diff; /* --compare: each record, and the binding attempts */
     int side;
+    ks_report_waits *waits;  /* -o html: each bound pod's wait */
 } run_out;
 
 static void on_record(void *ctx, const ks_tl_record *r) {
     run_out *o = ctx;
     if (o->diff) ks_compare_collect_record(o->diff, o->side, r->name, r->node, r->state == KS_TL_PREEMPTED, r->attempts);
+    if (o->waits && r->scheduled >= 0) ks_report_waits_add(o->waits, r->scheduled, r->pending_ns);
     if (o->json_pods) {
         json_t *j = ks_tl_record_json(o->start, r);
         char *s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -196,6 +198,8 @@ int cmd_replay(int argc, char **argv) {
     const char **manifests = NULL, **openb_nodes = NULL;
     size_t nman = 0, nobn = 0;
     ks_tl_result *results = NULL;
+    ks_report_waits *waits = NULL;
+    size_t nwaits = 0;
     const ks_tl_result **rptr = NULL;
     char **names = NULL;
     FILE *pods_f = NULL, *series_f = NULL, *out = NULL;
@@ -365,6 +369,8 @@ int cmd_replay(int argc, char **argv) {
     if (pods_f) ks_tl_record_header(pods_f, pods_how, nruns > 1);
 
     results = ks_xcalloc(nruns, sizeof(*results));
+    nwaits = nruns;
+    waits = ks_xcalloc(nwaits, sizeof(*waits));
     rptr = ks_xcalloc(nruns, sizeof(*rptr));
     if (json) fputs("{\"apiVersion\":\"ksched/v1alpha1\",\"kind\":\"ReplayReport\",\"runs\":[", out);
     /* --compare: one more run of A, silent, reads A's score deltas
@@ -392,6 +398,7 @@ int cmd_replay(int argc, char **argv) {
                       .json_pods = json && !pods_f && !silent,
                       .first_pod = true,
                       .diff = diff,
+                      .waits = html && !silent ? &waits[ri] : NULL,
                       .side = silent ? 0 : (int)ri};
         if (diff) ks_compare_collector_capture(diff, silent ? 0 : ri == 1 ? 1 : -1, !silent);
         if (silent) {
@@ -511,7 +518,8 @@ int cmd_replay(int argc, char **argv) {
     } else if (html) {
         ks_report_inputs in = {.command = "replay", .argc = argc, .argv = argv, .paths = paths, .npaths = npaths,
                                .config_path = co.config_path, .seed = seed, .deterministic = deterministic};
-        ks_report_html_replay(out, nruns, (const char *const *)names, rptr, op.pending_long, diff ? &cr : NULL, &in);
+        ks_report_html_replay(out, nruns, (const char *const *)names, rptr, waits, op.pending_long,
+                              diff ? &cr : NULL, &in);
     } else {
         fputc('\n', out);
         ks_tl_summary_table(out, nruns, (const char *const *)names, rptr);
@@ -572,6 +580,8 @@ out:
     if (results)
         for (size_t i = 0; i < (nconfigs ? nconfigs : 1); i++) free(results[i].samples);
     free(results);
+    for (size_t i = 0; i < nwaits; i++) ks_report_waits_free(&waits[i]);
+    free(waits);
     free(rptr);
     if (names)
         for (size_t i = 0; i < (nconfigs ? nconfigs : 1); i++) free(names[i]);

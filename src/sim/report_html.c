@@ -1175,7 +1175,80 @@ static void write_seconds(ks_strbuf *b, const char *key, int64_t ns) {
     ks_sb_puts(b, buf);
 }
 
-static void write_replay_run(page *pg, const ks_tl_result *r, size_t stride) {
+void ks_report_waits_add(ks_report_waits *w, int64_t at, int64_t pending_ns) {
+    if (w->n == w->cap) {
+        w->cap = w->cap ? w->cap * 2 : 256;
+        w->at = ks_xrealloc(w->at, w->cap * sizeof(int64_t));
+        w->pending = ks_xrealloc(w->pending, w->cap * sizeof(int64_t));
+    }
+    w->at[w->n] = at;
+    w->pending[w->n++] = pending_ns;
+}
+
+void ks_report_waits_free(ks_report_waits *w) {
+    free(w->at);
+    free(w->pending);
+    memset(w, 0, sizeof(*w));
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+typedef struct wait_pair {
+    int64_t at, pending;
+} wait_pair;
+
+static int cmp_wait_at(const void *a, const void *b) {
+    const wait_pair *x = a, *y = b;
+    return (x->at > y->at) - (x->at < y->at);
+}
+
+/* Per drawn sample: p50, p90, p99 (nearest rank, seconds) of the pending
+ * time of the pods first bound since the previous drawn sample; null when
+ * none was. [[p50...], [p90...], [p99...]]. */
+static void write_wait_percentiles(ks_strbuf *b, const ks_tl_result *r, size_t stride, const ks_report_waits *w) {
+    wait_pair *v = ks_xcalloc(w->n ? w->n : 1, sizeof(wait_pair));
+    for (size_t i = 0; i < w->n; i++) v[i] = (wait_pair){w->at[i], w->pending[i]};
+    if (w->n > 1) qsort(v, w->n, sizeof(wait_pair), cmp_wait_at);
+    int64_t *bucket = ks_xcalloc(w->n ? w->n : 1, sizeof(int64_t));
+    static const int pcts[3] = {50, 90, 99};
+    ks_strbuf out[3];
+    for (int q = 0; q < 3; q++) ks_sb_init(&out[q]);
+    size_t k = 0;
+    for (size_t i = 0, n = 0; i < r->nsamples; i += stride, n++) {
+        size_t last = i + stride < r->nsamples ? i + stride - 1 : r->nsamples - 1;
+        int64_t edge = r->samples[last].t;
+        size_t nb = 0;
+        while (k < w->n && v[k].at <= edge) bucket[nb++] = v[k++].pending;
+        if (nb > 1) qsort(bucket, nb, sizeof(int64_t), cmp_i64);
+        for (int q = 0; q < 3; q++) {
+            if (n) ks_sb_putc(&out[q], ',');
+            if (!nb) {
+                ks_sb_puts(&out[q], "null");
+                continue;
+            }
+            size_t rank = (nb * (size_t)pcts[q] + 99) / 100;
+            char buf[32];
+            snprintf(buf, sizeof buf, "%.3f", (double)bucket[rank ? rank - 1 : 0] / 1e9);
+            ks_sb_puts(&out[q], buf);
+        }
+    }
+    ks_sb_putc(b, '[');
+    for (int q = 0; q < 3; q++) {
+        if (q) ks_sb_putc(b, ',');
+        ks_sb_putc(b, '[');
+        ks_sb_puts(b, ks_sb_str(&out[q]));
+        ks_sb_putc(b, ']');
+        ks_sb_free(&out[q]);
+    }
+    ks_sb_putc(b, ']');
+    free(bucket);
+    free(v);
+}
+
+static void write_replay_run(page *pg, const ks_tl_result *r, size_t stride, const ks_report_waits *waits) {
     ks_strbuf *b = &pg->b;
     const ks_tl_summary *s = &r->summary;
     char t[48];
@@ -1254,6 +1327,10 @@ static void write_replay_run(page *pg, const ks_tl_result *r, size_t stride) {
         ks_sb_putc(b, ']');
     }
     ks_sb_putc(b, ']');
+    if (waits) {
+        ks_pj_key(b, "wait", false);
+        write_wait_percentiles(b, r, stride, waits);
+    }
     ks_pj_key(b, "extra", false);
     ks_sb_putc(b, '[');
     for (uint32_t e = 0; e < r->nextra; e++) {
@@ -1271,7 +1348,8 @@ static void write_replay_run(page *pg, const ks_tl_result *r, size_t stride) {
 }
 
 bool ks_report_html_replay(FILE *out, size_t n, const char *const *names, const ks_tl_result *const *results,
-                           int64_t pending_long_ns, const ks_compare_result *diff, const ks_report_inputs *in) {
+                           const ks_report_waits *waits, int64_t pending_long_ns, const ks_compare_result *diff,
+                           const ks_report_inputs *in) {
     ks_cluster *empty = ks_cluster_new();
     page pg;
     page_init(&pg, empty);
@@ -1295,7 +1373,7 @@ bool ks_report_html_replay(FILE *out, size_t n, const char *const *names, const 
     ks_sb_putc(b, '[');
     for (size_t i = 0; i < n; i++) {
         if (i) ks_sb_putc(b, ',');
-        write_replay_run(&pg, results[i], stride);
+        write_replay_run(&pg, results[i], stride, waits ? &waits[i] : NULL);
     }
     ks_sb_puts(b, "]}");
     if (diff) {

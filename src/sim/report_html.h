@@ -43,10 +43,22 @@ bool ks_report_html_compare(FILE *out, const ks_cluster *cluster, const ks_compa
 /* cluster: the state after the replicas were placed. */
 bool ks_report_html_capacity(FILE *out, const ks_cluster *cluster, const ks_pod *tmpl,
                              const ks_capacity_result *r, const ks_report_inputs *in);
+/* How long each bound pod waited, by when it was bound: the replay page's
+ * pending-time percentiles over time (the series carry only counts). */
+typedef struct ks_report_waits {
+    int64_t *at;      /* first bound (unix ns) */
+    int64_t *pending; /* arrival to first bound (ns) */
+    size_t n, cap;
+} ks_report_waits;
+void ks_report_waits_add(ks_report_waits *w, int64_t at, int64_t pending_ns);
+void ks_report_waits_free(ks_report_waits *w);
+
 /* The replay's summary and series, one run per configuration, overlaid;
  * pending_long_ns: the "pending longer than" threshold of the series;
- * diff: replay --compare's decisions that differ (NULL: none). */
+ * waits: per run (NULL: no percentiles over time); diff: replay
+ * --compare's decisions that differ (NULL: none). */
 bool ks_report_html_replay(FILE *out, size_t n, const char *const *names, const ks_tl_result *const *results,
-                           int64_t pending_long_ns, const ks_compare_result *diff, const ks_report_inputs *in);
+                           const ks_report_waits *waits, int64_t pending_long_ns, const ks_compare_result *diff,
+                           const ks_report_inputs *in);
 
 #endif

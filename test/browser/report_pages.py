@@ -441,6 +441,13 @@ def test_replay(ksched, b, out):
           lines == [len(r["series"]) for r in want["runs"]], "%s vs %s" % (lines, [len(r["series"]) for r in want["runs"]]))
     ys = b.eval("JSON.parse(document.getElementById('ksched-data').textContent).replay.runs.map(function (r) { return r.series.pending; })")
     check("replay: pending series as -o json", ys == [[s["pending"] for s in r["series"]] for r in want["runs"]], str(ys))
+    worst = b.eval("JSON.parse(document.getElementById('ksched-data').textContent).replay.runs.map(function (r) {"
+                   " return Math.max.apply(null, r.series.wait[2].filter(function (x) { return x !== null; })); })")
+    check("replay: the longest wait in the pending-time percentiles is the summary's max",
+          worst == [r["summary"]["pendingSeconds"]["max"] for r in want["runs"]], str(worst))
+    lines = b.eval("Array.from(document.querySelectorAll('svg.chart')).filter(function (c) { return /pending-time/.test(c.id); })"
+                   ".map(function (c) { return c.querySelectorAll('polyline').length; })")
+    check("replay: pending-time p50/p90/p99 charted per configuration", lines == [3 * len(want["runs"])], str(lines))
     charts = b.eval("document.querySelectorAll('svg.chart').length")
     check("replay: allocation, pending, running, evictions and arrivals charted", charts >= 6, str(charts))
     b.screenshot(os.path.join(out, "replay.png"))

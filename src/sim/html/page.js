@@ -567,7 +567,7 @@
       return e;
     }
     var ymax = 0;
-    series.forEach(function (s) { s.ys.forEach(function (y) { if (y > ymax) ymax = y; }); });
+    series.forEach(function (s) { s.ys.forEach(function (y) { if (y !== null && y > ymax) ymax = y; }); });
     /* a round top: 1, 2, 2.5 or 5 x 10^k; for counts a multiple of 4, so
      * each of the 4 ticks is a whole number */
     if (integer) {
@@ -590,7 +590,9 @@
       svg.appendChild(el('text', {x: X(xv), y: H - 6, 'text-anchor': i === 0 ? 'start' : i === 4 ? 'end' : 'middle', 'font-size': 10, fill: '#5f6b7a'}, '+' + fmtDuration(xv)));
     }
     series.forEach(function (s, k) {
-      var pts = s.ys.map(function (y, j) { return X(xs[j]).toFixed(1) + ',' + Y(y).toFixed(1); }).join(' ');
+      /* null: no value at that sample (the line joins its neighbours) */
+      var pts = s.ys.map(function (y, j) { return y === null ? null : X(xs[j]).toFixed(1) + ',' + Y(y).toFixed(1); })
+        .filter(function (p) { return p !== null; }).join(' ');
       var line = el('polyline', {points: pts, fill: 'none', stroke: COLORS[k % COLORS.length], 'stroke-width': 1.5, 'data-series': s.name});
       line.appendChild(el('title', {}, s.name));
       svg.appendChild(line);
@@ -604,7 +606,8 @@
       while (j + 1 < xs.length && xs[j + 1] <= t) j++;
       cursor.setAttribute('x1', X(xs[j] || 0)); cursor.setAttribute('x2', X(xs[j] || 0));
       cursor.setAttribute('visibility', 'visible');
-      readout.textContent = '+' + fmtDuration(xs[j] || 0) + ': ' + series.map(function (s) { return s.name + ' ' + yfmt(s.ys[j] || 0); }).join(', ');
+      readout.textContent = '+' + fmtDuration(xs[j] || 0) + ': ' + series.map(function (s) {
+        return s.name + ' ' + (s.ys[j] === null || s.ys[j] === undefined ? '\u2013' : yfmt(s.ys[j])); }).join(', ');
     });
     var legend = h('div', {class: 'legend'}, series.map(function (s, k) {
       return [h('i', {style: 'background:' + COLORS[k % COLORS.length]}), ' ' + s.name + ' \u00a0'];
@@ -637,18 +640,24 @@
       h('tbody', null, rows.map(function (row) {
         return h('tr', null, [h('td', {text: row[0]})].concat(runs.map(function (r) { return h('td', {class: 'num', text: String(row[1](r.summary))}); })));
       }))])]);
+    /* key: a series name, a function of a run's series, or an array of
+     * either (several lines per configuration, named by label: an array
+     * parallel to key, or an object by name) */
     function over(key, title, fmtY, label) {
       var base = runs[0] ? runs[0].series : null;
       if (!base || !base.t.length) return null;
-      var ser = [];
+      var keys = Array.isArray(key) ? key : [key], ser = [];
       runs.forEach(function (r, i) {
-        (Array.isArray(key) ? key : [key]).forEach(function (k) {
+        keys.forEach(function (k, j) {
           var ys = typeof k === 'function' ? k(r.series) : r.series[k];
-          if (ys) ser.push({name: names[i] + (Array.isArray(key) ? ' ' + (label[k] || k) : ''), ys: ys});
+          var part = !Array.isArray(key) ? '' : ' ' + (Array.isArray(label) ? label[j] : (label && label[k]) || k);
+          if (ys) ser.push({name: names[i] + part, ys: ys});
         });
       });
-      if (typeof key === 'function' && !ser.some(function (x) { return x.ys.some(function (y) { return y > 0; }); })) return null;
-      return lineChart('chart-' + (Array.isArray(key) ? key.join('-') : typeof key === 'function' ? title.replace(/\W+/g, '-') : key), title, base.t, ser, fmtY, fmtY === count);
+      var computed = keys.some(function (k) { return typeof k === 'function'; });
+      if (computed && !ser.some(function (x) { return x.ys.some(function (y) { return y > 0; }); })) return null;
+      var id = 'chart-' + (computed ? title.replace(/\W+/g, '-') : keys.join('-'));
+      return lineChart(id, title, base.t, ser, fmtY, fmtY === count);
     }
     var count = function (v) { return String(Math.round(v)); };
     var pctf = function (v) { return (v < 10 && v !== Math.round(v) ? v.toFixed(1) : v.toFixed(0)) + '%'; };
@@ -656,6 +665,10 @@
     (runs[0] ? runs[0].summary.res : []).forEach(function (r, k) {
       add(sec, over(function (s) { return s.alloc[k].map(function (v) { return v / 10; }); }, r.name + ' allocation (requested / allocatable)', pctf));
     });
+    if (runs[0] && runs[0].series.wait) {
+      add(sec, over([0, 1, 2].map(function (q) { return function (s) { return s.wait[q]; }; }),
+        'pending time of the pods bound in each step (p50, p90, p99)', function (v) { return fmtDuration(v); }, ['p50', 'p90', 'p99']));
+    }
     add(sec, [over('pending', 'pending pods', count), over('pendingLong', 'pods pending longer than ' + fmtDuration(R.pendingLong || 0), count),
       over('running', 'running pods', count), over(['evictions', 'preemptions'], 'evictions and preemptions per step', count, {evictions: 'evictions', preemptions: 'preemptions'}),
       over(['arrived', 'scheduled'], 'pods arrived and scheduled per step', count, {arrived: 'arrived', scheduled: 'scheduled'}),
