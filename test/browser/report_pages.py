@@ -152,6 +152,15 @@ def test_simulate_demo(ksched, b, out):
     gfix = b.eval("Array.from(document.querySelectorAll('#pod-detail .why li.fix > strong')).map(function (e) { return e.textContent; })")
     check("simulate: the pod's fixes as ksched why finds them", wfix and gfix == ["; ".join(x) for x in wfix],
           "%s vs %s" % (gfix, wfix))
+    # the README's picture (docs/report-demo.png): the pods, then this pod's
+    # reasons and fixes, on a freshly opened page
+    b.open(url(page))
+    b.eval("location.hash = '#pod-%d'" % idx)
+    time.sleep(0.2)
+    b.eval("window.scrollTo(0, 0)")
+    bottom = b.eval("(function () { var w = document.querySelector('#pod-detail .why');"
+                    " return w ? w.getBoundingClientRect().bottom + window.scrollY : 1000; })()")
+    b.screenshot_clip(os.path.join(out, "report-demo.png"), 0, 0, 1100, min(1400, int(bottom) + 10))
     check("simulate: Filter verdicts for every node", frows == len(want_nodes), "%s rows" % frows)
     rej = b.eval("Array.from(" + last + ".querySelectorAll('tbody tr[data-node]'))"
                  ".filter(function (r) { return r.cells[1].textContent !== 'passed'; }).length")
@@ -184,13 +193,6 @@ def test_simulate_demo(ksched, b, out):
                      (b.eval("document.querySelector('#pod-detail table[id^=score-] tr.chosen').cells.length") - 1))
               == total[0], str(top))
         b.screenshot(os.path.join(out, "simulate-pod.png"))
-        # the README's picture (docs/report-demo.png): the pods and the top
-        # of this pod's detail, on a freshly opened page
-        b.open(url(page))
-        b.eval("location.hash = '#pod-%d'" % idx)
-        time.sleep(0.2)
-        b.eval("window.scrollTo(0, 0)")
-        b.screenshot_clip(os.path.join(out, "report-demo.png"), 0, 0, 1100, 1000)
         break
 
     # preemption: victim and preemptor link to each other
