@@ -140,7 +140,17 @@ typedef struct why_ctx {
     int64_t later_ts;        /* creationTimestamp for replacement pods */
     uint32_t runs;
     uint32_t budget;         /* runs left for the current pod */
+    /* Runs made in this answer, by the fix's changes: --all tries the
+     * same cluster change for several groups' pods, and one run answers
+     * for every pod (each run simulates all of them). */
+    struct cached_run *cache;
+    uint32_t ncache, cache_cap;
 } why_ctx;
+
+typedef struct cached_run {
+    char *sig;
+    ks_sim_result res;
+} cached_run;
 
 static void on_attempt(void *ctx, const ks_attempt_record *rec) {
     why_ctx *w = ctx;
@@ -446,6 +456,44 @@ static void keep_fix(ks_why_pod *wp, ks_why_fix *f) {
     fix_take(&wp->fixes[wp->nfixes++], f);
 }
 
+static int cmp_cstr(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+/* The fix's changes as one key, in a fixed order. */
+static char *fix_sig(const ks_why_fix *f) {
+    const char **v = ks_xcalloc(f->nchanges + 1, sizeof(char *));
+    size_t len = 1;
+    for (uint32_t i = 0; i < f->nchanges; i++) {
+        v[i] = f->changes[i].summary;
+        len += strlen(v[i]) + 1;
+    }
+    why_sort(v, f->nchanges, sizeof(char *), cmp_cstr);
+    char *s = ks_xcalloc(len, 1);
+    for (uint32_t i = 0; i < f->nchanges; i++) {
+        strcat(s, v[i]);
+        strcat(s, "\n");
+    }
+    free(v);
+    return s;
+}
+
+static const cached_run *cache_find(const why_ctx *w, const char *sig) {
+    for (uint32_t i = 0; i < w->ncache; i++)
+        if (!strcmp(w->cache[i].sig, sig)) return &w->cache[i];
+    return NULL;
+}
+
+static void cache_put(why_ctx *w, char *sig, ks_sim_result *res) {
+    KS_GROW(w->cache, w->cache_cap, (size_t)w->ncache + 1);
+    w->cache[w->ncache++] = (cached_run){sig, *res};
+    memset(res, 0, sizeof(*res));
+}
+
+static const ks_sim_pod *result_pod(const ks_sim_result *res, uint64_t key) {
+    for (uint32_t i = 0; i < res->npods; i++)
+        if (res->pods[i].input->key == key) return &res->pods[i];
+    return NULL;
+}
+
 static void verify(why_ctx *w, uint64_t target, cand_list *l, ks_why_pod *wp, failed_cand **failed, uint32_t *nfailed) {
     for (uint32_t i = 0; i < l->n; i++) {
         ks_why_fix *f = &l->v[i];
@@ -457,13 +505,32 @@ static void verify(why_ctx *w, uint64_t target, cand_list *l, ks_why_pod *wp, fa
             why_fix_free(f);
             continue;
         }
-        w->budget--;
         wp->tried++;
+        char *sig = fix_sig(f);
+        const cached_run *cr = cache_find(w, sig);
+        const ks_sim_pod *ct = cr ? result_pod(&cr->res, target) : NULL;
+        bool ct_ok = ct && ct->state == KS_SIM_SCHEDULED;
+        /* a run made for another pod answers, unless this one fails and
+         * the pair search needs what it saw */
+        if (cr && (ct_ok || !failed)) {
+            if (ct_ok) {
+                why_run view = {.res = cr->res, .target = ct};
+                f->node = ks_xstrdup(ct->node);
+                side_effects(w, f, &view, target);
+                keep_fix(wp, f);
+            } else {
+                why_fix_free(f);
+            }
+            free(sig);
+            continue;
+        }
+        w->budget--;
         why_run r;
         char *err = NULL;
         if (!simulate_fix(w, f, target, &r, &err)) {
             ks_infof(2, "why: %s: %s", f->changes[0].summary, err);
             free(err);
+            free(sig);
             why_fix_free(f);
             continue;
         }
@@ -478,12 +545,15 @@ static void verify(why_ctx *w, uint64_t target, cand_list *l, ks_why_pod *wp, fa
             fc->cap = r.cap;
             memset(&r.cap, 0, sizeof(r.cap));
             fc->final = r.c;
-            ks_sim_result_free(&r.res);
             r.c = NULL;
         } else {
             why_fix_free(f);
         }
-        run_free(&r);
+        if (!cr) cache_put(w, sig, &r.res);
+        else free(sig);
+        if (r.c) ks_cluster_free(r.c);
+        ks_sim_result_free(&r.res);
+        capture_clear(&r.cap);
     }
     free(l->v);
     memset(l, 0, sizeof(*l));
@@ -861,6 +931,11 @@ out:
         ks_sim_result_free(&w.base);
         ks_cluster_free(w.base_cluster);
     }
+    for (uint32_t i = 0; i < w.ncache; i++) {
+        free(w.cache[i].sig);
+        ks_sim_result_free(&w.cache[i].res);
+    }
+    free(w.cache);
     ks_map_free(&w.caps);
     ks_map_free(&w.base_index);
     ks_map_free(&w.base_victims);
