@@ -242,7 +242,13 @@ $(B)/bench/ksched_churn: bench/churn.c $(B)/libksched.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDOPT) -o $@ $< $(B)/libksched.a $(LIBS)
 
-bench-bin: $(B)/bench/ksched_bench $(B)/bench/ksched_churn
+# The GPU-sharing study (bench/gpu-study, docs/gpu-sharing.md): loads the
+# GpuShare plugin, so the library is exported to it as by ksched.
+$(B)/bench/gpu_study: bench/gpu_study.c $(B)/libksched.a $(B)/plugins/GpuShare.so
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDOPT) -rdynamic -o $@ $< -Wl,--whole-archive $(B)/libksched.a -Wl,--no-whole-archive $(LIBS)
+
+bench-bin: $(B)/bench/ksched_bench $(B)/bench/ksched_churn $(B)/bench/gpu_study
 
 bench: deps
 	@$(MAKE) -s --no-print-directory MODE=release build bench-bin

@@ -1,0 +1,1004 @@
+/* GPU sharing as open-gpu-share does it, and the six GPU-sharing score
+ * policies of "Beware of Fragmentation" (Weng et al., USENIX ATC '23),
+ * written from the paper's and its simulator's definitions
+ * (hkust-adsl/kubernetes-scheduler-simulator). See docs/gpu-sharing.md.
+ *
+ * One shared object registers seven plugins:
+ *
+ *   OpenGpuShare        PreFilter, Filter, Reserve, Unreserve: per-GPU fit
+ *                       (a 0.6 task needs one GPU with 0.6 free) and the
+ *                       choice of the GPU(s) at Reserve
+ *   RandomScore         one feasible node at random gets 100
+ *   DotProductScore     Tetris' dot product of free and requested CPU/GPU
+ *   GpuClusteringScore  keeps tasks of one GPU shape together
+ *   GpuPackingScore     shared GPUs first, then used nodes, then idle ones
+ *   BestFitScore        least free CPU/GPU left after placement
+ *   FGDScore            fragmentation gradient descent
+ *
+ * Requests and capacity use open-gpu-share's names, as the FGD simulator
+ * does: a pod's annotations (or, failing that, its extended resource
+ * requests) alibabacloud.com/gpu-count (GPUs) and alibabacloud.com/gpu-milli
+ * (thousandths of each GPU; 1000 for whole GPUs), alibabacloud.com/gpu-card-model
+ * ("V100M16|V100M32": the models it accepts); a node's capacity
+ * alibabacloud.com/gpu-count and its label alibabacloud.com/gpu-card-model.
+ *
+ * The GPUs a pod got are alibabacloud.com/gpu-index ("2-3") on the pod:
+ * pods that carry the annotation are counted on those GPUs; for the pods
+ * this plugin placed, Reserve records the choice in a table of the
+ * plugin's (by pod UID) that every later cycle reads, since plugin ABI 1
+ * has no call to write an annotation (docs/gpu-sharing.md).
+ *
+ * Threads: Filter and Score only read. PreFilter and PreScore (one at a
+ * time) bring the per-node GPU table up to date and compute the scores;
+ * Filter/Score recompute a node privately when its NodeInfo is not the
+ * one the table saw (preemption's what-if NodeInfos). */
+#define _POSIX_C_SOURCE 200809L /* strdup */
+#include <ksched/ksched.h>
+
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ANN_COUNT "alibabacloud.com/gpu-count"
+#define ANN_MILLI "alibabacloud.com/gpu-milli"
+#define ANN_MODEL "alibabacloud.com/gpu-card-model"
+#define ANN_INDEX "alibabacloud.com/gpu-index"
+#define MILLI 1000
+#define MAX_GPUS 16
+/* The normalisers of BestFit and DotProduct: the largest node of the
+ * simulator's clusters (128 cores, 8 GPUs). */
+#define MAX_SPEC_CPU 128000.0
+#define MAX_SPEC_GPU 8000
+
+/* ---- requests and node state ------------------------------------------- */
+
+typedef struct gpu_req {
+    int64_t cpu;      /* millicores */
+    int64_t milli;    /* per GPU, 1..1000; 0: no GPU */
+    int count;        /* GPUs */
+    const char *model; /* accepted models, "A|B"; NULL or "": any */
+} gpu_req;
+
+typedef struct gnode {
+    const char *name; /* ks_node_info_name's: interned, so compared by pointer */
+    uint64_t hash, fp;
+    int ngpu;
+    int32_t left[MAX_GPUS];
+    int64_t cpu_left;
+    const char *model; /* the node's label (owned by the node object) */
+    const ks_node *node_ref;
+    const ks_node_info *ni; /* the NodeInfo the last sync saw */
+    /* pods per GPU shape: [0] sharing one GPU, [k] k whole GPUs */
+    uint32_t shapes[MAX_GPUS + 1];
+    /* the last PreScore's verdict for this node */
+    uint64_t stamp;
+    int64_t score;
+    int gpu; /* FGD: the GPU a sharing pod would get, -1 none */
+} gnode;
+
+static int64_t parse_int(const char *s, int64_t dflt) {
+    if (!s || !*s) return dflt;
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    return end == s ? dflt : (int64_t)v;
+}
+
+/* What pod asks for. false when the request is malformed. A count
+ * without a share is whole GPUs; a share without a count is no GPU (as
+ * the simulator counts it). */
+static bool pod_request(const ks_pod *p, gpu_req *r) {
+    r->cpu = ks_pod_request(p, "cpu");
+    r->count = (int)parse_int(ks_pod_annotation(p, ANN_COUNT), ks_pod_request(p, ANN_COUNT));
+    r->milli = parse_int(ks_pod_annotation(p, ANN_MILLI), ks_pod_request(p, ANN_MILLI));
+    r->model = ks_pod_annotation(p, ANN_MODEL);
+    if (r->count < 0) return false;
+    if (r->count == 0) {
+        r->milli = 0;
+        return true;
+    }
+    if (r->milli <= 0) r->milli = MILLI;
+    return r->milli <= MILLI && r->count <= MAX_GPUS && (r->count == 1 || r->milli == MILLI);
+}
+
+static bool model_ok(const char *node_model, const char *want) {
+    if (!want || !*want) return true;
+    if (!node_model || !*node_model) return false;
+    size_t n = strlen(node_model);
+    bool any = false;
+    for (const char *s = want; *s;) {
+        const char *e = strchr(s, '|');
+        size_t len = e ? (size_t)(e - s) : strlen(s);
+        if (len) {
+            any = true;
+            if (len == n && !strncmp(s, node_model, n)) return true;
+        }
+        s += len + (e ? 1 : 0);
+    }
+    return !any;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v) {
+    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    h *= 0xff51afd7ed558ccdULL;
+    return h ^ (h >> 33);
+}
+
+static uint64_t str_hash(const char *s) {
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h ? h : 1;
+}
+
+/* Identifies a NodeInfo's content: pods are immutable, so the same
+ * pointers mean the same pods. */
+static uint64_t node_fp(const ks_node_info *ni) {
+    uint64_t h = mix(0, (uint64_t)(uintptr_t)ks_node_info_node(ni));
+    size_t n = ks_node_info_npods(ni);
+    h = mix(h, n);
+    for (size_t i = 0; i < n; i++) h = mix(h, (uint64_t)(uintptr_t)ks_node_info_pod(ni, i));
+    return h;
+}
+
+/* ---- the shared table: GPUs of each node, GPUs of each pod -------------- */
+
+typedef struct assign {
+    char *key;
+    uint8_t n;
+    uint8_t idx[MAX_GPUS];
+} assign;
+
+typedef struct gctx {
+    ks_handle *h;
+    int refs;
+    pthread_mutex_t mu; /* Reserve/Unreserve vs PreFilter across profiles */
+    gnode *nodes;       /* open addressing by name hash */
+    size_t ncap, nused;
+    assign *asg;        /* open addressing by key hash; key NULL empty, "" deleted */
+    size_t acap, aused;
+    uint64_t cycle;
+} gctx;
+
+static pthread_mutex_t ctx_mu = PTHREAD_MUTEX_INITIALIZER;
+static gctx **ctxs;
+static size_t nctxs;
+
+static gctx *ctx_get(ks_handle *h) {
+    pthread_mutex_lock(&ctx_mu);
+    gctx *c = NULL;
+    for (size_t i = 0; i < nctxs; i++)
+        if (ctxs[i]->h == h) c = ctxs[i];
+    if (!c) {
+        c = calloc(1, sizeof(*c));
+        c->h = h;
+        pthread_mutex_init(&c->mu, NULL);
+        gctx **nv = realloc(ctxs, (nctxs + 1) * sizeof(*ctxs));
+        if (nv) {
+            ctxs = nv;
+            ctxs[nctxs++] = c;
+        }
+    }
+    c->refs++;
+    pthread_mutex_unlock(&ctx_mu);
+    return c;
+}
+
+static void ctx_put(gctx *c) {
+    pthread_mutex_lock(&ctx_mu);
+    if (--c->refs == 0) {
+        for (size_t i = 0; i < nctxs; i++)
+            if (ctxs[i] == c) ctxs[i] = ctxs[--nctxs];
+        for (size_t i = 0; i < c->acap; i++)
+            if (c->asg[i].key && *c->asg[i].key) free(c->asg[i].key);
+        free(c->nodes);
+        free(c->asg);
+        pthread_mutex_destroy(&c->mu);
+        free(c);
+        if (!nctxs) {
+            free(ctxs);
+            ctxs = NULL;
+        }
+    }
+    pthread_mutex_unlock(&ctx_mu);
+}
+
+static const char *pod_key(const ks_pod *p, char *buf, size_t len) {
+    const char *uid = ks_pod_uid(p);
+    if (uid && *uid) return uid;
+    snprintf(buf, len, "%s/%s", ks_pod_namespace(p), ks_pod_name(p));
+    return buf;
+}
+
+static assign *asg_find(const gctx *c, const char *key) {
+    if (!c->acap) return NULL;
+    size_t m = c->acap - 1;
+    for (size_t i = str_hash(key) & m;; i = (i + 1) & m) {
+        assign *a = &c->asg[i];
+        if (!a->key) return NULL;
+        if (*a->key && !strcmp(a->key, key)) return a;
+    }
+}
+
+static void asg_put(gctx *c, const char *key, const uint8_t *idx, int n);
+
+static void asg_grow(gctx *c) {
+    assign *old = c->asg;
+    size_t ocap = c->acap;
+    c->acap = ocap ? ocap * 2 : 1024;
+    c->asg = calloc(c->acap, sizeof(*c->asg));
+    c->aused = 0;
+    for (size_t i = 0; i < ocap; i++) {
+        if (!old[i].key) continue;
+        if (*old[i].key) {
+            asg_put(c, old[i].key, old[i].idx, old[i].n);
+            free(old[i].key);
+        }
+    }
+    free(old);
+}
+
+static void asg_put(gctx *c, const char *key, const uint8_t *idx, int n) {
+    assign *a = asg_find(c, key);
+    if (!a) {
+        if ((c->aused + 1) * 2 > c->acap) asg_grow(c);
+        size_t m = c->acap - 1;
+        size_t i = str_hash(key) & m;
+        while (c->asg[i].key && *c->asg[i].key) i = (i + 1) & m;
+        a = &c->asg[i];
+        if (!a->key) c->aused++;
+        a->key = strdup(key);
+    }
+    a->n = (uint8_t)n;
+    memcpy(a->idx, idx, (size_t)n);
+}
+
+static void asg_del(gctx *c, const char *key) {
+    assign *a = asg_find(c, key);
+    if (!a) return;
+    free(a->key);
+    a->key = ""; /* a tombstone keeps the probe chains intact */
+}
+
+/* Put pod's request on the GPUs of g that it holds. */
+static void place_pod(const gctx *c, gnode *g, const ks_pod *p) {
+    gpu_req r;
+    if (!pod_request(p, &r) || !r.count) return;
+    if (r.milli < MILLI && r.count == 1) g->shapes[0]++;
+    else if (r.count <= MAX_GPUS) g->shapes[r.count]++;
+    uint8_t idx[MAX_GPUS];
+    int n = 0;
+    const char *ann = ks_pod_annotation(p, ANN_INDEX);
+    if (ann && *ann) {
+        for (const char *s = ann; *s && n < MAX_GPUS;) {
+            char *end;
+            long v = strtol(s, &end, 10);
+            if (end == s || v < 0 || v >= g->ngpu) {
+                n = 0;
+                break;
+            }
+            idx[n++] = (uint8_t)v;
+            s = *end == '-' ? end + 1 : end;
+            if (end == s && *s) {
+                n = 0;
+                break;
+            }
+        }
+    }
+    if (!n && c) {
+        char buf[512];
+        const assign *a = asg_find(c, pod_key(p, buf, sizeof(buf)));
+        if (a) {
+            n = a->n;
+            memcpy(idx, a->idx, (size_t)n);
+        }
+    }
+    if (n) {
+        for (int i = 0; i < n; i++) g->left[idx[i]] -= (int32_t)r.milli;
+        return;
+    }
+    /* Bound by someone else without an index: the tightest GPUs that fit,
+     * as the simulator accounts for such pods. */
+    for (int k = 0; k < r.count; k++) {
+        int best = -1;
+        for (int i = 0; i < g->ngpu; i++)
+            if (g->left[i] >= r.milli && (best < 0 || g->left[i] < g->left[best])) best = i;
+        if (best < 0) break;
+        g->left[best] -= (int32_t)r.milli;
+    }
+}
+
+/* Compute g from a NodeInfo (c NULL: annotations only). */
+static void gnode_fill(const gctx *c, gnode *g, const ks_node_info *ni) {
+    const ks_node *node = ks_node_info_node(ni);
+    memset(g->shapes, 0, sizeof(g->shapes));
+    g->node_ref = node;
+    g->ngpu = node ? (int)ks_node_capacity(node, ANN_COUNT) : 0;
+    if (g->ngpu < 0) g->ngpu = 0;
+    if (g->ngpu > MAX_GPUS) g->ngpu = MAX_GPUS;
+    g->model = node ? ks_node_label(node, ANN_MODEL) : NULL;
+    g->cpu_left = ks_node_info_allocatable(ni, "cpu") - ks_node_info_requested(ni, "cpu");
+    for (int i = 0; i < g->ngpu; i++) g->left[i] = MILLI;
+    size_t n = ks_node_info_npods(ni);
+    for (size_t i = 0; i < n; i++) place_pod(c, g, ks_node_info_pod(ni, i));
+    g->fp = node_fp(ni);
+}
+
+static uint64_t ptr_hash(const char *p) { return mix(0, (uint64_t)(uintptr_t)p); }
+
+static gnode *gnode_slot(gctx *c, const char *name, uint64_t h) {
+    if ((c->nused + 1) * 2 > c->ncap) {
+        gnode *old = c->nodes;
+        size_t ocap = c->ncap;
+        c->ncap = ocap ? ocap * 2 : 256;
+        c->nodes = calloc(c->ncap, sizeof(*c->nodes));
+        for (size_t i = 0; i < ocap; i++) {
+            if (!old[i].name) continue;
+            size_t j = old[i].hash & (c->ncap - 1);
+            while (c->nodes[j].name) j = (j + 1) & (c->ncap - 1);
+            c->nodes[j] = old[i];
+        }
+        free(old);
+    }
+    size_t m = c->ncap - 1;
+    size_t i = h & m;
+    for (; c->nodes[i].name; i = (i + 1) & m)
+        if (c->nodes[i].name == name) return &c->nodes[i];
+    c->nodes[i].name = name;
+    c->nodes[i].hash = h;
+    c->nodes[i].fp = 0;
+    c->nused++;
+    return &c->nodes[i];
+}
+
+static const gnode *gnode_lookup(const gctx *c, const char *name) {
+    if (!c->ncap) return NULL;
+    size_t m = c->ncap - 1;
+    for (size_t i = ptr_hash(name) & m; c->nodes[i].name; i = (i + 1) & m)
+        if (c->nodes[i].name == name) return &c->nodes[i];
+    return NULL;
+}
+
+/* Bring the table up to date for these NodeInfos (one thread). */
+static void ctx_sync(gctx *c, const ks_node_info *const *nodes, size_t n) {
+    pthread_mutex_lock(&c->mu);
+    for (size_t i = 0; i < n; i++) {
+        const char *name = ks_node_info_name(nodes[i]);
+        gnode *g = gnode_slot(c, name, ptr_hash(name));
+        if (g->fp != node_fp(nodes[i])) gnode_fill(c, g, nodes[i]);
+        g->ni = nodes[i];
+    }
+    pthread_mutex_unlock(&c->mu);
+}
+
+/* The node's state: the table's entry when this cycle's sync saw this
+ * NodeInfo (the snapshot's do not change within a cycle), else computed
+ * into *tmp (preemption's what-if copies). */
+static const gnode *gnode_of(const gctx *c, const ks_node_info *ni, gnode *tmp) {
+    const gnode *g = gnode_lookup(c, ks_node_info_name(ni));
+    if (g && g->ni == ni) return g;
+    memset(tmp, 0, sizeof(*tmp));
+    gnode_fill(c, tmp, ni);
+    return tmp;
+}
+
+static int64_t gpu_left_total(const gnode *g) {
+    int64_t t = 0;
+    for (int i = 0; i < g->ngpu; i++) t += g->left[i];
+    return t;
+}
+
+static int gpus_fitting(const gnode *g, int64_t milli) {
+    int k = 0;
+    for (int i = 0; i < g->ngpu; i++) k += g->left[i] >= milli;
+    return k;
+}
+
+static int fully_free(const gnode *g) {
+    int k = 0;
+    for (int i = 0; i < g->ngpu; i++) k += g->left[i] == MILLI;
+    return k;
+}
+
+/* GPUs [out] the first `count` fully free GPUs by index (open-gpu-share's
+ * exclusive allocation); returns how many. */
+static int exclusive_gpus(const gnode *g, int count, uint8_t *out) {
+    int n = 0;
+    for (int i = 0; i < g->ngpu && n < count; i++)
+        if (g->left[i] == MILLI) out[n++] = (uint8_t)i;
+    return n;
+}
+
+/* ---- the workload's task types (FGD's "typical pods") ------------------- */
+
+typedef struct task_type {
+    int64_t cpu, milli;
+    int count;
+    char *model;
+    double freq;
+} task_type;
+
+typedef struct workload {
+    task_type *t;
+    size_t n;
+} workload;
+
+static void workload_free(workload *w) {
+    for (size_t i = 0; i < w->n; i++) free(w->t[i].model);
+    free(w->t);
+    w->t = NULL;
+    w->n = 0;
+}
+
+static bool arg_double(const ks_args *a, double *out) {
+    const char *s = ks_args_string(a);
+    if (!s) return false;
+    char *end;
+    *out = strtod(s, &end);
+    return end != s && !*end;
+}
+
+/* typicalPods: [{milliCpu, milliGpu, gpuCount, gpuModel, weight}, ...] */
+static bool workload_parse(const ks_args *a, workload *w, char **err) {
+    size_t n = ks_args_len(a);
+    if (ks_args_is_map(a) || !n) {
+        *err = strdup("typicalPods: want a non-empty list of {milliCpu, milliGpu, gpuCount, gpuModel, weight}");
+        return false;
+    }
+    w->t = calloc(n, sizeof(*w->t));
+    double sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        const ks_args *e = ks_args_item(a, i);
+        task_type *t = &w->t[w->n++];
+        int64_t v = 0;
+        if (!ks_args_int(ks_args_get(e, "milliCpu"), &t->cpu) || t->cpu < 0) goto bad;
+        if (ks_args_get(e, "milliGpu") && (!ks_args_int(ks_args_get(e, "milliGpu"), &t->milli) || t->milli < 0 ||
+                                           t->milli > MILLI))
+            goto bad;
+        if (ks_args_get(e, "gpuCount")) {
+            if (!ks_args_int(ks_args_get(e, "gpuCount"), &v) || v < 0 || v > MAX_GPUS) goto bad;
+            t->count = (int)v;
+        }
+        if (!t->count) t->milli = 0;
+        const char *m = ks_args_string(ks_args_get(e, "gpuModel"));
+        if (m && *m) t->model = strdup(m);
+        t->freq = 1;
+        if (ks_args_get(e, "weight") && (!arg_double(ks_args_get(e, "weight"), &t->freq) || t->freq < 0)) goto bad;
+        sum += t->freq;
+        continue;
+    bad: {
+        char buf[160];
+        snprintf(buf, sizeof(buf), "typicalPods[%zu]: want milliCpu >= 0, milliGpu 0..1000, gpuCount 0..%d, weight >= 0",
+                 i, MAX_GPUS);
+        *err = strdup(buf);
+        workload_free(w);
+        return false;
+    }
+    }
+    if (sum <= 0) {
+        *err = strdup("typicalPods: the weights sum to 0");
+        workload_free(w);
+        return false;
+    }
+    for (size_t i = 0; i < w->n; i++) w->t[i].freq /= sum;
+    return true;
+}
+
+/* ---- FGD: the expected unusable GPU capacity of a node ------------------ */
+
+/* The GPU milli of node state (cpu_left, left[], model) that a task drawn
+ * from w could not use: for each task type, all the idle GPU capacity
+ * when the task cannot run there at all (lacks GPU, CPU, the model, or
+ * asks no GPU), else the GPUs with less free than the task's share;
+ * weighted by the type's frequency. */
+static double node_frag(const workload *w, int64_t cpu_left, const int32_t *left, int ngpu, const char *model) {
+    int64_t total = 0;
+    for (int i = 0; i < ngpu; i++) total += left[i];
+    if (!total) return 0;
+    double frag = 0;
+    for (size_t k = 0; k < w->n; k++) {
+        const task_type *t = &w->t[k];
+        if (t->milli == 0 || !model_ok(model, t->model) || cpu_left < t->cpu) {
+            frag += t->freq * (double)total;
+            continue;
+        }
+        int fit = 0;
+        int64_t small = 0;
+        for (int i = 0; i < ngpu; i++) {
+            if (left[i] >= t->milli) fit++;
+            else small += left[i];
+        }
+        frag += t->freq * (double)(fit >= t->count ? small : total);
+    }
+    return frag;
+}
+
+/* Memo of node_frag by state (CPU left, GPUs left as a multiset, model):
+ * identical nodes are common (every idle node of a type), and the score
+ * asks for each node's state before and after the placement. */
+typedef struct memo_ent {
+    int64_t cpu;
+    const char *model;
+    uint8_t ngpu, used;
+    int16_t left[MAX_GPUS];
+    double frag;
+} memo_ent;
+
+typedef struct memo {
+    memo_ent *e;
+    size_t cap, n;
+} memo;
+
+
+static double frag_memo(memo *m, const workload *w, int64_t cpu_left, const int32_t *left, int ngpu,
+                        const char *model) {
+    if (!m) return node_frag(w, cpu_left, left, ngpu, model);
+    memo_ent k;
+    memset(&k, 0, sizeof(k));
+    k.cpu = cpu_left;
+    k.model = model; /* labels are interned by the node: same text, same pointer */
+    k.ngpu = (uint8_t)ngpu;
+    k.used = 1;
+    for (int i = 0; i < ngpu; i++) { /* insertion sort: a handful of GPUs */
+        int16_t v = (int16_t)left[i];
+        int j = i;
+        for (; j > 0 && k.left[j - 1] > v; j--) k.left[j] = k.left[j - 1];
+        k.left[j] = v;
+    }
+    if (m->n * 2 >= m->cap) { /* full enough: start over (bounded memory) */
+        if (m->cap < ((size_t)1 << 20)) {
+            free(m->e);
+            m->cap = m->cap ? m->cap * 2 : 4096;
+            m->e = calloc(m->cap, sizeof(*m->e));
+        } else {
+            memset(m->e, 0, m->cap * sizeof(*m->e));
+        }
+        m->n = 0;
+    }
+    uint64_t h = mix(mix((uint64_t)cpu_left, (uint64_t)(uintptr_t)model), (uint64_t)ngpu);
+    for (int i = 0; i < ngpu; i++) h = mix(h, (uint64_t)(uint16_t)k.left[i]);
+    size_t mask = m->cap - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+        memo_ent *e = &m->e[i];
+        if (!e->used) {
+            k.frag = node_frag(w, cpu_left, left, ngpu, model);
+            *e = k;
+            m->n++;
+            return k.frag;
+        }
+        if (e->cpu == k.cpu && e->model == k.model && e->ngpu == k.ngpu &&
+            !memcmp(e->left, k.left, sizeof(int16_t) * (size_t)ngpu))
+            return e->frag;
+    }
+}
+
+static int64_t frag_score(double before, double after) {
+    double x = (before - after) / 1000.0;
+    return (int64_t)(1.0 / (1.0 + exp(-x)) * KS_MAX_NODE_SCORE);
+}
+
+/* FGD's score of placing r on g, and for a sharing task the GPU it
+ * would take (the first of the best); *gpu -1 otherwise. */
+static int64_t fgd_score(memo *m, const workload *w, const gnode *g, const gpu_req *r, int *gpu) {
+    *gpu = -1;
+    if (r->cpu == 0 && r->count == 0) return KS_MAX_NODE_SCORE;
+    double before = frag_memo(m, w, g->cpu_left, g->left, g->ngpu, g->model);
+    int32_t after[MAX_GPUS];
+    memcpy(after, g->left, sizeof(after));
+    if (r->count == 1 && r->milli < MILLI) {
+        int64_t best = 0;
+        for (int i = 0; i < g->ngpu; i++) {
+            if (g->left[i] < r->milli) continue;
+            after[i] -= (int32_t)r->milli;
+            int64_t s = frag_score(before, frag_memo(m, w, g->cpu_left - r->cpu, after, g->ngpu, g->model));
+            after[i] += (int32_t)r->milli;
+            if (*gpu < 0 || s > best) {
+                best = s;
+                *gpu = i;
+            }
+        }
+        return best;
+    }
+    /* whole GPUs (or none): the tightest GPUs that fit, the simulator's
+     * NodeResource.Sub */
+    for (int k = 0; k < r->count; k++) {
+        int best = -1;
+        for (int i = 0; i < g->ngpu; i++)
+            if (after[i] >= r->milli && (best < 0 || after[i] < after[best])) best = i;
+        if (best < 0) break;
+        after[best] -= (int32_t)r->milli;
+    }
+    return frag_score(before, frag_memo(m, w, g->cpu_left - r->cpu, after, g->ngpu, g->model));
+}
+
+/* ---- OpenGpuShare ------------------------------------------------------ */
+
+static ks_state_key req_key;
+static void keys_init(void);
+
+typedef enum gpu_sel { SEL_BEST, SEL_WORST, SEL_RANDOM, SEL_FGD } gpu_sel;
+
+typedef struct share {
+    gctx *c;
+    gpu_sel sel;
+    uint64_t rng;
+    workload w;
+} share;
+
+static uint64_t rng_next(uint64_t *s) {
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static void *share_create(const ks_args *args, ks_handle *h, char **err) {
+    share *s = calloc(1, sizeof(*s));
+    const char *sel = ks_args_string(ks_args_get(args, "gpuSelection"));
+    int64_t seed = 0;
+    ks_args_int(ks_args_get(args, "seed"), &seed);
+    s->rng = (uint64_t)seed;
+    if (!sel || !strcmp(sel, "best")) s->sel = SEL_BEST;
+    else if (!strcmp(sel, "worst")) s->sel = SEL_WORST;
+    else if (!strcmp(sel, "random")) s->sel = SEL_RANDOM;
+    else if (!strcmp(sel, "FGD")) s->sel = SEL_FGD;
+    else {
+        *err = strdup("gpuSelection: want best, worst, random or FGD");
+        free(s);
+        return NULL;
+    }
+    if (s->sel == SEL_FGD && !workload_parse(ks_args_get(args, "typicalPods"), &s->w, err)) {
+        free(s);
+        return NULL;
+    }
+    s->c = ctx_get(h);
+    keys_init();
+    return s;
+}
+
+static void share_destroy(void *self) {
+    share *s = self;
+    ctx_put(s->c);
+    workload_free(&s->w);
+    free(s);
+}
+
+static ks_status *share_pre_filter(void *self, ks_cycle_state *st, const ks_pod *pod,
+                                   const ks_node_info *const *nodes, size_t n, ks_pre_filter_result **res) {
+    (void)res;
+    share *s = self;
+    gpu_req r;
+    if (!pod_request(pod, &r))
+        return ks_status_new(KS_UNSCHEDULABLE_AND_UNRESOLVABLE,
+                             "invalid GPU request: %s must be 1..1000, and 1000 when %s > 1", ANN_MILLI, ANN_COUNT);
+    if (!r.count) return ks_status_new(KS_SKIP, "no GPU");
+    gpu_req *saved = ks_cycle_state_alloc(st, sizeof(*saved));
+    *saved = r;
+    ks_cycle_state_write(st, req_key, saved, NULL, NULL);
+    ctx_sync(s->c, nodes, n);
+    return NULL;
+}
+
+static ks_status *share_filter(void *self, ks_cycle_state *st, const ks_pod *pod, const ks_node_info *ni) {
+    share *s = self;
+    gpu_req r;
+    const gpu_req *saved = ks_cycle_state_read(st, req_key);
+    if (saved) r = *saved;
+    else if (!pod_request(pod, &r)) return NULL;
+    if (!r.count) return NULL;
+    gnode tmp;
+    const gnode *g = gnode_of(s->c, ni, &tmp);
+    if (g->ngpu == 0) return ks_status_new(KS_UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) had no GPU");
+    if (!model_ok(g->model, r.model))
+        return ks_status_new(KS_UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) didn't match the GPU model");
+    if (gpus_fitting(g, r.milli) < r.count) {
+        if (r.count == 1) return ks_status_new(KS_UNSCHEDULABLE, "node(s) had no GPU with enough free share");
+        return ks_status_new(KS_UNSCHEDULABLE, "node(s) had not enough free GPUs");
+    }
+    return NULL;
+}
+
+/* The GPU(s) for r on g by the configured rule; returns how many. */
+static int choose_gpus(share *s, const gnode *g, const gpu_req *r, uint8_t *out) {
+    if (r->milli >= MILLI) return exclusive_gpus(g, r->count, out);
+    int pick = -1;
+    if (s->sel == SEL_FGD) {
+        fgd_score(NULL, &s->w, g, r, &pick);
+    } else {
+        int seen = 0;
+        for (int i = 0; i < g->ngpu; i++) {
+            if (g->left[i] < r->milli) continue;
+            seen++;
+            if (pick < 0 || (s->sel == SEL_BEST && g->left[i] < g->left[pick]) ||
+                (s->sel == SEL_WORST && g->left[i] > g->left[pick]) ||
+                (s->sel == SEL_RANDOM && rng_next(&s->rng) % (uint64_t)seen == 0))
+                pick = i;
+        }
+    }
+    if (pick < 0) return 0;
+    out[0] = (uint8_t)pick;
+    return 1;
+}
+
+static ks_status *share_reserve(void *self, ks_cycle_state *st, const ks_pod *pod, const char *node) {
+    (void)st;
+    share *s = self;
+    gpu_req r;
+    if (!pod_request(pod, &r) || !r.count) return NULL;
+    if (ks_pod_annotation(pod, ANN_INDEX) && *ks_pod_annotation(pod, ANN_INDEX)) return NULL;
+    const ks_node_info *ni = ks_handle_node_info_by_name(s->c->h, node);
+    if (!ni) return ks_status_new(KS_ERROR, "node %s not found", node);
+    gnode g;
+    memset(&g, 0, sizeof(g));
+    pthread_mutex_lock(&s->c->mu);
+    gnode_fill(s->c, &g, ni);
+    uint8_t idx[MAX_GPUS];
+    int n = choose_gpus(s, &g, &r, idx);
+    char buf[512];
+    if (n == r.count) asg_put(s->c, pod_key(pod, buf, sizeof(buf)), idx, n);
+    pthread_mutex_unlock(&s->c->mu);
+    if (n != r.count) return ks_status_new(KS_UNSCHEDULABLE, "node %s has no GPU left for the pod", node);
+    return NULL;
+}
+
+static void share_unreserve(void *self, ks_cycle_state *st, const ks_pod *pod, const char *node) {
+    (void)st, (void)node;
+    share *s = self;
+    char buf[512];
+    pthread_mutex_lock(&s->c->mu);
+    asg_del(s->c, pod_key(pod, buf, sizeof(buf)));
+    pthread_mutex_unlock(&s->c->mu);
+}
+
+static size_t share_events(void *self, ks_cluster_event *out, size_t max) {
+    (void)self;
+    const ks_cluster_event ev[] = {
+        {KS_EV_ASSIGNED_POD, KS_ACT_DELETE},
+        {KS_EV_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_ALLOCATABLE | KS_ACT_UPDATE_NODE_LABEL},
+    };
+    size_t n = sizeof(ev) / sizeof(ev[0]);
+    if (n > max) n = max;
+    memcpy(out, ev, n * sizeof(*ev));
+    return n;
+}
+
+/* ---- the score policies ------------------------------------------------ */
+
+typedef enum policy { P_RANDOM, P_DOTPROD, P_CLUSTERING, P_PACKING, P_BESTFIT, P_FGD } policy;
+
+typedef struct scorer {
+    gctx *c;
+    policy p;
+    uint64_t rng;
+    workload w;
+    memo m;
+} scorer;
+
+/* Cycle-state keys: the pod's request (OpenGpuShare's PreFilter), each
+ * policy's stamp (PreScore). */
+static ks_state_key stamp_keys[6];
+
+static void keys_init(void) {
+    static const char *const names[] = {"GpuShare/random", "GpuShare/dotprod", "GpuShare/clustering",
+                                        "GpuShare/packing", "GpuShare/bestfit", "GpuShare/fgd"};
+    req_key = ks_state_key_get("GpuShare/request");
+    for (int i = 0; i < 6; i++) stamp_keys[i] = ks_state_key_get(names[i]);
+}
+
+static void *scorer_new(policy p, const ks_args *args, ks_handle *h, char **err) {
+    scorer *s = calloc(1, sizeof(*s));
+    s->p = p;
+    int64_t seed = 0;
+    ks_args_int(ks_args_get(args, "seed"), &seed);
+    s->rng = (uint64_t)seed;
+    if (p == P_FGD && !workload_parse(ks_args_get(args, "typicalPods"), &s->w, err)) {
+        free(s);
+        return NULL;
+    }
+    s->c = ctx_get(h);
+    keys_init();
+    return s;
+}
+
+static void *random_create(const ks_args *a, ks_handle *h, char **e) { return scorer_new(P_RANDOM, a, h, e); }
+static void *dotprod_create(const ks_args *a, ks_handle *h, char **e) { return scorer_new(P_DOTPROD, a, h, e); }
+static void *clustering_create(const ks_args *a, ks_handle *h, char **e) { return scorer_new(P_CLUSTERING, a, h, e); }
+static void *packing_create(const ks_args *a, ks_handle *h, char **e) { return scorer_new(P_PACKING, a, h, e); }
+static void *bestfit_create(const ks_args *a, ks_handle *h, char **e) { return scorer_new(P_BESTFIT, a, h, e); }
+static void *fgd_create(const ks_args *a, ks_handle *h, char **e) { return scorer_new(P_FGD, a, h, e); }
+
+static void scorer_destroy(void *self) {
+    scorer *s = self;
+    ctx_put(s->c);
+    workload_free(&s->w);
+    free(s->m.e);
+    free(s);
+}
+
+/* Tetris' alignment of free and requested (CPU, GPU), both scaled by the
+ * largest node; aligned is worse: 100 * (1 - dot / 2). */
+static int64_t dotprod_score(const gnode *g, const gpu_req *r) {
+    if (g->cpu_left < r->cpu) return 0;
+    double dot = (double)g->cpu_left / MAX_SPEC_CPU * ((double)r->cpu / MAX_SPEC_CPU) +
+                 (double)gpu_left_total(g) / MAX_SPEC_GPU * ((double)(r->milli * r->count) / MAX_SPEC_GPU);
+    return (int64_t)(KS_MAX_NODE_SCORE * (1.0 - dot / 2));
+}
+
+/* Tasks of one GPU shape (sharing, 1, 2, ... whole GPUs) together: nodes
+ * holding only that shape (75..100), that shape among others (50..75),
+ * idle nodes (25..50), other shapes only (0..25); fuller nodes higher
+ * within each band. CPU-only tasks: 0. */
+static int64_t clustering_score(const gnode *g, const gpu_req *r) {
+    if (!r->count) return 0;
+    int shape = r->milli < MILLI ? 0 : r->count;
+    int kinds = 0;
+    for (int i = 0; i <= MAX_GPUS; i++) kinds += g->shapes[i] > 0;
+    int64_t base = (KS_MAX_NODE_SCORE / 4) * (MAX_SPEC_GPU - gpu_left_total(g)) / MAX_SPEC_GPU;
+    if (g->shapes[shape]) return base + (kinds == 1 ? KS_MAX_NODE_SCORE * 3 / 4 : KS_MAX_NODE_SCORE * 2 / 4);
+    return base + (kinds == 0 ? KS_MAX_NODE_SCORE / 4 : 0);
+}
+
+/* Shared GPUs first (50..100, the less free the better), then whole free
+ * GPUs of a used node (33..50, the fewer the better), then idle nodes
+ * (0..33, the fewer GPUs the better). CPU-only tasks: 0. */
+static int64_t packing_score(const gnode *g, const gpu_req *r) {
+    if (r->milli <= 0) return 0;
+    int free_n = fully_free(g);
+    if (free_n == g->ngpu) {
+        int64_t v = KS_MAX_NODE_SCORE / 3 - free_n;
+        return v > free_n ? v : free_n;
+    }
+    int order[MAX_GPUS];
+    for (int i = 0; i < g->ngpu; i++) order[i] = i;
+    for (int i = 1; i < g->ngpu; i++) /* stable: least free first */
+        for (int j = i; j > 0 && g->left[order[j - 1]] > g->left[order[j]]; j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    int want = r->count, use_free = 0;
+    int64_t pct = 0;
+    for (int i = 0; i < g->ngpu && want > 0; i++) {
+        int32_t l = g->left[order[i]];
+        if (l < r->milli) continue;
+        want--;
+        use_free += l == MILLI;
+        pct += (int64_t)l * 100 / MILLI;
+    }
+    if (want > 0) return 0;
+    if (use_free > 0) {
+        int64_t v = KS_MAX_NODE_SCORE / 2 - use_free;
+        return v > KS_MAX_NODE_SCORE / 3 ? v : KS_MAX_NODE_SCORE / 3;
+    }
+    int64_t v = KS_MAX_NODE_SCORE - pct / 10;
+    return v > KS_MAX_NODE_SCORE / 2 ? v : KS_MAX_NODE_SCORE / 2;
+}
+
+/* The less CPU and GPU left after placement, the better (raw; the
+ * framework's NormalizeScore then maps the nodes' range to 0..100). */
+static int64_t bestfit_score(const gnode *g, const gpu_req *r) {
+    double v = (double)(g->cpu_left - r->cpu) / MAX_SPEC_CPU * 0.5 +
+               (double)(gpu_left_total(g) - r->milli * r->count) / MAX_SPEC_GPU * 0.5;
+    return (int64_t)((1.0 - v) * KS_MAX_NODE_SCORE);
+}
+
+static int64_t policy_score(scorer *s, memo *m, const gnode *g, const gpu_req *r) {
+    int gpu;
+    switch (s->p) {
+    case P_DOTPROD: return dotprod_score(g, r);
+    case P_CLUSTERING: return clustering_score(g, r);
+    case P_PACKING: return packing_score(g, r);
+    case P_BESTFIT: return bestfit_score(g, r);
+    case P_FGD: return fgd_score(m, &s->w, g, r, &gpu);
+    case P_RANDOM: break;
+    }
+    return 0;
+}
+
+typedef struct stamp {
+    uint64_t cycle;
+    const ks_node_info *chosen; /* RandomScore */
+} stamp;
+
+/* PreScore computes every node's score (one thread: the FGD memo is
+ * written here) and leaves it in the table, stamped with this cycle. */
+static ks_status *scorer_pre_score(void *self, ks_cycle_state *st, const ks_pod *pod,
+                                   const ks_node_info *const *nodes, size_t n) {
+    scorer *s = self;
+    gpu_req r;
+    if (!pod_request(pod, &r)) r = (gpu_req){.cpu = ks_pod_request(pod, "cpu")};
+    stamp *sp = ks_cycle_state_alloc(st, sizeof(*sp));
+    memset(sp, 0, sizeof(*sp));
+    if (s->p == P_RANDOM) {
+        if (n) sp->chosen = nodes[rng_next(&s->rng) % n];
+        ks_cycle_state_write(st, stamp_keys[P_RANDOM], sp, NULL, NULL);
+        return NULL;
+    }
+    /* OpenGpuShare's PreFilter synced every node of this cycle already */
+    if (!ks_cycle_state_read(st, req_key)) ctx_sync(s->c, nodes, n);
+    pthread_mutex_lock(&s->c->mu);
+    sp->cycle = ++s->c->cycle;
+    for (size_t i = 0; i < n; i++) {
+        gnode *g = (gnode *)gnode_lookup(s->c, ks_node_info_name(nodes[i]));
+        if (!g) continue;
+        g->score = policy_score(s, &s->m, g, &r);
+        g->stamp = sp->cycle;
+    }
+    pthread_mutex_unlock(&s->c->mu);
+    ks_cycle_state_write(st, stamp_keys[s->p], sp, NULL, NULL);
+    return NULL;
+}
+
+static ks_status *scorer_score(void *self, ks_cycle_state *st, const ks_pod *pod, const ks_node_info *ni,
+                               int64_t *score) {
+    scorer *s = self;
+    if (s->p == P_RANDOM) {
+        const stamp *sp = ks_cycle_state_read(st, stamp_keys[P_RANDOM]);
+        *score = sp && sp->chosen == ni ? KS_MAX_NODE_SCORE : 0;
+        return NULL;
+    }
+    const stamp *sp = ks_cycle_state_read(st, stamp_keys[s->p]);
+    const gnode *g = gnode_lookup(s->c, ks_node_info_name(ni));
+    if (sp && g && g->stamp == sp->cycle && g->ni == ni) {
+        *score = g->score;
+        return NULL;
+    }
+    gpu_req r;
+    if (!pod_request(pod, &r)) r = (gpu_req){.cpu = ks_pod_request(pod, "cpu")};
+    gnode tmp;
+    *score = policy_score(s, NULL, gnode_of(s->c, ni, &tmp), &r);
+    return NULL;
+}
+
+/* BestFit's raw scores span any range: map min..max to 0..100 (all equal: 0). */
+static ks_status *minmax_normalize(void *self, ks_cycle_state *st, const ks_pod *pod, ks_node_score *sc, size_t n) {
+    (void)self, (void)st, (void)pod;
+    int64_t hi = INT64_MIN, lo = INT64_MAX;
+    for (size_t i = 0; i < n; i++) {
+        if (sc[i].score > hi) hi = sc[i].score;
+        if (sc[i].score < lo) lo = sc[i].score;
+    }
+    for (size_t i = 0; i < n; i++)
+        sc[i].score = hi == lo ? 0 : (sc[i].score - lo) * KS_MAX_NODE_SCORE / (hi - lo);
+    return NULL;
+}
+
+/* ---- registration ------------------------------------------------------ */
+
+static const ks_plugin_ops share_ops = {
+    .abi_version = KS_ABI_VERSION,
+    .name = "OpenGpuShare",
+    .create = share_create,
+    .destroy = share_destroy,
+    .events_to_register = share_events,
+    .pre_filter = share_pre_filter,
+    .filter = share_filter,
+    .reserve = share_reserve,
+    .unreserve = share_unreserve,
+};
+
+#define SCORER(var, nm, cr, norm)                                                                              \
+    static const ks_plugin_ops var = {                                                                         \
+        .abi_version = KS_ABI_VERSION,                                                                         \
+        .name = nm,                                                                                            \
+        .create = cr,                                                                                          \
+        .destroy = scorer_destroy,                                                                             \
+        .pre_score = scorer_pre_score,                                                                         \
+        .score = scorer_score,                                                                                 \
+        .normalize_score = norm,                                                                               \
+    }
+SCORER(random_ops, "RandomScore", random_create, NULL);
+SCORER(dotprod_ops, "DotProductScore", dotprod_create, NULL);
+SCORER(clustering_ops, "GpuClusteringScore", clustering_create, NULL);
+SCORER(packing_ops, "GpuPackingScore", packing_create, NULL);
+SCORER(bestfit_ops, "BestFitScore", bestfit_create, minmax_normalize);
+SCORER(fgd_ops, "FGDScore", fgd_create, NULL);
+
+KS_PLUGIN_EXPORT int ks_plugin_init(ks_registry *reg) {
+    const ks_plugin_ops *all[] = {&share_ops,   &random_ops,  &dotprod_ops, &clustering_ops,
+                                  &packing_ops, &bestfit_ops, &fgd_ops};
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+        if (!ks_registry_add(reg, all[i], NULL)) return 1;
+    return 0;
+}

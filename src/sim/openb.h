@@ -1,0 +1,66 @@
+/* Alibaba's openb GPU cluster trace (cluster-trace-gpu-v2023, the traces
+ * of "Beware of Fragmentation", Weng et al., USENIX ATC '23): its node and
+ * task CSV files, and the Kubernetes objects the FGD simulator makes of
+ * them (hkust-adsl/kubernetes-scheduler-simulator data/pod_csv_to_yaml.py):
+ * GPUs as open-gpu-share's alibabacloud.com/gpu-count capacity and
+ * gpu-card-model label on nodes, and gpu-count / gpu-milli / gpu-card-model
+ * annotations on pods (docs/gpu-sharing.md). Used by bench/gpu-study; a
+ * replay of the trace can read it the same way. */
+#ifndef KS_OPENB_H
+#define KS_OPENB_H
+
+#include "api/cluster.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct ks_openb_node {
+    char *name;
+    int64_t cpu_milli, memory_mib;
+    int gpus;
+    char *model; /* "" for CPU nodes */
+} ks_openb_node;
+
+typedef struct ks_openb_task {
+    char *name;
+    int64_t cpu_milli, memory_mib;
+    int num_gpu;
+    int gpu_milli;  /* per GPU, 0..1000 (clamped as the simulator does) */
+    char *gpu_spec; /* accepted models, "A|B"; "" any */
+    /* seconds; -1 when the column is absent or empty */
+    int64_t creation, deletion, scheduled;
+} ks_openb_task;
+
+typedef struct ks_openb_nodes {
+    ks_openb_node *v;
+    size_t n;
+} ks_openb_nodes;
+
+typedef struct ks_openb_tasks {
+    ks_openb_task *v;
+    size_t n;
+} ks_openb_tasks;
+
+/* Read a node list (sn,cpu_milli,memory_mib,gpu,model) or a task list
+ * (name,cpu_milli,memory_mib,num_gpu,gpu_milli[,gpu_spec,...]); columns
+ * are found by their header names. false with *err (malloc'd, naming
+ * file:line) on a missing column or a malformed number. */
+bool ks_openb_read_nodes(const char *path, ks_openb_nodes *out, char **err);
+bool ks_openb_read_tasks(const char *path, ks_openb_tasks *out, char **err);
+void ks_openb_nodes_free(ks_openb_nodes *n);
+void ks_openb_tasks_free(ks_openb_tasks *t);
+
+/* GPU milli a task asks for in all (num_gpu * gpu_milli). */
+static inline int64_t ks_openb_task_gpu_milli(const ks_openb_task *t) {
+    return (int64_t)t->num_gpu * t->gpu_milli;
+}
+
+/* Decode nodes into c (admitted), named names[i] (names NULL: their own
+ * names): false with *err on failure. */
+bool ks_openb_add_nodes(ks_cluster *c, const ks_openb_nodes *nodes, const char *const *names, char **err);
+/* Decode tasks[idx[i]] as pods named names[i] (NULL: the task's name) in
+ * namespace ns into c, in this order, admitted. */
+bool ks_openb_add_pods(ks_cluster *c, const ks_openb_tasks *tasks, const uint32_t *idx, const char *const *names,
+                       size_t n, const char *ns, char **err);
+
+#endif
