@@ -189,7 +189,7 @@ tsan-bins: $(TSAN_TESTS:%=$(B)/test/unit/%)
 
 # The test plugins are named here so that make builds them as ordinary
 # targets (as intermediates of the test_plugin_% rule they were not found).
-test-bins: $(TEST_PLUGIN_SOS) $(TEST_BINS) $(FUZZ_BINS)
+test-bins: $(TEST_PLUGIN_SOS) $(TEST_BINS) $(FUZZ_BINS) $(B)/bench/gpu_study
 
 ifeq ($(MODE),fuzz)
 $(FUZZ_DIR)/fuzz_%: test/fuzz/fuzz_%.c test/fuzz/fuzz.h $(B)/libksched.a

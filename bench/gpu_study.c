@@ -216,6 +216,7 @@ static ks_config *policy_config(const policy *p, const trace *tr, uint64_t seed,
         "  - name: OpenGpuShare\n"
         "    args:\n"
         "      gpuSelection: %s\n"
+        "      narrowNodes: true\n"
         "      seed: %llu\n"
         "%s"
         "  - name: %s\n"

@@ -223,6 +223,10 @@ const ks_pod *ks_node_info_pod(const ks_node_info *ni, size_t i);
 int64_t ks_node_info_allocatable(const ks_node_info *ni, const char *resource);
 /* Sum of the requests of the pods on the node; "pods" is their number. */
 int64_t ks_node_info_requested(const ks_node_info *ni, const char *resource);
+/* Changes whenever the node or its pods change (upstream
+ * NodeInfo.Generation): equal generations mean equal content, so a plugin
+ * can cache what it derives from a NodeInfo across cycles. */
+uint64_t ks_node_info_generation(const ks_node_info *ni);
 /* Size in bytes of an image present on the node, 0 when absent. The name is
  * normalized as upstream does (":latest" added when untagged). */
 int64_t ks_node_info_image_size(const ks_node_info *ni, const char *image);

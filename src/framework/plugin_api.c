@@ -152,6 +152,7 @@ void ks_node_release(const ks_node *n) {
 /* ---- NodeInfo (the rest is with the framework, src/framework/framework.c) ---- */
 
 const char *ks_node_info_name(const ks_node_info *ni) { return ks_str(ni->name); }
+uint64_t ks_node_info_generation(const ks_node_info *ni) { return ni->generation; }
 
 /* ---- logging ---- */
 
