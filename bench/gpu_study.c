@@ -179,6 +179,7 @@ typedef struct study {
     int64_t node_gpu_milli;
     int total_gpus;
     double ratio;
+    bool narrow; /* OpenGpuShare narrowNodes (same decisions, faster) */
     ks_registry *reg;
 } study;
 
@@ -195,7 +196,7 @@ static uint32_t points(void *reg, const char *name) {
     return m ? m : ks_config_intree_points(NULL, name);
 }
 
-static ks_config *policy_config(const policy *p, const trace *tr, uint64_t seed, char **err) {
+static ks_config *policy_config(const policy *p, const trace *tr, uint64_t seed, bool narrow, char **err) {
     char *fgd_args = NULL;
     if (!strcmp(p->gpusel, "FGD") || !strcmp(p->plugin, "FGDScore"))
         fgd_args = ks_xasprintf("      typicalPods: %s\n", tr->typical);
@@ -216,14 +217,14 @@ static ks_config *policy_config(const policy *p, const trace *tr, uint64_t seed,
         "  - name: OpenGpuShare\n"
         "    args:\n"
         "      gpuSelection: %s\n"
-        "      narrowNodes: true\n"
+        "      narrowNodes: %s\n"
         "      seed: %llu\n"
         "%s"
         "  - name: %s\n"
         "    args:\n"
         "      seed: %llu\n"
         "%s",
-        p->plugin, p->plugin, p->gpusel, (unsigned long long)seed, !strcmp(p->gpusel, "FGD") ? fgd_args : "",
+        p->plugin, p->plugin, p->gpusel, narrow ? "true" : "false", (unsigned long long)seed, !strcmp(p->gpusel, "FGD") ? fgd_args : "",
         p->plugin, (unsigned long long)seed * 7919 + 1, !strcmp(p->plugin, "FGDScore") ? fgd_args : "");
     ks_config_errors errs;
     ks_config_errors_init(&errs);
@@ -335,7 +336,7 @@ static bool run_one(const study *sy, const trace *tr, const policy *p, uint64_t 
         *err = ks_xasprintf("%s: %u pods decoded of %zu", tr->name, pool->pods.n, n);
         goto out;
     }
-    cfg = policy_config(p, tr, seed, err);
+    cfg = policy_config(p, tr, seed, sy->narrow, err);
     if (!cfg) goto out;
     clk = ks_clock_sim_new(4102444800LL * KS_NS_PER_SEC);
     mb = ks_memory_backend_new(c);
@@ -475,7 +476,8 @@ static const expected *find_expected(const expected *e, size_t n, const char *w,
 static void usage(FILE *f) {
     fprintf(f, "usage: gpu-study --nodes NODES.csv --trace PODS.csv [--trace PODS.csv ...]\n"
                "                 [--policies Random,DotProd,GpuClustering,GpuPacking,BestFit,FGD] [--seeds 42-51]\n"
-               "                 [--ratio 1.3] [--jobs N] [--plugin GpuShare.so] [--expected FILE] [--out FILE]\n");
+               "                 [--ratio 1.3] [--jobs N] [--plugin GpuShare.so] [--expected FILE] [--out FILE]\n"
+               "                 [--no-narrow]\n");
 }
 
 static bool parse_seeds(const char *s, uint64_t **out, size_t *n) {
@@ -512,12 +514,17 @@ int main(int argc, char **argv) {
     size_t ntraces = 0, tcap = 0;
     int jobs = 1;
     double ratio = 1.3;
+    bool narrow = true;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             return 0;
+        }
+        if (!strcmp(a, "--no-narrow")) { /* every node through every filter: a check */
+            narrow = false;
+            continue;
         }
         if (!v) {
             usage(stderr);
@@ -566,7 +573,7 @@ int main(int argc, char **argv) {
     }
 
     double t_start = now_s();
-    study sy = {.ratio = ratio, .reg = ks_default_registry()};
+    study sy = {.ratio = ratio, .narrow = narrow, .reg = ks_default_registry()};
     char *err = NULL;
     char defplugin[4096];
     if (!plugin) { /* next to this binary: build/<mode>/bench -> build/<mode>/plugins */

@@ -33,6 +33,9 @@ grep -q "^FGD " "$tmp/a.err" && grep -q "experiments in" "$tmp/a.err" && ok "sum
 
 "$bin" --nodes "$fx/nodes.csv" --trace "$fx/pods.csv" --seeds 1-2 --jobs 2 --out "$tmp/b.csv" 2>/dev/null
 cmp -s "$tmp/a.csv" "$tmp/b.csv" && ok "--jobs 2 gives the same rows" || bad "--jobs 2 differs"
+# narrowing the nodes at PreFilter must not change a decision
+"$bin" --nodes "$fx/nodes.csv" --trace "$fx/pods.csv" --seeds 1-2 --no-narrow --out "$tmp/n.csv" 2>/dev/null
+cmp -s "$tmp/a.csv" "$tmp/n.csv" && ok "--no-narrow gives the same rows" || bad "--no-narrow differs"
 cmp -s "$tmp/a.csv" "$fx/expected.csv" && ok "rows as recorded" || bad "rows differ from $fx/expected.csv: $(diff "$tmp/a.csv" "$fx/expected.csv" | head -3 | cut -c1-120)"
 
 "$bin" --nodes "$fx/nodes.csv" --trace "$fx/pods.csv" --policies FGD --seeds 7 --out "$tmp/c.csv" 2>/dev/null

@@ -65,6 +65,7 @@ typedef struct gpu_req {
 typedef struct gnode {
     const char *name; /* ks_node_info_name's: interned, so compared by pointer */
     uint64_t hash, fp;
+    uint64_t name_hash; /* of the name's text: RandomScore's draw */
     int ngpu;
     int32_t left[MAX_GPUS];
     int64_t cpu_left;
@@ -343,6 +344,7 @@ static gnode *gnode_slot(gctx *c, const char *name, uint64_t h) {
     for (; c->nodes[i].name; i = (i + 1) & m)
         if (c->nodes[i].name == name) return &c->nodes[i];
     c->nodes[i].name = name;
+    c->nodes[i].name_hash = str_hash(name);
     c->nodes[i].hash = h;
     c->nodes[i].fp = 0;
     c->nused++;
@@ -939,13 +941,23 @@ static ks_status *scorer_pre_score(void *self, ks_cycle_state *st, const ks_pod 
     if (!pod_request(pod, &r)) r = (gpu_req){.cpu = ks_pod_request(pod, "cpu")};
     stamp *sp = ks_cycle_state_alloc(st, sizeof(*sp));
     memset(sp, 0, sizeof(*sp));
+    /* OpenGpuShare's PreFilter synced every node of this cycle already */
+    if (!ks_cycle_state_read(st, req_key)) ctx_sync(s->c, nodes, n);
     if (s->p == P_RANDOM) {
-        if (n) sp->chosen = nodes[rng_next(&s->rng) % n];
+        /* a uniform draw that does not depend on the order of nodes[]:
+         * the node whose name hashes lowest under this cycle's key */
+        uint64_t key = rng_next(&s->rng), best = UINT64_MAX;
+        for (size_t i = 0; i < n; i++) {
+            const gnode *g = gnode_lookup(s->c, ks_node_info_name(nodes[i]));
+            uint64_t v = mix(key, g ? g->name_hash : 0);
+            if (!sp->chosen || v < best) {
+                best = v;
+                sp->chosen = nodes[i];
+            }
+        }
         ks_cycle_state_write(st, stamp_keys[P_RANDOM], sp, NULL, NULL);
         return NULL;
     }
-    /* OpenGpuShare's PreFilter synced every node of this cycle already */
-    if (!ks_cycle_state_read(st, req_key)) ctx_sync(s->c, nodes, n);
     pthread_mutex_lock(&s->c->mu);
     sp->cycle = ++s->c->cycle;
     for (size_t i = 0; i < n; i++) {
