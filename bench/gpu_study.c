@@ -20,7 +20,7 @@
 #include "api/pod.h"
 #include "config/config.h"
 #include "framework/loader.h"
-#include "scheduler/api_dispatcher.h"
+#include "backend/api_dispatcher.h"
 #include "scheduler/scheduler.h"
 #include "sim/memory_backend.h"
 #include "sim/openb.h"
