@@ -18,7 +18,9 @@
  * given) and timings on stderr. */
 #include "api/cluster.h"
 #include "api/pod.h"
+#include "api/objects.h"
 #include "config/config.h"
+#include "config/feature_gates.h"
 #include "framework/loader.h"
 #include "backend/api_dispatcher.h"
 #include "scheduler/scheduler.h"
@@ -26,6 +28,7 @@
 #include "sim/openb.h"
 #include "sim/simulate.h"
 #include "util/clock.h"
+#include "util/hash.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
@@ -54,6 +57,9 @@ static const policy policies[] = {
     {"GpuPacking", "GpuPackingScore", "best"},
     {"BestFit", "BestFitScore", "best"},
     {"FGD", "FGDScore", "FGD"},
+    /* beyond the paper: the GPUs as DRA devices, upstream's default
+     * profile (DynamicResources picks the devices) */
+    {"DRA", NULL, NULL},
 };
 #define NPOLICIES (sizeof(policies) / sizeof(policies[0]))
 
@@ -180,6 +186,7 @@ typedef struct study {
     int total_gpus;
     double ratio;
     bool narrow; /* OpenGpuShare narrowNodes (same decisions, faster) */
+    bool why;    /* print each failed task's FailedScheduling message */
     ks_registry *reg;
 } study;
 
@@ -197,6 +204,25 @@ static uint32_t points(void *reg, const char *name) {
 }
 
 static ks_config *policy_config(const policy *p, const trace *tr, uint64_t seed, bool narrow, char **err) {
+    if (!p->plugin) { /* DRA: the default profile, every node scored, no preemption */
+        static const char dra_yaml[] = "apiVersion: kubescheduler.config.k8s.io/v1\n"
+                                       "kind: KubeSchedulerConfiguration\n"
+                                       "percentageOfNodesToScore: 100\n"
+                                       "profiles:\n"
+                                       "- schedulerName: default-scheduler\n"
+                                       "  plugins:\n"
+                                       "    postFilter: {disabled: [{name: '*'}]}\n";
+        ks_config_errors errs;
+        ks_config_errors_init(&errs);
+        ks_config *cfg = ks_config_load_buffer("gpu-study config", dra_yaml, strlen(dra_yaml), &errs);
+        if (cfg && !ks_config_resolve(cfg, points, ks_default_registry(), &errs)) {
+            ks_config_free(cfg);
+            cfg = NULL;
+        }
+        if (!cfg) *err = ks_xasprintf("%s", errs.n ? errs.msgs[0] : "bad configuration");
+        ks_config_errors_free(&errs);
+        return cfg;
+    }
     char *fgd_args = NULL;
     if (!strcmp(p->gpusel, "FGD") || !strcmp(p->plugin, "FGDScore"))
         fgd_args = ks_xasprintf("      typicalPods: %s\n", tr->typical);
@@ -330,8 +356,10 @@ static bool run_one(const study *sy, const trace *tr, const policy *p, uint64_t 
     for (size_t i = 0; i < nn; i++)
         node_names[sy->node_by_name[i]] = ks_xasprintf("%04u-%s", perm[i], sy->nodes.v[sy->node_by_name[i]].name);
     free(perm);
+    bool dra = !p->plugin;
     if (!ks_openb_add_nodes(c, &sy->nodes, (const char *const *)node_names, err)) goto out;
-    if (!ks_openb_add_pods(pool, &tr->t, order, (const char *const *)names, n, "default", err)) goto out;
+    if (dra && !ks_openb_add_dra(c, &sy->nodes, (const char *const *)node_names, err)) goto out;
+    if (!ks_openb_add_pods(pool, &tr->t, order, (const char *const *)names, n, "default", dra, err)) goto out;
     if (pool->pods.n != n) {
         *err = ks_xasprintf("%s: %u pods decoded of %zu", tr->name, pool->pods.n, n);
         goto out;
@@ -350,6 +378,10 @@ static bool run_one(const study *sy, const trace *tr, const policy *p, uint64_t 
     arr = ks_xmalloc(n * sizeof(double));
     used = ks_xmalloc(n * sizeof(double));
     int64_t arrived = 0, alloc = 0;
+    ks_map claims; /* DRA: each pod's claim, by its name (the same as the pod's) */
+    ks_map_init(&claims);
+    for (uint32_t i = 0; i < pool->resource_claims.n; i++)
+        ks_map_put(&claims, pool->resource_claims.v[i]->name, pool->resource_claims.v[i]);
     /* One task at a time, as the simulator creates them: it is scheduled
      * (or fails) before the next arrives; a task that fails is deleted,
      * never retried. Its GPUs count as arrived either way. */
@@ -357,6 +389,8 @@ static bool run_one(const study *sy, const trace *tr, const policy *p, uint64_t 
         ks_pod *pod = pool->pods.v[i];
         int64_t milli = ks_openb_task_gpu_milli(&tr->t.v[order[i]]);
         arrived += milli;
+        ks_resource_claim *claim = dra && milli ? ks_map_get(&claims, pod->name) : NULL;
+        if (claim) ks_memory_backend_add_object(mb, KS_KIND_RESOURCE_CLAIM, KS_OBJECT_REF(claim));
         ks_memory_backend_add_pod(mb, ks_pod_ref(pod));
         ks_scheduler_schedule_one(s);
         ks_api_dispatcher_drain(ks_scheduler_dispatcher(s));
@@ -365,12 +399,16 @@ static bool run_one(const study *sy, const trace *tr, const policy *p, uint64_t 
             alloc += milli;
             res->scheduled++;
         } else if (now) {
+            if (sy->why)
+                for (uint32_t k = 0; k < now->nconditions; k++)
+                    if (now->conditions[k].message) fprintf(stderr, "%zu %s: %s\n", i, ks_str(now->name), now->conditions[k].message);
             ks_memory_backend_remove_pod(mb, pod->key);
         }
         arr[i] = (double)arrived / sy->total_gpus / 10;
         used[i] = round2((double)alloc / sy->total_gpus / 10);
     }
     res->arrived = (uint32_t)n;
+    ks_map_free(&claims);
     /* The simulator's analysis: the mean allocation over the arrivals whose
      * arrived share rounds to x %, else over x-1..x+1 %. */
     for (int x = 0; x < NPCT; x++) {
@@ -477,7 +515,7 @@ static void usage(FILE *f) {
     fprintf(f, "usage: gpu-study --nodes NODES.csv --trace PODS.csv [--trace PODS.csv ...]\n"
                "                 [--policies Random,DotProd,GpuClustering,GpuPacking,BestFit,FGD] [--seeds 42-51]\n"
                "                 [--ratio 1.3] [--jobs N] [--plugin GpuShare.so] [--expected FILE] [--out FILE]\n"
-               "                 [--no-narrow]\n");
+               "                 [--no-narrow] [--why-failed]\n");
 }
 
 static bool parse_seeds(const char *s, uint64_t **out, size_t *n) {
@@ -514,7 +552,7 @@ int main(int argc, char **argv) {
     size_t ntraces = 0, tcap = 0;
     int jobs = 1;
     double ratio = 1.3;
-    bool narrow = true;
+    bool narrow = true, why = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -524,6 +562,10 @@ int main(int argc, char **argv) {
         }
         if (!strcmp(a, "--no-narrow")) { /* every node through every filter: a check */
             narrow = false;
+            continue;
+        }
+        if (!strcmp(a, "--why-failed")) {
+            why = true;
             continue;
         }
         if (!v) {
@@ -559,7 +601,7 @@ int main(int argc, char **argv) {
         while (k < NPOLICIES && (strlen(policies[k].name) != len || strncmp(policies[k].name, s, len))) k++;
         if (k == NPOLICIES || npol == NPOLICIES) {
             fprintf(stderr, "gpu-study: --policies: unknown policy %.*s (have Random, DotProd, GpuClustering, "
-                            "GpuPacking, BestFit, FGD)\n", (int)len, s);
+                            "GpuPacking, BestFit, FGD, DRA)\n", (int)len, s);
             return 2;
         }
         pol_idx[npol++] = k;
@@ -573,8 +615,16 @@ int main(int argc, char **argv) {
     }
 
     double t_start = now_s();
-    study sy = {.ratio = ratio, .narrow = narrow, .reg = ks_default_registry()};
+    study sy = {.ratio = ratio, .narrow = narrow, .why = why, .reg = ks_default_registry()};
     char *err = NULL;
+    for (size_t i = 0; i < npol; i++)
+        if (!policies[pol_idx[i]].plugin) {
+            const char *gate = "DRAConsumableCapacity=true";
+            if (!ks_feature_gates_apply(&gate, 1, &err)) {
+                fprintf(stderr, "gpu-study: %s\n", err);
+                return 2;
+            }
+        }
     char defplugin[4096];
     if (!plugin) { /* next to this binary: build/<mode>/bench -> build/<mode>/plugins */
         ssize_t k = readlink("/proc/self/exe", defplugin, sizeof(defplugin) - 64);

@@ -308,8 +308,43 @@ bool ks_openb_add_nodes(ks_cluster *c, const ks_openb_nodes *nodes, const char *
     return decode_text(c, &b, "openb nodes", err);
 }
 
+/* The CEL selector of a model list: model in ["A", "B"]. */
+static void model_selector(sbuf *b, const char *spec) {
+    sb_printf(b, ",\"selectors\":[{\"cel\":{\"expression\":\"device.attributes[\\\"gpu.openb\\\"].model in [");
+    int k = 0;
+    for (const char *s = spec; *s;) {
+        size_t len = strcspn(s, "|");
+        if (len) sb_printf(b, "%s\\\"%.*s\\\"", k++ ? ", " : "", (int)len, s);
+        s += len + (s[len] == '|');
+    }
+    sb_printf(b, "]\"}}]");
+}
+
+bool ks_openb_add_dra(ks_cluster *c, const ks_openb_nodes *nodes, const char *const *names, char **err) {
+    sbuf b = {0};
+    sb_printf(&b, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[{\"apiVersion\":\"resource.k8s.io/v1\","
+                  "\"kind\":\"DeviceClass\",\"metadata\":{\"name\":\"gpu.openb\"},\"spec\":{\"selectors\":[{\"cel\":"
+                  "{\"expression\":\"device.driver == \\\"gpu.openb\\\"\"}}]}}");
+    for (size_t i = 0; i < nodes->n; i++) {
+        const ks_openb_node *n = &nodes->v[i];
+        if (!n->gpus) continue;
+        const char *name = names && names[i] ? names[i] : n->name;
+        sb_printf(&b, ",{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceSlice\",\"metadata\":{\"name\":"
+                      "\"%s-gpu.openb\"},\"spec\":{\"driver\":\"gpu.openb\",\"nodeName\":\"%s\",\"pool\":{\"name\":"
+                      "\"%s\",\"generation\":1,\"resourceSliceCount\":1},\"devices\":[",
+                  name, name, name);
+        for (int g = 0; g < n->gpus; g++)
+            sb_printf(&b, "%s{\"name\":\"gpu-%d\",\"allowMultipleAllocations\":true,\"attributes\":{\"model\":"
+                          "{\"string\":\"%s\"}},\"capacity\":{\"milli\":{\"value\":\"1000\"}}}",
+                      g ? "," : "", g, n->model);
+        sb_printf(&b, "]}}");
+    }
+    sb_printf(&b, "]}");
+    return decode_text(c, &b, "openb resource slices", err);
+}
+
 bool ks_openb_add_pods(ks_cluster *c, const ks_openb_tasks *tasks, const uint32_t *idx, const char *const *names,
-                       size_t n, const char *ns, char **err) {
+                       size_t n, const char *ns, bool dra, char **err) {
     sbuf b = {0};
     sb_printf(&b, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[");
     for (size_t i = 0; i < n; i++) {
@@ -320,15 +355,30 @@ bool ks_openb_add_pods(ks_cluster *c, const ks_openb_tasks *tasks, const uint32_
             *err = ks_xasprintf("task %s: unexpected characters in its name or GPU models", t->name);
             return false;
         }
-        sb_printf(&b, "%s{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\"",
-                  i ? "," : "", name, ns);
-        if (t->num_gpu) {
+        if (dra && t->num_gpu) {
+            /* a share: one device, gpu_milli of its capacity; whole GPUs:
+             * num_gpu devices, all of each */
+            sb_printf(&b, "%s{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":"
+                          "{\"name\":\"%s\",\"namespace\":\"%s\",\"uid\":\"claim-%s-%s\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":"
+                          "\"gpu\",\"exactly\":{\"deviceClassName\":\"gpu.openb\",\"allocationMode\":\"ExactCount\","
+                          "\"count\":%d,\"capacity\":{\"requests\":{\"milli\":\"%d\"}}",
+                      i ? "," : "", name, ns, ns, name, t->num_gpu, t->gpu_milli);
+            if (*t->gpu_spec) model_selector(&b, t->gpu_spec);
+            sb_printf(&b, "}}]}}}");
+        }
+        sb_printf(&b, "%s{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\","
+                      "\"uid\":\"pod-%s-%s\"",
+                  i || (dra && t->num_gpu) ? "," : "", name, ns, ns, name);
+        if (t->num_gpu && !dra) {
             sb_printf(&b, ",\"annotations\":{\"alibabacloud.com/gpu-milli\":\"%d\",\"alibabacloud.com/gpu-count\":\"%d\"",
                       t->gpu_milli, t->num_gpu);
             if (*t->gpu_spec) sb_printf(&b, ",\"alibabacloud.com/gpu-card-model\":\"%s\"", t->gpu_spec);
             sb_printf(&b, "}");
         }
-        sb_printf(&b, "},\"spec\":{\"containers\":[{\"name\":\"main\",\"image\":\"tensorflow:latest\",\"resources\":{");
+        sb_printf(&b, "},\"spec\":{");
+        if (dra && t->num_gpu)
+            sb_printf(&b, "\"resourceClaims\":[{\"name\":\"gpu\",\"resourceClaimName\":\"%s\"}],", name);
+        sb_printf(&b, "\"containers\":[{\"name\":\"main\",\"image\":\"tensorflow:latest\",\"resources\":{");
         for (int k = 0; k < 2; k++)
             sb_printf(&b, "%s\"%s\":{\"cpu\":\"%lldm\",\"memory\":\"%lldMi\"}", k ? "," : "", k ? "limits" : "requests",
                       (long long)t->cpu_milli, (long long)t->memory_mib);

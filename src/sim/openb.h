@@ -59,8 +59,15 @@ static inline int64_t ks_openb_task_gpu_milli(const ks_openb_task *t) {
  * names): false with *err on failure. */
 bool ks_openb_add_nodes(ks_cluster *c, const ks_openb_nodes *nodes, const char *const *names, char **err);
 /* Decode tasks[idx[i]] as pods named names[i] (NULL: the task's name) in
- * namespace ns into c, in this order, admitted. */
+ * namespace ns into c, in this order, admitted. With dra, a GPU task asks
+ * through a ResourceClaim of its own name instead of the annotations
+ * (docs/gpu-sharing.md, "DRA"): the claims follow the pods in c. */
 bool ks_openb_add_pods(ks_cluster *c, const ks_openb_tasks *tasks, const uint32_t *idx, const char *const *names,
-                       size_t n, const char *ns, char **err);
+                       size_t n, const char *ns, bool dra, char **err);
+/* The DRA form of the nodes' GPUs: DeviceClass gpu.openb and one
+ * ResourceSlice per GPU node (names as for ks_openb_add_nodes), each GPU a
+ * shareable device (allowMultipleAllocations, capacity milli 1000, the
+ * model as attribute `model`). Needs DRAConsumableCapacity. */
+bool ks_openb_add_dra(ks_cluster *c, const ks_openb_nodes *nodes, const char *const *names, char **err);
 
 #endif
