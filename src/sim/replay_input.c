@@ -180,6 +180,17 @@ static char *line_err(const ks_tl_reader *r, int line, const char *fmt, ...) {
     return ks_xasprintf("%s:%d: %s", r->path, line, msg);
 }
 
+/* A decoder's first error. Trees built from JSON have no lines, so the
+ * decoder names the file alone: the line is put in. (The file name is
+ * interned by the decoder: it must not differ per line.) */
+static char *decode_err(const char *path, int line, const ks_errors *errs) {
+    const char *e = errs->n ? errs->v[0] : "invalid object";
+    size_t n = strlen(path);
+    if (line > 0 && !strncmp(e, path, n) && e[n] == ':' && e[n + 1] == ' ')
+        return ks_xasprintf("%s:%d:%s", path, line, e + n + 1);
+    return ks_xstrdup(e);
+}
+
 static const char *str_of(const ks_tree *t, const char *key) {
     const ks_tree *v = kt_get(t, key);
     return v && v->type == KT_STRING ? v->text : NULL;
@@ -189,10 +200,7 @@ static const char *str_of(const ks_tree *t, const char *key) {
  * changes re-decode it). */
 static bool decode_object(ks_tl_reader *r, const ks_tree *t, int line, ks_pod **pod, ks_node **node, char **err) {
     const char *kind = str_of(t, "kind");
-    char file[1200];
-    /* trees from JSON have no lines: the file name carries it */
-    if (t->line) snprintf(file, sizeof(file), "%s", r->path);
-    else snprintf(file, sizeof(file), "%s:%d", r->path, line);
+    const char *file = r->path;
     ks_errors errs;
     ks_errors_init(&errs);
     bool ok = false;
@@ -213,7 +221,7 @@ static bool decode_object(ks_tl_reader *r, const ks_tree *t, int line, ks_pod **
         ks_errors_free(&errs);
         return false;
     }
-    if (!ok) *err = ks_xstrdup(errs.n ? errs.v[0] : "invalid object");
+    if (!ok) *err = decode_err(r->path, t->line ? 0 : line, &errs);
     ks_errors_free(&errs);
     return ok;
 }
@@ -561,15 +569,13 @@ static int openb_event(ks_tl_reader *r, char *line, ks_tl_event **out, char **er
     }
     ks_arena *a = ks_arena_new(4096);
     ks_tree *t = openb_pod_tree(a, F(C_NAME), cpu, mem, gpu, F(C_SPEC), F(C_QOS), milli);
-    char file[1200];
-    snprintf(file, sizeof(file), "%s:%d", r->path, r->lineno);
     ks_errors errs;
     ks_errors_init(&errs);
-    ks_decode_ctx ctx = {.file = file, .errs = &errs};
+    ks_decode_ctx ctx = {.file = r->path, .errs = &errs};
     ks_pod *p = ks_decode_pod(t, &ctx);
     ks_arena_free(a);
     if (!p) {
-        *err = ks_xstrdup(errs.n ? errs.v[0] : "invalid task");
+        *err = decode_err(r->path, r->lineno, &errs);
         ks_errors_free(&errs);
         return -1;
     }
@@ -650,16 +656,14 @@ bool ks_tl_openb_nodes(const char *path, ks_cluster *c, char **err) {
         kt_map_add(a, status, "allocatable", alloc);
         kt_map_add(a, status, "capacity", kt_copy(a, alloc));
         kt_map_add(a, t, "status", status);
-        char file[1200];
-        snprintf(file, sizeof(file), "%s:%d", path, r.lineno);
         ks_errors errs;
         ks_errors_init(&errs);
         ks_docref *doc = ks_docref_new(a);
-        ks_decode_ctx ctx = {.file = file, .doc = doc, .next_input_index = c->next_input_index, .errs = &errs};
+        ks_decode_ctx ctx = {.file = path, .doc = doc, .next_input_index = c->next_input_index, .errs = &errs};
         ks_node *n = ks_decode_node(t, &ctx);
         ks_docref_unref(doc);
         if (!n) {
-            *err = ks_xstrdup(errs.n ? errs.v[0] : "invalid node");
+            *err = decode_err(path, r.lineno, &errs);
             ok = false;
         } else if (ks_cluster_node(c, n->name)) {
             *err = line_err(&r, r.lineno, "node %s appears twice", sn);
