@@ -32,6 +32,7 @@ struct ks_memory_backend {
     size_t nevents, events_cap;
     ks_memory_backend_stats stats;
     int fail_binds;
+    bool unordered; /* removal moves the last pod into the hole */
 };
 
 /* ---- pods by key ----------------------------------------------------------- */
@@ -232,6 +233,17 @@ static ks_status *mb_patch(void *ctx, const ks_pod *pod, const ks_status_patch *
 static ks_pod *take_pod(ks_memory_backend *mb, uint64_t key) {
     int pos = pod_pos(mb, key);
     if (pos < 0) return NULL;
+    if (mb->unordered) {
+        /* no dead positions are ever recorded: the index is exact */
+        ks_map_del(&mb->index, key + 1);
+        ks_pod *old = mb->c->pods.v[pos];
+        uint32_t last = --mb->c->pods.n;
+        if ((uint32_t)pos != last) {
+            mb->c->pods.v[pos] = mb->c->pods.v[last];
+            ks_map_put(&mb->index, mb->c->pods.v[pos]->key + 1, (void *)(uintptr_t)(pos + 1));
+        }
+        return old;
+    }
     uint32_t o = (uint32_t)((uintptr_t)ks_map_del(&mb->index, key + 1) - 1);
     ks_pod *old = mb->c->pods.v[pos];
     memmove(&mb->c->pods.v[pos], &mb->c->pods.v[pos + 1], (mb->c->pods.n - (uint32_t)pos - 1) * sizeof(ks_pod *));
@@ -509,6 +521,13 @@ void ks_memory_backend_free(ks_memory_backend *mb) {
 }
 
 const ks_backend *ks_memory_backend_iface(ks_memory_backend *mb) { return &mb->iface; }
+
+void ks_memory_backend_set_unordered(ks_memory_backend *mb) {
+    pthread_mutex_lock(&mb->mu);
+    if (mb->ndead) reindex(mb);
+    mb->unordered = true;
+    pthread_mutex_unlock(&mb->mu);
+}
 
 size_t ks_memory_backend_nevents(const ks_memory_backend *mb) { return mb->nevents; }
 

@@ -23,6 +23,10 @@ typedef struct ks_recorded_event {
 ks_memory_backend *ks_memory_backend_new(ks_cluster *cluster);
 void ks_memory_backend_free(ks_memory_backend *mb);
 const ks_backend *ks_memory_backend_iface(ks_memory_backend *mb);
+/* The order of the cluster's pods stops mattering (a replay: pods come
+ * and go by the thousand, listed only at the start): a pod removed is
+ * replaced by the last one, in constant time. */
+void ks_memory_backend_set_unordered(ks_memory_backend *mb);
 
 size_t ks_memory_backend_nevents(const ks_memory_backend *mb);
 const ks_recorded_event *ks_memory_backend_event(const ks_memory_backend *mb, size_t i);

@@ -821,6 +821,7 @@ ks_timeline *ks_timeline_new(ks_cluster *cluster, const ks_timeline_options *o, 
 
     tl->clock = ks_clock_sim_new(o->start_ns);
     tl->mb = ks_memory_backend_new(cluster);
+    ks_memory_backend_set_unordered(tl->mb);
     tl->inner = ks_memory_backend_iface(tl->mb);
     tl->wrapped = (ks_backend){
         .ctx = tl,
