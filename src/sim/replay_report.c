@@ -190,7 +190,8 @@ json_t *ks_tl_summary_json(const ks_tl_summary *s) {
 void ks_tl_series_csv(FILE *f, const char *config, bool header, const ks_tl_result *r) {
     const ks_tl_summary *s = &r->summary;
     if (header) {
-        fprintf(f, "%st_s,nodes,schedulable_nodes,pending,pending_long,running,arrived,scheduled,evictions,preemptions",
+        fprintf(f, "%st_s,nodes,schedulable_nodes,pending,pending_long,running,arrived,scheduled,evictions,preemptions,"
+                   "devices_allocated,devices",
                 config ? "config," : "");
         for (uint32_t i = 0; i < s->nres; i++) fprintf(f, ",allocated_%s,allocatable_%s", s->res_names[i], s->res_names[i]);
         for (uint32_t i = 0; i < r->nextra; i++) fprintf(f, ",%s", r->extra_names[i]);
@@ -199,8 +200,9 @@ void ks_tl_series_csv(FILE *f, const char *config, bool header, const ks_tl_resu
     for (size_t k = 0; k < r->nsamples; k++) {
         const ks_tl_sample *sp = &r->samples[k];
         if (config) fprintf(f, "%s,", config);
-        fprintf(f, "%.3f,%u,%u,%u,%u,%u,%u,%u,%u,%u", secs(sp->t - s->start), sp->nodes, sp->schedulable_nodes, sp->pending,
-                sp->pending_long, sp->running, sp->arrived, sp->scheduled, sp->evictions, sp->preemptions);
+        fprintf(f, "%.3f,%u,%u,%u,%u,%u,%u,%u,%u,%u,%u,%u", secs(sp->t - s->start), sp->nodes, sp->schedulable_nodes,
+                sp->pending, sp->pending_long, sp->running, sp->arrived, sp->scheduled, sp->evictions, sp->preemptions,
+                sp->devices_allocated, sp->devices);
         for (uint32_t i = 0; i < s->nres; i++)
             fprintf(f, ",%lld,%lld", (long long)sp->allocated[i], (long long)sp->allocatable[i]);
         for (uint32_t i = 0; i < r->nextra; i++) fprintf(f, ",%g", sp->extra ? sp->extra[i] : 0.0);
@@ -224,6 +226,8 @@ json_t *ks_tl_series_json(const ks_tl_result *r) {
         json_object_set_new(o, "scheduled", json_integer(sp->scheduled));
         json_object_set_new(o, "evictions", json_integer(sp->evictions));
         json_object_set_new(o, "preemptions", json_integer(sp->preemptions));
+        json_object_set_new(o, "devicesAllocated", json_integer(sp->devices_allocated));
+        json_object_set_new(o, "devices", json_integer(sp->devices));
         json_t *al = json_object(), *ac = json_object();
         for (uint32_t i = 0; i < s->nres; i++) {
             json_object_set_new(al, s->res_names[i], json_integer(sp->allocated[i]));

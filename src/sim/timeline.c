@@ -453,6 +453,10 @@ static void take_sample(ks_timeline *tl, int64_t t) {
             if (tl->o.pending_long_ns > 0 && t - tp->arrival > tl->o.pending_long_ns) sp.pending_long++;
         }
     }
+    const ks_cluster *c = tl->cluster;
+    for (uint32_t i = 0; i < c->resource_slices.n; i++) sp.devices += c->resource_slices.v[i]->ndevices;
+    for (uint32_t i = 0; i < c->resource_claims.n; i++)
+        if (c->resource_claims.v[i]->allocation) sp.devices_allocated += c->resource_claims.v[i]->allocation->nresults;
     memcpy(sp.allocated, tl->allocated, sizeof(sp.allocated));
     memcpy(sp.allocatable, tl->allocatable, sizeof(sp.allocatable));
     if (tl->nmetrics) {
@@ -769,6 +773,12 @@ void ks_timeline_finish(ks_timeline *tl) {
     /* departures still due, then what they free is scheduled */
     while (!tl->stopped) {
         ks_scheduler_run_until(tl->s, ks_clock_now(tl->clock));
+        /* the timers of pods gone meanwhile do not make the replay longer */
+        while (tl->nheap) {
+            tl_pod *tp = tracked(tl, tl->heap[0].key);
+            if (tp && tp->gen == tl->heap[0].gen) break;
+            heap_pop(tl);
+        }
         if (!tl->nheap || !advance(tl, tl->heap[0].at)) break;
     }
     int64_t end = ks_clock_now(tl->clock);

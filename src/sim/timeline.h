@@ -111,6 +111,7 @@ typedef struct ks_tl_sample {
     uint32_t nodes, schedulable_nodes;
     uint32_t pending, pending_long, running;
     uint32_t arrived, scheduled, evictions, preemptions; /* during the step */
+    uint32_t devices, devices_allocated; /* DRA: devices in ResourceSlices, allocated to claims */
     int64_t allocated[KS_TL_MAX_RESOURCES], allocatable[KS_TL_MAX_RESOURCES];
     double *extra;          /* the extra metrics (ks_timeline_add_metric), in order */
 } ks_tl_sample;
