@@ -352,6 +352,8 @@ int cmd_replay(int argc, char **argv) {
             }
             if (t != INT64_MIN && (t0 == INT64_MIN || t < t0)) t0 = t;
         }
+        /* offsets read better from a whole second */
+        if (t0 != INT64_MIN) t0 -= ((t0 % KS_NS_PER_SEC) + KS_NS_PER_SEC) % KS_NS_PER_SEC;
     }
 
     if (pods_path && !strcmp(pods_path, "-")) {
@@ -485,6 +487,8 @@ int cmd_replay(int argc, char **argv) {
         for (size_t k = 0; k < res->nsamples; k++) results[ri].samples[k].extra = NULL;
         results[ri].nextra = 0;
         results[ri].extra_names = NULL;
+        results[ri].disagreements = NULL; /* printed below, before the engine goes */
+        results[ri].ndisagreements = 0;
         /* resource names are interned strings: they outlive the engine */
         rptr[ri] = &results[ri];
         if (json) {
@@ -494,12 +498,20 @@ int cmd_replay(int argc, char **argv) {
             fprintf(out, ",\"summary\":%s", s);
             free(s);
             json_decref(sj);
+            if (res->summary.recorded) {
+                json_t *dj = ks_tl_disagreements_json(res);
+                s = json_dumps(dj, JSON_COMPACT | JSON_PRESERVE_ORDER);
+                fprintf(out, ",\n   \"recordedInfeasible\":%s", s);
+                free(s);
+                json_decref(dj);
+            }
             json_t *se = ks_tl_series_json(&results[ri]);
             s = json_dumps(se, JSON_COMPACT | JSON_PRESERVE_ORDER);
             fprintf(out, ",\n   \"series\":%s}", s);
             free(s);
             json_decref(se);
         }
+        if (!json) ks_tl_disagreements_table(out, nruns > 1 ? names[ri] : NULL, res);
         ks_timeline_free(tl);
         ks_infof(1, "replay %s: %.3f s wall", names[ri], results[ri].summary.wall_seconds);
     }

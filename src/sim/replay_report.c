@@ -45,9 +45,14 @@ void ks_tl_record_print(FILE *f, ks_tl_out how, const char *config, int64_t star
     if (how == KS_TL_OUT_TABLE) {
         ks_format_duration(r->pending_ns, p, sizeof(p));
         if (config) fprintf(f, "%-12s ", config);
-        fprintf(f, "%-32s %-10s %-10s %-20s %-10s %8u %-10s %s\n", r->name, dur(a, sizeof(a), start, r->arrival),
+        fprintf(f, "%-32s %-10s %-10s %-20s %-10s %8u %-10s %s", r->name, dur(a, sizeof(a), start, r->arrival),
                 dur(s, sizeof(s), start, r->scheduled), r->node ? r->node : "-", dur(d, sizeof(d), start, r->departure),
                 r->attempts, p, ks_tl_pod_state_name(r->state));
+        /* audit logs: the recorded scheduler's node, and ksched's verdict on it */
+        if (r->recorded_node)
+            fprintf(f, "%*srecorded %s%s", 10 - (int)strlen(ks_tl_pod_state_name(r->state)), "", r->recorded_node,
+                    r->recorded_feasible == 0 ? " (infeasible)" : "");
+        fputc('\n', f);
     } else if (how == KS_TL_OUT_CSV) {
         if (config) fprintf(f, "%s,", config);
         fprintf(f, "%s,%.3f,", r->name, secs(r->arrival - start));
@@ -183,6 +188,31 @@ json_t *ks_tl_summary_json(const ks_tl_summary *s) {
     }
     json_object_set_new(o, "bounded", json_boolean(s->bounded));
     return o;
+}
+
+void ks_tl_disagreements_table(FILE *f, const char *config, const ks_tl_result *r) {
+    if (!r->summary.recorded_infeasible) return;
+    fprintf(f, "\nRecorded nodes ksched finds infeasible%s%s (a bug or an event missing from the log):\n",
+            config ? " under " : "", config ? config : "");
+    for (size_t i = 0; i < r->ndisagreements; i++) {
+        const ks_tl_disagreement *d = &r->disagreements[i];
+        fprintf(f, "  %s on %s: %s\n", d->pod, d->node, d->reason);
+    }
+    if (r->summary.recorded_infeasible > r->ndisagreements)
+        fprintf(f, "  ... and %llu more\n", (unsigned long long)(r->summary.recorded_infeasible - r->ndisagreements));
+}
+
+json_t *ks_tl_disagreements_json(const ks_tl_result *r) {
+    json_t *a = json_array();
+    for (size_t i = 0; i < r->ndisagreements; i++) {
+        const ks_tl_disagreement *d = &r->disagreements[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "pod", json_string(d->pod));
+        json_object_set_new(o, "recordedNode", json_string(d->node));
+        json_object_set_new(o, "rejection", json_string(d->reason));
+        json_array_append_new(a, o);
+    }
+    return a;
 }
 
 /* ---- series ---------------------------------------------------------------------------- */

@@ -23,6 +23,11 @@ json_t *ks_tl_record_json(int64_t start, const ks_tl_record *r);
 void ks_tl_summary_table(FILE *f, size_t n, const char *const *names, const ks_tl_result *const *results);
 json_t *ks_tl_summary_json(const ks_tl_summary *s);
 
+/* The recorded nodes ksched finds infeasible (audit logs), a table and
+ * a JSON array. */
+void ks_tl_disagreements_table(FILE *f, const char *config, const ks_tl_result *r);
+json_t *ks_tl_disagreements_json(const ks_tl_result *r);
+
 /* Series: CSV (a config column when config != NULL; header when header)
  * or a JSON array of samples. */
 void ks_tl_series_csv(FILE *f, const char *config, bool header, const ks_tl_result *r);

@@ -312,7 +312,16 @@ static void finish_record(ks_timeline *tl, tl_pod *tp, ks_tl_pod_state st, int64
     if (tp->recorded_node) {
         sm->recorded++;
         if (tp->node && !strcmp(ks_str(tp->node), tp->recorded_node)) sm->same_node++;
-        if (tp->recorded_feasible == 0) sm->recorded_infeasible++;
+        if (tp->recorded_feasible == 0) {
+            sm->recorded_infeasible++;
+            ks_tl_result *res = &tl->res_out;
+            if (res->ndisagreements < KS_TL_MAX_DISAGREEMENTS) {
+                res->disagreements = ks_xrealloc(res->disagreements, (res->ndisagreements + 1) * sizeof(ks_tl_disagreement));
+                res->disagreements[res->ndisagreements++] = (ks_tl_disagreement){
+                    ks_xstrdup(tp->name), ks_xstrdup(tp->recorded_node),
+                    ks_xstrdup(tp->recorded_reason ? tp->recorded_reason : ""), tp->arrival};
+            }
+        }
     }
     if (tl->o.on_record) tl->o.on_record(tl->o.ctx, &r);
     free_tl_pod(tp);
@@ -915,6 +924,12 @@ void ks_timeline_free(ks_timeline *tl) {
     free(tl->pending.hist);
     for (size_t i = 0; i < tl->res_out.nsamples; i++) free(tl->res_out.samples[i].extra);
     free(tl->res_out.samples);
+    for (size_t i = 0; i < tl->res_out.ndisagreements; i++) {
+        free(tl->res_out.disagreements[i].pod);
+        free(tl->res_out.disagreements[i].node);
+        free(tl->res_out.disagreements[i].reason);
+    }
+    free(tl->res_out.disagreements);
     for (size_t i = 0; i < tl->nmetrics; i++) free(tl->metrics[i].name);
     free(tl->metrics);
     free(tl->res_out.extra_names);

@@ -134,8 +134,19 @@ typedef struct ks_tl_summary {
     bool bounded;           /* stopped by the simulated-time bound */
 } ks_tl_summary;
 
+/* An audit log's recorded node that ksched's filters reject. */
+typedef struct ks_tl_disagreement {
+    char *pod, *node, *reason;
+    int64_t arrival;
+} ks_tl_disagreement;
+
+/* At most this many disagreements are kept (all are counted). */
+#define KS_TL_MAX_DISAGREEMENTS 1000
+
 typedef struct ks_tl_result {
     ks_tl_summary summary;
+    ks_tl_disagreement *disagreements;
+    size_t ndisagreements;
     ks_tl_sample *samples;
     size_t nsamples;
     uint32_t nextra;
