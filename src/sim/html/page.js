@@ -1,5 +1,5 @@
 /* ksched report renderer: one script for every kind of page. It reads the
- * JSON in #ksched-data (written by src/sim/report_html.c; the format is in
+ * JSON in #ksched-data (written by src/sim/report_html*.c; the format is in
  * docs/report.md) and builds the page with DOM calls only: every name,
  * label and message reaches the page through textContent or an attribute
  * value, never as markup, so nothing in the data can become HTML. */
