@@ -52,6 +52,16 @@ static bool num(const char *s, int64_t *out, bool empty_ok) {
 
 #define MAXCOLS 32
 
+/* One numeric field, or an error naming the file, line, column and value. */
+static bool field(const char *path, int line, const char *col, const char *v, int64_t *out, bool empty_ok,
+                  bool nonneg, char **err) {
+    bool none = !*v || !strcmp(v, "nan");
+    if (num(v, out, empty_ok) && (!nonneg || *out >= 0 || (none && empty_ok))) return true;
+    if (!*v) *err = ks_xasprintf("%s:%d: %s: empty", path, line, col);
+    else *err = ks_xasprintf("%s:%d: %s: want a%s number, got \"%s\"", path, line, col, nonneg ? " non-negative" : "", v);
+    return false;
+}
+
 typedef struct csv {
     FILE *f;
     const char *path;
@@ -125,11 +135,17 @@ bool ks_openb_read_nodes(const char *path, ks_openb_nodes *out, char **err) {
         memset(n, 0, sizeof(*n));
         int64_t gpus = 0;
         n->name = ks_xstrdup(f[col[0]]);
+        n->line = c.lineno;
         const char *model = f[col[4]];
         n->model = ks_xstrdup(strcmp(model, "nan") ? model : "");
-        if (!*n->name || !num(f[col[1]], &n->cpu_milli, false) || !num(f[col[2]], &n->memory_mib, false) ||
-            !num(f[col[3]], &gpus, true)) {
-            *err = ks_xasprintf("%s:%d: malformed node", path, c.lineno);
+        if (!*n->name) {
+            *err = ks_xasprintf("%s:%d: sn: empty", path, c.lineno);
+            ok = false;
+            break;
+        }
+        if (!field(path, c.lineno, "cpu_milli", f[col[1]], &n->cpu_milli, false, true, err) ||
+            !field(path, c.lineno, "memory_mib", f[col[2]], &n->memory_mib, false, true, err) ||
+            !field(path, c.lineno, "gpu", f[col[3]], &gpus, true, false, err)) {
             ok = false;
             break;
         }
@@ -168,15 +184,22 @@ bool ks_openb_read_tasks(const char *path, ks_openb_tasks *out, char **err) {
         ks_openb_task *t = &out->v[out->n++];
         memset(t, 0, sizeof(*t));
         t->name = ks_xstrdup(f[col[0]]);
+        t->line = c.lineno;
         t->creation = t->deletion = t->scheduled = -1;
         int64_t ngpu = 0, milli = 0;
-        bool good = *t->name && num(f[col[1]], &t->cpu_milli, false) && num(f[col[2]], &t->memory_mib, false) &&
-                    num(f[col[3]], &ngpu, true) && num(f[col[4]], &milli, true) && ngpu >= -1 && ngpu <= 64;
-        if (good && tc >= 0) good = num(f[tc], &t->creation, true);
-        if (good && td >= 0) good = num(f[td], &t->deletion, true);
-        if (good && ts >= 0) good = num(f[ts], &t->scheduled, true);
+        bool good = *t->name || (*err = ks_xasprintf("%s:%d: name: empty", path, c.lineno), false);
+        good = good && field(path, c.lineno, "cpu_milli", f[col[1]], &t->cpu_milli, false, true, err) &&
+               field(path, c.lineno, "memory_mib", f[col[2]], &t->memory_mib, false, true, err) &&
+               field(path, c.lineno, "num_gpu", f[col[3]], &ngpu, true, false, err) &&
+               field(path, c.lineno, "gpu_milli", f[col[4]], &milli, true, false, err);
+        if (good && (ngpu < -1 || ngpu > 64)) {
+            *err = ks_xasprintf("%s:%d: num_gpu: %lld is not 0 to 64", path, c.lineno, (long long)ngpu);
+            good = false;
+        }
+        if (good && tc >= 0) good = field(path, c.lineno, "creation_time", f[tc], &t->creation, true, true, err);
+        if (good && td >= 0) good = field(path, c.lineno, "deletion_time", f[td], &t->deletion, true, true, err);
+        if (good && ts >= 0) good = field(path, c.lineno, "scheduled_time", f[ts], &t->scheduled, true, true, err);
         if (!good) {
-            *err = ks_xasprintf("%s:%d: malformed task", path, c.lineno);
             ok = false;
             break;
         }

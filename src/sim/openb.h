@@ -19,6 +19,7 @@ typedef struct ks_openb_node {
     int64_t cpu_milli, memory_mib;
     int gpus;
     char *model; /* "" for CPU nodes */
+    int line;    /* in the file */
 } ks_openb_node;
 
 typedef struct ks_openb_task {
@@ -29,6 +30,7 @@ typedef struct ks_openb_task {
     char *gpu_spec; /* accepted models, "A|B"; "" any */
     /* seconds; -1 when the column is absent or empty */
     int64_t creation, deletion, scheduled;
+    int line; /* in the file */
 } ks_openb_task;
 
 typedef struct ks_openb_nodes {

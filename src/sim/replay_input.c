@@ -1,5 +1,6 @@
 #include "sim/replay_input.h"
 #include "codec/decode.h"
+#include "sim/openb.h"
 #include "config/config.h"
 #include "util/hash.h"
 #include "util/log.h"
@@ -143,10 +144,6 @@ typedef struct binding {
     struct binding *next;
 } binding;
 
-enum { C_NAME, C_CPU, C_MEM, C_NGPU, C_GPUMILLI, C_SPEC, C_QOS, C_PHASE, C_CREATE, C_DELETE, C_SCHED, C_N };
-static const char *const openb_cols[C_N] = {"name",     "cpu_milli", "memory_mib",    "num_gpu",
-                                            "gpu_milli", "gpu_spec",  "qos",           "pod_phase",
-                                            "creation_time", "deletion_time", "scheduled_time"};
 
 struct ks_tl_reader {
     ks_tl_format f;
@@ -163,8 +160,8 @@ struct ks_tl_reader {
     /* time order */
     bool have_last, last_abs;
     int64_t last;
-    /* openb */
-    int col[C_N];
+    /* openb: the task list, read whole */
+    ks_openb_tasks tasks;
     /* audit */
     ks_map bindings; /* hash of ns/name -> binding list */
     uint64_t skipped;
@@ -429,66 +426,32 @@ static int native_event(ks_tl_reader *r, const ks_tree *t, int line, ks_tl_event
 
 /* ---- openb ---------------------------------------------------------------------- */
 
-typedef struct csv_row {
-    char *f[32];
-    int n;
-} csv_row;
-
-/* Split a line in place (the openb files have no quoting). */
-static void csv_split(char *s, csv_row *row) {
-    row->n = 0;
-    size_t l = strlen(s);
-    while (l && (s[l - 1] == '\n' || s[l - 1] == '\r')) s[--l] = '\0';
-    for (char *p = s;;) {
-        if (row->n < 32) row->f[row->n++] = p;
-        char *c = strchr(p, ',');
-        if (!c) break;
-        *c = '\0';
-        p = c + 1;
-    }
-}
-
-static bool csv_int(ks_tl_reader *r, const char *v, const char *col, int line, bool optional, int64_t *out, char **err) {
-    if (!*v && optional) {
-        *out = -1;
-        return true;
-    }
-    char *end;
-    errno = 0;
-    long long x = strtoll(v, &end, 10);
-    if (!*v || *end || errno || x < 0) {
-        *err = line_err(r, line, "%s: want a non-negative integer, got \"%s\"", col, v);
-        return false;
-    }
-    *out = x;
-    return true;
-}
+/* The CSVs are read by sim/openb.c (shared with the GPU study); here
+ * they become objects with whole GPUs as nvidia.com/gpu. */
 
 /* A pod tree for one openb task: cpu, memory and whole GPUs requested,
  * gpu_spec as required node affinity on the model label. */
-static ks_tree *openb_pod_tree(ks_arena *a, const char *name, int64_t cpu, int64_t mem, int64_t gpu,
-                               const char *spec, const char *qos, int64_t gpu_milli) {
+static ks_tree *openb_pod_tree(ks_arena *a, const ks_openb_task *tk) {
     char buf[64];
     ks_tree *t = kt_new(a, KT_MAP, 0), *md = kt_new(a, KT_MAP, 0), *spec_t = kt_new(a, KT_MAP, 0);
     kt_map_add(a, t, "apiVersion", kt_string(a, "v1", 0));
     kt_map_add(a, t, "kind", kt_string(a, "Pod", 0));
-    kt_map_add(a, md, "name", kt_string(a, name, 0));
+    kt_map_add(a, md, "name", kt_string(a, tk->name, 0));
     kt_map_add(a, md, "namespace", kt_string(a, "default", 0));
-    ks_tree *ann = kt_new(a, KT_MAP, 0);
-    if (*qos) kt_map_add(a, ann, "openb/qos", kt_string(a, qos, 0));
-    if (gpu_milli > 0) {
-        snprintf(buf, sizeof(buf), "%lld", (long long)gpu_milli);
+    if (tk->gpu_milli > 0 && tk->gpu_milli < 1000) {
+        ks_tree *ann = kt_new(a, KT_MAP, 0);
+        snprintf(buf, sizeof(buf), "%d", tk->gpu_milli);
         kt_map_add(a, ann, "openb/gpu-milli", kt_string(a, buf, 0));
+        kt_map_add(a, md, "annotations", ann);
     }
-    if (ann->n) kt_map_add(a, md, "annotations", ann);
     kt_map_add(a, t, "metadata", md);
     ks_tree *req = kt_new(a, KT_MAP, 0), *lim = kt_new(a, KT_MAP, 0);
-    snprintf(buf, sizeof(buf), "%lldm", (long long)cpu);
+    snprintf(buf, sizeof(buf), "%lldm", (long long)tk->cpu_milli);
     kt_map_add(a, req, "cpu", kt_string(a, buf, 0));
-    snprintf(buf, sizeof(buf), "%lldMi", (long long)mem);
+    snprintf(buf, sizeof(buf), "%lldMi", (long long)tk->memory_mib);
     kt_map_add(a, req, "memory", kt_string(a, buf, 0));
-    if (gpu > 0) {
-        snprintf(buf, sizeof(buf), "%lld", (long long)gpu);
+    if (tk->num_gpu > 0) {
+        snprintf(buf, sizeof(buf), "%d", tk->num_gpu);
         kt_map_add(a, req, "nvidia.com/gpu", kt_string(a, buf, 0));
         kt_map_add(a, lim, "nvidia.com/gpu", kt_string(a, buf, 0));
     }
@@ -502,9 +465,9 @@ static ks_tree *openb_pod_tree(ks_arena *a, const char *name, int64_t cpu, int64
     ks_tree *cs = kt_new(a, KT_SEQ, 0);
     kt_seq_add(a, cs, c);
     kt_map_add(a, spec_t, "containers", cs);
-    if (*spec) {
+    if (*tk->gpu_spec) {
         ks_tree *vals = kt_new(a, KT_SEQ, 0);
-        char *dup = ks_arena_strdup(a, spec), *save = NULL;
+        char *dup = ks_arena_strdup(a, tk->gpu_spec), *save = NULL;
         for (char *tok = strtok_r(dup, "|", &save); tok; tok = strtok_r(NULL, "|", &save))
             kt_seq_add(a, vals, kt_string(a, tok, 0));
         ks_tree *expr = kt_new(a, KT_MAP, 0);
@@ -525,131 +488,66 @@ static ks_tree *openb_pod_tree(ks_arena *a, const char *name, int64_t cpu, int64
     return t;
 }
 
-static bool openb_header(ks_tl_reader *r, char *line, const char *const *cols, int ncols, int *idx, char **err) {
-    csv_row row;
-    csv_split(line, &row);
-    for (int c = 0; c < ncols; c++) {
-        idx[c] = -1;
-        for (int i = 0; i < row.n; i++)
-            if (!strcmp(row.f[i], cols[c])) idx[c] = i;
-        if (idx[c] < 0) {
-            *err = line_err(r, r->lineno, "no column %s in the header", cols[c]);
-            return false;
-        }
-    }
-    return true;
-}
-
-static int openb_event(ks_tl_reader *r, char *line, ks_tl_event **out, char **err) {
-    csv_row row;
-    csv_split(line, &row);
-    int need = 0;
-    for (int c = 0; c < C_N; c++)
-        if (r->col[c] + 1 > need) need = r->col[c] + 1;
-    if (row.n < need) {
-        *err = line_err(r, r->lineno, "%d fields, the header has at least %d", row.n, need);
+static int openb_event(ks_tl_reader *r, ks_tl_event **out, char **err) {
+    if (r->next >= r->tasks.n) return 0;
+    const ks_openb_task *tk = &r->tasks.v[r->next++];
+    if (tk->creation < 0) {
+        *err = line_err(r, tk->line, "creation_time: empty");
         return -1;
     }
-#define F(c) row.f[r->col[c]]
-    int64_t cpu, mem, gpu, milli, create, del;
-    if (!*F(C_NAME)) {
-        *err = line_err(r, r->lineno, "name: empty");
-        return -1;
-    }
-    if (!csv_int(r, F(C_CPU), "cpu_milli", r->lineno, false, &cpu, err) ||
-        !csv_int(r, F(C_MEM), "memory_mib", r->lineno, false, &mem, err) ||
-        !csv_int(r, F(C_NGPU), "num_gpu", r->lineno, false, &gpu, err) ||
-        !csv_int(r, F(C_GPUMILLI), "gpu_milli", r->lineno, true, &milli, err) ||
-        !csv_int(r, F(C_CREATE), "creation_time", r->lineno, false, &create, err) ||
-        !csv_int(r, F(C_DELETE), "deletion_time", r->lineno, true, &del, err))
-        return -1;
-    if (r->have_last && create * 1000000000LL < r->last) {
-        *err = line_err(r, r->lineno, "creation_time: earlier than the row before it (rows must be in time order)");
+    int64_t create = tk->creation * 1000000000LL;
+    if (r->have_last && create < r->last) {
+        *err = line_err(r, tk->line, "creation_time: earlier than the row before it (rows must be in time order)");
         return -1;
     }
     ks_arena *a = ks_arena_new(4096);
-    ks_tree *t = openb_pod_tree(a, F(C_NAME), cpu, mem, gpu, F(C_SPEC), F(C_QOS), milli);
+    ks_tree *t = openb_pod_tree(a, tk);
     ks_errors errs;
     ks_errors_init(&errs);
     ks_decode_ctx ctx = {.file = r->path, .errs = &errs};
     ks_pod *p = ks_decode_pod(t, &ctx);
     ks_arena_free(a);
     if (!p) {
-        *err = decode_err(r->path, r->lineno, &errs);
+        *err = decode_err(r->path, tk->line, &errs);
         ks_errors_free(&errs);
         return -1;
     }
     ks_errors_free(&errs);
-#undef F
     r->have_last = true;
-    r->last = create * 1000000000LL;
-    ks_tl_event *ev = ks_tl_event_new(KS_TL_POD_CREATE, create * 1000000000LL);
+    r->last = create;
+    ks_tl_event *ev = ks_tl_event_new(KS_TL_POD_CREATE, create);
     ev->pod = p;
-    if (del >= 0) ev->delete_at_ns = del * 1000000000LL;
+    if (tk->deletion >= 0) ev->delete_at_ns = tk->deletion * 1000000000LL;
     ev->file = r->path;
-    ev->line = r->lineno;
+    ev->line = tk->line;
     *out = ev;
     return 1;
 }
 
-enum { N_SN, N_CPU, N_MEM, N_GPU, N_MODEL, N_N };
-static const char *const node_cols[N_N] = {"sn", "cpu_milli", "memory_mib", "gpu", "model"};
-
 bool ks_tl_openb_nodes(const char *path, ks_cluster *c, char **err) {
-    ks_tl_reader r = {.path = (char *)path};
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        *err = ks_xasprintf("%s: %s", path, strerror(errno));
-        return false;
-    }
-    char *line = NULL;
-    size_t cap = 0;
-    int idx[N_N];
-    bool ok = true, header = false;
-    while (ok && getline(&line, &cap, f) >= 0) {
-        r.lineno++;
-        if (line[0] == '\n' || line[0] == '\r' || line[0] == '#' || !line[0]) continue;
-        if (!header) {
-            ok = openb_header(&r, line, node_cols, N_N, idx, err);
-            header = true;
-            continue;
-        }
-        csv_row row;
-        csv_split(line, &row);
-        int need = 0;
-        for (int i = 0; i < N_N; i++)
-            if (idx[i] + 1 > need) need = idx[i] + 1;
-        if (row.n < need) {
-            *err = line_err(&r, r.lineno, "%d fields, the header has at least %d", row.n, need);
-            ok = false;
-            break;
-        }
-        int64_t cpu, mem, gpu;
-        if (!csv_int(&r, row.f[idx[N_CPU]], "cpu_milli", r.lineno, false, &cpu, err) ||
-            !csv_int(&r, row.f[idx[N_MEM]], "memory_mib", r.lineno, false, &mem, err) ||
-            !csv_int(&r, row.f[idx[N_GPU]], "gpu", r.lineno, false, &gpu, err)) {
-            ok = false;
-            break;
-        }
-        const char *sn = row.f[idx[N_SN]], *model = row.f[idx[N_MODEL]];
+    ks_openb_nodes nodes;
+    if (!ks_openb_read_nodes(path, &nodes, err)) return false;
+    bool ok = true;
+    for (size_t i = 0; i < nodes.n && ok; i++) {
+        const ks_openb_node *on = &nodes.v[i];
         ks_arena *a = ks_arena_new(2048);
         char buf[64];
         ks_tree *t = kt_new(a, KT_MAP, 0), *md = kt_new(a, KT_MAP, 0), *labels = kt_new(a, KT_MAP, 0);
         kt_map_add(a, t, "apiVersion", kt_string(a, "v1", 0));
         kt_map_add(a, t, "kind", kt_string(a, "Node", 0));
-        kt_map_add(a, md, "name", kt_string(a, sn, 0));
-        kt_map_add(a, labels, "kubernetes.io/hostname", kt_string(a, sn, 0));
-        if (*model) kt_map_add(a, labels, KS_OPENB_GPU_MODEL_LABEL, kt_string(a, model, 0));
+        kt_map_add(a, md, "name", kt_string(a, on->name, 0));
+        kt_map_add(a, labels, "kubernetes.io/hostname", kt_string(a, on->name, 0));
+        if (*on->model) kt_map_add(a, labels, KS_OPENB_GPU_MODEL_LABEL, kt_string(a, on->model, 0));
         kt_map_add(a, md, "labels", labels);
         kt_map_add(a, t, "metadata", md);
         ks_tree *alloc = kt_new(a, KT_MAP, 0);
-        snprintf(buf, sizeof(buf), "%lldm", (long long)cpu);
+        snprintf(buf, sizeof(buf), "%lldm", (long long)on->cpu_milli);
         kt_map_add(a, alloc, "cpu", kt_string(a, buf, 0));
-        snprintf(buf, sizeof(buf), "%lldMi", (long long)mem);
+        snprintf(buf, sizeof(buf), "%lldMi", (long long)on->memory_mib);
         kt_map_add(a, alloc, "memory", kt_string(a, buf, 0));
         kt_map_add(a, alloc, "pods", kt_string(a, "110", 0));
-        if (gpu > 0) {
-            snprintf(buf, sizeof(buf), "%lld", (long long)gpu);
+        if (on->gpus > 0) {
+            snprintf(buf, sizeof(buf), "%d", on->gpus);
             kt_map_add(a, alloc, "nvidia.com/gpu", kt_string(a, buf, 0));
         }
         ks_tree *status = kt_new(a, KT_MAP, 0);
@@ -663,10 +561,10 @@ bool ks_tl_openb_nodes(const char *path, ks_cluster *c, char **err) {
         ks_node *n = ks_decode_node(t, &ctx);
         ks_docref_unref(doc);
         if (!n) {
-            *err = decode_err(path, r.lineno, &errs);
+            *err = decode_err(path, on->line, &errs);
             ok = false;
         } else if (ks_cluster_node(c, n->name)) {
-            *err = line_err(&r, r.lineno, "node %s appears twice", sn);
+            *err = ks_xasprintf("%s:%d: node %s appears twice", path, on->line, on->name);
             ks_node_unref(n);
             ok = false;
         } else {
@@ -675,12 +573,7 @@ bool ks_tl_openb_nodes(const char *path, ks_cluster *c, char **err) {
         }
         ks_errors_free(&errs);
     }
-    if (ok && !header) {
-        *err = ks_xasprintf("%s: no header", path);
-        ok = false;
-    }
-    free(line);
-    fclose(f);
+    ks_openb_nodes_free(&nodes);
     return ok;
 }
 
@@ -919,14 +812,7 @@ ks_tl_reader *ks_tl_reader_open(const char *path, ks_tl_format f, char **err) {
             rewind(r->in);
         }
     } else if (f == KS_TLF_OPENB_PODS) {
-        ssize_t len;
-        while ((len = getline(&r->line, &r->cap, r->in)) >= 0) {
-            r->lineno++;
-            if (r->line[0] == '\n' || r->line[0] == '\r' || r->line[0] == '#') continue;
-            break;
-        }
-        if (len < 0 || !openb_header(r, r->line, openb_cols, C_N, r->col, err)) {
-            if (len < 0) *err = ks_xasprintf("%s: no header", path);
+        if (!ks_openb_read_tasks(path, &r->tasks, err)) {
             ks_tl_reader_free(r);
             return NULL;
         }
@@ -948,13 +834,13 @@ int ks_tl_reader_next(ks_tl_reader *r, ks_tl_event **ev, bool *abs, char **err) 
         if (r->next >= r->nitems) return 0;
         return native_event(r, r->items[r->next++], 0, ev, abs, err);
     }
+    if (r->f == KS_TLF_OPENB_PODS) return openb_event(r, ev, err);
     ssize_t len;
     while ((len = getline(&r->line, &r->cap, r->in)) >= 0) {
         r->lineno++;
         char *p = r->line;
         while (*p == ' ' || *p == '\t') p++;
         if (*p == '\n' || *p == '\r' || !*p || *p == '#') continue;
-        if (r->f == KS_TLF_OPENB_PODS) return openb_event(r, r->line, ev, err);
         ks_arena *a = ks_arena_new(8192);
         ks_tree **docs = NULL;
         uint32_t nd = 0;
@@ -998,6 +884,7 @@ void ks_tl_reader_free(ks_tl_reader *r) {
         }
     }
     ks_map_free(&r->bindings);
+    ks_openb_tasks_free(&r->tasks);
     free(r->path);
     free(r);
 }

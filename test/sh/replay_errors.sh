@@ -63,10 +63,10 @@ expect "audit: bad pod" "audit3.log:1: pod default/a: spec.containers[0].resourc
 
 hdr=name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time
 printf '%s\np1,1000,100,0,0,,LS,Running,0,10,0\np2,x,100,0,0,,LS,Running,5,10,0\n' "$hdr" >"$d/pods.csv"
-expect "openb pods: bad number" 'pods.csv:3: cpu_milli: want a non-negative integer, got "x"' "$cluster" "$d/pods.csv"
+expect "openb pods: bad number" 'pods.csv:3: cpu_milli: want a non-negative number, got "x"' "$cluster" "$d/pods.csv"
 
 printf '%s\np1,1000,100,0,0,,LS,Running,0,10,0\np2,1000\n' "$hdr" >"$d/pods2.csv"
-expect "openb pods: short row" "pods2.csv:3: 2 fields" "$cluster" "$d/pods2.csv"
+expect "openb pods: short row" "pods2.csv:3: 2 fields, want 11" "$cluster" "$d/pods2.csv"
 
 printf 'name,cpu_milli,memory_mib,creation_time\np1,1,1,0\n' >"$d/pods3.csv"
 expect "openb pods: missing column" "pods3.csv:1: no column num_gpu" "$cluster" "$d/pods3.csv"
@@ -74,7 +74,8 @@ expect "openb pods: missing column" "pods3.csv:1: no column num_gpu" "$cluster" 
 printf '%s\np1,1000,100,0,0,,LS,Running,50,60,0\np2,1000,100,0,0,,LS,Running,5,10,0\n' "$hdr" >"$d/pods4.csv"
 expect "openb pods: out of order" "pods4.csv:3: creation_time: earlier than the row before it" "$cluster" "$d/pods4.csv"
 
+printf '%s\np1,1000,100,0,0,,LS,Running,0,10,0\n' "$hdr" >"$d/good.csv"
 printf 'sn,cpu_milli,memory_mib,gpu,model\nn1,1000,100,0,\nn2,1000,-5,0,\n' >"$d/nodes.csv"
-expect "openb nodes: bad number" 'nodes.csv:3: memory_mib: want a non-negative integer, got "-5"' "$d/nodes.csv" "$d/pods.csv"
+expect "openb nodes: bad number" 'nodes.csv:3: memory_mib: want a non-negative number, got "-5"' "$d/nodes.csv" "$d/good.csv"
 
 [ "$fails" -eq 0 ]
