@@ -42,6 +42,7 @@ void ks_cluster_free(ks_cluster *c) {
     FREE_OBJECTS(c->resource_slices);
     FREE_OBJECTS(c->device_classes);
     FREE_OBJECTS(c->device_taint_rules);
+    free(c->skipped.v);
     ks_map_free(&c->node_index);
     ks_arena_free(c->arena);
     free(c);
@@ -75,7 +76,20 @@ void ks_cluster_move(ks_cluster *dst, ks_cluster *src) {
     MOVE_VEC(dst->resource_slices, src->resource_slices);
     MOVE_VEC(dst->device_classes, src->device_classes);
     MOVE_VEC(dst->device_taint_rules, src->device_taint_rules);
+    for (uint32_t i = 0; i < src->skipped.n; i++)
+        ks_cluster_count_skipped(dst, src->skipped.v[i].kind, src->skipped.v[i].n);
+    free(src->skipped.v);
+    memset(&src->skipped, 0, sizeof(src->skipped));
     if (src->next_input_index > dst->next_input_index) dst->next_input_index = src->next_input_index;
+}
+
+void ks_cluster_count_skipped(ks_cluster *c, ks_id kind, uint32_t n) {
+    for (uint32_t i = 0; i < c->skipped.n; i++)
+        if (c->skipped.v[i].kind == kind) {
+            c->skipped.v[i].n += n;
+            return;
+        }
+    KS_VEC_PUSH(c->skipped, ((ks_kind_count){kind, n}));
 }
 
 const ks_priority_class *ks_cluster_priority_class(const ks_cluster *c, ks_id name) {

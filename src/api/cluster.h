@@ -11,6 +11,11 @@
 #include "util/hash.h"
 #include "util/xalloc.h"
 
+typedef struct ks_kind_count {
+    ks_id kind; /* "ConfigMap", or "Widget.example.com" for another group's kind */
+    uint32_t n;
+} ks_kind_count;
+
 typedef struct ks_cluster {
     KS_VEC(ks_node *) nodes;
     KS_VEC(ks_pod *) pods;
@@ -31,6 +36,9 @@ typedef struct ks_cluster {
     KS_VEC(ks_resource_slice *) resource_slices;
     KS_VEC(ks_device_class *) device_classes;
     KS_VEC(ks_device_taint_rule *) device_taint_rules;
+    /* Objects of kinds the simulator does not use, counted by kind (in
+     * the order first seen), for the "skipped:" line. */
+    KS_VEC(ks_kind_count) skipped;
     uint32_t next_input_index;
     ks_arena *arena; /* documents' trees and shared strings */
     ks_map node_index; /* name id + 1 -> position + 1 in nodes (ks_cluster_node) */
@@ -97,6 +105,9 @@ void ks_cluster_add_implicit_namespaces(ks_cluster *c);
  * arrays: valid while the cluster is not changed (tests, embedders that
  * build a framework on a cluster). */
 ks_objects ks_cluster_view(const ks_cluster *c);
+
+/* Count one object of a kind the simulator skips. */
+void ks_cluster_count_skipped(ks_cluster *c, ks_id kind, uint32_t n);
 
 /* Move every object of src to the end of dst (src is left empty). */
 void ks_cluster_move(ks_cluster *dst, ks_cluster *src);

@@ -31,3 +31,17 @@ const ks_namespace *ks_objects_namespace(const ks_objects *o, ks_id name) {
         if (o->namespaces.v[i]->name == name) return o->namespaces.v[i];
     return NULL;
 }
+
+static const char *const workload_kinds[KS_WORKLOAD_NKINDS][2] = {
+    [KS_WORKLOAD_SERVICE] = {"Service", "service"},
+    [KS_WORKLOAD_REPLICASET] = {"ReplicaSet", "replicaset"},
+    [KS_WORKLOAD_STATEFULSET] = {"StatefulSet", "statefulset"},
+    [KS_WORKLOAD_RC] = {"ReplicationController", "replicationcontroller"},
+    [KS_WORKLOAD_DEPLOYMENT] = {"Deployment", "deployment"},
+    [KS_WORKLOAD_DAEMONSET] = {"DaemonSet", "daemonset"},
+    [KS_WORKLOAD_JOB] = {"Job", "job"},
+    [KS_WORKLOAD_CRONJOB] = {"CronJob", "cronjob"},
+};
+
+const char *ks_workload_kind_name(ks_workload_kind k) { return workload_kinds[k][0]; }
+const char *ks_workload_kind_lower(ks_workload_kind k) { return workload_kinds[k][1]; }

@@ -196,15 +196,32 @@ typedef enum {
     KS_WORKLOAD_REPLICASET,
     KS_WORKLOAD_STATEFULSET,
     KS_WORKLOAD_RC,
+    /* read only to generate pods (src/sim/workloads), not by spreading */
+    KS_WORKLOAD_DEPLOYMENT,
+    KS_WORKLOAD_DAEMONSET,
+    KS_WORKLOAD_JOB,
+    KS_WORKLOAD_CRONJOB,
+    KS_WORKLOAD_NKINDS,
 } ks_workload_kind;
 
+/* "Service", "ReplicaSet", ... (the API kind); "service", ... (messages). */
+const char *ks_workload_kind_name(ks_workload_kind k);
+const char *ks_workload_kind_lower(ks_workload_kind k);
+
 /* A Service, ReplicaSet, StatefulSet or ReplicationController reduced to
- * what default spreading needs: its namespace and pod selector. */
+ * what default spreading needs: its namespace and pod selector; and the
+ * workloads the simulator makes pods of (every kind but Service), whose
+ * document (tree) the pod generator reads. */
 typedef struct ks_workload {
     ks_arena *arena;
     ks_workload_kind kind;
     ks_id ns, name;
     ks_label_selector selector;
+    const char *uid;              /* NULL when the manifest has none */
+    ks_id owner_kind, owner_name; /* the controller owner reference; KS_ID_NONE */
+    int32_t replicas;             /* spec.replicas as written; -1 when unset */
+    int32_t desired;              /* pods its controller wants (set by the
+                                   * simulator's controllers); -1 unknown */
     KS_OBJ_META;
 } ks_workload;
 

@@ -71,9 +71,9 @@ static const kind_ops kinds[] = {
     K(KS_KIND_WORKLOAD, workloads, wl), /* last: its extra stores follow */
 };
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
-/* Services, ReplicaSets, StatefulSets and ReplicationControllers share one
+/* The workload kinds (Services, ReplicaSets, StatefulSets, ...) share one
  * vector but have a store each. */
-#define NWORKLOAD_KINDS 4
+#define NWORKLOAD_KINDS KS_WORKLOAD_NKINDS
 #define NSTORES (NKINDS + NWORKLOAD_KINDS - 1)
 
 static int kind_index(ks_kind k) {

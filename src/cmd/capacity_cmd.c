@@ -8,6 +8,7 @@
 #include "cmd/plugin_opts.h"
 #include "sim/capacity.h"
 #include "sim/report_html.h"
+#include "sim/simulate.h"
 #include "util/log.h"
 
 #include <jansson.h>
@@ -38,11 +39,15 @@ static int cmp_node(const void *a, const void *b) {
     return strcmp(ks_str(((const ks_capacity_node *)a)->node), ks_str(((const ks_capacity_node *)b)->node));
 }
 
-static void print_table(FILE *out, const ks_pod *tmpl, const ks_capacity_result *r) {
+static void print_table(FILE *out, const ks_pod *tmpl, const ks_workload *wl, const ks_capacity_result *r) {
     char cpu[32], mem[32];
     ks_quantity_format_milli(tmpl->requests.milli_cpu, cpu, sizeof(cpu));
     ks_quantity_format_bytes(tmpl->requests.memory, mem, sizeof(mem));
-    fprintf(out, "Pod %s/%s requests cpu %s, memory %s.\n", ks_str(tmpl->ns), ks_str(tmpl->name), cpu, mem);
+    if (wl)
+        fprintf(out, "%s %s/%s: each replica (pod %s) requests cpu %s, memory %s.\n", ks_workload_kind_name(wl->kind),
+                ks_str(wl->ns), ks_str(wl->name), ks_str(tmpl->name), cpu, mem);
+    else
+        fprintf(out, "Pod %s/%s requests cpu %s, memory %s.\n", ks_str(tmpl->ns), ks_str(tmpl->name), cpu, mem);
     fprintf(out, "%u more replica%s fit%s.\n", r->replicas, r->replicas == 1 ? "" : "s",
            r->hit_max ? " (stopped at --max)" : "");
     if (r->nper_node) {
@@ -66,11 +71,18 @@ static void print_table(FILE *out, const ks_pod *tmpl, const ks_capacity_result 
     }
 }
 
-static void print_json(FILE *out, const ks_pod *tmpl, const ks_capacity_result *r) {
+static void print_json(FILE *out, const ks_pod *tmpl, const ks_workload *w, const ks_capacity_result *r) {
     json_t *o = json_object(), *nodes = json_object(), *reasons = json_object();
     char *pod = NULL;
     int n = asprintf(&pod, "%s/%s", ks_str(tmpl->ns), ks_str(tmpl->name));
     (void)n;
+    if (w) {
+        char *wn = NULL;
+        n = asprintf(&wn, "%s/%s", ks_str(w->ns), ks_str(w->name));
+        json_object_set_new(o, "kind", json_string(ks_workload_kind_name(w->kind)));
+        json_object_set_new(o, "workload", json_string(wn));
+        free(wn);
+    }
     json_object_set_new(o, "pod", json_string(pod));
     free(pod);
     json_object_set_new(o, "replicas", json_integer(r->replicas));
@@ -124,12 +136,103 @@ static int parse(capacity_cmd *c, int argc, char **argv) {
     return -1;
 }
 
-static int report(capacity_cmd *c, ks_cluster *cluster, const ks_config *cfg, const ks_pod *tmpl) {
-    ks_capacity_result res;
+/* The first workload a file defines that makes pods itself. */
+static const ks_workload *source_workload(const ks_cluster *c) {
+    for (uint32_t i = 0; i < c->workloads.n; i++) {
+        const ks_workload *w = c->workloads.v[i];
+        if (w->kind != KS_WORKLOAD_SERVICE && !w->owner_kind) return w;
+    }
+    return NULL;
+}
+
+/* A DaemonSet: the nodes it targets, and those where its pod does not fit. */
+static void daemonset_print(FILE *out, const ks_workload *w, const ks_sim_result *res, int32_t targeted, bool json) {
+    const ks_sim_workload *g = NULL;
+    for (uint32_t i = 0; i < res->nworkloads; i++)
+        if (res->workloads[i].workload == w) g = &res->workloads[i];
+    uint32_t fit = g ? g->scheduled : 0, running = g ? g->running : 0, pending = g ? g->pending : 0;
+    json_t *o = json ? json_object() : NULL, *nf = json ? json_array() : NULL;
+    if (o) {
+        char name[600];
+        snprintf(name, sizeof(name), "%s/%s", ks_str(w->ns), ks_str(w->name));
+        json_object_set_new(o, "kind", json_string("DaemonSet"));
+        json_object_set_new(o, "workload", json_string(name));
+        json_object_set_new(o, "targetedNodes", json_integer(targeted));
+        json_object_set_new(o, "running", json_integer(running));
+        json_object_set_new(o, "fit", json_integer(fit));
+    } else {
+        fprintf(out, "DaemonSet %s/%s targets %d node%s: %u already run its pod, %u more fit, %u do not.\n",
+                ks_str(w->ns), ks_str(w->name), targeted, targeted == 1 ? "" : "s", running, fit, pending);
+    }
+    size_t width = 4;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1 && pending && !o) fprintf(out, "\n%-*s  WHY ITS POD DOES NOT FIT\n", (int)width, "NODE");
+        for (uint32_t i = 0; i < res->npods; i++) {
+            const ks_sim_pod *p = &res->pods[i];
+            if (!g || p->workload != (int32_t)(g - res->workloads) || p->state == KS_SIM_SCHEDULED) continue;
+            /* the pod is pinned to its node by the controller's matchFields term */
+            const ks_node_selector *ns = &p->input->required_node_affinity;
+            const char *node = ns->nterms && ns->terms[0].nfields && ns->terms[0].fields[0].nvalues
+                                   ? ks_str(ns->terms[0].fields[0].values[0])
+                                   : "?";
+            if (pass == 0) {
+                if (strlen(node) > width) width = strlen(node);
+            } else if (o) {
+                json_t *e = json_object();
+                json_object_set_new(e, "node", json_string(node));
+                json_object_set_new(e, "message", json_string(p->message ? p->message : ""));
+                json_array_append_new(nf, e);
+            } else {
+                fprintf(out, "%-*s  %s\n", (int)width, node, p->message ? p->message : ks_sim_state_name(p->state));
+            }
+        }
+    }
+    if (o) {
+        json_object_set_new(o, "notFit", nf);
+        char *s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        fprintf(out, "%s\n", s);
+        free(s);
+        json_decref(o);
+    }
+}
+
+static int daemonset_report(capacity_cmd *c, ks_cluster *cluster, const ks_config *cfg, const ks_workload *w) {
+    if (!strcmp(c->co.output, "html")) {
+        fprintf(stderr, "ksched capacity: -o html does not show a DaemonSet's report yet (table, json)\n");
+        return KS_EXIT_BAD_INPUT;
+    }
+    ks_sim_result res;
+    int32_t targeted = 0;
     char *err = NULL;
-    if (!ks_capacity(cluster, cfg, ks_default_registry(), tmpl, (uint32_t)c->max, &res, &err)) {
+    if (!ks_capacity_daemonset(cluster, cfg, ks_default_registry(), w, 1, &res, &targeted, &err)) {
         fprintf(stderr, "ksched capacity: %s\n", err);
         free(err);
+        return KS_EXIT_BAD_INPUT;
+    }
+    int rc = KS_EXIT_BAD_INPUT;
+    FILE *out = ks_cli_output_open(&c->co, "capacity");
+    if (out) {
+        daemonset_print(out, w, &res, targeted, !strcmp(c->co.output, "json"));
+        if (ks_cli_output_close(&c->co, out, "capacity")) rc = KS_EXIT_OK;
+    }
+    ks_sim_result_free(&res);
+    return rc;
+}
+
+/* tmpl: the pod given; or source: the workload whose replicas are tried. */
+static int report(capacity_cmd *c, ks_cluster *cluster, const ks_config *cfg, const ks_pod *tmpl,
+                  const ks_workload *source) {
+    ks_capacity_result res;
+    char *err = NULL;
+    ks_pod *first = NULL;
+    bool ok = source ? ks_capacity_workload(cluster, cfg, ks_default_registry(), source, 1, (uint32_t)c->max, &res,
+                                            &first, &err)
+                     : ks_capacity(cluster, cfg, ks_default_registry(), tmpl, (uint32_t)c->max, &res, &err);
+    if (first) tmpl = first;
+    if (!ok) {
+        fprintf(stderr, "ksched capacity: %s\n", err);
+        free(err);
+        if (first) ks_pod_unref(first);
         return KS_EXIT_BAD_INPUT;
     }
     if (res.nper_node) qsort(res.per_node, res.nper_node, sizeof(*res.per_node), cmp_node);
@@ -137,34 +240,42 @@ static int report(capacity_cmd *c, ks_cluster *cluster, const ks_config *cfg, co
     FILE *out = ks_cli_output_open(&c->co, "capacity");
     if (out) {
         if (!strcmp(c->co.output, "json")) {
-            print_json(out, tmpl, &res);
+            print_json(out, tmpl, source, &res);
         } else if (!strcmp(c->co.output, "html")) {
             ks_report_inputs in = {.command = "capacity", .argc = c->argc, .argv = c->argv, .paths = c->paths,
                                    .npaths = c->npaths, .config_path = c->co.config_path, .seed = 1};
             ks_report_html_capacity(out, cluster, tmpl, &res, &in);
         } else {
-            print_table(out, tmpl, &res);
+            print_table(out, tmpl, source, &res);
         }
         if (ks_cli_output_close(&c->co, out, "capacity")) rc = KS_EXIT_OK;
     }
     ks_capacity_result_free(&res);
+    if (first) ks_pod_unref(first);
     return rc;
 }
 
 static int run(capacity_cmd *c) {
     int rc = KS_EXIT_BAD_INPUT;
     ks_cluster *cluster = NULL, *tc = NULL;
+    ks_wl_generated gen = {0};
     ks_config *cfg = ks_cli_common_setup(&c->co, "capacity");
     if (!cfg) goto out;
     tc = ks_cli_load_cluster(c->paths, 1);
     if (!tc) goto out;
-    if (tc->pods.n == 0) {
-        fprintf(stderr, "ksched capacity: %s: no Pod found\n", c->paths[0]);
+    const ks_workload *source = tc->pods.n ? NULL : source_workload(tc);
+    if (tc->pods.n == 0 && !source) {
+        fprintf(stderr, "ksched capacity: %s: no Pod or workload (Deployment, ReplicaSet, StatefulSet, DaemonSet, "
+                        "Job, CronJob, ReplicationController) found\n", c->paths[0]);
         goto out;
     }
     cluster = ks_cli_live_cluster(&c->live, c->paths + 1, c->npaths - 1, "capacity");
-    if (cluster) rc = report(c, cluster, cfg, tc->pods.v[0]);
+    /* the cluster's own workloads make their pods first */
+    if (!cluster || !ks_cli_expand_workloads(cluster, 1, true, &gen, "capacity")) goto out;
+    if (source && source->kind == KS_WORKLOAD_DAEMONSET) rc = daemonset_report(c, cluster, cfg, source);
+    else rc = report(c, cluster, cfg, source ? NULL : tc->pods.v[0], source);
 out:
+    ks_wl_generated_free(&gen);
     if (cluster) ks_cluster_free(cluster);
     if (tc) ks_cluster_free(tc);
     if (cfg) ks_config_free(cfg);

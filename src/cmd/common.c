@@ -2,6 +2,10 @@
 #include "codec/decode.h"
 #include "config/feature_gates.h"
 #include "framework/framework.h"
+#include "sim/simulate.h"
+#include "util/clock.h"
+#include "util/log.h"
+#include "util/strbuf.h"
 #include "util/xalloc.h"
 
 #include <errno.h>
@@ -79,6 +83,31 @@ ks_cluster *ks_cli_load_cluster(const char *const *paths, size_t n) {
     }
     ks_errors_free(&errs);
     return c;
+}
+
+bool ks_cli_expand_workloads(ks_cluster *c, uint64_t seed, bool no_hold, ks_wl_generated *gen, const char *cmd) {
+    if (c->skipped.n) {
+        /* nothing ignored silently: a user reading the result must know
+         * which of their objects it did not look at */
+        ks_strbuf b;
+        ks_sb_init(&b);
+        for (uint32_t i = 0; i < c->skipped.n; i++)
+            ks_sb_printf(&b, "%s%u %s", i ? ", " : "", c->skipped.v[i].n, ks_str(c->skipped.v[i].kind));
+        fprintf(stderr, "ksched %s: skipped: %s\n", cmd, ks_sb_str(&b));
+        ks_sb_free(&b);
+    }
+    ks_errors errs;
+    ks_errors_init(&errs);
+    ks_wl_options o = {.seed = seed, .now = ks_sim_start_time(c) / 1000000000, .no_hold = no_hold};
+    int64_t t0 = ks_monotonic_ns();
+    bool ok = ks_workloads_expand(c, &o, gen, &errs);
+    if (ok && gen->npods)
+        ks_infof(1, "workloads: %u pods (%u held), %u ReplicaSets/Jobs, %u claims created in %.3f s", gen->npods,
+                 ks_wl_held_count(gen->held), gen->workloads.n, gen->pvcs.n,
+                 (double)(ks_monotonic_ns() - t0) / 1e9);
+    for (size_t i = 0; i < errs.n; i++) fprintf(stderr, "%s\n", errs.v[i]);
+    ks_errors_free(&errs);
+    return ok;
 }
 
 int ks_cli_common_parse(ks_cli_common *c, int argc, char **argv, int *i, char **err) {

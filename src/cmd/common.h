@@ -4,6 +4,7 @@
 #define KS_CMD_COMMON_H
 
 #include "api/cluster.h"
+#include "sim/workloads/workloads.h"
 #include "cmd/plugin_opts.h"
 #include "config/config.h"
 #include "config/feature_gates.h"
@@ -53,5 +54,10 @@ ks_config *ks_cli_load_config(const char *path, ks_registry *reg);
 /* The objects in the manifest paths, admitted (priorities filled in).
  * Errors are printed to stderr, one per line; NULL then. */
 ks_cluster *ks_cli_load_cluster(const char *const *paths, size_t n);
+/* The workloads' controllers run on c (src/sim/workloads): their pods,
+ * claims, ReplicaSets and Jobs added; errors printed, false. Prints the
+ * "skipped:" line of kinds not used on stderr. no_hold: OrderedReady
+ * ordinals created at once (for runs that do not pass gen->held on). */
+bool ks_cli_expand_workloads(ks_cluster *c, uint64_t seed, bool no_hold, ks_wl_generated *gen, const char *cmd);
 
 #endif

@@ -72,9 +72,8 @@ static void summary(const ks_cluster *c) {
         {"VolumeAttachment", c->volume_attachments.n},
         {"PodDisruptionBudget", c->pdbs.n},       {"PodGroup", c->pod_groups.n},
     };
-    uint32_t wk[4] = {0};
+    uint32_t wk[KS_WORKLOAD_NKINDS] = {0};
     for (uint32_t i = 0; i < c->workloads.n; i++) wk[c->workloads.v[i]->kind]++;
-    static const char *const wnames[] = {"Service", "ReplicaSet", "StatefulSet", "ReplicationController"};
     printf("objects:     ");
     bool any = false;
     for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
@@ -82,9 +81,9 @@ static void summary(const ks_cluster *c) {
         printf("%s %s %u", any ? "," : "", kinds[i].kind, kinds[i].n);
         any = true;
     }
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < KS_WORKLOAD_NKINDS; i++) {
         if (!wk[i]) continue;
-        printf("%s %s %u", any ? "," : "", wnames[i], wk[i]);
+        printf("%s %s %u", any ? "," : "", ks_workload_kind_name((ks_workload_kind)i), wk[i]);
         any = true;
     }
     printf("%s\n", any ? "" : " none");

@@ -253,9 +253,13 @@ static int simulate(sim_cmd *c, ks_cluster *cluster, const ks_config *cfg) {
         ks_sb_free(&b);
     }
     if (c->metrics_file && !write_metrics(c->metrics_file)) rc = KS_EXIT_BAD_INPUT;
-    if (c->fail_on_pending)
+    if (c->fail_on_pending) {
         for (uint32_t i = 0; i < res.npods; i++)
             if (res.pods[i].state != KS_SIM_SCHEDULED) rc = 3;
+        /* an OrderedReady ordinal never created is a pod left pending too */
+        for (uint32_t i = 0; i < res.nworkloads; i++)
+            if (res.workloads[i].not_created) rc = 3;
+    }
     ks_sim_result_free(&res);
     return rc;
 }
@@ -266,6 +270,18 @@ static int run(sim_cmd *c) {
     ks_cluster *cluster = ks_cli_live_cluster(&c->live, c->paths, c->npaths, "simulate");
     int rc = KS_EXIT_BAD_INPUT;
     char *err = NULL;
+    bool trace = !strcmp(c->co.output, "trace");
+    ks_wl_generated gen = {0};
+    /* the workloads' controllers run first (not for the differential
+     * harness's formats, -o trace and --replay, whose reference runs no
+     * controllers); the two runs of --compare cannot share the
+     * OrderedReady ordinals, so they are created at once there */
+    if (cluster && !c->replay_path && !trace &&
+        !ks_cli_expand_workloads(cluster, c->so.seed, c->compare_path != NULL, &gen, "simulate")) {
+        ks_cluster_free(cluster);
+        cluster = NULL;
+    }
+    c->so.workloads = &gen;
     if (!cluster) {
         /* errors printed */
     } else if (c->compare_path) {
@@ -280,6 +296,8 @@ static int run(sim_cmd *c) {
     }
     if (err) fprintf(stderr, "ksched simulate: %s\n", err);
     free(err);
+    c->so.workloads = NULL;
+    ks_wl_generated_free(&gen);
     if (cluster) ks_cluster_free(cluster);
     ks_config_free(cfg);
     return rc;

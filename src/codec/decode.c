@@ -2,6 +2,7 @@
 #include "codec/decode_internal.h"
 #include "util/log.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static void doc_error(ks_decode_ctx *ctx, const ks_tree *t, const char *msg, const char *arg) {
@@ -22,6 +23,74 @@ static void api_group(const char *api_version, char *buf, size_t n) {
 
 static bool decode_kind(ks_cluster *c, const ks_tree *t, const char *kind, const char *api_version,
                         ks_decode_ctx *ctx, int depth);
+
+/* The workload kinds and the one version of each that ksched reads. */
+static const struct {
+    const char *kind, *api_version;
+} workload_versions[KS_WORKLOAD_NKINDS] = {
+    [KS_WORKLOAD_SERVICE] = {"Service", "v1"},
+    [KS_WORKLOAD_REPLICASET] = {"ReplicaSet", "apps/v1"},
+    [KS_WORKLOAD_STATEFULSET] = {"StatefulSet", "apps/v1"},
+    [KS_WORKLOAD_RC] = {"ReplicationController", "v1"},
+    [KS_WORKLOAD_DEPLOYMENT] = {"Deployment", "apps/v1"},
+    [KS_WORKLOAD_DAEMONSET] = {"DaemonSet", "apps/v1"},
+    [KS_WORKLOAD_JOB] = {"Job", "batch/v1"},
+    [KS_WORKLOAD_CRONJOB] = {"CronJob", "batch/v1"},
+};
+
+static int workload_kind(const char *kind) {
+    for (int i = 0; i < KS_WORKLOAD_NKINDS; i++)
+        if (strcmp(workload_versions[i].kind, kind) == 0) return i;
+    return -1;
+}
+
+static const char *object_name(const ks_tree *t) {
+    const ks_tree *name = kt_get(kt_get(t, "metadata"), "name");
+    return name && name->type == KT_STRING ? name->text : "";
+}
+
+/* A kind ksched reads, in an API version it does not (extensions/v1beta1
+ * Deployments, batch/v1beta1 CronJobs): the pods it would make are not
+ * known, so simulating without it would answer the wrong question. */
+static void version_error(ks_decode_ctx *ctx, const ks_tree *t, const char *kind, const char *api_version,
+                          const char *want) {
+    if (!ctx->errs) return;
+    const ks_tree *av = kt_get(t, "apiVersion");
+    int line = av && av->line ? av->line : t->line;
+    const ks_tree *ns = kt_get(kt_get(t, "metadata"), "namespace");
+    const char *nss = ns && ns->type == KT_STRING ? ns->text : NULL;
+    char where[64] = "";
+    if (line > 0) snprintf(where, sizeof(where), ":%d", line);
+    ks_errors_add(ctx->errs, "%s%s: %s %s%s%s: apiVersion: %s is not read by ksched (it reads %s %s)",
+                  ctx->file ? ctx->file : "<input>", where, kind, nss ? nss : "", nss ? "/" : "",
+                  object_name(t), api_version, kind, want);
+}
+
+/* An object of a kind the simulator does not use: counted for the
+ * "skipped:" line; another group's kind of a used kind's name is named
+ * with its group (Deployment.example.com). */
+static void skipped(ks_cluster *c, const ks_tree *t, const char *kind, const char *group, bool collides,
+                    ks_decode_ctx *ctx) {
+    char buf[300];
+    if (collides && *group) snprintf(buf, sizeof(buf), "%s.%s", kind, group);
+    else snprintf(buf, sizeof(buf), "%s", kind);
+    ks_cluster_count_skipped(c, ks_intern(buf), 1);
+    ks_infof(2, "%s:%d: skipping %s %s: not a kind the scheduler reads", ctx->file ? ctx->file : "<input>",
+             t->line, buf, object_name(t));
+}
+
+/* helm.sh/hook: test: run by `helm test` only, never by an install. */
+static bool helm_test_hook(const ks_tree *t) {
+    const ks_tree *h = kt_get(kt_get(kt_get(t, "metadata"), "annotations"), "helm.sh/hook");
+    if (!h || h->type != KT_STRING) return false;
+    for (const char *p = h->text; (p = strstr(p, "test")); p += 4) {
+        bool start = p == h->text || p[-1] == ',' || p[-1] == ' ';
+        bool end = p[4] == 0 || p[4] == ',' || p[4] == ' ' || strncmp(p + 4, "-success", 8) == 0 ||
+                   strncmp(p + 4, "-failure", 8) == 0;
+        if (start && end) return true;
+    }
+    return false;
+}
 
 static bool decode_list(ks_cluster *c, const ks_tree *t, const char *kind, const char *api_version,
                         ks_decode_ctx *ctx, int depth) {
@@ -71,6 +140,12 @@ static bool decode_kind(ks_cluster *c, const ks_tree *t, const char *kind, const
         return decode_list(c, t, kind, api_version, ctx, depth);
     char group[128];
     api_group(api_version, group, sizeof(group));
+    if (helm_test_hook(t)) {
+        char buf[300];
+        snprintf(buf, sizeof(buf), "%s (helm test hook)", kind);
+        ks_cluster_count_skipped(c, ks_intern(buf), 1);
+        return true;
+    }
 
 #define ADD(vec, expr)                                                       \
     do {                                                                     \
@@ -101,20 +176,24 @@ static bool decode_kind(ks_cluster *c, const ks_tree *t, const char *kind, const
         if (strcmp(kind, "DeviceClass") == 0) ADD(device_classes, ks_decode_device_class(t, ctx));
         if (strcmp(kind, "DeviceTaintRule") == 0) ADD(device_taint_rules, ks_decode_device_taint_rule(t, ctx));
     }
-    if (strcmp(kind, "Service") == 0) ADD(workloads, ks_decode_workload(t, KS_WORKLOAD_SERVICE, ctx));
-    if (strcmp(kind, "ReplicaSet") == 0) ADD(workloads, ks_decode_workload(t, KS_WORKLOAD_REPLICASET, ctx));
-    if (strcmp(kind, "StatefulSet") == 0) ADD(workloads, ks_decode_workload(t, KS_WORKLOAD_STATEFULSET, ctx));
-    if (strcmp(kind, "ReplicationController") == 0)
-        ADD(workloads, ks_decode_workload(t, KS_WORKLOAD_RC, ctx));
+    int wk = workload_kind(kind);
+    if (wk >= 0) {
+        const char *want = workload_versions[wk].api_version;
+        char want_group[128];
+        api_group(want, want_group, sizeof(want_group));
+        bool same_group = strcmp(group, want_group) == 0 ||
+                          (strcmp(want_group, "apps") == 0 && strcmp(group, "extensions") == 0);
+        if (same_group || !*api_version) {
+            if (*api_version && strcmp(api_version, want) != 0) {
+                version_error(ctx, t, kind, api_version, want);
+                return false;
+            }
+            ADD(workloads, ks_decode_workload(t, (ks_workload_kind)wk, ctx));
+        }
+    }
 #undef ADD
 
-    if (KS_V(2)) {
-        const ks_tree *md = kt_get(t, "metadata");
-        const ks_tree *name = kt_get(md, "name");
-        ks_infof(2, "%s:%d: skipping %s/%s %s: not a kind the scheduler reads",
-                 ctx->file ? ctx->file : "<input>", t->line, api_version ? api_version : "", kind,
-                 name && name->text ? name->text : "");
-    }
+    skipped(c, t, kind, group, wk >= 0, ctx);
     return true;
 }
 

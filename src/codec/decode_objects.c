@@ -458,12 +458,26 @@ ks_pod_group *ks_decode_pod_group(const ks_tree *t, ks_decode_ctx *ctx) {
 }
 
 ks_workload *ks_decode_workload(const ks_tree *t, ks_workload_kind kind, ks_decode_ctx *ctx) {
-    static const char *const names[] = {"service", "replicaset", "statefulset", "replicationcontroller"};
-    NEW_OBJECT(ks_workload, o, names[kind]);
+    NEW_OBJECT(ks_workload, o, ks_workload_kind_lower(kind));
     o->kind = kind;
+    o->replicas = -1;
+    o->desired = -1;
     if (d_map(d, t, NULL) && d_meta(d, t, true, &m)) {
         o->ns = m.ns;
         o->name = m.name;
+        o->uid = m.uid;
+        const ks_tree *owners = kt_get(kt_get(t, "metadata"), "ownerReferences");
+        const kpath *op = KP(KP(NULL, "metadata"), "ownerReferences");
+        if (d_seq(d, owners, op))
+            for (uint32_t i = 0; i < owners->n; i++) {
+                const ks_tree *or = owners->items[i];
+                bool ctl = false;
+                if (!d_map(d, or, KI(op, i))) continue;
+                d_bool(d, kt_get(or, "controller"), KP(KI(op, i), "controller"), &ctl);
+                if (!ctl) continue;
+                o->owner_kind = d_id(d, kt_get(or, "kind"), KP(KI(op, i), "kind"));
+                o->owner_name = d_id(d, kt_get(or, "name"), KP(KI(op, i), "name"));
+            }
         const ks_tree *spec = kt_get(t, "spec");
         const kpath *sp = KP(NULL, "spec");
         o->selector.nothing = true;
@@ -473,8 +487,12 @@ ks_workload *ks_decode_workload(const ks_tree *t, ks_workload_kind kind, ks_deco
              * the apps kinds with a LabelSelector */
             if (kind == KS_WORKLOAD_SERVICE || kind == KS_WORKLOAD_RC)
                 d_map_selector(d, sel, KP(sp, "selector"), &o->selector);
-            else
+            else if (kind != KS_WORKLOAD_CRONJOB)
                 d_label_selector(d, sel, KP(sp, "selector"), &o->selector);
+            const ks_tree *r = kt_get(spec, "replicas");
+            if (kind != KS_WORKLOAD_SERVICE && !d_absent(r) &&
+                d_int32(d, r, KP(sp, "replicas"), &o->replicas) && o->replicas < 0)
+                derr(d, r, KP(sp, "replicas"), "must be greater than or equal to 0");
         }
     }
     FINISH(o);

@@ -156,8 +156,7 @@ static void check_duplicates(const ks_cluster *c, const ks_cluster *tmp, ks_erro
     CHECK(device_taint_rules, "devicetaintrule", 0);
 #undef CHECK
     /* workloads: one namespace per kind */
-    static const char *const wk[] = {"service", "replicaset", "statefulset", "replicationcontroller"};
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < KS_WORKLOAD_NKINDS; k++) {
         ks_map_clear(&seen);
         for (int pass = 0; pass < 2; pass++) {
             const ks_cluster *src = pass ? tmp : c;
@@ -167,7 +166,8 @@ static void check_duplicates(const ks_cluster *c, const ks_cluster *tmp, ks_erro
                 ks_workload *prev = ks_map_put(&seen, ((uint64_t)o->ns << 32 | o->name) + 1, o);
                 char w1[600], w2[600];
                 if (prev && pass)
-                    ks_errors_add(errs, "%s: %s %s/%s: already defined at %s", WHERE(o, w1), wk[k],
+                    ks_errors_add(errs, "%s: %s %s/%s: already defined at %s", WHERE(o, w1),
+                                  ks_workload_kind_lower((ks_workload_kind)k),
                                   ks_str(o->ns), ks_str(o->name), WHERE(prev, w2));
             }
         }

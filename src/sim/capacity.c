@@ -76,8 +76,21 @@ static ks_pod *replica(const ks_pod *tmpl, uint32_t i) {
     return p;
 }
 
+static ks_pod *clone_replica(void *ctx, uint32_t i, ks_pvc **pvcs, uint32_t *npvcs, uint32_t max_pvcs) {
+    (void)pvcs;
+    (void)max_pvcs;
+    *npvcs = 0;
+    return replica(ctx, i);
+}
+
 bool ks_capacity(ks_cluster *cluster, const ks_config *cfg, ks_registry *reg, const ks_pod *tmpl,
                  uint32_t max, ks_capacity_result *out, char **err) {
+    ks_capacity_source src = {(void *)tmpl, clone_replica};
+    return ks_capacity_from(cluster, cfg, reg, tmpl, &src, max, out, err);
+}
+
+bool ks_capacity_from(ks_cluster *cluster, const ks_config *cfg, ks_registry *reg, const ks_pod *tmpl,
+                      const ks_capacity_source *src, uint32_t max, ks_capacity_result *out, char **err) {
     memset(out, 0, sizeof(*out));
     if (!ks_config_profile(cfg, ks_str(tmpl->scheduler_name))) {
         *err = ks_xasprintf("pod %s/%s names scheduler \"%s\", which no profile of the configuration has",
@@ -105,7 +118,15 @@ bool ks_capacity(ks_cluster *cluster, const ks_config *cfg, ks_registry *reg, co
     ks_scheduler_run_until_idle(s);
     uint32_t limit = max ? max : CAPACITY_HARD_LIMIT;
     while (out->replicas < limit) {
-        ks_pod *p = replica(tmpl, out->replicas + 1);
+        ks_pvc *pvcs[16];
+        uint32_t npvcs = 0;
+        ks_pod *p = src->make(src->ctx, out->replicas + 1, pvcs, &npvcs, 16);
+        if (!p) break;
+        p->preemption_policy = KS_PREEMPT_NEVER;
+        for (uint32_t i = 0; i < npvcs; i++) {
+            ks_memory_backend_add_object(mb, KS_KIND_PVC, pvcs[i]);
+            KS_OBJECT_UNREF(pvcs[i]); /* the cluster took its own */
+        }
         c.watching = p->key;
         ks_memory_backend_add_pod(mb, p);
         ks_scheduler_run_until_idle(s);

@@ -35,6 +35,32 @@ typedef struct ks_capacity_result {
  * 100000 replicas). */
 bool ks_capacity(ks_cluster *cluster, const ks_config *cfg, ks_registry *reg, const ks_pod *tmpl,
                  uint32_t max, ks_capacity_result *out, char **err);
+
+/* Where the replicas come from: make(ctx, i) is replica i (1-based), a
+ * new pod (the reference handed over) with the claims it needs (each
+ * with a reference handed over, added to the cluster before the pod);
+ * NULL when it cannot be made. tmpl is the first replica, for checks. */
+typedef struct ks_capacity_source {
+    void *ctx;
+    ks_pod *(*make)(void *ctx, uint32_t i, ks_pvc **pvcs, uint32_t *npvcs, uint32_t max_pvcs);
+} ks_capacity_source;
+bool ks_capacity_from(ks_cluster *cluster, const ks_config *cfg, ks_registry *reg, const ks_pod *tmpl,
+                      const ks_capacity_source *src, uint32_t max, ks_capacity_result *out, char **err);
 void ks_capacity_result_free(ks_capacity_result *r);
+
+/* A workload's replicas (capacity_workload.c): as its controller adds
+ * them when scaled up — a StatefulSet's next ordinals with their claims,
+ * otherwise copies of the pod it makes. *first: the first replica
+ * (referenced), for the report's header. Not for DaemonSets. */
+struct ks_workload;
+bool ks_capacity_workload(ks_cluster *cluster, const ks_config *cfg, ks_registry *reg,
+                          const struct ks_workload *w, uint64_t seed, uint32_t max, ks_capacity_result *out,
+                          ks_pod **first, char **err);
+/* A DaemonSet: its pods on every node it targets (*targeted) scheduled
+ * on the cluster; res says where each did not fit and why. */
+struct ks_sim_result;
+bool ks_capacity_daemonset(ks_cluster *cluster, const ks_config *cfg, ks_registry *reg,
+                           const struct ks_workload *w, uint64_t seed, struct ks_sim_result *res, int32_t *targeted,
+                           char **err);
 
 #endif

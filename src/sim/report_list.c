@@ -375,6 +375,30 @@ static void add_claims(ks_arena *a, ks_tree *items, const ks_sim_result *r) {
     free(seen);
 }
 
+/* What the workloads' controllers created besides pods: ReplicaSets and
+ * Jobs, and the StatefulSets' claims as they ended (bound to a volume,
+ * or given a node to provision on). */
+static void add_generated(ks_arena *a, ks_tree *items, const ks_sim_result *r) {
+    const ks_wl_generated *g = r->generated;
+    if (!g) return;
+    for (uint32_t i = 0; i < g->workloads.n; i++)
+        if (g->workloads.v[i]->tree) kt_seq_add(a, items, kt_copy(a, g->workloads.v[i]->tree));
+    for (uint32_t i = 0; i < g->pvcs.n; i++) {
+        const ks_pvc *made = g->pvcs.v[i], *now = made;
+        for (uint32_t j = 0; r->cluster && j < r->cluster->pvcs.n; j++)
+            if (r->cluster->pvcs.v[j]->ns == made->ns && r->cluster->pvcs.v[j]->name == made->name)
+                now = r->cluster->pvcs.v[j];
+        if (!made->tree) continue;
+        ks_tree *t = kt_copy(a, made->tree);
+        if (now->volume_name) kt_map_set(a, map_at(a, t, "spec"), "volumeName", str(a, ks_str(now->volume_name)));
+        for (uint32_t k = 0; k < now->annotations.n; k++)
+            kt_map_set(a, map_at(a, map_at(a, t, "metadata"), "annotations"), ks_str(now->annotations.kv[k].key),
+                       str(a, ks_str(now->annotations.kv[k].value)));
+        if (now->phase) kt_map_set(a, map_at(a, t, "status"), "phase", str(a, ks_str(now->phase)));
+        kt_seq_add(a, items, t);
+    }
+}
+
 void ks_report_list(FILE *out, const ks_sim_result *r, bool explain, bool yaml) {
     ks_arena *a = ks_arena_new(1 << 16);
     ks_tree *list = kt_new(a, KT_MAP, 0);
@@ -385,6 +409,7 @@ void ks_report_list(FILE *out, const ks_sim_result *r, bool explain, bool yaml) 
     for (uint32_t i = 0; i < r->nvictims; i++)
         kt_seq_add(a, items, pod_tree(a, &r->victims[i], r, explain));
     add_claims(a, items, r);
+    add_generated(a, items, r);
     for (uint32_t i = 0; i < r->nevents; i++) kt_seq_add(a, items, event_tree(a, &r->events[i], i));
     kt_map_set(a, list, "items", items);
     ks_tree *meta = kt_new(a, KT_MAP, 0);

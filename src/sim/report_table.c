@@ -254,7 +254,36 @@ static void explain_attempt(FILE *out, const ks_sim_pod *p, const ks_sim_attempt
     if (a->selected_node && p->pod && p->pod->node_name && p->pod->nresource_claims) devices_table(out, c, p->pod);
 }
 
+/* One line per workload: NAMESPACE/NAME KIND placed/desired and why the
+ * first pod that did not get a node did not. */
+static void workload_rows(FILE *out, const ks_sim_result *r) {
+    table t = {.ncols = 4};
+    table_row(&t, (const char *const[]){"WORKLOAD", "KIND", "PODS", "FIRST PENDING"});
+    for (uint32_t i = 0; i < r->nworkloads; i++) {
+        const ks_sim_workload *w = &r->workloads[i];
+        char *name = ks_xasprintf("%s/%s", ks_str(w->workload->ns), ks_str(w->workload->name));
+        uint32_t placed = w->running + w->scheduled;
+        uint32_t want = w->desired >= 0 ? (uint32_t)w->desired : placed + w->pending + w->not_created;
+        char *pods = ks_xasprintf("%u/%u", placed, want);
+        char *why = NULL;
+        if (w->first_pending >= 0) {
+            const ks_sim_pod *p = &r->pods[w->first_pending];
+            why = ks_xasprintf("%s: %s", ks_str(p->input->name), p->message ? p->message : ks_sim_state_name(p->state));
+        } else if (w->first_not_created) {
+            why = ks_xasprintf("%s: not created (OrderedReady: waits for the previous ordinal to run)",
+                               ks_str(w->first_not_created->name));
+        }
+        table_row(&t, (const char *const[]){name, ks_workload_kind_name(w->workload->kind), pods, why ? why : ""});
+        free(name);
+        free(pods);
+        free(why);
+    }
+    table_print(out, &t, "");
+    fputc('\n', out);
+}
+
 void ks_report_table(FILE *out, const ks_sim_result *r, bool explain) {
+    if (r->nworkloads) workload_rows(out, r);
     table t = {.ncols = 5};
     table_row(&t, (const char *const[]){"NAMESPACE", "NAME", "NODE", "STATUS", "MESSAGE"});
     for (uint32_t i = 0; i < r->npods; i++) pod_rows(&t, &r->pods[i]);

@@ -289,6 +289,33 @@ static void settle(sim_run *r, ks_scheduler *s) {
     }
 }
 
+static bool bound_now(void *ctx, const ks_pod *p) {
+    const ks_pod *cur = ks_memory_backend_pod(((sim_run *)ctx)->mb, p->key);
+    return cur && cur->node_name;
+}
+
+/* The StatefulSet controller's OrderedReady: an ordinal is created once
+ * the previous one runs (here: is bound). Returns how many were created. */
+static uint32_t release_held(sim_run *r, ks_wl_held *h) {
+    ks_pod *batch[64];
+    uint32_t total = 0, n;
+    while ((n = ks_wl_held_release(h, bound_now, r, batch, 64)) > 0) {
+        r->pods = ks_xrealloc(r->pods, (r->npods + n) * sizeof(ks_sim_pod));
+        for (uint32_t i = 0; i < n; i++) {
+            ks_pod *p = batch[i];
+            ks_sim_pod *sp = &r->pods[r->npods];
+            memset(sp, 0, sizeof(*sp));
+            sp->input = ks_pod_ref(p);
+            ks_map_put(&r->index, p->key, (void *)(uintptr_t)(r->npods + 1));
+            r->npods++;
+            ks_memory_backend_add_pod(r->mb, p); /* the cluster takes the reference */
+        }
+        total += n;
+        if (n < 64) break;
+    }
+    return total;
+}
+
 static int cmp_order(const void *a, const void *b) {
     const ks_sim_pod *x = a, *y = b;
     return (x->order > y->order) - (x->order < y->order);
@@ -401,6 +428,7 @@ bool ks_simulate(ks_cluster *cluster, const ks_config *cfg, ks_registry *reg,
     if (!s) goto done;
     r.s = s;
     ks_scheduler_run_until_idle(s);
+    while (opts->workloads && release_held(&r, opts->workloads->held)) ks_scheduler_run_until_idle(s);
     out->end_ns = ks_clock_now(r.clock);
     out->attempts = r.attempts;
 
@@ -413,6 +441,8 @@ bool ks_simulate(ks_cluster *cluster, const ks_config *cfg, ks_registry *reg,
     out->nvictims = r.nvictims;
     r.pods = NULL;
     r.victims = NULL;
+    out->generated = opts->workloads;
+    ks_sim_group_workloads(out, opts->workloads ? opts->workloads->held : NULL);
     ok = true;
 done:
     if (s) ks_scheduler_free(s);
@@ -476,5 +506,6 @@ void ks_sim_result_free(ks_sim_result *r) {
     free(r->pods);
     free(r->victims);
     free(r->events);
+    free(r->workloads);
     memset(r, 0, sizeof(*r));
 }

@@ -10,6 +10,7 @@
 #include "config/config.h"
 #include "scheduler/scheduler.h"
 #include "sim/memory_backend.h"
+#include "sim/workloads/workloads.h"
 
 #include <ksched/ksched.h>
 
@@ -78,7 +79,22 @@ typedef struct ks_sim_pod {
     int64_t deleted_ns;      /* victims: when deleted */
     uint32_t nexplain;
     ks_sim_attempt *explain; /* every attempt, with explain */
+    int32_t workload;        /* index in ks_sim_result.workloads; -1: none */
 } ks_sim_pod;
+
+/* A workload and what became of its pods: the pods of this run whose
+ * controller (followed up through ReplicaSets and Jobs) it is. */
+typedef struct ks_sim_workload {
+    const ks_workload *workload; /* borrowed from the cluster */
+    int32_t desired;             /* pods its controller wants; -1 unknown */
+    uint32_t running;            /* its pods bound before the run */
+    uint32_t scheduled;          /* its pending pods the run placed */
+    uint32_t pending;            /* its pending pods left unscheduled */
+    uint32_t not_created;        /* OrderedReady ordinals never created (a
+                                  * previous one did not run) */
+    int32_t first_pending;       /* index in pods of the first unscheduled; -1 */
+    const ks_pod *first_not_created; /* borrowed; NULL */
+} ks_sim_workload;
 
 typedef struct ks_sim_event {
     ks_pod *regarding;       /* referenced */
@@ -102,6 +118,9 @@ typedef struct ks_sim_options {
      * scheduling thread; the record is valid only during the call. */
     void (*on_attempt)(void *ctx, const ks_attempt_record *rec);
     void *on_attempt_ctx;
+    /* What the workloads' controllers created (ks_workloads_expand); its
+     * held pods are created as their predecessors are bound. NULL: none. */
+    ks_wl_generated *workloads;
 } ks_sim_options;
 
 typedef struct ks_sim_result {
@@ -116,6 +135,11 @@ typedef struct ks_sim_result {
     double wall_seconds;
     /* Final cluster state: nodes and the pods bound to them. */
     ks_cluster *cluster;     /* borrowed from the caller */
+    /* Pods grouped by workload, in the cluster's workload order; only
+     * workloads with pods (or wanting some). */
+    ks_sim_workload *workloads;
+    uint32_t nworkloads;
+    const ks_wl_generated *generated; /* borrowed from the options; NULL */
 } ks_sim_result;
 
 /* Which pods are pending for a configuration: no nodeName, not
@@ -127,6 +151,10 @@ bool ks_sim_is_pending(const ks_config *cfg, const ks_pod *p);
 bool ks_simulate(ks_cluster *cluster, const ks_config *cfg, ks_registry *reg,
                  const ks_sim_options *opts, ks_sim_result *out, char **err);
 void ks_sim_result_free(ks_sim_result *r);
+/* Fill r->workloads (and each pod's workload) from the pods' controller
+ * owner references through r->cluster's workloads; held: pods never
+ * created (src/sim/workload_groups.c). */
+void ks_sim_group_workloads(ks_sim_result *r, const ks_wl_held *held);
 
 /* A scheduler built from o and started (the backend's objects listed into
  * it); NULL with *err (malloc'd) when either step fails. */

@@ -523,6 +523,18 @@ static void test_errors_other_kinds(void **st) {
                   "o.yaml:5: podgroup default/g: spec.minMember: expected integer, got string lots", NULL);
     expect_errors("o.yaml", "kind: Service\nmetadata: {name: s}\nspec:\n  selector: [app]\n",
                   "o.yaml:4: service default/s: spec.selector: expected map, got list", NULL);
+    /* a kind the simulator uses, in a version it does not read */
+    expect_errors("o.yaml", "kind: Deployment\napiVersion: extensions/v1beta1\nmetadata: {name: web}\n",
+                  "o.yaml:2: Deployment web: apiVersion: extensions/v1beta1 is not read by ksched (it reads "
+                  "Deployment apps/v1)",
+                  NULL);
+    expect_errors("o.yaml", "kind: List\napiVersion: v1\nitems:\n- kind: CronJob\n  apiVersion: batch/v1beta1\n"
+                  "  metadata: {name: nightly, namespace: ops}\n",
+                  "o.yaml:5: CronJob ops/nightly: apiVersion: batch/v1beta1 is not read by ksched (it reads "
+                  "CronJob batch/v1)",
+                  NULL);
+    expect_errors("o.yaml", "kind: Deployment\napiVersion: apps/v1\nmetadata: {name: web}\nspec: {replicas: -1}\n",
+                  "o.yaml:4: deployment default/web: spec.replicas: must be greater than or equal to 0", NULL);
 }
 
 /* Admission: a named PriorityClass must exist (here or loaded before). */
@@ -614,8 +626,10 @@ static void test_kinds(void **st) {
         "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db, namespace: team}\n"
         "spec:\n  selector:\n    matchExpressions: [{key: app, operator: In, values: [db]}]\n---\n"
         "apiVersion: v1\nkind: ReplicationController\nmetadata: {name: rc}\nspec: {selector: {app: rc}}\n---\n"
-        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: skipped}\n---\n"
-        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: skipped}\ndata: {a: b}\n");
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {replicas: 2}\n---\n"
+        "apiVersion: example.com/v1\nkind: Deployment\nmetadata: {name: other-group}\n---\n"
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: skipped}\ndata: {a: b}\n---\n"
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: skipped2}\n");
     assert_int_equal(c->priority_classes.n, 1);
     const ks_priority_class *pc = c->priority_classes.v[0];
     assert_int_equal(pc->value, 10);
@@ -677,7 +691,7 @@ static void test_kinds(void **st) {
     assert_int_equal(ks_resource_get(&pg->min_resources, ks_intern("nvidia.com/gpu")), 4);
     assert_non_null(pg->tree);
 
-    assert_int_equal(c->workloads.n, 4);
+    assert_int_equal(c->workloads.n, 5);
     ks_labels web = {0};
     ks_label kv = {ks_intern("app"), ks_intern("web")};
     web.n = 1;
@@ -687,6 +701,16 @@ static void test_kinds(void **st) {
     assert_int_equal(c->workloads.v[2]->kind, KS_WORKLOAD_STATEFULSET);
     assert_false(ks_selector_matches(&c->workloads.v[2]->selector, &web));
     assert_int_equal(c->workloads.v[3]->kind, KS_WORKLOAD_RC);
+    /* workloads the simulator makes pods of keep their document */
+    assert_int_equal(c->workloads.v[4]->kind, KS_WORKLOAD_DEPLOYMENT);
+    assert_int_equal(c->workloads.v[4]->replicas, 2);
+    assert_non_null(c->workloads.v[4]->tree);
+    /* kinds not used are counted: another group's Deployment by its group */
+    assert_int_equal(c->skipped.n, 3);
+    assert_string_equal(ks_str(c->skipped.v[0].kind), "PodGroup");
+    assert_string_equal(ks_str(c->skipped.v[1].kind), "Deployment.example.com");
+    assert_string_equal(ks_str(c->skipped.v[2].kind), "ConfigMap");
+    assert_int_equal(c->skipped.v[2].n, 2);
     ks_cluster_free(c);
 }
 
