@@ -168,6 +168,7 @@ static bool page_fixes(sim_cmd *c, ks_cluster *cluster, const ks_config *cfg, ks
     }
     ks_why_options wo = {.all = true, .sim = c->so};
     wo.sim.explain = false;
+    wo.sim.workloads = NULL; /* its many runs cannot share the held ordinals */
     char *werr = NULL;
     bool ok = ks_why(cluster, cfg, ks_default_registry(), &wo, why, &werr);
     if (!ok) *skipped = ks_xasprintf("ksched why failed: %s", werr ? werr : "");
