@@ -124,7 +124,7 @@ static int cmp_keys(const void *a, const void *b) {
 static const char **sorted_keys(const ks_tree *m) {
     const char **k = malloc((m->n ? m->n : 1) * sizeof(char *));
     for (uint32_t i = 0; i < m->n; i++) k[i] = m->keys[i];
-    qsort(k, m->n, sizeof(char *), cmp_keys);
+    if (m->n) qsort(k, m->n, sizeof(char *), cmp_keys);
     return k;
 }
 
@@ -375,7 +375,7 @@ static void json_value(ks_strbuf *b, int ti, const ks_tree *v) {
         json_member *m = NULL;
         size_t n = 0, cap = 0;
         gather(t, v, &m, &n, &cap);
-        qsort(m, n, sizeof(*m), cmp_member);
+        if (n) qsort(m, n, sizeof(*m), cmp_member);
         ks_sb_putc(b, '{');
         for (size_t i = 0; i < n; i++) {
             if (i) ks_sb_putc(b, ',');

@@ -369,7 +369,7 @@ static void job(void **st) {
     w = expand(buf, 1);
     assert_int_equal(pods_with_prefix(w.c, "etl-", p, 8), 2);
     for (int i = 0; i < 2; i++) {
-        char idx[4], prefix[16], host[16];
+        char idx[16], prefix[32], host[32];
         snprintf(idx, sizeof(idx), "%d", i);
         snprintf(prefix, sizeof(prefix), "etl-%d-", i);
         snprintf(host, sizeof(host), "etl-%d", i);
