@@ -6,6 +6,7 @@
 #include "cmd/live.h"
 #include "sim/replay_input.h"
 #include "sim/compare.h"
+#include "sim/gpu_frag.h"
 #include "sim/replay_report.h"
 #include "sim/report_html.h"
 #include "sim/simulate.h"
@@ -20,6 +21,32 @@
 #include <string.h>
 
 int cmd_replay(int argc, char **argv);
+
+/* --gpu-frag: the measure once per sample, against the workload of the
+ * pods in the cluster at that moment (both columns read it). */
+typedef struct frag_sample {
+    int64_t at;
+    ks_gpu_frag f;
+} frag_sample;
+
+static const ks_gpu_frag *frag_at(frag_sample *fs, ks_timeline *tl) {
+    if (fs->at != ks_timeline_now(tl)) {
+        const ks_cluster *c = ks_timeline_cluster(tl);
+        ks_gpu_workload w;
+        ks_gpu_workload_of(&w, c);
+        fs->f = ks_gpu_frag_cluster(&w, c, NULL);
+        ks_gpu_workload_free(&w);
+        fs->at = ks_timeline_now(tl);
+    }
+    return &fs->f;
+}
+
+static double frag_milli(void *ctx, ks_timeline *tl) { return frag_at(ctx, tl)->frag_milli; }
+
+static double frag_pct(void *ctx, ks_timeline *tl) {
+    const ks_gpu_frag *f = frag_at(ctx, tl);
+    return f->idle_milli > 0 ? 100 * f->frag_milli / f->idle_milli : 0;
+}
 
 static void usage(FILE *f) {
     fputs("usage: ksched replay [CLUSTER...] TRACE... [options]\n"
@@ -53,6 +80,8 @@ static void usage(FILE *f) {
           "  --max-time DURATION  hard bound on simulated time (default 17520h)\n"
           "  --seed N             seed for picking among equally scored nodes (default 1)\n"
           "  --tie-break RULE     random (default, seeded) or name\n"
+          "  --gpu-frag           series columns gpu_frag_milli and gpu_frag_pct: the FGD\n"
+          "                       paper's GPU fragmentation (docs/gpu-sharing.md)\n"
           "  -v=N                 log verbosity (klog levels, to stderr)\n" KS_CLI_LIVE_USAGE KS_PLUGIN_OPTS_USAGE
               KS_FEATURE_GATES_USAGE
           "  -h, --help           this text\n"
@@ -189,7 +218,7 @@ int cmd_replay(int argc, char **argv) {
     opts op = {.speed = 1.0, .max = 17520LL * 3600 * KS_NS_PER_SEC, .pending_long = 300LL * KS_NS_PER_SEC};
     bool has_step = false;
     uint64_t seed = 1;
-    bool deterministic = false;
+    bool deterministic = false, gpu_frag = false;
     char *err = NULL;
     int rc = 2;
     ks_config **cfgs = NULL;
@@ -263,6 +292,8 @@ int cmd_replay(int argc, char **argv) {
             if (!val) goto usage_error;
             if (!strcmp(val, "name")) deterministic = true;
             else if (strcmp(val, "random") != 0) goto bad_value;
+        } else if (!strcmp(a, "--gpu-frag")) {
+            gpu_frag = true;
         } else if (a[0] == '-' && a[1] != '\0') {
             fprintf(stderr, "ksched replay: unknown option %s\n", a);
             usage(stderr);
@@ -440,6 +471,11 @@ int cmd_replay(int argc, char **argv) {
             fprintf(stderr, "ksched replay: %s\n", err);
             goto out;
         }
+        frag_sample fs = {.at = -1};
+        if (gpu_frag) {
+            ks_timeline_add_metric(tl, "gpu_frag_milli", frag_milli, &fs);
+            ks_timeline_add_metric(tl, "gpu_frag_pct", frag_pct, &fs);
+        }
         bool ok = true;
         for (size_t i = 0; i < nsrc && ok; i++) {
             src[i].done = false;
@@ -484,9 +520,18 @@ int cmd_replay(int argc, char **argv) {
         results[ri].summary.wall_seconds = (double)(ks_monotonic_ns() - wall0) / 1e9;
         results[ri].samples = ks_xcalloc(res->nsamples + 1, sizeof(ks_tl_sample));
         if (res->nsamples) memcpy(results[ri].samples, res->samples, res->nsamples * sizeof(ks_tl_sample));
-        for (size_t k = 0; k < res->nsamples; k++) results[ri].samples[k].extra = NULL;
-        results[ri].nextra = 0;
-        results[ri].extra_names = NULL;
+        /* and the extra columns (--gpu-frag), copied out of the engine */
+        for (size_t k = 0; k < res->nsamples; k++) {
+            const double *x = res->samples[k].extra;
+            results[ri].samples[k].extra = NULL;
+            if (x && res->nextra) {
+                results[ri].samples[k].extra = ks_xmalloc(res->nextra * sizeof(double));
+                memcpy(results[ri].samples[k].extra, x, res->nextra * sizeof(double));
+            }
+        }
+        results[ri].extra_names = res->nextra ? ks_xcalloc(res->nextra, sizeof(char *)) : NULL;
+        for (uint32_t k = 0; k < res->nextra; k++)
+            ((char **)results[ri].extra_names)[k] = ks_xstrdup(res->extra_names[k]);
         results[ri].disagreements = NULL; /* printed below, before the engine goes */
         results[ri].ndisagreements = 0;
         /* resource names are interned strings: they outlive the engine */
@@ -590,7 +635,12 @@ out:
     free(cfgs);
     free(configs);
     if (results)
-        for (size_t i = 0; i < (nconfigs ? nconfigs : 1); i++) free(results[i].samples);
+        for (size_t i = 0; i < (nconfigs ? nconfigs : 1); i++) {
+            for (size_t k = 0; k < results[i].nsamples; k++) free(results[i].samples[k].extra);
+            for (uint32_t k = 0; k < results[i].nextra; k++) free((char *)results[i].extra_names[k]);
+            free(results[i].extra_names);
+            free(results[i].samples);
+        }
     free(results);
     for (size_t i = 0; i < nwaits; i++) ks_report_waits_free(&waits[i]);
     free(waits);

@@ -49,4 +49,19 @@ rc=$?
 "$bin" --nodes "$fx/nodes.csv" --trace "$fx/pods.csv" --policies Tetris >/dev/null 2>"$tmp/e"
 rc=$?
 [ "$rc" -eq 2 ] && grep -q "unknown policy Tetris" "$tmp/e" && ok "unknown policy refused" || bad "unknown policy: exit $rc"
+# ksched replay --gpu-frag: the measure as a series, worked by hand in
+# frag-cluster.yaml, and sane on the trace slice
+ksched=$here/build/release/ksched
+if [ -x "$ksched" ]; then
+    "$ksched" replay "$fx/frag-cluster.yaml" "$fx/frag-trace.yaml" --gpu-frag --series "$tmp/s.csv" --step 1m >/dev/null 2>&1
+    got=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i } NR == 2 { print $col["gpu_frag_milli"] "," $col["gpu_frag_pct"] }' "$tmp/s.csv")
+    [ "$got" = "250,50" ] && ok "replay --gpu-frag: 250 milli, 50 % by hand" || bad "replay --gpu-frag: got '$got', want 250,50"
+    "$ksched" replay "$fx/nodes.csv" "$fx/pods.csv" --gpu-frag --series "$tmp/s2.csv" --step 6h >/dev/null 2>&1
+    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; if (!col["gpu_frag_pct"]) exit 1; next }
+             { p = $col["gpu_frag_pct"]; m = $col["gpu_frag_milli"]; if (p < 0 || p > 100 || m < 0 || m > 188000) exit 1; n++ }
+             END { exit n < 10 }' "$tmp/s2.csv" && ok "replay --gpu-frag on the trace slice: within 0..100 %" ||
+        bad "replay --gpu-frag on the slice: $(head -2 "$tmp/s2.csv" | cut -c1-100)"
+else
+    bad "build/release/ksched not built"
+fi
 exit $fail
