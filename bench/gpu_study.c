@@ -203,6 +203,20 @@ static uint32_t points(void *reg, const char *name) {
     return m ? m : ks_config_intree_points(NULL, name);
 }
 
+/* A configuration from YAML text, resolved against the registry. */
+static ks_config *load_config_text(const char *yaml, char **err) {
+    ks_config_errors errs;
+    ks_config_errors_init(&errs);
+    ks_config *cfg = ks_config_load_buffer("gpu-study config", yaml, strlen(yaml), &errs);
+    if (cfg && !ks_config_resolve(cfg, points, ks_default_registry(), &errs)) {
+        ks_config_free(cfg);
+        cfg = NULL;
+    }
+    if (!cfg) *err = ks_xasprintf("%s", errs.n ? errs.msgs[0] : "bad configuration");
+    ks_config_errors_free(&errs);
+    return cfg;
+}
+
 static ks_config *policy_config(const policy *p, const trace *tr, uint64_t seed, bool narrow, char **err) {
     if (!p->plugin) { /* DRA: the default profile, every node scored, no preemption */
         static const char dra_yaml[] = "apiVersion: kubescheduler.config.k8s.io/v1\n"
@@ -212,16 +226,7 @@ static ks_config *policy_config(const policy *p, const trace *tr, uint64_t seed,
                                        "- schedulerName: default-scheduler\n"
                                        "  plugins:\n"
                                        "    postFilter: {disabled: [{name: '*'}]}\n";
-        ks_config_errors errs;
-        ks_config_errors_init(&errs);
-        ks_config *cfg = ks_config_load_buffer("gpu-study config", dra_yaml, strlen(dra_yaml), &errs);
-        if (cfg && !ks_config_resolve(cfg, points, ks_default_registry(), &errs)) {
-            ks_config_free(cfg);
-            cfg = NULL;
-        }
-        if (!cfg) *err = ks_xasprintf("%s", errs.n ? errs.msgs[0] : "bad configuration");
-        ks_config_errors_free(&errs);
-        return cfg;
+        return load_config_text(dra_yaml, err);
     }
     char *fgd_args = NULL;
     if (!strcmp(p->gpusel, "FGD") || !strcmp(p->plugin, "FGDScore"))
@@ -252,15 +257,7 @@ static ks_config *policy_config(const policy *p, const trace *tr, uint64_t seed,
         "%s",
         p->plugin, p->plugin, p->gpusel, narrow ? "true" : "false", (unsigned long long)seed, !strcmp(p->gpusel, "FGD") ? fgd_args : "",
         p->plugin, (unsigned long long)seed * 7919 + 1, !strcmp(p->plugin, "FGDScore") ? fgd_args : "");
-    ks_config_errors errs;
-    ks_config_errors_init(&errs);
-    ks_config *cfg = ks_config_load_buffer("gpu-study config", yaml, strlen(yaml), &errs);
-    if (cfg && !ks_config_resolve(cfg, points, ks_default_registry(), &errs)) {
-        ks_config_free(cfg);
-        cfg = NULL;
-    }
-    if (!cfg) *err = ks_xasprintf("%s", errs.n ? errs.msgs[0] : "bad configuration");
-    ks_config_errors_free(&errs);
+    ks_config *cfg = load_config_text(yaml, err);
     free(yaml);
     free(fgd_args);
     return cfg;

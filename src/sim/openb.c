@@ -98,6 +98,22 @@ static void csv_close(csv *c) {
     free(c->hdrbuf);
 }
 
+/* The next row's fields in f: 1, 0 at the end, -1 (*err) on a short row.
+ * Blank lines are skipped. */
+static int csv_row(csv *c, char **f, char **err) {
+    while (getline(&c->line, &c->cap, c->f) >= 0) {
+        c->lineno++;
+        size_t nf = split(c->line, f, MAXCOLS);
+        if (nf == 1 && !*f[0]) continue;
+        if (nf < c->nhdr) {
+            *err = ks_xasprintf("%s:%d: %zu fields, want %zu", c->path, c->lineno, nf, c->nhdr);
+            return -1;
+        }
+        return 1;
+    }
+    return 0;
+}
+
 static bool need(csv *c, const char *const *names, int *cols, size_t n, char **err) {
     for (size_t i = 0; i < n; i++) {
         cols[i] = column(c->hdr, c->nhdr, names[i]);
@@ -120,16 +136,9 @@ bool ks_openb_read_nodes(const char *path, ks_openb_nodes *out, char **err) {
     int col[5];
     bool ok = need(&c, names, col, 5, err);
     size_t cap = 0;
-    while (ok && getline(&c.line, &c.cap, c.f) >= 0) {
-        c.lineno++;
-        char *f[MAXCOLS];
-        size_t nf = split(c.line, f, MAXCOLS);
-        if (nf == 1 && !*f[0]) continue;
-        if (nf < c.nhdr) {
-            *err = ks_xasprintf("%s:%d: %zu fields, want %zu", path, c.lineno, nf, c.nhdr);
-            ok = false;
-            break;
-        }
+    char *f[MAXCOLS];
+    int more = 0;
+    while (ok && (more = csv_row(&c, f, err)) > 0) {
         KS_GROW(out->v, cap, out->n + 1);
         ks_openb_node *n = &out->v[out->n++];
         memset(n, 0, sizeof(*n));
@@ -151,6 +160,7 @@ bool ks_openb_read_nodes(const char *path, ks_openb_nodes *out, char **err) {
         }
         n->gpus = gpus < 0 ? 0 : (int)gpus;
     }
+    if (more < 0) ok = false;
     csv_close(&c);
     if (!ok) ks_openb_nodes_free(out);
     return ok;
@@ -170,16 +180,9 @@ bool ks_openb_read_tasks(const char *path, ks_openb_tasks *out, char **err) {
     int tc = column(c.hdr, c.nhdr, "creation_time"), td = column(c.hdr, c.nhdr, "deletion_time"),
         ts = column(c.hdr, c.nhdr, "scheduled_time");
     size_t cap = 0;
-    while (ok && getline(&c.line, &c.cap, c.f) >= 0) {
-        c.lineno++;
-        char *f[MAXCOLS];
-        size_t nf = split(c.line, f, MAXCOLS);
-        if (nf == 1 && !*f[0]) continue;
-        if (nf < c.nhdr) {
-            *err = ks_xasprintf("%s:%d: %zu fields, want %zu", path, c.lineno, nf, c.nhdr);
-            ok = false;
-            break;
-        }
+    char *f[MAXCOLS];
+    int more = 0;
+    while (ok && (more = csv_row(&c, f, err)) > 0) {
         KS_GROW(out->v, cap, out->n + 1);
         ks_openb_task *t = &out->v[out->n++];
         memset(t, 0, sizeof(*t));
@@ -223,6 +226,7 @@ bool ks_openb_read_tasks(const char *path, ks_openb_tasks *out, char **err) {
         *w = '\0';
         t->gpu_spec = m;
     }
+    if (more < 0) ok = false;
     csv_close(&c);
     if (!ok) ks_openb_tasks_free(out);
     return ok;
