@@ -22,6 +22,7 @@ import sys
 import threading
 import time
 import traceback
+from datetime import datetime, timezone
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cluster as C  # noqa: E402
@@ -901,6 +902,38 @@ def test_fault_proxy(c):
     proxy.stop()
 
 
+def test_fault_black_hole(c):
+    """The proxy between the scheduler and the API server stops forwarding
+    on every open connection, both ways, and keeps them open: TCP is still
+    acknowledged (keepalive probes pass), nothing is answered. client-go
+    pings an HTTP/2 connection silent for 30 s and drops it 15 s later;
+    the scheduler must do as much: find its connections dead within 45 s,
+    connect again (the proxy serves new connections) and bind the pods
+    created meanwhile, every pod once."""
+    fault_setup(c)
+    proxy = tcpproxy.Proxy(c.port).start()
+    kc = c.write_kubeconfig("ksched-proxy.kubeconfig", f"https://127.0.0.1:{proxy.port}",
+                            *_sched_identity())
+    s = Sched(c, [profile()], kubeconfig=kc).start()
+    create_pods(c, plain_pods("a", 50))
+    wait_settled(c, set(), 120, sched=s)
+    before = proxy.accepted
+    held = proxy.black_hole()
+    check(held > 0, "the scheduler had no connection open through the proxy")
+    t0 = time.monotonic()
+    create_pods(c, plain_pods("b", 100))
+    # 45 s is the bound; the rest is slack for a loaded machine
+    wait_for(lambda: proxy.accepted > before, 60, "the scheduler connecting again")
+    noticed = time.monotonic() - t0
+    got = wait_settled(c, set(), 120, sched=s)
+    n, counted, _, conflicts = check_bound_once(c, got, conflicts_ok=True)
+    check(n == 150, f"{n} pods, want 150")
+    figure("fault_black_hole", pods=n, bindings=counted, conflicts_409=conflicts, held_connections=held,
+           new_connection_after_s=f"{noticed:.1f}", all_bound_s=f"{time.monotonic() - t0:.1f}")
+    s.check_alive()
+    proxy.stop()
+
+
 def test_fault_429(c):
     """The API server limited to one request in flight (no priority and
     fairness): the scheduler gets 429s and still binds every pod once."""
@@ -1085,6 +1118,120 @@ class FakeKubelet:
     def stop(self):
         self.stop_ev.set()
         self.th.join()
+
+
+def start_kcm(c):
+    """kube-controller-manager v1.34.1 (ReplicaSets, garbage collection);
+    Skip when test/e2e/build.sh upstream has not built it."""
+    binary = os.path.join(C.BIN, "kube-controller-manager")
+    if not os.access(binary, os.X_OK):
+        raise Skip(f"{binary} missing (test/e2e/build.sh upstream)")
+    ca, _, _, sa = c.certs
+    return c.spawn("kube-controller-manager", [
+        binary, f"--kubeconfig={c.admin_kubeconfig}", "--leader-elect=false", "--secure-port=0",
+        f"--service-account-private-key-file={sa}", f"--root-ca-file={ca}",
+        "--use-service-account-credentials=false", "--controllers=replicaset,garbagecollector",
+        "--allocate-node-cidrs=false", "--v=1"])
+
+
+def replicaset(name, ns, sched, pc, replicas, cpu="1"):
+    return {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": name, "namespace": ns},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"rs": name}},
+                     "template": {"metadata": {"labels": {"rs": name}},
+                                  "spec": {"schedulerName": sched, "priorityClassName": pc,
+                                           # no kubelet: a deleted pod goes at once
+                                           "terminationGracePeriodSeconds": 0,
+                                           "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10.1",
+                                                           "resources": {"requests": {"cpu": cpu}}}]}}}}
+
+
+TWO_NODES, TWO_LOW, TWO_HIGH = 8, 8, 4  # per scheduler: 8 low pods fill 8 nodes x 2 CPU together
+
+
+def two_schedulers_phase(c, impl_a, ns, window=120):
+    """Schedulers sched-a (impl_a) and sched-b (kube-scheduler) in one
+    cluster, each with a ReplicaSet of low-priority and one of
+    high-priority 1-CPU pods: the low ones fill the nodes, then the high
+    ones arrive and each scheduler preempts (any low pod, its own or the
+    other's). Watched for `window` seconds: evictions (pod DELETEs by
+    the schedulers, from the audit log) per ReplicaSet, and whether it
+    settled (every high pod bound, no eviction in the last 30 s)."""
+    c.post("/api/v1/namespaces", {"metadata": {"name": ns}})
+    a = Sched(c, [profile("sched-a")], name=f"{ns}-a", impl=impl_a, lease=f"{ns}-a")
+    b = Sched(c, [profile("sched-b")], name=f"{ns}-b", impl="kube-scheduler", lease=f"{ns}-b")
+    a.start()
+    b.start()
+    for sched in ("sched-a", "sched-b"):
+        c.post(f"/apis/apps/v1/namespaces/{ns}/replicasets",
+               replicaset(f"{sched}-low", ns, sched, "two-low", TWO_LOW))
+    wait_for(lambda: len([p for p in list_pods(c, ns) if p["spec"].get("nodeName")]) == 2 * TWO_LOW, 120,
+             "the low pods bound (the nodes full)")
+    t0 = time.time()
+    for sched in ("sched-a", "sched-b"):
+        c.post(f"/apis/apps/v1/namespaces/{ns}/replicasets",
+               replicaset(f"{sched}-high", ns, sched, "two-high", TWO_HIGH))
+    end = time.monotonic() + window
+    while time.monotonic() < end:
+        a.check_alive()
+        b.check_alive()
+        time.sleep(1)
+    deletes = []
+    for ev in c.audit_events():
+        ref = ev.get("objectRef") or {}
+        if (ref.get("resource") != "pods" or ref.get("namespace") != ns or ev.get("verb") != "delete"
+                or ref.get("subresource")):
+            continue
+        if (ev.get("responseStatus") or {}).get("code") not in (200, 202):
+            continue
+        if (ev.get("user") or {}).get("username") not in (C.KSCHED_USER, "system:kube-scheduler"):
+            continue
+        ts = ev.get("stageTimestamp", "")
+        deletes.append((ref.get("name", ""), ts))
+    pods = list_pods(c, ns)
+    high_bound = len([p for p in pods if p["metadata"]["name"].rsplit("-", 1)[0].endswith("-high")
+                      and p["spec"].get("nodeName")])
+    last = max((ts for _, ts in deletes), default="")
+    cutoff = datetime.fromtimestamp(t0 + window - 30, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+    settled = high_bound == 2 * TWO_HIGH and (not last or last[:19] < cutoff)
+    by_rs = {}
+    for name, _ in deletes:
+        rs = name.rsplit("-", 1)[0]
+        by_rs[rs] = by_rs.get(rs, 0) + 1
+    a.kill()
+    b.kill()
+    # free the nodes for the next phase
+    for rs in ("sched-a-low", "sched-b-low", "sched-a-high", "sched-b-high"):
+        try:
+            c.request("DELETE", f"/apis/apps/v1/namespaces/{ns}/replicasets/{rs}",
+                      {"propagationPolicy": "Background"})
+        except C.ApiError:
+            pass
+    wait_for(lambda: not list_pods(c, ns), 120, f"the pods of {ns} gone")
+    return {"evictions": len(deletes), "by_replicaset": by_rs, "settled": settled,
+            "high_bound": high_bound, "last_eviction": last}
+
+
+def test_two_schedulers(c):
+    """kubernetes/kubernetes#130429: two schedulers in one cluster, each
+    preempting the other's pods, evicted the same workloads thousands of
+    times. ksched beside kube-scheduler, then two kube-schedulers as the
+    reference, on the same full cluster: ksched's pair must settle (every
+    high-priority pod bound, evictions stopped) and evict no more than
+    the reference pair. The minimum is 2 x TWO_HIGH evictions."""
+    start_kcm(c)
+    for name, value in (("two-low", 10), ("two-high", 1000)):
+        c.post("/apis/scheduling.k8s.io/v1/priorityclasses", {"metadata": {"name": name}, "value": value})
+    create_nodes(c, [node(f"n{i:02d}", cpu="2") for i in range(TWO_NODES)])
+    ks = two_schedulers_phase(c, "ksched", "two-ksched")
+    ref = two_schedulers_phase(c, "kube-scheduler", "two-kube")
+    figure("two_schedulers", needed=2 * TWO_HIGH,
+           ksched_pair_evictions=ks["evictions"], ksched_pair_settled=ks["settled"],
+           ksched_pair_by_replicaset=json.dumps(ks["by_replicaset"], sort_keys=True),
+           reference_pair_evictions=ref["evictions"], reference_pair_settled=ref["settled"],
+           reference_pair_by_replicaset=json.dumps(ref["by_replicaset"], sort_keys=True))
+    check(ks["settled"], f"ksched + kube-scheduler did not settle: {ks}")
+    check(ks["evictions"] <= ref["evictions"],
+          f"ksched + kube-scheduler evicted {ks['evictions']}, two kube-schedulers {ref['evictions']}")
 
 
 def events_for(c, name, ns="default"):
@@ -2739,6 +2886,8 @@ TESTS = [
     ("fault_compaction", test_fault_compaction, True),
     ("fault_proxy", test_fault_proxy, True),
     ("fault_429", test_fault_429, True),
+    ("fault_black_hole", test_fault_black_hole, True),
+    ("two_schedulers", test_two_schedulers, True),
     ("fault_sched_kill", test_fault_sched_kill, True),
     ("fault_undecodable", test_fault_undecodable, True),
     ("logs", test_logs, True),

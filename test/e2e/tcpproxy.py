@@ -11,6 +11,10 @@ Each accepted connection draws, with probability --cut-prob, a byte budget
 uniformly in [1, --cut-after-bytes-max] and a lifetime uniformly in
 [0.1, --cut-after-s-max] seconds; once it has forwarded that many bytes or
 lived that long both sockets are reset (mid-request or mid-response).
+black_hole() (library only) stops forwarding on every open connection,
+both ways, but keeps its sockets open: the peers' TCP stacks still
+acknowledge, nothing is answered (a wedged middlebox); connections
+accepted afterwards are served normally.
 Prints "listening PORT" once ready; counts go to stderr when it ends.
 Also usable as a library: Proxy(...).start() runs it in threads.
 """
@@ -39,6 +43,8 @@ class Proxy:
         self.stopping = False
         self.paused = False
         self.conns = set()
+        self.holed = set()
+        self.clients = set()
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind(("127.0.0.1", port))
@@ -62,6 +68,13 @@ class Proxy:
                 x.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
+
+    def black_hole(self):
+        """Stop forwarding on the open connections, keeping them open;
+        returns how many connections were held."""
+        with self.lock:
+            self.holed |= self.clients
+            return len(self.clients)
 
     def resume(self):
         with self.lock:
@@ -116,9 +129,13 @@ class Proxy:
         peers = {client: upstream, upstream: client}
         with self.lock:
             self.conns.update(peers)
+            self.clients.add(client)
         sent = 0
         try:
             while not self.stopping:
+                if client in self.holed:
+                    time.sleep(0.1)
+                    continue
                 r, _, _ = select.select(list(peers), [], [], 0.1)
                 if until is not None and time.monotonic() > until:
                     self._cut(peers)
@@ -140,6 +157,8 @@ class Proxy:
         finally:
             with self.lock:
                 self.conns.difference_update(peers)
+                self.holed.discard(client)
+                self.clients.discard(client)
             client.close()
             upstream.close()
 
