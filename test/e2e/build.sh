@@ -5,7 +5,8 @@
 # A stamp holds a hash of the pinned versions and of this script; the
 # binaries are rebuilt only when missing or when that hash changes.
 # Prints the seconds each build took; exit 77 without Go.
-# `build.sh upstream` builds as well what test/e2e/upstream.py needs:
+# `build.sh kcm` builds kube-controller-manager as well (the e2e suite's
+# ReplicaSets); `build.sh upstream` builds as well what test/e2e/upstream.py needs:
 # e2e.test (go test -c k8s.io/kubernetes/test/e2e) and kube-controller-manager
 # v1.34.1 (test/e2e/tools/upstream), kwok (test/e2e/tools/kwok) and
 # kwok-stages.yaml, KWOK's own fast node and pod stages from its module.
@@ -58,9 +59,10 @@ BINS="kube-apiserver kube-scheduler kubectl" LDFLAGS="$(ldver)" \
     k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
 BINS="etcd" LDFLAGS="" build test/e2e/tools/etcd etcd go.etcd.io/etcd/server/v3
 
-[ "${1:-}" = upstream ] || exit 0
+[ "${1:-}" = upstream ] || [ "${1:-}" = kcm ] || exit 0
 BINS="kube-controller-manager" LDFLAGS="$(ldver)" TESTPKG="" \
     build test/e2e/tools/upstream kcm k8s.io/kubernetes/cmd/kube-controller-manager
+[ "${1:-}" = upstream ] || exit 0
 BINS="e2e.test" LDFLAGS="" TESTPKG=1 \
     build test/e2e/tools/upstream e2e k8s.io/kubernetes/test/e2e
 BINS="kwok" LDFLAGS="" TESTPKG="" build test/e2e/tools/kwok kwok sigs.k8s.io/kwok/cmd/kwok
