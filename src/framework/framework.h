@@ -120,6 +120,9 @@ typedef struct ks_framework_env {
     /* The scheduler's current version of the pod with this key (a
      * reference; the caller unrefs), NULL when it has none. */
     ks_pod *(*lookup_pod)(void *ctx, uint64_t key);
+    /* Whether one of the scheduler's profiles schedules pod (the
+     * nominator also holds other schedulers' nominations). NULL: all. */
+    bool (*responsible)(void *ctx, const ks_pod *pod);
     /* Every pod the scheduler knows (bound, assumed, waiting, pending) in
      * namespace ns (KS_ID_INVALID: any) whose label key is value (key
      * KS_ID_INVALID: any pod). A reference is taken on each pod written to

@@ -649,7 +649,9 @@ static void clear_lower_nominated(ks_evaluator *ev, const ks_pod *pod, ks_id nod
     n = fw->env.nominated_pods(fw->env.ctx, node, v, n);
     int32_t prio = ks_pod_priority(pod);
     for (size_t i = 0; i < n; i++) {
-        if (ks_pod_priority(v[i]) < prio) {
+        /* another scheduler's pod is its to nominate, not ours to write */
+        bool ours = !fw->env.responsible || fw->env.responsible(fw->env.ctx, v[i]);
+        if (ours && ks_pod_priority(v[i]) < prio) {
             ks_status_patch p = {.set_nominated = true, .nominated = ""};
             fw->env.patch_status(fw->env.ctx, v[i], &p);
         }

@@ -105,6 +105,7 @@ static void on_pod(ks_scheduler *s, const ks_watch_event *raw) {
         store_pod(s, n);
         if (n->node_name) assigned_added(s, n);
         else if (responsible(s, n)) ks_queue_add(s->queue, n);
+        else if (n->nominated_node) ks_queue_add_nominated(s->queue, n, NULL);
         break;
     case KS_WATCH_MODIFIED: {
         store_pod(s, n);
@@ -116,8 +117,16 @@ static void on_pod(ks_scheduler *s, const ks_watch_event *raw) {
             for (size_t i = 0; i < nev; i++)
                 ks_queue_move_all(s->queue, evs[i], KS_KIND_POD, o, n, NULL, NULL);
         } else if (!oa && !na) {
-            if (!responsible(s, n) || ks_cache_is_assumed(s->cache, n)) break;
-            ks_queue_update(s->queue, o, n);
+            if (!responsible(s, n)) {
+                /* Another scheduler's nomination holds room too (upstream
+                 * knows only its own profiles' pods): without it, the two
+                 * fill each other's room and preempt again, in a loop. */
+                if (o->nominated_node != n->nominated_node) ks_queue_add_nominated(s->queue, n, NULL);
+            } else if (ks_cache_is_assumed(s->cache, n)) {
+                break;
+            } else {
+                ks_queue_update(s->queue, o, n);
+            }
             if (o->nominated_node && o->nominated_node != n->nominated_node) {
                 prio_check pc = {ks_pod_priority(o)};
                 ks_cluster_event e = {KS_EV_ASSIGNED_POD, KS_ACT_DELETE};
@@ -126,6 +135,7 @@ static void on_pod(ks_scheduler *s, const ks_watch_event *raw) {
         } else if (!oa && na) {
             /* Bound: it leaves the scheduling queue and joins the cache. */
             if (responsible(s, o)) unassigned_deleted(s, o);
+            else if (o->nominated_node) ks_queue_delete_nominated(s->queue, o);
             assigned_added(s, n);
         } else {
             assigned_deleted(s, o);
@@ -135,8 +145,16 @@ static void on_pod(ks_scheduler *s, const ks_watch_event *raw) {
     }
     case KS_WATCH_DELETED:
         forget_pod(s, o);
-        if (o->node_name) assigned_deleted(s, o);
-        else if (responsible(s, o)) unassigned_deleted(s, o);
+        if (o->node_name) {
+            assigned_deleted(s, o);
+        } else if (responsible(s, o)) {
+            unassigned_deleted(s, o);
+        } else if (o->nominated_node) {
+            ks_queue_delete_nominated(s->queue, o);
+            prio_check pc = {ks_pod_priority(o)};
+            ks_cluster_event e = {KS_EV_ASSIGNED_POD, KS_ACT_DELETE};
+            ks_queue_move_all(s->queue, e, KS_KIND_POD, o, NULL, le_priority, &pc);
+        }
         break;
     }
 }

@@ -157,6 +157,10 @@ static size_t env_nominated_count(void *ctx, ks_id node) {
 
 static ks_pod *env_lookup_pod(void *ctx, uint64_t key) { return ks_sched_lookup_pod(ctx, key); }
 
+static bool env_responsible(void *ctx, const ks_pod *pod) {
+    return ks_sched_framework_for(ctx, pod->scheduler_name) != NULL;
+}
+
 static ks_id env_nominated_node(void *ctx, const ks_pod *pod) {
     ks_scheduler *s = ctx;
     return ks_queue_nominated_node(s->queue, pod->key);
@@ -206,6 +210,7 @@ ks_scheduler *ks_scheduler_new(const ks_scheduler_options *o, char **err) {
                             .nominated_count = env_nominated_count,
                             .nominated_node = env_nominated_node,
                             .lookup_pod = env_lookup_pod,
+                            .responsible = env_responsible,
                             .list_pods = env_list_pods,
                             .now = env_now,
                             .bind_volumes = env_bind_volumes};
