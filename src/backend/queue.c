@@ -674,8 +674,21 @@ static ks_qwhere requeue(ks_queue *q, ks_queued_pod *qp, strategy st, const char
         return KS_Q_UNSCHEDULABLE;
     }
     if (st == STRAT_AFTER_BACKOFF && backing_off(q, qp)) {
-        if (move_to_backoff(q, qp, event)) return qp->where;
-        return KS_Q_UNSCHEDULABLE;
+        /* A pod PreEnqueue held back and now lets in (a preemptor whose
+         * victims the scheduler has seen go) has waited its turn already:
+         * it is retried at once, before another scheduler fills the room
+         * it made (upstream: after the backoff of its preempting attempt). */
+        if (gated(qp)) {
+            run_pre_enqueue(qp);
+            if (gated(qp)) {
+                park_gated(q, qp, event);
+                return KS_Q_UNSCHEDULABLE;
+            }
+        } else if (move_to_backoff(q, qp, event)) {
+            return qp->where;
+        } else {
+            return KS_Q_UNSCHEDULABLE;
+        }
     }
     if (move_to_active(q, qp, event)) return KS_Q_ACTIVE;
     return KS_Q_UNSCHEDULABLE;

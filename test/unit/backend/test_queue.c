@@ -19,8 +19,10 @@
 
 /* Gate: PreEnqueue rejects pods labelled gated=yes; interested in updates
  * of unscheduled pods. Picky: a Filter that registers no events. */
+static bool gate_all; /* reject every pod */
 static ks_status *gate(void *self, const ks_pod *pod) {
     ks_id v;
+    if (gate_all) return ks_status_new(KS_UNSCHEDULABLE_AND_UNRESOLVABLE, "waiting for the preemption for this pod to be finished");
     if (ks_labels_get(&pod->labels, ks_intern("gated"), &v) && v == ks_intern("yes"))
         return ks_status_new(KS_UNSCHEDULABLE_AND_UNRESOLVABLE, "waiting for scheduling gates: [example.com/g]");
     return NULL;
@@ -83,6 +85,7 @@ static int setup(void **state) {
     tu_profile_add_plugin(&tp, &p_picky, 0);
     tu_profile_add_plugin(&tp, &p_hinted, 0);
     hinted_calls = 0;
+    gate_all = false;
     char *err = NULL;
     F.fw = ks_framework_new(F.reg, &tp.p, NULL, &err);
     assert_non_null(F.fw);
@@ -245,6 +248,26 @@ static void test_gated_pod_waits_for_its_event(void **state) {
     ks_queue_stats_get(F.q, &st);
     assert_int_equal(st.gated, 0);
     ks_pod_unref(p2);
+}
+
+/* A preemptor held back by PreEnqueue while its victims go, then let in,
+ * is retried at once rather than after the backoff of the attempt that
+ * preempted (docs/differences.md). */
+static void test_pod_let_in_by_pre_enqueue_skips_its_backoff(void **state) {
+    ks_pod *p = add("p", 0);
+    fail_with("Picky");
+    assert_int_equal(where(p), KS_Q_UNSCHEDULABLE);
+    gate_all = true;
+    ks_queue_move_all(F.q, (ks_cluster_event){KS_EV_UNSCHEDULED_POD, KS_ACT_UPDATE}, KS_KIND_POD, NULL, NULL, NULL,
+                      NULL);
+    assert_int_equal(where(p), KS_Q_UNSCHEDULABLE);
+    ks_queue_stats st;
+    ks_queue_stats_get(F.q, &st);
+    assert_int_equal(st.gated, 1);
+    gate_all = false;
+    ks_queue_move_all(F.q, (ks_cluster_event){KS_EV_UNSCHEDULED_POD, KS_ACT_UPDATE}, KS_KIND_POD, NULL, NULL, NULL,
+                      NULL);
+    assert_int_equal(where(p), KS_Q_ACTIVE);
 }
 
 static void test_status_only_update_does_not_move(void **state) {
@@ -528,6 +551,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_backoff_completes_into_active, setup, teardown),
         cmocka_unit_test_setup_teardown(test_error_backoff, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gated_pod_waits_for_its_event, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pod_let_in_by_pre_enqueue_skips_its_backoff, setup, teardown),
         cmocka_unit_test_setup_teardown(test_status_only_update_does_not_move, setup, teardown),
         cmocka_unit_test_setup_teardown(test_leftover_flush, setup, teardown),
         cmocka_unit_test_setup_teardown(test_event_while_in_flight, setup, teardown),
