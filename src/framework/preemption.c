@@ -483,12 +483,22 @@ static void forget_evicting(ks_evaluator *ev, const ks_pod *victim) {
     if (v) ks_pod_unref(v);
 }
 
-/* The scheduler holds v as it was before its deletion: the same object,
- * no deletion timestamp yet. */
+/* A victim whose deletionTimestamp is this recent (or now) is going at
+ * once: a deletion without grace period, which the API server sends as an
+ * update with the timestamp and then the deletion. Older, or in the
+ * future (a grace period), it is terminating as upstream knows it. */
+#define IMMINENT_DELETION_S 10
+
+/* The scheduler holds v as it was before its deletion (the same object,
+ * no deletion timestamp yet) or with its removal imminent. */
 static bool held_undeleted(ks_framework *fw, const ks_pod *v) {
     if (!fw->env.lookup_pod) return false;
     ks_pod *p = fw->env.lookup_pod(fw->env.ctx, v->key);
-    bool r = p && same_pod(p, v) && !p->has_deletion_ts;
+    bool r = false;
+    if (p && same_pod(p, v)) {
+        int64_t now_s = (fw->env.now ? fw->env.now(fw->env.ctx) : ks_clock_now(ks_clock_real())) / KS_NS_PER_SEC;
+        r = !p->has_deletion_ts || (p->deletion_ts <= now_s + 1 && p->deletion_ts > now_s - IMMINENT_DELETION_S);
+    }
     if (p) ks_pod_unref(p);
     return r;
 }

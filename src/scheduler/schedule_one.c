@@ -644,8 +644,16 @@ static void handle_failure(ks_scheduler *s, failure *f) {
         ks_status_log_free("requeueing the pod failed", ks_queue_add_unschedulable(s->queue, qp));
     }
     /* The nominator learns the outcome now rather than when the status
-     * patch comes back as an update. */
-    ks_queue_add_nominated(s->queue, nominate, &f->ni);
+     * patch comes back as an update. A failure that leaves the nomination
+     * alone keeps the one the nominator holds while the patch that writes
+     * it is on its way (upstream takes the pod's status then, and so
+     * forgets it: the pod then preempts again elsewhere). */
+    ks_nominating_info keep = f->ni;
+    if (keep.mode == KS_NOMINATE_NOOP && !nominate->nominated_node) {
+        ks_id held = ks_queue_nominated_node(s->queue, key);
+        if (held) keep = (ks_nominating_info){.mode = KS_NOMINATE_OVERRIDE, .node = held};
+    }
+    ks_queue_add_nominated(s->queue, nominate, &keep);
 
     char *note = ks_truncate_message(msg);
     ks_api_dispatcher_event(s->disp, pod, NULL, "Warning", "FailedScheduling", "Scheduling", note);

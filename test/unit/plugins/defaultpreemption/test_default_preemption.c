@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define GI (1024LL * 1024 * 1024)
 
@@ -508,6 +509,19 @@ static void test_preemptor_stays_gated_until_its_victims_are_seen_deleted(void *
     ks_status *s = w.dp->ops->pre_enqueue(w.dp->self, p);
     assert_string_equal(status_str(s),
                         "UnschedulableAndUnresolvable: waiting for the preemption for this pod to be finished");
+    /* A deletion without grace period: the update with the timestamp
+     * comes just before the deletion; still held back. */
+    low->has_deletion_ts = true;
+    low->deletion_ts = time(NULL);
+    s = w.dp->ops->pre_enqueue(w.dp->self, p);
+    assert_string_equal(status_str(s),
+                        "UnschedulableAndUnresolvable: waiting for the preemption for this pod to be finished");
+    /* A grace period: terminating as upstream knows it; let in (it waits
+     * as upstream's retries wait, not eligible to preempt again). */
+    low->deletion_ts = time(NULL) + 30;
+    s = w.dp->ops->pre_enqueue(w.dp->self, p);
+    assert_string_equal(status_str(s), "Success");
+    low->has_deletion_ts = false;
     w.gone_key = low_key; /* the watch delivered the deletion */
     s = w.dp->ops->pre_enqueue(w.dp->self, p);
     assert_string_equal(status_str(s), "Success");
