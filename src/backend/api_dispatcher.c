@@ -161,7 +161,12 @@ static uint32_t queued(const ks_api_dispatcher *d) { return d->fifo.n + d->urgen
  * queue thousands of calls deep (1000 preemptions decided in two seconds)
  * its last victim waited for seconds, while the pod was retried in vain. */
 static void push_key(ks_api_dispatcher *d, uint64_t key, const call *c) {
-    if (c->type != KS_CALL_DELETE) ring_push(&d->fifo, key);
+    /* Bindings, too: they are what pods wait on, and in the fifo they
+     * would wait behind the events (which upstream sends outside its
+     * dispatcher) and status patches of thousands of failed attempts;
+     * through a loaded API server a preemptor whose victims were gone
+     * waited tens of seconds there (PreemptionBasic, docs/performance.md). */
+    if (c->type != KS_CALL_DELETE && c->type != KS_CALL_BINDING) ring_push(&d->fifo, key);
     else if (c->first) ring_push_front(&d->urgent, key);
     else ring_push(&d->urgent, key);
 }

@@ -163,6 +163,27 @@ static void test_deletions_go_first(void **state) {
     ks_pod_unref(w);
 }
 
+static void test_bindings_before_patches_and_events(void **state) {
+    /* A binding does not wait behind the status patches and events of
+     * other pods (events are outside upstream's dispatcher); it queues
+     * behind the deletions, in order with them. */
+    ks_memory_backend_free(F.mb);
+    ks_pod *b = add_pod("b"), *c = add_pod("c");
+    F.mb = ks_memory_backend_new(F.c);
+    ks_api_dispatcher_free(F.d);
+    F.d = ks_api_dispatcher_new(ks_memory_backend_iface(F.mb), NULL, 0);
+    ks_status_patch m = cond("Unschedulable", "m");
+    order[0] = 0;
+    assert_null(ks_api_dispatcher_patch_status(F.d, F.pod, &m, record_order, "A"));
+    ks_api_dispatcher_event(F.d, F.pod, NULL, "Warning", "FailedScheduling", "Scheduling", "no fit");
+    assert_null(ks_api_dispatcher_delete(F.d, c, record_order, "c"));
+    assert_null(ks_api_dispatcher_bind(F.d, b, "n1", record_order, "B"));
+    assert_int_equal(ks_api_dispatcher_drain(F.d), 4);
+    assert_string_equal(order, "cBA");
+    ks_pod_unref(b);
+    ks_pod_unref(c);
+}
+
 static void test_noop_patch_skipped(void **state) {
     ks_status_patch a = cond("Unschedulable", "same");
     assert_null(ks_api_dispatcher_patch_status(F.d, F.pod, &a, NULL, NULL));
@@ -486,6 +507,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_relevance, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delete_runs_the_patch_it_displaces, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deletions_go_first, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bindings_before_patches_and_events, setup, teardown),
         cmocka_unit_test_setup_teardown(test_noop_patch_skipped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_events_in_order_never_merged, setup, teardown),
         cmocka_unit_test_setup_teardown(test_call_from_done_callback, setup, teardown),
