@@ -39,7 +39,7 @@ KUBE_SCHEDULER_TOKEN = "e2e-kube-scheduler-token"
 KSCHED_USER = "system:serviceaccount:kube-system:ksched"
 
 # Bindings with their body (the target node); pod LISTs (a relist shows
-# as one) without.
+# as one) and DELETEs (evictions) without.
 AUDIT_POLICY = """apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: ["RequestReceived"]
@@ -49,7 +49,7 @@ rules:
   - group: ""
     resources: ["pods/binding"]
 - level: Metadata
-  verbs: ["list"]
+  verbs: ["list", "delete"]
   resources:
   - group: ""
     resources: ["pods"]
