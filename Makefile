@@ -6,6 +6,7 @@
 #   make tsan       the threaded tests only, under ThreadSanitizer
 #   make bench      scheduler_perf-style benchmarks (see bench/)
 #   make bench-api  the same through a real kube-apiserver + etcd, next to kube-scheduler
+#   make coverage   line and branch coverage by the unit and scenario tests
 #   make fuzz       libFuzzer targets with clang (build/fuzz/fuzz_*)
 #   make fuzz-run SECONDS=N   run each fuzz target for N seconds
 #   make install PREFIX=/usr/local
@@ -47,6 +48,12 @@ else ifeq ($(MODE),tsan)
 else ifeq ($(MODE),debug)
   OPT := -O0 -g -DKS_DEBUG=1
   LDOPT :=
+else ifeq ($(MODE),coverage)
+  # gcov counters for make coverage (scripts/coverage.sh); -O0 so that
+  # lines and branches are the source's; atomic counters, as tests run
+  # threads (racing updates leave negative counts gcov cannot read).
+  OPT := -O0 -g --coverage -fprofile-update=atomic
+  LDOPT := --coverage
 else
   OPT := -O2 -g
   LDOPT :=
@@ -96,7 +103,7 @@ PLUGIN_NAMES := $(filter-out embed,$(notdir $(patsubst %/,%,$(dir $(wildcard exa
 PLUGIN_SOS  := $(foreach p,$(PLUGIN_NAMES),$(B)/plugins/$(p).so)
 
 .PHONY: all build deps demo test test-bins tsan tsan-bins test-reference test-e2e test-upstream-e2e bench bench-quick bench-bin bench-api \
-        install clean fuzz fuzz-bins fuzz-run
+        install clean fuzz fuzz-bins fuzz-run coverage
 all: build
 build: $(B)/ksched $(B)/libksched.a $(B)/libksched.so $(PLUGIN_SOS) $(B)/examples/embed-scheduler
 
@@ -213,6 +220,13 @@ fuzz:
 SECONDS ?= 60
 fuzz-run: fuzz
 	@test/fuzz/run.sh --seconds $(SECONDS) $(TARGETS)
+
+# Line and branch coverage of src/ by the unit and scenario tests, per
+# folder and in total (gcovr from Debian: scripts/deps.sh coverage).
+coverage: deps
+	@scripts/deps.sh coverage
+	@$(MAKE) --no-print-directory MODE=coverage build test-bins
+	@scripts/coverage.sh
 
 test-reference: deps
 	@$(MAKE) --no-print-directory MODE=release build

@@ -3,9 +3,11 @@
 # Idempotent: when everything is present it does nothing and prints nothing.
 #   scripts/deps.sh        what make, make test need (buildah: the image test)
 #   scripts/deps.sh fuzz   the same plus clang and libFuzzer (make fuzz)
+#   scripts/deps.sh coverage   the same plus gcovr (make coverage)
 set -eu
 PKGS="gcc g++ make pkg-config libyaml-dev libjansson-dev libpcre2-dev libcurl4-openssl-dev libmicrohttpd-dev libgnutls28-dev libcmocka-dev zlib1g-dev python3 python3-prometheus-client buildah"
 [ "${1:-}" = fuzz ] && PKGS="$PKGS clang libclang-rt-dev"
+[ "${1:-}" = coverage ] && PKGS="$PKGS gcovr"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -27,7 +27,12 @@ count_cmocka() { # $1 = output file; prints "pass fail"
 # KS_TEST_MODES: the unit flavours to run (make tsan: tsan only, with
 # KS_TEST_UNIT_ONLY set to skip the other suites). The tsan build has only
 # the threaded tests.
-for mode in ${KS_TEST_MODES:-release asan tsan}; do
+# KS_TEST_SUITES: the suites to run (default all: unit scenarios shell
+# reference); KS_TEST_SCENARIO_MODES: the builds the scenarios run with
+# (make coverage: coverage only, scripts/coverage.sh).
+suites=${KS_TEST_SUITES:-unit scenarios shell reference}
+want() { case " $suites " in *" $1 "*) return 0 ;; esac; return 1; }
+want unit && for mode in ${KS_TEST_MODES:-release asan tsan}; do
     for t in $(find build/$mode/test/unit -type f -name 'test_*' 2>/dev/null | sort); do
         [ -x "$t" ] || continue
         name="$mode/${t#build/$mode/test/unit/}"
@@ -60,7 +65,7 @@ fi
 # Scenario tests: each directory has `cmd` (a shell line run from the repo
 # root with $KSCHED set) and `expected` (stdout) and optionally `exit` (the
 # expected exit status, default 0).
-for mode in release asan; do
+want scenarios && for mode in ${KS_TEST_SCENARIO_MODES:-release asan}; do
     KSCHED=$(pwd)/build/$mode/ksched
     export KSCHED
     for d in test/scenarios/*/; do
@@ -85,7 +90,7 @@ for mode in release asan; do
 done
 
 # Shell suites (repository checks, end-to-end suites that skip without Go).
-for t in test/sh/*.sh; do
+want shell && for t in test/sh/*.sh; do
     [ -x "$t" ] || continue
     name="sh/$(basename "$t" .sh)"
     out="$log/$(echo "$name" | tr / _).log"
@@ -111,7 +116,7 @@ for t in test/sh/*.sh; do
 done
 
 # Differential tests against upstream kube-scheduler (needs Go).
-if [ -x test/reference/run.sh ]; then
+if want reference && [ -x test/reference/run.sh ]; then
     if command -v go >/dev/null 2>&1; then
         out="$log/reference.log"
         test/reference/run.sh --seeds "${REFERENCE_SEEDS:-50}" --ksched "$(pwd)/build/release/ksched" >"$out" 2>&1
