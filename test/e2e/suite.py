@@ -1418,6 +1418,211 @@ def test_same_as_simulate(c):
     s.check_alive()
 
 
+WORKLOADS_YAML = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: wl}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}, annotations: {team: shop}}
+    spec:
+      containers:
+      - name: web
+        image: nginx:1.27
+        ports: [{containerPort: 80}]
+        resources: {requests: {cpu: 200m, memory: 128Mi}, limits: {memory: 256Mi}}
+        readinessProbe: {httpGet: {port: 80}}
+        env: [{name: POD, valueFrom: {fieldRef: {fieldPath: metadata.name}}}]
+      volumes: [{name: cfg, configMap: {name: web}}, {name: tmp}]
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db, namespace: wl}
+spec:
+  serviceName: db
+  replicas: 2
+  podManagementPolicy: Parallel
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers:
+      - name: db
+        image: postgres:16
+        resources: {requests: {cpu: 300m, memory: 256Mi}}
+  volumeClaimTemplates:
+  - metadata: {name: data, labels: {kind: pgdata}}
+    spec:
+      accessModes: [ReadWriteOnce]
+      storageClassName: wffc
+      resources: {requests: {storage: 1Gi}}
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent, namespace: wl}
+spec:
+  selector: {matchLabels: {app: agent}}
+  template:
+    metadata: {labels: {app: agent}}
+    spec:
+      containers:
+      - name: agent
+        image: agent:1
+        resources: {requests: {cpu: 50m, memory: 32Mi}}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: etl, namespace: wl}
+spec:
+  completionMode: Indexed
+  completions: 5
+  parallelism: 3
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: etl
+        image: etl:1
+        resources: {requests: {cpu: 100m}}
+"""
+
+# Labels whose value is the object's uid: equal keys, values differ by design.
+UID_LABELS = {"controller-uid", "batch.kubernetes.io/controller-uid"}
+SPEC_FIELDS = ("containers", "initContainers", "tolerations", "affinity", "hostname", "subdomain",
+               "restartPolicy", "dnsPolicy", "schedulerName", "terminationGracePeriodSeconds",
+               "securityContext", "nodeSelector")
+
+
+def _workload_key(p):
+    o = [r for r in p["metadata"].get("ownerReferences", []) if r.get("controller")]
+    return (o[0]["kind"], o[0]["name"]) if o else (None, None)
+
+
+def _stem(p):
+    """A pod's name without the API server's random suffix."""
+    n = p["metadata"]["name"]
+    gn = p["metadata"].get("generateName")
+    return gn if gn and n.startswith(gn) and len(n) == len(gn) + 5 else n
+
+
+def _pod_view(p):
+    labels = {k: ("<uid>" if k in UID_LABELS else v) for k, v in (p["metadata"].get("labels") or {}).items()}
+    spec = {k: p["spec"].get(k) for k in SPEC_FIELDS if p["spec"].get(k) is not None}
+    vols = [{"name": v["name"], "pvc": (v.get("persistentVolumeClaim") or {}).get("claimName")}
+            for v in p["spec"].get("volumes") or []]
+    return {"stem": _stem(p), "owner": _workload_key(p), "labels": labels,
+            "annotations": p["metadata"].get("annotations") or {},
+            "finalizers": p["metadata"].get("finalizers") or [], "spec": spec,
+            "volumes": sorted(vols, key=lambda v: v["name"])}
+
+
+def test_workloads_like_controllers(c):
+    """Workloads applied to the API server with kube-controller-manager's
+    controllers running: the pods, ReplicaSets and claims they make are
+    the ones `ksched simulate` makes from the same manifests (names modulo
+    random suffixes, labels and the hashes in them, owners, annotations,
+    finalizers, spec after defaulting), including a DaemonSet on a cluster
+    with a tainted and a cordoned node and an Indexed Job; then, with
+    kube-scheduler placing them, the same pods fit (feasibility) as in the
+    simulation of the cluster as it was."""
+    kcm = os.path.join(C.BIN, "kube-controller-manager")
+    if not os.access(kcm, os.X_OK):
+        raise Skip("kube-controller-manager not built")
+    if not os.access(KSCHED, os.X_OK):
+        raise Skip(f"{KSCHED} not built")
+    nodes = [node("wl-a", {"pool": "general"}), node("wl-b", {"pool": "general"}, cpu="2"),
+             node("wl-gpu", taints=[{"key": "gpu", "value": "true", "effect": "NoSchedule"}]),
+             node("wl-cordoned", taints=[{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}])]
+    nodes[3]["spec"]["unschedulable"] = True
+    create_nodes(c, nodes)
+    kubectl(c, "create", "namespace", "wl")
+    kubectl(c, "apply", "-f", "-", stdin="""apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: wffc}
+provisioner: example.com/none
+volumeBindingMode: WaitForFirstConsumer
+""")
+    manifests = os.path.join(c.dir, "workloads.yaml")
+    with open(manifests, "w") as f:
+        f.write(WORKLOADS_YAML)
+    cluster_dump = os.path.join(c.dir, "wl-cluster.yaml")
+    with open(cluster_dump, "w") as f:
+        f.write(kubectl(c, "get", "nodes,storageclasses,namespaces", "-o", "yaml")[1])
+    p = subprocess.run([KSCHED, "simulate", cluster_dump, manifests, "-o", "json"], capture_output=True, text=True)
+    check(p.returncode == 0, f"simulate: {p.returncode} {p.stderr[:500]}")
+    sim_items = json.loads(p.stdout)["items"]
+    sim_pods = [it for it in sim_items if it["kind"] == "Pod" and it["metadata"]["namespace"] == "wl"]
+
+    c.spawn("kube-controller-manager", [
+        kcm, "--kubeconfig", c.admin_kubeconfig, "--leader-elect=false", "--secure-port=0",
+        "--controllers=deployment,replicaset,statefulset,daemonset,job,cronjob",
+        "--concurrent-deployment-syncs=1", "-v=1"])
+    kubectl(c, "apply", "-f", manifests)
+    want = len(sim_pods)
+    live = wait_for(lambda: (lambda ps: ps if len(ps) >= want else None)(
+        kjson(c, "get", "pods", "-n", "wl")["items"]), 90, f"{want} pods from the controllers")
+    time.sleep(2)  # nothing more comes
+    live = kjson(c, "get", "pods", "-n", "wl")["items"]
+    with open(os.path.join(c.dir, "wl-live.json"), "w") as f:
+        f.write(kubectl(c, "get", "pods,replicasets,controllerrevisions,pvc", "-n", "wl", "-o", "json")[1])
+    check(len(live) == want, f"controllers made {len(live)} pods, simulate {want}")
+
+    def by_workload(pods):
+        groups = {}
+        for x in pods:
+            groups.setdefault(_workload_key(x), []).append(_pod_view(x))
+        return {k: sorted(v, key=lambda x: (x["stem"], json.dumps(x["labels"], sort_keys=True),
+                                            json.dumps(x["spec"], sort_keys=True))) for k, v in groups.items()}
+    lg, sg = by_workload(live), by_workload(sim_pods)
+    check(sorted(lg) == sorted(sg), f"workloads: live {sorted(lg)}, simulate {sorted(sg)}")
+    for k in lg:
+        check(len(lg[k]) == len(sg[k]), f"{k}: live {len(lg[k])} pods, simulate {len(sg[k])}")
+        for a, b in zip(lg[k], sg[k]):
+            for field in ("stem", "owner", "labels", "annotations", "finalizers", "volumes", "spec"):
+                check(a[field] == b[field], f"{k} pod {a['stem']}: {field}: live {json.dumps(a[field], sort_keys=True)[:600]} "
+                                            f"simulate {json.dumps(b[field], sort_keys=True)[:600]}")
+    # the ReplicaSet (its name carries the pod-template-hash) and the claims
+    live_rs = sorted(x["metadata"]["name"] for x in kjson(c, "get", "replicasets", "-n", "wl")["items"])
+    sim_rs = sorted(x["metadata"]["name"] for x in sim_items if x["kind"] == "ReplicaSet")
+    check(live_rs == sim_rs, f"ReplicaSets: live {live_rs}, simulate {sim_rs}")
+    def claims(items):
+        return sorted((x["metadata"]["name"], json.dumps(x["metadata"].get("labels"), sort_keys=True),
+                       x["spec"].get("storageClassName")) for x in items)
+    live_pvc = claims(kjson(c, "get", "pvc", "-n", "wl")["items"])
+    sim_pvc = claims([x for x in sim_items if x["kind"] == "PersistentVolumeClaim"])
+    check(live_pvc == sim_pvc, f"claims: live {live_pvc}, simulate {sim_pvc}")
+
+    # placements: kube-scheduler on the live pods; the StatefulSet's pods
+    # wait for a provisioner that does not exist, so they are left out
+    s = Sched(c, [profile("default-scheduler")], name="kube-scheduler-wl", impl="kube-scheduler")
+    s.start()
+    def outcome(pods):
+        """per workload: pods bound; for the DaemonSet, the nodes"""
+        bound, ds_nodes = {}, set()
+        for x in pods:
+            k = _workload_key(x)
+            if k[0] == "StatefulSet":
+                continue
+            n = x["spec"].get("nodeName")
+            bound[k] = bound.get(k, 0) + (1 if n else 0)
+            if k[0] == "DaemonSet" and n:
+                ds_nodes.add(n)
+        return bound, ds_nodes
+    def settled():
+        ps = [x for x in kjson(c, "get", "pods", "-n", "wl")["items"] if _workload_key(x)[0] != "StatefulSet"]
+        return ps if all(x["spec"].get("nodeName") or pod_condition(x) for x in ps) else None
+    placed = wait_for(settled, 90, "kube-scheduler to decide every pod")
+    live_bound, live_ds = outcome(placed)
+    sim_bound, sim_ds = outcome(sim_pods)
+    check(live_bound == sim_bound, f"pods bound per workload: live {live_bound}, simulate {sim_bound}")
+    check(live_ds == sim_ds, f"DaemonSet nodes: live {sorted(live_ds)}, simulate {sorted(sim_ds)}")
+    compared = sum(live_bound.values())
+    figure("workloads_like_controllers", pods=len(live), placements=compared)
+    s.check_alive()
+
+
 def test_storage_capacity(c):
     """CSIStorageCapacity and VolumeAttachment read from the API server
     under ksched's own permissions: a WaitForFirstConsumer claim of a
@@ -2886,6 +3091,7 @@ TESTS = [
     ("gang", test_gang, True),
     ("dra", test_dra, True),
     ("same_as_simulate", test_same_as_simulate, True),
+    ("workloads_like_controllers", test_workloads_like_controllers, True),
     ("storage_capacity", test_storage_capacity, True),
     ("fault_apiserver_kill", test_fault_apiserver_kill, True),
     ("fault_compaction", test_fault_compaction, True),

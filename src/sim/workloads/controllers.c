@@ -196,15 +196,11 @@ static bool sts_info_init(wl_ctx *x, sts_info *si) {
     const ks_workload *w = x->w;
     const ks_tree *spec = spec_of(w);
     si->tmpl = wl_default_template(x->a, kt_get(spec, "template"));
+    /* the ControllerRevision of the set: FNV-32 of its patch, then the
+     * collision count (getStatefulSetRevisions passes 0 when unset) */
     const ks_tree *cc = kt_get(kt_get(w->tree, "status"), "collisionCount");
-    if (cc && cc->type == KT_INT) {
-        /* HashControllerRevision appends the decimal count to the data */
-        wl_error(x, "status.collisionCount: a revision hash with a collision count is not computed");
-        return false;
-    }
     char hash[16];
-    /* the ControllerRevision of the set: FNV-32 of its patch */
-    wl_revision_hash(si->tmpl, hash);
+    wl_revision_hash(si->tmpl, cc && cc->type == KT_INT ? cc->ival : 0, hash);
     si->revision = ks_arena_printf(x->a, "%.223s-%s", x->name, hash);
     const ks_tree *svc = kt_get(spec, "serviceName");
     si->service = svc && svc->type == KT_STRING ? svc->text : "";

@@ -164,7 +164,37 @@ ks_tree *wl_pod_tree(wl_ctx *x, const ks_tree *tmpl, const char *name, const cha
     return pod;
 }
 
+/* The DefaultTolerationSeconds admission plugin (on by default): a pod
+ * that does not tolerate the not-ready or unreachable NoExecute taint
+ * gets a toleration of it for 300 s. */
+static void default_toleration_seconds(wl_ctx *x, ks_tree *spec) {
+    static const char *const keys[] = {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"};
+    ks_tree *list = (ks_tree *)kt_get(spec, "tolerations");
+    bool have[2] = {false, false};
+    for (uint32_t i = 0; list && list->type == KT_SEQ && i < list->n; i++) {
+        const ks_tree *k = kt_get(list->items[i], "key"), *e = kt_get(list->items[i], "effect");
+        const char *key = k && k->text ? k->text : "", *eff = e && e->text ? e->text : "";
+        for (int j = 0; j < 2; j++)
+            if ((!*key || strcmp(key, keys[j]) == 0) && (!*eff || strcmp(eff, "NoExecute") == 0)) have[j] = true;
+    }
+    for (int j = 0; j < 2; j++) {
+        if (have[j]) continue;
+        if (!list || list->type != KT_SEQ) {
+            list = kt_new(x->a, KT_SEQ, x->line);
+            kt_map_set(x->a, spec, "tolerations", list);
+        }
+        ks_tree *t = kt_new(x->a, KT_MAP, x->line);
+        wl_set_str(x->a, t, "key", keys[j]);
+        wl_set_str(x->a, t, "operator", "Exists");
+        wl_set_str(x->a, t, "effect", "NoExecute");
+        kt_map_set(x->a, t, "tolerationSeconds", kt_int(x->a, 300));
+        kt_seq_add(x->a, list, t);
+    }
+}
+
 ks_pod *wl_decode_pod(wl_ctx *x, const ks_tree *t) {
+    ks_tree *spec = (ks_tree *)kt_get(t, "spec");
+    if (spec && spec->type == KT_MAP) default_toleration_seconds(x, spec);
     ks_decode_ctx ctx = {.file = x->file, .doc = x->doc, .next_input_index = x->out->next_input_index,
                          .errs = x->errs};
     size_t nerr = x->errs->n;

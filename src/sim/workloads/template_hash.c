@@ -420,7 +420,7 @@ void wl_pod_template_hash(const ks_tree *tmpl, int64_t collision_count, char *bu
     wl_safe_encode(dec, buf);
 }
 
-void wl_revision_hash(const ks_tree *tmpl, char *buf) {
+void wl_revision_hash(const ks_tree *tmpl, int64_t collision_count, char *buf) {
     ks_strbuf b;
     ks_sb_init(&b);
     ks_sb_puts(&b, "{\"spec\":{\"template\":{\"$patch\":\"replace\"");
@@ -434,6 +434,7 @@ void wl_revision_hash(const ks_tree *tmpl, char *buf) {
         ks_sb_putc(&b, '}');
     }
     ks_sb_puts(&b, "}}");
+    if (collision_count >= 0) ks_sb_printf(&b, "%" PRId64, collision_count);
     uint32_t h = 2166136261u;
     for (size_t i = 0; i < b.len; i++) h = (h * 16777619u) ^ (uint8_t)b.s[i];
     ks_sb_free(&t);

@@ -6,9 +6,12 @@
  *   controller.ComputeHash, FNV-32a over go-spew's rendering of the Go
  *   v1.PodTemplateSpec, then collisionCount, rendered with
  *   rand.SafeEncodeString;
- * - controller-revision-hash (StatefulSet, DaemonSet pods):
- *   history.HashControllerRevision, FNV-32 over the revision's patch
- *   {"spec":{"template":{"$patch":"replace",...}}} (Go JSON, keys sorted).
+ * - the StatefulSet's revision (its pods' controller-revision-hash is
+ *   <set>-<this>): history.HashControllerRevision, FNV-32 over the
+ *   revision's patch {"spec":{"template":{"$patch":"replace",...}}} (Go
+ *   JSON, keys sorted), then the collision count in decimal (the
+ *   controller passes 0 when status.collisionCount is unset). A
+ *   DaemonSet's controller-revision-hash is the pod-template-hash.
  *
  * The controller reads the template back from the API server (protobuf),
  * so quantities are as Quantity.String() prints them and empty lists and
@@ -28,7 +31,9 @@ void wl_json_template(ks_strbuf *out, const ks_tree *tmpl);
 
 /* collision_count < 0: none. buf at least 11 bytes. */
 void wl_pod_template_hash(const ks_tree *tmpl, int64_t collision_count, char *buf);
-void wl_revision_hash(const ks_tree *tmpl, char *buf);
+/* collision_count < 0: no probe (history's own tests); the StatefulSet
+ * controller always passes one. */
+void wl_revision_hash(const ks_tree *tmpl, int64_t collision_count, char *buf);
 
 /* rand.SafeEncodeString: each byte mapped into consonants and digits. */
 void wl_safe_encode(const char *s, char *out);

@@ -187,9 +187,11 @@ func hash() {
 		case *appsv1.Deployment:
 			fmt.Printf("Deployment %s %s -\n", o.Name, controller.ComputeHash(&o.Spec.Template, nil))
 		case *appsv1.StatefulSet:
-			fmt.Printf("StatefulSet %s %s %s\n", o.Name, controller.ComputeHash(&o.Spec.Template, nil), revHash(o, o.Spec.Template))
+			// getStatefulSetRevisions passes the collision count, 0 when unset
+			zero := int32(0)
+			fmt.Printf("StatefulSet %s %s %s\n", o.Name, controller.ComputeHash(&o.Spec.Template, nil), revHash(o.Spec.Template, &zero))
 		case *appsv1.DaemonSet:
-			fmt.Printf("DaemonSet %s %s %s\n", o.Name, controller.ComputeHash(&o.Spec.Template, nil), revHash(o, o.Spec.Template))
+			fmt.Printf("DaemonSet %s %s %s\n", o.Name, controller.ComputeHash(&o.Spec.Template, nil), revHash(o.Spec.Template, nil))
 		default:
 			fmt.Fprintf(os.Stderr, "unsupported %T\n", o)
 			os.Exit(1)
@@ -197,10 +199,10 @@ func hash() {
 	}
 }
 
-// revHash is the StatefulSet/DaemonSet controllers' ControllerRevision
-// hash: FNV-32 over the patch {"spec":{"template":{...,"$patch":"replace"}}},
-// the object encoded to JSON and re-marshalled through a map (keys sorted).
-func revHash(obj runtime.Object, tmpl v1.PodTemplateSpec) string {
+// revHash is the ControllerRevision hash: FNV-32 over the patch
+// {"spec":{"template":{...,"$patch":"replace"}}}, the object encoded to
+// JSON and re-marshalled through a map (keys sorted), then the probe.
+func revHash(tmpl v1.PodTemplateSpec, probe *int32) string {
 	data, err := json.Marshal(struct {
 		Spec struct {
 			Template v1.PodTemplateSpec `json:"template"`
@@ -221,7 +223,7 @@ func revHash(obj runtime.Object, tmpl v1.PodTemplateSpec) string {
 		fmt.Fprintln(os.Stderr, string(patch))
 	}
 	cr := &appsv1.ControllerRevision{Data: runtime.RawExtension{Raw: patch}}
-	return history.HashControllerRevision(cr, nil)
+	return history.HashControllerRevision(cr, probe)
 }
 
 // rawhash: each document on stdin is a PodTemplateSpec taken as it is
@@ -237,7 +239,7 @@ func rawhash() {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
-		fmt.Printf("%s %s\n", controller.ComputeHash(&tmpl, nil), revHash(nil, tmpl))
+		fmt.Printf("%s %s\n", controller.ComputeHash(&tmpl, nil), revHash(tmpl, nil))
 	}
 }
 

@@ -62,6 +62,6 @@ static const char *workloads_yaml =
     "";
 static const struct { const char *kind, *name, *hash, *revision; } workload_cases[] = {
     {"Deployment", "web", "8668b7d879", "-"},
-    {"StatefulSet", "db", "6c6dc5db4b", "56c7f47489"},
+    {"StatefulSet", "db", "6c6dc5db4b", "56f5fb75d7"},
     {"DaemonSet", "agent", "84f557cb64", "5d749998b8"},
 };
