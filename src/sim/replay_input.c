@@ -193,9 +193,11 @@ static const char *str_of(const ks_tree *t, const char *key) {
     return v && v->type == KT_STRING ? v->text : NULL;
 }
 
-/* A Pod or Node decoded from t; the node keeps a copy of its tree (node
- * changes re-decode it). */
-static bool decode_object(ks_tl_reader *r, const ks_tree *t, int line, ks_pod **pod, ks_node **node, char **err) {
+/* A Pod or a Node decoded from t (the node keeps a copy of its tree: node
+ * changes re-decode it), or a workload (*wl, referenced: Deployment,
+ * ReplicaSet, StatefulSet, DaemonSet, Job, CronJob, ReplicationController). */
+static bool decode_object(ks_tl_reader *r, const ks_tree *t, int line, ks_pod **pod, ks_node **node, ks_workload **wl,
+                          char **err) {
     const char *kind = str_of(t, "kind");
     const char *file = r->path;
     ks_errors errs;
@@ -213,6 +215,26 @@ static bool decode_object(ks_tl_reader *r, const ks_tree *t, int line, ks_pod **
         *node = ks_decode_node(copy, &ctx);
         ks_docref_unref(doc);
         ok = *node != NULL;
+    } else if (kind && wl) {
+        ks_arena *a = ks_arena_new(4096);
+        ks_tree *copy = kt_copy(a, t);
+        ks_docref *doc = ks_docref_new(a);
+        ks_decode_ctx ctx = {.file = file, .doc = doc, .errs = &errs};
+        ks_cluster *c = ks_cluster_new();
+        ok = ks_decode_document(c, copy, &ctx);
+        ks_docref_unref(doc);
+        if (ok && c->workloads.n == 1 && !c->pods.n && !c->nodes.n) {
+            *wl = KS_OBJECT_REF(c->workloads.v[0]);
+        } else if (ok) {
+            ok = false;
+            ks_cluster_free(c);
+            ks_errors_free(&errs);
+            *err = line_err(r, t->line ? t->line : line,
+                            "kind %s cannot be replayed (Pod, Node, or a workload: Deployment, ReplicaSet, "
+                            "StatefulSet, DaemonSet, Job, CronJob)", kind);
+            return false;
+        }
+        ks_cluster_free(c);
     } else {
         *err = line_err(r, t->line ? t->line : line, "kind %s cannot be replayed (Pod, Node)", kind ? kind : "(none)");
         ks_errors_free(&errs);
@@ -316,14 +338,16 @@ static int native_event(ks_tl_reader *r, const ks_tree *t, int line, ks_tl_event
     if (create) {
         ks_pod *pod = NULL;
         ks_node *nd = NULL;
+        ks_workload *wl = NULL;
         if (create->type != KT_MAP) {
-            *err = line_err(r, line, "create: want a Pod or Node manifest");
+            *err = line_err(r, line, "create: want a Pod, Node or workload manifest");
             return -1;
         }
-        if (!decode_object(r, create, line, &pod, &nd, err)) return -1;
-        ev = ks_tl_event_new(pod ? KS_TL_POD_CREATE : KS_TL_NODE_ADD, at);
+        if (!decode_object(r, create, line, &pod, &nd, &wl, err)) return -1;
+        ev = ks_tl_event_new(pod ? KS_TL_POD_CREATE : nd ? KS_TL_NODE_ADD : KS_TL_WORKLOAD_CREATE, at);
         ev->pod = pod;
         ev->node = nd;
+        ev->workload = wl;
         const ks_tree *d = kt_get(t, "duration");
         if (d && !parse_duration_field(r, d, line, "duration", &ev->run_ns, err)) {
             ks_tl_event_free(ev);
@@ -356,8 +380,19 @@ static int native_event(ks_tl_reader *r, const ks_tree *t, int line, ks_tl_event
             } else {
                 split_name(name, &ev->ns, &ev->name);
             }
+        } else if (!strcmp(kind, "Deployment") || !strcmp(kind, "ReplicaSet") || !strcmp(kind, "StatefulSet") ||
+                   !strcmp(kind, "DaemonSet") || !strcmp(kind, "Job") || !strcmp(kind, "CronJob") ||
+                   !strcmp(kind, "ReplicationController")) {
+            ev = ks_tl_event_new(KS_TL_WORKLOAD_DELETE, at);
+            ev->workload_kind = ks_xstrdup(kind);
+            if (ns) {
+                ev->ns = ks_xstrdup(ns);
+                ev->name = ks_xstrdup(name);
+            } else {
+                split_name(name, &ev->ns, &ev->name);
+            }
         } else {
-            *err = line_err(r, line, "delete: kind %s cannot be replayed (Pod, Node)", kind);
+            *err = line_err(r, line, "delete: kind %s cannot be replayed (Pod, Node, a workload)", kind);
             return -1;
         }
     } else {
@@ -698,7 +733,7 @@ static int audit_event(ks_tl_reader *r, const ks_tree *t, ks_tl_event **out, cha
         if (!is_obj) return r->skipped++, 0;
         ks_pod *p = NULL;
         ks_node *n = NULL;
-        if (!decode_object(r, obj, r->lineno, &p, &n, err)) return -1;
+        if (!decode_object(r, obj, r->lineno, &p, &n, NULL, err)) return -1;
         ev = ks_tl_event_new(KS_TL_POD_CREATE, al.at);
         ev->pod = p;
         char name[600];
@@ -731,7 +766,7 @@ static int audit_event(ks_tl_reader *r, const ks_tree *t, ks_tl_event **out, cha
         if (!is_obj) return r->skipped++, 0;
         ks_pod *p = NULL;
         ks_node *n = NULL;
-        if (!decode_object(r, obj, r->lineno, &p, &n, err)) return -1;
+        if (!decode_object(r, obj, r->lineno, &p, &n, NULL, err)) return -1;
         if (p) ks_pod_unref(p);
         if (!n) return 0;
         ev = ks_tl_event_new(KS_TL_NODE_ADD, al.at);
@@ -745,7 +780,7 @@ static int audit_event(ks_tl_reader *r, const ks_tree *t, ks_tl_event **out, cha
         if (!al.resp || !str_of(al.resp, "kind")) return r->skipped++, 0;
         ks_pod *p = NULL;
         ks_node *n = NULL;
-        if (!decode_object(r, al.resp, r->lineno, &p, &n, err)) return -1;
+        if (!decode_object(r, al.resp, r->lineno, &p, &n, NULL, err)) return -1;
         if (p) ks_pod_unref(p);
         if (!n) return 0;
         ev = ks_tl_event_new(KS_TL_NODE_UPDATE, al.at);

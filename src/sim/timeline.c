@@ -4,6 +4,7 @@
 #include "framework/status.h"
 #include "sim/memory_backend.h"
 #include "sim/simulate.h"
+#include "sim/workloads/workloads.h"
 #include "util/clock.h"
 #include "util/hash.h"
 #include "util/log.h"
@@ -26,6 +27,8 @@ void ks_tl_event_free(ks_tl_event *ev) {
     if (!ev) return;
     if (ev->pod) ks_pod_unref(ev->pod);
     if (ev->node) ks_node_unref(ev->node);
+    if (ev->workload) KS_OBJECT_UNREF(ev->workload);
+    free(ev->workload_kind);
     free(ev->ns);
     free(ev->name);
     free(ev->node_name);
@@ -671,6 +674,48 @@ static void evict_pods(ks_timeline *tl, ks_id node, bool removing) {
     free(v);
 }
 
+/* A workload: the objects its controllers create against the cluster as
+ * it is now (sim/workloads): its pods arrive, each with the event's
+ * lifetime; OrderedReady StatefulSet pods all at once. */
+static bool add_workload(ks_timeline *tl, ks_tl_event *ev, char **err) {
+    int64_t now = ks_clock_now(tl->clock);
+    ks_wl_options wo = {.seed = tl->o.seed + tl->next_gen, .now = now / KS_NS_PER_SEC, .no_hold = true};
+    ks_wl_objects out;
+    memset(&out, 0, sizeof(out));
+    ks_errors errs;
+    ks_errors_init(&errs);
+    if (!ks_workload_expand(ev->workload, tl->cluster, &wo, &out, &errs)) {
+        *err = event_err(ev, "%s", errs.n ? errs.v[0] : "the workload cannot be expanded");
+        ks_errors_free(&errs);
+        ks_wl_objects_free(&out);
+        return false;
+    }
+    ks_errors_free(&errs);
+    tl->cluster->next_input_index = out.next_input_index;
+    ks_memory_backend_add_object(tl->mb, KS_KIND_WORKLOAD, ev->workload);
+    for (uint32_t i = 0; i < out.workloads.n; i++) ks_memory_backend_add_object(tl->mb, KS_KIND_WORKLOAD, out.workloads.v[i]);
+    for (uint32_t i = 0; i < out.pvcs.n; i++) ks_memory_backend_add_object(tl->mb, KS_KIND_PVC, out.pvcs.v[i]);
+    bool ok = true;
+    for (uint32_t i = 0; i < out.pods.n && ok; i++) {
+        ks_pod *p = out.pods.v[i];
+        char buf[600];
+        if (tracked(tl, p->key) || ks_memory_backend_pod(tl->mb, p->key)) {
+            *err = event_err(ev, "pod %s already exists", ks_pod_fullname(p, buf, sizeof(buf)));
+            ok = false;
+        } else if (p->node_name || !ks_sim_is_pending(tl->o.config, p)) {
+            tl_pod *tp = track(tl, p, now);
+            tp->untracked = true;
+            tp->counted = p->node_name != 0;
+            if (tp->counted) count_pod(tl, p, 1);
+            ks_memory_backend_add_pod(tl->mb, ks_pod_ref(p));
+        } else {
+            add_pod(tl, ks_pod_ref(p), ev->run_ns, ev->delete_at_ns, NULL);
+        }
+    }
+    ks_wl_objects_free(&out);
+    return ok;
+}
+
 static bool apply(ks_timeline *tl, ks_tl_event *ev, char **err) {
     switch (ev->kind) {
     case KS_TL_POD_CREATE: {
@@ -725,6 +770,29 @@ static bool apply(ks_timeline *tl, ks_tl_event *ev, char **err) {
                 tp->counted = true;
             }
         }
+        return true;
+    }
+    case KS_TL_WORKLOAD_CREATE: return add_workload(tl, ev, err);
+    case KS_TL_WORKLOAD_DELETE: {
+        /* the pods its controllers made (following owner references) */
+        ks_id ns = ks_intern_find(ev->ns ? ev->ns : "default"), name = ks_intern_find(ev->name);
+        if (ns == KS_ID_INVALID || name == KS_ID_INVALID) return true;
+        size_t n = 0;
+        uint64_t *keys = NULL;
+        for (uint32_t i = 0; i < tl->cluster->pods.n; i++) {
+            const ks_pod *p = tl->cluster->pods.v[i];
+            const ks_workload *w = ks_workload_of_pod(tl->cluster, p);
+            if (!w || w->ns != ns || w->name != name || strcmp(ks_workload_kind_name(w->kind), ev->workload_kind) != 0)
+                continue;
+            keys = ks_xrealloc(keys, (n + 1) * sizeof(*keys));
+            keys[n++] = p->key;
+        }
+        for (size_t i = 0; i < n; i++) {
+            tl_pod *tp = tracked(tl, keys[i]);
+            if (tp) remove_pod(tl, tp, KS_TL_DELETED);
+            else ks_memory_backend_remove_pod(tl->mb, keys[i]);
+        }
+        free(keys);
         return true;
     }
     case KS_TL_NODE_ADD: {

@@ -46,6 +46,8 @@ typedef enum ks_tl_kind {
     KS_TL_NODE_DRAIN,     /* cordon, then evict its pods (re-created pending) */
     KS_TL_NODE_UPDATE,    /* name; labels merged, taints replaced */
     KS_TL_POD_BOUND,      /* audit: the recorded scheduler bound ns/name to node */
+    KS_TL_WORKLOAD_CREATE, /* workload: its controllers' pods arrive (sim/workloads) */
+    KS_TL_WORKLOAD_DELETE, /* workload_kind ns/name: its pods are deleted */
 } ks_tl_kind;
 
 typedef struct ks_tl_event {
@@ -53,8 +55,10 @@ typedef struct ks_tl_event {
     ks_tl_kind kind;
     ks_pod *pod;            /* POD_CREATE (owned) */
     ks_node *node;          /* NODE_ADD (owned); NODE_UPDATE: the whole new node, when given */
-    int64_t run_ns;         /* POD_CREATE: finishes this long after it is bound (0: never) */
-    int64_t delete_at_ns;   /* POD_CREATE: deleted at this time wherever it is (0: never) */
+    ks_workload *workload;  /* WORKLOAD_CREATE (a reference) */
+    char *workload_kind;    /* WORKLOAD_DELETE: Deployment, StatefulSet, ... */
+    int64_t run_ns;         /* POD/WORKLOAD_CREATE: each pod finishes this long after it is bound (0: never) */
+    int64_t delete_at_ns;   /* POD/WORKLOAD_CREATE: deleted at this time wherever it is (0: never) */
     char *ns, *name;        /* POD_DELETE, POD_BOUND (ns/name); node ops (name) */
     char *node_name;        /* POD_BOUND: the recorded node */
     /* NODE_UPDATE: labels to set (value NULL: remove), taints replacing the
