@@ -126,7 +126,11 @@ static int parse(sim_cmd *c, int argc, char **argv) {
         return KS_EXIT_BAD_INPUT;
     }
     /* the page shows every pod's Filter and Score tables */
-    if (!strcmp(o, "html")) c->so.explain = true;
+    /* the page shows every attempt's Filter and (the best) Score rows */
+    if (!strcmp(o, "html")) {
+        c->so.explain = true;
+        c->so.explain_score_rows = KS_REPORT_HTML_SCORE_ROWS;
+    }
     if (c->compare_path && (!strcmp(o, "trace") || c->replay_path)) {
         fprintf(stderr, "ksched simulate: --compare does not go with -o trace or --replay\n");
         return KS_EXIT_BAD_INPUT;

@@ -20,7 +20,7 @@
  * ones the best nodes (and the chosen one), as many as fit 25,000 rows
  * over all pods (a row is about 60 bytes), never fewer than 3. */
 #define SCORE_ROWS_TOTAL 25000u
-#define SCORE_ROWS_MAX 20u
+#define SCORE_ROWS_MAX KS_REPORT_HTML_SCORE_ROWS
 #define SCORE_ROWS_MIN 3u
 
 static int cmp_u32(const void *a, const void *b) {
@@ -204,7 +204,7 @@ static void write_attempt(html_page *pg, const ks_sim_attempt *a) {
     }
     ks_sb_putc(b, ']');
     ks_pj_key(b, "nsc", false);
-    ks_pj_i64(b, a->nscored);
+    ks_pj_i64(b, a->nscored_all);
     ks_pj_key(b, "sc", false);
     write_scores(pg, a);
     ks_pj_key(b, "sel", false);

@@ -26,6 +26,10 @@ typedef struct ks_report_inputs {
     bool deterministic;             /* --tie-break name */
 } ks_report_inputs;
 
+/* Score rows a simulate page shows per attempt at most: the simulation
+ * behind it need keep no more (ks_sim_options.explain_score_rows). */
+#define KS_REPORT_HTML_SCORE_ROWS 20u
+
 /* The assets compiled in (build/<mode>/gen/report_assets.c). */
 extern const char ks_report_page_css[];
 extern const char ks_report_page_js[];

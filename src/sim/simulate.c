@@ -5,6 +5,7 @@
 #include "scheduler/scheduler_internal.h"
 #include "util/clock.h"
 #include "util/hash.h"
+#include "util/intern.h"
 #include "util/xalloc.h"
 
 #include <stdlib.h>
@@ -121,31 +122,66 @@ static void copy_verdict(ks_sim_verdict *v, const ks_node_info *ni, const ks_sta
     }
 }
 
-static void copy_scores(ks_sim_attempt *a, const ks_score_result *sr) {
-    size_t cells = sr->nnodes * sr->nplugins;
-    a->nscored = (uint32_t)sr->nnodes;
-    a->nplugins = (uint32_t)sr->nplugins;
-    a->scored_nodes = ks_xcalloc(sr->nnodes ? sr->nnodes : 1, sizeof(ks_id));
-    for (size_t i = 0; i < sr->nnodes; i++) a->scored_nodes[i] = sr->nodes[i]->name;
-    a->score_plugins = ks_xcalloc(sr->nplugins ? sr->nplugins : 1, sizeof(char *));
-    a->weights = ks_xcalloc(sr->nplugins ? sr->nplugins : 1, sizeof(int64_t));
-    for (size_t j = 0; j < sr->nplugins; j++) {
+static const ks_score_result *row_order_sr;
+
+static int cmp_score_rows(const void *x, const void *y) {
+    size_t i = *(const size_t *)x, j = *(const size_t *)y;
+    const ks_score_result *sr = row_order_sr;
+    if (sr->total[i] != sr->total[j]) return sr->total[i] > sr->total[j] ? -1 : 1;
+    return strcmp(ks_str(sr->nodes[i]->name), ks_str(sr->nodes[j]->name));
+}
+
+/* The score table; with keep > 0 only the best keep rows by total and the
+ * chosen node's (in that order), else every row as scored. */
+static void copy_scores(ks_sim_attempt *a, const ks_score_result *sr, uint32_t keep, const char *chosen) {
+    size_t *rows = ks_xcalloc(sr->nnodes ? sr->nnodes : 1, sizeof(size_t));
+    size_t n = sr->nnodes;
+    for (size_t i = 0; i < n; i++) rows[i] = i;
+    if (keep && n > keep) {
+        /* the scheduler is single-threaded here (the observer runs on its
+         * thread), so a file-scope comparison context is safe */
+        row_order_sr = sr;
+        qsort(rows, n, sizeof(size_t), cmp_score_rows);
+        ks_id sel = chosen ? ks_intern_find(chosen) : 0;
+        bool has = false;
+        for (size_t i = 0; i < keep; i++) has |= sr->nodes[rows[i]]->name == sel;
+        size_t k = keep;
+        for (size_t i = keep; !has && sel && i < n; i++)
+            if (sr->nodes[rows[i]]->name == sel) {
+                rows[k++] = rows[i];
+                break;
+            }
+        n = k;
+    }
+    size_t np = sr->nplugins, cells = n * np;
+    a->nscored = (uint32_t)n;
+    a->nscored_all = (uint32_t)sr->nnodes;
+    a->nplugins = (uint32_t)np;
+    a->scored_nodes = ks_xcalloc(n ? n : 1, sizeof(ks_id));
+    a->score_plugins = ks_xcalloc(np ? np : 1, sizeof(char *));
+    a->weights = ks_xcalloc(np ? np : 1, sizeof(int64_t));
+    for (size_t j = 0; j < np; j++) {
         a->score_plugins[j] = sr->plugins[j]; /* registered names are static */
         a->weights[j] = sr->weights[j];
     }
     a->raw = ks_xcalloc(cells ? cells : 1, sizeof(int64_t));
     a->normalized = ks_xcalloc(cells ? cells : 1, sizeof(int64_t));
     a->weighted = ks_xcalloc(cells ? cells : 1, sizeof(int64_t));
-    a->total = ks_xcalloc(sr->nnodes ? sr->nnodes : 1, sizeof(int64_t));
-    if (cells) {
-        memcpy(a->raw, sr->raw, cells * sizeof(int64_t));
-        memcpy(a->normalized, sr->normalized, cells * sizeof(int64_t));
-        memcpy(a->weighted, sr->weighted, cells * sizeof(int64_t));
+    a->total = ks_xcalloc(n ? n : 1, sizeof(int64_t));
+    for (size_t i = 0; i < n; i++) {
+        size_t r = rows[i];
+        a->scored_nodes[i] = sr->nodes[r]->name;
+        a->total[i] = sr->total[r];
+        if (np) {
+            memcpy(a->raw + i * np, sr->raw + r * np, np * sizeof(int64_t));
+            memcpy(a->normalized + i * np, sr->normalized + r * np, np * sizeof(int64_t));
+            memcpy(a->weighted + i * np, sr->weighted + r * np, np * sizeof(int64_t));
+        }
     }
-    if (sr->nnodes) memcpy(a->total, sr->total, sr->nnodes * sizeof(int64_t));
+    free(rows);
 }
 
-static void record_explain(ks_sim_pod *sp, const ks_attempt_record *rec) {
+static void record_explain(ks_sim_pod *sp, const ks_attempt_record *rec, uint32_t score_rows) {
     sp->explain = ks_xrealloc(sp->explain, (sp->nexplain + 1) * sizeof(*sp->explain));
     ks_sim_attempt *a = &sp->explain[sp->nexplain++];
     memset(a, 0, sizeof(*a));
@@ -165,7 +201,7 @@ static void record_explain(ks_sim_pod *sp, const ks_attempt_record *rec) {
     a->verdicts = ks_xcalloc(rec->nevaluated ? rec->nevaluated : 1, sizeof(ks_sim_verdict));
     for (size_t i = 0; i < rec->nevaluated; i++)
         copy_verdict(&a->verdicts[i], rec->evaluated[i], rec->verdicts[i]);
-    if (rec->scores) copy_scores(a, rec->scores);
+    if (rec->scores) copy_scores(a, rec->scores, score_rows, rec->chosen_node);
     a->selected_node = dup_or_null(rec->chosen_node);
     a->message = dup_or_null(rec->message);
     a->post_filter_ran = rec->post_filter_ran;
@@ -186,7 +222,7 @@ static void on_attempt(void *ctx, const ks_attempt_record *rec) {
     if (!sp->attempts) sp->order = r->next_order++;
     sp->attempts++;
     if (r->opts->explain || (r->opts->explain_pod && r->opts->explain_pod == rec->pod->key))
-        record_explain(sp, rec);
+        record_explain(sp, rec, r->opts->explain_score_rows);
     if (r->opts->on_attempt) r->opts->on_attempt(r->opts->on_attempt_ctx, rec);
 }
 

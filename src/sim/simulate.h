@@ -49,8 +49,10 @@ typedef struct ks_sim_attempt {
     const char **filter_plugins;
     uint32_t nverdicts;
     ks_sim_verdict *verdicts;
-    /* Score: nscored nodes x nplugins */
+    /* Score: nscored nodes x nplugins (the best rows only, with
+     * explain_score_rows; nscored_all: how many nodes were scored) */
     uint32_t nscored, nplugins;
+    uint32_t nscored_all;
     ks_id *scored_nodes;
     const char **score_plugins;
     int64_t *weights;
@@ -114,6 +116,11 @@ typedef struct ks_sim_options {
     /* Explain this pod's attempts only (pod key; 0: none), when explain
      * is off: `why` needs one pod's verdicts, not every pod's. */
     uint64_t explain_pod;
+    /* With explain: keep only this many Score rows per attempt, the best
+     * by total (ties: node name) and the chosen node (0: every row). The
+     * HTML page shows no more, and on 5,000 nodes every row of every
+     * attempt is most of the memory. */
+    uint32_t explain_score_rows;
     /* Called for every attempt (after the result records it), on the
      * scheduling thread; the record is valid only during the call. */
     void (*on_attempt)(void *ctx, const ks_attempt_record *rec);
