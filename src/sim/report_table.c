@@ -273,6 +273,14 @@ static void workload_rows(FILE *out, const ks_sim_result *r) {
             why = ks_xasprintf("%s: not created (OrderedReady: waits for the previous ordinal to run)",
                                ks_str(w->first_not_created->name));
         }
+        if (w->rollout && (w->rollout_old_left || w->rollout_new < w->rollout_total)) {
+            /* a rollout that could not finish: say where it stopped */
+            char *stuck = ks_xasprintf("%s rollout stuck: %u/%u new pods running, %u old left%s%s",
+                                       w->rollout_recreate ? "Recreate" : "RollingUpdate", w->rollout_new,
+                                       w->rollout_total, w->rollout_old_left, why ? "; " : "", why ? why : "");
+            free(why);
+            why = stuck;
+        }
         table_row(&t, (const char *const[]){name, ks_workload_kind_name(w->workload->kind), pods, why ? why : ""});
         free(name);
         free(pods);

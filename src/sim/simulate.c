@@ -330,26 +330,28 @@ static bool bound_now(void *ctx, const ks_pod *p) {
     return cur && cur->node_name;
 }
 
-/* The StatefulSet controller's OrderedReady: an ordinal is created once
- * the previous one runs (here: is bound). Returns how many were created. */
-static uint32_t release_held(sim_run *r, ks_wl_held *h) {
-    ks_pod *batch[64];
-    uint32_t total = 0, n;
-    while ((n = ks_wl_held_release(h, bound_now, r, batch, 64)) > 0) {
-        r->pods = ks_xrealloc(r->pods, (r->npods + n) * sizeof(ks_sim_pod));
-        for (uint32_t i = 0; i < n; i++) {
-            ks_pod *p = batch[i];
-            ks_sim_pod *sp = &r->pods[r->npods];
-            memset(sp, 0, sizeof(*sp));
-            sp->input = ks_pod_ref(p);
-            ks_map_put(&r->index, p->key, (void *)(uintptr_t)(r->npods + 1));
-            r->npods++;
-            ks_memory_backend_add_pod(r->mb, p); /* the cluster takes the reference */
-        }
-        total += n;
-        if (n < 64) break;
-    }
-    return total;
+/* A pod the workloads' controllers create during the run: pending, so
+ * the result follows it. */
+static void create_now(void *ctx, ks_pod *p) {
+    sim_run *r = ctx;
+    r->pods = ks_xrealloc(r->pods, (r->npods + 1) * sizeof(ks_sim_pod));
+    ks_sim_pod *sp = &r->pods[r->npods];
+    memset(sp, 0, sizeof(*sp));
+    sp->input = ks_pod_ref(p);
+    ks_map_put(&r->index, p->key, (void *)(uintptr_t)(r->npods + 1));
+    r->npods++;
+    ks_memory_backend_add_pod(r->mb, p); /* the cluster takes the reference */
+}
+
+static void remove_now(void *ctx, const ks_pod *p) {
+    ks_memory_backend_remove_pod(((sim_run *)ctx)->mb, p->key);
+}
+
+/* The controllers' turn when the scheduler is idle: OrderedReady
+ * ordinals, rollouts. Returns how many pods they created or deleted. */
+static uint32_t controllers_step(sim_run *r, ks_wl_held *h) {
+    ks_wl_step_ops ops = {.ctx = r, .is_bound = bound_now, .create = create_now, .remove = remove_now};
+    return ks_wl_step(h, &ops);
 }
 
 static int cmp_order(const void *a, const void *b) {
@@ -464,7 +466,7 @@ bool ks_simulate(ks_cluster *cluster, const ks_config *cfg, ks_registry *reg,
     if (!s) goto done;
     r.s = s;
     ks_scheduler_run_until_idle(s);
-    while (opts->workloads && release_held(&r, opts->workloads->held)) ks_scheduler_run_until_idle(s);
+    while (opts->workloads && controllers_step(&r, opts->workloads->held)) ks_scheduler_run_until_idle(s);
     out->end_ns = ks_clock_now(r.clock);
     out->attempts = r.attempts;
 
@@ -479,6 +481,18 @@ bool ks_simulate(ks_cluster *cluster, const ks_config *cfg, ks_registry *reg,
     r.victims = NULL;
     out->generated = opts->workloads;
     ks_sim_group_workloads(out, opts->workloads ? opts->workloads->held : NULL);
+    /* rollouts: how far each got */
+    for (uint32_t i = 0; opts->workloads && i < out->nworkloads; i++) {
+        ks_wl_rollout_state st;
+        ks_sim_workload *g = &out->workloads[i];
+        if (ks_wl_rollout_state_of(opts->workloads->held, g->workload, cluster, bound_now, &r, &st)) {
+            g->rollout = true;
+            g->rollout_recreate = st.recreate;
+            g->rollout_new = st.bound;
+            g->rollout_total = st.total;
+            g->rollout_old_left = st.old_left;
+        }
+    }
     ok = true;
 done:
     if (s) ks_scheduler_free(s);

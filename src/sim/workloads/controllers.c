@@ -85,6 +85,15 @@ static int32_t max_surge(const ks_tree *spec, int32_t replicas) {
     return (int32_t)(((int64_t)replicas * pct + 99) / 100);
 }
 
+/* maxUnavailable (percentages round down), default 25%. */
+static int32_t max_unavailable(const ks_tree *spec, int32_t replicas) {
+    const ks_tree *v = kt_get(kt_get(kt_get(spec, "strategy"), "rollingUpdate"), "maxUnavailable");
+    if (v && v->type == KT_INT) return (int32_t)v->ival;
+    int pct = 25;
+    if (v && v->type == KT_STRING) pct = atoi(v->text);
+    return (int32_t)(((int64_t)replicas * pct) / 100);
+}
+
 static bool expand_deployment(wl_ctx *x) {
     const ks_workload *w = x->w;
     const ks_tree *spec = spec_of(w);
@@ -97,16 +106,30 @@ static bool expand_deployment(wl_ctx *x) {
     const char *rs_name = ks_arena_printf(x->a, "%s-%s", x->name, hash);
 
     /* pods of every ReplicaSet the Deployment owns count (a scale, not a
-     * second copy of what runs) */
-    int32_t have = 0;
+     * second copy of what runs); pods of another template's ReplicaSet
+     * are rolled over */
+    int32_t have = 0, have_new = 0;
     const ks_workload *rs = NULL;
     for (uint32_t i = 0; i < x->c->workloads.n; i++) {
         const ks_workload *o = x->c->workloads.v[i];
         if (o->kind != KS_WORKLOAD_REPLICASET || o->ns != w->ns || o->owner_name != w->name ||
             o->owner_kind != ks_intern("Deployment"))
             continue;
-        have += owned_pods(x->c, "ReplicaSet", o->ns, ks_str(o->name));
-        if (strcmp(ks_str(o->name), rs_name) == 0) rs = o;
+        int32_t n = owned_pods(x->c, "ReplicaSet", o->ns, ks_str(o->name));
+        have += n;
+        if (strcmp(ks_str(o->name), rs_name) == 0) {
+            rs = o;
+            have_new = n;
+        } else if (n) {
+            ks_id k = ks_intern("ReplicaSet");
+            for (uint32_t j = 0; j < x->c->pods.n; j++) {
+                ks_pod *p = x->c->pods.v[j];
+                const ks_owner_ref *r = ks_pod_controller(p);
+                if (p->ns == o->ns && pod_active(p) && r && r->kind == k && r->name &&
+                    strcmp(r->name, ks_str(o->name)) == 0)
+                    KS_VEC_PUSH(x->out->rollout.old, ks_pod_ref(p));
+            }
+        }
     }
 
     /* the ReplicaSet's template: the Deployment's plus pod-template-hash */
@@ -140,7 +163,23 @@ static bool expand_deployment(wl_ctx *x) {
         KS_VEC_PUSH(x->out->workloads, nw);
     }
     ks_tree *owner = wl_owner_ref(x, "apps/v1", "ReplicaSet", rs_name, rs_uid);
-    return replica_pods(x, rs_tmpl, rs_name, owner, want - have);
+    if (!x->out->rollout.old.n) return replica_pods(x, rs_tmpl, rs_name, owner, want - have);
+    /* the template changed: the new ReplicaSet's pods come as the
+     * strategy lets them (ks_wl_step) */
+    if (!replica_pods(x, rs_tmpl, rs_name, owner, want - have_new)) return false;
+    x->out->rollout.active = true;
+    x->out->rollout.replicas = want;
+    const ks_tree *st = kt_get(spec, "strategy");
+    const ks_tree *type = kt_get(st, "type");
+    x->out->rollout.recreate = type && type->type == KT_STRING && strcmp(type->text, "Recreate") == 0;
+    x->out->rollout.max_surge = max_surge(spec, want);
+    x->out->rollout.max_unavailable = max_unavailable(spec, want);
+    /* a surge and an unavailability of 0 together: the API server refuses it */
+    if (!x->out->rollout.recreate && !x->out->rollout.max_surge && !x->out->rollout.max_unavailable)
+        x->out->rollout.max_surge = 1;
+    for (uint32_t i = 0; i < x->out->pods.n; i++) KS_VEC_PUSH(x->out->rollout.fresh, x->out->pods.v[i]);
+    x->out->pods.n = 0;
+    return true;
 }
 
 /* A volumeClaimTemplate's claim for one ordinal (getPersistentVolumeClaims). */

@@ -260,6 +260,10 @@ void ks_wl_objects_free(ks_wl_objects *o) {
     for (uint32_t i = 0; i < o->held.n; i++) ks_pod_unref(o->held.v[i]);
     for (uint32_t i = 0; i < o->pvcs.n; i++) KS_OBJECT_UNREF(o->pvcs.v[i]);
     for (uint32_t i = 0; i < o->workloads.n; i++) KS_OBJECT_UNREF(o->workloads.v[i]);
+    for (uint32_t i = 0; i < o->rollout.old.n; i++) ks_pod_unref(o->rollout.old.v[i]);
+    for (uint32_t i = 0; i < o->rollout.fresh.n; i++) ks_pod_unref(o->rollout.fresh.v[i]);
+    free(o->rollout.old.v);
+    free(o->rollout.fresh.v);
     free(o->pods.v);
     free(o->held.v);
     free(o->pvcs.v);

@@ -33,6 +33,15 @@ typedef struct ks_wl_objects {
     KS_VEC(ks_pod *) held;
     KS_VEC(ks_pvc *) pvcs;
     KS_VEC(ks_workload *) workloads; /* ReplicaSets of Deployments, Jobs of CronJobs */
+    /* A Deployment whose template changed while pods of the old one run:
+     * the new pods are created and the old ones deleted step by step
+     * (ks_wl_step), not at once; `pods` is then empty. */
+    struct {
+        bool active, recreate;
+        int32_t replicas, max_surge, max_unavailable;
+        KS_VEC(ks_pod *) old;   /* running pods of the old ReplicaSets (referenced) */
+        KS_VEC(ks_pod *) fresh; /* the new ReplicaSet's pods to create, in order */
+    } rollout;
     int32_t desired;                  /* the pods the workload wants; -1 unknown */
     uint32_t next_input_index;        /* c's next_input_index after these objects */
 } ks_wl_objects;
@@ -66,6 +75,28 @@ typedef struct ks_wl_generated {
 } ks_wl_generated;
 bool ks_workloads_expand(ks_cluster *c, const ks_wl_options *o, ks_wl_generated *gen, ks_errors *errs);
 void ks_wl_generated_free(ks_wl_generated *g);
+
+/* What the controllers do when the scheduler is idle: create held
+ * ordinals whose predecessor is bound, and advance rollouts (create new
+ * pods up to maxSurge, delete old ones while maxUnavailable allows; for
+ * Recreate, delete every old pod first). Returns how many pods were
+ * created or deleted; 0 when nothing can move. */
+typedef struct ks_wl_step_ops {
+    void *ctx;
+    bool (*is_bound)(void *ctx, const ks_pod *p);  /* its current version has a node */
+    void (*create)(void *ctx, ks_pod *p);           /* the reference is handed over */
+    void (*remove)(void *ctx, const ks_pod *p);
+} ks_wl_step_ops;
+uint32_t ks_wl_step(ks_wl_held *h, const ks_wl_step_ops *ops);
+
+/* A rollout's state, for reports: the Deployment, new pods created and
+ * bound, old pods left; false when w has none. */
+typedef struct ks_wl_rollout_state {
+    bool recreate;
+    uint32_t created, bound, total, old_left, old_total;
+} ks_wl_rollout_state;
+bool ks_wl_rollout_state_of(const ks_wl_held *h, const ks_workload *w, const ks_cluster *c,
+                            bool (*is_bound)(void *ctx, const ks_pod *p), void *ctx, ks_wl_rollout_state *out);
 
 /* Held pods whose predecessor is now bound (is_bound tells), taken out
  * of h in order; returns how many were written to out (at most max), each
