@@ -471,6 +471,23 @@ def test_replay(ksched, b, out):
           "%s vs %s" % (moved, wantm))
 
 
+def test_replay_frag(ksched, b, out):
+    """--gpu-frag's series on the page: frag-cluster.yaml worked by hand
+    (test/fixtures/gpu-study/README.md): 250 milli-GPUs, 50 %."""
+    fx = os.path.join(ROOT, "test/fixtures/gpu-study")
+    page = os.path.join(out, "replay-gpu-frag.html")
+    run([ksched, "replay", os.path.join(fx, "frag-cluster.yaml"), os.path.join(fx, "frag-trace.yaml"), "--gpu-frag",
+         "--step", "1m", "-o", "html", "--output-file", page])
+    b.open(url(page))
+    no_problems(b, "replay --gpu-frag: load")
+    first = b.eval("(function () { var R = JSON.parse(document.getElementById('ksched-data').textContent).replay;"
+                   " var o = {}; R.extra.forEach(function (n, i) { o[n] = R.runs[0].series.extra[i][0]; }); return o; })()")
+    check("replay --gpu-frag: the fragmentation series, by hand", first == {"gpu_frag_milli": 250, "gpu_frag_pct": 50}, str(first))
+    check("replay --gpu-frag: charted", b.eval("!!document.getElementById('chart-gpu_frag_milli') && "
+                                              "!!document.getElementById('chart-gpu_frag_pct')"))
+    b.screenshot(os.path.join(out, "replay-gpu-frag.png"))
+
+
 # ---- capacity ----
 
 def test_capacity(ksched, b, out):
@@ -583,7 +600,7 @@ def main():
     ksched = os.path.abspath(a.ksched)
     b = cdp.Browser(a.chromium)
     try:
-        for t in (test_simulate_demo, test_escaping, test_capacity, test_dra, test_why, test_compare, test_replay):
+        for t in (test_simulate_demo, test_escaping, test_capacity, test_dra, test_why, test_compare, test_replay, test_replay_frag):
             try:
                 t(ksched, b, a.out)
             except Exception as e:  # a broken page must fail, not stop the others
