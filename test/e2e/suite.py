@@ -1594,6 +1594,20 @@ volumeBindingMode: WaitForFirstConsumer
     sim_pvc = claims([x for x in sim_items if x["kind"] == "PersistentVolumeClaim"])
     check(live_pvc == sim_pvc, f"claims: live {live_pvc}, simulate {sim_pvc}")
 
+    # the cluster as kubectl lists it (Lists with status, uids, managed
+    # fields): every workload is there with its pods, so simulate makes
+    # nothing new
+    snap = os.path.join(c.dir, "wl-snapshot.yaml")
+    with open(snap, "w") as f:
+        f.write(kubectl(c, "get", "nodes,storageclasses,namespaces,pods,deploy,rs,sts,ds,jobs,pvc", "-A",
+                        "-o", "yaml")[1])
+    p = subprocess.run([KSCHED, "simulate", snap, "-o", "json", "-v=1"], capture_output=True, text=True)
+    check(p.returncode == 0, f"simulate of the kubectl List: {p.returncode} {p.stderr[:500]}")
+    again = [it for it in json.loads(p.stdout)["items"] if it["kind"] == "Pod"]
+    exist = len(kjson(c, "get", "pods", "-A")["items"])
+    check(len(again) == exist, f"simulate of the kubectl List: {len(again)} pending pods, want the {exist} that exist")
+    check("workloads:" not in p.stderr, f"simulate of the kubectl List created pods: {p.stderr[:300]}")
+
     # placements: kube-scheduler on the live pods; the StatefulSet's pods
     # wait for a provisioner that does not exist, so they are left out
     s = Sched(c, [profile("default-scheduler")], name="kube-scheduler-wl", impl="kube-scheduler")
