@@ -492,11 +492,12 @@ static void job_selector_labels(wl_ctx *x, const ks_tree *spec, ks_tree *tmpl, c
     }
 }
 
+/* An index that has an active or a succeeded pod needs no new one. */
 static bool active_index(const ks_cluster *c, ks_id ns, const char *job, int32_t idx) {
     ks_id k = ks_intern("Job"), ann = ks_intern("batch.kubernetes.io/job-completion-index");
     for (uint32_t i = 0; i < c->pods.n; i++) {
         const ks_pod *p = c->pods.v[i];
-        if (p->ns != ns || !pod_active(p)) continue;
+        if (p->ns != ns || (!pod_active(p) && p->phase != KS_PHASE_SUCCEEDED)) continue;
         const ks_owner_ref *r = ks_pod_controller(p);
         if (!r || r->kind != k || !r->name || strcmp(r->name, job) != 0) continue;
         const char *v = ks_annotations_get(&p->annotations, ann);
@@ -505,14 +506,30 @@ static bool active_index(const ks_cluster *c, ks_id ns, const char *job, int32_t
     return false;
 }
 
-/* The Job controller's manageJob on a new Job (no pod succeeded yet). */
+/* Pods of the job that succeeded (a Job from a snapshot). */
+static int32_t succeeded_pods(const ks_cluster *c, ks_id ns, const char *job) {
+    ks_id k = ks_intern("Job");
+    int32_t n = 0;
+    for (uint32_t i = 0; i < c->pods.n; i++) {
+        const ks_pod *p = c->pods.v[i];
+        const ks_owner_ref *r = ks_pod_controller(p);
+        if (p->ns == ns && p->phase == KS_PHASE_SUCCEEDED && r && r->kind == k && r->name &&
+            strcmp(r->name, job) == 0)
+            n++;
+    }
+    return n;
+}
+
+/* The Job controller's manageJob: parallelism pods, capped by the
+ * completions not yet succeeded. */
 static bool job_pods(wl_ctx *x, const ks_tree *spec, const char *name, const char *uid) {
     ks_tree *tmpl = wl_default_template(x->a, kt_get(spec, "template"));
     job_selector_labels(x, spec, tmpl, name, uid);
     const ks_tree *comp = kt_get(spec, "completions"), *par = kt_get(spec, "parallelism");
     int32_t parallelism = par && par->type == KT_INT ? (int32_t)par->ival : 1;
     int32_t want = parallelism;
-    if (comp && comp->type == KT_INT && comp->ival < want) want = (int32_t)comp->ival;
+    int32_t left = comp && comp->type == KT_INT ? (int32_t)comp->ival - succeeded_pods(x->c, x->w->ns, name) : want;
+    if (left < want) want = left;
     const ks_tree *susp = kt_get(spec, "suspend");
     if (susp && susp->type == KT_BOOL && susp->bval) want = 0;
     if (want < 0) want = 0;

@@ -360,6 +360,21 @@ static void job(void **st) {
                         "batch.kubernetes.io/job-tracking");
     done(&w);
 
+    /* completions already succeeded are not run again */
+    char two[4096];
+    snprintf(buf, sizeof(buf), JOB, "  parallelism: 3\n  completions: 3\n");
+    snprintf(two, sizeof(two),
+             "%s---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: done-1\n  namespace: batch\n"
+             "  ownerReferences: [{apiVersion: batch/v1, kind: Job, name: etl, uid: job-uid, controller: true}]\n"
+             "spec: {nodeName: n1, containers: [{name: c, image: i}]}\nstatus: {phase: Succeeded}\n"
+             "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: done-2\n  namespace: batch\n"
+             "  ownerReferences: [{apiVersion: batch/v1, kind: Job, name: etl, uid: job-uid, controller: true}]\n"
+             "spec: {nodeName: n1, containers: [{name: c, image: i}]}\nstatus: {phase: Succeeded}\n",
+             buf);
+    w = expand(two, 1);
+    assert_int_equal(pods_with_prefix(w.c, "etl-", p, 8), 1);
+    done(&w);
+
     snprintf(buf, sizeof(buf), JOB, "  parallelism: 2\n  suspend: true\n");
     w = expand(buf, 1);
     assert_int_equal(pods_with_prefix(w.c, "etl-", p, 8), 0);
