@@ -98,7 +98,6 @@ static ks_pod *make_pod(uint64_t i) {
     return p;
 }
 
-static void drop_event(void *ctx, const ks_event_record *ev) {}
 
 int main(int argc, char **argv) {
     uint64_t npods = 1000000, batch = 1000;
@@ -130,8 +129,8 @@ int main(int argc, char **argv) {
     ks_clock *clock = ks_clock_sim_new(1700000000LL * KS_NS_PER_SEC);
     ks_memory_backend *mb = ks_memory_backend_new(c);
     /* Events are counted by the backend's stats, not kept. */
-    ks_backend backend = *ks_memory_backend_iface(mb);
-    backend.emit_event = drop_event;
+    ks_cluster_client backend = *ks_memory_backend_iface(mb);
+    backend.executes &= ~KS_CALL_BIT(KS_CALL_EVENT);
     ks_scheduler_options so = {.config = cfg, .backend = &backend, .clock = clock, .seed = 1,
                                .parallelism = parallelism};
     char *err = NULL;

@@ -196,7 +196,6 @@ typedef struct result {
     double seconds;
 } result;
 
-static void drop_event(void *ctx, const ks_event_record *ev) {}
 
 static uint32_t points(void *reg, const char *name) {
     uint32_t m = ks_registry_points(reg, name);
@@ -365,8 +364,8 @@ static bool run_one(const study *sy, const trace *tr, const policy *p, uint64_t 
     if (!cfg) goto out;
     clk = ks_clock_sim_new(4102444800LL * KS_NS_PER_SEC);
     mb = ks_memory_backend_new(c);
-    ks_backend be = *ks_memory_backend_iface(mb);
-    be.emit_event = drop_event;
+    ks_cluster_client be = *ks_memory_backend_iface(mb);
+    be.executes &= ~KS_CALL_BIT(KS_CALL_EVENT); /* events dropped */
     ks_scheduler_options so = {
         .config = cfg, .registry = sy->reg, .backend = &be, .clock = clk, .seed = seed, .deterministic = true,
         .parallelism = 1};

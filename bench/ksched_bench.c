@@ -132,7 +132,6 @@ static const ks_observer observer = {.ctx = &B, .on_attempt = on_attempt, .on_bo
 /* Events are built and sent as always; the in-memory backend would keep
  * every one (the simulator reports them), which a scheduler does not do
  * and the upstream runner does not do either (no event sink). */
-static void drop_event(void *ctx, const ks_event_record *ev) {}
 
 /* ---- churn (scheduler_perf's churn op) ---------------------------------- */
 
@@ -476,8 +475,8 @@ int main(int argc, char **argv) {
     b->sim0 = (int64_t)rt.tv_sec * KS_NS_PER_SEC + rt.tv_nsec;
     b->clock = ks_clock_sim_new(b->sim0);
     b->mb = ks_memory_backend_new(c);
-    ks_backend backend = *ks_memory_backend_iface(b->mb);
-    backend.emit_event = drop_event;
+    ks_cluster_client backend = *ks_memory_backend_iface(b->mb);
+    backend.executes &= ~KS_CALL_BIT(KS_CALL_EVENT);
     ks_scheduler_options so = {
         .config = cfg,
         .backend = &backend,

@@ -54,7 +54,7 @@ typedef struct key_ring {
 struct ks_api_dispatcher {
     pthread_mutex_t mu;
     pthread_cond_t work_cv, idle_cv;
-    const ks_backend *backend;
+    const ks_cluster_client *backend;
     ks_clock *clock;
     ks_map calls;      /* key + 1 -> the newest call for the key (queued or in flight) */
     ks_map inflight;   /* key + 1 -> the call of the key being executed */
@@ -81,6 +81,8 @@ const char *ks_call_type_name(ks_call_type t) {
     case KS_CALL_STATUS_PATCH: return "pod_status_patch";
     case KS_CALL_BINDING: return "pod_binding";
     case KS_CALL_DELETE: return "pod_deletion";
+    case KS_CALL_VOLUME_BINDING: return "volume_binding";
+    case KS_CALL_CLAIM_UPDATE: return "resource_claim_update";
     default: return "unknown";
     }
 }
@@ -370,7 +372,9 @@ void ks_api_dispatcher_event(ks_api_dispatcher *d, const ks_pod *regarding, cons
 /* ---- executing ---------------------------------------------------------- */
 
 static ks_status *execute_call(ks_api_dispatcher *d, call *c) {
-    const ks_backend *b = d->backend;
+    const ks_cluster_client *b = d->backend;
+    ks_api_call ac = {.type = c->type, .pod = c->pod};
+    ks_event_record ev;
     switch (c->type) {
     case KS_CALL_STATUS_PATCH:
         if (c->patch.has_condition && KS_V(3)) {
@@ -379,22 +383,31 @@ static ks_status *execute_call(ks_api_dispatcher *d, call *c) {
                      "conditionType", c->patch.cond_type, "conditionStatus", c->patch.cond_status,
                      "conditionReason", c->patch.cond_reason ? c->patch.cond_reason : "");
         }
-        return b->patch_pod_status ? b->patch_pod_status(b->ctx, c->pod, &c->patch) : NULL;
-    case KS_CALL_BINDING:
-        return b->bind ? b->bind(b->ctx, c->pod, c->node)
-                       : ks_status_new(KS_ERROR, "the backend cannot bind pods");
-    case KS_CALL_DELETE:
-        return b->delete_pod ? b->delete_pod(b->ctx, c->pod)
-                             : ks_status_new(KS_ERROR, "the backend cannot delete pods");
+        ac.patch = &c->patch;
+        break;
+    case KS_CALL_BINDING: ac.node = c->node; break;
+    case KS_CALL_DELETE: break;
     case KS_CALL_EVENT:
-        if (b->emit_event) {
-            ks_event_record ev = {.regarding = c->pod, .related = c->related, .type = c->etype, .reason = c->reason,
-                                  .action = c->action, .note = c->note, .time_ns = c->time_ns};
-            b->emit_event(b->ctx, &ev);
-        }
-        return NULL;
+        ev = (ks_event_record){.regarding = c->pod, .related = c->related, .type = c->etype, .reason = c->reason,
+                               .action = c->action, .note = c->note, .time_ns = c->time_ns};
+        ac.event = &ev;
+        break;
     default: return NULL;
     }
+    if (!(b->executes & KS_CALL_BIT(c->type))) {
+        /* nothing to write a status or an event to; bindings and
+         * deletions cannot be assumed */
+        if (c->type == KS_CALL_BINDING) return ks_status_new(KS_ERROR, "the backend cannot bind pods");
+        if (c->type == KS_CALL_DELETE) return ks_status_new(KS_ERROR, "the backend cannot delete pods");
+        return NULL;
+    }
+    ks_status *r = b->execute(b->ctx, &ac);
+    /* events are fire and forget */
+    if (c->type == KS_CALL_EVENT) {
+        ks_status_free(r);
+        return NULL;
+    }
+    return r;
 }
 
 /* The call, counted and timed as upstream's dispatcher does its API
@@ -519,7 +532,7 @@ static void *worker_main(void *arg) {
     return NULL;
 }
 
-ks_api_dispatcher *ks_api_dispatcher_new(const ks_backend *b, ks_clock *clock, int workers) {
+ks_api_dispatcher *ks_api_dispatcher_new(const ks_cluster_client *b, ks_clock *clock, int workers) {
     ks_api_dispatcher *d = ks_xcalloc(1, sizeof(*d));
     pthread_mutex_init(&d->mu, NULL);
     pthread_cond_init(&d->work_cv, NULL);
@@ -701,6 +714,22 @@ ks_status *ks_api_dispatcher_bind_sync(ks_api_dispatcher *d, const ks_pod *pod, 
     /* A binding overwritten by a deletion did not happen. */
     if (ks_status_code(w.result) == KS_SKIP) w.result->code = KS_ERROR;
     return w.result;
+}
+
+ks_status *ks_api_dispatcher_execute_now(ks_api_dispatcher *d, const ks_api_call *ac) {
+    const ks_cluster_client *b = d->backend;
+    if (ac->type == KS_CALL_CLAIM_UPDATE && ac->claim_written) *ac->claim_written = NULL;
+    if (ac->type == KS_CALL_VOLUME_BINDING && ac->nvolumes == 0) return NULL;
+    if (ac->type >= KS_CALL_TYPES || !(b->executes & KS_CALL_BIT(ac->type))) return NULL;
+    ks_status *r = b->execute(b->ctx, ac);
+    pthread_mutex_lock(&d->mu);
+    d->executed[ac->type]++;
+    pthread_mutex_unlock(&d->mu);
+    return r;
+}
+
+bool ks_api_dispatcher_makes(const ks_api_dispatcher *d, ks_call_type t) {
+    return t < KS_CALL_TYPES && (d->backend->executes & KS_CALL_BIT(t));
 }
 
 uint64_t ks_api_dispatcher_executed(ks_api_dispatcher *d, ks_call_type t) {

@@ -19,16 +19,6 @@
 
 #include "backend/cluster_client.h"
 
-typedef enum ks_call_type {
-    KS_CALL_EVENT = 0,
-    KS_CALL_STATUS_PATCH,
-    KS_CALL_BINDING,
-    KS_CALL_DELETE,
-    KS_CALL_TYPES
-} ks_call_type;
-
-const char *ks_call_type_name(ks_call_type t); /* upstream's: "pod_status_patch", ... */
-
 typedef void (*ks_call_done_fn)(void *arg, const ks_status *result);
 
 typedef struct ks_api_dispatcher ks_api_dispatcher;
@@ -39,7 +29,7 @@ typedef struct ks_api_dispatcher ks_api_dispatcher;
 
 /* workers > 0: that many threads execute calls, started now; 0: nothing
  * runs a call until ks_api_dispatcher_drain or ks_api_dispatcher_start. */
-ks_api_dispatcher *ks_api_dispatcher_new(const ks_backend *b, ks_clock *clock, int workers);
+ks_api_dispatcher *ks_api_dispatcher_new(const ks_cluster_client *b, ks_clock *clock, int workers);
 /* Start worker threads (no-op when some already run). */
 void ks_api_dispatcher_start(ks_api_dispatcher *d, int workers);
 /* Stop: no call starts from now on. Queued calls are dropped (their done
@@ -78,6 +68,15 @@ void ks_api_dispatcher_event(ks_api_dispatcher *d, const ks_pod *regarding, cons
  * it on the calling thread. */
 ks_status *ks_api_dispatcher_bind_sync(ks_api_dispatcher *d, const ks_pod *pod,
                                        const char *node);
+
+/* A PreBind write (VOLUME_BINDING, CLAIM_UPDATE), executed at once on the
+ * calling thread, as upstream's plugins make these calls themselves in
+ * PreBind, outside its dispatcher (nothing to merge: the binding cycle
+ * waits for each). A type the client does not make is assumed done (NULL).
+ * Counted in ks_api_dispatcher_executed. */
+ks_status *ks_api_dispatcher_execute_now(ks_api_dispatcher *d, const ks_api_call *call);
+/* Whether the client makes calls of type t. */
+bool ks_api_dispatcher_makes(const ks_api_dispatcher *d, ks_call_type t);
 
 /* Execute everything queued now, on the calling thread, in queue order
  * (the stepping loop; no workers). Returns the number of calls executed. */

@@ -368,19 +368,13 @@ ks_status *ks_handle_bind(ks_handle *h, const ks_pod *pod, const char *node) {
     return fw->env.bind(fw->env.ctx, pod, node);
 }
 
-ks_status *ks_handle_bind_volumes(ks_handle *h, const ks_pod *pod, const ks_volume_binding *b, size_t n) {
+ks_status *ks_handle_api_call(ks_handle *h, const struct ks_api_call *call) {
     ks_framework *fw = h->fw;
-    if (!fw->env.bind_volumes || n == 0) return NULL;
-    return fw->env.bind_volumes(fw->env.ctx, pod, b, n);
+    return fw->env.api_call ? fw->env.api_call(fw->env.ctx, call) : NULL;
 }
 
-bool ks_handle_can_update_claims(const ks_handle *h) { return h->fw->env.update_claim != NULL; }
-
-ks_status *ks_handle_update_claim(ks_handle *h, const ks_claim_update *u, struct ks_resource_claim **updated) {
-    ks_framework *fw = h->fw;
-    if (updated) *updated = NULL;
-    if (!fw->env.update_claim) return NULL;
-    return fw->env.update_claim(fw->env.ctx, u, updated);
+bool ks_handle_makes_call(const ks_handle *h, unsigned type) {
+    return h->fw->env.api_call && type < 32 && (h->fw->env.api_calls & (1u << type));
 }
 
 const void *ks_handle_scheduler_key(const ks_handle *h) { return h->fw->env.ctx ? h->fw->env.ctx : (const void *)h; }

@@ -80,6 +80,7 @@ typedef enum ks_claim_op { KS_CLAIM_RESERVE = 0, KS_CLAIM_UNRESERVE, KS_CLAIM_DE
 
 struct ks_resource_claim;
 struct ks_allocation_result;
+struct ks_api_call;
 
 typedef struct ks_claim_update {
     ks_claim_op op;
@@ -133,11 +134,13 @@ typedef struct ks_framework_env {
                         size_t max);
     /* The scheduler's clock (simulated or real), for ks_handle_now_ns. */
     int64_t (*now)(void *ctx);
-    /* VolumeBinding's PreBind (ks_handle_bind_volumes); NULL: none. */
-    ks_status *(*bind_volumes)(void *ctx, const ks_pod *pod, const ks_volume_binding *b, size_t n);
-    /* DynamicResources' claim writes (ks_handle_update_claim); NULL: none.
-     * *updated (RESERVE) gets a reference to the claim as written. */
-    ks_status *(*update_claim)(void *ctx, const ks_claim_update *u, struct ks_resource_claim **updated);
+    /* The writes plugins build themselves (VolumeBinding's volume
+     * bindings, DynamicResources' claim updates: a struct ks_api_call of
+     * backend/api_calls.h), executed through the API dispatcher
+     * (ks_handle_api_call); NULL: none, the plugins keep them assumed. */
+    ks_status *(*api_call)(void *ctx, const struct ks_api_call *call);
+    /* The call types api_call makes (bit 1 << type). */
+    uint32_t api_calls;
     /* The extenders' preempt verbs (upstream Handle.Extenders() in
      * callExtenders): replace *cands with the candidates they leave.
      * NULL when no extender has a preemptVerb. */

@@ -19,16 +19,15 @@ const ks_snapshot *ks_handle_snapshot(const ks_handle *h);
 const ks_objects *ks_handle_objects(const ks_handle *h);
 struct ks_framework *ks_handle_framework(ks_handle *h);
 
-/* Apply bindings through the backend (the simulator binds its in-memory
- * objects). NULL (success) when the backend has no such call: the
- * bindings then stay assumed in the plugin. */
-ks_status *ks_handle_bind_volumes(ks_handle *h, const ks_pod *pod, const ks_volume_binding *b, size_t n);
-/* DynamicResources' claim status writes through the backend (see
- * ks_claim_update). Without a backend call (embedders, tests) nothing is
- * written, NULL is returned and the plugin keeps the claim assumed;
- * ks_handle_can_update_claims tells which. */
-ks_status *ks_handle_update_claim(ks_handle *h, const ks_claim_update *u, struct ks_resource_claim **updated);
-bool ks_handle_can_update_claims(const ks_handle *h);
+/* A write the plugin built (struct ks_api_call, backend/api_calls.h:
+ * VolumeBinding's volume bindings, DynamicResources' claim updates),
+ * executed through the scheduler's API dispatcher. NULL (success) when
+ * nothing makes calls of its type (embedders, tests, a shadow): the
+ * plugin then keeps what it wrote assumed; ks_handle_makes_call tells
+ * which. */
+struct ks_api_call;
+ks_status *ks_handle_api_call(ks_handle *h, const struct ks_api_call *call);
+bool ks_handle_makes_call(const ks_handle *h, unsigned type);
 /* What the profiles of one scheduler share (upstream's SharedDRAManager
  * is one per scheduler): a key equal for all of them. */
 const void *ks_handle_scheduler_key(const ks_handle *h);

@@ -204,7 +204,7 @@ typedef struct kind_ctx {
 } kind_ctx;
 
 struct ks_kube_backend {
-    ks_backend iface;
+    ks_cluster_client iface;
     ks_kube_client *client;
     ks_event_recorder *events;
     int64_t bind_timeout_s;
@@ -1122,6 +1122,19 @@ static ks_status *kb_update_claim(void *ctx, const ks_claim_update *u, ks_resour
 
 /* ---- lifetime ---------------------------------------------------------------- */
 
+/* Every write, by type (backend/api_calls.h). */
+static ks_status *kb_execute(void *ctx, const ks_api_call *c) {
+    switch (c->type) {
+    case KS_CALL_BINDING: return kb_bind(ctx, c->pod, c->node);
+    case KS_CALL_STATUS_PATCH: return kb_patch(ctx, c->pod, c->patch);
+    case KS_CALL_DELETE: return kb_delete(ctx, c->pod);
+    case KS_CALL_EVENT: kb_event(ctx, c->event); return NULL;
+    case KS_CALL_VOLUME_BINDING: return kb_bind_volumes(ctx, c->pod, c->volumes, c->nvolumes);
+    case KS_CALL_CLAIM_UPDATE: return kb_update_claim(ctx, c->claim, c->claim_written);
+    default: return ks_status_new(KS_ERROR, "unknown API call %d", (int)c->type);
+    }
+}
+
 ks_kube_backend *ks_kube_backend_new(const ks_kube_backend_options *o) {
     ks_kube_backend *kb = ks_xcalloc(1, sizeof(*kb));
     kb->client = o->client;
@@ -1142,16 +1155,12 @@ ks_kube_backend *ks_kube_backend_new(const ks_kube_backend_options *o) {
     ks_map_init(&kb->pods);
     ks_map_init(&kb->nodes);
     for (size_t i = 0; i < NKINDS; i++) ks_map_init(&kb->stores[i].by_hash);
-    kb->iface = (ks_backend){.ctx = kb,
-                             .start = kb_start,
-                             .stop = kb_stop,
-                             .synced = kb_synced,
-                             .bind = kb_bind,
-                             .patch_pod_status = kb_patch,
-                             .delete_pod = kb_delete,
-                             .emit_event = kb_event,
-                             .bind_volumes = kb_bind_volumes,
-                             .update_claim = kb_update_claim};
+    kb->iface = (ks_cluster_client){.ctx = kb,
+                                    .start = kb_start,
+                                    .stop = kb_stop,
+                                    .synced = kb_synced,
+                                    .execute = kb_execute,
+                                    .executes = KS_CALLS_ALL};
     return kb;
 }
 
@@ -1173,7 +1182,7 @@ void ks_kube_backend_free(ks_kube_backend *kb) {
     free(kb);
 }
 
-const ks_backend *ks_kube_backend_iface(ks_kube_backend *kb) { return &kb->iface; }
+const ks_cluster_client *ks_kube_backend_iface(ks_kube_backend *kb) { return &kb->iface; }
 
 void ks_kube_backend_stats_get(ks_kube_backend *kb, ks_kube_backend_stats *out) {
     pthread_mutex_lock(&kb->mu);

@@ -23,7 +23,7 @@ typedef struct ks_kube_backend_options {
 
 ks_kube_backend *ks_kube_backend_new(const ks_kube_backend_options *o);
 void ks_kube_backend_free(ks_kube_backend *kb);
-const ks_backend *ks_kube_backend_iface(ks_kube_backend *kb);
+const ks_cluster_client *ks_kube_backend_iface(ks_kube_backend *kb);
 
 typedef struct ks_kube_backend_stats {
     uint64_t decode_errors, binds, bind_conflicts, patches, deletes, claim_writes;

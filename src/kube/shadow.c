@@ -37,8 +37,8 @@ typedef struct verdict {
 } verdict;
 
 struct ks_shadow {
-    ks_backend iface;
-    const ks_backend *inner;
+    ks_cluster_client iface;
+    const ks_cluster_client *inner;
     FILE *report;
     ks_scheduler *s;
     ks_observer obs;
@@ -56,10 +56,9 @@ struct ks_shadow {
 
 /* ---- the writes: none ------------------------------------------------------ */
 
-static ks_status *sh_bind(void *ctx, const ks_pod *pod, const char *node) { return NULL; }
-static ks_status *sh_patch(void *ctx, const ks_pod *pod, const ks_status_patch *p) { return NULL; }
-static ks_status *sh_delete(void *ctx, const ks_pod *pod) { return NULL; }
-static void sh_event(void *ctx, const ks_event_record *ev) {}
+/* Writes nothing: every binding, patch, deletion and event succeeds
+ * unwritten. */
+static ks_status *sh_execute(void *ctx, const ks_api_call *call) { return NULL; }
 
 static bool sh_synced(void *ctx) {
     ks_shadow *sh = ctx;
@@ -270,16 +269,15 @@ ks_shadow *ks_shadow_new(const ks_shadow_options *o) {
     sh->report = o->report;
     pthread_mutex_init(&sh->mu, NULL);
     ks_map_init(&sh->nominated);
-    /* bind_volumes and update_claim stay NULL: the plugins keep their
+    /* No volume bindings or claim updates: the plugins keep their
      * assumptions, which the real objects then replace. */
-    sh->iface = (ks_backend){.ctx = sh,
+    sh->iface = (ks_cluster_client){.ctx = sh,
                              .start = sh_start,
                              .stop = sh_stop,
                              .synced = sh_synced,
-                             .bind = sh_bind,
-                             .patch_pod_status = sh_patch,
-                             .delete_pod = sh_delete,
-                             .emit_event = sh_event};
+                             .execute = sh_execute,
+                             .executes = KS_CALLS_ALL & ~(KS_CALL_BIT(KS_CALL_VOLUME_BINDING) |
+                                                          KS_CALL_BIT(KS_CALL_CLAIM_UPDATE))};
     sh->obs = (ks_observer){.ctx = sh, .on_attempt = on_attempt};
     ks_metric_vec *v = ks_metrics_counter(ks_metrics_default(), "ksched_shadow_decisions_total",
                                           "Pods another scheduler bound while ksched ran in shadow mode, by "
@@ -296,7 +294,7 @@ void ks_shadow_free(ks_shadow *sh) {
     free(sh);
 }
 
-const ks_backend *ks_shadow_backend(ks_shadow *sh) { return &sh->iface; }
+const ks_cluster_client *ks_shadow_backend(ks_shadow *sh) { return &sh->iface; }
 const ks_observer *ks_shadow_observer(ks_shadow *sh) { return &sh->obs; }
 void ks_shadow_attach(ks_shadow *sh, ks_scheduler *s) { sh->s = s; }
 

@@ -43,14 +43,14 @@ typedef enum ks_shadow_agreement {
 const char *ks_shadow_agreement_name(ks_shadow_agreement a);
 
 typedef struct ks_shadow_options {
-    const ks_backend *inner; /* borrowed: the kube backend (watches) */
+    const ks_cluster_client *inner; /* borrowed: the kube backend (watches) */
     FILE *report;            /* borrowed, optional: one JSON line per pod */
 } ks_shadow_options;
 
 ks_shadow *ks_shadow_new(const ks_shadow_options *o);
 void ks_shadow_free(ks_shadow *sh);
 /* The backend and the observer to give the scheduler. */
-const ks_backend *ks_shadow_backend(ks_shadow *sh);
+const ks_cluster_client *ks_shadow_backend(ks_shadow *sh);
 const ks_observer *ks_shadow_observer(ks_shadow *sh);
 /* The scheduler made with them (before ks_scheduler_start). */
 void ks_shadow_attach(ks_shadow *sh, ks_scheduler *s);

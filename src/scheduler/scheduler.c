@@ -73,15 +73,9 @@ static void env_event(void *ctx, const ks_pod *regarding, const ks_pod *related,
     ks_api_dispatcher_event(s->disp, regarding, related, type, reason, action, note);
 }
 
-static ks_status *env_bind_volumes(void *ctx, const ks_pod *pod, const ks_volume_binding *b, size_t n) {
+static ks_status *env_api_call(void *ctx, const ks_api_call *call) {
     ks_scheduler *s = ctx;
-    return s->backend->bind_volumes ? s->backend->bind_volumes(s->backend->ctx, pod, b, n) : NULL;
-}
-
-static ks_status *env_update_claim(void *ctx, const ks_claim_update *u, struct ks_resource_claim **updated) {
-    ks_scheduler *s = ctx;
-    if (updated) *updated = NULL;
-    return s->backend->update_claim ? s->backend->update_claim(s->backend->ctx, u, updated) : NULL;
+    return ks_api_dispatcher_execute_now(s->disp, call);
 }
 
 static ks_status *env_preempt_extenders(void *ctx, const ks_pod *pod, const ks_snapshot *snap, ks_candidates *cands) {
@@ -213,8 +207,8 @@ ks_scheduler *ks_scheduler_new(const ks_scheduler_options *o, char **err) {
                             .responsible = env_responsible,
                             .list_pods = env_list_pods,
                             .now = env_now,
-                            .bind_volumes = env_bind_volumes};
-    if (s->backend->update_claim) env.update_claim = env_update_claim;
+                            .api_call = env_api_call,
+                            .api_calls = s->backend->executes};
     /* Without a preemptVerb preemption never reaches the extenders. */
     if (ks_extenders_support_preemption(s->exts, s->nexts)) env.preempt_extenders = env_preempt_extenders;
     s->fws = ks_xcalloc(s->cfg->nprofiles ? s->cfg->nprofiles : 1, sizeof(*s->fws));

@@ -36,7 +36,7 @@ typedef struct ks_scheduler ks_scheduler;
 typedef struct ks_scheduler_options {
     const ks_config *config;     /* resolved; borrowed, must outlive the scheduler */
     ks_registry *registry;       /* NULL = ks_default_registry() */
-    const ks_backend *backend;   /* borrowed */
+    const ks_cluster_client *backend;   /* borrowed */
     ks_clock *clock;             /* NULL = real clock; borrowed */
     /* Each profile's seed: every random choice (selectHost among equal
      * scores, preemption's first candidate) comes from it (0 = a fixed

@@ -26,7 +26,7 @@ typedef struct binding_cycle {
 struct ks_scheduler {
     const ks_config *cfg;
     ks_registry *reg;
-    const ks_backend *backend;
+    const ks_cluster_client *backend;
     ks_clock *clock;
     const ks_observer *obs;
 

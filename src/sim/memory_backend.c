@@ -13,7 +13,7 @@
 struct ks_memory_backend {
     pthread_mutex_t mu;
     ks_cluster *c;
-    ks_backend iface;
+    ks_cluster_client iface;
     /* Set by start, cleared by stop while other threads may deliver. */
     _Atomic(ks_watch_fn) fn;
     void *arg;
@@ -483,21 +483,30 @@ static ks_status *mb_update_claim(void *ctx, const ks_claim_update *u, ks_resour
     return NULL;
 }
 
+/* Every write, by type (backend/api_calls.h). */
+static ks_status *mb_execute(void *ctx, const ks_api_call *c) {
+    switch (c->type) {
+    case KS_CALL_BINDING: return mb_bind(ctx, c->pod, c->node);
+    case KS_CALL_STATUS_PATCH: return mb_patch(ctx, c->pod, c->patch);
+    case KS_CALL_DELETE: return mb_delete(ctx, c->pod);
+    case KS_CALL_EVENT: mb_event(ctx, c->event); return NULL;
+    case KS_CALL_VOLUME_BINDING: return mb_bind_volumes(ctx, c->pod, c->volumes, c->nvolumes);
+    case KS_CALL_CLAIM_UPDATE: return mb_update_claim(ctx, c->claim, c->claim_written);
+    default: return ks_status_new(KS_ERROR, "unknown API call %d", (int)c->type);
+    }
+}
+
 /* ---- lifecycle ------------------------------------------------------------ */
 
 ks_memory_backend *ks_memory_backend_new(ks_cluster *cluster) {
     ks_memory_backend *mb = ks_xcalloc(1, sizeof(*mb));
     pthread_mutex_init(&mb->mu, NULL);
     mb->c = cluster;
-    mb->iface = (ks_backend){.ctx = mb,
-                             .start = mb_start,
-                             .stop = mb_stop,
-                             .bind = mb_bind,
-                             .patch_pod_status = mb_patch,
-                             .delete_pod = mb_delete,
-                             .emit_event = mb_event,
-                             .bind_volumes = mb_bind_volumes,
-                             .update_claim = mb_update_claim};
+    mb->iface = (ks_cluster_client){.ctx = mb,
+                                    .start = mb_start,
+                                    .stop = mb_stop,
+                                    .execute = mb_execute,
+                                    .executes = KS_CALLS_ALL};
     reindex(mb);
     return mb;
 }
@@ -520,7 +529,7 @@ void ks_memory_backend_free(ks_memory_backend *mb) {
     free(mb);
 }
 
-const ks_backend *ks_memory_backend_iface(ks_memory_backend *mb) { return &mb->iface; }
+const ks_cluster_client *ks_memory_backend_iface(ks_memory_backend *mb) { return &mb->iface; }
 
 void ks_memory_backend_set_unordered(ks_memory_backend *mb) {
     pthread_mutex_lock(&mb->mu);

@@ -22,7 +22,7 @@ typedef struct ks_recorded_event {
 /* The backend works on `cluster` in place (borrowed; must outlive it). */
 ks_memory_backend *ks_memory_backend_new(ks_cluster *cluster);
 void ks_memory_backend_free(ks_memory_backend *mb);
-const ks_backend *ks_memory_backend_iface(ks_memory_backend *mb);
+const ks_cluster_client *ks_memory_backend_iface(ks_memory_backend *mb);
 /* The order of the cluster's pods stops mattering (a replay: pods come
  * and go by the thousand, listed only at the start): a pod removed is
  * replaced by the last one, in constant time. */

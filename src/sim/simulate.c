@@ -87,8 +87,8 @@ int64_t ks_sim_start_time(const ks_cluster *c) {
 typedef struct sim_run {
     const ks_sim_options *opts;
     ks_memory_backend *mb;
-    const ks_backend *inner;
-    ks_backend wrapped;
+    const ks_cluster_client *inner;
+    ks_cluster_client wrapped;
     ks_clock *clock;
     ks_scheduler *s;
     ks_map index;            /* pod key -> pending pod index + 1 */
@@ -226,7 +226,7 @@ static void on_attempt(void *ctx, const ks_attempt_record *rec) {
     if (r->opts->on_attempt) r->opts->on_attempt(r->opts->on_attempt_ctx, rec);
 }
 
-/* The backend wrapper sees every deletion: the only pods the scheduler
+/* The client wrapper sees every deletion: the only pods the scheduler
  * deletes are preemption victims. */
 static ks_status *w_start(void *ctx, ks_watch_fn fn, void *arg) {
     sim_run *r = ctx;
@@ -236,46 +236,28 @@ static void w_stop(void *ctx) {
     sim_run *r = ctx;
     r->inner->stop(r->inner->ctx);
 }
-static ks_status *w_bind(void *ctx, const ks_pod *pod, const char *node) {
-    sim_run *r = ctx;
-    return r->inner->bind(r->inner->ctx, pod, node);
+/* A victim's record, before its deletion. */
+static void record_victim(sim_run *r, ks_pod *cur) {
+    KS_GROW(r->victims, r->victims_cap, r->nvictims + 1);
+    ks_sim_pod *v = &r->victims[r->nvictims++];
+    memset(v, 0, sizeof(*v));
+    v->pod = cur;
+    v->input = ks_pod_ref(cur);
+    v->state = KS_SIM_PREEMPTED;
+    v->node = cur->node_name ? ks_xstrdup(ks_str(cur->node_name)) : NULL;
+    v->deleted_ns = ks_clock_now(r->clock);
+    v->order = r->nvictims - 1;
 }
-static ks_status *w_bind_volumes(void *ctx, const ks_pod *pod, const ks_volume_binding *b, size_t n) {
+
+static ks_status *w_execute(void *ctx, const ks_api_call *call) {
     sim_run *r = ctx;
-    return r->inner->bind_volumes ? r->inner->bind_volumes(r->inner->ctx, pod, b, n) : NULL;
-}
-static ks_status *w_update_claim(void *ctx, const ks_claim_update *u, ks_resource_claim **updated) {
-    sim_run *r = ctx;
-    if (updated) *updated = NULL;
-    return r->inner->update_claim ? r->inner->update_claim(r->inner->ctx, u, updated) : NULL;
-}
-static ks_status *w_patch(void *ctx, const ks_pod *pod, const ks_status_patch *patch) {
-    sim_run *r = ctx;
-    return r->inner->patch_pod_status(r->inner->ctx, pod, patch);
-}
-static ks_status *w_delete(void *ctx, const ks_pod *pod) {
-    sim_run *r = ctx;
-    ks_pod *cur = ks_memory_backend_pod(r->mb, pod->key);
+    if (call->type != KS_CALL_DELETE) return r->inner->execute(r->inner->ctx, call);
+    ks_pod *cur = ks_memory_backend_pod(r->mb, call->pod->key);
     if (cur) ks_pod_ref(cur);
-    ks_status *s = r->inner->delete_pod(r->inner->ctx, pod);
-    if (!s && cur) {
-        KS_GROW(r->victims, r->victims_cap, r->nvictims + 1);
-        ks_sim_pod *v = &r->victims[r->nvictims++];
-        memset(v, 0, sizeof(*v));
-        v->pod = cur;
-        v->input = ks_pod_ref(cur);
-        v->state = KS_SIM_PREEMPTED;
-        v->node = cur->node_name ? ks_xstrdup(ks_str(cur->node_name)) : NULL;
-        v->deleted_ns = ks_clock_now(r->clock);
-        v->order = r->nvictims - 1;
-    } else if (cur) {
-        ks_pod_unref(cur);
-    }
+    ks_status *s = r->inner->execute(r->inner->ctx, call);
+    if (!s && cur) record_victim(r, cur);
+    else if (cur) ks_pod_unref(cur);
     return s;
-}
-static void w_event(void *ctx, const ks_event_record *ev) {
-    sim_run *r = ctx;
-    r->inner->emit_event(r->inner->ctx, ev);
 }
 
 static const ks_pod_condition *pod_scheduled_condition(const ks_pod *p) {
@@ -428,16 +410,12 @@ bool ks_simulate(ks_cluster *cluster, const ks_config *cfg, ks_registry *reg,
     r.clock = ks_clock_sim_new(out->start_ns);
     r.mb = ks_memory_backend_new(cluster);
     r.inner = ks_memory_backend_iface(r.mb);
-    r.wrapped = (ks_backend){
+    r.wrapped = (ks_cluster_client){
         .ctx = &r,
         .start = w_start,
         .stop = w_stop,
-        .bind = w_bind,
-        .patch_pod_status = w_patch,
-        .delete_pod = w_delete,
-        .emit_event = w_event,
-        .bind_volumes = w_bind_volumes,
-        .update_claim = w_update_claim,
+        .execute = w_execute,
+        .executes = r.inner->executes,
     };
     ks_observer obs = {.ctx = &r, .on_attempt = on_attempt, .extender_bound = extender_bound};
 

@@ -151,8 +151,8 @@ struct ks_timeline {
     ks_observer obs;
     ks_cluster *cluster;
     ks_memory_backend *mb;
-    const ks_backend *inner;
-    ks_backend wrapped;
+    const ks_cluster_client *inner;
+    ks_cluster_client wrapped;
     ks_clock *clock;
     ks_scheduler *s;
     int64_t start, limit;
@@ -344,7 +344,7 @@ static tl_pod *track(ks_timeline *tl, const ks_pod *p, int64_t now) {
     return tp;
 }
 
-/* ---- the backend wrapper: bindings and preemption's deletions ----------------------- */
+/* ---- the client wrapper: bindings and preemption's deletions ---------------------- */
 
 static ks_status *w_start(void *ctx, ks_watch_fn fn, void *arg) {
     ks_timeline *tl = ctx;
@@ -354,9 +354,17 @@ static void w_stop(void *ctx) {
     ks_timeline *tl = ctx;
     tl->inner->stop(tl->inner->ctx);
 }
-static ks_status *w_bind(void *ctx, const ks_pod *pod, const char *node) {
-    ks_timeline *tl = ctx;
-    ks_status *st = tl->inner->bind(tl->inner->ctx, pod, node);
+/* The inner client's binding, as a call of its own (another scheduler's
+ * pods bound where the trace says). */
+static ks_status *inner_bind(ks_timeline *tl, const ks_pod *pod, const char *node) {
+    ks_api_call call = {.type = KS_CALL_BINDING, .pod = pod, .node = node};
+    return tl->inner->execute(tl->inner->ctx, &call);
+}
+
+static ks_status *w_bind(ks_timeline *tl, const ks_api_call *call) {
+    const ks_pod *pod = call->pod;
+    const char *node = call->node;
+    ks_status *st = tl->inner->execute(tl->inner->ctx, call);
     if (st) return st;
     int64_t now = ks_clock_now(tl->clock);
     ks_pod *cur = ks_memory_backend_pod(tl->mb, pod->key);
@@ -375,37 +383,28 @@ static ks_status *w_bind(void *ctx, const ks_pod *pod, const char *node) {
     }
     return NULL;
 }
-static ks_status *w_bind_volumes(void *ctx, const ks_pod *pod, const ks_volume_binding *b, size_t n) {
-    ks_timeline *tl = ctx;
-    return tl->inner->bind_volumes ? tl->inner->bind_volumes(tl->inner->ctx, pod, b, n) : NULL;
-}
-static ks_status *w_update_claim(void *ctx, const ks_claim_update *u, ks_resource_claim **updated) {
-    ks_timeline *tl = ctx;
-    if (updated) *updated = NULL;
-    return tl->inner->update_claim ? tl->inner->update_claim(tl->inner->ctx, u, updated) : NULL;
-}
-static ks_status *w_patch(void *ctx, const ks_pod *pod, const ks_status_patch *patch) {
-    ks_timeline *tl = ctx;
-    return tl->inner->patch_pod_status(tl->inner->ctx, pod, patch);
-}
 /* The scheduler deletes only preemption victims. */
-static ks_status *w_delete(void *ctx, const ks_pod *pod) {
-    ks_timeline *tl = ctx;
+static ks_status *w_delete(ks_timeline *tl, const ks_api_call *call) {
+    const ks_pod *pod = call->pod;
     ks_pod *cur = ks_memory_backend_pod(tl->mb, pod->key);
     tl_pod *tp = tracked(tl, pod->key);
     if (cur && tp && tp->counted) count_pod(tl, cur, -1);
-    ks_status *st = tl->inner->delete_pod(tl->inner->ctx, pod);
+    ks_status *st = tl->inner->execute(tl->inner->ctx, call);
     if (!st && tp) {
         tl->step.preemptions++;
         finish_record(tl, tp, KS_TL_PREEMPTED, ks_clock_now(tl->clock));
     }
     return st;
 }
-/* Events are counted, not kept: a month of FailedScheduling would not fit. */
-static void w_event(void *ctx, const ks_event_record *ev) {
-    (void)ev;
+static ks_status *w_execute(void *ctx, const ks_api_call *call) {
     ks_timeline *tl = ctx;
-    tl->res_out.summary.events++;
+    switch (call->type) {
+    case KS_CALL_BINDING: return w_bind(tl, call);
+    case KS_CALL_DELETE: return w_delete(tl, call);
+    /* Events are counted, not kept: a month of FailedScheduling would not fit. */
+    case KS_CALL_EVENT: tl->res_out.summary.events++; return NULL;
+    default: return tl->inner->execute(tl->inner->ctx, call);
+    }
 }
 
 static void on_attempt(void *ctx, const ks_attempt_record *rec) {
@@ -763,7 +762,7 @@ static bool apply(ks_timeline *tl, ks_tl_event *ev, char **err) {
         if (tp && tp->untracked && !tp->counted) {
             /* another scheduler's pod: bound where it was */
             ks_pod *cur = ks_memory_backend_pod(tl->mb, tp->key);
-            ks_status *bs = cur ? tl->inner->bind(tl->inner->ctx, cur, ev->node_name) : NULL;
+            ks_status *bs = cur ? inner_bind(tl, cur, ev->node_name) : NULL;
             if (bs) ks_status_free(bs);
             else if (cur && (cur = ks_memory_backend_pod(tl->mb, tp->key))) {
                 count_pod(tl, cur, 1);
@@ -910,16 +909,12 @@ ks_timeline *ks_timeline_new(ks_cluster *cluster, const ks_timeline_options *o, 
     tl->mb = ks_memory_backend_new(cluster);
     ks_memory_backend_set_unordered(tl->mb);
     tl->inner = ks_memory_backend_iface(tl->mb);
-    tl->wrapped = (ks_backend){
+    tl->wrapped = (ks_cluster_client){
         .ctx = tl,
         .start = w_start,
         .stop = w_stop,
-        .bind = w_bind,
-        .patch_pod_status = w_patch,
-        .delete_pod = w_delete,
-        .emit_event = w_event,
-        .bind_volumes = w_bind_volumes,
-        .update_claim = w_update_claim,
+        .execute = w_execute,
+        .executes = tl->inner->executes,
     };
     tl->obs = (ks_observer){.ctx = tl, .on_attempt = on_attempt, .extender_bound = extender_bound};
 

@@ -14,8 +14,8 @@ typedef struct trace_run {
     FILE *out;
     bool printed_any;
     ks_memory_backend *mb;
-    const ks_backend *inner;
-    ks_backend wrapped;
+    const ks_cluster_client *inner;
+    ks_cluster_client wrapped;
     ks_scheduler *s;
     int pass;
     json_t *cur;            /* the attempt being built */
@@ -34,35 +34,17 @@ static void w_stop(void *ctx) {
     trace_run *t = ctx;
     t->inner->stop(t->inner->ctx);
 }
-/* DynamicResources' PreBind writes claims, as the reference loop runs it */
-static ks_status *w_update_claim(void *ctx, const ks_claim_update *u, ks_resource_claim **updated) {
+static ks_status *w_execute(void *ctx, const ks_api_call *call) {
     trace_run *t = ctx;
-    return t->inner->update_claim(t->inner->ctx, u, updated);
-}
-
-static ks_status *w_bind(void *ctx, const ks_pod *pod, const char *node) {
-    trace_run *t = ctx;
-    ks_status *s = t->inner->bind(t->inner->ctx, pod, node);
-    if (!s) t->changes++;
-    return s;
-}
-static ks_status *w_patch(void *ctx, const ks_pod *pod, const ks_status_patch *patch) {
-    trace_run *t = ctx;
-    return t->inner->patch_pod_status(t->inner->ctx, pod, patch);
-}
-static ks_status *w_delete(void *ctx, const ks_pod *pod) {
-    trace_run *t = ctx;
-    ks_status *s = t->inner->delete_pod(t->inner->ctx, pod);
-    if (!s) {
+    ks_status *s = t->inner->execute(t->inner->ctx, call);
+    if (s) return s;
+    if (call->type == KS_CALL_BINDING) t->changes++;
+    if (call->type == KS_CALL_DELETE) {
         t->changes++;
         KS_GROW(t->victims, t->victims_cap, t->nvictims + 1);
-        t->victims[t->nvictims++] = ks_xasprintf("%s/%s", ks_str(pod->ns), ks_str(pod->name));
+        t->victims[t->nvictims++] = ks_xasprintf("%s/%s", ks_str(call->pod->ns), ks_str(call->pod->name));
     }
-    return s;
-}
-static void w_event(void *ctx, const ks_event_record *ev) {
-    trace_run *t = ctx;
-    t->inner->emit_event(t->inner->ctx, ev);
+    return NULL;
 }
 
 /* ---- JSON pieces ---------------------------------------------------------- */
@@ -317,16 +299,13 @@ bool ks_trace_run(FILE *out, ks_cluster *cluster, const ks_config *cfg, ks_regis
     ks_clock *clock = ks_clock_sim_new(ks_sim_start_time(cluster));
     t.mb = ks_memory_backend_new(cluster);
     t.inner = ks_memory_backend_iface(t.mb);
-    /* no bind_volumes: volume bindings stay assumed, as in the reference
-     * loop; claims are written (its DynamicResources PreBind) */
-    t.wrapped = (ks_backend){.ctx = &t,
-                             .start = w_start,
-                             .stop = w_stop,
-                             .bind = w_bind,
-                             .patch_pod_status = w_patch,
-                             .delete_pod = w_delete,
-                             .emit_event = w_event,
-                             .update_claim = w_update_claim};
+    /* no volume bindings: they stay assumed, as in the reference loop;
+     * claims are written (its DynamicResources PreBind) */
+    t.wrapped = (ks_cluster_client){.ctx = &t,
+                                    .start = w_start,
+                                    .stop = w_stop,
+                                    .execute = w_execute,
+                                    .executes = KS_CALLS_ALL & ~KS_CALL_BIT(KS_CALL_VOLUME_BINDING)};
     ks_observer obs = {.ctx = &t, .on_attempt = on_attempt, .extender_bound = extender_bound};
     ks_scheduler_options so = {
         .config = &tuned,

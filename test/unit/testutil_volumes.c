@@ -1,6 +1,7 @@
 /* Volume plugin fixtures: see testutil_volumes.h. */
 #include "testutil_volumes.h"
 
+#include "backend/api_calls.h"
 #include "codec/decode.h"
 #include "codec/errors.h"
 #include "util/strbuf.h"
@@ -76,6 +77,15 @@ static ks_status *env_update_claim(void *ctx, const ks_claim_update *u, ks_resou
     return ks_status_new(KS_ERROR, "resourceclaims.resource.k8s.io \"%s\" not found", ks_str(u->claim->name));
 }
 
+static ks_status *env_api_call(void *ctx, const ks_api_call *c) {
+    if (c->type == KS_CALL_VOLUME_BINDING) return env_bind_volumes(ctx, c->pod, c->volumes, c->nvolumes);
+    if (c->type == KS_CALL_CLAIM_UPDATE) {
+        if (c->claim_written) *c->claim_written = NULL;
+        return env_update_claim(ctx, c->claim, c->claim_written);
+    }
+    return NULL;
+}
+
 void tv_admit(tv_env *e) {
     char *err = NULL;
     if (!ks_cluster_admit(e->c, &err)) fail_msg("admit: %s", err);
@@ -83,8 +93,8 @@ void tv_admit(tv_env *e) {
 
 void tv_claim_writes(tv_env *e) {
     e->claim_writes = true;
-    ks_framework_env env = {.ctx = e, .objects = env_objects, .bind_volumes = env_bind_volumes,
-                            .update_claim = env_update_claim};
+    ks_framework_env env = {.ctx = e, .objects = env_objects, .api_call = env_api_call,
+                            .api_calls = KS_CALL_BIT(KS_CALL_VOLUME_BINDING) | KS_CALL_BIT(KS_CALL_CLAIM_UPDATE)};
     ks_framework_set_env(e->fw, &env);
 }
 
@@ -149,7 +159,8 @@ void tv_init(tv_env *e, const char *plugins, const char *yaml) {
         fprintf(stderr, "framework: %s\n", err);
         fail();
     }
-    ks_framework_env env = {.ctx = e, .objects = env_objects, .bind_volumes = env_bind_volumes};
+    ks_framework_env env = {.ctx = e, .objects = env_objects, .api_call = env_api_call,
+                            .api_calls = KS_CALL_BIT(KS_CALL_VOLUME_BINDING)};
     ks_framework_set_env(e->fw, &env);
     ks_framework_set_snapshot(e->fw, e->snap);
 }

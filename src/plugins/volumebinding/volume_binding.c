@@ -14,6 +14,7 @@
  * assumption is dropped once the backend shows a new version of the
  * object. Scoring (StorageCapacityScoring) is off by default in v1.34:
  * PreScore always skips. */
+#include "backend/api_calls.h"
 #include "framework/handle.h"
 #include "plugins/helper/hints.h"
 #include "plugins/helper/volumes.h"
@@ -1007,16 +1008,18 @@ static ks_status *pre_bind(void *self, ks_cycle_state *st, const ks_pod *pod, co
     if (s->all_bound) return NULL;
     node_volumes *nv = node_result(s, node);
     if (!nv) return ks_status_new(KS_ERROR, "no pod volume found for node \"%s\"", node);
-    /* Hand the bindings to the backend; one that cannot apply them (no
-     * hook) leaves them assumed, as a scheduler whose PV controller has
-     * not acted yet would see them. */
+    /* One API call (backend/api_calls.h) with every binding, executed
+     * through the scheduler's API dispatcher; where nothing makes it the
+     * bindings stay assumed, as a scheduler whose PV controller has not
+     * acted yet would see them. */
     ks_volume_binding *b = ks_xcalloc(nv->nstatic + nv->ndynamic + 1, sizeof(*b));
     uint32_t n = 0;
     for (uint32_t i = 0; i < nv->nstatic; i++)
         b[n++] = (ks_volume_binding){s->delay[nv->static_claim[i]].pvc, nv->static_pv[i]->pv, KS_ID_NONE};
     for (uint32_t i = 0; i < nv->ndynamic; i++)
         b[n++] = (ks_volume_binding){s->delay[nv->dynamic_claim[i]].pvc, NULL, ks_intern(node)};
-    ks_status *r = pl->h ? ks_handle_bind_volumes(pl->h, pod, b, n) : NULL;
+    ks_api_call call = {.type = KS_CALL_VOLUME_BINDING, .pod = pod, .volumes = b, .nvolumes = n};
+    ks_status *r = pl->h && n ? ks_handle_api_call(pl->h, &call) : NULL;
     free(b);
     return r;
 }

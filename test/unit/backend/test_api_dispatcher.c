@@ -316,10 +316,12 @@ static ks_status *gate_call(const ks_pod *pod, const char *what) {
     return NULL;
 }
 
-static ks_status *gate_bind(void *ctx, const ks_pod *pod, const char *node) { return gate_call(pod, "bind"); }
-static ks_status *gate_patch(void *ctx, const ks_pod *pod, const ks_status_patch *p) { return gate_call(pod, "patch"); }
-static ks_status *gate_delete(void *ctx, const ks_pod *pod) { return gate_call(pod, "delete"); }
-static const ks_backend gate_backend = {.bind = gate_bind, .patch_pod_status = gate_patch, .delete_pod = gate_delete};
+static ks_status *gate_execute(void *ctx, const ks_api_call *c) {
+    return gate_call(c->pod, c->type == KS_CALL_BINDING ? "bind" : c->type == KS_CALL_DELETE ? "delete" : "patch");
+}
+static const ks_cluster_client gate_backend = {
+    .execute = gate_execute,
+    .executes = KS_CALL_BIT(KS_CALL_BINDING) | KS_CALL_BIT(KS_CALL_STATUS_PATCH) | KS_CALL_BIT(KS_CALL_DELETE)};
 
 static void gate_set(bool open) {
     pthread_mutex_lock(&G.mu);

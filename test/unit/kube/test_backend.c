@@ -286,7 +286,7 @@ static void test_lists_and_watches_decoded(void **st) {
     ks_kube_client *c = new_client(&kc);
     ks_kube_backend_options o = {.client = c};
     ks_kube_backend *kb = ks_kube_backend_new(&o);
-    const ks_backend *b = ks_kube_backend_iface(kb);
+    const ks_cluster_client *b = ks_kube_backend_iface(kb);
     seen s = {.mu = PTHREAD_MUTEX_INITIALIZER};
     assert_null(b->start(b->ctx, record, &s));
     for (int i = 0; i < 200 && !b->synced(b->ctx); i++) sleep_ms(25);

@@ -280,7 +280,7 @@ static void deliver_pod(fake_backend *f, ks_pod *old, ks_pod *now) {
 
 static void test_shadow(void **st) {
     fake_backend fb = {0};
-    ks_backend inner = {.ctx = &fb, .start = fb_start};
+    ks_cluster_client inner = {.ctx = &fb, .start = fb_start};
     char *text = NULL;
     size_t textlen = 0;
     FILE *report = open_memstream(&text, &textlen);
