@@ -12,6 +12,7 @@
 #include "sim/simulate.h"
 #include "sim/timeline.h"
 #include "util/clock.h"
+#include "util/intern.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
@@ -39,6 +40,28 @@ static const ks_gpu_frag *frag_at(frag_sample *fs, ks_timeline *tl) {
         fs->at = ks_timeline_now(tl);
     }
     return &fs->f;
+}
+
+/* --gpu-frag-nodes: each node's measure in the cluster as the run left it */
+static bool write_frag_nodes(FILE **f, const char *path, const char *config, ks_timeline *tl) {
+    if (!*f) {
+        *f = fopen(path, "w");
+        if (!*f) {
+            fprintf(stderr, "ksched replay: %s: cannot write\n", path);
+            return false;
+        }
+        fputs("config,node,gpu_frag_milli,idle_gpu_milli\n", *f);
+    }
+    const ks_cluster *c = ks_timeline_cluster(tl);
+    ks_gpu_workload w;
+    ks_gpu_workload_of(&w, c);
+    ks_gpu_frag *per = ks_xcalloc(c->nodes.n + 1, sizeof(*per));
+    ks_gpu_frag_cluster(&w, c, per);
+    for (uint32_t i = 0; i < c->nodes.n; i++)
+        fprintf(*f, "%s,%s,%.1f,%.0f\n", config, ks_str(c->nodes.v[i]->name), per[i].frag_milli, per[i].idle_milli);
+    free(per);
+    ks_gpu_workload_free(&w);
+    return true;
 }
 
 static double frag_milli(void *ctx, ks_timeline *tl) { return frag_at(ctx, tl)->frag_milli; }
@@ -82,6 +105,10 @@ static void usage(FILE *f) {
           "  --tie-break RULE     random (default, seeded) or name\n"
           "  --gpu-frag           series columns gpu_frag_milli and gpu_frag_pct: the FGD\n"
           "                       paper's GPU fragmentation (docs/gpu-sharing.md)\n"
+          "  --gpu-frag-nodes FILE\n"
+          "                       each node's GPU fragmentation where the replay ends (pick\n"
+          "                       the moment with --until; CSV: config,node,gpu_frag_milli,\n"
+          "                       idle_gpu_milli)\n"
           "  -v=N                 log verbosity (klog levels, to stderr)\n" KS_CLI_LIVE_USAGE KS_PLUGIN_OPTS_USAGE
               KS_FEATURE_GATES_USAGE
           "  -h, --help           this text\n"
@@ -213,7 +240,8 @@ int cmd_replay(int argc, char **argv) {
     const char **paths = ks_xcalloc((size_t)argc + 1, sizeof(char *));
     const char **configs = ks_xcalloc((size_t)argc + 1, sizeof(char *));
     size_t npaths = 0, nconfigs = 0;
-    const char *pods_path = NULL, *series_path = NULL, *compare_path = NULL;
+    const char *pods_path = NULL, *series_path = NULL, *compare_path = NULL, *frag_nodes_path = NULL;
+    FILE *frag_nodes_f = NULL;
     ks_compare_collector *diff = NULL;
     opts op = {.speed = 1.0, .max = 17520LL * 3600 * KS_NS_PER_SEC, .pending_long = 300LL * KS_NS_PER_SEC};
     bool has_step = false;
@@ -294,6 +322,9 @@ int cmd_replay(int argc, char **argv) {
             else if (strcmp(val, "random") != 0) goto bad_value;
         } else if (!strcmp(a, "--gpu-frag")) {
             gpu_frag = true;
+        } else if (ks_cli_value(argc, argv, &i, "gpu-frag-nodes", &val, &err)) {
+            if (!val) goto usage_error;
+            frag_nodes_path = val;
         } else if (a[0] == '-' && a[1] != '\0') {
             fprintf(stderr, "ksched replay: unknown option %s\n", a);
             usage(stderr);
@@ -509,6 +540,7 @@ int cmd_replay(int argc, char **argv) {
         /* --until: the replay ends there, whatever comes after */
         if (ok && op.has_until) ks_timeline_advance(tl, zero + op.from + bound);
         ks_timeline_finish(tl);
+        if (frag_nodes_path && !silent && !write_frag_nodes(&frag_nodes_f, frag_nodes_path, names[ri], tl)) goto out;
         if (ro.table_header) ks_tl_record_header(out, KS_TL_OUT_TABLE, false);
         if (silent) {
             ks_timeline_free(tl);
@@ -623,6 +655,7 @@ out:
     ks_compare_collector_free(diff);
     if (pods_f && pods_f != out && fclose(pods_f) != 0) rc = 2;
     if (series_f && series_f != out && fclose(series_f) != 0) rc = 2;
+    if (frag_nodes_f && fclose(frag_nodes_f) != 0) rc = 2;
     if (out && !ks_cli_output_close(&co, out, "replay")) rc = 2;
     free(err);
     free(paths);

@@ -56,6 +56,9 @@ if [ -x "$ksched" ]; then
     "$ksched" replay "$fx/frag-cluster.yaml" "$fx/frag-trace.yaml" --gpu-frag --series "$tmp/s.csv" --step 1m >/dev/null 2>&1
     got=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i } NR == 2 { print $col["gpu_frag_milli"] "," $col["gpu_frag_pct"] }' "$tmp/s.csv")
     [ "$got" = "250,50" ] && ok "replay --gpu-frag: 250 milli, 50 % by hand" || bad "replay --gpu-frag: got '$got', want 250,50"
+    "$ksched" replay "$fx/frag-cluster.yaml" "$fx/frag-trace.yaml" --gpu-frag-nodes "$tmp/fn.csv" >/dev/null 2>&1
+    [ "$(tail -n +2 "$tmp/fn.csv")" = "default,n1,250.0,500" ] && ok "replay --gpu-frag-nodes: n1 250 of 500" ||
+        bad "replay --gpu-frag-nodes: $(cat "$tmp/fn.csv")"
     "$ksched" replay "$fx/nodes.csv" "$fx/pods.csv" --gpu-frag --series "$tmp/s2.csv" --step 6h >/dev/null 2>&1
     awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; if (!col["gpu_frag_pct"]) exit 1; next }
              { p = $col["gpu_frag_pct"]; m = $col["gpu_frag_milli"]; if (p < 0 || p > 100 || m < 0 || m > 188000) exit 1; n++ }
