@@ -8,6 +8,7 @@
 #include "util/intern.h"
 #include "util/xalloc.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -337,6 +338,10 @@ static void write_pod(html_page *pg, const ks_sim_result *r, const ks_sim_pod *s
     ks_sb_putc(b, ']');
     ks_pj_key(b, "att", false);
     ks_pj_i64(b, sp->attempts);
+    if (sp->workload >= 0) {
+        ks_pj_key(b, "wl", false);
+        ks_pj_i64(b, sp->workload);
+    }
     if (victim) {
         ks_pj_key(b, "by", false);
         ks_pj_i64(b, pg->preemptor[idx]);
@@ -374,6 +379,44 @@ static void write_pod(html_page *pg, const ks_sim_result *r, const ks_sim_pod *s
 }
 
 
+/* Pods grouped by workload (src/sim/workload_groups.c): what the table's
+ * workload lines say, as [{kind, ns, name, desired, running, scheduled,
+ * pending, notCreated, firstPending, rollout}]. */
+static void write_workloads(html_page *pg, const ks_sim_result *r) {
+    ks_strbuf *b = &pg->b;
+    ks_sb_putc(b, '[');
+    for (uint32_t i = 0; i < r->nworkloads; i++) {
+        const ks_sim_workload *w = &r->workloads[i];
+        if (i) ks_sb_putc(b, ',');
+        ks_sb_puts(b, "{\"kind\":");
+        ks_pj_str(b, ks_workload_kind_name(w->workload->kind));
+        ks_pj_key(b, "ns", false);
+        html_put_strref(pg, ks_str(w->workload->ns));
+        ks_pj_key(b, "name", false);
+        ks_pj_str(b, ks_str(w->workload->name));
+        ks_pj_key(b, "desired", false);
+        ks_pj_i64(b, w->desired);
+        ks_pj_key(b, "running", false);
+        ks_pj_i64(b, w->running);
+        ks_pj_key(b, "scheduled", false);
+        ks_pj_i64(b, w->scheduled);
+        ks_pj_key(b, "pending", false);
+        ks_pj_i64(b, w->pending);
+        ks_pj_key(b, "notCreated", false);
+        ks_pj_i64(b, w->not_created);
+        ks_pj_key(b, "firstPending", false);
+        ks_pj_i64(b, w->first_pending);
+        if (w->rollout) {
+            char buf[96];
+            snprintf(buf, sizeof buf, ",\"rollout\":{\"new\":%u,\"total\":%u,\"oldLeft\":%u,\"recreate\":%s}",
+                     w->rollout_new, w->rollout_total, w->rollout_old_left, w->rollout_recreate ? "true" : "false");
+            ks_sb_puts(b, buf);
+        }
+        ks_sb_putc(b, '}');
+    }
+    ks_sb_putc(b, ']');
+}
+
 bool ks_report_html_simulate(FILE *out, const ks_sim_result *r, const ks_why_result *why, const char *why_skipped,
                              const ks_report_inputs *in) {
     html_page pg;
@@ -406,6 +449,8 @@ bool ks_report_html_simulate(FILE *out, const ks_sim_result *r, const ks_why_res
         write_pod(&pg, r, &r->victims[i], true, i);
     }
     ks_sb_putc(b, ']');
+    ks_pj_key(b, "workloads", false);
+    write_workloads(&pg, r);
     ks_pj_key(b, "explainOmitted", false);
     ks_pj_i64(b, (int64_t)pg.explain_omitted);
     if (why) {

@@ -331,6 +331,42 @@ def test_escaping(ksched, b, out):
     b.screenshot(os.path.join(out, "escape.png"))
 
 
+# ---- workloads ----
+
+def test_workloads(ksched, b, out):
+    d = os.path.join(ROOT, "test/scenarios/workloads")
+    args = ["simulate", os.path.join(ROOT, "examples/clusters/demo"), os.path.join(d, "workloads.yaml"),
+            os.path.join(d, "storageclass.yaml")]
+    text = run([ksched] + args).stdout.decode()
+    want, on = {}, False
+    for line in text.splitlines():
+        if line.startswith("WORKLOAD "):
+            on = True
+            continue
+        if on and not line.strip():
+            break
+        if on:
+            cols = line.split()
+            want[cols[0]] = (cols[1], cols[2])
+    page = os.path.join(out, "workloads.html")
+    run([ksched] + args + ["-o", "html", "--output-file", page])
+    b.open(url(page))
+    no_problems(b, "workloads: load")
+    got = b.eval("Array.from(document.querySelectorAll('#workloads tbody tr[data-workload]')).map(function (r) {"
+                 " return [r.getAttribute('data-workload'), r.cells[0].textContent.split(' ')[0], r.cells[3].textContent, r.cells[4].textContent]; })")
+    check("workloads: one row per workload line of the table", want and sorted(g[0] for g in got) == sorted(want),
+          "%s vs %s" % (got, want))
+    bad = [g for g in got if g[0] in want and g[1] != want[g[0]][0]]
+    check("workloads: kinds as the table prints them", not bad, str(bad))
+    for g in got:
+        b.eval("document.querySelector('#workloads tbody tr[data-workload=\"%s\"]').click()" % g[0])
+        n = len(rows(b, "pods", "data-pod"))
+        check("workloads: %s lists its pods (scheduled + pending)" % g[0], n == int(g[2]) + int(g[3]),
+              "%d vs %s + %s" % (n, g[2], g[3]))
+        break
+    b.screenshot(os.path.join(out, "workloads.png"))
+
+
 # ---- DRA devices ----
 
 def test_dra(ksched, b, out):
@@ -600,7 +636,7 @@ def main():
     ksched = os.path.abspath(a.ksched)
     b = cdp.Browser(a.chromium)
     try:
-        for t in (test_simulate_demo, test_escaping, test_capacity, test_dra, test_why, test_compare, test_replay, test_replay_frag):
+        for t in (test_simulate_demo, test_workloads, test_escaping, test_capacity, test_dra, test_why, test_compare, test_replay, test_replay_frag):
             try:
                 t(ksched, b, a.out)
             except Exception as e:  # a broken page must fail, not stop the others

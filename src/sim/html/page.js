@@ -536,10 +536,40 @@
     }
     window.addEventListener('hashchange', show);
     t.render();
+    var wls = D.workloads || [];
+    var wlBox = null;
+    if (wls.length) {
+      var wt = new Table({id: 'workloads', rows: wls, sort: 0,
+        columns: [
+          {label: 'Workload', key: function (w) { return w.kind + ' ' + str(w.ns) + '/' + w.name; }, cell: function (w) { return w.kind + ' ' + str(w.ns) + '/' + w.name; }},
+          {label: 'Desired', num: true, key: function (w) { return w.desired; }, cell: function (w) { return w.desired < 0 ? '?' : w.desired; }},
+          {label: 'Running before', num: true, key: function (w) { return w.running; }, cell: function (w) { return w.running; }},
+          {label: 'Scheduled', num: true, key: function (w) { return w.scheduled; }, cell: function (w) { return w.scheduled; }},
+          {label: 'Pending', num: true, key: function (w) { return w.pending; }, cell: function (w) { return w.pending ? h('span', {class: 'fail', text: w.pending}) : 0; }},
+          {label: 'Not created', num: true, key: function (w) { return w.notCreated; }, cell: function (w) { return w.notCreated || ''; }},
+          {label: 'Why pending', cell: function (w) {
+            var extra = w.rollout ? 'rollout ' + w.rollout.new + '/' + w.rollout.total + ' new' + (w.rollout.oldLeft ? ', ' + w.rollout.oldLeft + ' old left' : '') + '. ' : '';
+            var p = w.firstPending >= 0 ? pods[w.firstPending] : null;
+            return [extra, p ? [podLink('pod', w.firstPending), ': ', h('span', {class: 'msg', text: p.msg || ''})] : ''];
+          }}],
+        filter: function (w, text) { return (w.kind + ' ' + str(w.ns) + '/' + w.name).toLowerCase().indexOf(text) >= 0; },
+        rowAttrs: function (w) {
+          var i = wls.indexOf(w);
+          return {class: 'clickable', 'data-workload': str(w.ns) + '/' + w.name, onclick: function (ev) {
+            if (ev.target.tagName === 'A') return;
+            t.extra = function (r) { return r.kind === 'pod' && r.p.wl === i; };
+            t.page = 0;
+            t.render();
+          }};
+        }});
+      wt.render();
+      wlBox = h('div', {id: 'workloads-box'}, [h('h3', {text: wls.length + ' workloads (click one to list its pods)'}), wt.el]);
+    }
     var sec = h('section', {id: 'pods-section'}, [
       h('h2', {text: pods.length + ' pending pods' + (victims.length ? ', ' + victims.length + ' preempted' : '')}),
       h('div', {class: 'controls'}, [filter, state, h('span', {class: 'muted', text: 'click a pod for its Filter and Score tables'})]),
       t.el, detail]);
+    if (wlBox) sec.insertBefore(wlBox, sec.children[1]);
     sec.show = show;
     if (D.explainOmitted) sec.insertBefore(h('p', {class: 'muted', text: D.explainOmitted + ' pods have no Filter/Score detail: the page keeps it within its size budget (docs/report.md).'}), t.el);
     return sec;
