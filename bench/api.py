@@ -17,6 +17,8 @@ starts and a watch records when each measured pod is bound. Runners:
                    scheduler_perf's setting)
   kube-scheduler   kube-scheduler v1.34.1 at the same limits
   kube-scheduler-default  kube-scheduler at upstream's defaults (50/100)
+  ksched-json      ksched with clientConnection.contentType application/json
+                   (not run unless named: what protobuf saves)
   ceiling          apitool ceiling: no scheduling, only the calls a
                    scheduler makes per pod (binding POST and the Scheduled
                    event), 16 at once, round robin over the nodes
@@ -61,7 +63,7 @@ OUT = os.path.join(ROOT, "build", "bench-api")
 APITOOL = os.path.join(OUT, "apitool")
 KSCHED = os.environ.get("KSCHED") or os.path.join(ROOT, "build", "release", "ksched")
 TICK = os.sysconf("SC_CLK_TCK")
-RUNNERS = ["ksched", "kube-scheduler", "kube-scheduler-default", "ceiling"]
+RUNNERS = ["ksched", "kube-scheduler", "kube-scheduler-default", "ceiling", "ksched-json"]
 DEFAULT_WORKLOADS = ["SchedulingBasic", "TopologySpreading", "SchedulingPodAntiAffinity",
                      "PreemptionBasic", "PreemptionMinimum", "SchedulingWithMixedChurn"]
 
@@ -102,7 +104,7 @@ def apitool(c, *args, token=C.ADMIN_TOKEN):
 
 
 def scheduler_config(c, runner, qps, burst, path):
-    ks = runner == "ksched"
+    ks = runner.startswith("ksched")
     if runner == "kube-scheduler-default":
         qps, burst = 50, 100
     cfg = {"apiVersion": "kubescheduler.config.k8s.io/v1",
@@ -110,6 +112,9 @@ def scheduler_config(c, runner, qps, burst, path):
            "clientConnection": {"kubeconfig": c.ksched_kubeconfig if ks else c.kube_scheduler_kubeconfig,
                                 "qps": qps, "burst": burst},
            "leaderElection": {"leaderElect": False},
+           # ksched-json: ksched asking for JSON, to set the protobuf default against
+           **({"clientConnection": {"kubeconfig": c.ksched_kubeconfig, "qps": qps, "burst": burst,
+                                    "contentType": "application/json"}} if runner == "ksched-json" else {}),
            "profiles": [{"schedulerName": "default-scheduler"}]}
     with open(path, "w") as f:
         json.dump(cfg, f, indent=1)
@@ -124,7 +129,7 @@ METRICS_FLAGS = ["--bind-address=127.0.0.1", "--authorization-always-allow-paths
 def runner_cmd(c, runner, cfg, port):
     if runner == "ceiling":
         return apitool(c, "ceiling", "-c", "16")
-    if runner == "ksched":
+    if runner.startswith("ksched"):
         # KSCHED_BENCH_PREFIX: a profiler in front, e.g. "perf record -g -o F --"
         return (os.environ.get("KSCHED_BENCH_PREFIX", "").split() +
                 [KSCHED, "run", "--config", cfg, "-v=1", f"--secure-port={port}"] + METRICS_FLAGS)
@@ -673,7 +678,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--nodes", type=int, default=1000)
     ap.add_argument("--workloads", default=",".join(DEFAULT_WORKLOADS))
-    ap.add_argument("--runners", default=",".join(RUNNERS))
+    ap.add_argument("--runners", default=",".join(r for r in RUNNERS if r != "ksched-json"))
     ap.add_argument("--qps", type=float, default=5000)
     ap.add_argument("--burst", type=int, default=5000)
     ap.add_argument("--cold-nodes", type=int, default=5000)
@@ -714,7 +719,7 @@ def main():
     t = time.monotonic()
     if a.envelope:
         a.cold_only, a.no_cold = True, True
-        env = envelope(a, [x for x in runners if x in ("ksched", "kube-scheduler")])
+        env = envelope(a, [x for x in runners if x in ("ksched", "kube-scheduler", "ksched-json")])
         results += env
     if not a.cold_only:
         for name in [x for x in a.workloads.split(",") if x]:
