@@ -710,6 +710,32 @@ static void put_len(ks_strbuf *b, uint32_t num, const void *p, size_t n) {
 
 static bool encode_msg(dec *d, uint16_t mi, const ks_tree *t, ks_strbuf *b, int depth);
 
+/* "2006-01-02T15:04:05[.fraction](Z|±hh:mm)" to seconds and nanoseconds. */
+static bool parse_rfc3339(const char *s, int64_t *sec, int64_t *nanos) {
+    struct tm tm;
+    memset(&tm, 0, sizeof(tm));
+    const char *p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+    if (!p) return false;
+    int64_t frac = 0, scale = 100000000;
+    if (*p == '.')
+        for (p++; *p >= '0' && *p <= '9'; p++, scale /= 10) frac += (*p - '0') * scale;
+    int64_t off = 0;
+    if (*p == 'Z') {
+        p++;
+    } else if (*p == '+' || *p == '-') {
+        int hh, mm;
+        if (sscanf(p + 1, "%2d:%2d", &hh, &mm) != 2) return false;
+        off = (hh * 3600 + mm * 60) * (*p == '+' ? 1 : -1);
+        p += 6;
+    } else {
+        return false;
+    }
+    if (*p) return false;
+    *sec = (int64_t)timegm(&tm) - off;
+    *nanos = frac;
+    return true;
+}
+
 static bool encode_value(dec *d, const ks_pb_field *f, const ks_tree *v, ks_strbuf *b, int depth) {
     switch ((ks_pb_kind)f->kind) {
     case PBK_STRING:
@@ -735,6 +761,23 @@ static bool encode_value(dec *d, const ks_pb_field *f, const ks_tree *v, ks_strb
         if (ok) put_len(b, f->num, sub.s ? sub.s : "", sub.len);
         ks_sb_free(&sub);
         return ok;
+    }
+    case PBK_TIME:
+    case PBK_MICROTIME: {
+        if (v->type != KT_STRING) break;
+        int64_t sec, nanos;
+        if (!parse_rfc3339(v->text, &sec, &nanos)) return fail(d, "field %s: not an RFC 3339 time", f->name);
+        ks_strbuf sub;
+        ks_sb_init(&sub);
+        put_varint(&sub, 1 << 3 | WT_VARINT);
+        put_varint(&sub, (uint64_t)sec);
+        if (f->kind == PBK_MICROTIME && nanos) {
+            put_varint(&sub, 2 << 3 | WT_VARINT);
+            put_varint(&sub, (uint64_t)nanos);
+        }
+        put_len(b, f->num, sub.s, sub.len);
+        ks_sb_free(&sub);
+        return true;
     }
     default: break; /* what ksched writes has none of the others */
     }

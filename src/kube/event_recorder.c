@@ -2,8 +2,11 @@
  * thread (rec_loop) owns all the correlation state; emit only queues,
  * and the client's I/O thread only hands answers back (job_done). */
 #include "kube/event_recorder.h"
+#include "codec/pb.h"
+#include "codec/tree.h"
 #include "metrics/sched_metrics.h"
 
+#include "util/arena.h"
 #include "util/hash.h"
 #include "util/log.h"
 #include "util/strbuf.h"
@@ -881,16 +884,23 @@ static void job_done(void *arg, const ks_kube_response *r) {
     j->error = r->error ? ks_xstrdup(r->error) : NULL;
     j->ns_missing = j->already_exists = false;
     if (r->body && r->code >= 400) {
-        json_t *st = json_loadb(r->body, r->body_len, 0, NULL);
-        const char *reason = json_string_value(json_object_get(st, "reason"));
-        const char *kind = json_string_value(json_object_get(json_object_get(st, "details"), "kind"));
-        j->already_exists = reason && !strcmp(reason, "AlreadyExists");
-        j->ns_missing = kind && !strcmp(kind, "namespaces");
-        if (!j->error) {
-            const char *m = json_string_value(json_object_get(st, "message"));
-            if (m) j->error = ks_xstrdup(m);
+        /* the Status, JSON or protobuf */
+        ks_arena *a = ks_arena_new(0);
+        ks_tree **docs = NULL, *st = NULL;
+        uint32_t nd = 0;
+        char *err = NULL;
+        if (ks_pb_is_protobuf(r->body, r->body_len)) {
+            if (!ks_pb_decode_object(a, r->body, r->body_len, &st, &err)) st = NULL;
+        } else if (kt_parse(a, "status", r->body, r->body_len, &docs, &nd, &err) && nd == 1) {
+            st = docs[0];
         }
-        json_decref(st);
+        free(err);
+        const ks_tree *reason = kt_get(st, "reason"), *kind = kt_get(kt_get(st, "details"), "kind");
+        j->already_exists = reason && reason->type == KT_STRING && !strcmp(reason->text, "AlreadyExists");
+        j->ns_missing = kind && kind->type == KT_STRING && !strcmp(kind->text, "namespaces");
+        const ks_tree *m = kt_get(st, "message");
+        if (!j->error && m && m->type == KT_STRING) j->error = ks_xstrdup(m->text);
+        ks_arena_free(a);
     }
     pthread_mutex_lock(&c->mu);
     bool last = false;
@@ -987,17 +997,40 @@ static void handle_answer(rec_core *c, ev_job *j, ev_job **out, int *nout) {
     job_free(j);
 }
 
+/* An events.k8s.io/v1 Event as protobuf (what client-go sends with
+ * clientConnection's protobuf contentType); NULL when it cannot be
+ * encoded (then it goes as JSON). */
+static char *v1_event_protobuf(const char *json, size_t *len) {
+    ks_arena *a = ks_arena_new(0);
+    ks_tree **docs = NULL;
+    uint32_t nd = 0;
+    char *err = NULL, *out = NULL;
+    if (!kt_parse(a, "event", json, strlen(json), &docs, &nd, &err) || nd != 1 ||
+        !ks_pb_encode_object(docs[0], "events.k8s.io/v1", "Event", &out, len, &err)) {
+        ks_infof(4, "event sent as JSON: %s", err ? err : "not one object");
+        out = NULL;
+    }
+    free(err);
+    ks_arena_free(a);
+    return out;
+}
+
 static void job_send(rec_core *c, ev_job *j) {
     bool patch = !j->creating && (j->kind == J_V1_PATCH || j->kind == J_CORE_PATCH);
+    bool v1 = j->kind == J_V1_CREATE || j->kind == J_V1_PATCH;
+    size_t pb_len = 0;
+    char *pb = !patch && v1 && ks_kube_client_writes_protobuf(c->client) ? v1_event_protobuf(j->body, &pb_len) : NULL;
     ks_kube_request req = {
         .method = patch ? "PATCH" : "POST",
         .path = j->path,
-        .content_type = patch ? "application/strategic-merge-patch+json" : "application/json",
-        .body = j->body,
-        .body_len = strlen(j->body),
+        .content_type = patch ? "application/strategic-merge-patch+json" : pb ? KS_KUBE_PROTOBUF : "application/json",
+        .body = pb ? pb : j->body,
+        .body_len = pb ? pb_len : strlen(j->body),
         .idempotent = false,
+        .negotiate = true, /* job_done reads a Status in either form */
     };
     ks_kube_do_async(c->client, &req, job_done, j);
+    free(pb);
 }
 
 /* ---- maintenance ------------------------------------------------------------ */

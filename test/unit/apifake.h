@@ -25,6 +25,7 @@ typedef struct af_request {
     char path[512];
     char content_type[128];
     char body[AF_BODY];
+    size_t body_len;
     int status; /* what was answered */
 } af_request;
 
@@ -72,6 +73,7 @@ static enum MHD_Result af_handle(void *cls, struct MHD_Connection *c, const char
     const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
     snprintf(r.content_type, sizeof(r.content_type), "%s", ct ? ct : "");
     memcpy(r.body, st->body, st->n);
+    r.body_len = st->n;
 
     pthread_mutex_lock(&AF.mu);
     int delay = AF.delay_ms;

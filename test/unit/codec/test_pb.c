@@ -295,6 +295,37 @@ static void test_binding_round_trip(void **state) {
     ks_arena_free(a);
 }
 
+/* The events.k8s.io/v1 Event ksched writes, read back (micro and plain times). */
+static void test_event_round_trip(void **state) {
+    (void)state;
+    const char *js =
+        "{\"apiVersion\":\"events.k8s.io/v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"p.1872\","
+        "\"namespace\":\"ns\"},\"eventTime\":\"2026-11-26T23:45:01.123456Z\",\"series\":{\"count\":2,"
+        "\"lastObservedTime\":\"2026-11-26T23:46:00.000001Z\"},\"reportingController\":\"default-scheduler\","
+        "\"reportingInstance\":\"default-scheduler-h\",\"action\":\"Binding\",\"reason\":\"Scheduled\","
+        "\"regarding\":{\"kind\":\"Pod\",\"namespace\":\"ns\",\"name\":\"p\",\"uid\":\"u\","
+        "\"apiVersion\":\"v1\",\"resourceVersion\":\"7\"},\"note\":\"Successfully assigned ns/p to n1\","
+        "\"type\":\"Normal\",\"deprecatedFirstTimestamp\":\"2026-11-26T23:45:01Z\",\"deprecatedCount\":3}";
+    ks_arena *a = ks_arena_new(0);
+    ks_tree **docs = NULL;
+    uint32_t nd = 0;
+    char *err = NULL;
+    assert_true(kt_parse(a, "e", js, strlen(js), &docs, &nd, &err));
+    char *out = NULL;
+    size_t len = 0;
+    if (!ks_pb_encode_object(docs[0], "events.k8s.io/v1", "Event", &out, &len, &err)) fail_msg("%s", err);
+    ks_tree *back = NULL;
+    if (!ks_pb_decode_object(a, out, len, &back, &err)) fail_msg("%s", err);
+    expect_same(docs[0], back, 0);
+    free(out);
+    /* a time that is not RFC 3339 */
+    kt_map_set(a, docs[0], "eventTime", kt_string(a, "yesterday", 0));
+    assert_false(ks_pb_encode_object(docs[0], "events.k8s.io/v1", "Event", &out, &len, &err));
+    assert_non_null(strstr(err, "eventTime"));
+    free(err);
+    ks_arena_free(a);
+}
+
 static void test_errors_name_the_field(void **state) {
     (void)state;
     ks_arena *a = ks_arena_new(0);
@@ -326,6 +357,7 @@ int main(void) {
         cmocka_unit_test(test_random_objects_same_as_json), cmocka_unit_test(test_pods_and_nodes_decode_alike),
         cmocka_unit_test(test_truncated_and_flipped),       cmocka_unit_test(test_watch_event),
         cmocka_unit_test(test_binding_round_trip),          cmocka_unit_test(test_errors_name_the_field),
+        cmocka_unit_test(test_event_round_trip),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     for (size_t i = 0; i < nrecs; i++) {

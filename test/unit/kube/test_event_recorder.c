@@ -4,6 +4,7 @@
  * clock is the test's, so times and names in the requests are exact and
  * series age without waiting. */
 #include "kube/client.h"
+#include "codec/pb.h"
 #include "kube/event_recorder.h"
 #include "metrics/sched_metrics.h"
 #include "util/log.h"
@@ -95,6 +96,7 @@ static int handler(const af_request *r, char **body) {
 static ks_kube_client *CLIENT;
 static ks_event_recorder *REC;
 static int64_t CLIENT_TIMEOUT_MS = 5000;
+static const char *CONTENT_TYPE; /* clientConnection.contentType; NULL: none (JSON) */
 
 static ks_event_recorder *rec_new(ks_event_recorder_options *o) {
     char server[64];
@@ -103,7 +105,8 @@ static ks_event_recorder *rec_new(ks_event_recorder_options *o) {
     memset(&cfg, 0, sizeof cfg);
     cfg.server = server;
     cfg.source = "test";
-    ks_kube_client_options co = {.config = &cfg, .max_retries = 1, .timeout_ms = CLIENT_TIMEOUT_MS};
+    ks_kube_client_options co = {
+        .config = &cfg, .max_retries = 1, .timeout_ms = CLIENT_TIMEOUT_MS, .content_type = CONTENT_TYPE};
     char *err = NULL;
     CLIENT = ks_kube_client_new(&co, &err);
     assert_non_null(CLIENT);
@@ -641,9 +644,36 @@ static void test_shutdown_bounded(void **state) {
     rec_free();
 }
 
+/* With a protobuf contentType the Event is created as protobuf (what
+ * client-go sends), carrying the same fields. */
+static void test_create_protobuf(void **state) {
+    (void)state;
+    CONTENT_TYPE = KS_KUBE_PROTOBUF;
+    ks_event_recorder_options o = {0};
+    rec_new(&o);
+    CONTENT_TYPE = NULL;
+    emit("0/3 nodes are available: 3 Insufficient cpu.");
+    wait_idle(REC);
+    assert_int_equal(af_nlog(), 1);
+    af_request r = af_get(0);
+    assert_string_equal(r.method, "POST");
+    assert_string_equal(r.content_type, KS_KUBE_PROTOBUF);
+    ks_arena *a = ks_arena_new(0);
+    ks_tree *t = NULL;
+    char *err = NULL;
+    if (!ks_pb_decode_object(a, r.body, r.body_len, &t, &err)) fail_msg("%s", err);
+    assert_string_equal(kt_get(t, "kind")->text, "Event");
+    assert_string_equal(kt_get(t, "eventTime")->text, "2023-11-14T22:13:20.123456Z");
+    assert_string_equal(kt_get(t, "reason")->text, "FailedScheduling");
+    assert_string_equal(kt_get(t, "note")->text, "0/3 nodes are available: 3 Insufficient cpu.");
+    assert_string_equal(kt_get(kt_get(t, "regarding"), "uid")->text, "uid-1");
+    ks_arena_free(a);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_create, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_create_protobuf, setup, teardown),
         cmocka_unit_test_setup_teardown(test_series, setup, teardown),
         cmocka_unit_test_setup_teardown(test_series_recreate, setup, teardown),
         cmocka_unit_test_setup_teardown(test_series_refresh, setup, teardown),
