@@ -132,7 +132,9 @@ ks_kube_client *ks_run_client_new(const ks_kube_config *kc, const ks_config *cfg
                                 .timeout_ms = timeout_ms,
                                 .user_agent_suffix = ua_suffix,
                                 .content_type = cfg->client_connection.content_type,
-                                .accept_content_types = cfg->client_connection.accept_content_types};
+                                .accept_content_types = cfg->client_connection.accept_content_types,
+                                /* as kube-scheduler's createKubeConfig */
+                                .disable_compression = true};
     ks_kube_client *c = ks_kube_client_new(&o, &err);
     if (!c) {
         fprintf(stderr, "ksched %s: %s\n", cmd, err);

@@ -134,6 +134,7 @@ struct ks_kube_client {
     char *user_agent;
     char *accept;            /* "Accept: ..." for requests that negotiate */
     bool protobuf;           /* contentType is protobuf */
+    bool no_gzip;            /* options.disable_compression */
     int max_retries;
     int64_t timeout_ms, retry_base_ns;
     size_t max_response;
@@ -552,7 +553,7 @@ static bool start(ks_kube_client *c, xfer *x) {
     C->easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
     C->easy_setopt(h, CURLOPT_TCP_KEEPIDLE, 30L);
     C->easy_setopt(h, CURLOPT_TCP_KEEPINTVL, 30L);
-    if (!c->cfg.disable_compression) C->easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+    if (!c->cfg.disable_compression && !c->no_gzip) C->easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
     if (c->connect_to) C->easy_setopt(h, CURLOPT_CONNECT_TO, c->connect_to);
     if (c->cfg.proxy_url) C->easy_setopt(h, CURLOPT_PROXY, c->cfg.proxy_url);
     if (c->timeout_ms > 0 && !x->stream) C->easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)c->timeout_ms);
@@ -1036,6 +1037,7 @@ ks_kube_client *ks_kube_client_new(const ks_kube_client_options *o, char **err) 
     else
         c->accept = ks_xstrdup("Accept: application/json");
     c->protobuf = o->content_type && strcmp(o->content_type, KS_KUBE_PROTOBUF) == 0;
+    c->no_gzip = o->disable_compression;
     c->max_retries = o->max_retries > 0 ? o->max_retries : 10;
     c->timeout_ms = o->timeout_ms;
     c->max_response = o->max_response_bytes ? o->max_response_bytes : KS_KUBE_MAX_RESPONSE;

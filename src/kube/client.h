@@ -61,6 +61,10 @@ typedef struct ks_kube_client_options {
      * the others, and all when both are empty, application/json. */
     const char *content_type;
     const char *accept_content_types;
+    /* No Accept-Encoding: gzip, whatever the kubeconfig says (kube-scheduler
+     * sets rest.Config.DisableCompression for its clients: on the API
+     * server's side gzip costs more CPU than the bytes it saves near it). */
+    bool disable_compression;
 } ks_kube_client_options;
 
 /* A LIST page is 500 objects of at most about 1 MiB each (etcd's request
