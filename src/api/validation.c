@@ -103,47 +103,4 @@ int ks_valid_label_value(const char *s, const char **msgs) {
     return n;
 }
 
-/* Length of the valid UTF-8 sequence at s, 0 when invalid. */
-static size_t utf8_len(const unsigned char *s) {
-    if (s[0] < 0x80) return 1;
-    size_t n = s[0] >= 0xF0 && s[0] <= 0xF4 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC2 && s[0] < 0xE0 ? 2 : 0;
-    if (!n) return 0;
-    for (size_t i = 1; i < n; i++)
-        if ((s[i] & 0xC0) != 0x80) return 0;
-    if (n == 3 && s[0] == 0xE0 && s[1] < 0xA0) return 0; /* overlong */
-    if (n == 3 && s[0] == 0xED && s[1] >= 0xA0) return 0; /* surrogates */
-    if (n == 4 && s[0] == 0xF0 && s[1] < 0x90) return 0;
-    if (n == 4 && s[0] == 0xF4 && s[1] >= 0x90) return 0;
-    return n;
-}
 
-void ks_go_quote(ks_strbuf *b, const char *s) {
-    static const char hex[] = "0123456789abcdef";
-    ks_sb_putc(b, '"');
-    for (const unsigned char *p = (const unsigned char *)s; *p;) {
-        unsigned char c = *p;
-        if (c == '"' || c == '\\') {
-            ks_sb_putc(b, '\\');
-            ks_sb_putc(b, (char)c);
-            p++;
-        } else if (c >= 0x20 && c < 0x7f) {
-            ks_sb_putc(b, (char)c);
-            p++;
-        } else if (c == '\n' || c == '\t' || c == '\r') {
-            ks_sb_putc(b, '\\');
-            ks_sb_putc(b, c == '\n' ? 'n' : c == '\t' ? 't' : 'r');
-            p++;
-        } else if (c >= 0x80 && utf8_len(p)) {
-            size_t n = utf8_len(p);
-            ks_sb_putn(b, (const char *)p, n);
-            p += n;
-        } else {
-            ks_sb_putc(b, '\\');
-            ks_sb_putc(b, 'x');
-            ks_sb_putc(b, hex[c >> 4]);
-            ks_sb_putc(b, hex[c & 15]);
-            p++;
-        }
-    }
-    ks_sb_putc(b, '"');
-}

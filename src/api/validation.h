@@ -23,9 +23,5 @@ int ks_valid_qualified_name(const char *s, const char **msgs);
 /* Label values: empty, or up to 63 characters as a qualified name's. */
 int ks_valid_label_value(const char *s, const char **msgs);
 
-/* Go's %q of s, as field errors print values: ASCII as Go escapes it,
- * valid UTF-8 beyond ASCII kept as it is (Go escapes the few non-printable
- * runes there too), invalid bytes as \xNN. */
-void ks_go_quote(ks_strbuf *b, const char *s);
 
 #endif

@@ -257,7 +257,6 @@ cel_val cel_f_prefix_length(cel_eval *ev, const cel_val *args, uint32_t n);
 cel_val cel_f_masked(cel_eval *ev, const cel_val *args, uint32_t n);
 
 /* Go's strconv.Quote and netip.ParseAddr (net.c), for other libraries. */
-void cel_go_quote(ks_strbuf *b, const char *s, size_t n);
 bool cel_netip_parse_addr(const char *s, size_t n, cel_net *out, bool *zone, ks_strbuf *err);
 
 /* Kubernetes' URL library (url.c). */

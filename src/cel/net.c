@@ -11,56 +11,17 @@
 const cel_type CEL_T_IP = {CT_IP, 0, NULL, NULL};
 const cel_type CEL_T_CIDR = {CT_CIDR, 0, NULL, NULL};
 
-/* ---- Go's strconv.Quote, for error texts ---------------------------------------- */
-
-static void go_quote(ks_strbuf *b, const char *s, size_t n) {
-    ks_sb_putc(b, '"');
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        switch (c) {
-        case '"': ks_sb_puts(b, "\\\""); continue;
-        case '\\': ks_sb_puts(b, "\\\\"); continue;
-        case '\a': ks_sb_puts(b, "\\a"); continue;
-        case '\b': ks_sb_puts(b, "\\b"); continue;
-        case '\f': ks_sb_puts(b, "\\f"); continue;
-        case '\n': ks_sb_puts(b, "\\n"); continue;
-        case '\r': ks_sb_puts(b, "\\r"); continue;
-        case '\t': ks_sb_puts(b, "\\t"); continue;
-        case '\v': ks_sb_puts(b, "\\v"); continue;
-        default: break;
-        }
-        if (c < 0x20 || c == 0x7f) {
-            ks_sb_printf(b, "\\x%02x", c);
-            continue;
-        }
-        if (c < 0x80) {
-            ks_sb_putc(b, (char)c);
-            continue;
-        }
-        /* a well-formed UTF-8 sequence stays as it is */
-        size_t l = (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-        bool ok = l && i + l <= n;
-        for (size_t k = 1; ok && k < l; k++) ok = ((unsigned char)s[i + k] >> 6) == 2;
-        if (!ok) {
-            ks_sb_printf(b, "\\x%02x", c);
-            continue;
-        }
-        ks_sb_putn(b, s + i, l);
-        i += l - 1;
-    }
-    ks_sb_putc(b, '"');
-}
 
 /* ---- net/netip ------------------------------------------------------------------- */
 
 /* parseAddrError's text into err */
 static bool addr_error(ks_strbuf *err, const char *in, size_t n, const char *msg, const char *at, size_t atn) {
     ks_sb_puts(err, "ParseAddr(");
-    go_quote(err, in, n);
+    ks_sb_quote(err, in, n);
     ks_sb_printf(err, "): %s", msg);
     if (at && atn) {
         ks_sb_puts(err, " (at ");
-        go_quote(err, at, atn);
+        ks_sb_quote(err, at, atn);
         ks_sb_putc(err, ')');
     }
     return false;
@@ -243,7 +204,7 @@ static bool parse_ip(const char *s, size_t n, cel_net *out, ks_strbuf *err) {
     ks_sb_init(&e);
     if (!parse_addr(s, n, out, &zone, &e)) {
         ks_sb_puts(err, "IP Address ");
-        go_quote(err, s, n);
+        ks_sb_quote(err, s, n);
         ks_sb_printf(err, " parse error during conversion from string: %s", ks_sb_str(&e));
         ks_sb_free(&e);
         return false;
@@ -251,13 +212,13 @@ static bool parse_ip(const char *s, size_t n, cel_net *out, ks_strbuf *err) {
     ks_sb_free(&e);
     if (zone) {
         ks_sb_puts(err, "IP address ");
-        go_quote(err, s, n);
+        ks_sb_quote(err, s, n);
         ks_sb_puts(err, " with zone value is not allowed");
         return false;
     }
     if (is4in6(out)) {
         ks_sb_puts(err, "IPv4-mapped IPv6 address ");
-        go_quote(err, s, n);
+        ks_sb_quote(err, s, n);
         ks_sb_puts(err, " is not allowed");
         return false;
     }
@@ -267,7 +228,7 @@ static bool parse_ip(const char *s, size_t n, cel_net *out, ks_strbuf *err) {
 /* netip.ParsePrefix's error text */
 static bool prefix_error(ks_strbuf *err, const char *in, size_t n, const char *msg) {
     ks_sb_puts(err, "netip.ParsePrefix(");
-    go_quote(err, in, n);
+    ks_sb_quote(err, in, n);
     ks_sb_printf(err, "): %s", msg);
     return false;
 }
@@ -305,7 +266,7 @@ static bool parse_prefix(const char *s, size_t n, cel_net *out, ks_strbuf *err) 
         ks_strbuf q;
         ks_sb_init(&q);
         ks_sb_puts(&q, "bad bits after slash: ");
-        go_quote(&q, bs, bl);
+        ks_sb_quote(&q, bs, bl);
         prefix_error(err, s, n, ks_sb_str(&q));
         ks_sb_free(&q);
         return false;
@@ -328,7 +289,7 @@ static bool parse_cidr(const char *s, size_t n, cel_net *out, ks_strbuf *err) {
     ks_sb_free(&e);
     if (is4in6(out)) {
         ks_sb_puts(err, "IPv4-mapped IPv6 address ");
-        go_quote(err, s, n);
+        ks_sb_quote(err, s, n);
         ks_sb_puts(err, " is not allowed");
         return false;
     }
@@ -543,7 +504,6 @@ cel_val cel_f_masked(cel_eval *ev, const cel_val *args, uint32_t n) {
     return mknet(ev, &a, CV_CIDR);
 }
 
-void cel_go_quote(ks_strbuf *b, const char *s, size_t n) { go_quote(b, s, n); }
 
 bool cel_netip_parse_addr(const char *s, size_t n, cel_net *out, bool *zone, ks_strbuf *err) {
     return parse_addr(s, n, out, zone, err);

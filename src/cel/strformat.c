@@ -68,7 +68,7 @@ static bool fmt_member(fmt_out *o, cel_val v) {
         o->b = saved;
         if (ok) {
             if (v.kind == CV_BYTES) ks_sb_putc(o->b, 'b');
-            cel_go_quote(o->b, ks_sb_str(&s), s.len);
+            ks_sb_quote(o->b, ks_sb_str(&s), s.len);
         }
         ks_sb_free(&s);
         return ok;
@@ -201,7 +201,7 @@ static bool fmt_string(fmt_out *o, cel_val v) {
         if (s.kind == CV_ERROR) {
             /* Go's %q of the conversion's error value */
             ks_sb_puts(o->err, "could not convert argument ");
-            cel_go_quote(o->err, s.s, strlen(s.s));
+            ks_sb_quote(o->err, s.s, strlen(s.s));
             ks_sb_puts(o->err, " to string");
             return false;
         }

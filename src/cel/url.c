@@ -51,7 +51,7 @@ static unsigned char unhex(char c) {
 
 static bool escape_error(ks_strbuf *err, const char *s, size_t n) {
     ks_sb_puts(err, "invalid URL escape ");
-    cel_go_quote(err, s, n);
+    ks_sb_quote(err, s, n);
     return false;
 }
 
@@ -73,7 +73,7 @@ static bool unescape(const char *s, size_t n, int mode, ks_strbuf *out, ks_strbu
         } else {
             if ((mode == ENC_HOST || mode == ENC_ZONE) && c < 0x80 && should_escape(c, mode)) {
                 ks_sb_puts(err, "invalid character ");
-                cel_go_quote(err, s + i, 1);
+                ks_sb_quote(err, s + i, 1);
                 ks_sb_puts(err, " in host name");
                 return false;
             }
@@ -150,7 +150,7 @@ static bool valid_optional_port(const char *s, size_t n) {
 
 static bool port_error(ks_strbuf *err, const char *s, size_t n) {
     ks_sb_puts(err, "invalid port ");
-    cel_go_quote(err, s, n);
+    ks_sb_quote(err, s, n);
     ks_sb_puts(err, " after host");
     return false;
 }
@@ -373,7 +373,7 @@ static void fill_empty(ks_arena *a, cel_url *u) {
 /* url.Error's text: parse "<url>": <err> */
 static void url_error(ks_strbuf *out, const char *s, size_t n, ks_strbuf *err) {
     ks_sb_puts(out, "parse ");
-    cel_go_quote(out, s, n);
+    ks_sb_quote(out, s, n);
     ks_sb_printf(out, ": %s", ks_sb_str(err));
 }
 

@@ -1,6 +1,7 @@
 #include "api/quantity.h"
 #include "codec/decode_internal.h"
 #include "util/strbuf.h"
+#include "util/timefmt.h"
 #include "util/xalloc.h"
 
 #include <stdarg.h>
@@ -147,63 +148,11 @@ bool d_int32(dec *d, const ks_tree *v, const kpath *p, int32_t *out) {
     return true;
 }
 
-static int digits(const char *s, int n) {
-    int v = 0;
-    for (int i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9') return -1;
-        v = v * 10 + (s[i] - '0');
-    }
-    return v;
-}
-
-/* Days since 1970-01-01 of a civil date (proleptic Gregorian). */
-static int64_t days_from_civil(int64_t y, int m, int dd) {
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    int64_t yoe = y - era * 400;
-    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + dd - 1;
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
-/* time.Parse(time.RFC3339, s): YYYY-MM-DDTHH:MM:SS[.frac](Z|+hh:mm|-hh:mm) */
-static bool parse_rfc3339(const char *s, int64_t *out) {
-    size_t n = strlen(s);
-    if (n < 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':')
-        return false;
-    int y = digits(s, 4), mo = digits(s + 5, 2), dd = digits(s + 8, 2);
-    int h = digits(s + 11, 2), mi = digits(s + 14, 2), se = digits(s + 17, 2);
-    if (y < 0 || mo < 1 || mo > 12 || dd < 1 || h < 0 || h > 23 || mi < 0 || mi > 59 || se < 0 ||
-        se > 59)
-        return false;
-    static const int mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    int maxd = mdays[mo - 1] + (mo == 2 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0));
-    if (dd > maxd) return false;
-    size_t i = 19;
-    if (s[i] == '.') {
-        i++;
-        size_t f0 = i;
-        while (i < n && s[i] >= '0' && s[i] <= '9') i++;
-        if (i == f0) return false;
-    }
-    int64_t off = 0;
-    if (s[i] == 'Z' && i + 1 == n) {
-        off = 0;
-    } else if ((s[i] == '+' || s[i] == '-') && i + 6 == n && s[i + 3] == ':') {
-        int oh = digits(s + i + 1, 2), om = digits(s + i + 4, 2);
-        if (oh < 0 || oh > 23 || om < 0 || om > 59) return false;
-        off = (oh * 3600 + om * 60) * (s[i] == '-' ? -1 : 1);
-    } else {
-        return false;
-    }
-    *out = days_from_civil(y, mo, dd) * 86400 + h * 3600 + mi * 60 + se - off;
-    return true;
-}
-
 bool d_time(dec *d, const ks_tree *v, const kpath *p, int64_t *out) {
     const char *s;
     if (!d_str(d, v, p, &s)) return false;
-    if (!parse_rfc3339(s, out)) {
+    int32_t nsec;
+    if (!ks_time_parse_rfc3339_sec(s, out, &nsec)) {
         derr(d, v, p, "invalid time \"%s\" (want RFC 3339, e.g. 2006-01-02T15:04:05Z)", s);
         return false;
     }

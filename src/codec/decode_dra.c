@@ -10,25 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NEW_OBJECT(T, o, kindname)                                           \
-    ks_arena *a_ = ks_arena_new(1024);                                       \
-    T *o = ks_arena_alloc(a_, sizeof(T));                                    \
-    o->arena = a_;                                                           \
-    dec dd_, *d = &dd_;                                                      \
-    dec_init(d, ctx, a_, kindname, t);                                       \
-    meta m;                                                                  \
-    (void)m
-
-#define FINISH(o)                                                            \
-    do {                                                                     \
-        if (!dec_done(d)) {                                                  \
-            KS_OBJECT_UNREF(o);                                              \
-            return NULL;                                                     \
-        }                                                                    \
-        D_SET_SOURCE(d, o, t);                                               \
-        return o;                                                            \
-    } while (0)
-
 static bool is_v1beta1(const ks_tree *t) {
     const ks_tree *av = kt_get(t, "apiVersion");
     return av && av->type == KT_STRING && strcmp(av->text, "resource.k8s.io/v1beta1") == 0;
@@ -370,7 +351,7 @@ static void d_claim_spec(dec *d, const ks_tree *spec, const kpath *sp, bool beta
 }
 
 ks_resource_claim *ks_decode_resource_claim(const ks_tree *t, ks_decode_ctx *ctx) {
-    NEW_OBJECT(ks_resource_claim, o, "resourceclaim");
+    DEC_NEW_OBJECT(ks_resource_claim, o, "resourceclaim", 1024);
     if (d_map(d, t, NULL) && d_meta(d, t, true, &m)) {
         o->ns = m.ns;
         o->name = m.name;
@@ -406,11 +387,11 @@ ks_resource_claim *ks_decode_resource_claim(const ks_tree *t, ks_decode_ctx *ctx
             o->has_device_status = d_seq(d, ds, KP(stp, "devices")) && ds->n;
         }
     }
-    FINISH(o);
+    DEC_FINISH(o);
 }
 
 ks_claim_template *ks_decode_claim_template(const ks_tree *t, ks_decode_ctx *ctx) {
-    NEW_OBJECT(ks_claim_template, o, "resourceclaimtemplate");
+    DEC_NEW_OBJECT(ks_claim_template, o, "resourceclaimtemplate", 1024);
     if (d_map(d, t, NULL) && d_meta(d, t, true, &m)) {
         o->ns = m.ns;
         o->name = m.name;
@@ -432,7 +413,7 @@ ks_claim_template *ks_decode_claim_template(const ks_tree *t, ks_decode_ctx *ctx
             o->claim = c;
         }
     }
-    FINISH(o);
+    DEC_FINISH(o);
 }
 
 /* ---- ResourceSlice ------------------------------------------------------------- */
@@ -520,7 +501,7 @@ static void d_device(dec *d, const ks_tree *x, const kpath *p, const char *drive
 }
 
 ks_resource_slice *ks_decode_resource_slice(const ks_tree *t, ks_decode_ctx *ctx) {
-    NEW_OBJECT(ks_resource_slice, o, "resourceslice");
+    DEC_NEW_OBJECT(ks_resource_slice, o, "resourceslice", 1024);
     if (d_map(d, t, NULL) && d_meta(d, t, false, &m)) {
         o->name = m.name;
         const ks_tree *spec = kt_get(t, "spec");
@@ -569,11 +550,11 @@ ks_resource_slice *ks_decode_resource_slice(const ks_tree *t, ks_decode_ctx *ctx
             }
         }
     }
-    FINISH(o);
+    DEC_FINISH(o);
 }
 
 ks_device_class *ks_decode_device_class(const ks_tree *t, ks_decode_ctx *ctx) {
-    NEW_OBJECT(ks_device_class, o, "deviceclass");
+    DEC_NEW_OBJECT(ks_device_class, o, "deviceclass", 1024);
     if (d_map(d, t, NULL) && d_meta(d, t, false, &m)) {
         o->name = m.name;
         const ks_tree *spec = kt_get(t, "spec");
@@ -583,11 +564,11 @@ ks_device_class *ks_decode_device_class(const ks_tree *t, ks_decode_ctx *ctx) {
             o->nconfig = d_configs(d, kt_get(spec, "config"), KP(sp, "config"), &o->config, false);
         }
     }
-    FINISH(o);
+    DEC_FINISH(o);
 }
 
 ks_device_taint_rule *ks_decode_device_taint_rule(const ks_tree *t, ks_decode_ctx *ctx) {
-    NEW_OBJECT(ks_device_taint_rule, o, "devicetaintrule");
+    DEC_NEW_OBJECT(ks_device_taint_rule, o, "devicetaintrule", 1024);
     if (d_map(d, t, NULL) && d_meta(d, t, false, &m)) {
         o->name = m.name;
         const ks_tree *spec = kt_get(t, "spec");
@@ -611,5 +592,5 @@ ks_device_taint_rule *ks_decode_device_taint_rule(const ks_tree *t, ks_decode_ct
             else if (d_absent(taint)) derr(d, spec, tp, "required");
         }
     }
-    FINISH(o);
+    DEC_FINISH(o);
 }

@@ -115,4 +115,27 @@ bool d_meta(dec *d, const ks_tree *obj, bool namespaced, meta *m);
         (obj)->input_index = (d)->ctx->next_input_index++;                   \
     } while (0)
 
+/* A decoder's object of type T in an arena of its own (arena_size bytes
+ * to start), with the dec d for kind kindname over the tree t (both in the
+ * caller's scope). */
+#define DEC_NEW_OBJECT(T, o, kindname, arena_size)                           \
+    ks_arena *a_ = ks_arena_new(arena_size);                                 \
+    T *o = ks_arena_alloc(a_, sizeof(T));                                    \
+    o->arena = a_;                                                           \
+    dec dd_, *d = &dd_;                                                      \
+    dec_init(d, ctx, a_, kindname, t);                                       \
+    meta m;                                                                  \
+    (void)m
+
+/* Return o, or NULL (o released) when d collected errors. */
+#define DEC_FINISH(o)                                                        \
+    do {                                                                     \
+        if (!dec_done(d)) {                                                  \
+            KS_OBJECT_UNREF(o);                                              \
+            return NULL;                                                     \
+        }                                                                    \
+        D_SET_SOURCE(d, o, t);                                               \
+        return o;                                                            \
+    } while (0)
+
 #endif

@@ -9,29 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Each object lives in a small arena of its own. */
-#define NEW_OBJECT(T, o, kindname)                                           \
-    ks_arena *a_ = ks_arena_new(512);                                        \
-    T *o = ks_arena_alloc(a_, sizeof(T));                                    \
-    o->arena = a_;                                                           \
-    dec dd_, *d = &dd_;                                                      \
-    dec_init(d, ctx, a_, kindname, t);                                       \
-    meta m;                                                                  \
-    (void)m
-
-#define FINISH(o)                                                            \
-    do {                                                                     \
-        if (!dec_done(d)) {                                                  \
-            KS_OBJECT_UNREF(o);                                               \
-            return NULL;                                                     \
-        }                                                                    \
-        D_SET_SOURCE(d, o, t);                                               \
-        return o;                                                            \
-    } while (0)
-
 ks_priority_class *ks_decode_priority_class(const ks_tree *t, ks_decode_ctx *ctx) {
     static const char *const policies[] = {"PreemptLowerPriority", "Never", NULL};
-    NEW_OBJECT(ks_priority_class, o, "priorityclass");
+    DEC_NEW_OBJECT(ks_priority_class, o, "priorityclass", 512);
     if (d_map(d, t, NULL) && d_meta(d, t, false, &m)) {
         o->name = m.name;
         const ks_tree *v = kt_get(t, "value");
@@ -41,11 +21,11 @@ ks_priority_class *ks_decode_priority_class(const ks_tree *t, ks_decode_ctx *ctx
         int p = d_enum(d, kt_get(t, "preemptionPolicy"), KP(NULL, "preemptionPolicy"), policies);
         o->preemption_policy = p == 1 ? KS_PREEMPT_NEVER : KS_PREEMPT_LOWER_PRIORITY;
     }
-    FINISH(o);
+    DEC_FINISH(o);
 }
 
 ks_namespace *ks_decode_namespace(const ks_tree *t, ks_decode_ctx *ctx) {
-    NEW_OBJECT(ks_namespace, o, "namespace");
+    DEC_NEW_OBJECT(ks_namespace, o, "namespace", 512);
     if (d_map(d, t, NULL) && d_meta(d, t, false, &m)) {
         o->name = m.name;
         /* the API server always labels a namespace with its name */
@@ -63,7 +43,7 @@ ks_namespace *ks_decode_namespace(const ks_tree *t, ks_decode_ctx *ctx) {
         }
         o->labels = m.labels;
     }
-    FINISH(o);
+    DEC_FINISH(o);
 }
 
 static uint32_t d_access_modes(dec *d, const ks_tree *v, const kpath *p) {
@@ -144,7 +124,7 @@ static ks_id d_id_default(dec *d, const ks_tree *m, const char *key, const kpath
 }
 
 ks_pv *ks_decode_pv(const ks_tree *t, ks_decode_ctx *ctx) {
-    NEW_OBJECT(ks_pv, o, "persistentvolume");
+    DEC_NEW_OBJECT(ks_pv, o, "persistentvolume", 512);
     o->volume_mode = ks_intern("Filesystem");
     o->phase = ks_intern("Pending");
     if (d_map(d, t, NULL) && d_meta(d, t, false, &m)) {
@@ -183,11 +163,11 @@ ks_pv *ks_decode_pv(const ks_tree *t, ks_decode_ctx *ctx) {
         if (d_map(d, st, KP(NULL, "status")))
             o->phase = d_id_default(d, st, "phase", KP(NULL, "status"), "Pending");
     }
-    FINISH(o);
+    DEC_FINISH(o);
 }
 
 ks_pvc *ks_decode_pvc(const ks_tree *t, ks_decode_ctx *ctx) {
-    NEW_OBJECT(ks_pvc, o, "persistentvolumeclaim");
+    DEC_NEW_OBJECT(ks_pvc, o, "persistentvolumeclaim", 512);
     o->volume_mode = ks_intern("Filesystem");
     o->phase = ks_intern("Pending");
     if (d_map(d, t, NULL) && d_meta(d, t, true, &m)) {
@@ -242,12 +222,12 @@ ks_pvc *ks_decode_pvc(const ks_tree *t, ks_decode_ctx *ctx) {
         if (d_map(d, st, KP(NULL, "status")))
             o->phase = d_id_default(d, st, "phase", KP(NULL, "status"), "Pending");
     }
-    FINISH(o);
+    DEC_FINISH(o);
 }
 
 ks_storage_class *ks_decode_storage_class(const ks_tree *t, ks_decode_ctx *ctx) {
     static const char *const modes[] = {"Immediate", "WaitForFirstConsumer", NULL};
-    NEW_OBJECT(ks_storage_class, o, "storageclass");
+    DEC_NEW_OBJECT(ks_storage_class, o, "storageclass", 512);
     if (d_map(d, t, NULL) && d_meta(d, t, false, &m)) {
         o->name = m.name;
         d_str(d, kt_get(t, "provisioner"), KP(NULL, "provisioner"), &o->provisioner);
@@ -287,11 +267,11 @@ ks_storage_class *ks_decode_storage_class(const ks_tree *t, ks_decode_ctx *ctx) 
             (ks_labels_get(&m.annotations, ks_intern("storageclass.beta.kubernetes.io/is-default-class"), &v) &&
              strcmp(ks_str(v), "true") == 0);
     }
-    FINISH(o);
+    DEC_FINISH(o);
 }
 
 ks_csinode *ks_decode_csinode(const ks_tree *t, ks_decode_ctx *ctx) {
-    NEW_OBJECT(ks_csinode, o, "csinode");
+    DEC_NEW_OBJECT(ks_csinode, o, "csinode", 512);
     if (d_map(d, t, NULL) && d_meta(d, t, false, &m)) {
         o->name = m.name;
         o->annotations = m.annotations;
@@ -317,11 +297,11 @@ ks_csinode *ks_decode_csinode(const ks_tree *t, ks_decode_ctx *ctx) {
             }
         }
     }
-    FINISH(o);
+    DEC_FINISH(o);
 }
 
 ks_csi_driver *ks_decode_csi_driver(const ks_tree *t, ks_decode_ctx *ctx) {
-    NEW_OBJECT(ks_csi_driver, o, "csidriver");
+    DEC_NEW_OBJECT(ks_csi_driver, o, "csidriver", 512);
     if (d_map(d, t, NULL) && d_meta(d, t, false, &m)) {
         o->name = m.name;
         const ks_tree *spec = kt_get(t, "spec");
@@ -329,7 +309,7 @@ ks_csi_driver *ks_decode_csi_driver(const ks_tree *t, ks_decode_ctx *ctx) {
         if (d_map(d, spec, sp))
             d_bool(d, kt_get(spec, "storageCapacity"), KP(sp, "storageCapacity"), &o->storage_capacity);
     }
-    FINISH(o);
+    DEC_FINISH(o);
 }
 
 /* An optional Quantity field in bytes; false when absent (null is unset,
@@ -345,7 +325,7 @@ static bool d_opt_bytes(dec *d, const ks_tree *v, const kpath *p, int64_t *out) 
 
 /* CSIStorageCapacity's fields sit at the top level, beside metadata. */
 ks_csi_capacity *ks_decode_csi_capacity(const ks_tree *t, ks_decode_ctx *ctx) {
-    NEW_OBJECT(ks_csi_capacity, o, "csistoragecapacity");
+    DEC_NEW_OBJECT(ks_csi_capacity, o, "csistoragecapacity", 512);
     o->node_topology.nothing = true;
     if (d_map(d, t, NULL) && d_meta(d, t, true, &m)) {
         o->ns = m.ns;
@@ -358,11 +338,11 @@ ks_csi_capacity *ks_decode_csi_capacity(const ks_tree *t, ks_decode_ctx *ctx) {
         o->has_max_size =
             d_opt_bytes(d, kt_get(t, "maximumVolumeSize"), KP(NULL, "maximumVolumeSize"), &o->max_size);
     }
-    FINISH(o);
+    DEC_FINISH(o);
 }
 
 ks_volume_attachment *ks_decode_volume_attachment(const ks_tree *t, ks_decode_ctx *ctx) {
-    NEW_OBJECT(ks_volume_attachment, o, "volumeattachment");
+    DEC_NEW_OBJECT(ks_volume_attachment, o, "volumeattachment", 512);
     o->attacher = "";
     if (d_map(d, t, NULL) && d_meta(d, t, false, &m)) {
         o->name = m.name;
@@ -383,7 +363,7 @@ ks_volume_attachment *ks_decode_volume_attachment(const ks_tree *t, ks_decode_ct
             }
         }
     }
-    FINISH(o);
+    DEC_FINISH(o);
 }
 
 /* intstr.IntOrString: an integer, or a string that is an integer or a
@@ -409,7 +389,7 @@ static void d_int_or_percent(dec *d, const ks_tree *v, const kpath *p, ks_int_or
 }
 
 ks_pdb *ks_decode_pdb(const ks_tree *t, ks_decode_ctx *ctx) {
-    NEW_OBJECT(ks_pdb, o, "poddisruptionbudget");
+    DEC_NEW_OBJECT(ks_pdb, o, "poddisruptionbudget", 512);
     if (d_map(d, t, NULL) && d_meta(d, t, true, &m)) {
         o->ns = m.ns;
         o->name = m.name;
@@ -434,11 +414,11 @@ ks_pdb *ks_decode_pdb(const ks_tree *t, ks_decode_ctx *ctx) {
             }
         }
     }
-    FINISH(o);
+    DEC_FINISH(o);
 }
 
 ks_pod_group *ks_decode_pod_group(const ks_tree *t, ks_decode_ctx *ctx) {
-    NEW_OBJECT(ks_pod_group, o, "podgroup");
+    DEC_NEW_OBJECT(ks_pod_group, o, "podgroup", 512);
     if (d_map(d, t, NULL) && d_meta(d, t, true, &m)) {
         o->ns = m.ns;
         o->name = m.name;
@@ -454,11 +434,11 @@ ks_pod_group *ks_decode_pod_group(const ks_tree *t, ks_decode_ctx *ctx) {
                     &o->schedule_timeout_seconds);
         }
     }
-    FINISH(o);
+    DEC_FINISH(o);
 }
 
 ks_workload *ks_decode_workload(const ks_tree *t, ks_workload_kind kind, ks_decode_ctx *ctx) {
-    NEW_OBJECT(ks_workload, o, ks_workload_kind_lower(kind));
+    DEC_NEW_OBJECT(ks_workload, o, ks_workload_kind_lower(kind), 512);
     o->kind = kind;
     o->replicas = -1;
     o->desired = -1;
@@ -495,5 +475,5 @@ ks_workload *ks_decode_workload(const ks_tree *t, ks_workload_kind kind, ks_deco
                 derr(d, r, KP(sp, "replicas"), "must be greater than or equal to 0");
         }
     }
-    FINISH(o);
+    DEC_FINISH(o);
 }

@@ -199,7 +199,7 @@ static void invalid(vctx *v, int line, const char *field, const char *value, int
     for (int i = 0; i < nmsgs; i++) {
         ks_strbuf b;
         ks_sb_init(&b);
-        ks_go_quote(&b, value);
+        ks_sb_quote_str(&b, value);
         char w[600];
         ks_errors_add(v->errs, "%s: %s %s%s%s: %s: Invalid value: %s: %s",
                       where(v->file, line, w, sizeof(w)), v->kind, v->ns ? v->ns : "",

@@ -128,28 +128,6 @@ static bool parse_bool(const char *v, bool *out) {
     return false;
 }
 
-/* strconv.Quote, for the ASCII it will meet */
-static void go_quote(ks_strbuf *b, const char *s) {
-    ks_sb_putc(b, '"');
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        switch (c) {
-        case '"': ks_sb_puts(b, "\\\""); break;
-        case '\\': ks_sb_puts(b, "\\\\"); break;
-        case '\a': ks_sb_puts(b, "\\a"); break;
-        case '\b': ks_sb_puts(b, "\\b"); break;
-        case '\f': ks_sb_puts(b, "\\f"); break;
-        case '\n': ks_sb_puts(b, "\\n"); break;
-        case '\r': ks_sb_puts(b, "\\r"); break;
-        case '\t': ks_sb_puts(b, "\\t"); break;
-        case '\v': ks_sb_puts(b, "\\v"); break;
-        default:
-            if (c < 0x20 || c == 0x7f) ks_sb_printf(b, "\\x%02x", c);
-            else ks_sb_putc(b, (char)c);
-        }
-    }
-    ks_sb_putc(b, '"');
-}
 
 typedef struct pair {
     const char *name;
@@ -259,7 +237,7 @@ bool ks_feature_gates_apply(const char *const *values, size_t nvalues, char **er
             ks_strbuf e;
             ks_sb_init(&e);
             ks_sb_printf(&e, "invalid value of %s=%s, err: strconv.ParseBool: parsing ", k, v);
-            go_quote(&e, v);
+            ks_sb_quote_str(&e, v);
             ks_sb_puts(&e, ": invalid syntax");
             *err = ks_sb_take(&e);
             goto out;

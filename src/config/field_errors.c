@@ -206,7 +206,7 @@ void fe_not_supported(cfg_ctx *c, const char *path, const char *value, const cha
     ks_sb_init(&b);
     for (size_t i = 0; i < nvalid; i++) {
         if (i) ks_sb_puts(&b, ", ");
-        go_quote(&b, valid[i]);
+        ks_sb_quote_str(&b, valid[i]);
     }
     if (nvalid) {
         cfg_err_path(c, path, "%s: Unsupported value: %s: supported values: %s", path, value,
@@ -222,7 +222,7 @@ const char *fe_int(cfg_ctx *c, int64_t v) { return ks_arena_printf(c->arena, "%l
 const char *fe_str(cfg_ctx *c, const char *s) {
     ks_strbuf b;
     ks_sb_init(&b);
-    go_quote(&b, s ? s : "");
+    ks_sb_quote_str(&b, s ? s : "");
     const char *r = ks_arena_strdup(c->arena, ks_sb_str(&b));
     ks_sb_free(&b);
     return r;
@@ -247,7 +247,7 @@ static void json_put(ks_strbuf *b, const ks_tree *t) {
         ks_sb_puts(b, f);
         break;
     }
-    case KT_STRING: go_quote(b, t->text ? t->text : ""); break;
+    case KT_STRING: ks_sb_quote_str(b, t->text ? t->text : ""); break;
     case KT_SEQ:
         ks_sb_putc(b, '[');
         for (uint32_t i = 0; i < t->n; i++) {
@@ -264,7 +264,7 @@ static void json_put(ks_strbuf *b, const ks_tree *t) {
         ks_sb_putc(b, '{');
         for (uint32_t i = 0; i < t->n; i++) {
             if (i) ks_sb_putc(b, ',');
-            go_quote(b, keys[i]);
+            ks_sb_quote_str(b, keys[i]);
             ks_sb_putc(b, ':');
             json_put(b, kt_get(t, keys[i]));
         }

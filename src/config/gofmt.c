@@ -33,7 +33,7 @@ static char *dur_err(const char *what, const char *s) {
     ks_sb_puts(&b, "time: ");
     ks_sb_puts(&b, what);
     ks_sb_puts(&b, " ");
-    go_quote(&b, s);
+    ks_sb_quote_str(&b, s);
     return ks_sb_take(&b);
 }
 
@@ -113,9 +113,9 @@ bool go_parse_duration(const char *orig, int64_t *out, char **err) {
             ks_strbuf b;
             ks_sb_init(&b);
             ks_sb_puts(&b, "time: unknown unit ");
-            go_quote(&b, us);
+            ks_sb_quote_str(&b, us);
             ks_sb_puts(&b, " in duration ");
-            go_quote(&b, orig);
+            ks_sb_quote_str(&b, orig);
             free(us);
             *err = ks_sb_take(&b);
             return false;
@@ -274,27 +274,6 @@ void go_format_float(double v, int bits, char out[40]) {
     ks_sb_free(&b);
 }
 
-/* ---- strings -------------------------------------------------------------- */
-
-void go_quote(ks_strbuf *b, const char *s) {
-    ks_sb_putc(b, '"');
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '"': ks_sb_puts(b, "\\\""); break;
-        case '\\': ks_sb_puts(b, "\\\\"); break;
-        case '\n': ks_sb_puts(b, "\\n"); break;
-        case '\t': ks_sb_puts(b, "\\t"); break;
-        case '\r': ks_sb_puts(b, "\\r"); break;
-        default:
-            if (*p < 0x20 || *p == 0x7f) {
-                ks_sb_printf(b, "\\x%02x", *p);
-            } else {
-                ks_sb_putc(b, (char)*p);
-            }
-        }
-    }
-    ks_sb_putc(b, '"');
-}
 
 /* StdEncoding with padding; \r and \n are skipped as Go does. */
 long go_base64_invalid_at(const char *s) {

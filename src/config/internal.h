@@ -53,8 +53,6 @@ bool go_parse_duration(const char *s, int64_t *ns, char **err);
 void go_format_duration(int64_t ns, char out[40]);
 /* strconv.FormatFloat(v, 'g', -1, bits) */
 void go_format_float(double v, int bits, char out[40]);
-/* Go %q of a string (ASCII-safe subset of strconv.Quote). */
-void go_quote(ks_strbuf *b, const char *s);
 /* encoding/base64 StdEncoding validity; returns -1 when valid else the
  * offending input byte offset. */
 long go_base64_invalid_at(const char *s);

@@ -122,7 +122,7 @@ static const char *set_json(cfg_ctx *c, const ks_plugin_set *s) {
         for (uint32_t i = 0; i < n; i++) {
             if (i) ks_sb_putc(&b, ',');
             ks_sb_puts(&b, "{\"Name\":");
-            go_quote(&b, r[i].name);
+            ks_sb_quote_str(&b, r[i].name);
             ks_sb_printf(&b, ",\"Weight\":%d}", r[i].weight);
         }
         ks_sb_putc(&b, ']');

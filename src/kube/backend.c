@@ -18,6 +18,7 @@
 #include "util/hash.h"
 #include "util/log.h"
 #include "util/strbuf.h"
+#include "util/timefmt.h"
 #include "util/xalloc.h"
 
 #include <jansson.h>
@@ -499,16 +500,6 @@ static ks_status *kb_bind(void *ctx, const ks_pod *pod, const char *node) {
     return st;
 }
 
-/* RFC 3339 with seconds (metav1.Time) or microseconds (MicroTime). */
-static void format_time(char *buf, size_t n, bool micro) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    struct tm tm;
-    gmtime_r(&ts.tv_sec, &tm);
-    size_t k = strftime(buf, n, "%Y-%m-%dT%H:%M:%S", &tm);
-    if (micro) snprintf(buf + k, n - k, ".%06ldZ", ts.tv_nsec / 1000);
-    else snprintf(buf + k, n - k, "Z");
-}
 
 static const ks_pod_condition *find_condition(const ks_pod *p, const char *type) {
     ks_id t = ks_intern_find(type);
@@ -532,7 +523,7 @@ static ks_status *kb_patch(void *ctx, const ks_pod *pod, const ks_status_patch *
         const ks_pod_condition *cur = find_condition(pod, patch->cond_type);
         if (!cur || strcmp(ks_str(cur->status), patch->cond_status) != 0) {
             char t[64];
-            format_time(t, sizeof(t), false);
+            ks_time_format_now_rfc3339(false, t);
             json_object_set_new(c, "lastTransitionTime", json_string(t));
         }
         json_object_set_new(status, "conditions", json_pack("[o]", c));

@@ -7,6 +7,7 @@
 #include "util/curl_lazy.h"
 #include "util/log.h"
 #include "util/strbuf.h"
+#include "util/timefmt.h"
 #include "util/xalloc.h"
 
 #include <errno.h>
@@ -186,34 +187,6 @@ static void xfer_free(xfer *x) {
 
 /* ---- the exec credential plugin --------------------------------------- */
 
-/* RFC 3339 (metav1.Time) to ns since the epoch; false when unreadable. */
-static bool parse_rfc3339(const char *s, int64_t *out) {
-    struct tm tm;
-    memset(&tm, 0, sizeof(tm));
-    const char *p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
-    if (!p) return false;
-    int64_t frac = 0;
-    if (*p == '.') {
-        int64_t scale = 100000000;
-        for (p++; *p >= '0' && *p <= '9'; p++, scale /= 10) frac += (*p - '0') * scale;
-    }
-    int64_t off = 0;
-    if (*p == 'Z' || *p == 'z') {
-        p++;
-    } else if (*p == '+' || *p == '-') {
-        int hh, mm;
-        if (sscanf(p + 1, "%2d:%2d", &hh, &mm) != 2) return false;
-        off = (hh * 3600 + mm * 60) * (*p == '+' ? 1 : -1);
-        p += 6;
-    } else {
-        return false;
-    }
-    if (*p) return false;
-    int64_t sec = (int64_t)timegm(&tm) - off;
-    /* past 2262 nanoseconds overflow: as good as never */
-    *out = sec >= INT64_MAX / KS_NS_PER_SEC - 1 ? INT64_MAX : sec * KS_NS_PER_SEC + frac;
-    return true;
-}
 
 static int64_t wall_ns(void) {
     struct timespec ts;
@@ -367,7 +340,7 @@ static creds *run_exec(ks_kube_client *c, int64_t *exp_ns, char **err) {
         fail(err, "exec plugin %s didn't return a token or cert/key pair", ex->command);
     else if (!cert != !key)
         fail(err, "exec plugin %s returned only certificate or key, not both", ex->command);
-    else if (exp && !parse_rfc3339(exp, &e))
+    else if (exp && !ks_time_parse_rfc3339(exp, &e))
         fail(err, "exec plugin %s: status.expirationTimestamp: cannot parse \"%s\"", ex->command, exp);
     else {
         cr = creds_new();

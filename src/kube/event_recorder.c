@@ -10,6 +10,7 @@
 #include "util/hash.h"
 #include "util/log.h"
 #include "util/strbuf.h"
+#include "util/timefmt.h"
 #include "util/xalloc.h"
 
 #include <errno.h>
@@ -50,20 +51,6 @@ static int64_t mono_now(void) {
     return (int64_t)ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
 }
 
-/* metav1.MicroTime and metav1.Time as JSON (RFC 3339, UTC). */
-static void fmt_time(int64_t ns, bool micro, char out[40]) {
-    time_t s = (time_t)(ns / NS_PER_SEC);
-    long us = (long)((ns % NS_PER_SEC) / 1000);
-    if (ns < 0 && ns % NS_PER_SEC) {
-        s--;
-        us += 1000000;
-    }
-    struct tm tm;
-    gmtime_r(&s, &tm);
-    size_t n = strftime(out, 40, "%Y-%m-%dT%H:%M:%S", &tm);
-    if (micro) snprintf(out + n, 40 - n, ".%06ldZ", us);
-    else snprintf(out + n, 40 - n, "Z");
-}
 
 static double rand01(void) {
     uint32_t v;
@@ -339,14 +326,14 @@ static char *dump(json_t *o) {
 
 static json_t *series_json(int32_t count, int64_t last) {
     char t[40];
-    fmt_time(last, true, t);
+    ks_time_format_rfc3339(last, true, t);
     return json_pack("{s:i,s:s}", "count", (json_int_t)count, "lastObservedTime", t);
 }
 
 /* An events.k8s.io/v1 Event (series when count >= 2). */
 static char *v1_body(const ev_item *ev, int32_t count, int64_t last) {
     char t[40];
-    fmt_time(ev->time, true, t);
+    ks_time_format_rfc3339(ev->time, true, t);
     json_t *o = json_object();
     json_object_set_new(o, "apiVersion", json_string("events.k8s.io/v1"));
     json_object_set_new(o, "kind", json_string("Event"));
@@ -377,8 +364,8 @@ static char *v1_series_patch(int32_t count, int64_t last) {
  * aggregator keeps the source but has no reporting fields. */
 static char *core_body(const ev_item *ev, int32_t count, int64_t first, int64_t last, bool combined) {
     char f[40], l[40];
-    fmt_time(first, false, f);
-    fmt_time(last, false, l);
+    ks_time_format_rfc3339(first, false, f);
+    ks_time_format_rfc3339(last, false, l);
     json_t *o = json_object();
     json_object_set_new(o, "apiVersion", json_string("v1"));
     json_object_set_new(o, "kind", json_string("Event"));
@@ -405,7 +392,7 @@ static char *core_body(const ev_item *ev, int32_t count, int64_t first, int64_t 
 /* record's eventLogger patch: count, lastTimestamp and message. */
 static char *core_patch(int32_t count, int64_t last, const char *message) {
     char l[40];
-    fmt_time(last, false, l);
+    ks_time_format_rfc3339(last, false, l);
     json_t *o = json_pack("{s:i,s:s}", "count", (json_int_t)count, "lastTimestamp", l);
     put_str(o, "message", message, true);
     return dump(o);

@@ -6,6 +6,7 @@
 #include "util/clock.h"
 #include "util/log.h"
 #include "util/strbuf.h"
+#include "util/timefmt.h"
 #include "util/xalloc.h"
 
 #include <errno.h>
@@ -57,45 +58,13 @@ static void cond_init_mono(pthread_cond_t *cv) {
 
 /* ---- times on the wire ----------------------------------------------------- */
 
-/* metav1.MicroTime (micro) or metav1.Time, UTC; 0 is the zero time. */
-static void fmt_time(int64_t ns, bool micro, char out[40]) {
-    time_t s = (time_t)(ns / NS_PER_SEC);
-    long us = (long)((ns % NS_PER_SEC) / 1000);
-    if (ns < 0 && ns % NS_PER_SEC) {
-        s--;
-        us += 1000000;
-    }
-    struct tm tm;
-    gmtime_r(&s, &tm);
-    size_t n = strftime(out, 40, "%Y-%m-%dT%H:%M:%S", &tm);
-    if (micro) snprintf(out + n, 40 - n, ".%06ldZ", us);
-    else snprintf(out + n, 40 - n, "Z");
+/* A lease's time; 0 when absent or unreadable. */
+static int64_t lease_time(const char *s) {
+    int64_t ns;
+    return ks_time_parse_rfc3339(s, &ns) ? ns : 0;
 }
 
-/* RFC 3339 with an optional fraction; 0 when absent or unreadable. */
-static int64_t parse_time(const char *s) {
-    if (!s) return 0;
-    struct tm tm;
-    memset(&tm, 0, sizeof tm);
-    const char *p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
-    if (!p) return 0;
-    int64_t frac = 0;
-    if (*p == '.') {
-        p++;
-        int64_t scale = NS_PER_SEC / 10;
-        while (*p >= '0' && *p <= '9') {
-            frac += (*p - '0') * scale;
-            scale /= 10;
-            p++;
-        }
-    }
-    int64_t off = 0;
-    if (*p == '+' || *p == '-') {
-        int hh = 0, mm = 0;
-        if (sscanf(p + 1, "%d:%d", &hh, &mm) == 2) off = (hh * 3600 + mm * 60) * (*p == '-' ? -1 : 1);
-    }
-    return ((int64_t)timegm(&tm) - off) * NS_PER_SEC + frac;
-}
+
 
 /* ---- the record ------------------------------------------------------------- */
 
@@ -127,8 +96,8 @@ static void rec_copy(le_record *d, const le_record *s) {
  * is therefore not seen as a change, as upstream. */
 static char *rec_raw(const le_record *r) {
     char a[40] = "null", b[40] = "null";
-    if (r->acquire) fmt_time(r->acquire, false, a);
-    if (r->renew) fmt_time(r->renew, false, b);
+    if (r->acquire) ks_time_format_rfc3339(r->acquire, false, a);
+    if (r->renew) ks_time_format_rfc3339(r->renew, false, b);
     return ks_xasprintf("%s\x1f%lld\x1f%s\x1f%s\x1f%lld\x1f%s\x1f%s", r->holder ? r->holder : "",
                         (long long)r->lease_seconds, a, b, (long long)r->transitions,
                         r->strategy ? r->strategy : "", r->preferred ? r->preferred : "");
@@ -141,8 +110,8 @@ static void rec_from_spec(le_record *r, json_t *spec) {
     r->holder = ks_xstrdup(h ? h : "");
     r->lease_seconds = json_integer_value(json_object_get(spec, "leaseDurationSeconds"));
     r->transitions = json_integer_value(json_object_get(spec, "leaseTransitions"));
-    r->acquire = parse_time(json_string_value(json_object_get(spec, "acquireTime")));
-    r->renew = parse_time(json_string_value(json_object_get(spec, "renewTime")));
+    r->acquire = lease_time(json_string_value(json_object_get(spec, "acquireTime")));
+    r->renew = lease_time(json_string_value(json_object_get(spec, "renewTime")));
     const char *st = json_string_value(json_object_get(spec, "strategy"));
     const char *ph = json_string_value(json_object_get(spec, "preferredHolder"));
     r->strategy = ks_xstrdup(st ? st : "");
@@ -152,7 +121,7 @@ static void rec_from_spec(le_record *r, json_t *spec) {
 static json_t *micro_json(int64_t ns) {
     if (!ns) return json_null();
     char t[40];
-    fmt_time(ns, true, t);
+    ks_time_format_rfc3339(ns, true, t);
     return json_string(t);
 }
 

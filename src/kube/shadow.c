@@ -6,6 +6,7 @@
 #include "metrics/metrics.h"
 #include "util/hash.h"
 #include "util/log.h"
+#include "util/timefmt.h"
 #include "util/xalloc.h"
 
 #include <jansson.h>
@@ -167,13 +168,8 @@ static ks_shadow_agreement verdict_of(const verdict *v, const ks_pod *old, const
 static void report_line(ks_shadow *sh, const ks_pod *pod, const verdict *v, ks_shadow_agreement a,
                         const char *why) {
     json_t *o = json_object();
-    char ts[64];
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    struct tm tm;
-    gmtime_r(&now.tv_sec, &tm);
-    snprintf(ts, sizeof(ts), "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
-             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, now.tv_nsec / 1000);
+    char ts[KS_RFC3339_LEN];
+    ks_time_format_now_rfc3339(true, ts);
     json_object_set_new(o, "time", json_string(ts));
     json_object_set_new(o, "namespace", json_string(ks_str(pod->ns)));
     json_object_set_new(o, "name", json_string(ks_str(pod->name)));

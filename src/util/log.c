@@ -40,23 +40,6 @@ static void text_header(ks_strbuf *b, char severity, const char *file, int line)
                  tm.tm_min, tm.tm_sec, (long)tv.tv_usec, (int)getpid(), base, line);
 }
 
-/* Go's strconv.Quote for the printable ASCII and common escapes. */
-static void go_quote(ks_strbuf *b, const char *s) {
-    ks_sb_putc(b, '"');
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '"': ks_sb_puts(b, "\\\""); break;
-        case '\\': ks_sb_puts(b, "\\\\"); break;
-        case '\n': ks_sb_puts(b, "\\n"); break;
-        case '\t': ks_sb_puts(b, "\\t"); break;
-        case '\r': ks_sb_puts(b, "\\r"); break;
-        default:
-            if (*p < 0x20 || *p == 0x7f) ks_sb_printf(b, "\\x%02x", *p);
-            else ks_sb_putc(b, (char)*p);
-        }
-    }
-    ks_sb_putc(b, '"');
-}
 
 /* ---- json -------------------------------------------------------------------- */
 
@@ -247,7 +230,7 @@ void ks_log_s(char severity, int v, const char *file, int line, const char *msg,
     /* klog's text form; the json form is made from it. */
     ks_strbuf b;
     ks_sb_init(&b);
-    go_quote(&b, msg);
+    ks_sb_quote_str(&b, msg);
     va_list ap;
     va_start(ap, msg);
     for (;;) {
@@ -255,7 +238,7 @@ void ks_log_s(char severity, int v, const char *file, int line, const char *msg,
         if (!k) break;
         const char *val = va_arg(ap, const char *);
         ks_sb_printf(&b, " %s=", k);
-        go_quote(&b, val ? val : "");
+        ks_sb_quote_str(&b, val ? val : "");
     }
     va_end(ap);
     write_line(severity, v, file, line, ks_sb_str(&b));

@@ -192,7 +192,7 @@ static void test_checks(void **st) {
     assert_int_equal(ks_valid_dns1123_label("-ab", m), 1);
     ks_strbuf b;
     ks_sb_init(&b);
-    ks_go_quote(&b, "a\"b\\c\n\x01\xc3\xa9\xff");
+    ks_sb_quote_str(&b, "a\"b\\c\n\x01\xc3\xa9\xff");
     assert_string_equal(ks_sb_str(&b), "\"a\\\"b\\\\c\\n\\x01\xc3\xa9\\xff\"");
     ks_sb_free(&b);
 }
