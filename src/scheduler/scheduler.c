@@ -317,6 +317,10 @@ static size_t ready_bindings(ks_scheduler *s) {
     return n;
 }
 
+bool ks_scheduler_attempt_one(ks_scheduler *s) { return ks_sched_schedule_one(s, false); }
+void ks_scheduler_view_enter(ks_scheduler *s) { ks_sched_view_enter(s); }
+void ks_scheduler_view_exit(ks_scheduler *s) { ks_sched_view_exit(s); }
+
 bool ks_scheduler_schedule_one(ks_scheduler *s) {
     drain(s);
     ready_bindings(s);

@@ -59,6 +59,13 @@ ks_status *ks_scheduler_start(ks_scheduler *s);
 /* Stepping: one scheduling attempt (plus its binding cycle when it
  * can run now). false when no pod was runnable. */
 bool ks_scheduler_schedule_one(ks_scheduler *s);
+/* Stepping: one scheduling attempt, leaving the API calls it queued in
+ * the dispatcher (the caller drains them: the differential replay). */
+bool ks_scheduler_attempt_one(ks_scheduler *s);
+/* Pin the objects plugins read for the calling thread, around plugin
+ * calls made outside a cycle (a PreEnqueue asked by the simulator). */
+void ks_scheduler_view_enter(ks_scheduler *s);
+void ks_scheduler_view_exit(ks_scheduler *s);
 /* Stepping: schedule until nothing can make progress: activeQ and
  * backoffQ empty, no pod waiting on Permit, no API call pending, no timer
  * other than the unschedulable flush (and error-backoff pods that already

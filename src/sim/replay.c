@@ -5,7 +5,7 @@
 #include "backend/api_dispatcher.h"
 #include "scheduler/observer.h"
 #include "scheduler/scheduler.h"
-#include "scheduler/scheduler_internal.h"
+#include "scheduler/scheduler.h"
 #include "sim/memory_backend.h"
 #include "util/clock.h"
 #include "util/hash.h"
@@ -384,7 +384,7 @@ static json_t *plugin_names(const ks_framework *fw, const ks_plugin_mask *m) {
 static void apply_attempt(replay *r, json_t *o) {
     r->popped = 0;
     r->result = NULL;
-    ks_sched_schedule_one(r->s, false);
+    ks_scheduler_attempt_one(r->s);
     ks_api_dispatcher_drain(ks_scheduler_dispatcher(r->s));
     if (!r->popped) return;
     json_object_set_new(o, "pod", json_string(r->popped_name));

@@ -2,7 +2,7 @@
 #include "framework/framework.h"
 #include "framework/status.h"
 #include "scheduler/scheduler.h"
-#include "scheduler/scheduler_internal.h"
+#include "scheduler/scheduler.h"
 #include "util/clock.h"
 #include "util/hash.h"
 #include "util/intern.h"
@@ -273,9 +273,9 @@ static char *pre_enqueue_message(ks_scheduler *s, const ks_pod *p) {
     ks_framework *fw = ks_scheduler_framework(s, ks_str(p->scheduler_name));
     if (!fw) return NULL;
     int plugin = -1;
-    ks_sched_view_enter(s);
+    ks_scheduler_view_enter(s);
     ks_status *st = ks_framework_run_pre_enqueue(fw, p, 0, &plugin);
-    ks_sched_view_exit(s);
+    ks_scheduler_view_exit(s);
     char *msg = st ? ks_status_message(st) : NULL;
     ks_status_free(st);
     return msg;

@@ -2,7 +2,7 @@
 #include "framework/framework.h"
 #include "framework/status.h"
 #include "scheduler/scheduler.h"
-#include "scheduler/scheduler_internal.h"
+#include "scheduler/scheduler.h"
 #include "util/clock.h"
 #include "util/xalloc.h"
 
@@ -252,9 +252,9 @@ static json_t *attempt_head(int pass, const ks_pod *p) {
 /* A gated pod is reported once, in pass 1, with its PreEnqueue status. */
 static void report_gated(trace_run *t, const ks_pod *p, ks_framework *fw) {
     int plugin = -1;
-    ks_sched_view_enter(t->s);
+    ks_scheduler_view_enter(t->s);
     ks_status *st = ks_framework_run_pre_enqueue(fw, p, 0, &plugin);
-    ks_sched_view_exit(t->s);
+    ks_scheduler_view_exit(t->s);
     json_t *o = attempt_head(1, p);
     json_object_set_new(o, "preenqueue", status_json(st));
     json_object_set_new(o, "result", json_string("SchedulingGated"));
@@ -336,9 +336,9 @@ bool ks_trace_run(FILE *out, ks_cluster *cluster, const ks_config *cfg, ks_regis
             if (t.pass == 1 && (p->ngates || p->nresource_claims)) {
                 int plugin = -1;
                 /* PreEnqueue plugins read objects (DynamicResources' claims) */
-                ks_sched_view_enter(t.s);
+                ks_scheduler_view_enter(t.s);
                 ks_status *gs = ks_framework_run_pre_enqueue(fw, p, 0, &plugin);
-                ks_sched_view_exit(t.s);
+                ks_scheduler_view_exit(t.s);
                 pp->gated = gs != NULL;
                 ks_status_free(gs);
             }
