@@ -14,6 +14,7 @@
 #include "util/clock.h"
 #include "util/intern.h"
 #include "util/log.h"
+#include "util/timefmt.h"
 #include "util/xalloc.h"
 
 #include <math.h>
@@ -307,7 +308,7 @@ int cmd_replay(int argc, char **argv) {
             if (!ks_parse_duration(val, &op.max, &perr) || op.max <= 0) goto bad_value;
         } else if (ks_cli_value(argc, argv, &i, "start", &val, &err)) {
             if (!val) goto usage_error;
-            if (!ks_tl_parse_time(val, &op.start)) goto bad_value;
+            if (!ks_time_parse_rfc3339(val, &op.start)) goto bad_value;
             op.has_start = true;
         } else if (ks_cli_value(argc, argv, &i, "speed", &val, &err)) {
             if (!val) goto usage_error;

@@ -64,8 +64,7 @@ void derr(dec *d, const ks_tree *at, const kpath *p, const char *fmt, ...) {
     ks_sb_free(&path);
     va_list ap;
     va_start(ap, fmt);
-    char *msg = NULL;
-    if (vasprintf(&msg, fmt, ap) < 0) ks_oom();
+    char *msg = ks_xvasprintf(fmt, ap);
     va_end(ap);
     ks_sb_puts(&b, msg);
     free(msg);

@@ -24,8 +24,7 @@ void ks_errors_take(ks_errors *e, char *msg) {
 void ks_errors_add(ks_errors *e, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    char *s = NULL;
-    if (vasprintf(&s, fmt, ap) < 0) ks_oom();
+    char *s = ks_xvasprintf(fmt, ap);
     va_end(ap);
     ks_errors_take(e, s);
 }
@@ -33,8 +32,7 @@ void ks_errors_add(ks_errors *e, const char *fmt, ...) {
 void ks_errors_warn(ks_errors *e, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    char *s = NULL;
-    if (vasprintf(&s, fmt, ap) < 0) ks_oom();
+    char *s = ks_xvasprintf(fmt, ap);
     va_end(ap);
     KS_GROW(e->w, e->capw, e->nw + 1);
     e->w[e->nw++] = s;

@@ -1,7 +1,9 @@
 #include "codec/pb.h"
 #include "codec/pb_schema.h"
 #include "codec/tree_internal.h"
+#include "util/base64.h"
 #include "util/strbuf.h"
+#include "util/timefmt.h"
 #include "util/xalloc.h"
 
 #include <inttypes.h>
@@ -162,24 +164,10 @@ static ks_tree *tnull(dec *d) {
     return t;
 }
 
-static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
 static const char *base64(dec *d, const rd *s) {
     size_t n = (size_t)(s->end - s->p);
-    char *o = ks_arena_alloc_uninit(d->a, (n + 2) / 3 * 4 + 1), *q = o;
-    const uint8_t *p = s->p;
-    for (size_t i = 0; i + 2 < n; i += 3) {
-        uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
-        *q++ = b64[v >> 18], *q++ = b64[(v >> 12) & 63], *q++ = b64[(v >> 6) & 63], *q++ = b64[v & 63];
-    }
-    size_t r = n % 3;
-    if (r) {
-        uint32_t v = (uint32_t)p[n - r] << 16 | (r == 2 ? (uint32_t)p[n - 1] << 8 : 0);
-        *q++ = b64[v >> 18], *q++ = b64[(v >> 12) & 63];
-        *q++ = r == 2 ? b64[(v >> 6) & 63] : '=';
-        *q++ = '=';
-    }
-    *q = '\0';
+    char *o = ks_arena_alloc_uninit(d->a, ks_base64_encoded_len(n) + 1);
+    ks_base64_encode(s->p, n, o);
     return o;
 }
 
@@ -710,32 +698,6 @@ static void put_len(ks_strbuf *b, uint32_t num, const void *p, size_t n) {
 
 static bool encode_msg(dec *d, uint16_t mi, const ks_tree *t, ks_strbuf *b, int depth);
 
-/* "2006-01-02T15:04:05[.fraction](Z|±hh:mm)" to seconds and nanoseconds. */
-static bool parse_rfc3339(const char *s, int64_t *sec, int64_t *nanos) {
-    struct tm tm;
-    memset(&tm, 0, sizeof(tm));
-    const char *p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
-    if (!p) return false;
-    int64_t frac = 0, scale = 100000000;
-    if (*p == '.')
-        for (p++; *p >= '0' && *p <= '9'; p++, scale /= 10) frac += (*p - '0') * scale;
-    int64_t off = 0;
-    if (*p == 'Z') {
-        p++;
-    } else if (*p == '+' || *p == '-') {
-        int hh, mm;
-        if (sscanf(p + 1, "%2d:%2d", &hh, &mm) != 2) return false;
-        off = (hh * 3600 + mm * 60) * (*p == '+' ? 1 : -1);
-        p += 6;
-    } else {
-        return false;
-    }
-    if (*p) return false;
-    *sec = (int64_t)timegm(&tm) - off;
-    *nanos = frac;
-    return true;
-}
-
 static bool encode_value(dec *d, const ks_pb_field *f, const ks_tree *v, ks_strbuf *b, int depth) {
     switch ((ks_pb_kind)f->kind) {
     case PBK_STRING:
@@ -765,8 +727,10 @@ static bool encode_value(dec *d, const ks_pb_field *f, const ks_tree *v, ks_strb
     case PBK_TIME:
     case PBK_MICROTIME: {
         if (v->type != KT_STRING) break;
-        int64_t sec, nanos;
-        if (!parse_rfc3339(v->text, &sec, &nanos)) return fail(d, "field %s: not an RFC 3339 time", f->name);
+        int64_t sec;
+        int32_t nanos;
+        if (!ks_time_parse_rfc3339_sec(v->text, &sec, &nanos))
+            return fail(d, "field %s: not an RFC 3339 time", f->name);
         ks_strbuf sub;
         ks_sb_init(&sub);
         put_varint(&sub, 1 << 3 | WT_VARINT);

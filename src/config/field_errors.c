@@ -18,12 +18,7 @@ void ks_config_errors_free(ks_config_errors *e) {
 }
 
 static void errors_addv(ks_config_errors *e, const char *fmt, va_list ap) {
-    va_list cp;
-    va_copy(cp, ap);
-    int n = vsnprintf(NULL, 0, fmt, cp);
-    va_end(cp);
-    char *s = ks_xmalloc((size_t)n + 1);
-    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    char *s = ks_xvasprintf(fmt, ap);
     KS_GROW(e->msgs, e->cap, e->n + 1);
     e->msgs[e->n++] = s;
 }
@@ -45,12 +40,7 @@ static void err_prefixed(cfg_ctx *c, int line, const char *fmt, va_list ap) {
             ks_sb_printf(&b, "%s: ", c->file);
         }
     }
-    va_list cp;
-    va_copy(cp, ap);
-    int n = vsnprintf(NULL, 0, fmt, cp);
-    va_end(cp);
-    char *msg = ks_xmalloc((size_t)n + 1);
-    vsnprintf(msg, (size_t)n + 1, fmt, ap);
+    char *msg = ks_xvasprintf(fmt, ap);
     ks_sb_puts(&b, msg);
     free(msg);
     KS_GROW(c->errs->msgs, c->errs->cap, c->errs->n + 1);

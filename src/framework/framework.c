@@ -427,11 +427,7 @@ void ks_handle_event(ks_handle *h, const ks_pod *regarding, const char *type, co
     if (!fw->env.event) return;
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    char *note = ks_xmalloc((size_t)n + 1);
-    va_start(ap, fmt);
-    vsnprintf(note, (size_t)n + 1, fmt, ap);
+    char *note = ks_xvasprintf(fmt, ap);
     va_end(ap);
     fw->env.event(fw->env.ctx, regarding, NULL, type, reason, action, note);
     free(note);

@@ -14,6 +14,7 @@
 #include "util/intern.h"
 #include "util/clock.h"
 #include "util/log.h"
+#include "util/timefmt.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -193,34 +194,8 @@ bool ks_args_quantity(const ks_args *a, const char *resource, int64_t *out) {
 /* RFC 3339 as Kubernetes writes metadata timestamps: a date, 'T', a time,
  * optional fraction, then 'Z' or an offset. */
 bool ks_args_time(const ks_args *a, int64_t *unix_seconds) {
-    if (!a || a->type != KT_STRING || !a->text) return false;
-    struct tm tm = {0};
-    int n = 0;
-    if (sscanf(a->text, "%4d-%2d-%2d%*1[Tt ]%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-               &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &n) != 6 || n == 0)
-        return false;
-    const char *p = a->text + n;
-    if (*p == '.')
-        for (p++; *p >= '0' && *p <= '9'; p++) {}
-    int64_t offset = 0;
-    if (*p == 'Z' || *p == 'z') {
-        p++;
-    } else if (*p == '+' || *p == '-') {
-        int hh, mm, m = 0;
-        if (sscanf(p + 1, "%2d:%2d%n", &hh, &mm, &m) != 2 || m != 5) return false;
-        offset = (hh * 3600 + mm * 60) * (*p == '-' ? -1 : 1);
-        p += 1 + m;
-    } else {
-        return false;
-    }
-    if (*p) return false;
-    if (tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour > 23 ||
-        tm.tm_min > 59 || tm.tm_sec > 60)
-        return false;
-    tm.tm_year -= 1900;
-    tm.tm_mon -= 1;
-    *unix_seconds = (int64_t)timegm(&tm) - offset;
-    return true;
+    int32_t nsec;
+    return a && a->type == KT_STRING && a->text && ks_time_parse_rfc3339_sec(a->text, unix_seconds, &nsec);
 }
 
 /* ---- objects as trees ---- */
@@ -250,11 +225,8 @@ static ks_tree *build_pod_group_tree(const ks_pod_group *pg) {
     kt_map_add(a, meta, "name", kt_string(a, ks_str(pg->name), 0));
     kt_map_add(a, meta, "namespace", kt_string(a, ks_str(pg->ns), 0));
     if (pg->creation_ts) {
-        char buf[32];
-        time_t ts = (time_t)pg->creation_ts;
-        struct tm tm;
-        gmtime_r(&ts, &tm);
-        strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+        char buf[KS_RFC3339_LEN];
+        ks_time_format_rfc3339(pg->creation_ts * KS_NS_PER_SEC, false, buf);
         kt_map_add(a, meta, "creationTimestamp", kt_string(a, buf, 0));
     }
     kt_map_add(a, t, "metadata", meta);

@@ -3,6 +3,7 @@
 #include "codec/pb.h"
 #include "kube/ratelimit.h"
 #include "metrics/sched_metrics.h"
+#include "util/base64.h"
 #include "util/clock.h"
 #include "util/curl_lazy.h"
 #include "util/log.h"
@@ -62,20 +63,9 @@ static creds *creds_new(void) {
     return cr;
 }
 
-static const char b64chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
 static char *b64_encode(const char *s, size_t n) {
-    char *out = ks_xmalloc((n + 2) / 3 * 4 + 1), *o = out;
-    for (size_t i = 0; i < n; i += 3) {
-        unsigned v = (unsigned char)s[i] << 16;
-        if (i + 1 < n) v |= (unsigned char)s[i + 1] << 8;
-        if (i + 2 < n) v |= (unsigned char)s[i + 2];
-        *o++ = b64chars[(v >> 18) & 63];
-        *o++ = b64chars[(v >> 12) & 63];
-        *o++ = i + 1 < n ? b64chars[(v >> 6) & 63] : '=';
-        *o++ = i + 2 < n ? b64chars[v & 63] : '=';
-    }
-    *o = '\0';
+    char *out = ks_xmalloc(ks_base64_encoded_len(n) + 1);
+    ks_base64_encode(s, n, out);
     return out;
 }
 
@@ -188,12 +178,6 @@ static void xfer_free(xfer *x) {
 /* ---- the exec credential plugin --------------------------------------- */
 
 
-static int64_t wall_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * KS_NS_PER_SEC + ts.tv_nsec;
-}
-
 /* KUBERNETES_EXEC_INFO: an ExecCredential with the spec the plugin gets
  * (the cluster only with provideClusterInfo). */
 static char *exec_info_json(const ks_kube_config *cfg) {
@@ -237,18 +221,6 @@ static char *exec_info_json(const ks_kube_config *cfg) {
     return s;
 }
 
-static bool fail(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static bool fail(char **err, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    char *s = NULL;
-    if (vasprintf(&s, fmt, ap) < 0) ks_oom();
-    va_end(ap);
-    free(*err);
-    *err = s;
-    return false;
-}
-
 /* Run the plugin (stdin /dev/null, stderr inherited), read its
  * ExecCredential from stdout. Called with cred_mu held: one run at a time. */
 static creds *run_exec(ks_kube_client *c, int64_t *exp_ns, char **err) {
@@ -271,7 +243,7 @@ static creds *run_exec(ks_kube_client *c, int64_t *exp_ns, char **err) {
     creds *cr = NULL;
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) {
-        fail(err, "exec plugin %s: pipe: %s", ex->command, strerror(errno));
+        ks_set_error(err, "exec plugin %s: pipe: %s", ex->command, strerror(errno));
         goto out;
     }
     posix_spawn_file_actions_t fa;
@@ -285,10 +257,10 @@ static creds *run_exec(ks_kube_client *c, int64_t *exp_ns, char **err) {
     if (rc != 0) {
         close(fds[0]);
         if (rc == ENOENT)
-            fail(err, "exec plugin: executable %s not found%s%s", ex->command, ex->install_hint ? "\n\n" : "",
+            ks_set_error(err, "exec plugin: executable %s not found%s%s", ex->command, ex->install_hint ? "\n\n" : "",
                  ex->install_hint ? ex->install_hint : "");
         else
-            fail(err, "exec plugin %s: %s", ex->command, strerror(rc));
+            ks_set_error(err, "exec plugin %s: %s", ex->command, strerror(rc));
         goto out;
     }
     ks_strbuf out;
@@ -304,9 +276,9 @@ static creds *run_exec(ks_kube_client *c, int64_t *exp_ns, char **err) {
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         if (WIFEXITED(status))
-            fail(err, "exec plugin: executable %s failed with exit code %d", ex->command, WEXITSTATUS(status));
+            ks_set_error(err, "exec plugin: executable %s failed with exit code %d", ex->command, WEXITSTATUS(status));
         else
-            fail(err, "exec plugin: executable %s was killed by signal %d", ex->command, WTERMSIG(status));
+            ks_set_error(err, "exec plugin: executable %s was killed by signal %d", ex->command, WTERMSIG(status));
         ks_sb_free(&out);
         goto out;
     }
@@ -314,7 +286,7 @@ static creds *run_exec(ks_kube_client *c, int64_t *exp_ns, char **err) {
     json_t *o = json_loadb(ks_sb_str(&out), out.len, 0, &je);
     ks_sb_free(&out);
     if (!json_is_object(o)) {
-        fail(err, "exec plugin %s: decoding stdout: %s", ex->command, o ? "not a JSON object" : je.text);
+        ks_set_error(err, "exec plugin %s: decoding stdout: %s", ex->command, o ? "not a JSON object" : je.text);
         json_decref(o);
         goto out;
     }
@@ -330,18 +302,18 @@ static creds *run_exec(ks_kube_client *c, int64_t *exp_ns, char **err) {
     if (key && !*key) key = NULL;
     int64_t e = 0;
     if (!kind || strcmp(kind, "ExecCredential") != 0)
-        fail(err, "exec plugin %s: decoding stdout: kind is \"%s\", not ExecCredential", ex->command, kind ? kind : "");
+        ks_set_error(err, "exec plugin %s: decoding stdout: kind is \"%s\", not ExecCredential", ex->command, kind ? kind : "");
     else if (!api || strcmp(api, ex->api_version) != 0)
-        fail(err, "exec plugin %s is configured to use API version %s, plugin returned version %s", ex->command,
+        ks_set_error(err, "exec plugin %s is configured to use API version %s, plugin returned version %s", ex->command,
              ex->api_version, api ? api : "\"\"");
     else if (!json_is_object(st))
-        fail(err, "exec plugin %s didn't return a status field", ex->command);
+        ks_set_error(err, "exec plugin %s didn't return a status field", ex->command);
     else if (!token && !cert && !key)
-        fail(err, "exec plugin %s didn't return a token or cert/key pair", ex->command);
+        ks_set_error(err, "exec plugin %s didn't return a token or cert/key pair", ex->command);
     else if (!cert != !key)
-        fail(err, "exec plugin %s returned only certificate or key, not both", ex->command);
+        ks_set_error(err, "exec plugin %s returned only certificate or key, not both", ex->command);
     else if (exp && !ks_time_parse_rfc3339(exp, &e))
-        fail(err, "exec plugin %s: status.expirationTimestamp: cannot parse \"%s\"", ex->command, exp);
+        ks_set_error(err, "exec plugin %s: status.expirationTimestamp: cannot parse \"%s\"", ex->command, exp);
     else {
         cr = creds_new();
         if (token) cr->auth = ks_xasprintf("Authorization: Bearer %s", token);
@@ -367,7 +339,7 @@ static bool refresh_token_file(ks_kube_client *c, char **err) {
     struct stat st;
     if (stat(c->cfg.token_file, &st) != 0) {
         if (c->cur) return true;
-        return fail(err, "cannot read the token file %s: %s", c->cfg.token_file, strerror(errno));
+        return ks_set_error(err, "cannot read the token file %s: %s", c->cfg.token_file, strerror(errno));
     }
     if (c->cur && st.st_mtim.tv_sec == c->token_st.st_mtim.tv_sec &&
         st.st_mtim.tv_nsec == c->token_st.st_mtim.tv_nsec && st.st_ino == c->token_st.st_ino &&
@@ -390,7 +362,7 @@ static bool refresh_token_file(ks_kube_client *c, char **err) {
     if (!f || n == 0) {
         ks_sb_free(&b);
         if (c->cur) return true;
-        return fail(err, "token file %s: %s", c->cfg.token_file, f ? "empty" : strerror(errno));
+        return ks_set_error(err, "token file %s: %s", c->cfg.token_file, f ? "empty" : strerror(errno));
     }
     creds *cr = creds_new();
     cr->auth = ks_xasprintf("Authorization: Bearer %.*s", (int)n, s);
@@ -410,7 +382,7 @@ static creds *creds_acquire(ks_kube_client *c, char **err) {
     } else if (c->cfg.exec && !c->cfg.token && !c->cfg.username && !c->cfg.cert_file && !c->cfg.cert_data) {
         /* the plugin runs when there are no credentials yet, after a 401,
          * and once they expire; static credentials win over it (client-go) */
-        if (!c->cur || c->stale || (c->exp_ns && wall_ns() >= c->exp_ns)) {
+        if (!c->cur || c->stale || (c->exp_ns && ks_wall_ns() >= c->exp_ns)) {
             int64_t exp = 0;
             creds *cr = run_exec(c, &exp, err);
             if (cr) {
@@ -932,17 +904,17 @@ static void *io_main(void *arg) {
 static bool setup_url(ks_kube_client *c, char **err) {
     const char *s = c->cfg.server;
     const char *sep = strstr(s, "://");
-    if (!sep) return fail(err, "server %s: not a URL", s);
+    if (!sep) return ks_set_error(err, "server %s: not a URL", s);
     const char *host = sep + 3;
     const char *end = host + strcspn(host, "/");
-    if (end == host) return fail(err, "server %s: no host", s);
+    if (end == host) return ks_set_error(err, "server %s: no host", s);
     const char *hp_end = end;
     /* host[:port], host may be [v6] */
     const char *port = NULL;
     const char *hend = hp_end;
     if (*host == '[') {
         const char *rb = memchr(host, ']', (size_t)(hp_end - host));
-        if (!rb) return fail(err, "server %s: bad IPv6 address", s);
+        if (!rb) return ks_set_error(err, "server %s: bad IPv6 address", s);
         hend = rb + 1;
         if (hend < hp_end && *hend == ':') port = hend + 1;
     } else {
@@ -986,11 +958,11 @@ ks_kube_client *ks_kube_client_new(const ks_kube_client_options *o, char **err) 
     const char *why = NULL;
     const ks_curl_api *C = ks_curl(&why);
     if (!C) {
-        fail(err, "API server client: %s", why);
+        ks_set_error(err, "API server client: %s", why);
         return NULL;
     }
     if (!o->config || !o->config->server) {
-        fail(err, "API server client: no server configured");
+        ks_set_error(err, "API server client: no server configured");
         return NULL;
     }
     ks_kube_client *c = ks_xcalloc(1, sizeof(*c));
@@ -1046,12 +1018,12 @@ ks_kube_client *ks_kube_client_new(const ks_kube_client_options *o, char **err) 
     }
     c->multi = C->multi_init();
     if (!c->multi) {
-        fail(err, "API server client: curl_multi_init failed");
+        ks_set_error(err, "API server client: curl_multi_init failed");
         goto bad;
     }
     C->multi_setopt(c->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
     if (pthread_create(&c->io, NULL, io_main, c) != 0) {
-        fail(err, "API server client: cannot start its thread");
+        ks_set_error(err, "API server client: cannot start its thread");
         C->multi_cleanup(c->multi);
         goto bad;
     }
@@ -1166,7 +1138,7 @@ static bool submit(ks_kube_client *c, xfer *x, char **err) {
         c->incoming_tail = &x->next;
     }
     pthread_mutex_unlock(&c->mu);
-    if (!ok) return fail(err, "cancelled");
+    if (!ok) return ks_set_error(err, "cancelled");
     c->C->multi_wakeup(c->multi);
     return true;
 }

@@ -7,6 +7,7 @@
 #include "metrics/sched_metrics.h"
 
 #include "util/arena.h"
+#include "util/clock.h"
 #include "util/hash.h"
 #include "util/log.h"
 #include "util/strbuf.h"
@@ -40,21 +41,12 @@
 
 static int64_t real_now(void *arg) {
     (void)arg;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
+    return ks_wall_ns();
 }
-
-static int64_t mono_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
-}
-
 
 static double rand01(void) {
     uint32_t v;
-    if (getrandom(&v, sizeof v, GRND_NONBLOCK) != sizeof v) v = (uint32_t)mono_now();
+    if (getrandom(&v, sizeof v, GRND_NONBLOCK) != sizeof v) v = (uint32_t)ks_monotonic_ns();
     return (double)v / 4294967296.0;
 }
 
@@ -132,7 +124,7 @@ static bool dns_subdomain(const char *s) {
 static char *uuid_v4(void) {
     unsigned char b[16];
     if (getrandom(b, sizeof b, 0) != sizeof b) {
-        uint64_t a = ks_hash_u64((uint64_t)mono_now()), c = ks_hash_u64((uint64_t)real_now(NULL) ^ (uint64_t)getpid());
+        uint64_t a = ks_hash_u64((uint64_t)ks_monotonic_ns()), c = ks_hash_u64((uint64_t)real_now(NULL) ^ (uint64_t)getpid());
         memcpy(b, &a, 8);
         memcpy(b + 8, &c, 8);
     }
@@ -916,7 +908,7 @@ static void retry_later(rec_core *c, ev_job *j) {
     double d = (double)c->o.retry_sleep_ns;
     if (j->legacy_delay) d = j->tries == 1 ? d * rand01() : d;
     else d = d * (1.0 + 0.25 * rand01());
-    j->due = mono_now() + (int64_t)d;
+    j->due = ks_monotonic_ns() + (int64_t)d;
     c->retries++;
     /* sorted by due time */
     ev_job **pp = &c->retry;
@@ -1074,7 +1066,7 @@ static void *rec_loop(void *arg) {
     pthread_mutex_lock(&c->mu);
     for (;;) {
         int nout = 0;
-        int64_t now = mono_now();
+        int64_t now = ks_monotonic_ns();
         /* answers */
         while (c->done && nout < BATCH) {
             ev_job *j = c->done;
@@ -1119,7 +1111,7 @@ static void *rec_loop(void *arg) {
         }
         if (c->stopping) {
             if (!c->q_head && !c->retry && c->outstanding == 0 && flushed) break;
-            if (mono_now() >= c->stop_deadline) break;
+            if (ks_monotonic_ns() >= c->stop_deadline) break;
         }
         if (c->done) continue;
         int64_t until = c->stopping ? c->stop_deadline : INT64_MAX;
@@ -1128,7 +1120,7 @@ static void *rec_loop(void *arg) {
         if (c->next_refresh < until) until = c->next_refresh;
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
-        int64_t wait = until - mono_now();
+        int64_t wait = until - ks_monotonic_ns();
         if (wait <= 0) continue;
         if (wait > 3600 * NS_PER_SEC) wait = 3600 * NS_PER_SEC;
         int64_t abs = (int64_t)ts.tv_sec * NS_PER_SEC + ts.tv_nsec + wait;
@@ -1206,7 +1198,7 @@ ks_event_recorder *ks_event_recorder_new_opts(ks_kube_client *client, const ks_e
     lru_init(&c->agg, LEGACY_CACHE);
     lru_init(&c->logs, LEGACY_CACHE);
     atomic_init(&c->dropped, 0);
-    int64_t now = mono_now();
+    int64_t now = ks_monotonic_ns();
     c->next_finish = now + c->o.finish_period_ns;
     c->next_refresh = now + c->o.refresh_period_ns;
     ks_event_recorder *r = ks_xcalloc(1, sizeof *r);
@@ -1232,7 +1224,7 @@ void ks_event_recorder_free(ks_event_recorder *r) {
     rec_core *c = r->core;
     pthread_mutex_lock(&c->mu);
     c->stopping = true;
-    c->stop_deadline = mono_now() + c->o.flush_timeout_ns;
+    c->stop_deadline = ks_monotonic_ns() + c->o.flush_timeout_ns;
     pthread_cond_signal(&c->cv);
     pthread_mutex_unlock(&c->mu);
     pthread_join(r->thread, NULL);

@@ -27,18 +27,6 @@ typedef struct kc_set {
     size_t n, cap;
 } kc_set;
 
-static bool fail(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static bool fail(char **err, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    char *s = NULL;
-    if (vasprintf(&s, fmt, ap) < 0) ks_oom();
-    va_end(ap);
-    free(*err);
-    *err = s;
-    return false;
-}
-
 /* Whole file into a malloc'd NUL-terminated buffer; errno on failure. */
 static char *slurp(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
@@ -84,26 +72,26 @@ static const char *const sections[][2] = {{"clusters", "cluster"}, {"users", "us
 static bool check_file(const kc_file *f, char **err) {
     if (!f->root) return true;
     if (f->root->type != KT_MAP)
-        return fail(err, "%s: not a kubeconfig (the document is a %s, not a map)", f->path,
+        return ks_set_error(err, "%s: not a kubeconfig (the document is a %s, not a map)", f->path,
                     kt_type_name(f->root->type));
     for (size_t s = 0; s < 3; s++) {
         const ks_tree *list = kt_get(f->root, sections[s][0]);
         if (!list || list->type == KT_NULL) continue;
         if (list->type != KT_SEQ)
-            return fail(err, "%s: %s: expected a list, got %s", f->path, sections[s][0], kt_type_name(list->type));
+            return ks_set_error(err, "%s: %s: expected a list, got %s", f->path, sections[s][0], kt_type_name(list->type));
         for (uint32_t i = 0; i < list->n; i++) {
             const ks_tree *e = list->items[i];
             const ks_tree *name = kt_get(e, "name");
             if (e->type != KT_MAP || !name || name->type == KT_NULL || name->type == KT_MAP ||
                 name->type == KT_SEQ || !name->text || !*name->text)
-                return fail(err, "%s: %s[%u]: an entry without a name", f->path, sections[s][0], i);
+                return ks_set_error(err, "%s: %s[%u]: an entry without a name", f->path, sections[s][0], i);
             const ks_tree *body = kt_get(e, sections[s][1]);
             if (body && body->type != KT_MAP && body->type != KT_NULL)
-                return fail(err, "%s: %s[%u] (%s): %s: expected a map, got %s", f->path, sections[s][0], i,
+                return ks_set_error(err, "%s: %s[%u] (%s): %s: expected a map, got %s", f->path, sections[s][0], i,
                             name->text, sections[s][1], kt_type_name(body->type));
             for (uint32_t j = 0; j < i; j++)
                 if (strcmp(kt_get(list->items[j], "name")->text, name->text) == 0)
-                    return fail(err, "%s: %s: the name \"%s\" appears twice", f->path, sections[s][0], name->text);
+                    return ks_set_error(err, "%s: %s: the name \"%s\" appears twice", f->path, sections[s][0], name->text);
         }
     }
     return true;
@@ -116,7 +104,7 @@ static bool add_file(kc_set *set, const char *path, bool required, char **err) {
     char *buf = slurp(path, &len);
     if (!buf) {
         if (!required && errno == ENOENT) return true; /* $KUBECONFIG may name files that do not exist */
-        return fail(err, "kubeconfig %s: %s", path, strerror(errno));
+        return ks_set_error(err, "kubeconfig %s: %s", path, strerror(errno));
     }
     ks_tree **docs = NULL;
     uint32_t ndocs = 0;
@@ -124,7 +112,7 @@ static bool add_file(kc_set *set, const char *path, bool required, char **err) {
     bool ok = kt_parse(set->a, path, buf, len, &docs, &ndocs, &perr);
     free(buf);
     if (!ok) {
-        fail(err, "kubeconfig %s", perr);
+        ks_set_error(err, "kubeconfig %s", perr);
         free(perr);
         return false;
     }
@@ -175,7 +163,7 @@ static bool get_str(const kc_ctx *x, const ks_tree *m, const char *key, const ch
     const ks_tree *v = kt_get(m, key);
     if (!v || v->type == KT_NULL) return true;
     if (v->type == KT_MAP || v->type == KT_SEQ)
-        return fail(x->err, "%s: %s: %s: expected a string, got %s", x->f->path, x->where, key, kt_type_name(v->type));
+        return ks_set_error(x->err, "%s: %s: %s: expected a string, got %s", x->f->path, x->where, key, kt_type_name(v->type));
     *out = v->text && *v->text ? v->text : NULL;
     return true;
 }
@@ -185,7 +173,7 @@ static bool get_bool(const kc_ctx *x, const ks_tree *m, const char *key, bool *o
     const ks_tree *v = kt_get(m, key);
     if (!v || v->type == KT_NULL) return true;
     if (v->type != KT_BOOL)
-        return fail(x->err, "%s: %s: %s: expected true or false, got %s", x->f->path, x->where, key,
+        return ks_set_error(x->err, "%s: %s: %s: expected true or false, got %s", x->f->path, x->where, key,
                     v->text ? v->text : kt_type_name(v->type));
     *out = v->bval;
     return true;
@@ -200,7 +188,7 @@ static bool get_data(const kc_ctx *x, const ks_tree *m, const char *key, char **
     char *buf = ks_xmalloc(n / 4 * 3 + 4);
     if (!ks_base64_decode(s, n, (unsigned char *)buf, len)) {
         free(buf);
-        return fail(x->err, "%s: %s: %s: not valid base64", x->f->path, x->where, key);
+        return ks_set_error(x->err, "%s: %s: %s: not valid base64", x->f->path, x->where, key);
     }
     buf[*len] = '\0';
     *out = buf;
@@ -215,7 +203,7 @@ static bool get_path(const kc_ctx *x, const ks_tree *m, const char *key, char **
     if (!s) return true;
     *out = resolve(x->f->dir, s);
     if (access(*out, R_OK) != 0)
-        return fail(x->err, "%s: %s: %s: cannot read %s: %s", x->f->path, x->where, key, *out, strerror(errno));
+        return ks_set_error(x->err, "%s: %s: %s: cannot read %s: %s", x->f->path, x->where, key, *out, strerror(errno));
     return true;
 }
 
@@ -228,7 +216,7 @@ static bool read_cluster(const kc_ctx *x, const ks_tree *c, const char *master, 
     if (!get_data(x, c, "certificate-authority-data", &out->ca_data, &out->ca_len)) return false;
     /* clientcmd: the data wins over the file when both are given */
     if (!out->ca_data && !get_path(x, c, "certificate-authority", &out->ca_file)) return false;
-    if (!master && !server) return fail(x->err, "%s: %s: server: no server defined", x->f->path, x->where);
+    if (!master && !server) return ks_set_error(x->err, "%s: %s: server: no server defined", x->f->path, x->where);
     if (!master) out->server = ks_xstrdup(server);
     if (tls_name) out->tls_server_name = ks_xstrdup(tls_name);
     if (proxy) out->proxy_url = ks_xstrdup(proxy);
@@ -244,18 +232,18 @@ static bool read_exec(const kc_ctx *x, const ks_tree *e, ks_kube_exec *ex) {
         !get_str(&ec, e, "installHint", &hint) || !get_str(&ec, e, "interactiveMode", &mode) ||
         !get_bool(&ec, e, "provideClusterInfo", &ex->provide_cluster_info))
         return false;
-    if (!cmd) return fail(x->err, "%s: %s: command: must be specified to use an exec plugin", x->f->path, where);
-    if (!api) return fail(x->err, "%s: %s: apiVersion: must be specified to use an exec plugin", x->f->path, where);
+    if (!cmd) return ks_set_error(x->err, "%s: %s: command: must be specified to use an exec plugin", x->f->path, where);
+    if (!api) return ks_set_error(x->err, "%s: %s: apiVersion: must be specified to use an exec plugin", x->f->path, where);
     if (strcmp(api, "client.authentication.k8s.io/v1") != 0 && strcmp(api, "client.authentication.k8s.io/v1beta1") != 0)
-        return fail(x->err,
+        return ks_set_error(x->err,
                     "%s: %s: apiVersion: %s is not supported (client.authentication.k8s.io/v1 or v1beta1)",
                     x->f->path, where, api);
     /* ksched never has a terminal to hand to the plugin */
     if (mode && strcmp(mode, "Always") == 0)
-        return fail(x->err, "%s: %s: interactiveMode: Always needs a terminal, which ksched does not have",
+        return ks_set_error(x->err, "%s: %s: interactiveMode: Always needs a terminal, which ksched does not have",
                     x->f->path, where);
     if (mode && strcmp(mode, "Never") != 0 && strcmp(mode, "IfAvailable") != 0)
-        return fail(x->err, "%s: %s: interactiveMode: invalid value \"%s\"", x->f->path, where, mode);
+        return ks_set_error(x->err, "%s: %s: interactiveMode: invalid value \"%s\"", x->f->path, where, mode);
     ex->api_version = ks_xstrdup(api);
     /* a command with a slash is a path relative to the file; a bare name is looked up in $PATH */
     ex->command = strchr(cmd, '/') ? resolve(x->f->dir, cmd) : ks_xstrdup(cmd);
@@ -263,19 +251,19 @@ static bool read_exec(const kc_ctx *x, const ks_tree *e, ks_kube_exec *ex) {
     const ks_tree *args = kt_get(e, "args");
     uint32_t na = args && args->type == KT_SEQ ? args->n : 0;
     if (args && args->type != KT_SEQ && args->type != KT_NULL)
-        return fail(x->err, "%s: %s: args: expected a list, got %s", x->f->path, where, kt_type_name(args->type));
+        return ks_set_error(x->err, "%s: %s: args: expected a list, got %s", x->f->path, where, kt_type_name(args->type));
     ex->args = ks_xcalloc(na + 1, sizeof(char *));
     for (uint32_t i = 0; i < na; i++) {
         const ks_tree *a = args->items[i];
         if (a->type == KT_MAP || a->type == KT_SEQ)
-            return fail(x->err, "%s: %s: args[%u]: expected a string, got %s", x->f->path, where, i,
+            return ks_set_error(x->err, "%s: %s: args[%u]: expected a string, got %s", x->f->path, where, i,
                         kt_type_name(a->type));
         ex->args[i] = ks_xstrdup(a->text ? a->text : "");
     }
     const ks_tree *env = kt_get(e, "env");
     uint32_t ne = env && env->type == KT_SEQ ? env->n : 0;
     if (env && env->type != KT_SEQ && env->type != KT_NULL)
-        return fail(x->err, "%s: %s: env: expected a list, got %s", x->f->path, where, kt_type_name(env->type));
+        return ks_set_error(x->err, "%s: %s: env: expected a list, got %s", x->f->path, where, kt_type_name(env->type));
     ex->env = ks_xcalloc(ne + 1, sizeof(char *));
     for (uint32_t i = 0; i < ne; i++) {
         char w2[600];
@@ -283,9 +271,9 @@ static bool read_exec(const kc_ctx *x, const ks_tree *e, ks_kube_exec *ex) {
         kc_ctx vc = {x->f, w2, x->err};
         const char *name, *value;
         if (env->items[i]->type != KT_MAP)
-            return fail(x->err, "%s: %s: expected a map with name and value", x->f->path, w2);
+            return ks_set_error(x->err, "%s: %s: expected a map with name and value", x->f->path, w2);
         if (!get_str(&vc, env->items[i], "name", &name) || !get_str(&vc, env->items[i], "value", &value)) return false;
-        if (!name) return fail(x->err, "%s: %s: name: env variable name must be specified", x->f->path, w2);
+        if (!name) return ks_set_error(x->err, "%s: %s: name: env variable name must be specified", x->f->path, w2);
         ex->env[i] = ks_xasprintf("%s=%s", name, value ? value : "");
     }
     return true;
@@ -296,12 +284,12 @@ static bool read_user(const kc_ctx *x, const ks_tree *u, ks_kube_config *out) {
     for (size_t i = 0; i < sizeof(unsupported) / sizeof(*unsupported); i++) {
         const ks_tree *v = kt_get(u, unsupported[i]);
         if (v && v->type != KT_NULL)
-            return fail(x->err, "%s: %s: %s: impersonation is not supported by ksched", x->f->path, x->where,
+            return ks_set_error(x->err, "%s: %s: %s: impersonation is not supported by ksched", x->f->path, x->where,
                         unsupported[i]);
     }
     const ks_tree *ap = kt_get(u, "auth-provider");
     if (ap && ap->type != KT_NULL)
-        return fail(x->err,
+        return ks_set_error(x->err,
                     "%s: %s: auth-provider: not supported (client-go removed its in-tree providers; use an exec "
                     "credential plugin)",
                     x->f->path, x->where);
@@ -315,14 +303,14 @@ static bool read_user(const kc_ctx *x, const ks_tree *u, ks_kube_config *out) {
     if (!out->key_data && !get_path(x, u, "client-key", &out->key_file)) return false;
     bool has_cert = out->cert_data || out->cert_file, has_key = out->key_data || out->key_file;
     if (has_cert && !has_key)
-        return fail(x->err, "%s: %s: client-key-data or client-key must be given with a client certificate",
+        return ks_set_error(x->err, "%s: %s: client-key-data or client-key must be given with a client certificate",
                     x->f->path, x->where);
     if (has_key && !has_cert)
-        return fail(x->err,
+        return ks_set_error(x->err,
                     "%s: %s: client-certificate-data or client-certificate must be given with a client key",
                     x->f->path, x->where);
     if (token && (user || pass))
-        return fail(x->err, "%s: %s: more than one authentication method found (token and basicAuth), only one is allowed",
+        return ks_set_error(x->err, "%s: %s: more than one authentication method found (token and basicAuth), only one is allowed",
                     x->f->path, x->where);
     if (token) {
         out->token = ks_xstrdup(token);
@@ -341,7 +329,7 @@ static bool read_user(const kc_ctx *x, const ks_tree *u, ks_kube_config *out) {
     const ks_tree *ex = kt_get(u, "exec");
     if (ex && ex->type != KT_NULL) {
         if (ex->type != KT_MAP)
-            return fail(x->err, "%s: %s: exec: expected a map, got %s", x->f->path, x->where, kt_type_name(ex->type));
+            return ks_set_error(x->err, "%s: %s: exec: expected a map, got %s", x->f->path, x->where, kt_type_name(ex->type));
         out->exec = ks_xcalloc(1, sizeof(*out->exec));
         if (!read_exec(x, ex, out->exec)) return false;
     }
@@ -372,14 +360,14 @@ static bool from_files(const kc_set *set, const char *context, const char *maste
     const char *cluster = NULL, *user = NULL;
     if (!ctx) {
         if (!master) {
-            fail(err, "kubeconfig %s: no current-context set and no context or --master given", ks_sb_str(&names));
+            ks_set_error(err, "kubeconfig %s: no current-context set and no context or --master given", ks_sb_str(&names));
             goto done;
         }
     } else {
         const ks_tree *body;
         const kc_file *f;
         if (!find(set, 2, ctx, &body, &f)) {
-            fail(err, "kubeconfig %s: context \"%s\" not found", ks_sb_str(&names), ctx);
+            ks_set_error(err, "kubeconfig %s: context \"%s\" not found", ks_sb_str(&names), ctx);
             goto done;
         }
         char where[300];
@@ -387,7 +375,7 @@ static bool from_files(const kc_set *set, const char *context, const char *maste
         kc_ctx x = {f, where, err};
         if (!get_str(&x, body, "cluster", &cluster) || !get_str(&x, body, "user", &user)) goto done;
         if (!cluster && !master) {
-            fail(err, "%s: %s: cluster: cluster was not specified", f->path, where);
+            ks_set_error(err, "%s: %s: cluster: cluster was not specified", f->path, where);
             goto done;
         }
     }
@@ -395,7 +383,7 @@ static bool from_files(const kc_set *set, const char *context, const char *maste
         const ks_tree *body;
         const kc_file *f;
         if (!find(set, 0, cluster, &body, &f)) {
-            fail(err, "kubeconfig %s: cluster \"%s\" (of context \"%s\") not found", ks_sb_str(&names), cluster, ctx);
+            ks_set_error(err, "kubeconfig %s: cluster \"%s\" (of context \"%s\") not found", ks_sb_str(&names), cluster, ctx);
             goto done;
         }
         char where[300];
@@ -407,7 +395,7 @@ static bool from_files(const kc_set *set, const char *context, const char *maste
         const ks_tree *body;
         const kc_file *f;
         if (!find(set, 1, user, &body, &f)) {
-            fail(err, "kubeconfig %s: user \"%s\" (of context \"%s\") not found", ks_sb_str(&names), user, ctx);
+            ks_set_error(err, "kubeconfig %s: user \"%s\" (of context \"%s\") not found", ks_sb_str(&names), user, ctx);
             goto done;
         }
         char where[300];
@@ -429,7 +417,7 @@ static bool in_cluster(ks_kube_config *out, char **err) {
     char *tf = ks_xasprintf("%s/token", dir);
     char *tok = slurp(tf, NULL);
     if (!tok) {
-        fail(err, "in-cluster configuration: cannot read the service account token %s: %s", tf, strerror(errno));
+        ks_set_error(err, "in-cluster configuration: cannot read the service account token %s: %s", tf, strerror(errno));
         free(tf);
         return false;
     }
@@ -477,7 +465,7 @@ bool ks_kube_config_load(const char *path, const char *context, const char *mast
             ok = add_file(&set, p, false, err);
         free(list);
         if (ok && set.n == 0) {
-            ok = fail(err, "$KUBECONFIG (%s): none of its files exists", env);
+            ok = ks_set_error(err, "$KUBECONFIG (%s): none of its files exists", env);
             goto done;
         }
         if (ok) ok = from_files(&set, context, master, out, err);
@@ -493,7 +481,7 @@ bool ks_kube_config_load(const char *path, const char *context, const char *mast
         *err = incluster_err;
         incluster_err = NULL;
     } else {
-        fail(err, "no API server configuration: give --kubeconfig or --master, set $KUBECONFIG, or run in a pod "
+        ks_set_error(err, "no API server configuration: give --kubeconfig or --master, set $KUBECONFIG, or run in a pod "
                   "(KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set)");
     }
 done:

@@ -25,21 +25,9 @@
 #define JITTER_FACTOR 1.2
 #define NO_DEADLINE INT64_MAX
 
-static int64_t mono_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
-}
-
-static int64_t wall_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
-}
-
 static double rand01(void) {
     uint32_t v;
-    if (getrandom(&v, sizeof v, GRND_NONBLOCK) != sizeof v) v = (uint32_t)mono_now();
+    if (getrandom(&v, sizeof v, GRND_NONBLOCK) != sizeof v) v = (uint32_t)ks_monotonic_ns();
     return (double)v / 4294967296.0;
 }
 
@@ -244,7 +232,7 @@ static void le_request(ks_leader_elector *le, const char *method, const char *pa
     pthread_mutex_lock(&k->mu);
     while (!k->done) {
         if (cancellable && atomic_load(&le->stopping)) break;
-        if (deadline != NO_DEADLINE && mono_now() >= deadline) {
+        if (deadline != NO_DEADLINE && ks_monotonic_ns() >= deadline) {
             timed_out = true;
             break;
         }
@@ -318,6 +306,24 @@ static int lock_get(ks_leader_elector *le, int64_t deadline, bool cancellable, l
     return 1;
 }
 
+/* A create's or update's answer (r freed): the Lease it returns becomes
+ * the one last seen; false with *err on an error or a body that is not
+ * an object. */
+static bool keep_answer(ks_leader_elector *le, le_resp *r, const char *what, char **err) {
+    bool ok = r->code >= 200 && r->code < 300;
+    json_t *got = ok && r->body ? json_loads(r->body, 0, NULL) : NULL;
+    if (!json_is_object(got)) {
+        *err = ok ? ks_xasprintf("the %s Lease is not a JSON object", what) : resp_error(r);
+        json_decref(got);
+        resp_free(r);
+        return false;
+    }
+    resp_free(r);
+    json_decref(le->lease);
+    le->lease = got;
+    return true;
+}
+
 static bool lock_create(ks_leader_elector *le, const le_record *rec, int64_t deadline, bool cancellable,
                         char **err) {
     json_t *obj = json_object();
@@ -330,17 +336,7 @@ static bool lock_create(ks_leader_elector *le, const le_record *rec, int64_t dea
     le_request(le, "POST", path, obj, deadline, cancellable, &r);
     free(path);
     json_decref(obj);
-    json_t *got = r.code >= 200 && r.code < 300 && r.body ? json_loads(r.body, 0, NULL) : NULL;
-    if (!json_is_object(got)) {
-        *err = r.code >= 200 && r.code < 300 ? ks_xstrdup("the created Lease is not a JSON object") : resp_error(&r);
-        json_decref(got);
-        resp_free(&r);
-        return false;
-    }
-    resp_free(&r);
-    json_decref(le->lease);
-    le->lease = got;
-    return true;
+    return keep_answer(le, &r, "created", err);
 }
 
 /* PUT the Lease last seen (its resourceVersion makes the update
@@ -358,17 +354,7 @@ static bool lock_update(ks_leader_elector *le, const le_record *rec, int64_t dea
     le_request(le, "PUT", path, obj, deadline, cancellable, &r);
     free(path);
     json_decref(obj);
-    json_t *got = r.code >= 200 && r.code < 300 && r.body ? json_loads(r.body, 0, NULL) : NULL;
-    if (!json_is_object(got)) {
-        *err = r.code >= 200 && r.code < 300 ? ks_xstrdup("the updated Lease is not a JSON object") : resp_error(&r);
-        json_decref(got);
-        resp_free(&r);
-        return false;
-    }
-    resp_free(&r);
-    json_decref(le->lease);
-    le->lease = got;
-    return true;
+    return keep_answer(le, &r, "updated", err);
 }
 
 static const char *lease_meta(const ks_leader_elector *le, const char *field) {
@@ -397,7 +383,7 @@ static void set_observed(ks_leader_elector *le, const le_record *rec) {
     pthread_mutex_lock(&le->mu);
     rec_free(&le->observed);
     rec_copy(&le->observed, rec);
-    le->observed_time = mono_now();
+    le->observed_time = ks_monotonic_ns();
     pthread_mutex_unlock(&le->mu);
 }
 
@@ -448,8 +434,8 @@ static void maybe_report_transition(ks_leader_elector *le) {
 /* ---- tryAcquireOrRenew ------------------------------------------------------ */
 
 static bool try_acquire_or_renew(ks_leader_elector *le, int64_t deadline) {
-    int64_t now = mono_now();
-    int64_t wnow = wall_now();
+    int64_t now = ks_monotonic_ns();
+    int64_t wnow = ks_wall_ns();
     le_record rec = {
         .holder = le->identity,
         .lease_seconds = le->lease_ns / NS_PER_SEC,
@@ -485,7 +471,7 @@ static bool try_acquire_or_renew(ks_leader_elector *le, int64_t deadline) {
         return false;
     }
     if (got == 0) {
-        rec.acquire = rec.renew = wall_now();
+        rec.acquire = rec.renew = ks_wall_ns();
         if (!lock_create(le, &rec, deadline, true, &err)) {
             ks_errorf("error initially creating leader election record: %s", err);
             free(err);
@@ -537,7 +523,7 @@ static bool try_acquire_or_renew(ks_leader_elector *le, int64_t deadline) {
 /* Sleep until mono deadline or a stop; false when stopped. */
 static bool sleep_until(ks_leader_elector *le, int64_t until) {
     pthread_mutex_lock(&le->mu);
-    while (!atomic_load(&le->stopping) && mono_now() < until) {
+    while (!atomic_load(&le->stopping) && ks_monotonic_ns() < until) {
         struct timespec ts;
         abs_timespec(until, &ts);
         pthread_cond_timedwait(&le->cv, &le->mu, &ts);
@@ -568,14 +554,14 @@ static bool acquire(ks_leader_elector *le) {
         }
         ks_infof(4, "failed to acquire lease %s", le->desc);
         int64_t wait = le->retry_ns + (int64_t)(rand01() * JITTER_FACTOR * (double)le->retry_ns);
-        if (!sleep_until(le, mono_now() + wait)) return false;
+        if (!sleep_until(le, ks_monotonic_ns() + wait)) return false;
     }
 }
 
 /* One renewal: tries every retry period until one succeeds or the renew
  * deadline passes (PollUntilContextTimeout). NULL on success, else why. */
 static const char *renew_once(ks_leader_elector *le) {
-    int64_t start = mono_now();
+    int64_t start = ks_monotonic_ns();
     int64_t deadline = start + le->renew_ns;
     for (int64_t tick = start;;) {
         if (atomic_load(&le->stopping)) return "context canceled";
@@ -591,7 +577,7 @@ static const char *renew_once(ks_leader_elector *le) {
 
 /* release: give the lease up if this elector still holds it. */
 static bool release(ks_leader_elector *le) {
-    int64_t deadline = mono_now() + le->renew_ns;
+    int64_t deadline = ks_monotonic_ns() + le->renew_ns;
     le_record old;
     char *raw = NULL, *err = NULL;
     int got = lock_get(le, deadline, false, &old, &raw, &err);
@@ -609,7 +595,7 @@ static bool release(ks_leader_elector *le) {
         rec_free(&old);
         return true;
     }
-    int64_t now = wall_now();
+    int64_t now = ks_wall_ns();
     le_record rec = {
         .holder = "",
         .lease_seconds = 1,
@@ -634,7 +620,7 @@ static void renew(ks_leader_elector *le) {
         maybe_report_transition(le);
         if (!why) {
             ks_infof(5, "successfully renewed lease %s", le->desc);
-            if (!sleep_until(le, mono_now() + le->retry_ns)) break;
+            if (!sleep_until(le, ks_monotonic_ns() + le->retry_ns)) break;
             continue;
         }
         set_leading(le, false);
@@ -776,7 +762,7 @@ const char *ks_leader_elector_identity(const ks_leader_elector *le) { return le-
 bool ks_leader_elector_healthy(ks_leader_elector *le, int64_t timeout_ns, char **err) {
     if (!le) return true;
     pthread_mutex_lock(&le->mu);
-    bool bad = is_leader_locked(le) && mono_now() - le->observed_time > le->lease_ns + timeout_ns;
+    bool bad = is_leader_locked(le) && ks_monotonic_ns() - le->observed_time > le->lease_ns + timeout_ns;
     pthread_mutex_unlock(&le->mu);
     if (bad && err) *err = ks_xasprintf("failed election to renew leadership on lease %s", le->metric_name);
     return !bad;

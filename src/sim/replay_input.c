@@ -4,6 +4,7 @@
 #include "config/config.h"
 #include "util/hash.h"
 #include "util/log.h"
+#include "util/timefmt.h"
 #include "util/xalloc.h"
 
 #include <ctype.h>
@@ -22,53 +23,6 @@ static const char *const format_names[] = {
 };
 
 const char *ks_tl_format_name(ks_tl_format f) { return format_names[f]; }
-
-/* ---- times ---------------------------------------------------------------------- */
-
-static int digits(const char *s, int n) {
-    int v = 0;
-    for (int i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9') return -1;
-        v = v * 10 + (s[i] - '0');
-    }
-    return v;
-}
-
-bool ks_tl_parse_time(const char *s, int64_t *ns) {
-    size_t n = strlen(s);
-    if (n < 20 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't') || s[13] != ':' || s[16] != ':')
-        return false;
-    int y = digits(s, 4), mo = digits(s + 5, 2), d = digits(s + 8, 2), h = digits(s + 11, 2), mi = digits(s + 14, 2),
-        se = digits(s + 17, 2);
-    if (y < 0 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 || se < 0 || se > 60)
-        return false;
-    size_t i = 19;
-    int64_t frac = 0;
-    if (s[i] == '.') {
-        i++;
-        int nd = 0;
-        while (i < n && isdigit((unsigned char)s[i])) {
-            if (nd < 9) frac = frac * 10 + (s[i] - '0'), nd++;
-            i++;
-        }
-        if (nd == 0) return false;
-        while (nd++ < 9) frac *= 10;
-    }
-    int64_t off = 0;
-    if ((s[i] == 'Z' || s[i] == 'z') && i + 1 == n) {
-        off = 0;
-    } else if ((s[i] == '+' || s[i] == '-') && i + 6 == n && s[i + 3] == ':') {
-        int oh = digits(s + i + 1, 2), om = digits(s + i + 4, 2);
-        if (oh < 0 || oh > 23 || om < 0 || om > 59) return false;
-        off = (oh * 3600 + om * 60) * (s[i] == '-' ? -1 : 1);
-    } else {
-        return false;
-    }
-    struct tm tm = {.tm_year = y - 1900, .tm_mon = mo - 1, .tm_mday = d, .tm_hour = h, .tm_min = mi, .tm_sec = se};
-    int64_t sec = (int64_t)timegm(&tm) - off;
-    *ns = sec * 1000000000LL + frac;
-    return true;
-}
 
 /* ---- detection ------------------------------------------------------------------- */
 
@@ -276,7 +230,7 @@ static bool parse_at(ks_tl_reader *r, const ks_tree *v, int line, int64_t *at, b
         *err = line_err(r, line, "at: want a duration or an RFC 3339 time, got a %s", kt_type_name(v->type));
         return false;
     }
-    if (ks_tl_parse_time(v->text, at)) {
+    if (ks_time_parse_rfc3339(v->text, at)) {
         *abs = true;
         return true;
     }
@@ -675,7 +629,7 @@ static int audit_parse(ks_tl_reader *r, const ks_tree *t, audit_line *al, char *
     al->resp = kt_get(t, "responseObject");
     const char *ts = str_of(t, "stageTimestamp");
     if (!ts) ts = str_of(t, "requestReceivedTimestamp");
-    if (!ts || !ks_tl_parse_time(ts, &al->at)) {
+    if (!ts || !ks_time_parse_rfc3339(ts, &al->at)) {
         *err = line_err(r, r->lineno, "stageTimestamp: missing or not an RFC 3339 time");
         return -1;
     }

@@ -51,7 +51,4 @@ ks_tl_reader *ks_tl_reader_open(const char *path, ks_tl_format f, char **err);
 int ks_tl_reader_next(ks_tl_reader *r, ks_tl_event **ev, bool *abs, char **err);
 void ks_tl_reader_free(ks_tl_reader *r);
 
-/* RFC 3339 with an optional fraction, as unix ns. */
-bool ks_tl_parse_time(const char *s, int64_t *ns);
-
 #endif

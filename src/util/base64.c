@@ -28,3 +28,20 @@ bool ks_base64_decode(const char *s, size_t n, unsigned char *out, size_t *len) 
     *len = o;
     return true;
 }
+
+static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+void ks_base64_encode(const void *s, size_t n, char *out) {
+    const unsigned char *p = s;
+    char *o = out;
+    for (size_t i = 0; i < n; i += 3) {
+        unsigned v = (unsigned)p[i] << 16;
+        if (i + 1 < n) v |= (unsigned)p[i + 1] << 8;
+        if (i + 2 < n) v |= p[i + 2];
+        *o++ = alphabet[(v >> 18) & 63];
+        *o++ = alphabet[(v >> 12) & 63];
+        *o++ = i + 1 < n ? alphabet[(v >> 6) & 63] : '=';
+        *o++ = i + 2 < n ? alphabet[v & 63] : '=';
+    }
+    *o = '\0';
+}

@@ -5,6 +5,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* The length of n bytes encoded, with padding, without the NUL. */
+static inline size_t ks_base64_encoded_len(size_t n) { return (n + 2) / 3 * 4; }
+/* Encode s[0..n) with padding into out (room for
+ * ks_base64_encoded_len(n) + 1 bytes), NUL-terminated. */
+void ks_base64_encode(const void *s, size_t n, char *out);
+
 /* The 6-bit value of an alphabet symbol, -1 for anything else. */
 int ks_base64_value(unsigned char c);
 

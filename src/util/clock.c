@@ -63,6 +63,12 @@ int64_t ks_monotonic_ns(void) {
     return (int64_t)ts.tv_sec * KS_NS_PER_SEC + ts.tv_nsec;
 }
 
+int64_t ks_wall_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * KS_NS_PER_SEC + ts.tv_nsec;
+}
+
 /* Print v / 10^prec with the fraction's trailing zeros dropped. */
 static int put_frac(char *buf, int n, uint64_t v, int prec) {
     uint64_t div = 1;

@@ -40,5 +40,7 @@ bool ks_clock_cond_wait(const ks_clock *c, pthread_cond_t *cv, pthread_mutex_t *
 void ks_format_duration(int64_t ns, char *buf, int n);
 /* Monotonic real time for measurements (never simulated). */
 int64_t ks_monotonic_ns(void);
+/* CLOCK_REALTIME in ns since the epoch (times on the wire, expiries). */
+int64_t ks_wall_ns(void);
 
 #endif

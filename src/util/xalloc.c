@@ -37,14 +37,31 @@ char *ks_xstrndup(const char *s, size_t n) {
 
 char *ks_xstrdup(const char *s) { return ks_xstrndup(s, strlen(s)); }
 
+char *ks_xvasprintf(const char *fmt, va_list ap) {
+    va_list cp;
+    va_copy(cp, ap);
+    int n = vsnprintf(NULL, 0, fmt, cp);
+    va_end(cp);
+    if (n < 0) ks_oom();
+    char *p = ks_xmalloc((size_t)n + 1);
+    vsnprintf(p, (size_t)n + 1, fmt, ap);
+    return p;
+}
+
 char *ks_xasprintf(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    char *p = ks_xmalloc((size_t)n + 1);
-    va_start(ap, fmt);
-    vsnprintf(p, (size_t)n + 1, fmt, ap);
+    char *p = ks_xvasprintf(fmt, ap);
     va_end(ap);
     return p;
+}
+
+bool ks_set_error(char **err, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = ks_xvasprintf(fmt, ap);
+    va_end(ap);
+    free(*err);
+    *err = s;
+    return false;
 }

@@ -3,6 +3,8 @@
 #ifndef KS_XALLOC_H
 #define KS_XALLOC_H
 
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 _Noreturn void ks_oom(void);
@@ -12,6 +14,10 @@ void *ks_xrealloc(void *p, size_t n);
 char *ks_xstrdup(const char *s);
 char *ks_xstrndup(const char *s, size_t n);
 char *ks_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *ks_xvasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+/* Replace *err (freed) with the formatted message; returns false, so that
+ * a failing function can end with `return ks_set_error(err, ...)`. */
+bool ks_set_error(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Grow a dynamic array: ensure room for `need` elements. */
 #define KS_GROW(ptr, cap, need)                                              \

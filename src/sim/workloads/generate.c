@@ -5,6 +5,8 @@
 #include "sim/workloads/generate.h"
 #include "codec/decode.h"
 #include "sim/workloads/pod_defaults.h"
+#include "util/clock.h"
+#include "util/timefmt.h"
 #include "util/xalloc.h"
 
 #include <inttypes.h>
@@ -126,11 +128,8 @@ ks_tree *wl_owner_ref(wl_ctx *x, const char *api_version, const char *kind, cons
 }
 
 const char *wl_now_text(wl_ctx *x) {
-    time_t t = (time_t)x->o->now;
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    char buf[32];
-    strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    char buf[KS_RFC3339_LEN];
+    ks_time_format_rfc3339((int64_t)x->o->now * KS_NS_PER_SEC, false, buf);
     return ks_arena_strdup(x->a, buf);
 }
 

@@ -1,5 +1,5 @@
 /* Standard base64: the values of the alphabet, decoding with padding and
- * line breaks, and the first character that is not base64. */
+ * line breaks, the first character that is not base64, encoding. */
 #include "util/base64.h"
 
 #include <setjmp.h>
@@ -44,10 +44,32 @@ static void test_decode(void **st) {
     assert_false(ks_base64_decode("Zm\t9v", 5, out, &len));
 }
 
+/* RFC 4648's test vectors, and a round trip over every byte value. */
+static void test_encode(void **st) {
+    (void)st;
+    static const char *const in[] = {"", "f", "fo", "foo", "foob", "fooba", "foobar"};
+    static const char *const want[] = {"", "Zg==", "Zm8=", "Zm9v", "Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy"};
+    char out[16];
+    for (int i = 0; i < 7; i++) {
+        assert_int_equal(ks_base64_encoded_len(strlen(in[i])), strlen(want[i]));
+        ks_base64_encode(in[i], strlen(in[i]), out);
+        assert_string_equal(out, want[i]);
+    }
+    unsigned char all[256], back[256 + 3];
+    char enc[345];
+    for (int i = 0; i < 256; i++) all[i] = (unsigned char)i;
+    ks_base64_encode(all, sizeof all, enc);
+    size_t len = 0;
+    assert_true(ks_base64_decode(enc, strlen(enc), back, &len));
+    assert_int_equal(len, 256);
+    assert_memory_equal(back, all, 256);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_values),
         cmocka_unit_test(test_decode),
+        cmocka_unit_test(test_encode),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
