@@ -87,4 +87,10 @@ bool kt_parse(ks_arena *a, const char *name, const char *buf, size_t len, ks_tre
 char *kt_to_json(const ks_tree *t, int indent);
 char *kt_to_yaml(const ks_tree *t);
 
+/* s when it is valid UTF-8, else a malloc'd copy (in *tofree) with each
+ * invalid byte replaced by U+FFFD, as Go's encoders write such strings.
+ * Emitters must not be handed invalid UTF-8 (a !!binary scalar can hold
+ * any bytes). */
+const char *kt_utf8_clean(const char *s, char **tofree);
+
 #endif

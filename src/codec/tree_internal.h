@@ -25,12 +25,6 @@ typedef struct kt_strtab {
 const char *kt_strtab_get(kt_strtab *t, ks_arena *a, const char *s, size_t n);
 void kt_strtab_free(kt_strtab *t);
 
-/* s when it is valid UTF-8, else a malloc'd copy (in *tofree) with each
- * invalid byte replaced by U+FFFD, as Go's encoders write such strings.
- * Emitters must not be handed invalid UTF-8 (a !!binary scalar can hold
- * any bytes). */
-const char *kt_utf8_clean(const char *s, char **tofree);
-
 bool kt_parse_yaml(ks_arena *a, const char *name, const char *buf, size_t len, ks_tree ***docs,
                    uint32_t *ndocs, char **err);
 bool kt_parse_json(ks_arena *a, const char *name, const char *buf, size_t len, ks_tree ***docs,

@@ -3,7 +3,7 @@
  * v2 is a port of libyaml's emitter, so we drive libyaml with the same
  * events and reproduce the two decisions go-yaml makes itself: the order
  * of map keys and which strings must be double-quoted. */
-#include "codec/tree_internal.h"
+#include "codec/tree.h"
 #include "config/internal.h"
 #include "util/xalloc.h"
 
