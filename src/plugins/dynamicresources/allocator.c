@@ -1596,8 +1596,9 @@ ks_dra_outcome ks_dra_allocate(ks_dra_allocator *al, const ks_node *node, const 
     for (size_t ci = 0; ci < n; ci++)
         for (uint32_t q = 0; q < claims[ci]->nrequests; q++)
             r->nkeys += claims[ci]->requests[q].nfirst ? claims[ci]->requests[q].nfirst : 1;
-    r->match = ks_arena_alloc_uninit(r->a, (size_t)(r->ndevs ? r->ndevs : 1) * (r->nkeys ? r->nkeys : 1));
-    memset(r->match, -1, (size_t)(r->ndevs ? r->ndevs : 1) * (r->nkeys ? r->nkeys : 1));
+    size_t match_size = (size_t)(r->ndevs ? r->ndevs : 1) * (r->nkeys ? r->nkeys : 1);
+    r->match = ks_arena_alloc_uninit(r->a, match_size);
+    memset(r->match, -1, match_size);
     uint32_t key = 0;
     for (size_t ci = 0; ci < n; ci++) {
         const ks_resource_claim *claim = claims[ci];
@@ -1682,7 +1683,7 @@ ks_dra_outcome ks_dra_allocate(ks_dra_allocator *al, const ks_node *node, const 
     /* Upstream makes its match cache anew once every claim is validated:
      * what the "All" checks wrote under a neighbour's key (see validate)
      * must not answer for that neighbour while allocating. */
-    memset(r->match, -1, (size_t)(r->ndevs ? r->ndevs : 1) * (r->nkeys ? r->nkeys : 1));
+    memset(r->match, -1, match_size);
     int rc = allocate_one(r, (idx){0, 0, 0, 0}, false);
     if (rc == R_EXCEEDED) fail(r, "allocation max size exceeded");
     if (rc == R_TIMEOUT) {
