@@ -359,38 +359,65 @@ static uint64_t futile_attempt_limit(ks_scheduler *s) {
     return 10000 + 100 * pods;
 }
 
-size_t ks_scheduler_run_until_idle(ks_scheduler *s) {
-    size_t attempts = 0;
-    s->last_progress = ks_clock_now(s->clock);
-    /* Pods can keep each other busy without time moving (a gang whose
-     * members activate each other with no backoff): stop when a long run of
-     * attempts binds nothing, as the idle horizon below does for time. */
+/* Where a stepping loop stands: attempts made, and how many in a row bound
+ * nothing since the bound count was last seen to move. */
+typedef struct step_state {
+    size_t attempts;
+    uint64_t bound_mark, futile;
+} step_state;
+
+enum step { STEP_WORKED, STEP_FUTILE, STEP_IDLE };
+
+static step_state step_start(ks_scheduler *s) {
     ks_scheduler_stats st;
     ks_scheduler_stats_get(s, &st);
-    uint64_t bound_mark = st.bound, futile = 0;
-    for (uint64_t iter = 0; iter < MAX_SIM_ITERATIONS; iter++) {
-        drain(s);
-        if (ready_bindings(s)) continue;
-        if (ks_sched_schedule_one(s, false)) {
-            attempts++;
-            ks_scheduler_stats_get(s, &st);
-            if (st.bound != bound_mark) {
-                bound_mark = st.bound;
-                futile = 0;
-            } else if (++futile > futile_attempt_limit(s)) {
-                ks_infof(1, "simulation: %llu attempts in a row bound nothing, stopping",
-                         (unsigned long long)futile);
-                break;
-            }
-            continue;
+    return (step_state){0, st.bound, 0};
+}
+
+/* One step of both stepping loops: a ready binding, an attempt or an API
+ * call. STEP_FUTILE when a long run of attempts bound nothing (pods
+ * requeueing each other with no time passing); STEP_IDLE when nothing is
+ * runnable without a timer. */
+static enum step step_once(ks_scheduler *s, step_state *ss) {
+    drain(s);
+    if (ready_bindings(s)) return STEP_WORKED;
+    if (ks_sched_schedule_one(s, false)) {
+        ss->attempts++;
+        ks_scheduler_stats st;
+        ks_scheduler_stats_get(s, &st);
+        if (st.bound != ss->bound_mark) {
+            ss->bound_mark = st.bound;
+            ss->futile = 0;
+        } else if (++ss->futile > futile_attempt_limit(s)) {
+            return STEP_FUTILE;
         }
-        if (ks_api_dispatcher_pending(s->disp)) continue;
+        return STEP_WORKED;
+    }
+    if (ks_api_dispatcher_pending(s->disp)) return STEP_WORKED;
+    return STEP_IDLE;
+}
+
+/* The next backoff expiry or Permit timeout, INT64_MAX if none. */
+static int64_t next_timer(ks_scheduler *s) {
+    int64_t next = ks_queue_next_backoff_expiry(s->queue);
+    int64_t w = ks_waiting_pods_next_deadline(s->waiting);
+    return w < next ? w : next;
+}
+
+size_t ks_scheduler_run_until_idle(ks_scheduler *s) {
+    s->last_progress = ks_clock_now(s->clock);
+    step_state ss = step_start(s);
+    for (uint64_t iter = 0; iter < MAX_SIM_ITERATIONS; iter++) {
+        enum step r = step_once(s, &ss);
+        if (r == STEP_WORKED) continue;
+        if (r == STEP_FUTILE) {
+            ks_infof(1, "simulation: %llu attempts in a row bound nothing, stopping", (unsigned long long)ss.futile);
+            break;
+        }
         /* Nothing runnable now. */
         bool waiting = ks_waiting_pods_count(s->waiting) > 0;
         if (!waiting && ks_queue_at_rest(s->queue)) break;
-        int64_t next = ks_queue_next_backoff_expiry(s->queue);
-        int64_t w = ks_waiting_pods_next_deadline(s->waiting);
-        if (w < next) next = w;
+        int64_t next = next_timer(s);
         if (next == INT64_MAX) break;
         if (next - s->last_progress > SIM_IDLE_HORIZON_NS) {
             ks_infof(1, "simulation: nothing bound for %lld s of simulated time, stopping",
@@ -402,7 +429,7 @@ size_t ks_scheduler_run_until_idle(ks_scheduler *s) {
         fire_timers(s);
     }
     drain(s);
-    return attempts;
+    return ss.attempts;
 }
 
 /* The replay's loop: like run_until_idle, but time is the caller's. Pods
@@ -411,31 +438,17 @@ size_t ks_scheduler_run_until_idle(ks_scheduler *s) {
  * while unschedulable pods wait, as upstream's timer does) up to deadline,
  * where it stays. */
 size_t ks_scheduler_run_until(ks_scheduler *s, int64_t deadline) {
-    size_t attempts = 0;
-    ks_scheduler_stats st;
-    ks_scheduler_stats_get(s, &st);
-    uint64_t bound_mark = st.bound, futile = 0, stalled = 0;
+    step_state ss = step_start(s);
+    uint64_t stalled = 0;
     for (uint64_t iter = 0; iter < MAX_SIM_ITERATIONS; iter++) {
-        drain(s);
-        if (ready_bindings(s)) continue;
-        if (ks_sched_schedule_one(s, false)) {
-            attempts++;
-            ks_scheduler_stats_get(s, &st);
-            if (st.bound != bound_mark) {
-                bound_mark = st.bound;
-                futile = 0;
-            } else if (++futile > futile_attempt_limit(s)) {
-                /* pods requeueing each other at one instant: let time move */
-                ks_infof(1, "replay: %llu attempts in a row bound nothing, moving on",
-                         (unsigned long long)futile);
-                break;
-            }
-            continue;
+        enum step r = step_once(s, &ss);
+        if (r == STEP_WORKED) continue;
+        if (r == STEP_FUTILE) {
+            /* pods requeueing each other at one instant: let time move */
+            ks_infof(1, "replay: %llu attempts in a row bound nothing, moving on", (unsigned long long)ss.futile);
+            break;
         }
-        if (ks_api_dispatcher_pending(s->disp)) continue;
-        int64_t next = ks_queue_next_backoff_expiry(s->queue);
-        int64_t w = ks_waiting_pods_next_deadline(s->waiting);
-        if (w < next) next = w;
+        int64_t next = next_timer(s);
         ks_queue_stats q;
         ks_queue_stats_get(s->queue, &q);
         if (q.unschedulable > q.gated) {
@@ -456,7 +469,7 @@ size_t ks_scheduler_run_until(ks_scheduler *s, int64_t deadline) {
     }
     drain(s);
     if (ks_clock_now(s->clock) < deadline) ks_clock_wait_until(s->clock, deadline);
-    return attempts;
+    return ss.attempts;
 }
 
 /* ---- the real-time loop ------------------------------------------------- */
