@@ -46,6 +46,8 @@ static bool num(const char *s, int64_t *out, bool empty_ok) {
     errno = 0;
     double v = strtod(s, &end);
     if (end == s || *end || errno) return false;
+    /* outside int64 (or NaN) the conversion is undefined: not a number here */
+    if (!(v >= (double)INT64_MIN && v < (double)INT64_MAX)) return false;
     *out = (int64_t)v;
     return true;
 }

@@ -64,6 +64,8 @@ expect "audit: bad pod" "audit3.log:1: pod default/a: spec.containers[0].resourc
 hdr=name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time
 printf '%s\np1,1000,100,0,0,,LS,Running,0,10,0\np2,x,100,0,0,,LS,Running,5,10,0\n' "$hdr" >"$d/pods.csv"
 expect "openb pods: bad number" 'pods.csv:3: cpu_milli: want a non-negative number, got "x"' "$cluster" "$d/pods.csv"
+printf '%s\np1,1e300,100,0,0,,LS,Running,0,10,0\n' "$hdr" >"$d/pods-huge.csv"
+expect "openb pods: number beyond int64" 'pods-huge.csv:2: cpu_milli: want a non-negative number, got "1e300"' "$cluster" "$d/pods-huge.csv"
 
 printf '%s\np1,1000,100,0,0,,LS,Running,0,10,0\np2,1000\n' "$hdr" >"$d/pods2.csv"
 expect "openb pods: short row" "pods2.csv:3: 2 fields, want 11" "$cluster" "$d/pods2.csv"
