@@ -2,7 +2,9 @@
  * time-ordered stream of cluster changes on simulated time and report
  * what happened to every pod, a summary and time series, under one or
  * several configurations. See docs/replay.md. */
+#include "cmd/commands.h"
 #include "cmd/common.h"
+#include "cmd/flags.h"
 #include "cmd/live.h"
 #include "sim/replay_input.h"
 #include "sim/compare.h"
@@ -21,8 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-int cmd_replay(int argc, char **argv);
 
 /* --gpu-frag: the measure once per sample, against the workload of the
  * pods in the cluster at that moment (both columns read it). */
@@ -72,7 +72,8 @@ static double frag_pct(void *ctx, ks_timeline *tl) {
     return f->idle_milli > 0 ? 100 * f->frag_milli / f->idle_milli : 0;
 }
 
-static void usage(FILE *f) {
+static void usage(FILE *f, const void *arg) {
+    (void)arg;
     fputs("usage: ksched replay [CLUSTER...] TRACE... [options]\n"
           "\n"
           "Replay a trace of pods arriving and leaving and nodes changing on simulated\n"
@@ -235,454 +236,514 @@ static bool ends_with(const char *s, const char *suf) {
     return n >= m && !strcmp(s + n - m, suf);
 }
 
-int cmd_replay(int argc, char **argv) {
-    ks_cli_common co = {.output = "table"};
-    ks_cli_live live = {0};
-    const char **paths = ks_xcalloc((size_t)argc + 1, sizeof(char *));
-    const char **configs = ks_xcalloc((size_t)argc + 1, sizeof(char *));
-    size_t npaths = 0, nconfigs = 0;
-    const char *pods_path = NULL, *series_path = NULL, *compare_path = NULL, *frag_nodes_path = NULL;
-    FILE *frag_nodes_f = NULL;
-    ks_compare_collector *diff = NULL;
-    opts op = {.speed = 1.0, .max = 17520LL * 3600 * KS_NS_PER_SEC, .pending_long = 300LL * KS_NS_PER_SEC};
-    bool has_step = false;
-    uint64_t seed = 1;
-    bool deterministic = false, gpu_frag = false;
-    char *err = NULL;
-    int rc = 2;
-    ks_config **cfgs = NULL;
-    source *src = NULL;
-    size_t nsrc = 0;
-    const char **manifests = NULL, **openb_nodes = NULL;
-    size_t nman = 0, nobn = 0;
-    ks_tl_result *results = NULL;
-    ks_report_waits *waits = NULL;
-    size_t nwaits = 0;
-    const ks_tl_result **rptr = NULL;
-    char **names = NULL;
-    FILE *pods_f = NULL, *series_f = NULL, *out = NULL;
+/* ---- the command line ------------------------------------------------------ */
 
-    for (int i = 1; i < argc; i++) {
-        const char *val = NULL;
-        const char *a = argv[i];
-        if (ks_cli_value(argc, argv, &i, "config", &val, &err)) {
-            if (!val) goto usage_error;
-            configs[nconfigs++] = val;
-            continue;
-        }
-        int r = ks_cli_common_parse(&co, argc, argv, &i, &err);
-        if (r < 0) goto usage_error;
-        if (r > 0) continue;
-        if ((r = ks_cli_live_parse(&live, argc, argv, &i, &err)) < 0) goto usage_error;
-        if (r > 0) continue;
-        char *perr = NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            rc = 0;
-            goto out;
-        } else if (ks_cli_value(argc, argv, &i, "compare", &val, &err)) {
-            if (!val) goto usage_error;
-            compare_path = val;
-        } else if (ks_cli_value(argc, argv, &i, "pods", &val, &err)) {
-            if (!val) goto usage_error;
-            pods_path = val;
-        } else if (ks_cli_value(argc, argv, &i, "series", &val, &err)) {
-            if (!val) goto usage_error;
-            series_path = val;
-        } else if (ks_cli_value(argc, argv, &i, "step", &val, &err)) {
-            if (!val) goto usage_error;
-            if (!ks_parse_duration(val, &op.step, &perr) || op.step <= 0) goto bad_value;
-            has_step = true;
-        } else if (ks_cli_value(argc, argv, &i, "pending-threshold", &val, &err)) {
-            if (!val) goto usage_error;
-            if (!ks_parse_duration(val, &op.pending_long, &perr) || op.pending_long < 0) goto bad_value;
-        } else if (ks_cli_value(argc, argv, &i, "from", &val, &err)) {
-            if (!val) goto usage_error;
-            if (!ks_parse_duration(val, &op.from, &perr) || op.from < 0) goto bad_value;
-        } else if (ks_cli_value(argc, argv, &i, "until", &val, &err)) {
-            if (!val) goto usage_error;
-            if (!ks_parse_duration(val, &op.until, &perr) || op.until < 0) goto bad_value;
-            op.has_until = true;
-        } else if (ks_cli_value(argc, argv, &i, "max-time", &val, &err)) {
-            if (!val) goto usage_error;
-            if (!ks_parse_duration(val, &op.max, &perr) || op.max <= 0) goto bad_value;
-        } else if (ks_cli_value(argc, argv, &i, "start", &val, &err)) {
-            if (!val) goto usage_error;
-            if (!ks_time_parse_rfc3339(val, &op.start)) goto bad_value;
-            op.has_start = true;
-        } else if (ks_cli_value(argc, argv, &i, "speed", &val, &err)) {
-            if (!val) goto usage_error;
-            char *end;
-            op.speed = strtod(val, &end);
-            if (*end || !(op.speed > 0) || !isfinite(op.speed)) goto bad_value;
-        } else if (ks_cli_value(argc, argv, &i, "seed", &val, &err)) {
-            if (!val || !ks_cli_u64(val, &seed)) goto bad_value;
-        } else if (ks_cli_value(argc, argv, &i, "tie-break", &val, &err)) {
-            if (!val) goto usage_error;
-            if (!strcmp(val, "name")) deterministic = true;
-            else if (strcmp(val, "random") != 0) goto bad_value;
-        } else if (!strcmp(a, "--gpu-frag")) {
-            gpu_frag = true;
-        } else if (ks_cli_value(argc, argv, &i, "gpu-frag-nodes", &val, &err)) {
-            if (!val) goto usage_error;
-            frag_nodes_path = val;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            fprintf(stderr, "ksched replay: unknown option %s\n", a);
-            usage(stderr);
-            goto out;
-        } else {
-            paths[npaths++] = a;
-        }
-        continue;
-    bad_value:
-        fprintf(stderr, "ksched replay: invalid value for %s\n", a);
-        free(perr);
-        goto out;
+typedef struct replay_cmd {
+    int argc;
+    char **argv; /* for the page's record of the command */
+    ks_cli_common co;
+    ks_cli_live live;
+    const char **paths, **configs; /* argv's strings; configs: --config, then --compare */
+    size_t npaths, nconfigs;
+    const char *pods_path, *series_path, *compare_path, *frag_nodes_path;
+    opts op;
+    uint64_t seed;
+    bool deterministic, gpu_frag, json, html;
+    /* the inputs, by what they are */
+    source *src;
+    const char **manifests, **openb_nodes;
+    size_t nsrc, nman, nobn;
+    /* one run per configuration; --compare: A, B, then A again, silent */
+    ks_config **cfgs;
+    char **names;
+    size_t nruns;
+    int64_t t0; /* INT64_MIN: each run's cluster says */
+    ks_compare_collector *diff;
+    ks_tl_result *results;
+    const ks_tl_result **rptr;
+    ks_report_waits *waits;
+    FILE *out, *pods_f, *series_f, *frag_nodes_f;
+    ks_tl_out pods_how;
+} replay_cmd;
+
+static bool duration_in(const char *v, int64_t *dst, bool positive) {
+    int64_t d;
+    char *perr = NULL;
+    bool ok = ks_parse_duration(v, &d, &perr) && (positive ? d > 0 : d >= 0);
+    free(perr);
+    if (ok) *dst = d;
+    return ok;
+}
+static bool flag_positive(void *dst, const char *v) { return duration_in(v, dst, true); }
+static bool flag_duration(void *dst, const char *v) { return duration_in(v, dst, false); }
+static bool flag_until(void *dst, const char *v) {
+    opts *op = dst;
+    return op->has_until = duration_in(v, &op->until, false);
+}
+static bool flag_start(void *dst, const char *v) {
+    opts *op = dst;
+    return op->has_start = ks_time_parse_rfc3339(v, &op->start);
+}
+static bool flag_speed(void *dst, const char *v) {
+    char *end;
+    double x = strtod(v, &end);
+    if (*end || !(x > 0) || !isfinite(x)) return false;
+    *(double *)dst = x;
+    return true;
+}
+static bool flag_tie_break(void *dst, const char *v) {
+    if (strcmp(v, "random") && strcmp(v, "name")) return false;
+    *(bool *)dst = !strcmp(v, "name");
+    return true;
+}
+
+/* --config repeats (one run each): a group ahead of the common one. */
+static int group_configs(void *ctx, int argc, char **argv, int *i, char **err) {
+    replay_cmd *c = ctx;
+    const char *val = NULL;
+    if (!ks_cli_value(argc, argv, i, "config", &val, err)) return 0;
+    if (!val) return -1;
+    c->configs[c->nconfigs++] = val;
+    return 1;
+}
+
+static int parse(replay_cmd *c, int argc, char **argv) {
+    opts *op = &c->op;
+    const ks_flag flags[] = {
+        KS_STRING_FLAG("compare", &c->compare_path),
+        KS_STRING_FLAG("pods", &c->pods_path),
+        KS_STRING_FLAG("series", &c->series_path),
+        KS_FN_FLAG("step", &op->step, flag_positive),
+        KS_FN_FLAG("pending-threshold", &op->pending_long, flag_duration),
+        KS_FN_FLAG("from", &op->from, flag_duration),
+        KS_FN_FLAG("until", op, flag_until),
+        KS_FN_FLAG("max-time", &op->max, flag_positive),
+        KS_FN_FLAG("start", op, flag_start),
+        KS_FN_FLAG("speed", &op->speed, flag_speed),
+        KS_U64_FLAG("seed", &c->seed, 0),
+        KS_FN_FLAG("tie-break", &c->deterministic, flag_tie_break),
+        KS_BOOL_FLAG("gpu-frag", &c->gpu_frag),
+        KS_STRING_FLAG("gpu-frag-nodes", &c->frag_nodes_path),
+    };
+    const ks_flag_group groups[] = {{group_configs, c}, ks_flags_common(&c->co), ks_flags_live(&c->live)};
+    ks_cmd_line cl = {.cmd = "replay", .usage = usage, .flags = flags, .nflags = KS_FLAGS_N(flags),
+                      .groups = groups, .ngroups = KS_FLAGS_N(groups), .args = c->paths, .nargs = &c->npaths};
+    int rc = ks_cmd_line_parse(&cl, argc, argv);
+    if (rc >= 0) return rc;
+    c->json = !strcmp(c->co.output, "json");
+    c->html = !strcmp(c->co.output, "html");
+    if (!c->json && !c->html && strcmp(c->co.output, "table") != 0) {
+        fprintf(stderr, "ksched replay: unknown output format \"%s\" (table, json, html)\n", c->co.output);
+        return KS_EXIT_BAD_INPUT;
     }
-    bool json = !strcmp(co.output, "json"), html = !strcmp(co.output, "html");
-    if (!json && !html && strcmp(co.output, "table") != 0) {
-        fprintf(stderr, "ksched replay: unknown output format \"%s\" (table, json, html)\n", co.output);
-        goto out;
-    }
-    if (html && ((pods_path && !strcmp(pods_path, "-")) || (series_path && !strcmp(series_path, "-")))) {
+    bool dash_pods = c->pods_path && !strcmp(c->pods_path, "-");
+    if (c->html && (dash_pods || (c->series_path && !strcmp(c->series_path, "-")))) {
         fprintf(stderr, "ksched replay: -o html is one page: --pods and --series go to files with it\n");
-        goto out;
+        return KS_EXIT_BAD_INPUT;
     }
-    if (!has_step) op.step = 300LL * KS_NS_PER_SEC;
+    return -1;
+}
 
-    out = ks_cli_output_open(&co, "replay");
-    if (!out) goto out;
+/* ---- setting up ------------------------------------------------------------ */
 
-    /* what each input is */
-    manifests = ks_xcalloc(npaths + 1, sizeof(char *));
-    openb_nodes = ks_xcalloc(npaths + 1, sizeof(char *));
-    src = ks_xcalloc(npaths + 1, sizeof(*src));
-    for (size_t i = 0; i < npaths; i++) {
+/* What each input is: the cluster (manifests, openb nodes) or a trace. */
+static bool classify_inputs(replay_cmd *c) {
+    c->manifests = ks_xcalloc(c->npaths + 1, sizeof(char *));
+    c->openb_nodes = ks_xcalloc(c->npaths + 1, sizeof(char *));
+    c->src = ks_xcalloc(c->npaths + 1, sizeof(*c->src));
+    for (size_t i = 0; i < c->npaths; i++) {
         ks_tl_format f;
-        if (!ks_tl_detect(paths[i], &f, &err)) {
+        char *err = NULL;
+        if (!ks_tl_detect(c->paths[i], &f, &err)) {
             fprintf(stderr, "ksched replay: %s\n", err);
-            goto out;
+            free(err);
+            return false;
         }
-        ks_infof(2, "%s: %s", paths[i], ks_tl_format_name(f));
-        if (f == KS_TLF_MANIFESTS) manifests[nman++] = paths[i];
-        else if (f == KS_TLF_OPENB_NODES) openb_nodes[nobn++] = paths[i];
-        else src[nsrc++] = (source){.path = paths[i], .fmt = f};
+        ks_infof(2, "%s: %s", c->paths[i], ks_tl_format_name(f));
+        if (f == KS_TLF_MANIFESTS) c->manifests[c->nman++] = c->paths[i];
+        else if (f == KS_TLF_OPENB_NODES) c->openb_nodes[c->nobn++] = c->paths[i];
+        else c->src[c->nsrc++] = (source){.path = c->paths[i], .fmt = f};
     }
-    if (!nsrc) {
-        fprintf(stderr, "ksched replay: no trace given (events, audit log or openb pod CSV)\n");
-        usage(stderr);
-        goto out;
-    }
+    if (c->nsrc) return true;
+    fprintf(stderr, "ksched replay: no trace given (events, audit log or openb pod CSV)\n");
+    usage(stderr, NULL);
+    return false;
+}
 
-    /* --compare B: runs A (--config, or the defaults) then B */
-    if (compare_path) {
-        if (nconfigs > 1) {
+/* The configurations (the first through the common setup: gates,
+ * plugins) and their names; --compare B runs A (--config, or the
+ * defaults) then B. */
+static bool setup_configs(replay_cmd *c) {
+    if (c->compare_path) {
+        if (c->nconfigs > 1) {
             fprintf(stderr, "ksched replay: --compare goes with at most one --config (A)\n");
-            goto out;
+            return false;
         }
-        if (!nconfigs) configs[nconfigs++] = NULL;
-        configs[nconfigs++] = compare_path;
-        diff = ks_compare_collector_new();
+        if (!c->nconfigs) c->configs[c->nconfigs++] = NULL;
+        c->configs[c->nconfigs++] = c->compare_path;
+        c->diff = ks_compare_collector_new();
     }
-    /* configurations: the first through the common setup (gates, plugins) */
-    cfgs = ks_xcalloc(nconfigs + 1, sizeof(*cfgs));
-    co.config_path = nconfigs ? configs[0] : NULL;
-    cfgs[0] = ks_cli_common_setup(&co, "replay");
-    if (!cfgs[0]) goto out;
-    for (size_t i = 1; i < nconfigs; i++) {
-        cfgs[i] = ks_cli_load_config(configs[i], ks_default_registry());
-        if (!cfgs[i]) goto out;
-    }
-    size_t nruns = nconfigs ? nconfigs : 1;
-    names = ks_xcalloc(nruns, sizeof(char *));
-    for (size_t i = 0; i < nruns; i++) {
-        const char *p = nconfigs && configs[i] ? configs[i] : "default";
+    c->nruns = c->nconfigs ? c->nconfigs : 1;
+    c->cfgs = ks_xcalloc(c->nruns + 1, sizeof(*c->cfgs));
+    c->co.config_path = c->nconfigs ? c->configs[0] : NULL;
+    if (!(c->cfgs[0] = ks_cli_common_setup(&c->co, "replay"))) return false;
+    for (size_t i = 1; i < c->nconfigs; i++)
+        if (!(c->cfgs[i] = ks_cli_load_config(c->configs[i], ks_default_registry()))) return false;
+    c->names = ks_xcalloc(c->nruns, sizeof(char *));
+    for (size_t i = 0; i < c->nruns; i++) {
+        const char *p = c->nconfigs && c->configs[i] ? c->configs[i] : "default";
         const char *slash = strrchr(p, '/');
-        names[i] = ks_xstrdup(slash ? slash + 1 : p);
-        char *dot = strrchr(names[i], '.');
-        if (dot && dot != names[i]) *dot = '\0';
+        c->names[i] = ks_xstrdup(slash ? slash + 1 : p);
+        char *dot = strrchr(c->names[i], '.');
+        if (dot && dot != c->names[i]) *dot = '\0';
     }
+    return true;
+}
 
-    /* time zero */
-    int64_t t0 = INT64_MIN;
-    if (op.has_start) t0 = op.start;
-    else {
-        for (size_t i = 0; i < nsrc; i++) {
-            int64_t t;
-            if (!peek_abs(src[i].path, src[i].fmt, &t, &err)) {
-                fprintf(stderr, "ksched replay: %s\n", err);
-                goto out;
-            }
-            if (t != INT64_MIN && (t0 == INT64_MIN || t < t0)) t0 = t;
-        }
-        /* offsets read better from a whole second */
-        if (t0 != INT64_MIN) t0 -= ((t0 % KS_NS_PER_SEC) + KS_NS_PER_SEC) % KS_NS_PER_SEC;
-    }
-
-    if (pods_path && !strcmp(pods_path, "-")) {
-        pods_f = out;
-    } else if (pods_path) {
-        pods_f = fopen(pods_path, "w");
-        if (!pods_f) {
-            fprintf(stderr, "ksched replay: cannot write %s\n", pods_path);
-            goto out;
-        }
-    }
-    ks_tl_out pods_how = !pods_path ? KS_TL_OUT_TABLE
-                         : (ends_with(pods_path, ".json") || ends_with(pods_path, ".jsonl")) ? KS_TL_OUT_JSON
-                                                                                            : KS_TL_OUT_CSV;
-    if (pods_f) ks_tl_record_header(pods_f, pods_how, nruns > 1);
-
-    results = ks_xcalloc(nruns, sizeof(*results));
-    nwaits = nruns;
-    waits = ks_xcalloc(nwaits, sizeof(*waits));
-    rptr = ks_xcalloc(nruns, sizeof(*rptr));
-    if (json) fputs("{\"apiVersion\":\"ksched/v1alpha1\",\"kind\":\"ReplayReport\",\"runs\":[", out);
-    /* --compare: one more run of A, silent, reads A's score deltas
-     * against the nodes B chose (B's were read in its own run) */
-    size_t nloop = nruns + (diff ? 1 : 0);
-    for (size_t ri = 0; ri < nloop; ri++) {
-        bool silent = ri >= nruns;
-        int64_t wall0 = ks_monotonic_ns();
-        ks_cluster *cluster = (nman || ks_cli_live_is_live(&live)) ? ks_cli_live_cluster(&live, manifests, nman, "replay")
-                                                                   : ks_cluster_new();
-        if (!cluster) goto out;
-        for (size_t i = 0; i < nobn; i++) {
-            if (!ks_tl_openb_nodes(openb_nodes[i], cluster, &err)) {
-                fprintf(stderr, "ksched replay: %s\n", err);
-                ks_cluster_free(cluster);
-                goto out;
-            }
-        }
-        int64_t zero = t0 != INT64_MIN ? t0 : ks_sim_start_time(cluster);
-        run_out ro = {.out = out,
-                      .pods = silent ? NULL : pods_f ? pods_f : (json || html ? NULL : out),
-                      .pods_how = pods_how,
-                      .config_name = nruns > 1 && pods_f ? names[ri] : NULL,
-                      .start = zero + op.from,
-                      .json_pods = json && !pods_f && !silent,
-                      .first_pod = true,
-                      .diff = diff,
-                      .waits = html && !silent ? &waits[ri] : NULL,
-                      .side = silent ? 0 : (int)ri};
-        if (diff) ks_compare_collector_capture(diff, silent ? 0 : ri == 1 ? 1 : -1, !silent);
-        if (silent) {
-        } else if (json) {
-            fprintf(out, "%s\n  {\"config\":\"%s\",\"start\":\"", ri ? "," : "", names[ri]);
-            char ts[64];
-            time_t sec = (time_t)((zero + op.from) / KS_NS_PER_SEC);
-            struct tm tm;
-            gmtime_r(&sec, &tm);
-            strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
-            fprintf(out, "%s\"", ts);
-            if (ro.json_pods) fputs(",\"pods\":[", out);
-        } else if (!pods_f && !html) {
-            if (nruns > 1) fprintf(out, "%s== %s ==\n", ri ? "\n" : "", names[ri]);
-            ro.table_header = true;
-        }
-        int64_t bound = op.max;
-        if (op.has_until) {
-            int64_t u = (int64_t)((double)(op.until - op.from) / op.speed);
-            if (u < bound) bound = u > 0 ? u : 1;
-        }
-        ks_timeline_options to = {
-            .config = cfgs[silent ? 0 : ri],
-            .registry = ks_default_registry(),
-            .seed = seed,
-            .deterministic = deterministic,
-            .start_ns = zero + op.from,
-            .max_ns = bound,
-            .step_ns = (json || html || series_path) ? op.step : 0,
-            .pending_long_ns = op.pending_long,
-            .on_record = on_record,
-            .on_attempt = diff ? on_attempt : NULL,
-            .ctx = &ro,
-        };
-        ks_timeline *tl = ks_timeline_new(cluster, &to, &err);
-        if (!tl) {
+/* Time zero: --start, else the earliest absolute time of the traces. */
+static bool find_time_zero(replay_cmd *c) {
+    c->t0 = c->op.has_start ? c->op.start : INT64_MIN;
+    if (c->op.has_start) return true;
+    for (size_t i = 0; i < c->nsrc; i++) {
+        int64_t t;
+        char *err = NULL;
+        if (!peek_abs(c->src[i].path, c->src[i].fmt, &t, &err)) {
             fprintf(stderr, "ksched replay: %s\n", err);
-            goto out;
+            free(err);
+            return false;
         }
-        frag_sample fs = {.at = -1};
-        if (gpu_frag) {
-            ks_timeline_add_metric(tl, "gpu_frag_milli", frag_milli, &fs);
-            ks_timeline_add_metric(tl, "gpu_frag_pct", frag_pct, &fs);
-        }
-        bool ok = true;
-        for (size_t i = 0; i < nsrc && ok; i++) {
-            src[i].done = false;
-            src[i].head = NULL;
-            src[i].r = ks_tl_reader_open(src[i].path, src[i].fmt, &err);
-            if (!src[i].r || pull(&src[i], &op, zero, &err) < 0) ok = false;
-        }
-        /* merge the traces by time (ties: the order given) */
-        while (ok) {
-            source *best = NULL;
-            for (size_t i = 0; i < nsrc; i++)
-                if (!src[i].done && src[i].head && (!best || src[i].head->at_ns < best->head->at_ns)) best = &src[i];
-            if (!best) break;
-            ks_tl_event *ev = best->head;
-            best->head = NULL;
-            if (!ks_timeline_feed(tl, ev, &err)) ok = false;
-            else if (pull(best, &op, zero, &err) < 0) ok = false;
-        }
-        for (size_t i = 0; i < nsrc; i++) {
-            ks_tl_event_free(src[i].head);
-            src[i].head = NULL;
-            ks_tl_reader_free(src[i].r);
-            src[i].r = NULL;
-        }
-        if (!ok) {
-            if (json) fputs("]}]}\n", out);
+        if (t != INT64_MIN && (c->t0 == INT64_MIN || t < c->t0)) c->t0 = t;
+    }
+    /* offsets read better from a whole second */
+    if (c->t0 != INT64_MIN) c->t0 -= ((c->t0 % KS_NS_PER_SEC) + KS_NS_PER_SEC) % KS_NS_PER_SEC;
+    return true;
+}
+
+static bool open_pods(replay_cmd *c) {
+    const char *p = c->pods_path;
+    if (p && !strcmp(p, "-")) {
+        c->pods_f = c->out;
+    } else if (p && !(c->pods_f = fopen(p, "w"))) {
+        fprintf(stderr, "ksched replay: cannot write %s\n", p);
+        return false;
+    }
+    c->pods_how = !p ? KS_TL_OUT_TABLE
+                  : (ends_with(p, ".json") || ends_with(p, ".jsonl")) ? KS_TL_OUT_JSON
+                                                                       : KS_TL_OUT_CSV;
+    if (c->pods_f) ks_tl_record_header(c->pods_f, c->pods_how, c->nruns > 1);
+    return true;
+}
+
+/* ---- one run ------------------------------------------------------------- */
+
+static ks_cluster *start_cluster(replay_cmd *c) {
+    ks_cluster *cluster = (c->nman || ks_cli_live_is_live(&c->live))
+                              ? ks_cli_live_cluster(&c->live, c->manifests, c->nman, "replay")
+                              : ks_cluster_new();
+    if (!cluster) return NULL;
+    for (size_t i = 0; i < c->nobn; i++) {
+        char *err = NULL;
+        if (!ks_tl_openb_nodes(c->openb_nodes[i], cluster, &err)) {
             fprintf(stderr, "ksched replay: %s\n", err);
-            ks_timeline_free(tl);
-            goto out;
+            free(err);
+            ks_cluster_free(cluster);
+            return NULL;
         }
-        /* --until: the replay ends there, whatever comes after */
-        if (ok && op.has_until) ks_timeline_advance(tl, zero + op.from + bound);
-        ks_timeline_finish(tl);
-        if (frag_nodes_path && !silent && !write_frag_nodes(&frag_nodes_f, frag_nodes_path, names[ri], tl)) goto out;
-        if (ro.table_header) ks_tl_record_header(out, KS_TL_OUT_TABLE, false);
-        if (silent) {
-            ks_timeline_free(tl);
-            continue;
+    }
+    return cluster;
+}
+
+/* The run's header: its JSON object up to the pods, or the table's title. */
+static void begin_run(replay_cmd *c, size_t ri, int64_t zero, run_out *ro) {
+    if (ri >= c->nruns) return;
+    if (c->json) {
+        fprintf(c->out, "%s\n  {\"config\":\"%s\",\"start\":\"", ri ? "," : "", c->names[ri]);
+        char ts[64];
+        time_t sec = (time_t)((zero + c->op.from) / KS_NS_PER_SEC);
+        struct tm tm;
+        gmtime_r(&sec, &tm);
+        strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+        fprintf(c->out, "%s\"", ts);
+        if (ro->json_pods) fputs(",\"pods\":[", c->out);
+    } else if (!c->pods_f && !c->html) {
+        if (c->nruns > 1) fprintf(c->out, "%s== %s ==\n", ri ? "\n" : "", c->names[ri]);
+        ro->table_header = true;
+    }
+}
+
+/* Open the traces and feed their events, merged by time (ties: the order
+ * given), to the engine. */
+static bool feed_traces(replay_cmd *c, ks_timeline *tl, int64_t zero, char **err) {
+    bool ok = true;
+    for (size_t i = 0; i < c->nsrc && ok; i++) {
+        source *s = &c->src[i];
+        s->done = false;
+        s->head = NULL;
+        s->r = ks_tl_reader_open(s->path, s->fmt, err);
+        if (!s->r || pull(s, &c->op, zero, err) < 0) ok = false;
+    }
+    while (ok) {
+        source *best = NULL;
+        for (size_t i = 0; i < c->nsrc; i++)
+            if (!c->src[i].done && c->src[i].head && (!best || c->src[i].head->at_ns < best->head->at_ns))
+                best = &c->src[i];
+        if (!best) break;
+        ks_tl_event *ev = best->head;
+        best->head = NULL;
+        if (!ks_timeline_feed(tl, ev, err)) ok = false;
+        else if (pull(best, &c->op, zero, err) < 0) ok = false;
+    }
+    for (size_t i = 0; i < c->nsrc; i++) {
+        ks_tl_event_free(c->src[i].head);
+        c->src[i].head = NULL;
+        ks_tl_reader_free(c->src[i].r);
+        c->src[i].r = NULL;
+    }
+    return ok;
+}
+
+/* Keep the result past the engine: the summary, the samples and their
+ * extra columns (--gpu-frag), copied out. Resource names are interned
+ * strings: they outlive the engine. */
+static void keep_result(replay_cmd *c, size_t ri, const ks_tl_result *res, int64_t wall0) {
+    ks_tl_result *k = &c->results[ri];
+    *k = *res;
+    k->summary.wall_seconds = (double)(ks_monotonic_ns() - wall0) / 1e9;
+    k->samples = ks_xcalloc(res->nsamples + 1, sizeof(ks_tl_sample));
+    if (res->nsamples) memcpy(k->samples, res->samples, res->nsamples * sizeof(ks_tl_sample));
+    for (size_t s = 0; s < res->nsamples; s++) {
+        const double *x = res->samples[s].extra;
+        k->samples[s].extra = NULL;
+        if (x && res->nextra) {
+            k->samples[s].extra = ks_xmalloc(res->nextra * sizeof(double));
+            memcpy(k->samples[s].extra, x, res->nextra * sizeof(double));
         }
-        const ks_tl_result *res = ks_timeline_result(tl);
-        /* keep the result past the engine: the summary and the samples */
-        results[ri] = *res;
-        results[ri].summary.wall_seconds = (double)(ks_monotonic_ns() - wall0) / 1e9;
-        results[ri].samples = ks_xcalloc(res->nsamples + 1, sizeof(ks_tl_sample));
-        if (res->nsamples) memcpy(results[ri].samples, res->samples, res->nsamples * sizeof(ks_tl_sample));
-        /* and the extra columns (--gpu-frag), copied out of the engine */
-        for (size_t k = 0; k < res->nsamples; k++) {
-            const double *x = res->samples[k].extra;
-            results[ri].samples[k].extra = NULL;
-            if (x && res->nextra) {
-                results[ri].samples[k].extra = ks_xmalloc(res->nextra * sizeof(double));
-                memcpy(results[ri].samples[k].extra, x, res->nextra * sizeof(double));
-            }
-        }
-        results[ri].extra_names = res->nextra ? ks_xcalloc(res->nextra, sizeof(char *)) : NULL;
-        for (uint32_t k = 0; k < res->nextra; k++)
-            ((char **)results[ri].extra_names)[k] = ks_xstrdup(res->extra_names[k]);
-        results[ri].disagreements = NULL; /* printed below, before the engine goes */
-        results[ri].ndisagreements = 0;
-        /* resource names are interned strings: they outlive the engine */
-        rptr[ri] = &results[ri];
-        if (json) {
-            if (ro.json_pods) fputs("\n    ]", out);
-            json_t *sj = ks_tl_summary_json(&results[ri].summary);
-            char *s = json_dumps(sj, JSON_COMPACT | JSON_PRESERVE_ORDER);
-            fprintf(out, ",\"summary\":%s", s);
-            free(s);
-            json_decref(sj);
-            if (res->summary.recorded) {
-                json_t *dj = ks_tl_disagreements_json(res);
-                s = json_dumps(dj, JSON_COMPACT | JSON_PRESERVE_ORDER);
-                fprintf(out, ",\n   \"recordedInfeasible\":%s", s);
-                free(s);
-                json_decref(dj);
-            }
-            json_t *se = ks_tl_series_json(&results[ri]);
-            s = json_dumps(se, JSON_COMPACT | JSON_PRESERVE_ORDER);
-            fprintf(out, ",\n   \"series\":%s}", s);
-            free(s);
-            json_decref(se);
-        }
-        if (!json) ks_tl_disagreements_table(out, nruns > 1 ? names[ri] : NULL, res);
+    }
+    k->extra_names = res->nextra ? ks_xcalloc(res->nextra, sizeof(char *)) : NULL;
+    for (uint32_t e = 0; e < res->nextra; e++) ((char **)k->extra_names)[e] = ks_xstrdup(res->extra_names[e]);
+    k->disagreements = NULL; /* printed by print_run, before the engine goes */
+    k->ndisagreements = 0;
+    c->rptr[ri] = k;
+}
+
+static void print_json_member(FILE *out, const char *sep_name, json_t *j) {
+    char *s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    fprintf(out, "%s%s", sep_name, s);
+    free(s);
+    json_decref(j);
+}
+
+/* The rest of the run's JSON object, or its disagreements table. */
+static void print_run(replay_cmd *c, size_t ri, const ks_tl_result *res, const run_out *ro) {
+    if (!c->json) {
+        ks_tl_disagreements_table(c->out, c->nruns > 1 ? c->names[ri] : NULL, res);
+        return;
+    }
+    if (ro->json_pods) fputs("\n    ]", c->out);
+    print_json_member(c->out, ",\"summary\":", ks_tl_summary_json(&c->results[ri].summary));
+    if (res->summary.recorded)
+        print_json_member(c->out, ",\n   \"recordedInfeasible\":", ks_tl_disagreements_json(res));
+    print_json_member(c->out, ",\n   \"series\":", ks_tl_series_json(&c->results[ri]));
+    fputc('}', c->out);
+}
+
+static int64_t run_bound(const opts *op) {
+    int64_t bound = op->max;
+    if (op->has_until) {
+        int64_t u = (int64_t)((double)(op->until - op->from) / op->speed);
+        if (u < bound) bound = u > 0 ? u : 1;
+    }
+    return bound;
+}
+
+/* Replay under configuration ri (ri == nruns: --compare's silent rerun
+ * of A, which reads A's score deltas against the nodes B chose). */
+static bool run_config(replay_cmd *c, size_t ri) {
+    bool silent = ri >= c->nruns;
+    int64_t wall0 = ks_monotonic_ns();
+    ks_cluster *cluster = start_cluster(c);
+    if (!cluster) return false;
+    int64_t zero = c->t0 != INT64_MIN ? c->t0 : ks_sim_start_time(cluster);
+    run_out ro = {.out = c->out,
+                  .pods = silent ? NULL : c->pods_f ? c->pods_f : (c->json || c->html ? NULL : c->out),
+                  .pods_how = c->pods_how,
+                  .config_name = !silent && c->nruns > 1 && c->pods_f ? c->names[ri] : NULL,
+                  .start = zero + c->op.from,
+                  .json_pods = c->json && !c->pods_f && !silent,
+                  .first_pod = true,
+                  .diff = c->diff,
+                  .waits = c->html && !silent ? &c->waits[ri] : NULL,
+                  .side = silent ? 0 : (int)ri};
+    if (c->diff) ks_compare_collector_capture(c->diff, silent ? 0 : ri == 1 ? 1 : -1, !silent);
+    begin_run(c, ri, zero, &ro);
+    int64_t bound = run_bound(&c->op);
+    ks_timeline_options to = {.config = c->cfgs[silent ? 0 : ri],
+                              .registry = ks_default_registry(),
+                              .seed = c->seed,
+                              .deterministic = c->deterministic,
+                              .start_ns = zero + c->op.from,
+                              .max_ns = bound,
+                              .step_ns = (c->json || c->html || c->series_path) ? c->op.step : 0,
+                              .pending_long_ns = c->op.pending_long,
+                              .on_record = on_record,
+                              .on_attempt = c->diff ? on_attempt : NULL,
+                              .ctx = &ro};
+    char *err = NULL;
+    ks_timeline *tl = ks_timeline_new(cluster, &to, &err);
+    frag_sample fs = {.at = -1};
+    if (tl && c->gpu_frag) {
+        ks_timeline_add_metric(tl, "gpu_frag_milli", frag_milli, &fs);
+        ks_timeline_add_metric(tl, "gpu_frag_pct", frag_pct, &fs);
+    }
+    if (!tl || !feed_traces(c, tl, zero, &err)) {
+        if (tl && c->json) fputs("]}]}\n", c->out);
+        fprintf(stderr, "ksched replay: %s\n", err);
+        free(err);
         ks_timeline_free(tl);
-        ks_infof(1, "replay %s: %.3f s wall", names[ri], results[ri].summary.wall_seconds);
+        return false;
     }
+    /* --until: the replay ends there, whatever comes after */
+    if (c->op.has_until) ks_timeline_advance(tl, zero + c->op.from + bound);
+    ks_timeline_finish(tl);
+    bool ok = !c->frag_nodes_path || silent || write_frag_nodes(&c->frag_nodes_f, c->frag_nodes_path, c->names[ri], tl);
+    if (ok && ro.table_header) ks_tl_record_header(c->out, KS_TL_OUT_TABLE, false);
+    if (ok && !silent) {
+        keep_result(c, ri, ks_timeline_result(tl), wall0);
+        print_run(c, ri, ks_timeline_result(tl), &ro);
+        ks_infof(1, "replay %s: %.3f s wall", c->names[ri], c->results[ri].summary.wall_seconds);
+    }
+    ks_timeline_free(tl);
+    return ok;
+}
+
+/* ---- the answer ------------------------------------------------------------- */
+
+static bool run_all(replay_cmd *c) {
+    c->results = ks_xcalloc(c->nruns, sizeof(*c->results));
+    c->waits = ks_xcalloc(c->nruns, sizeof(*c->waits));
+    c->rptr = ks_xcalloc(c->nruns, sizeof(*c->rptr));
+    if (c->json) fputs("{\"apiVersion\":\"ksched/v1alpha1\",\"kind\":\"ReplayReport\",\"runs\":[", c->out);
+    size_t nloop = c->nruns + (c->diff ? 1 : 0);
+    for (size_t ri = 0; ri < nloop; ri++)
+        if (!run_config(c, ri)) return false;
+    return true;
+}
+
+/* After the runs: the JSON document's end, the page, or the summary table
+ * (with --compare's decisions that differ). */
+static void print_answer(replay_cmd *c) {
     ks_compare_result cr = {0};
-    if (diff) ks_compare_collector_result(diff, names[0], names[1], &cr);
-    if (json) {
-        fputs("\n]", out);
-        if (diff) {
-            json_t *dj = ks_compare_json(&cr);
-            char *ds = json_dumps(dj, JSON_COMPACT | JSON_PRESERVE_ORDER);
-            json_decref(dj);
-            fprintf(out, ",\"decisionDiff\":%s", ds);
-            free(ds);
-        }
-        fputs("}\n", out);
-    } else if (html) {
-        ks_report_inputs in = {.command = "replay", .argc = argc, .argv = argv, .paths = paths, .npaths = npaths,
-                               .config_path = co.config_path, .seed = seed, .deterministic = deterministic};
-        ks_report_html_replay(out, nruns, (const char *const *)names, rptr, waits, op.pending_long,
-                              diff ? &cr : NULL, &in);
+    if (c->diff) ks_compare_collector_result(c->diff, c->names[0], c->names[1], &cr);
+    const char *const *names = (const char *const *)c->names;
+    if (c->json) {
+        fputs("\n]", c->out);
+        if (c->diff) print_json_member(c->out, ",\"decisionDiff\":", ks_compare_json(&cr));
+        fputs("}\n", c->out);
+    } else if (c->html) {
+        ks_report_inputs in = {.command = "replay", .argc = c->argc, .argv = c->argv, .paths = c->paths,
+                               .npaths = c->npaths, .config_path = c->co.config_path, .seed = c->seed,
+                               .deterministic = c->deterministic};
+        ks_report_html_replay(c->out, c->nruns, names, c->rptr, c->waits, c->op.pending_long, c->diff ? &cr : NULL,
+                              &in);
     } else {
-        fputc('\n', out);
-        ks_tl_summary_table(out, nruns, (const char *const *)names, rptr);
-        if (diff) {
-            fputs("\nDecisions that differ:\n", out);
-            ks_compare_report_table(out, &cr);
+        fputc('\n', c->out);
+        ks_tl_summary_table(c->out, c->nruns, names, c->rptr);
+        if (c->diff) {
+            fputs("\nDecisions that differ:\n", c->out);
+            ks_compare_report_table(c->out, &cr);
         }
     }
     ks_compare_result_free(&cr);
-    if (series_path) {
-        if (!strcmp(series_path, "-")) {
-            fputc('\n', out);
-            series_f = out;
-        } else {
-            series_f = fopen(series_path, "w");
-        }
-        if (!series_f) {
-            fprintf(stderr, "ksched replay: cannot write %s\n", series_path);
-            goto out;
-        }
-        if (ends_with(series_path, ".json")) {
-            json_t *all = nruns > 1 ? json_object() : NULL;
-            json_t *one = NULL;
-            for (size_t i = 0; i < nruns; i++) {
-                json_t *se = ks_tl_series_json(&results[i]);
-                if (all) json_object_set_new(all, names[i], se);
-                else one = se;
-            }
-            json_t *doc = all ? all : one;
-            json_dumpf(doc, series_f, JSON_COMPACT | JSON_PRESERVE_ORDER);
-            fputc('\n', series_f);
-            json_decref(doc);
-        } else {
-            for (size_t i = 0; i < nruns; i++) ks_tl_series_csv(series_f, nruns > 1 ? names[i] : NULL, i == 0, &results[i]);
-        }
-    }
-    rc = 0;
-    goto out;
+}
 
-usage_error:
-    fprintf(stderr, "ksched replay: %s\n", err ? err : "missing value");
-    usage(stderr);
-out:
-    ks_compare_collector_free(diff);
-    if (pods_f && pods_f != out && fclose(pods_f) != 0) rc = 2;
-    if (series_f && series_f != out && fclose(series_f) != 0) rc = 2;
-    if (frag_nodes_f && fclose(frag_nodes_f) != 0) rc = 2;
-    if (out && !ks_cli_output_close(&co, out, "replay")) rc = 2;
-    free(err);
-    free(paths);
-    free(manifests);
-    free(openb_nodes);
-    free(src);
-    if (cfgs)
-        for (size_t i = 0; i < (nconfigs ? nconfigs : 1); i++)
-            if (cfgs[i]) ks_config_free(cfgs[i]);
-    free(cfgs);
-    free(configs);
-    if (results)
-        for (size_t i = 0; i < (nconfigs ? nconfigs : 1); i++) {
-            for (size_t k = 0; k < results[i].nsamples; k++) free(results[i].samples[k].extra);
-            for (uint32_t k = 0; k < results[i].nextra; k++) free((char *)results[i].extra_names[k]);
-            free(results[i].extra_names);
-            free(results[i].samples);
-        }
-    free(results);
-    for (size_t i = 0; i < nwaits; i++) ks_report_waits_free(&waits[i]);
-    free(waits);
-    free(rptr);
-    if (names)
-        for (size_t i = 0; i < (nconfigs ? nconfigs : 1); i++) free(names[i]);
-    free(names);
-    ks_cli_common_free(&co);
-    ks_cli_live_free(&live);
+/* --series: CSV, or JSON (one object per configuration when several). */
+static bool write_series(replay_cmd *c) {
+    const char *p = c->series_path;
+    if (!p) return true;
+    if (!strcmp(p, "-")) {
+        fputc('\n', c->out);
+        c->series_f = c->out;
+    } else {
+        c->series_f = fopen(p, "w");
+    }
+    if (!c->series_f) {
+        fprintf(stderr, "ksched replay: cannot write %s\n", p);
+        return false;
+    }
+    if (!ends_with(p, ".json")) {
+        for (size_t i = 0; i < c->nruns; i++)
+            ks_tl_series_csv(c->series_f, c->nruns > 1 ? c->names[i] : NULL, i == 0, &c->results[i]);
+        return true;
+    }
+    json_t *all = c->nruns > 1 ? json_object() : NULL, *one = NULL;
+    for (size_t i = 0; i < c->nruns; i++) {
+        json_t *se = ks_tl_series_json(&c->results[i]);
+        if (all) json_object_set_new(all, c->names[i], se);
+        else one = se;
+    }
+    json_t *doc = all ? all : one;
+    json_dumpf(doc, c->series_f, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    fputc('\n', c->series_f);
+    json_decref(doc);
+    return true;
+}
+
+static int run(replay_cmd *c) {
+    c->out = ks_cli_output_open(&c->co, "replay");
+    if (!c->out || !classify_inputs(c) || !setup_configs(c) || !find_time_zero(c) || !open_pods(c) || !run_all(c))
+        return KS_EXIT_BAD_INPUT;
+    print_answer(c);
+    return write_series(c) ? KS_EXIT_OK : KS_EXIT_BAD_INPUT;
+}
+
+static void free_results(replay_cmd *c) {
+    for (size_t i = 0; c->results && i < c->nruns; i++) {
+        for (size_t k = 0; k < c->results[i].nsamples; k++) free(c->results[i].samples[k].extra);
+        for (uint32_t k = 0; k < c->results[i].nextra; k++) free((char *)c->results[i].extra_names[k]);
+        free(c->results[i].extra_names);
+        free(c->results[i].samples);
+    }
+    free(c->results);
+    for (size_t i = 0; c->waits && i < c->nruns; i++) ks_report_waits_free(&c->waits[i]);
+    free(c->waits);
+    free(c->rptr);
+    for (size_t i = 0; c->cfgs && i < c->nruns; i++)
+        if (c->cfgs[i]) ks_config_free(c->cfgs[i]);
+    free(c->cfgs);
+    for (size_t i = 0; c->names && i < c->nruns; i++) free(c->names[i]);
+    free(c->names);
+}
+
+/* Close the files (a failed close fails the command) and free. */
+static int finish(replay_cmd *c, int rc) {
+    ks_compare_collector_free(c->diff);
+    if (c->pods_f && c->pods_f != c->out && fclose(c->pods_f) != 0) rc = KS_EXIT_BAD_INPUT;
+    if (c->series_f && c->series_f != c->out && fclose(c->series_f) != 0) rc = KS_EXIT_BAD_INPUT;
+    if (c->frag_nodes_f && fclose(c->frag_nodes_f) != 0) rc = KS_EXIT_BAD_INPUT;
+    if (c->out && !ks_cli_output_close(&c->co, c->out, "replay")) rc = KS_EXIT_BAD_INPUT;
+    free_results(c);
+    free(c->paths);
+    free(c->configs);
+    free(c->manifests);
+    free(c->openb_nodes);
+    free(c->src);
+    ks_cli_common_free(&c->co);
+    ks_cli_live_free(&c->live);
     return rc;
+}
+
+int cmd_replay(int argc, char **argv) {
+    replay_cmd c = {.argc = argc,
+                    .argv = argv,
+                    .co = {.output = "table"},
+                    .paths = ks_xcalloc((size_t)argc + 1, sizeof(char *)),
+                    .configs = ks_xcalloc((size_t)argc + 2, sizeof(char *)),
+                    .op = {.speed = 1.0,
+                           .step = 300LL * KS_NS_PER_SEC,
+                           .max = 17520LL * 3600 * KS_NS_PER_SEC,
+                           .pending_long = 300LL * KS_NS_PER_SEC},
+                    .seed = 1};
+    int rc = parse(&c, argc, argv);
+    if (rc < 0) rc = run(&c);
+    return finish(&c, rc);
 }
