@@ -129,6 +129,13 @@ static int run(why_cmd *c) {
     ks_cluster *cluster = NULL;
     ks_config *cfg = ks_cli_common_setup(&c->co, "why");
     if (cfg) cluster = ks_cli_live_cluster(&c->live, c->paths, c->npaths, "why");
+    /* the workloads' pods as their controllers make them; why simulates
+     * the cluster many times, so OrderedReady ordinals are created at once */
+    ks_wl_generated gen = {0};
+    if (cluster && !ks_cli_expand_workloads(cluster, c->wo.sim.seed, true, &gen, "why")) {
+        ks_cluster_free(cluster);
+        cluster = NULL;
+    }
     ks_why_result res;
     if (!cluster) {
         /* errors printed */
@@ -140,6 +147,7 @@ static int run(why_cmd *c) {
         ks_why_result_free(&res);
     }
     free(err);
+    ks_wl_generated_free(&gen);
     if (cluster) ks_cluster_free(cluster);
     if (cfg) ks_config_free(cfg);
     return rc;

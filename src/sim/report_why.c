@@ -47,6 +47,14 @@ static bool same_kind_on_pods(const ks_why_fix *f) {
     return true;
 }
 
+/* A change's command was already given by an earlier change of the fix
+ * (pods of one workload: one template patch makes all of them). */
+static bool command_before(const ks_why_fix *f, uint32_t j) {
+    for (uint32_t k = 0; k < j; k++)
+        if (f->changes[k].command && !strcmp(f->changes[k].command, f->changes[j].command)) return true;
+    return false;
+}
+
 static void print_fixes(FILE *out, const ks_why_fix *v, uint32_t n, bool unblocks) {
     for (uint32_t i = 0; i < n; i++) {
         const ks_why_fix *f = &v[i];
@@ -67,10 +75,13 @@ static void print_fixes(FILE *out, const ks_why_fix *v, uint32_t n, bool unblock
         print_effects(out, f, "      side effect: ");
         for (uint32_t j = 0; j < shown; j++) {
             const ks_why_change *c = &f->changes[j];
-            if (c->owner) fprintf(out, "      (the pod belongs to %s: make the change in its pod template)\n", c->owner);
-            if (c->command) fprintf(out, "      $ %s\n", c->command);
+            if (!c->command && c->owner)
+                fprintf(out, "      (the pod belongs to %s: make the change in its pod template; docs/why.md)\n", c->owner);
+            if (c->command && !command_before(f, j)) fprintf(out, "      $ %s\n", c->command);
         }
-        if (many) fprintf(out, "      (and the same command for each of the other pods; -o json lists them)\n");
+        bool others = false;
+        for (uint32_t j = shown; j < f->nchanges && !others; j++) others = f->changes[j].command && !command_before(f, j);
+        if (others) fprintf(out, "      (and the same command for each of the other pods; -o json lists them)\n");
     }
 }
 

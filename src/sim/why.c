@@ -882,7 +882,7 @@ bool ks_why(const ks_cluster *cluster, const ks_config *cfg, ks_registry *reg, c
                 free(c->command);
                 c->ns = ks_xstrdup(ks_str(q->ns));
                 c->name = ks_xstrdup(ks_str(q->name));
-                c->command = ks_xasprintf("kubectl patch pod %s -n %s --type=json -p '%s'", c->name, c->ns, c->patch);
+                c->command = NULL;
                 free(c->summary);
                 char *s0 = f->changes[0].summary;
                 const char *at = strstr(s0, rep->pod);
@@ -924,6 +924,7 @@ bool ks_why(const ks_cluster *cluster, const ks_config *cfg, ks_registry *reg, c
     free(order);
     ok = true;
 out:
+    if (ok) why_set_commands(cluster, out);
     for (uint32_t i = 0; i < nwatch; i++) capture_clear(&caps[i]);
     free(caps);
     free(watched);

@@ -140,8 +140,7 @@ static void pod_change(ks_why_fix *f, ks_why_change_kind kind, const ks_pod *p, 
     c->ns = ks_xstrdup(ks_str(p->ns));
     c->name = ks_xstrdup(ks_str(p->name));
     c->summary = summary;
-    c->patch = dump_patch(ops);
-    c->command = ks_xasprintf("kubectl patch pod %s -n %s --type=json -p '%s'", c->name, c->ns, c->patch);
+    c->patch = dump_patch(ops); /* its command: why_set_commands */
     const ks_owner_ref *o = ks_pod_controller(p);
     if (o) c->owner = ks_xasprintf("%s/%s", ks_str(o->kind), o->name);
     f->objects++;

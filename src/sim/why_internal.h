@@ -72,6 +72,12 @@ ks_why_change *why_fix_add(ks_why_fix *f);
 void why_candidates(const ks_cluster *c0, const ks_pod *p, const ks_tree *t, const why_capture *cap,
                     const ks_cluster *final, const char *only, bool pod_side, bool gated, cand_list *l);
 
+/* The kubectl command that makes pod change c on a live cluster (malloc'd;
+ * NULL when none can: a Job's pod, a workload not in the cluster). */
+char *why_pod_command(const ks_cluster *cl, const ks_why_change *c);
+/* Every pod change's command in r (why_commands.c). */
+void why_set_commands(const ks_cluster *cl, ks_why_result *r);
+
 void why_diagnose(const ks_pod *p, const why_capture *cap, const ks_cluster *final, ks_why_pod *wp);
 /* Why preemption did not make room, in words (malloc'd), or NULL. */
 char *why_preemption_words(const ks_pod *p, const why_capture *cap);

@@ -3002,6 +3002,76 @@ def test_why_live(c):
     ref.check_alive()
 
 
+def run_printed(c, command):
+    """A command `ksched why` printed, run as a person would: by the shell,
+    with kubectl on PATH and the admin's kubeconfig."""
+    env = dict(os.environ, KUBECONFIG=c.admin_kubeconfig, PATH=C.BIN + os.pathsep + os.environ.get("PATH", ""))
+    p = subprocess.run(["sh", "-c", command], capture_output=True, text=True, env=env, timeout=120)
+    check(p.returncode == 0, f"{command[:200]}: status {p.returncode}: {p.stderr.strip()[:400]}")
+
+
+def test_why_live_commands(c):
+    """The commands `ksched why` prints for pod-side changes work on a real
+    API server, where a pod's spec is immutable once created: a pod of its
+    own is replaced by the changed pod, a Deployment's pods change through
+    its template (kube-controller-manager rolls the change out). Each
+    printed command is run by the shell as printed; kube-scheduler v1.34.1
+    then binds the changed pod where why said it would land."""
+    kcm = os.path.join(C.BIN, "kube-controller-manager")
+    if not os.access(kcm, os.X_OK):
+        raise Skip("kube-controller-manager not built")
+    if not os.access(KSCHED, os.X_OK):
+        raise Skip(f"{KSCHED} not built")
+    create_nodes(c, [node("w0", {"disk": "ssd"}, cpu="4")])
+    ref = Sched(c, [profile("default-scheduler")], name="kube-scheduler", impl="kube-scheduler").start()
+    c.spawn("kube-controller-manager", [
+        kcm, "--kubeconfig", c.admin_kubeconfig, "--leader-elect=false", "--secure-port=0",
+        "--controllers=deployment,replicaset", "-v=1"])
+    create_pods(c, [pod("solo", nodeSelector={"disk": "nvme"})])
+    kubectl(c, "apply", "-f", "-", stdin="""apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: default}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: c, image: registry.k8s.io/pause:3.10, resources: {requests: {cpu: "6"}}}]
+""")
+    web = wait_for(lambda: [q["metadata"]["name"] for q in list_pods(c) if q["metadata"]["name"].startswith("web-")],
+                   60, "the Deployment's pod")
+    wait_settled(c, {"solo", web[0]}, 60, sched=ref)
+    kc = readonly_kubeconfig(c)
+
+    def fix_of(name, kind):
+        wp = ksched_json("why", f"default/{name}", "--kubeconfig", kc, "-o", "json")["pods"][0]
+        fixes = [f for f in wp["fixes"] if len(f["changes"]) == 1 and f["changes"][0]["kind"] == kind]
+        check(fixes, f"why {name}: no {kind} fix in {[f['changes'][0]['kind'] for f in wp['fixes']]}")
+        return fixes[0]
+
+    # a pod of its own: replaced
+    fix = fix_of("solo", "DropNodeSelector")
+    cmd = fix["changes"][0]["command"]
+    check("kubectl replace --force" in cmd, f"solo: command {cmd}")
+    run_printed(c, cmd)
+    solo = wait_for(lambda: next((q for q in list_pods(c) if q["metadata"]["name"] == "solo"
+                                  and q["spec"].get("nodeName")), None), 60, "solo bound after the fix")
+    check(solo["spec"]["nodeName"] == fix["node"], f"solo on {solo['spec']['nodeName']}, why said {fix['node']}")
+    check("nodeSelector" not in solo["spec"], f"solo: nodeSelector {solo['spec'].get('nodeSelector')}")
+
+    # a Deployment's pod: its template
+    fix = fix_of(web[0], "LowerRequest")
+    cmd = fix["changes"][0]["command"]
+    check(cmd.startswith("kubectl patch deployment web "), f"web: command {cmd}")
+    run_printed(c, cmd)
+    new = wait_for(lambda: next((q for q in list_pods(c) if q["metadata"]["name"].startswith("web-")
+                                 and q["spec"].get("nodeName")), None), 90, "a web pod bound after the fix")
+    check(new["spec"]["nodeName"] == fix["node"], f"web on {new['spec']['nodeName']}, why said {fix['node']}")
+    figure("why_live_commands", solo=solo["spec"]["nodeName"], web=new["metadata"]["name"])
+    ref.check_alive()
+
+
 # ---- replay: an audit log of kube-scheduler at work, replayed ------------
 
 REPLAY_AUDIT_POLICY = os.path.join(C.ROOT, "test", "e2e", "manifests", "replay-audit-policy.yaml")
@@ -3130,6 +3200,7 @@ TESTS = [
     ("scale", test_scale, True),
     ("snapshot_whatif", test_snapshot_whatif, True),
     ("why_live", test_why_live, True),
+    ("why_live_commands", test_why_live_commands, True),
     ("replay_audit", test_replay_audit, True),
     ("shadow_gang_dra", test_shadow_gang_dra, True),
 ] + [(f"shadow_{w}", shadow_test(w), True) for w in SHADOW_WORKLOADS]
