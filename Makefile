@@ -262,7 +262,12 @@ $(B)/bench/gpu_study: bench/gpu_study.c $(B)/libksched.a $(B)/plugins/GpuShare.s
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDOPT) -rdynamic -o $@ $< -Wl,--whole-archive $(B)/libksched.a -Wl,--no-whole-archive $(LIBS)
 
-bench-bin: $(B)/bench/ksched_bench $(B)/bench/ksched_churn $(B)/bench/gpu_study
+# One object's update through the listers (bench/listers_bench.c).
+$(B)/bench/ksched_listers: bench/listers_bench.c $(B)/libksched.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDOPT) -o $@ $< $(B)/libksched.a $(LIBS)
+
+bench-bin: $(B)/bench/ksched_bench $(B)/bench/ksched_churn $(B)/bench/gpu_study $(B)/bench/ksched_listers
 
 bench: deps
 	@$(MAKE) -s --no-print-directory MODE=release build bench-bin

@@ -1,13 +1,17 @@
 /* The listers (see listers.h).
  *
- * Each kind has a store keyed by its identity (namespace and name ids;
- * workloads also by their kind). A change marks the current view stale and
- * keeps the object it replaced or removed aside; the next pin builds a new
- * view (pointer vectors only) and retires the old view together with the
- * objects set aside, tagged with the new epoch. A pin records the epoch of
- * the view it got; a retired item is released once no pin older than its
- * epoch is left (epoch-based reclamation). Changes therefore cost a store
- * update, and a view is rebuilt at most once per pin, only after a change. */
+ * Each kind keeps its objects in one vector of pointers (positions stay
+ * while an object is updated; a removed one's place goes to the last) and
+ * a store per identity (namespace and name ids; workloads also by their
+ * kind) giving its position. A view is a small struct of those vectors,
+ * shared: a change copies its kind's vector once if the current view shows
+ * it, and keeps the object it replaced or removed aside; the other kinds
+ * stay shared. The next pin makes a new view and retires the old one with
+ * the vectors and objects set aside, tagged with the new epoch. A pin
+ * records the epoch of the view it got; a retired item is released once no
+ * pin older than its epoch is left (epoch-based reclamation). A change
+ * therefore costs a store update and at most one copy of its own kind's
+ * pointers per view (measured in docs/performance.md, "Listers"). */
 #include "backend/listers.h"
 
 #include "api/dra.h"
@@ -17,6 +21,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* ---- kinds ------------------------------------------------------------------ */
 
@@ -103,7 +108,9 @@ typedef struct pin_count {
 
 struct ks_listers {
     pthread_mutex_t mu;
-    ks_map stores[NSTORES];  /* key + 1 -> object (one reference) */
+    ks_map stores[NSTORES];  /* key + 1 -> position + 1 in its kind's vector */
+    ptr_vec vecs[NKINDS];    /* the current objects, one reference each */
+    bool shown[NKINDS];      /* vecs[i] is in the current view: copy before a change */
     ks_objects *view;        /* the current view, NULL until the first pin */
     bool stale;
     uint64_t epoch;
@@ -113,12 +120,6 @@ struct ks_listers {
     uint32_t npins, pins_cap;
     ks_listers_stats stats;
 };
-
-static void free_view(void *p) {
-    ks_objects *v = p;
-    for (size_t i = 0; i < NKINDS; i++) free(((ptr_vec *)((char *)v + kinds[i].vec))->v);
-    free(v);
-}
 
 static void release_list(retired *r) {
     for (retired *nx; r; r = nx) {
@@ -139,14 +140,12 @@ void ks_listers_free(ks_listers *l) {
     if (!l) return;
     release_list(l->pending);
     release_list(l->retired_list);
-    if (l->view) free_view(l->view);
-    for (size_t i = 0; i < NSTORES; i++) {
-        const kind_ops *k = &kinds[i < NKINDS ? i : NKINDS - 1];
-        uint64_t key;
-        void *v;
-        for (size_t it = 0; ks_map_next(&l->stores[i], &it, &key, &v);) k->unref(v);
-        ks_map_free(&l->stores[i]);
+    free(l->view); /* its vectors are vecs[] or were retired above */
+    for (size_t i = 0; i < NKINDS; i++) {
+        for (uint32_t j = 0; j < l->vecs[i].n; j++) kinds[i].unref(l->vecs[i].v[j]);
+        free(l->vecs[i].v);
     }
+    for (size_t i = 0; i < NSTORES; i++) ks_map_free(&l->stores[i]);
     free(l->pins);
     pthread_mutex_destroy(&l->mu);
     free(l);
@@ -157,13 +156,33 @@ static size_t store_of(int ki, const void *obj) {
     return NKINDS + ((const ks_workload *)obj)->kind - 1;
 }
 
-/* mu held. */
-static void set_aside(ks_listers *l, const kind_ops *k, void *o) {
+/* mu held: p stays until the next view is built, then until no pin can
+ * see it. */
+static void set_aside(ks_listers *l, void *p, void (*release)(void *)) {
     retired *r = ks_xcalloc(1, sizeof(*r));
-    r->p = o;
-    r->release = k->unref;
+    r->p = p;
+    r->release = release;
     r->next = l->pending;
     l->pending = r;
+}
+
+/* mu held: kind ki's vector, ready to change for `need` objects. A view
+ * shows it, so it is copied first (once per view); the other kinds' stay
+ * shared with that view. */
+static ptr_vec *writable(ks_listers *l, int ki, uint32_t need) {
+    ptr_vec *pv = &l->vecs[ki];
+    if (l->shown[ki]) {
+        uint32_t cap = pv->cap > need ? pv->cap : need;
+        void **v = ks_xmalloc((cap ? cap : 1) * sizeof(*v));
+        if (pv->n) memcpy(v, pv->v, pv->n * sizeof(*v));
+        if (pv->v) set_aside(l, pv->v, free);
+        pv->v = v;
+        pv->cap = cap;
+        l->shown[ki] = false;
+        l->stats.copied += pv->n;
+    }
+    KS_GROW(pv->v, pv->cap, need);
+    return pv;
 }
 
 bool ks_listers_apply(ks_listers *l, ks_kind kind, ks_watch_type type, void *old_obj, void *new_obj) {
@@ -172,37 +191,46 @@ bool ks_listers_apply(ks_listers *l, ks_kind kind, ks_watch_type type, void *old
     const kind_ops *k = &kinds[ki];
     void *ident = new_obj ? new_obj : old_obj;
     if (!ident) return true;
-    size_t si = store_of(ki, ident);
+    ks_map *store = &l->stores[store_of(ki, ident)];
     uint64_t key = k->key(ident) + 1;
     pthread_mutex_lock(&l->mu);
-    void *prev;
+    uint32_t at = (uint32_t)(uintptr_t)ks_map_get(store, key);
     if (type == KS_WATCH_DELETED || !new_obj) {
-        prev = ks_map_del(&l->stores[si], key);
+        if (at) {
+            /* the last object takes the removed one's place */
+            ptr_vec *pv = writable(l, ki, l->vecs[ki].n);
+            set_aside(l, pv->v[at - 1], k->unref);
+            ks_map_del(store, key);
+            void *last = pv->v[--pv->n];
+            if (at - 1 < pv->n) {
+                pv->v[at - 1] = last;
+                ks_map_put(&l->stores[store_of(ki, last)], k->key(last) + 1, (void *)(uintptr_t)at);
+            }
+            l->stale = true;
+        }
     } else {
         k->ref(new_obj);
-        prev = ks_map_put(&l->stores[si], key, new_obj);
+        if (at) {
+            ptr_vec *pv = writable(l, ki, l->vecs[ki].n);
+            set_aside(l, pv->v[at - 1], k->unref);
+            pv->v[at - 1] = new_obj;
+        } else {
+            ptr_vec *pv = writable(l, ki, l->vecs[ki].n + 1);
+            pv->v[pv->n++] = new_obj;
+            ks_map_put(store, key, (void *)(uintptr_t)pv->n);
+        }
+        l->stale = true;
     }
-    if (prev) set_aside(l, k, prev);
-    if (prev || new_obj) l->stale = true;
     pthread_mutex_unlock(&l->mu);
     return true;
 }
 
-static void add_store(ks_listers *l, size_t si, ptr_vec *pv) {
-    uint64_t key;
-    void *v;
-    for (size_t it = 0; ks_map_next(&l->stores[si], &it, &key, &v);) {
-        KS_GROW(pv->v, pv->cap, (size_t)pv->n + 1);
-        pv->v[pv->n++] = v;
-    }
-}
-
-/* mu held. */
-static ks_objects *build_view(ks_listers *l) {
+/* mu held: a view of the current vectors (shared, not copied). */
+static ks_objects *new_view(ks_listers *l) {
     ks_objects *v = ks_xcalloc(1, sizeof(*v));
-    for (size_t i = 0; i < NSTORES; i++) {
-        const kind_ops *k = &kinds[i < NKINDS ? i : NKINDS - 1];
-        add_store(l, i, (ptr_vec *)((char *)v + k->vec));
+    for (size_t i = 0; i < NKINDS; i++) {
+        *(ptr_vec *)((char *)v + kinds[i].vec) = l->vecs[i];
+        l->shown[i] = true;
     }
     return v;
 }
@@ -227,17 +255,11 @@ static void reclaim(ks_listers *l) {
 const ks_objects *ks_listers_pin(ks_listers *l, uint64_t *token) {
     pthread_mutex_lock(&l->mu);
     if (l->stale || !l->view) {
-        ks_objects *nv = build_view(l);
+        ks_objects *nv = new_view(l);
         l->epoch++;
         /* The old view and what only it still showed: retired together,
          * visible to pins of earlier epochs only. */
-        if (l->view) {
-            retired *r = ks_xcalloc(1, sizeof(*r));
-            r->p = l->view;
-            r->release = free_view;
-            r->next = l->pending;
-            l->pending = r;
-        }
+        if (l->view) set_aside(l, l->view, free);
         for (retired *r = l->pending, *nx; r; r = nx) {
             nx = r->next;
             r->epoch = l->epoch;

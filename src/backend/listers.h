@@ -28,9 +28,11 @@ bool ks_listers_apply(ks_listers *l, ks_kind k, ks_watch_type type, void *old_ob
 const ks_objects *ks_listers_pin(ks_listers *l, uint64_t *token);
 void ks_listers_unpin(ks_listers *l, uint64_t token);
 
-/* Views built and objects held, for tests and metrics. */
+/* Views built, objects held, retired items waiting for pins, and object
+ * pointers copied into new vectors (a kind's vector is copied when it
+ * changes while a view shows it), for tests and metrics. */
 typedef struct ks_listers_stats {
-    uint64_t views, objects, retired_pending;
+    uint64_t views, objects, retired_pending, copied;
 } ks_listers_stats;
 void ks_listers_stats_get(ks_listers *l, ks_listers_stats *out);
 

@@ -1,6 +1,7 @@
 /* The listers: changes reach new views only, a pinned view and every
  * object in it stay valid until unpinned (ASan sees any early release),
  * and what no pin can see any more is released. */
+#include "api/dra.h"
 #include "backend/listers.h"
 #include "util/arena.h"
 #include "util/intern.h"
@@ -12,6 +13,8 @@
 #include <stdint.h>
 #include <string.h>
 #include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 static ks_pvc *pvc(const char *ns, const char *name, const char *cls) {
     ks_arena *a = ks_arena_new(256);
@@ -31,6 +34,24 @@ static ks_workload *workload(ks_workload_kind k, const char *name) {
     w->ns = ks_intern("default");
     w->name = ks_intern(name);
     return w;
+}
+
+static ks_resource_claim *claim(const char *name, int version) {
+    ks_arena *a = ks_arena_new(256);
+    ks_resource_claim *c = ks_arena_calloc(a, 1, sizeof(*c));
+    c->arena = a;
+    c->ns = ks_intern("default");
+    c->name = ks_intern(name);
+    c->nreserved = (uint32_t)version;
+    return c;
+}
+
+static ks_resource_slice *slice(const char *name) {
+    ks_arena *a = ks_arena_new(256);
+    ks_resource_slice *s = ks_arena_calloc(a, 1, sizeof(*s));
+    s->arena = a;
+    s->name = ks_intern(name);
+    return s;
 }
 
 static void apply(ks_listers *l, ks_kind k, ks_watch_type t, void *old, void *nw) {
@@ -113,6 +134,188 @@ static void test_workload_kinds_apart(void **st) {
     ks_listers_free(l);
 }
 
+/* One claim updated: only the claims' vector is copied (once, however
+ * many changes come before the next pin), the slices' is shared with the
+ * earlier view, positions are kept, and the earlier view is unchanged. */
+static void test_update_copies_its_kind_only(void **st) {
+    ks_listers *l = ks_listers_new();
+    char name[32];
+    for (int i = 0; i < 50; i++) {
+        snprintf(name, sizeof(name), "s%d", i);
+        ks_resource_slice *s = slice(name);
+        apply(l, KS_KIND_RESOURCE_SLICE, KS_WATCH_ADDED, NULL, s);
+        KS_OBJECT_UNREF(s);
+        snprintf(name, sizeof(name), "c%d", i);
+        ks_resource_claim *c = claim(name, 0);
+        apply(l, KS_KIND_RESOURCE_CLAIM, KS_WATCH_ADDED, NULL, c);
+        KS_OBJECT_UNREF(c);
+    }
+    uint64_t t1, t2;
+    const ks_objects *a = ks_listers_pin(l, &t1);
+    assert_int_equal(a->resource_claims.n, 50);
+    ks_listers_stats before, after;
+    ks_listers_stats_get(l, &before);
+
+    uint32_t at = 17;
+    ks_resource_claim *old = a->resource_claims.v[at];
+    for (int version = 1; version <= 3; version++) {
+        ks_resource_claim *c = claim(ks_str(old->name), version);
+        apply(l, KS_KIND_RESOURCE_CLAIM, KS_WATCH_MODIFIED, old, c);
+        KS_OBJECT_UNREF(c);
+    }
+    ks_listers_stats_get(l, &after);
+    assert_int_equal(after.copied - before.copied, 50);
+
+    const ks_objects *b = ks_listers_pin(l, &t2);
+    assert_ptr_equal(b->resource_slices.v, a->resource_slices.v);
+    assert_int_equal(b->resource_slices.n, 50);
+    assert_ptr_not_equal(b->resource_claims.v, a->resource_claims.v);
+    assert_int_equal(b->resource_claims.n, 50);
+    for (uint32_t i = 0; i < 50; i++) {
+        if (i == at) continue;
+        assert_ptr_equal(b->resource_claims.v[i], a->resource_claims.v[i]);
+    }
+    assert_int_equal(b->resource_claims.v[at]->nreserved, 3);
+    assert_ptr_equal(a->resource_claims.v[at], old);
+    assert_int_equal(old->nreserved, 0);
+    ks_listers_unpin(l, t1);
+    ks_listers_unpin(l, t2);
+    ks_listers_stats_get(l, &after);
+    assert_int_equal(after.retired_pending, 0);
+    assert_int_equal(after.objects, 100);
+    ks_listers_free(l);
+}
+
+/* A removed object's place goes to the last one, whose position is then
+ * found in its own store (a ReplicaSet moving into a Service's place). */
+static void test_delete_moves_last(void **st) {
+    ks_listers *l = ks_listers_new();
+    ks_workload *web = workload(KS_WORKLOAD_SERVICE, "web"), *db = workload(KS_WORKLOAD_SERVICE, "db");
+    ks_workload *rs = workload(KS_WORKLOAD_REPLICASET, "web");
+    apply(l, KS_KIND_WORKLOAD, KS_WATCH_ADDED, NULL, web);
+    apply(l, KS_KIND_WORKLOAD, KS_WATCH_ADDED, NULL, db);
+    apply(l, KS_KIND_WORKLOAD, KS_WATCH_ADDED, NULL, rs);
+    apply(l, KS_KIND_WORKLOAD, KS_WATCH_DELETED, web, NULL);
+    ks_workload *rs2 = workload(KS_WORKLOAD_REPLICASET, "web");
+    apply(l, KS_KIND_WORKLOAD, KS_WATCH_MODIFIED, rs, rs2);
+    uint64_t t;
+    const ks_objects *v = ks_listers_pin(l, &t);
+    assert_int_equal(v->workloads.n, 2);
+    assert_ptr_equal(v->workloads.v[0], rs2);
+    assert_ptr_equal(v->workloads.v[1], db);
+    ks_listers_unpin(l, t);
+    /* deleting what is not there changes nothing */
+    apply(l, KS_KIND_WORKLOAD, KS_WATCH_DELETED, web, NULL);
+    apply(l, KS_KIND_WORKLOAD, KS_WATCH_DELETED, rs2, NULL);
+    apply(l, KS_KIND_WORKLOAD, KS_WATCH_DELETED, db, NULL);
+    v = ks_listers_pin(l, &t);
+    assert_int_equal(v->workloads.n, 0);
+    ks_listers_unpin(l, t);
+    ks_listers_stats stats;
+    ks_listers_stats_get(l, &stats);
+    assert_int_equal(stats.objects, 0);
+    assert_int_equal(stats.retired_pending, 0);
+    KS_OBJECT_UNREF(web);
+    KS_OBJECT_UNREF(db);
+    KS_OBJECT_UNREF(rs);
+    KS_OBJECT_UNREF(rs2);
+    ks_listers_free(l);
+}
+
+/* Views pinned across several changes, released out of order: each keeps
+ * what it showed until its own unpin (ASan sees an early release). */
+static void test_lifetimes_across_pins(void **st) {
+    ks_listers *l = ks_listers_new();
+    enum { VIEWS = 6 };
+    const ks_objects *v[VIEWS];
+    uint64_t t[VIEWS];
+    char name[32];
+    for (int i = 0; i < VIEWS; i++) {
+        /* one update, one add, and every other time a delete */
+        ks_pvc *p = pvc("default", "data", i % 2 ? "odd" : "even");
+        apply(l, KS_KIND_PVC, KS_WATCH_MODIFIED, NULL, p);
+        KS_OBJECT_UNREF(p);
+        snprintf(name, sizeof(name), "n%d", i);
+        p = pvc("default", name, "x");
+        apply(l, KS_KIND_PVC, KS_WATCH_ADDED, NULL, p);
+        KS_OBJECT_UNREF(p);
+        if (i % 2) {
+            snprintf(name, sizeof(name), "n%d", i - 1);
+            p = pvc("default", name, "x");
+            apply(l, KS_KIND_PVC, KS_WATCH_DELETED, p, NULL);
+            KS_OBJECT_UNREF(p);
+        }
+        v[i] = ks_listers_pin(l, &t[i]);
+    }
+    static const int order[VIEWS] = {3, 0, 5, 1, 4, 2};
+    for (int k = 0; k < VIEWS; k++) {
+        for (int i = k; i < VIEWS; i++) {
+            int j = order[i];
+            uint32_t want = (uint32_t)(j + 2) - (uint32_t)((j + 1) / 2);
+            assert_int_equal(v[j]->pvcs.n, want);
+            int data = 0;
+            for (uint32_t x = 0; x < v[j]->pvcs.n; x++) {
+                const ks_pvc *p = v[j]->pvcs.v[x];
+                if (strcmp(ks_str(p->name), "data") != 0) continue;
+                data++;
+                assert_string_equal(ks_str(p->storage_class), j % 2 ? "odd" : "even");
+            }
+            assert_int_equal(data, 1);
+        }
+        ks_listers_unpin(l, t[order[k]]);
+    }
+    ks_listers_stats stats;
+    ks_listers_stats_get(l, &stats);
+    assert_int_equal(stats.retired_pending, 0);
+    ks_listers_free(l);
+}
+
+/* Random adds, updates and deletes against a model: every view holds
+ * exactly the model's objects at its pin. */
+static int cmp_ptr(const void *a, const void *b) {
+    uintptr_t x = (uintptr_t)*(void *const *)a, y = (uintptr_t)*(void *const *)b;
+    return (x > y) - (x < y);
+}
+
+static void test_random_against_model(void **st) {
+    enum { KEYS = 40, OPS = 3000 };
+    ks_listers *l = ks_listers_new();
+    ks_pvc *model[KEYS] = {0};
+    char ns[16], name[16];
+    unsigned seed = 7;
+    for (int op = 0; op < OPS; op++) {
+        int k = rand_r(&seed) % KEYS;
+        snprintf(ns, sizeof(ns), "ns%d", k % 3);
+        snprintf(name, sizeof(name), "p%d", k);
+        if (model[k] && rand_r(&seed) % 3 == 0) {
+            apply(l, KS_KIND_PVC, KS_WATCH_DELETED, model[k], NULL);
+            KS_OBJECT_UNREF(model[k]);
+            model[k] = NULL;
+        } else {
+            ks_pvc *p = pvc(ns, name, "c");
+            apply(l, KS_KIND_PVC, model[k] ? KS_WATCH_MODIFIED : KS_WATCH_ADDED, model[k], p);
+            if (model[k]) KS_OBJECT_UNREF(model[k]);
+            model[k] = p;
+        }
+        if (rand_r(&seed) % 4) continue;
+        uint64_t t;
+        const ks_objects *v = ks_listers_pin(l, &t);
+        void *want[KEYS], *got[KEYS];
+        uint32_t n = 0;
+        for (int i = 0; i < KEYS; i++)
+            if (model[i]) want[n++] = model[i];
+        assert_int_equal(v->pvcs.n, n);
+        memcpy(got, v->pvcs.v, n * sizeof(*got));
+        qsort(want, n, sizeof(*want), cmp_ptr);
+        qsort(got, n, sizeof(*got), cmp_ptr);
+        assert_memory_equal(want, got, n * sizeof(*got));
+        ks_listers_unpin(l, t);
+    }
+    for (int i = 0; i < KEYS; i++)
+        if (model[i]) KS_OBJECT_UNREF(model[i]);
+    ks_listers_free(l);
+}
+
 /* A watch thread applying changes while readers pin, read and unpin. */
 typedef struct race {
     ks_listers *l;
@@ -124,6 +327,12 @@ static void *writer(void *arg) {
     for (int i = 0; i < r->rounds; i++) {
         ks_pvc *p = pvc("default", "churn", i % 2 ? "a" : "b");
         ks_listers_apply(r->l, KS_KIND_PVC, KS_WATCH_MODIFIED, NULL, p);
+        KS_OBJECT_UNREF(p);
+        /* others come and go, so the vector grows, shrinks and moves */
+        char name[16];
+        snprintf(name, sizeof(name), "tmp%d", i % 8);
+        p = pvc("default", name, i % 3 ? "a" : "b");
+        ks_listers_apply(r->l, KS_KIND_PVC, i % 16 < 8 ? KS_WATCH_MODIFIED : KS_WATCH_DELETED, NULL, p);
         KS_OBJECT_UNREF(p);
     }
     return NULL;
@@ -158,6 +367,10 @@ int main(void) {
         cmocka_unit_test(test_views_and_release),
         cmocka_unit_test(test_unchanged_view_is_shared),
         cmocka_unit_test(test_workload_kinds_apart),
+        cmocka_unit_test(test_update_copies_its_kind_only),
+        cmocka_unit_test(test_delete_moves_last),
+        cmocka_unit_test(test_lifetimes_across_pins),
+        cmocka_unit_test(test_random_against_model),
         cmocka_unit_test(test_concurrent_changes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
