@@ -94,10 +94,31 @@ typedef struct ptr_vec {
 
 /* ---- state -------------------------------------------------------------------- */
 
+/* A kind's vector keeps the positions of its last LOG_SIZE writes, so that
+ * a vector no pin sees any more (the spare) is brought up to date by
+ * copying just the positions written since it was current instead of all
+ * of them. Between two views there are a few writes (the scheduler pins a
+ * view around every watch event); a vector further behind, as after a
+ * list of thousands of objects, is copied whole. */
+#define LOG_SIZE 256
+
+typedef struct kind_vec {
+    ptr_vec cur;            /* the current objects, one reference each */
+    bool shown;             /* the current view shows cur: copy before a change */
+    uint64_t writes;        /* positions written into cur and its predecessors */
+    uint32_t log[LOG_SIZE]; /* the position of write w at w % LOG_SIZE */
+    void **spare;           /* no view shows it; equal to cur as of spare_writes */
+    uint32_t spare_cap;
+    uint64_t spare_writes;
+} kind_vec;
+
 typedef struct retired {
     void *p;
     void (*release)(void *p);
     uint64_t epoch; /* 0 while the current view still shows it */
+    int kind;       /* a kind's vector (-1: an object or a view) */
+    uint32_t cap;   /* of the vector, */
+    uint64_t writes; /* which was current up to this write */
     struct retired *next;
 } retired;
 
@@ -109,8 +130,7 @@ typedef struct pin_count {
 struct ks_listers {
     pthread_mutex_t mu;
     ks_map stores[NSTORES];  /* key + 1 -> position + 1 in its kind's vector */
-    ptr_vec vecs[NKINDS];    /* the current objects, one reference each */
-    bool shown[NKINDS];      /* vecs[i] is in the current view: copy before a change */
+    kind_vec vecs[NKINDS];
     ks_objects *view;        /* the current view, NULL until the first pin */
     bool stale;
     uint64_t epoch;
@@ -140,10 +160,12 @@ void ks_listers_free(ks_listers *l) {
     if (!l) return;
     release_list(l->pending);
     release_list(l->retired_list);
-    free(l->view); /* its vectors are vecs[] or were retired above */
+    free(l->view); /* its vectors are current or were retired above */
     for (size_t i = 0; i < NKINDS; i++) {
-        for (uint32_t j = 0; j < l->vecs[i].n; j++) kinds[i].unref(l->vecs[i].v[j]);
-        free(l->vecs[i].v);
+        ptr_vec *pv = &l->vecs[i].cur;
+        for (uint32_t j = 0; j < pv->n; j++) kinds[i].unref(pv->v[j]);
+        free(pv->v);
+        free(l->vecs[i].spare);
     }
     for (size_t i = 0; i < NSTORES; i++) ks_map_free(&l->stores[i]);
     free(l->pins);
@@ -158,31 +180,83 @@ static size_t store_of(int ki, const void *obj) {
 
 /* mu held: p stays until the next view is built, then until no pin can
  * see it. */
-static void set_aside(ks_listers *l, void *p, void (*release)(void *)) {
+static retired *set_aside(ks_listers *l, void *p, void (*release)(void *)) {
     retired *r = ks_xcalloc(1, sizeof(*r));
     r->p = p;
     r->release = release;
+    r->kind = -1;
     r->next = l->pending;
     l->pending = r;
+    return r;
+}
+
+/* mu held: a retired item no pin can see. A kind's vector becomes its
+ * spare unless the spare is as new. */
+static void release_retired(ks_listers *l, retired *r) {
+    kind_vec *kv = r->kind >= 0 ? &l->vecs[r->kind] : NULL;
+    if (!kv || (kv->spare && kv->spare_writes >= r->writes)) {
+        r->release(r->p);
+    } else {
+        free(kv->spare);
+        kv->spare = r->p;
+        kv->spare_cap = r->cap;
+        kv->spare_writes = r->writes;
+    }
+    free(r);
+}
+
+/* mu held: a copy of kv's current vector: the spare brought up to date
+ * when the log still holds every write since it was current, else a new
+ * vector. */
+static void **copy_current(ks_listers *l, kind_vec *kv, uint32_t *cap) {
+    ptr_vec *pv = &kv->cur;
+    *cap = pv->cap ? pv->cap : 1;
+    void **v = kv->spare;
+    if (v && kv->writes - kv->spare_writes <= LOG_SIZE) {
+        if (kv->spare_cap < *cap) v = ks_xrealloc(v, *cap * sizeof(*v));
+        else *cap = kv->spare_cap;
+        for (uint64_t w = kv->spare_writes; w < kv->writes; w++) {
+            uint32_t at = kv->log[w % LOG_SIZE];
+            if (at < pv->n) v[at] = pv->v[at];
+        }
+        l->stats.copied += kv->writes - kv->spare_writes;
+        kv->spare = NULL;
+        return v;
+    }
+    v = ks_xmalloc(*cap * sizeof(*v));
+    if (pv->n) memcpy(v, pv->v, pv->n * sizeof(*v));
+    l->stats.copied += pv->n;
+    return v;
 }
 
 /* mu held: kind ki's vector, ready to change for `need` objects. A view
  * shows it, so it is copied first (once per view); the other kinds' stay
  * shared with that view. */
 static ptr_vec *writable(ks_listers *l, int ki, uint32_t need) {
-    ptr_vec *pv = &l->vecs[ki];
-    if (l->shown[ki]) {
-        uint32_t cap = pv->cap > need ? pv->cap : need;
-        void **v = ks_xmalloc((cap ? cap : 1) * sizeof(*v));
-        if (pv->n) memcpy(v, pv->v, pv->n * sizeof(*v));
-        if (pv->v) set_aside(l, pv->v, free);
+    kind_vec *kv = &l->vecs[ki];
+    ptr_vec *pv = &kv->cur;
+    if (kv->shown) {
+        uint32_t cap;
+        void **v = copy_current(l, kv, &cap);
+        if (pv->v) {
+            retired *r = set_aside(l, pv->v, free);
+            r->kind = ki;
+            r->cap = pv->cap;
+            r->writes = kv->writes;
+        }
         pv->v = v;
         pv->cap = cap;
-        l->shown[ki] = false;
-        l->stats.copied += pv->n;
+        kv->shown = false;
     }
     KS_GROW(pv->v, pv->cap, need);
     return pv;
+}
+
+/* Object o into position at of kind ki's (writable) vector. */
+static void put_at(ks_listers *l, int ki, uint32_t at, void *o) {
+    kind_vec *kv = &l->vecs[ki];
+    kv->cur.v[at] = o;
+    kv->log[kv->writes++ % LOG_SIZE] = at;
 }
 
 bool ks_listers_apply(ks_listers *l, ks_kind kind, ks_watch_type type, void *old_obj, void *new_obj) {
@@ -195,15 +269,16 @@ bool ks_listers_apply(ks_listers *l, ks_kind kind, ks_watch_type type, void *old
     uint64_t key = k->key(ident) + 1;
     pthread_mutex_lock(&l->mu);
     uint32_t at = (uint32_t)(uintptr_t)ks_map_get(store, key);
+    uint32_t n = l->vecs[ki].cur.n;
     if (type == KS_WATCH_DELETED || !new_obj) {
         if (at) {
             /* the last object takes the removed one's place */
-            ptr_vec *pv = writable(l, ki, l->vecs[ki].n);
+            ptr_vec *pv = writable(l, ki, n);
             set_aside(l, pv->v[at - 1], k->unref);
             ks_map_del(store, key);
             void *last = pv->v[--pv->n];
             if (at - 1 < pv->n) {
-                pv->v[at - 1] = last;
+                put_at(l, ki, at - 1, last);
                 ks_map_put(&l->stores[store_of(ki, last)], k->key(last) + 1, (void *)(uintptr_t)at);
             }
             l->stale = true;
@@ -211,13 +286,14 @@ bool ks_listers_apply(ks_listers *l, ks_kind kind, ks_watch_type type, void *old
     } else {
         k->ref(new_obj);
         if (at) {
-            ptr_vec *pv = writable(l, ki, l->vecs[ki].n);
+            ptr_vec *pv = writable(l, ki, n);
             set_aside(l, pv->v[at - 1], k->unref);
-            pv->v[at - 1] = new_obj;
+            put_at(l, ki, at - 1, new_obj);
         } else {
-            ptr_vec *pv = writable(l, ki, l->vecs[ki].n + 1);
-            pv->v[pv->n++] = new_obj;
-            ks_map_put(store, key, (void *)(uintptr_t)pv->n);
+            writable(l, ki, n + 1);
+            put_at(l, ki, n, new_obj);
+            l->vecs[ki].cur.n = n + 1;
+            ks_map_put(store, key, (void *)(uintptr_t)(n + 1));
         }
         l->stale = true;
     }
@@ -229,8 +305,8 @@ bool ks_listers_apply(ks_listers *l, ks_kind kind, ks_watch_type type, void *old
 static ks_objects *new_view(ks_listers *l) {
     ks_objects *v = ks_xcalloc(1, sizeof(*v));
     for (size_t i = 0; i < NKINDS; i++) {
-        *(ptr_vec *)((char *)v + kinds[i].vec) = l->vecs[i];
-        l->shown[i] = true;
+        *(ptr_vec *)((char *)v + kinds[i].vec) = l->vecs[i].cur;
+        l->vecs[i].shown = true;
     }
     return v;
 }
@@ -244,8 +320,7 @@ static void reclaim(ks_listers *l) {
         retired *r = *pp;
         if (r->epoch <= oldest) {
             *pp = r->next;
-            r->release(r->p);
-            free(r);
+            release_retired(l, r);
         } else {
             pp = &r->next;
         }
