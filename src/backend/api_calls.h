@@ -1,12 +1,19 @@
 /* Every write the scheduler makes, as one typed call (upstream's
  * framework/api_calls): bindings, pod status patches, deletions (preemption
- * victims), events, and the PreBind writes of VolumeBinding (PV/PVC
- * updates) and DynamicResources (ResourceClaim updates). The dispatcher
- * (api_dispatcher.h) queues, merges and skips them by type; a cluster
- * client (cluster_client.h) executes them: the kube-apiserver client turns
- * each into its REST calls, the in-memory cluster applies it to its
- * objects. A wrapper that watches or changes the writes (simulate, trace,
- * shadow) wraps the one execute function. */
+ * victims; their DisruptionTarget condition is a status patch run first),
+ * events, and the PreBind writes of VolumeBinding (PV/PVC updates) and
+ * DynamicResources (ResourceClaim updates). Each type carries its rules
+ * (ks_call_rules: upstream's APICall Merge and IsNoOp, its relevance, and
+ * how the dispatcher queues it), which the dispatcher (api_dispatcher.h)
+ * applies without knowing the types; a cluster client (cluster_client.h)
+ * executes them: the kube-apiserver client turns each into its REST calls,
+ * the in-memory cluster applies it to its objects. A wrapper that watches
+ * or changes the writes (simulate, trace, shadow) wraps the one execute
+ * function.
+ *
+ * Adding a write: its type below, its rules in api_calls.c, and its
+ * execution in the two clients; a plugin builds it and hands it to
+ * ks_handle_api_call. */
 #ifndef KS_API_CALLS_H
 #define KS_API_CALLS_H
 
@@ -55,5 +62,47 @@ typedef struct ks_api_call {
     const ks_claim_update *claim;      /* CLAIM_UPDATE (see framework.h) */
     struct ks_resource_claim **claim_written; /* CLAIM_UPDATE, RESERVE: the claim as written */
 } ks_api_call;
+
+/* A type's rules (upstream's APICall interface, less Execute, which is the
+ * cluster client's). */
+typedef struct ks_call_rules {
+    const char *name; /* upstream's APICallType: "pod_status_patch", ... */
+    /* Queued calls for one pod merge: a call less relevant than the one
+     * queued is skipped, a more relevant one replaces it (upstream's
+     * APICallRelevances). 0: never merged, each call its own (events). */
+    int relevance;
+    /* Queued ahead of the other calls (bindings, deletions: see
+     * api_dispatcher.c push_key). */
+    bool urgent;
+    /* Made through the dispatcher's queue; false: executed at once by
+     * the binding cycle that makes it (PreBind writes). */
+    bool queued;
+    /* A client that does not make calls of this type: the call fails
+     * with this text; NULL: it is assumed done. */
+    const char *unmade;
+    /* Replacing a queued call of its pod: the displaced calls of these
+     * types (KS_CALL_BIT) run first instead of being dropped, and the
+     * pod's place in the queue is taken anew by this call's rules
+     * (requeues) instead of kept. */
+    uint32_t keeps_displaced;
+    bool requeues;
+    /* The result is dropped and not measured (events: fire and forget). */
+    bool forget;
+    /* Take from an older queued call of the same type what this one
+     * leaves alone (upstream Merge); NULL: the newer overwrites. */
+    void (*merge)(ks_api_call *newer, const ks_api_call *older);
+    /* Whether executing it would change nothing (upstream IsNoOp); NULL:
+     * never. Checked when queued and, for PreBind writes, when made. */
+    bool (*is_noop)(const ks_api_call *c);
+    /* Logged as the call starts (klog V(3) lines upstream prints); NULL. */
+    void (*trace)(const ks_api_call *c);
+} ks_call_rules;
+
+const ks_call_rules *ks_call_rules_of(ks_call_type t);
+
+/* An owned copy of a queued call (the pods referenced, the strings and
+ * the event copied); ks_api_call_free releases it. Only queued types. */
+ks_api_call *ks_api_call_clone(const ks_api_call *c);
+void ks_api_call_free(ks_api_call *c);
 
 #endif

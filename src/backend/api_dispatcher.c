@@ -11,21 +11,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Events never merge: each gets a key of its own, above any pod key. */
-#define EVENT_KEY_BASE (1ULL << 63)
+/* Calls that never merge (events) get a key of their own, above any pod
+ * key. */
+#define OWN_KEY_BASE (1ULL << 63)
 
 typedef struct call {
-    ks_call_type type;
+    ks_api_call *ac; /* owned (ks_api_call_clone) */
+    const ks_call_rules *rules;
     uint64_t key;
     uint64_t id;
-    ks_pod *pod;
-    ks_pod *related; /* event */
-    char *node;
-    /* status patch (owned strings) */
-    ks_status_patch patch;
-    /* event */
-    char *etype, *reason, *action, *note;
-    int64_t time_ns;
     ks_call_done_fn done;
     void *arg;
     /* Claimed by whoever calls done: the worker that ran the call, or
@@ -62,7 +56,7 @@ struct ks_api_dispatcher {
      * deletions in `urgent`, popped first (see push_key), the rest in fifo. */
     key_ring fifo, urgent;
     uint32_t in_flight, max_in_flight;
-    uint64_t next_id, next_event;
+    uint64_t next_id, next_own;
     uint64_t executed[KS_CALL_TYPES], skipped[KS_CALL_TYPES];
     /* run mode */
     worker *workers;
@@ -72,38 +66,10 @@ struct ks_api_dispatcher {
     bool orphaned;     /* freed while workers were still in abandoned calls */
 };
 
-static const int relevance[KS_CALL_TYPES] = {
-    [KS_CALL_EVENT] = 0, [KS_CALL_STATUS_PATCH] = 1, [KS_CALL_BINDING] = 2, [KS_CALL_DELETE] = 3};
-
-const char *ks_call_type_name(ks_call_type t) {
-    switch (t) {
-    case KS_CALL_EVENT: return "event";
-    case KS_CALL_STATUS_PATCH: return "pod_status_patch";
-    case KS_CALL_BINDING: return "pod_binding";
-    case KS_CALL_DELETE: return "pod_deletion";
-    case KS_CALL_VOLUME_BINDING: return "volume_binding";
-    case KS_CALL_CLAIM_UPDATE: return "resource_claim_update";
-    default: return "unknown";
-    }
-}
-
-static char *dup_or_null(const char *s) { return s ? ks_xstrdup(s) : NULL; }
-
 static void free_call(call *c) {
     if (!c) return;
     free_call(c->before);
-    if (c->pod) ks_pod_unref(c->pod);
-    if (c->related) ks_pod_unref(c->related);
-    free(c->node);
-    free((char *)c->patch.cond_type);
-    free((char *)c->patch.cond_status);
-    free((char *)c->patch.cond_reason);
-    free((char *)c->patch.cond_message);
-    free((char *)c->patch.nominated);
-    free(c->etype);
-    free(c->reason);
-    free(c->action);
-    free(c->note);
+    ks_api_call_free(c->ac);
     free(c);
 }
 
@@ -168,7 +134,7 @@ static void push_key(ks_api_dispatcher *d, uint64_t key, const call *c) {
      * dispatcher) and status patches of thousands of failed attempts;
      * through a loaded API server a preemptor whose victims were gone
      * waited tens of seconds there (PreemptionBasic, docs/performance.md). */
-    if (c->type != KS_CALL_DELETE && c->type != KS_CALL_BINDING) ring_push(&d->fifo, key);
+    if (!c->rules->urgent) ring_push(&d->fifo, key);
     else if (c->first) ring_push_front(&d->urgent, key);
     else ring_push(&d->urgent, key);
 }
@@ -179,44 +145,6 @@ static void remove_key(ks_api_dispatcher *d, uint64_t key) {
 }
 
 static uint64_t pop_key(ks_api_dispatcher *d) { return ring_pop(d->urgent.n ? &d->urgent : &d->fifo); }
-
-/* ---- status patches --------------------------------------------------- */
-
-static bool str_eq(const char *a, const char *b) { return strcmp(a ? a : "", b ? b : "") == 0; }
-
-/* upstream PodStatusPatchCall.IsNoOp against the pod the call was made for. */
-static bool patch_is_noop(const call *c) {
-    const ks_status_patch *p = &c->patch;
-    if (p->set_nominated && c->pod->nominated_node != ks_intern(p->nominated ? p->nominated : ""))
-        return false;
-    if (!p->has_condition) return true;
-    ks_id type = ks_intern(p->cond_type);
-    for (uint32_t i = 0; i < c->pod->nconditions; i++) {
-        const ks_pod_condition *pc = &c->pod->conditions[i];
-        if (pc->type != type) continue;
-        return pc->status == ks_intern(p->cond_status) && str_eq(pc->reason, p->cond_reason) &&
-               str_eq(pc->message, p->cond_message);
-    }
-    return false;
-}
-
-/* upstream PodStatusPatchCall.Merge: the newer call keeps what it sets and
- * takes from the older one what it leaves alone. */
-static void merge_patch(call *newer, const call *older) {
-    ks_status_patch *n = &newer->patch;
-    const ks_status_patch *o = &older->patch;
-    if (!n->set_nominated && o->set_nominated) {
-        n->set_nominated = true;
-        n->nominated = dup_or_null(o->nominated);
-    }
-    if (!n->has_condition && o->has_condition) {
-        n->has_condition = true;
-        n->cond_type = dup_or_null(o->cond_type);
-        n->cond_status = dup_or_null(o->cond_status);
-        n->cond_reason = dup_or_null(o->cond_reason);
-        n->cond_message = dup_or_null(o->cond_message);
-    }
-}
 
 /* ---- adding ------------------------------------------------------------- */
 
@@ -246,20 +174,20 @@ static ks_status *add_call(ks_api_dispatcher *d, call *c) {
     call *old = ks_map_get(&d->calls, c->key + 1);
     bool old_in_flight = old && old->in_flight;
     if (old) {
-        if (relevance[c->type] < relevance[old->type]) {
-            d->skipped[c->type]++;
+        if (c->rules->relevance < old->rules->relevance) {
+            d->skipped[c->ac->type]++;
             pthread_mutex_unlock(&d->mu);
             ret = ks_status_new(KS_SKIP, "a more relevant call is already enqueued for this object: call skipped");
             finish(c, ret);
             free_call(c);
             return ret;
         }
-        if (old->type == c->type && c->type == KS_CALL_STATUS_PATCH) merge_patch(c, old);
-        if (c->type == KS_CALL_DELETE && !old_in_flight &&
-            (old->type == KS_CALL_STATUS_PATCH || old->before)) {
-            /* Keep the displaced patch (or the one a displaced deletion
-             * kept) to run before the deletion. */
-            if (old->type == KS_CALL_STATUS_PATCH) {
+        if (old->ac->type == c->ac->type && c->rules->merge) c->rules->merge(c->ac, old->ac);
+        bool keep = c->rules->keeps_displaced & KS_CALL_BIT(old->ac->type);
+        if (c->rules->keeps_displaced && !old_in_flight && (keep || old->before)) {
+            /* Keep the displaced call (or the one a displaced call kept)
+             * to run before this one. */
+            if (keep) {
                 c->before = old;
                 old = NULL;
             } else {
@@ -269,32 +197,32 @@ static ks_status *add_call(ks_api_dispatcher *d, call *c) {
         }
     }
     if (old) {
-        const char *why = old->type != c->type
+        const char *why = old->ac->type != c->ac->type
                               ? "a more relevant call was enqueued for this object: call overwritten"
                               : "a call of the same type was enqueued for this object: call overwritten";
         /* A call in flight reports its own result when it ends. */
         if (!old_in_flight) later[nlater++] = (deferred){old, ks_status_new(KS_SKIP, "%s", why)};
-        d->skipped[old->type]++;
+        d->skipped[old->ac->type]++;
     }
     /* A call that changes nothing is dropped, unless a call for the pod is
      * in flight (its outcome may make this one needed). */
     bool key_in_flight = ks_map_get(&d->inflight, c->key + 1) != NULL;
-    if (c->type == KS_CALL_STATUS_PATCH && patch_is_noop(c) && !key_in_flight) {
+    if (c->rules->is_noop && c->rules->is_noop(c->ac) && !key_in_flight) {
         if (ks_map_get(&d->calls, c->key + 1)) {
             ks_map_del(&d->calls, c->key + 1);
             remove_key(d, c->key);
         }
-        d->skipped[c->type]++;
+        d->skipped[c->ac->type]++;
         ret = ks_status_new(KS_SKIP, "call does not need to be executed because it has no effect: call skipped");
         later[nlater++] = (deferred){c, ks_status_clone(ret)};
     } else {
         bool had = ks_map_put(&d->calls, c->key + 1, c) != NULL;
         /* A key already queued keeps its place (a deletion moves it to the
-         * deletions' queue); a key in flight goes back to a queue when its
-         * call ends (never queued twice: two calls for one pod must not run
-         * at once). */
-        if (c->type == KS_CALL_DELETE && had && !key_in_flight) remove_key(d, c->key);
-        if (!key_in_flight && (!had || c->type == KS_CALL_DELETE)) {
+         * urgent queue: rules->requeues); a key in flight goes back to a
+         * queue when its call ends (never queued twice: two calls for one
+         * pod must not run at once). */
+        if (c->rules->requeues && had && !key_in_flight) remove_key(d, c->key);
+        if (!key_in_flight && (!had || c->rules->requeues)) {
             push_key(d, c->key, c);
             pthread_cond_signal(&d->work_cv);
         }
@@ -308,102 +236,73 @@ static ks_status *add_call(ks_api_dispatcher *d, call *c) {
     return ret;
 }
 
-static call *new_call(ks_call_type t, const ks_pod *pod, ks_call_done_fn done, void *arg) {
+/* Queue a copy of ac; an own key for calls that never merge. */
+static ks_status *add(ks_api_dispatcher *d, const ks_api_call *ac, bool first, ks_call_done_fn done, void *arg) {
     call *c = ks_xcalloc(1, sizeof(*c));
-    c->type = t;
-    c->pod = pod ? ks_pod_ref((ks_pod *)pod) : NULL;
-    c->key = pod ? pod->key : 0;
+    c->ac = ks_api_call_clone(ac);
+    c->rules = ks_call_rules_of(ac->type);
     c->done = done;
     c->arg = arg;
-    return c;
+    c->first = first;
+    if (c->rules->relevance) {
+        c->key = ac->pod ? ac->pod->key : 0;
+    } else {
+        pthread_mutex_lock(&d->mu);
+        c->key = OWN_KEY_BASE | d->next_own++;
+        pthread_mutex_unlock(&d->mu);
+    }
+    return add_call(d, c);
+}
+
+ks_status *ks_api_dispatcher_add(ks_api_dispatcher *d, const ks_api_call *ac, ks_call_done_fn done, void *arg) {
+    return add(d, ac, false, done, arg);
 }
 
 ks_status *ks_api_dispatcher_patch_status(ks_api_dispatcher *d, const ks_pod *pod,
                                           const ks_status_patch *patch, ks_call_done_fn done,
                                           void *arg) {
-    call *c = new_call(KS_CALL_STATUS_PATCH, pod, done, arg);
-    c->patch.has_condition = patch->has_condition;
-    if (patch->has_condition) {
-        c->patch.cond_type = dup_or_null(patch->cond_type);
-        c->patch.cond_status = dup_or_null(patch->cond_status);
-        c->patch.cond_reason = dup_or_null(patch->cond_reason);
-        c->patch.cond_message = dup_or_null(patch->cond_message);
-    }
-    c->patch.set_nominated = patch->set_nominated;
-    if (patch->set_nominated) c->patch.nominated = ks_xstrdup(patch->nominated ? patch->nominated : "");
-    return add_call(d, c);
+    ks_api_call ac = {.type = KS_CALL_STATUS_PATCH, .pod = pod, .patch = patch};
+    return add(d, &ac, false, done, arg);
 }
 
 ks_status *ks_api_dispatcher_bind(ks_api_dispatcher *d, const ks_pod *pod, const char *node,
                                   ks_call_done_fn done, void *arg) {
-    call *c = new_call(KS_CALL_BINDING, pod, done, arg);
-    c->node = ks_xstrdup(node);
-    return add_call(d, c);
+    ks_api_call ac = {.type = KS_CALL_BINDING, .pod = pod, .node = node};
+    return add(d, &ac, false, done, arg);
 }
 
 ks_status *ks_api_dispatcher_delete(ks_api_dispatcher *d, const ks_pod *pod,
                                     ks_call_done_fn done, void *arg) {
-    return add_call(d, new_call(KS_CALL_DELETE, pod, done, arg));
+    ks_api_call ac = {.type = KS_CALL_DELETE, .pod = pod};
+    return add(d, &ac, false, done, arg);
 }
 
 ks_status *ks_api_dispatcher_delete_first(ks_api_dispatcher *d, const ks_pod *pod,
                                           ks_call_done_fn done, void *arg) {
-    call *c = new_call(KS_CALL_DELETE, pod, done, arg);
-    c->first = true;
-    return add_call(d, c);
+    ks_api_call ac = {.type = KS_CALL_DELETE, .pod = pod};
+    return add(d, &ac, true, done, arg);
 }
 
 void ks_api_dispatcher_event(ks_api_dispatcher *d, const ks_pod *regarding, const ks_pod *related,
                              const char *type, const char *reason, const char *action,
                              const char *note) {
-    call *c = new_call(KS_CALL_EVENT, regarding, NULL, NULL);
-    c->related = related ? ks_pod_ref((ks_pod *)related) : NULL;
-    c->etype = dup_or_null(type);
-    c->reason = dup_or_null(reason);
-    c->action = dup_or_null(action);
-    c->note = dup_or_null(note);
-    c->time_ns = ks_clock_now(d->clock);
-    pthread_mutex_lock(&d->mu);
-    c->key = EVENT_KEY_BASE | d->next_event++;
-    pthread_mutex_unlock(&d->mu);
-    ks_status_free(add_call(d, c));
+    ks_event_record ev = {.regarding = regarding, .related = related, .type = type, .reason = reason,
+                          .action = action, .note = note, .time_ns = ks_clock_now(d->clock)};
+    ks_api_call ac = {.type = KS_CALL_EVENT, .pod = regarding, .event = &ev};
+    ks_status_free(add(d, &ac, false, NULL, NULL));
 }
 
 /* ---- executing ---------------------------------------------------------- */
 
-static ks_status *execute_call(ks_api_dispatcher *d, call *c) {
+static ks_status *execute_call(ks_api_dispatcher *d, const call *c) {
     const ks_cluster_client *b = d->backend;
-    ks_api_call ac = {.type = c->type, .pod = c->pod};
-    ks_event_record ev;
-    switch (c->type) {
-    case KS_CALL_STATUS_PATCH:
-        if (c->patch.has_condition && KS_V(3)) {
-            char name[512];
-            ks_infos(3, "Updating pod condition", "pod", ks_pod_fullname(c->pod, name, sizeof(name)),
-                     "conditionType", c->patch.cond_type, "conditionStatus", c->patch.cond_status,
-                     "conditionReason", c->patch.cond_reason ? c->patch.cond_reason : "");
-        }
-        ac.patch = &c->patch;
-        break;
-    case KS_CALL_BINDING: ac.node = c->node; break;
-    case KS_CALL_DELETE: break;
-    case KS_CALL_EVENT:
-        ev = (ks_event_record){.regarding = c->pod, .related = c->related, .type = c->etype, .reason = c->reason,
-                               .action = c->action, .note = c->note, .time_ns = c->time_ns};
-        ac.event = &ev;
-        break;
-    default: return NULL;
-    }
-    if (!(b->executes & KS_CALL_BIT(c->type))) {
-        /* nothing to write a status or an event to; bindings and
-         * deletions cannot be assumed */
-        if (c->type == KS_CALL_BINDING) return ks_status_new(KS_ERROR, "the backend cannot bind pods");
-        if (c->type == KS_CALL_DELETE) return ks_status_new(KS_ERROR, "the backend cannot delete pods");
-        return NULL;
-    }
-    ks_status *r = b->execute(b->ctx, &ac);
-    /* events are fire and forget */
-    if (c->type == KS_CALL_EVENT) {
+    if (c->rules->trace) c->rules->trace(c->ac);
+    /* A type the client does not make: nothing to write a status or an
+     * event to; bindings and deletions cannot be assumed (rules->unmade). */
+    if (!(b->executes & KS_CALL_BIT(c->ac->type)))
+        return c->rules->unmade ? ks_status_new(KS_ERROR, "%s", c->rules->unmade) : NULL;
+    ks_status *r = b->execute(b->ctx, c->ac);
+    if (c->rules->forget) {
         ks_status_free(r);
         return NULL;
     }
@@ -412,16 +311,17 @@ static ks_status *execute_call(ks_api_dispatcher *d, call *c) {
 
 /* The call, counted and timed as upstream's dispatcher does its API
  * calls (events are not among them: upstream sends them elsewhere). */
-static ks_status *execute(ks_api_dispatcher *d, call *c) {
-    if (c->type == KS_CALL_EVENT) return execute_call(d, c);
+static ks_status *execute(ks_api_dispatcher *d, const call *c) {
+    if (c->rules->forget) return execute_call(d, c);
+    ks_call_type t = c->ac->type;
     int64_t t0 = ks_monotonic_ns();
     ks_status *r = execute_call(d, c);
     const ks_sched_metrics *sm = ks_sm();
     bool ok = ks_status_is_success(r);
-    const char *v[2] = {ks_call_type_name(c->type), ok ? "success" : "error"};
+    const char *v[2] = {c->rules->name, ok ? "success" : "error"};
     static ks_metric *_Atomic calls[KS_CALL_TYPES][2], *_Atomic durations[KS_CALL_TYPES][2];
-    ks_counter_inc(ks_metric_cached(&calls[c->type][ok], sm->async_api_call_execution, v));
-    ks_histogram_observe(ks_metric_cached(&durations[c->type][ok], sm->async_api_call_duration, v),
+    ks_counter_inc(ks_metric_cached(&calls[t][ok], sm->async_api_call_execution, v));
+    ks_histogram_observe(ks_metric_cached(&durations[t][ok], sm->async_api_call_duration, v),
                          (double)(ks_monotonic_ns() - t0) / 1e9);
     return r;
 }
@@ -453,7 +353,7 @@ static void run_popped(ks_api_dispatcher *d, call *c) {
     if (c->before) {
         ks_status *r = execute(d, c->before);
         pthread_mutex_lock(&d->mu);
-        d->executed[c->before->type]++;
+        d->executed[c->before->ac->type]++;
         pthread_mutex_unlock(&d->mu);
         finish(c->before, r);
         ks_status_free(r);
@@ -464,7 +364,7 @@ static void run_popped(ks_api_dispatcher *d, call *c) {
     ks_status *result = abandoned ? NULL : execute(d, c);
 
     pthread_mutex_lock(&d->mu);
-    if (!abandoned) d->executed[c->type]++;
+    if (!abandoned) d->executed[c->ac->type]++;
     call *cur = ks_map_get(&d->calls, c->key + 1);
     if (cur == c) {
         ks_map_del(&d->calls, c->key + 1);
@@ -718,8 +618,9 @@ ks_status *ks_api_dispatcher_bind_sync(ks_api_dispatcher *d, const ks_pod *pod, 
 
 ks_status *ks_api_dispatcher_execute_now(ks_api_dispatcher *d, const ks_api_call *ac) {
     const ks_cluster_client *b = d->backend;
-    if (ac->type == KS_CALL_CLAIM_UPDATE && ac->claim_written) *ac->claim_written = NULL;
-    if (ac->type == KS_CALL_VOLUME_BINDING && ac->nvolumes == 0) return NULL;
+    const ks_call_rules *rules = ks_call_rules_of(ac->type);
+    if (ac->claim_written) *ac->claim_written = NULL;
+    if (rules->is_noop && rules->is_noop(ac)) return NULL;
     if (ac->type >= KS_CALL_TYPES || !(b->executes & KS_CALL_BIT(ac->type))) return NULL;
     ks_status *r = b->execute(b->ctx, ac);
     pthread_mutex_lock(&d->mu);

@@ -5,15 +5,16 @@
  * `parallelism` calls in flight, 16 by default), or by the stepping loop,
  * deterministically, in queue order (ks_api_dispatcher_drain).
  *
- * Calls for the same pod are merged as upstream's call queue does: one
- * queued call per pod; a less relevant call than the queued one is
- * skipped, a more relevant one replaces it, two status patches merge (the
- * newer one wins field by field, keeping the older nominatedNodeName
- * override and condition when the newer has none), and a status patch that
+ * Calls for the same pod are merged as upstream's call queue does, by the
+ * rules of their types (api_calls.h, ks_call_rules): one queued call per
+ * pod; a less relevant call than the queued one is skipped, a more
+ * relevant one replaces it, two calls of a type with a merge rule merge
+ * (status patches: the newer one wins field by field), and a call that
  * would change nothing is skipped. Relevance: status patch < binding <
- * deletion. Events are never merged. Two calls for the same pod never run
+ * deletion; events are never merged. Two calls for the same pod never run
  * at once: a call queued while another for its pod is in flight waits for
- * it to end, then goes to the back of the queue. */
+ * it to end, then goes to the back of the queue. The dispatcher knows no
+ * type by name. */
 #ifndef KS_API_DISPATCHER_H
 #define KS_API_DISPATCHER_H
 
@@ -43,7 +44,14 @@ size_t ks_api_dispatcher_close(ks_api_dispatcher *d, int64_t grace_ns);
  * worker still inside an abandoned call frees the rest when it returns. */
 void ks_api_dispatcher_free(ks_api_dispatcher *d);
 
-/* Queue calls. done (optional) is called exactly once, from the executing
+/* Queue a copy of a call of a queued type (ks_call_rules.queued). done
+ * (optional) is called exactly once, from the executing thread, with NULL
+ * on success, a Skip status when the call was skipped or overwritten, or
+ * the client's error. Returns the Skip status (caller's) when the call
+ * was skipped at once, else NULL. */
+ks_status *ks_api_dispatcher_add(ks_api_dispatcher *d, const ks_api_call *call, ks_call_done_fn done, void *arg);
+
+/* The same for each type. done (optional) is called exactly once, from the executing
  * thread, with NULL on success, a Skip status when the call was skipped or
  * overwritten, or the backend's error. Returns the Skip status (caller's)
  * when the call was skipped at once, else NULL. */
