@@ -20,7 +20,7 @@
 #include "config/config.h"
 #include "framework/status.h"
 #include "scheduler/scheduler.h"
-#include "sim/memory_backend.h"
+#include "sim/memory_client.h"
 #include "util/clock.h"
 #include "util/intern.h"
 #include "util/log.h"
@@ -127,9 +127,9 @@ int main(int argc, char **argv) {
     ks_cluster *c = ks_cluster_new();
     for (int i = 0; i < nnodes; i++) KS_VEC_PUSH(c->nodes, make_node(i));
     ks_clock *clock = ks_clock_sim_new(1700000000LL * KS_NS_PER_SEC);
-    ks_memory_backend *mb = ks_memory_backend_new(c);
+    ks_memory_client *mb = ks_memory_client_new(c);
     /* Events are counted by the backend's stats, not kept. */
-    ks_cluster_client backend = *ks_memory_backend_iface(mb);
+    ks_cluster_client backend = *ks_memory_client_iface(mb);
     backend.executes &= ~KS_CALL_BIT(KS_CALL_EVENT);
     ks_scheduler_options so = {.config = cfg, .backend = &backend, .clock = clock, .seed = 1,
                                .parallelism = parallelism};
@@ -156,10 +156,10 @@ int main(int argc, char **argv) {
         for (uint64_t k = 0; k < n; k++) {
             ks_pod *p = make_pod(done + k);
             keys[k] = p->key;
-            ks_memory_backend_add_pod(mb, p); /* the cluster takes the reference */
+            ks_memory_client_add_pod(mb, p); /* the cluster takes the reference */
         }
         ks_scheduler_run_until_idle(s);
-        for (uint64_t k = 0; k < n; k++) ks_memory_backend_remove_pod(mb, keys[k]);
+        for (uint64_t k = 0; k < n; k++) ks_memory_client_remove_pod(mb, keys[k]);
         ks_scheduler_run_until_idle(s);
         done += n;
         if (rss_tenth < 0 && done >= tenth) {
@@ -179,7 +179,7 @@ int main(int argc, char **argv) {
            strings_tenth, (unsigned long long)npods, ks_intern_count());
     free(keys);
     ks_scheduler_free(s);
-    ks_memory_backend_free(mb);
+    ks_memory_client_free(mb);
     ks_cluster_free(c);
     ks_clock_free(clock);
     ks_config_free(cfg);

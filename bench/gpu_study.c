@@ -24,7 +24,7 @@
 #include "framework/loader.h"
 #include "backend/api_dispatcher.h"
 #include "scheduler/scheduler.h"
-#include "sim/memory_backend.h"
+#include "sim/memory_client.h"
 #include "sim/openb.h"
 #include "sim/simulate.h"
 #include "util/clock.h"
@@ -329,7 +329,7 @@ static bool run_one(const study *sy, const trace *tr, const policy *p, uint64_t 
     ks_cluster *c = ks_cluster_new(), *pool = ks_cluster_new();
     ks_config *cfg = NULL;
     ks_scheduler *s = NULL;
-    ks_memory_backend *mb = NULL;
+    ks_memory_client *mb = NULL;
     ks_clock *clk = NULL;
     double *arr = NULL, *used = NULL;
     char **node_names = NULL;
@@ -363,8 +363,8 @@ static bool run_one(const study *sy, const trace *tr, const policy *p, uint64_t 
     cfg = policy_config(p, tr, seed, sy->narrow, err);
     if (!cfg) goto out;
     clk = ks_clock_sim_new(4102444800LL * KS_NS_PER_SEC);
-    mb = ks_memory_backend_new(c);
-    ks_cluster_client be = *ks_memory_backend_iface(mb);
+    mb = ks_memory_client_new(c);
+    ks_cluster_client be = *ks_memory_client_iface(mb);
     be.executes &= ~KS_CALL_BIT(KS_CALL_EVENT); /* events dropped */
     ks_scheduler_options so = {
         .config = cfg, .registry = sy->reg, .backend = &be, .clock = clk, .seed = seed, .deterministic = true,
@@ -386,11 +386,11 @@ static bool run_one(const study *sy, const trace *tr, const policy *p, uint64_t 
         int64_t milli = ks_openb_task_gpu_milli(&tr->t.v[order[i]]);
         arrived += milli;
         ks_resource_claim *claim = dra && milli ? ks_map_get(&claims, pod->name) : NULL;
-        if (claim) ks_memory_backend_add_object(mb, KS_KIND_RESOURCE_CLAIM, KS_OBJECT_REF(claim));
-        ks_memory_backend_add_pod(mb, ks_pod_ref(pod));
+        if (claim) ks_memory_client_add_object(mb, KS_KIND_RESOURCE_CLAIM, KS_OBJECT_REF(claim));
+        ks_memory_client_add_pod(mb, ks_pod_ref(pod));
         ks_scheduler_schedule_one(s);
         ks_api_dispatcher_drain(ks_scheduler_dispatcher(s));
-        const ks_pod *now = ks_memory_backend_pod(mb, pod->key);
+        const ks_pod *now = ks_memory_client_pod(mb, pod->key);
         if (now && now->node_name) {
             alloc += milli;
             res->scheduled++;
@@ -398,7 +398,7 @@ static bool run_one(const study *sy, const trace *tr, const policy *p, uint64_t 
             if (sy->why)
                 for (uint32_t k = 0; k < now->nconditions; k++)
                     if (now->conditions[k].message) fprintf(stderr, "%zu %s: %s\n", i, ks_str(now->name), now->conditions[k].message);
-            ks_memory_backend_remove_pod(mb, pod->key);
+            ks_memory_client_remove_pod(mb, pod->key);
         }
         arr[i] = (double)arrived / sy->total_gpus / 10;
         used[i] = round2((double)alloc / sy->total_gpus / 10);
@@ -423,7 +423,7 @@ out:
         ks_scheduler_stop(s);
         ks_scheduler_free(s);
     }
-    if (mb) ks_memory_backend_free(mb);
+    if (mb) ks_memory_client_free(mb);
     if (clk) ks_clock_free(clk);
     if (cfg) ks_config_free(cfg);
     ks_cluster_free(c);

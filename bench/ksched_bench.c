@@ -26,7 +26,7 @@
 #include "backend/cache.h"
 #include "backend/queue.h"
 #include "scheduler/scheduler.h"
-#include "sim/memory_backend.h"
+#include "sim/memory_client.h"
 #include "util/clock.h"
 #include "util/hash.h"
 #include "util/log.h"
@@ -71,7 +71,7 @@ typedef struct churn_op {
 
 typedef struct bench {
     ks_cluster *c;           /* the backend's cluster */
-    ks_memory_backend *mb;
+    ks_memory_client *mb;
     ks_scheduler *s;
     ks_clock *clock;
     int64_t sim0, mono0;     /* sim = sim0 + (mono - mono0) */
@@ -144,19 +144,19 @@ static bool churn_create(bench *b, churn_op *ch, int kind, struct churn_slot *sl
     case CH_NODE:
         if (ch->next_node >= p->nodes.n) return false;
         slot->name = p->nodes.v[ch->next_node]->name;
-        ks_memory_backend_add_node(b->mb, ks_node_ref(p->nodes.v[ch->next_node++]));
+        ks_memory_client_add_node(b->mb, ks_node_ref(p->nodes.v[ch->next_node++]));
         return true;
     case CH_POD:
         if (ch->next_pod >= p->pods.n) return false;
         slot->key = p->pods.v[ch->next_pod]->key;
-        ks_memory_backend_add_pod(b->mb, ks_pod_ref(p->pods.v[ch->next_pod++]));
+        ks_memory_client_add_pod(b->mb, ks_pod_ref(p->pods.v[ch->next_pod++]));
         return true;
     case CH_SVC:
         if (ch->next_svc >= p->workloads.n) return false;
         /* Services are read on demand (default spreading); the scheduler
          * has no handler for them, as upstream's v1.34 has none. */
         slot->svc = p->workloads.v[ch->next_svc++];
-        ks_memory_backend_add_object(b->mb, KS_KIND_WORKLOAD, slot->svc);
+        ks_memory_client_add_object(b->mb, KS_KIND_WORKLOAD, slot->svc);
         return true;
     }
     return false;
@@ -164,9 +164,9 @@ static bool churn_create(bench *b, churn_op *ch, int kind, struct churn_slot *sl
 
 static void churn_delete(bench *b, struct churn_slot *slot) {
     switch (slot->kind) {
-    case CH_NODE: ks_memory_backend_remove_node(b->mb, slot->name); break;
-    case CH_POD: ks_memory_backend_remove_pod(b->mb, slot->key); break;
-    case CH_SVC: ks_memory_backend_remove_object(b->mb, KS_KIND_WORKLOAD, slot->svc); break;
+    case CH_NODE: ks_memory_client_remove_node(b->mb, slot->name); break;
+    case CH_POD: ks_memory_client_remove_pod(b->mb, slot->key); break;
+    case CH_SVC: ks_memory_client_remove_object(b->mb, KS_KIND_WORKLOAD, slot->svc); break;
     }
     memset(slot, 0, sizeof(*slot));
     slot->kind = -1;
@@ -474,8 +474,8 @@ int main(int argc, char **argv) {
     clock_gettime(CLOCK_REALTIME, &rt);
     b->sim0 = (int64_t)rt.tv_sec * KS_NS_PER_SEC + rt.tv_nsec;
     b->clock = ks_clock_sim_new(b->sim0);
-    b->mb = ks_memory_backend_new(c);
-    ks_cluster_client backend = *ks_memory_backend_iface(b->mb);
+    b->mb = ks_memory_client_new(c);
+    ks_cluster_client backend = *ks_memory_client_iface(b->mb);
     backend.executes &= ~KS_CALL_BIT(KS_CALL_EVENT);
     ks_scheduler_options so = {
         .config = cfg,
@@ -515,9 +515,9 @@ int main(int argc, char **argv) {
     /* The claims the claim controller made for the measured pods exist
      * before them (not measured). */
     for (uint32_t i = 0; i < m->resource_claims.n; i++)
-        ks_memory_backend_add_object(b->mb, KS_KIND_RESOURCE_CLAIM, KS_OBJECT_REF(m->resource_claims.v[i]));
+        ks_memory_client_add_object(b->mb, KS_KIND_RESOURCE_CLAIM, KS_OBJECT_REF(m->resource_claims.v[i]));
     /* The measured pods all enter the queue, then the clock starts. */
-    for (uint32_t i = 0; i < m->pods.n; i++) ks_memory_backend_add_pod(b->mb, ks_pod_ref(m->pods.v[i]));
+    for (uint32_t i = 0; i < m->pods.n; i++) ks_memory_client_add_pod(b->mb, ks_pod_ref(m->pods.v[i]));
     b->measuring = true;
     MEASURE_BEGIN();
     double cpu0 = cpu_seconds();
@@ -588,7 +588,7 @@ out:
         ks_scheduler_free(b->s);
     }
     /* The cluster holds references of its own to the pool's services. */
-    ks_memory_backend_free(b->mb);
+    ks_memory_client_free(b->mb);
     ks_cluster_free(c);
     ks_cluster_free(m);
     ks_cluster_free(pool);

@@ -5,7 +5,7 @@
 #include "cmd/flags.h"
 #include "cmd/run_flags.h"
 #include "framework/status.h"
-#include "kube/backend.h"
+#include "kube/kube_cluster_client.h"
 #include "kube/client.h"
 #include "kube/event_recorder.h"
 #include "kube/kubeconfig.h"
@@ -203,7 +203,7 @@ typedef struct run_ctx {
     ks_kube_client *client, *events_client, *lease_client;
     ks_event_recorder *recorder;
     ks_leader_elector *le;
-    ks_kube_backend *kb;
+    ks_kube_cluster_client *kb;
     char *identity;
     pthread_t control;
     run_state rs;
@@ -230,10 +230,10 @@ static bool run_start(run_ctx *x, char **err) {
         !(x->events_client = ks_run_client_new(&x->kc, x->cfg, 0, NULL, "run")))
         return false;
     if (!(x->recorder = ks_event_recorder_new(x->events_client, NULL, err))) return false;
-    ks_kube_backend_options bo = {.client = x->client, .events = x->recorder};
+    ks_kube_cluster_client_options bo = {.client = x->client, .events = x->recorder};
     ks_run_backend_watches(x->cfg, &bo);
-    x->kb = ks_kube_backend_new(&bo);
-    ks_scheduler_options so = {.config = x->cfg, .backend = ks_kube_backend_iface(x->kb)};
+    x->kb = ks_kube_cluster_client_new(&bo);
+    ks_scheduler_options so = {.config = x->cfg, .backend = ks_kube_cluster_client_iface(x->kb)};
     if (!(x->rs.s = ks_scheduler_new(&so, err))) return false;
     /* Serving first, as kube-scheduler: probes answer while a standby
      * waits for the lease. */
@@ -328,7 +328,7 @@ static void run_free(run_ctx *x) {
         pthread_join(x->control, NULL);
     }
     ks_scheduler_free(rs->s);
-    ks_kube_backend_free(x->kb);
+    ks_kube_cluster_client_free(x->kb);
     if (x->le) ks_leader_elector_stop(x->le);
     ks_event_recorder_free(x->recorder);
     /* The server may be asking the elector: it goes first. */

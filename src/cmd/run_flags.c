@@ -153,7 +153,7 @@ static bool profiles_enable(const ks_config *cfg, const char *plugin) {
     return false;
 }
 
-void ks_run_backend_watches(const ks_config *cfg, ks_kube_backend_options *o) {
+void ks_run_backend_watches(const ks_config *cfg, ks_kube_cluster_client_options *o) {
     o->watch_pod_groups = profiles_enable(cfg, "Coscheduling");
     /* as kube-scheduler: the DRA kinds whenever its gate is on, even with
      * DynamicResources disabled in every profile */

@@ -6,7 +6,7 @@
 #define KS_CMD_RUN_FLAGS_H
 
 #include "config/config.h"
-#include "kube/backend.h"
+#include "kube/kube_cluster_client.h"
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
 #include "kube/leaderelection.h"
@@ -79,6 +79,6 @@ ks_kube_client *ks_run_client_new(const ks_kube_config *kc, const ks_config *cfg
                                   const char *ua_suffix, const char *cmd);
 /* The kinds beyond the core set: those the profiles need (PodGroups) and
  * those the feature gates ask for (DRA objects, DeviceTaintRules). */
-void ks_run_backend_watches(const ks_config *cfg, ks_kube_backend_options *o);
+void ks_run_backend_watches(const ks_config *cfg, ks_kube_cluster_client_options *o);
 
 #endif

@@ -5,7 +5,7 @@
 #include "cmd/common.h"
 #include "cmd/run_flags.h"
 #include "framework/status.h"
-#include "kube/backend.h"
+#include "kube/kube_cluster_client.h"
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
 #include "kube/leaderelection.h"
@@ -49,7 +49,7 @@ typedef struct shadow_ctx {
     ks_kube_config kc;
     bool have_kc;
     ks_kube_client *client;
-    ks_kube_backend *kb;
+    ks_kube_cluster_client *kb;
     ks_shadow *sh;
     ks_scheduler *s;
     ks_ops *ops;
@@ -73,10 +73,10 @@ static bool shadow_start(shadow_ctx *x, ks_run_cmd *c, char **err) {
     x->have_kc = true;
     if (!(x->client = ks_run_client_new(&x->kc, x->cfg, 0, NULL, "run"))) return false;
     /* the same watches as run: PodGroups for Coscheduling, DRA objects */
-    ks_kube_backend_options bo = {.client = x->client};
+    ks_kube_cluster_client_options bo = {.client = x->client};
     ks_run_backend_watches(x->cfg, &bo);
-    x->kb = ks_kube_backend_new(&bo);
-    x->sh = ks_shadow_new(&(ks_shadow_options){.inner = ks_kube_backend_iface(x->kb), .report = x->report});
+    x->kb = ks_kube_cluster_client_new(&bo);
+    x->sh = ks_shadow_new(&(ks_shadow_options){.inner = ks_kube_cluster_client_iface(x->kb), .report = x->report});
     ks_scheduler_options so = {.config = x->cfg, .backend = ks_shadow_backend(x->sh), .observer = ks_shadow_observer(x->sh)};
     if (!(x->s = ks_scheduler_new(&so, err))) return false;
     ks_shadow_attach(x->sh, x->s);
@@ -118,10 +118,10 @@ static void shadow_wait(shadow_ctx *x) {
 static void shadow_free(shadow_ctx *x) {
     if (x->ops) ks_ops_set_shutting_down(x->ops);
     /* the watches stop first: they drive the scheduler */
-    if (x->kb) ks_kube_backend_iface(x->kb)->stop(x->kb);
+    if (x->kb) ks_kube_cluster_client_iface(x->kb)->stop(x->kb);
     ks_scheduler_free(x->s);
     ks_shadow_free(x->sh);
-    ks_kube_backend_free(x->kb);
+    ks_kube_cluster_client_free(x->kb);
     if (x->ops) ks_ops_stop(x->ops);
     ks_kube_client_free(x->client);
     if (x->have_kc) ks_kube_config_free(&x->kc);

@@ -1,7 +1,7 @@
 #include "sim/capacity.h"
 #include "framework/status.h"
 #include "scheduler/scheduler.h"
-#include "sim/memory_backend.h"
+#include "sim/memory_client.h"
 #include "sim/simulate.h"
 #include "util/clock.h"
 #include "util/xalloc.h"
@@ -99,12 +99,12 @@ bool ks_capacity_from(ks_cluster *cluster, const ks_config *cfg, ks_registry *re
     }
     cap_run c = {.out = out};
     ks_clock *clock = ks_clock_sim_new(0);
-    ks_memory_backend *mb = ks_memory_backend_new(cluster);
+    ks_memory_client *mb = ks_memory_client_new(cluster);
     ks_observer obs = {.ctx = &c, .on_attempt = on_attempt, .extender_bound = extender_bound};
     ks_scheduler_options so = {
         .config = cfg,
         .registry = reg,
-        .backend = ks_memory_backend_iface(mb),
+        .backend = ks_memory_client_iface(mb),
         .clock = clock,
         .seed = 1,
         .observer = &obs,
@@ -124,13 +124,13 @@ bool ks_capacity_from(ks_cluster *cluster, const ks_config *cfg, ks_registry *re
         if (!p) break;
         p->preemption_policy = KS_PREEMPT_NEVER;
         for (uint32_t i = 0; i < npvcs; i++) {
-            ks_memory_backend_add_object(mb, KS_KIND_PVC, pvcs[i]);
+            ks_memory_client_add_object(mb, KS_KIND_PVC, pvcs[i]);
             KS_OBJECT_UNREF(pvcs[i]); /* the cluster took its own */
         }
         c.watching = p->key;
-        ks_memory_backend_add_pod(mb, p);
+        ks_memory_client_add_pod(mb, p);
         ks_scheduler_run_until_idle(s);
-        const ks_pod *now = ks_memory_backend_pod(mb, c.watching);
+        const ks_pod *now = ks_memory_client_pod(mb, c.watching);
         if (!now || !now->node_name) break;
         out->replicas++;
         uint32_t k = 0;
@@ -154,7 +154,7 @@ bool ks_capacity_from(ks_cluster *cluster, const ks_config *cfg, ks_registry *re
     ok = true;
 done:
     if (s) ks_scheduler_free(s);
-    ks_memory_backend_free(mb);
+    ks_memory_client_free(mb);
     ks_clock_free(clock);
     return ok;
 }

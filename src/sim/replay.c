@@ -6,7 +6,7 @@
 #include "scheduler/observer.h"
 #include "scheduler/scheduler.h"
 #include "scheduler/scheduler.h"
-#include "sim/memory_backend.h"
+#include "sim/memory_client.h"
 #include "util/clock.h"
 #include "util/hash.h"
 #include "util/xalloc.h"
@@ -25,7 +25,7 @@
 typedef struct replay {
     FILE *out;
     ks_cluster *cluster;
-    ks_memory_backend *mb;
+    ks_memory_client *mb;
     ks_scheduler *s;
     ks_queue *q;
     ks_clock *clock;
@@ -250,12 +250,12 @@ static bool apply_object(replay *r, const char *op, json_t *obj, int line, json_
             ks_node_unref(n);
             goto out;
         }
-        if (add) ks_memory_backend_add_node(r->mb, n);
-        else ks_memory_backend_update_node(r->mb, n);
+        if (add) ks_memory_client_add_node(r->mb, n);
+        else ks_memory_client_update_node(r->mb, n);
         ok = true;
     } else if (c->pods.n == 1 && c->nodes.n == 0) {
         ks_pod *p = ks_pod_ref(c->pods.v[0]);
-        ks_pod *cur = ks_memory_backend_pod(r->mb, p->key);
+        ks_pod *cur = ks_memory_client_pod(r->mb, p->key);
         snprintf(what, sizeof(what), "Pod %s/%s", ks_str(p->ns), ks_str(p->name));
         /* The steps were written without knowing what the attempts would
          * do: an update of a pod preempted meanwhile is no change, and one
@@ -272,7 +272,7 @@ static bool apply_object(replay *r, const char *op, json_t *obj, int line, json_
             ks_pod_unref(p);
             goto out;
         }
-        ks_memory_backend_add_pod(r->mb, p);
+        ks_memory_client_add_pod(r->mb, p);
         ok = true;
     } else {
         for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]) && !ok; i++) {
@@ -311,8 +311,8 @@ static bool apply_object(replay *r, const char *op, json_t *obj, int line, json_
                 *err = ks_xasprintf("line %d: %s of %s", line, op, what);
                 goto out;
             }
-            if (add) ks_memory_backend_add_object(r->mb, kinds[i].kind, nw);
-            else ks_memory_backend_update_object(r->mb, kinds[i].kind, cur, nw);
+            if (add) ks_memory_client_add_object(r->mb, kinds[i].kind, nw);
+            else ks_memory_client_update_object(r->mb, kinds[i].kind, cur, nw);
             ok = true;
         }
         if (!ok) {
@@ -341,20 +341,20 @@ static bool apply_delete(replay *r, json_t *step, int line, json_t *o, char **er
     json_object_set_new(o, "object", json_string(what));
     if (!strcmp(kind, "Node")) {
         if (!ks_cluster_node(r->cluster, ks_intern(name))) goto missing;
-        ks_memory_backend_remove_node(r->mb, ks_intern(name));
+        ks_memory_client_remove_node(r->mb, ks_intern(name));
         return true;
     }
     if (!strcmp(kind, "Pod")) {
         ks_pod *p = find_pod(r, ns, name);
         if (!p) return true; /* preempted meanwhile: no change */
-        ks_memory_backend_remove_pod(r->mb, p->key);
+        ks_memory_client_remove_pod(r->mb, p->key);
         return true;
     }
     for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
         if (strcmp(kinds[i].name, kind) != 0) continue;
         void *cur = find_object(r->cluster, kinds[i].kind, ns, name);
         if (!cur) goto missing;
-        ks_memory_backend_remove_object(r->mb, kinds[i].kind, cur);
+        ks_memory_client_remove_object(r->mb, kinds[i].kind, cur);
         return true;
     }
     *err = ks_xasprintf("line %d: kind %s is not replayed", line, kind);
@@ -503,12 +503,12 @@ bool ks_replay_run(FILE *out, ks_cluster *cluster, const ks_config *cfg, ks_regi
     ks_clock *clock = ks_clock_sim_new(REPLAY_START_NS);
     r.now = REPLAY_START_NS;
     r.clock = clock;
-    r.mb = ks_memory_backend_new(cluster);
+    r.mb = ks_memory_client_new(cluster);
     ks_observer obs = {.ctx = &r, .on_attempt = on_attempt, .extender_bound = extender_bound};
     ks_scheduler_options so = {
         .config = &tuned,
         .registry = reg,
-        .backend = ks_memory_backend_iface(r.mb),
+        .backend = ks_memory_client_iface(r.mb),
         .clock = clock,
         .deterministic = true,
         .parallelism = 1,
@@ -565,7 +565,7 @@ done:
     free(line);
     fclose(in);
     if (r.s) ks_scheduler_free(r.s);
-    ks_memory_backend_free(r.mb);
+    ks_memory_client_free(r.mb);
     ks_clock_free(clock);
     free(r.node);
     free(r.popped_name);

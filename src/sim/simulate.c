@@ -86,7 +86,7 @@ int64_t ks_sim_start_time(const ks_cluster *c) {
 /* The run's bookkeeping, shared by the observer and the backend wrapper. */
 typedef struct sim_run {
     const ks_sim_options *opts;
-    ks_memory_backend *mb;
+    ks_memory_client *mb;
     const ks_cluster_client *inner;
     ks_cluster_client wrapped;
     ks_clock *clock;
@@ -252,7 +252,7 @@ static void record_victim(sim_run *r, ks_pod *cur) {
 static ks_status *w_execute(void *ctx, const ks_api_call *call) {
     sim_run *r = ctx;
     if (call->type != KS_CALL_DELETE) return r->inner->execute(r->inner->ctx, call);
-    ks_pod *cur = ks_memory_backend_pod(r->mb, call->pod->key);
+    ks_pod *cur = ks_memory_client_pod(r->mb, call->pod->key);
     if (cur) ks_pod_ref(cur);
     ks_status *s = r->inner->execute(r->inner->ctx, call);
     if (!s && cur) record_victim(r, cur);
@@ -285,7 +285,7 @@ static char *pre_enqueue_message(ks_scheduler *s, const ks_pod *p) {
 static void settle(sim_run *r, ks_scheduler *s) {
     for (uint32_t i = 0; i < r->npods; i++) {
         ks_sim_pod *sp = &r->pods[i];
-        ks_pod *cur = ks_memory_backend_pod(r->mb, sp->input->key);
+        ks_pod *cur = ks_memory_client_pod(r->mb, sp->input->key);
         sp->pod = ks_pod_ref(cur ? cur : sp->input);
         const ks_pod *p = sp->pod;
         if (p->node_name) {
@@ -308,7 +308,7 @@ static void settle(sim_run *r, ks_scheduler *s) {
 }
 
 static bool bound_now(void *ctx, const ks_pod *p) {
-    const ks_pod *cur = ks_memory_backend_pod(((sim_run *)ctx)->mb, p->key);
+    const ks_pod *cur = ks_memory_client_pod(((sim_run *)ctx)->mb, p->key);
     return cur && cur->node_name;
 }
 
@@ -322,11 +322,11 @@ static void create_now(void *ctx, ks_pod *p) {
     sp->input = ks_pod_ref(p);
     ks_map_put(&r->index, p->key, (void *)(uintptr_t)(r->npods + 1));
     r->npods++;
-    ks_memory_backend_add_pod(r->mb, p); /* the cluster takes the reference */
+    ks_memory_client_add_pod(r->mb, p); /* the cluster takes the reference */
 }
 
 static void remove_now(void *ctx, const ks_pod *p) {
-    ks_memory_backend_remove_pod(((sim_run *)ctx)->mb, p->key);
+    ks_memory_client_remove_pod(((sim_run *)ctx)->mb, p->key);
 }
 
 /* The controllers' turn when the scheduler is idle: OrderedReady
@@ -350,12 +350,12 @@ static int cmp_pod_entry(const void *a, const void *b) {
 }
 
 static void collect_events(sim_run *r, ks_sim_result *out) {
-    size_t n = ks_memory_backend_nevents(r->mb);
+    size_t n = ks_memory_client_nevents(r->mb);
     out->events = ks_xcalloc(n ? n : 1, sizeof(ks_sim_event));
     for (size_t i = 0; i < n; i++) {
-        const ks_recorded_event *e = ks_memory_backend_event(r->mb, i);
+        const ks_recorded_event *e = ks_memory_client_event(r->mb, i);
         ks_sim_event *se = &out->events[out->nevents++];
-        ks_pod *p = ks_memory_backend_pod(r->mb, e->pod_key);
+        ks_pod *p = ks_memory_client_pod(r->mb, e->pod_key);
         if (!p) {
             for (uint32_t v = 0; v < r->nvictims && !p; v++)
                 if (r->victims[v].pod->key == e->pod_key) p = r->victims[v].pod;
@@ -408,8 +408,8 @@ bool ks_simulate(ks_cluster *cluster, const ks_config *cfg, ks_registry *reg,
 
     out->start_ns = ks_sim_start_time(cluster);
     r.clock = ks_clock_sim_new(out->start_ns);
-    r.mb = ks_memory_backend_new(cluster);
-    r.inner = ks_memory_backend_iface(r.mb);
+    r.mb = ks_memory_client_new(cluster);
+    r.inner = ks_memory_client_iface(r.mb);
     r.wrapped = (ks_cluster_client){
         .ctx = &r,
         .start = w_start,
@@ -478,7 +478,7 @@ done:
         for (uint32_t i = 0; i < r.npods; i++) ks_pod_unref(r.pods[i].input);
         free(r.pods);
     }
-    ks_memory_backend_free(r.mb);
+    ks_memory_client_free(r.mb);
     ks_clock_free(r.clock);
     ks_map_free(&r.index);
     free(tuned);

@@ -9,7 +9,7 @@
 #include "api/cluster.h"
 #include "config/config.h"
 #include "scheduler/scheduler.h"
-#include "sim/memory_backend.h"
+#include "sim/memory_client.h"
 #include "sim/workloads/workloads.h"
 
 #include <ksched/ksched.h>

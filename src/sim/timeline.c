@@ -2,7 +2,7 @@
 #include "api/pod.h"
 #include "codec/decode.h"
 #include "framework/status.h"
-#include "sim/memory_backend.h"
+#include "sim/memory_client.h"
 #include "sim/simulate.h"
 #include "sim/workloads/workloads.h"
 #include "util/clock.h"
@@ -150,7 +150,7 @@ struct ks_timeline {
     ks_timeline_options o;
     ks_observer obs;
     ks_cluster *cluster;
-    ks_memory_backend *mb;
+    ks_memory_client *mb;
     const ks_cluster_client *inner;
     ks_cluster_client wrapped;
     ks_clock *clock;
@@ -367,7 +367,7 @@ static ks_status *w_bind(ks_timeline *tl, const ks_api_call *call) {
     ks_status *st = tl->inner->execute(tl->inner->ctx, call);
     if (st) return st;
     int64_t now = ks_clock_now(tl->clock);
-    ks_pod *cur = ks_memory_backend_pod(tl->mb, pod->key);
+    ks_pod *cur = ks_memory_client_pod(tl->mb, pod->key);
     tl_pod *tp = tracked(tl, pod->key);
     if (cur && tp) {
         count_pod(tl, cur, 1);
@@ -386,7 +386,7 @@ static ks_status *w_bind(ks_timeline *tl, const ks_api_call *call) {
 /* The scheduler deletes only preemption victims. */
 static ks_status *w_delete(ks_timeline *tl, const ks_api_call *call) {
     const ks_pod *pod = call->pod;
-    ks_pod *cur = ks_memory_backend_pod(tl->mb, pod->key);
+    ks_pod *cur = ks_memory_client_pod(tl->mb, pod->key);
     tl_pod *tp = tracked(tl, pod->key);
     if (cur && tp && tp->counted) count_pod(tl, cur, -1);
     ks_status *st = tl->inner->execute(tl->inner->ctx, call);
@@ -496,10 +496,10 @@ static void sample_before(ks_timeline *tl, int64_t t) {
 /* ---- moving the clock --------------------------------------------------------------------- */
 
 static void remove_pod(ks_timeline *tl, tl_pod *tp, ks_tl_pod_state st) {
-    ks_pod *cur = ks_memory_backend_pod(tl->mb, tp->key);
+    ks_pod *cur = ks_memory_client_pod(tl->mb, tp->key);
     if (cur && tp->counted) count_pod(tl, cur, -1);
     tp->counted = false;
-    if (cur) ks_memory_backend_remove_pod(tl->mb, tp->key);
+    if (cur) ks_memory_client_remove_pod(tl->mb, tp->key);
     finish_record(tl, tp, st, ks_clock_now(tl->clock));
 }
 
@@ -560,7 +560,7 @@ static void add_pod(ks_timeline *tl, ks_pod *p, int64_t run_ns, int64_t delete_a
     tl->res_out.summary.arrived++;
     tl->step.arrived++;
     if (delete_at > 0) heap_push(tl, (timer){.at = delete_at > now ? delete_at : now, .gen = tp->gen, .key = tp->key});
-    ks_memory_backend_add_pod(tl->mb, p);
+    ks_memory_client_add_pod(tl->mb, p);
 }
 
 /* The node as a tree in a new arena, to be changed and decoded again. */
@@ -628,7 +628,7 @@ static void replace_node(ks_timeline *tl, ks_node *old, ks_node *n) {
     /* one change: no peak measured between the two halves */
     count_node(tl, old, -1, false);
     count_node(tl, n, 1, true);
-    ks_memory_backend_update_node(tl->mb, n);
+    ks_memory_client_update_node(tl->mb, n);
 }
 
 static bool is_daemon_pod(const ks_pod *p) {
@@ -659,7 +659,7 @@ static void evict_pods(ks_timeline *tl, ks_id node, bool removing) {
         if (tp) {
             remove_pod(tl, tp, KS_TL_EVICTED);
         } else {
-            ks_memory_backend_remove_pod(tl->mb, p->key);
+            ks_memory_client_remove_pod(tl->mb, p->key);
         }
         if (!daemon) {
             ks_pod *np = ks_pod_clone(p);
@@ -691,14 +691,14 @@ static bool add_workload(ks_timeline *tl, ks_tl_event *ev, char **err) {
     }
     ks_errors_free(&errs);
     tl->cluster->next_input_index = out.next_input_index;
-    ks_memory_backend_add_object(tl->mb, KS_KIND_WORKLOAD, ev->workload);
-    for (uint32_t i = 0; i < out.workloads.n; i++) ks_memory_backend_add_object(tl->mb, KS_KIND_WORKLOAD, out.workloads.v[i]);
-    for (uint32_t i = 0; i < out.pvcs.n; i++) ks_memory_backend_add_object(tl->mb, KS_KIND_PVC, out.pvcs.v[i]);
+    ks_memory_client_add_object(tl->mb, KS_KIND_WORKLOAD, ev->workload);
+    for (uint32_t i = 0; i < out.workloads.n; i++) ks_memory_client_add_object(tl->mb, KS_KIND_WORKLOAD, out.workloads.v[i]);
+    for (uint32_t i = 0; i < out.pvcs.n; i++) ks_memory_client_add_object(tl->mb, KS_KIND_PVC, out.pvcs.v[i]);
     bool ok = true;
     for (uint32_t i = 0; i < out.pods.n && ok; i++) {
         ks_pod *p = out.pods.v[i];
         char buf[600];
-        if (tracked(tl, p->key) || ks_memory_backend_pod(tl->mb, p->key)) {
+        if (tracked(tl, p->key) || ks_memory_client_pod(tl->mb, p->key)) {
             *err = event_err(ev, "pod %s already exists", ks_pod_fullname(p, buf, sizeof(buf)));
             ok = false;
         } else if (p->node_name || !ks_sim_is_pending(tl->o.config, p)) {
@@ -706,7 +706,7 @@ static bool add_workload(ks_timeline *tl, ks_tl_event *ev, char **err) {
             tp->untracked = true;
             tp->counted = p->node_name != 0;
             if (tp->counted) count_pod(tl, p, 1);
-            ks_memory_backend_add_pod(tl->mb, ks_pod_ref(p));
+            ks_memory_client_add_pod(tl->mb, ks_pod_ref(p));
         } else {
             add_pod(tl, ks_pod_ref(p), ev->run_ns, ev->delete_at_ns, NULL);
         }
@@ -720,7 +720,7 @@ static bool apply(ks_timeline *tl, ks_tl_event *ev, char **err) {
     case KS_TL_POD_CREATE: {
         ks_pod *p = ev->pod;
         char buf[600];
-        if (tracked(tl, p->key) || ks_memory_backend_pod(tl->mb, p->key)) {
+        if (tracked(tl, p->key) || ks_memory_client_pod(tl->mb, p->key)) {
             *err = event_err(ev, "pod %s already exists", ks_pod_fullname(p, buf, sizeof(buf)));
             return false;
         }
@@ -738,7 +738,7 @@ static bool apply(ks_timeline *tl, ks_tl_event *ev, char **err) {
             tp->untracked = true;
             tp->counted = p->node_name != 0;
             if (tp->counted) count_pod(tl, p, 1);
-            ks_memory_backend_add_pod(tl->mb, p);
+            ks_memory_client_add_pod(tl->mb, p);
             return true;
         }
         add_pod(tl, p, ev->run_ns, ev->delete_at_ns, ev->node_name);
@@ -750,7 +750,7 @@ static bool apply(ks_timeline *tl, ks_tl_event *ev, char **err) {
         uint64_t key = ks_pod_key(ns, name);
         tl_pod *tp = tracked(tl, key);
         if (tp) remove_pod(tl, tp, KS_TL_DELETED);
-        else if (ks_memory_backend_pod(tl->mb, key)) ks_memory_backend_remove_pod(tl->mb, key);
+        else if (ks_memory_client_pod(tl->mb, key)) ks_memory_client_remove_pod(tl->mb, key);
         return true;
     }
     case KS_TL_POD_BOUND: {
@@ -761,10 +761,10 @@ static bool apply(ks_timeline *tl, ks_tl_event *ev, char **err) {
         if (tp && !tp->untracked && !tp->recorded_node) tp->recorded_node = ks_xstrdup(ev->node_name);
         if (tp && tp->untracked && !tp->counted) {
             /* another scheduler's pod: bound where it was */
-            ks_pod *cur = ks_memory_backend_pod(tl->mb, tp->key);
+            ks_pod *cur = ks_memory_client_pod(tl->mb, tp->key);
             ks_status *bs = cur ? inner_bind(tl, cur, ev->node_name) : NULL;
             if (bs) ks_status_free(bs);
-            else if (cur && (cur = ks_memory_backend_pod(tl->mb, tp->key))) {
+            else if (cur && (cur = ks_memory_client_pod(tl->mb, tp->key))) {
                 count_pod(tl, cur, 1);
                 tp->counted = true;
             }
@@ -789,7 +789,7 @@ static bool apply(ks_timeline *tl, ks_tl_event *ev, char **err) {
         for (size_t i = 0; i < n; i++) {
             tl_pod *tp = tracked(tl, keys[i]);
             if (tp) remove_pod(tl, tp, KS_TL_DELETED);
-            else ks_memory_backend_remove_pod(tl->mb, keys[i]);
+            else ks_memory_client_remove_pod(tl->mb, keys[i]);
         }
         free(keys);
         return true;
@@ -802,7 +802,7 @@ static bool apply(ks_timeline *tl, ks_tl_event *ev, char **err) {
         ks_node *n = ev->node;
         ev->node = NULL;
         count_node(tl, n, 1, true);
-        ks_memory_backend_add_node(tl->mb, n);
+        ks_memory_client_add_node(tl->mb, n);
         return true;
     }
     default: break;
@@ -817,7 +817,7 @@ static bool apply(ks_timeline *tl, ks_tl_event *ev, char **err) {
     if (ev->kind == KS_TL_NODE_REMOVE) {
         evict_pods(tl, nid, true);
         count_node(tl, cur, -1, true);
-        ks_memory_backend_remove_node(tl->mb, nid);
+        ks_memory_client_remove_node(tl->mb, nid);
         return true;
     }
     ks_node *n;
@@ -906,9 +906,9 @@ ks_timeline *ks_timeline_new(ks_cluster *cluster, const ks_timeline_options *o, 
     tl->res_out.summary.start = o->start_ns;
 
     tl->clock = ks_clock_sim_new(o->start_ns);
-    tl->mb = ks_memory_backend_new(cluster);
-    ks_memory_backend_set_unordered(tl->mb);
-    tl->inner = ks_memory_backend_iface(tl->mb);
+    tl->mb = ks_memory_client_new(cluster);
+    ks_memory_client_set_unordered(tl->mb);
+    tl->inner = ks_memory_client_iface(tl->mb);
     tl->wrapped = (ks_cluster_client){
         .ctx = tl,
         .start = w_start,
@@ -979,7 +979,7 @@ void ks_timeline_free(ks_timeline *tl) {
     void *v;
     for (size_t it = 0; ks_map_next(&tl->pods, &it, &k, &v);) free_tl_pod(v);
     ks_map_free(&tl->pods);
-    ks_memory_backend_free(tl->mb);
+    ks_memory_client_free(tl->mb);
     ks_cluster_free(tl->cluster);
     ks_clock_free(tl->clock);
     free(tl->heap);

@@ -13,7 +13,7 @@
 typedef struct trace_run {
     FILE *out;
     bool printed_any;
-    ks_memory_backend *mb;
+    ks_memory_client *mb;
     const ks_cluster_client *inner;
     ks_cluster_client wrapped;
     ks_scheduler *s;
@@ -297,8 +297,8 @@ bool ks_trace_run(FILE *out, ks_cluster *cluster, const ks_config *cfg, ks_regis
     qsort(pend, npend, sizeof(*pend), cmp_pending);
 
     ks_clock *clock = ks_clock_sim_new(ks_sim_start_time(cluster));
-    t.mb = ks_memory_backend_new(cluster);
-    t.inner = ks_memory_backend_iface(t.mb);
+    t.mb = ks_memory_client_new(cluster);
+    t.inner = ks_memory_client_iface(t.mb);
     /* no volume bindings: they stay assumed, as in the reference loop;
      * claims are written (its DynamicResources PreBind) */
     t.wrapped = (ks_cluster_client){.ctx = &t,
@@ -327,7 +327,7 @@ bool ks_trace_run(FILE *out, ks_cluster *cluster, const ks_config *cfg, ks_regis
         for (size_t i = 0; i < npend; i++) {
             pending *pp = &pend[i];
             if (pp->done) continue;
-            ks_pod *p = ks_memory_backend_pod(t.mb, pp->key);
+            ks_pod *p = ks_memory_client_pod(t.mb, pp->key);
             if (!p || p->node_name) {
                 pp->done = true;
                 continue;
@@ -361,12 +361,12 @@ bool ks_trace_run(FILE *out, ks_cluster *cluster, const ks_config *cfg, ks_regis
                 }
                 for (size_t k = 0; k < t.nvictims; k++) free(t.victims[k]);
             }
-            ks_pod *bound = ks_memory_backend_pod(t.mb, pp->key);
+            ks_pod *bound = ks_memory_client_pod(t.mb, pp->key);
             if (bound && bound->node_name && bound->nresource_claims) add_devices(t.cur, cluster, bound);
             if (json_object_get(t.cur, "result")) emit(&t, t.cur);
             json_decref(t.cur);
             t.cur = NULL;
-            ks_pod *now = ks_memory_backend_pod(t.mb, pp->key);
+            ks_pod *now = ks_memory_client_pod(t.mb, pp->key);
             if (!now || now->node_name) pp->done = true;
         }
         if (t.changes == before || attempted == 0) break;
@@ -377,7 +377,7 @@ bool ks_trace_run(FILE *out, ks_cluster *cluster, const ks_config *cfg, ks_regis
     ok = true;
 done:
     if (t.s) ks_scheduler_free(t.s);
-    ks_memory_backend_free(t.mb);
+    ks_memory_client_free(t.mb);
     ks_clock_free(clock);
     free(t.victims);
     free(pend);

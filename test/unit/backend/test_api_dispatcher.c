@@ -11,7 +11,7 @@
 
 #include "framework/status.h"
 #include "backend/api_dispatcher.h"
-#include "sim/memory_backend.h"
+#include "sim/memory_client.h"
 #include "testutil.h"
 
 #include <dirent.h>
@@ -23,7 +23,7 @@
 
 typedef struct fx {
     ks_cluster *c;
-    ks_memory_backend *mb;
+    ks_memory_client *mb;
     ks_api_dispatcher *d;
     ks_pod *pod;
 } fx;
@@ -35,8 +35,8 @@ static int setup_mode(bool threaded) {
     KS_VEC_PUSH(F.c->nodes, tu_node("n1", 1000, 1 << 30, NULL));
     F.pod = tu_pod("default", "p", 100, 0, 0);
     KS_VEC_PUSH(F.c->pods, ks_pod_ref(F.pod));
-    F.mb = ks_memory_backend_new(F.c);
-    F.d = ks_api_dispatcher_new(ks_memory_backend_iface(F.mb), NULL, threaded ? 4 : 0);
+    F.mb = ks_memory_client_new(F.c);
+    F.d = ks_api_dispatcher_new(ks_memory_client_iface(F.mb), NULL, threaded ? 4 : 0);
     return 0;
 }
 static int setup(void **state) { return setup_mode(false); }
@@ -44,7 +44,7 @@ static int setup_threaded(void **state) { return setup_mode(true); }
 
 static int teardown(void **state) {
     ks_api_dispatcher_free(F.d);
-    ks_memory_backend_free(F.mb);
+    ks_memory_client_free(F.mb);
     ks_cluster_free(F.c);
     ks_pod_unref(F.pod);
     return 0;
@@ -77,10 +77,10 @@ static void test_patches_merge(void **state) {
     assert_int_equal(ks_api_dispatcher_pending(F.d), 1);
     assert_int_equal(nskips, 1); /* the first was overwritten */
     assert_int_equal(ks_api_dispatcher_drain(F.d), 1);
-    ks_memory_backend_stats st;
-    ks_memory_backend_stats_get(F.mb, &st);
+    ks_memory_client_stats st;
+    ks_memory_client_stats_get(F.mb, &st);
     assert_int_equal(st.status_patches, 1);
-    const ks_pod *now = ks_memory_backend_pod(F.mb, F.pod->key);
+    const ks_pod *now = ks_memory_client_pod(F.mb, F.pod->key);
     assert_string_equal(scheduled_cond(now)->message, "second");
     assert_int_equal(now->nominated_node, ks_intern("n1"));
 }
@@ -97,7 +97,7 @@ static void test_relevance(void **state) {
     assert_int_equal(ks_api_dispatcher_drain(F.d), 1);
     assert_int_equal(ks_api_dispatcher_executed(F.d, KS_CALL_BINDING), 1);
     assert_int_equal(ks_api_dispatcher_executed(F.d, KS_CALL_STATUS_PATCH), 0);
-    assert_int_equal(ks_memory_backend_pod(F.mb, F.pod->key)->node_name, ks_intern("n1"));
+    assert_int_equal(ks_memory_client_pod(F.mb, F.pod->key)->node_name, ks_intern("n1"));
 }
 
 static void test_delete_runs_the_patch_it_displaces(void **state) {
@@ -113,8 +113,8 @@ static void test_delete_runs_the_patch_it_displaces(void **state) {
     assert_int_equal(nskips, 0);
     assert_int_equal(ks_api_dispatcher_executed(F.d, KS_CALL_STATUS_PATCH), 1);
     assert_int_equal(ks_api_dispatcher_executed(F.d, KS_CALL_DELETE), 1);
-    ks_memory_backend_stats st;
-    ks_memory_backend_stats_get(F.mb, &st);
+    ks_memory_client_stats st;
+    ks_memory_client_stats_get(F.mb, &st);
     assert_int_equal(st.status_patches, 1);
     assert_int_equal(st.deletes, 1);
 }
@@ -136,11 +136,11 @@ static void test_deletions_go_first(void **state) {
      * upstream makes them outside its dispatcher), a deletion that
      * displaces its pod's queued patch takes that patch along, first, and
      * a preemption's last victim goes before the deletions queued. */
-    ks_memory_backend_free(F.mb);
+    ks_memory_client_free(F.mb);
     ks_pod *b = add_pod("b"), *c = add_pod("c"), *v = add_pod("v"), *w = add_pod("w");
-    F.mb = ks_memory_backend_new(F.c);
+    F.mb = ks_memory_client_new(F.c);
     ks_api_dispatcher_free(F.d);
-    F.d = ks_api_dispatcher_new(ks_memory_backend_iface(F.mb), NULL, 0);
+    F.d = ks_api_dispatcher_new(ks_memory_client_iface(F.mb), NULL, 0);
     ks_status_patch m = cond("Unschedulable", "m");
     ks_status_patch dt = {.has_condition = true, .cond_type = "DisruptionTarget", .cond_status = "True",
                           .cond_reason = "PreemptionByScheduler", .cond_message = "preempted"};
@@ -153,8 +153,8 @@ static void test_deletions_go_first(void **state) {
     assert_null(ks_api_dispatcher_delete_first(F.d, w, record_order, "w"));
     assert_int_equal(ks_api_dispatcher_drain(F.d), 5);
     assert_string_equal(order, "wcVvAB");
-    ks_memory_backend_stats st;
-    ks_memory_backend_stats_get(F.mb, &st);
+    ks_memory_client_stats st;
+    ks_memory_client_stats_get(F.mb, &st);
     assert_int_equal(st.deletes, 3);
     assert_int_equal(st.status_patches, 3);
     ks_pod_unref(b);
@@ -167,11 +167,11 @@ static void test_bindings_before_patches_and_events(void **state) {
     /* A binding does not wait behind the status patches and events of
      * other pods (events are outside upstream's dispatcher); it queues
      * behind the deletions, in order with them. */
-    ks_memory_backend_free(F.mb);
+    ks_memory_client_free(F.mb);
     ks_pod *b = add_pod("b"), *c = add_pod("c");
-    F.mb = ks_memory_backend_new(F.c);
+    F.mb = ks_memory_client_new(F.c);
     ks_api_dispatcher_free(F.d);
-    F.d = ks_api_dispatcher_new(ks_memory_backend_iface(F.mb), NULL, 0);
+    F.d = ks_api_dispatcher_new(ks_memory_client_iface(F.mb), NULL, 0);
     ks_status_patch m = cond("Unschedulable", "m");
     order[0] = 0;
     assert_null(ks_api_dispatcher_patch_status(F.d, F.pod, &m, record_order, "A"));
@@ -189,7 +189,7 @@ static void test_noop_patch_skipped(void **state) {
     assert_null(ks_api_dispatcher_patch_status(F.d, F.pod, &a, NULL, NULL));
     ks_api_dispatcher_drain(F.d);
     /* Sent for the updated pod, the same condition changes nothing. */
-    const ks_pod *now = ks_memory_backend_pod(F.mb, F.pod->key);
+    const ks_pod *now = ks_memory_client_pod(F.mb, F.pod->key);
     ks_status *s = ks_api_dispatcher_patch_status(F.d, now, &a, NULL, NULL);
     assert_int_equal(ks_status_code(s), KS_SKIP);
     ks_status_free(s);
@@ -206,10 +206,10 @@ static void test_events_in_order_never_merged(void **state) {
     ks_api_dispatcher_event(F.d, F.pod, NULL, "Warning", "FailedScheduling", "Scheduling", "two");
     ks_api_dispatcher_event(F.d, F.pod, NULL, "Normal", "Scheduled", "Binding", "three");
     assert_int_equal(ks_api_dispatcher_drain(F.d), 3);
-    assert_int_equal(ks_memory_backend_nevents(F.mb), 3);
-    assert_string_equal(ks_memory_backend_event(F.mb, 0)->note, "one");
-    assert_string_equal(ks_memory_backend_event(F.mb, 2)->reason, "Scheduled");
-    assert_string_equal(ks_memory_backend_event(F.mb, 2)->pod_name, "default/p");
+    assert_int_equal(ks_memory_client_nevents(F.mb), 3);
+    assert_string_equal(ks_memory_client_event(F.mb, 0)->note, "one");
+    assert_string_equal(ks_memory_client_event(F.mb, 2)->reason, "Scheduled");
+    assert_string_equal(ks_memory_client_event(F.mb, 2)->pod_name, "default/p");
 }
 
 /* A caller that answers a call's outcome with a new call for the same pod
@@ -226,7 +226,7 @@ static void patch_on_failure(void *arg, const ks_status *r) {
 }
 
 static void test_call_from_done_callback(void **state) {
-    ks_memory_backend_fail_binds(F.mb, 1);
+    ks_memory_client_fail_binds(F.mb, 1);
     nanswered = nskips = 0;
     assert_null(ks_api_dispatcher_bind(F.d, F.pod, "n1", patch_on_failure, NULL));
     assert_int_equal(ks_api_dispatcher_drain(F.d), 2);
@@ -234,7 +234,7 @@ static void test_call_from_done_callback(void **state) {
     assert_int_equal(nskips, 0);
     assert_int_equal(ks_api_dispatcher_executed(F.d, KS_CALL_STATUS_PATCH), 1);
     assert_int_equal(ks_api_dispatcher_pending(F.d), 0);
-    const ks_pod_condition *pc = scheduled_cond(ks_memory_backend_pod(F.mb, F.pod->key));
+    const ks_pod_condition *pc = scheduled_cond(ks_memory_client_pod(F.mb, F.pod->key));
     assert_non_null(pc);
     assert_string_equal(pc->reason, "SchedulerError");
     /* the next binding of the pod runs */
@@ -246,7 +246,7 @@ static void test_call_from_done_callback(void **state) {
 }
 
 static void test_bind_sync_and_errors(void **state) {
-    ks_memory_backend_fail_binds(F.mb, 1);
+    ks_memory_client_fail_binds(F.mb, 1);
     ks_status *s = ks_api_dispatcher_bind_sync(F.d, F.pod, "n1");
     assert_int_equal(ks_status_code(s), KS_ERROR);
     ks_status_free(s);
@@ -267,10 +267,10 @@ static void test_threaded(void **state) {
     assert_null(ks_api_dispatcher_bind_sync(F.d, F.pod, "n1"));
     ks_api_dispatcher_flush(F.d);
     /* Events run side by side: all of them, in some order. */
-    assert_int_equal(ks_memory_backend_nevents(F.mb), 50);
+    assert_int_equal(ks_memory_client_nevents(F.mb), 50);
     bool seen[50] = {false};
     for (int i = 0; i < 50; i++) {
-        int k = atoi(ks_memory_backend_event(F.mb, (size_t)i)->note + 1);
+        int k = atoi(ks_memory_client_event(F.mb, (size_t)i)->note + 1);
         assert_true(k >= 0 && k < 50 && !seen[k]);
         seen[k] = true;
     }

@@ -10,7 +10,7 @@
 
 #include "framework/status.h"
 #include "scheduler/scheduler.h"
-#include "sim/memory_backend.h"
+#include "sim/memory_client.h"
 #include "testutil.h"
 #include "util/log.h"
 
@@ -27,7 +27,7 @@
 
 typedef struct sim {
     ks_cluster *c;
-    ks_memory_backend *mb;
+    ks_memory_client *mb;
     ks_config *cfg;
     ks_registry *reg;
     ks_clock *clock;
@@ -67,8 +67,8 @@ static void sim_init(tu_profile *tp, const ks_plugin_ops *const *extra, size_t n
 }
 
 static void sim_start(bool deterministic) {
-    S.mb = ks_memory_backend_new(S.c);
-    ks_scheduler_options o = {.config = S.cfg, .registry = S.reg, .backend = ks_memory_backend_iface(S.mb),
+    S.mb = ks_memory_client_new(S.c);
+    ks_scheduler_options o = {.config = S.cfg, .registry = S.reg, .backend = ks_memory_client_iface(S.mb),
                               .clock = S.clock, .seed = 42, .deterministic = deterministic,
                               .observer = &observer};
     char *err = NULL;
@@ -79,7 +79,7 @@ static void sim_start(bool deterministic) {
 
 static void sim_free(void) {
     ks_scheduler_free(S.s);
-    ks_memory_backend_free(S.mb);
+    ks_memory_client_free(S.mb);
     ks_cluster_free(S.c);
     tu_config_free(S.cfg);
     ks_registry_free(S.reg);
@@ -97,7 +97,7 @@ static ks_pod *add_pod(const char *name, int64_t cpu, int32_t prio) {
 }
 
 static const ks_pod *pod_now(const char *name) {
-    return ks_memory_backend_pod(S.mb, ks_pod_key(ks_intern("default"), ks_intern(name)));
+    return ks_memory_client_pod(S.mb, ks_pod_key(ks_intern("default"), ks_intern(name)));
 }
 
 static const ks_pod_condition *scheduled_cond(const ks_pod *p) {
@@ -159,8 +159,8 @@ static void scenario(bool deterministic, char placement[][16]) {
         if (!S.c->pods.v[i]->node_name) assert_int_equal(S.c->pods.v[i]->priority, 0);
     /* Events: one Scheduled per bound pod. */
     int scheduled = 0;
-    for (size_t i = 0; i < ks_memory_backend_nevents(S.mb); i++) {
-        const ks_recorded_event *e = ks_memory_backend_event(S.mb, i);
+    for (size_t i = 0; i < ks_memory_client_nevents(S.mb); i++) {
+        const ks_recorded_event *e = ks_memory_client_event(S.mb, i);
         if (strcmp(e->reason, "Scheduled") == 0) {
             scheduled++;
             assert_non_null(strstr(e->note, "Successfully assigned default/pod-"));
@@ -187,8 +187,8 @@ static ks_status *postfilter(void *self, ks_cycle_state *st, const ks_pod *pod, 
                              ks_post_filter_result *r) {
     /* No write has happened for this attempt yet: PostFilter itself never
      * touches the pod's status. */
-    ks_memory_backend_stats bs;
-    ks_memory_backend_stats_get(S.mb, &bs);
+    ks_memory_client_stats bs;
+    ks_memory_client_stats_get(S.mb, &bs);
     postfilter_patches_seen = (int)bs.status_patches;
     r->nominated_node = postfilter_nominate;
     return ks_status_new(KS_UNSCHEDULABLE, "preemption: 0/%zu nodes are available: %zu No preemption victims found for incoming pod.",
@@ -214,8 +214,8 @@ static void test_failure_one_write_and_nomination(void **state) {
     postfilter_nominate = "n3";
     assert_true(ks_scheduler_schedule_one(S.s));
     assert_int_equal(postfilter_patches_seen, 0);
-    ks_memory_backend_stats bs;
-    ks_memory_backend_stats_get(S.mb, &bs);
+    ks_memory_client_stats bs;
+    ks_memory_client_stats_get(S.mb, &bs);
     assert_int_equal(bs.status_patches, 1);
     const ks_pod *p = pod_now("big");
     assert_int_equal(p->nominated_node, ks_intern("n3"));
@@ -230,7 +230,7 @@ static void test_failure_one_write_and_nomination(void **state) {
     ks_queue_activate(ks_scheduler_queue(S.s), p);
     postfilter_nominate = "";
     assert_true(ks_scheduler_schedule_one(S.s));
-    ks_memory_backend_stats_get(S.mb, &bs);
+    ks_memory_client_stats_get(S.mb, &bs);
     assert_int_equal(postfilter_patches_seen, 1);
     assert_int_equal(bs.status_patches, 2);
     p = pod_now("big");
@@ -242,12 +242,12 @@ static void test_failure_one_write_and_nomination(void **state) {
     ks_queue_activate(ks_scheduler_queue(S.s), p);
     postfilter_nominate = NULL;
     assert_true(ks_scheduler_schedule_one(S.s));
-    ks_memory_backend_stats_get(S.mb, &bs);
+    ks_memory_client_stats_get(S.mb, &bs);
     assert_int_equal(bs.status_patches, 2);
     /* Each attempt sent one FailedScheduling event. */
     int failed = 0;
-    for (size_t i = 0; i < ks_memory_backend_nevents(S.mb); i++)
-        if (strcmp(ks_memory_backend_event(S.mb, i)->reason, "FailedScheduling") == 0) failed++;
+    for (size_t i = 0; i < ks_memory_client_nevents(S.mb); i++)
+        if (strcmp(ks_memory_client_event(S.mb, i)->reason, "FailedScheduling") == 0) failed++;
     assert_int_equal(failed, 3);
     sim_free();
 }
@@ -268,7 +268,7 @@ static void test_no_nodes(void **state) {
     ks_queue_stats_get(ks_scheduler_queue(S.s), &qs);
     assert_int_equal(qs.error_backoff, 1);
     /* A node appears: scheduled. */
-    ks_memory_backend_add_node(S.mb, tu_node("late", 1000, GI, NULL));
+    ks_memory_client_add_node(S.mb, tu_node("late", 1000, GI, NULL));
     ks_scheduler_run_until_idle(S.s);
     assert_int_equal(pod_now("lonely")->node_name, ks_intern("late"));
     sim_free();
@@ -362,7 +362,7 @@ static void test_permit_gang(void **state) {
     /* With its partner the pair goes through (a gang plugin would
      * activate the waiting members; an unscheduled pod's arrival is not an
      * event that requeues others). */
-    ks_memory_backend_add_pod(S.mb, tu_pod("default", "m2", 100, 0, 0));
+    ks_memory_client_add_pod(S.mb, tu_pod("default", "m2", 100, 0, 0));
     ks_queue_activate(ks_scheduler_queue(S.s), pod_now("m1"));
     ks_scheduler_run_until_idle(S.s);
     assert_int_equal(pod_now("m1")->node_name, ks_intern("n1"));
@@ -381,15 +381,15 @@ static void test_bind_failure_retried(void **state) {
     add_node("n1", 1000, "a");
     add_pod("p", 100, 0);
     sim_start(true);
-    ks_memory_backend_fail_binds(S.mb, 1);
+    ks_memory_client_fail_binds(S.mb, 1);
     ks_scheduler_run_until_idle(S.s);
     const ks_pod *p = pod_now("p");
     assert_int_equal(p->node_name, ks_intern("n1"));
     assert_int_equal(S.bind_failed, 1);
     assert_int_equal(S.bound, 1);
     bool saw = false;
-    for (size_t i = 0; i < ks_memory_backend_nevents(S.mb); i++) {
-        const ks_recorded_event *e = ks_memory_backend_event(S.mb, i);
+    for (size_t i = 0; i < ks_memory_client_nevents(S.mb); i++) {
+        const ks_recorded_event *e = ks_memory_client_event(S.mb, i);
         if (strcmp(e->reason, "FailedScheduling") == 0) {
             assert_string_equal(e->note, "running Bind plugin \"TestBind\": binding rejected by the test backend");
             saw = true;
@@ -447,8 +447,8 @@ static void test_deleting_pod_skipped(void **state) {
     sim_start(true);
     ks_scheduler_run_until_idle(S.s);
     assert_int_equal(pod_now("dying")->node_name, 0);
-    assert_int_equal(ks_memory_backend_nevents(S.mb), 1);
-    assert_string_equal(ks_memory_backend_event(S.mb, 0)->note, "skip schedule deleting pod: default/dying");
+    assert_int_equal(ks_memory_client_nevents(S.mb), 1);
+    assert_string_equal(ks_memory_client_event(S.mb, 0)->note, "skip schedule deleting pod: default/dying");
     sim_free();
 }
 
@@ -575,11 +575,11 @@ static void test_real_clock_waiting_pods_hold_no_thread(void **state) {
     int threads = count_threads();
     for (int i = 0; i < 99; i++) {
         snprintf(name, sizeof(name), "pod-%03d", i);
-        ks_memory_backend_add_pod(S.mb, tu_pod("default", name, 10, 0, 0));
+        ks_memory_client_add_pod(S.mb, tu_pod("default", name, 10, 0, 0));
     }
     assert_true(eventually(n_waiting, (void *)(uintptr_t)100));
     assert_int_equal(count_threads(), threads);
-    ks_memory_backend_add_pod(S.mb, tu_pod("default", "release", 10, 0, 0));
+    ks_memory_client_add_pod(S.mb, tu_pod("default", "release", 10, 0, 0));
     assert_true(eventually(n_bound, (void *)(uintptr_t)101));
     ks_scheduler_stop(S.s);
     pthread_join(t, NULL);

@@ -14,7 +14,7 @@
 
 #include "framework/status.h"
 #include "scheduler/scheduler.h"
-#include "sim/memory_backend.h"
+#include "sim/memory_client.h"
 #include "testutil.h"
 #include "util/log.h"
 
@@ -87,7 +87,7 @@ static void on_bound(void *ctx, const ks_pod *pod, const char *node) { atomic_fe
 static const ks_observer observer = {.on_bound = on_bound};
 
 typedef struct churn {
-    ks_memory_backend *mb;
+    ks_memory_client *mb;
     uint64_t rng;
 } churn;
 
@@ -117,7 +117,7 @@ static void *churn_main(void *arg) {
             snprintf(name, sizeof(name), "c-%d", made++);
             ks_pod *p = tu_pod("default", name, 10, 0, (int32_t)(next_rand(c) % 3));
             tu_pod_labels(p, "app", next_rand(c) % 2 ? "a" : "b", NULL);
-            ks_memory_backend_add_pod(c->mb, p);
+            ks_memory_client_add_pod(c->mb, p);
         } else if (r < 60) {
             /* a bound pod replaced by a new version (labels changed) */
             snprintf(name, sizeof(name), "bg-%u", next_rand(c) % 40);
@@ -125,19 +125,19 @@ static void *churn_main(void *arg) {
             snprintf(node, sizeof(node), "node-%02u", next_rand(c) % NODES);
             ks_pod *p = tu_pod_on("default", name, 10, 0, node);
             tu_pod_labels(p, "app", next_rand(c) % 2 ? "a" : "b", NULL);
-            ks_memory_backend_add_pod(c->mb, p);
+            ks_memory_client_add_pod(c->mb, p);
         } else if (r < 75) {
             /* a pod deleted, pending, bound by the scheduler or not */
             if (next_rand(c) % 2 && made) snprintf(name, sizeof(name), "c-%u", next_rand(c) % (uint32_t)made);
             else snprintf(name, sizeof(name), "bg-%u", next_rand(c) % 40);
-            ks_memory_backend_remove_pod(c->mb, ks_pod_key(ks_intern("default"), ks_intern(name)));
+            ks_memory_client_remove_pod(c->mb, ks_pod_key(ks_intern("default"), ks_intern(name)));
         } else if (r < 90) {
-            ks_memory_backend_update_node(c->mb, node_named((int)(next_rand(c) % NODES), op));
+            ks_memory_client_update_node(c->mb, node_named((int)(next_rand(c) % NODES), op));
         } else {
             int i = (int)(next_rand(c) % NODES);
             snprintf(name, sizeof(name), "node-%02d", i);
-            ks_memory_backend_remove_node(c->mb, ks_intern(name));
-            ks_memory_backend_add_node(c->mb, node_named(i, op));
+            ks_memory_client_remove_node(c->mb, ks_intern(name));
+            ks_memory_client_add_node(c->mb, node_named(i, op));
         }
     }
     return NULL;
@@ -165,8 +165,8 @@ static void test_churn_while_scheduling(void **state) {
     ks_config *cfg = tu_config(ps, 1);
     ks_cluster *cl = ks_cluster_new();
     for (int i = 0; i < NODES; i++) KS_VEC_PUSH(cl->nodes, node_named(i, 0));
-    ks_memory_backend *mb = ks_memory_backend_new(cl);
-    ks_scheduler_options o = {.config = cfg, .registry = reg, .backend = ks_memory_backend_iface(mb),
+    ks_memory_client *mb = ks_memory_client_new(cl);
+    ks_scheduler_options o = {.config = cfg, .registry = reg, .backend = ks_memory_client_iface(mb),
                               .seed = 7, .observer = &observer};
     char *err = NULL;
     ks_scheduler *s = ks_scheduler_new(&o, &err);
@@ -191,7 +191,7 @@ static void test_churn_while_scheduling(void **state) {
     assert_true(atomic_load(&bound) > 0);
     assert_true(atomic_load(&pods_read) > 0);
     assert_int_equal(atomic_load(&bad_reads), 0);
-    ks_memory_backend_free(mb);
+    ks_memory_client_free(mb);
     ks_cluster_free(cl);
     tu_config_free(cfg);
     ks_registry_free(reg);

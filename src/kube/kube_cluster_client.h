@@ -3,31 +3,31 @@
  * events), and the API calls the scheduler makes (binding, status
  * patch, deletion, events, volume bindings, ResourceClaim status), as kube-scheduler v1.34.1
  * makes them. See docs/run.md. */
-#ifndef KS_KUBE_BACKEND_H
-#define KS_KUBE_BACKEND_H
+#ifndef KS_KUBE_CLUSTER_CLIENT_H
+#define KS_KUBE_CLUSTER_CLIENT_H
 
 #include "kube/client.h"
 #include "kube/event_recorder.h"
 #include "backend/cluster_client.h"
 
-typedef struct ks_kube_backend ks_kube_backend;
+typedef struct ks_kube_cluster_client ks_kube_cluster_client;
 
-typedef struct ks_kube_backend_options {
+typedef struct ks_kube_cluster_client_options {
     ks_kube_client *client;        /* borrowed: reflectors and writes */
     ks_event_recorder *events;     /* borrowed (NULL: no events written) */
     bool watch_pod_groups;         /* Coscheduling is enabled */
     bool watch_dra;                /* DynamicResourceAllocation gate: claims, slices, classes */
     bool watch_device_taint_rules; /* with watch_dra, the DRADeviceTaints gate */
     int64_t bind_timeout_s;        /* VolumeBinding's bindTimeoutSeconds */
-} ks_kube_backend_options;
+} ks_kube_cluster_client_options;
 
-ks_kube_backend *ks_kube_backend_new(const ks_kube_backend_options *o);
-void ks_kube_backend_free(ks_kube_backend *kb);
-const ks_cluster_client *ks_kube_backend_iface(ks_kube_backend *kb);
+ks_kube_cluster_client *ks_kube_cluster_client_new(const ks_kube_cluster_client_options *o);
+void ks_kube_cluster_client_free(ks_kube_cluster_client *kb);
+const ks_cluster_client *ks_kube_cluster_client_iface(ks_kube_cluster_client *kb);
 
-typedef struct ks_kube_backend_stats {
+typedef struct ks_kube_cluster_client_stats {
     uint64_t decode_errors, binds, bind_conflicts, patches, deletes, claim_writes;
-} ks_kube_backend_stats;
-void ks_kube_backend_stats_get(ks_kube_backend *kb, ks_kube_backend_stats *out);
+} ks_kube_cluster_client_stats;
+void ks_kube_cluster_client_stats_get(ks_kube_cluster_client *kb, ks_kube_cluster_client_stats *out);
 
 #endif

@@ -1,4 +1,4 @@
-#include "sim/memory_backend.h"
+#include "sim/memory_client.h"
 #include "api/node.h"
 #include "api/pod.h"
 #include "framework/status.h"
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct ks_memory_backend {
+struct ks_memory_client {
     pthread_mutex_t mu;
     ks_cluster *c;
     ks_cluster_client iface;
@@ -30,7 +30,7 @@ struct ks_memory_backend {
     ks_map claim_pos;
     ks_recorded_event *events;
     size_t nevents, events_cap;
-    ks_memory_backend_stats stats;
+    ks_memory_client_stats stats;
     int fail_binds;
     bool unordered; /* removal moves the last pod into the hole */
 };
@@ -39,7 +39,7 @@ struct ks_memory_backend {
 
 #define MAX_DEAD 256
 
-static void reindex(ks_memory_backend *mb) {
+static void reindex(ks_memory_client *mb) {
     ks_map_clear(&mb->index);
     for (uint32_t i = 0; i < mb->c->pods.n; i++)
         ks_map_put(&mb->index, mb->c->pods.v[i]->key + 1, (void *)(uintptr_t)(i + 1));
@@ -47,7 +47,7 @@ static void reindex(ks_memory_backend *mb) {
 }
 
 /* Dead positions before indexed position o. */
-static size_t dead_before(const ks_memory_backend *mb, uint32_t o) {
+static size_t dead_before(const ks_memory_client *mb, uint32_t o) {
     size_t lo = 0, hi = mb->ndead;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
@@ -57,7 +57,7 @@ static size_t dead_before(const ks_memory_backend *mb, uint32_t o) {
     return lo;
 }
 
-static int pod_pos(const ks_memory_backend *mb, uint64_t key) {
+static int pod_pos(const ks_memory_client *mb, uint64_t key) {
     uintptr_t at = (uintptr_t)ks_map_get(&mb->index, key + 1);
     if (!at) return -1;
     uint32_t o = (uint32_t)(at - 1);
@@ -65,14 +65,14 @@ static int pod_pos(const ks_memory_backend *mb, uint64_t key) {
 }
 
 /* Index a pod just appended at the end. */
-static void index_last(ks_memory_backend *mb) {
+static void index_last(ks_memory_client *mb) {
     uint32_t pos = mb->c->pods.n - 1;
     ks_map_put(&mb->index, mb->c->pods.v[pos]->key + 1, (void *)(uintptr_t)(pos + mb->ndead + 1));
 }
 
 /* Deliver a watch event outside the lock: the scheduler's handlers may call
  * back into the backend. */
-static void deliver(ks_memory_backend *mb, ks_watch_type type, ks_kind kind, ks_pod *op, ks_pod *np,
+static void deliver(ks_memory_client *mb, ks_watch_type type, ks_kind kind, ks_pod *op, ks_pod *np,
                     ks_node *on, ks_node *nn) {
     ks_watch_fn fn = atomic_load(&mb->fn);
     if (!fn) return;
@@ -86,7 +86,7 @@ static ks_status *not_found(const ks_pod *pod) {
 }
 
 /* Replace the pod at pos with np (taking the reference); returns the old. */
-static ks_pod *replace(ks_memory_backend *mb, int pos, ks_pod *np) {
+static ks_pod *replace(ks_memory_client *mb, int pos, ks_pod *np) {
     ks_pod *old = mb->c->pods.v[pos];
     mb->c->pods.v[pos] = np;
     return old;
@@ -120,7 +120,7 @@ static size_t condition_room(const ks_pod *p, const char *reason, const char *me
 
 /* ---- the backend interface ------------------------------------------------ */
 
-static void deliver_obj(ks_memory_backend *mb, ks_watch_type type, ks_kind kind, void *old, void *nw) {
+static void deliver_obj(ks_memory_client *mb, ks_watch_type type, ks_kind kind, void *old, void *nw) {
     ks_watch_fn fn = atomic_load(&mb->fn);
     if (!fn) return;
     ks_watch_event ev = {.type = type, .kind = kind, .old_obj = old, .new_obj = nw};
@@ -131,7 +131,7 @@ static void deliver_obj(ks_memory_backend *mb, ks_watch_type type, ks_kind kind,
     for (uint32_t i_ = 0; i_ < (vec).n; i_++) deliver_obj(mb, KS_WATCH_ADDED, kind, NULL, (vec).v[i_])
 
 static ks_status *mb_start(void *ctx, ks_watch_fn fn, void *arg) {
-    ks_memory_backend *mb = ctx;
+    ks_memory_client *mb = ctx;
     mb->arg = arg;
     atomic_store(&mb->fn, fn);
     /* The initial list: the other kinds (the listers'), then nodes, then
@@ -169,13 +169,13 @@ static ks_status *mb_start(void *ctx, ks_watch_fn fn, void *arg) {
 }
 
 static void mb_stop(void *ctx) {
-    ks_memory_backend *mb = ctx;
+    ks_memory_client *mb = ctx;
     atomic_store(&mb->fn, (ks_watch_fn)NULL);
 }
 
 
 static ks_status *mb_bind(void *ctx, const ks_pod *pod, const char *node) {
-    ks_memory_backend *mb = ctx;
+    ks_memory_client *mb = ctx;
     pthread_mutex_lock(&mb->mu);
     mb->stats.binds++;
     int pos = pod_pos(mb, pod->key);
@@ -208,7 +208,7 @@ static ks_status *mb_bind(void *ctx, const ks_pod *pod, const char *node) {
 }
 
 static ks_status *mb_patch(void *ctx, const ks_pod *pod, const ks_status_patch *patch) {
-    ks_memory_backend *mb = ctx;
+    ks_memory_client *mb = ctx;
     pthread_mutex_lock(&mb->mu);
     mb->stats.status_patches++;
     int pos = pod_pos(mb, pod->key);
@@ -230,7 +230,7 @@ static ks_status *mb_patch(void *ctx, const ks_pod *pod, const ks_status_patch *
     return NULL;
 }
 
-static ks_pod *take_pod(ks_memory_backend *mb, uint64_t key) {
+static ks_pod *take_pod(ks_memory_client *mb, uint64_t key) {
     int pos = pod_pos(mb, key);
     if (pos < 0) return NULL;
     if (mb->unordered) {
@@ -261,7 +261,7 @@ static ks_pod *take_pod(ks_memory_backend *mb, uint64_t key) {
 }
 
 static ks_status *mb_delete(void *ctx, const ks_pod *pod) {
-    ks_memory_backend *mb = ctx;
+    ks_memory_client *mb = ctx;
     pthread_mutex_lock(&mb->mu);
     mb->stats.deletes++;
     ks_pod *old = take_pod(mb, pod->key);
@@ -273,7 +273,7 @@ static ks_status *mb_delete(void *ctx, const ks_pod *pod) {
 }
 
 static void mb_event(void *ctx, const ks_event_record *ev) {
-    ks_memory_backend *mb = ctx;
+    ks_memory_client *mb = ctx;
     char name[512] = "";
     if (ev->regarding) ks_pod_fullname(ev->regarding, name, sizeof(name));
     pthread_mutex_lock(&mb->mu);
@@ -358,7 +358,7 @@ static int find_pvc(const ks_cluster *c, const ks_pvc *pvc) {
  * (bind-completed); a claim to provision gets the selected node, and stays
  * so, since no provisioner runs here. */
 static ks_status *mb_bind_volumes(void *ctx, const ks_pod *pod, const ks_volume_binding *b, size_t n) {
-    ks_memory_backend *mb = ctx;
+    ks_memory_client *mb = ctx;
     ks_cluster *c = mb->c;
     /* the replaced versions, delivered as updates once the lock is off */
     typedef struct change { ks_kind kind; void *old, *nw; } change;
@@ -427,7 +427,7 @@ static ks_status *mb_bind_volumes(void *ctx, const ks_pod *pod, const ks_volume_
 /* DynamicResources' claim writes, applied to the current version of the
  * claim as the API server would: a new version with the new status. */
 static ks_status *mb_update_claim(void *ctx, const ks_claim_update *u, ks_resource_claim **updated) {
-    ks_memory_backend *mb = ctx;
+    ks_memory_client *mb = ctx;
     ks_cluster *c = mb->c;
     if (updated) *updated = NULL;
     pthread_mutex_lock(&mb->mu);
@@ -498,8 +498,8 @@ static ks_status *mb_execute(void *ctx, const ks_api_call *c) {
 
 /* ---- lifecycle ------------------------------------------------------------ */
 
-ks_memory_backend *ks_memory_backend_new(ks_cluster *cluster) {
-    ks_memory_backend *mb = ks_xcalloc(1, sizeof(*mb));
+ks_memory_client *ks_memory_client_new(ks_cluster *cluster) {
+    ks_memory_client *mb = ks_xcalloc(1, sizeof(*mb));
     pthread_mutex_init(&mb->mu, NULL);
     mb->c = cluster;
     mb->iface = (ks_cluster_client){.ctx = mb,
@@ -511,7 +511,7 @@ ks_memory_backend *ks_memory_backend_new(ks_cluster *cluster) {
     return mb;
 }
 
-void ks_memory_backend_free(ks_memory_backend *mb) {
+void ks_memory_client_free(ks_memory_client *mb) {
     if (!mb) return;
     for (size_t i = 0; i < mb->nevents; i++) {
         ks_recorded_event *e = &mb->events[i];
@@ -529,46 +529,46 @@ void ks_memory_backend_free(ks_memory_backend *mb) {
     free(mb);
 }
 
-const ks_cluster_client *ks_memory_backend_iface(ks_memory_backend *mb) { return &mb->iface; }
+const ks_cluster_client *ks_memory_client_iface(ks_memory_client *mb) { return &mb->iface; }
 
-void ks_memory_backend_set_unordered(ks_memory_backend *mb) {
+void ks_memory_client_set_unordered(ks_memory_client *mb) {
     pthread_mutex_lock(&mb->mu);
     if (mb->ndead) reindex(mb);
     mb->unordered = true;
     pthread_mutex_unlock(&mb->mu);
 }
 
-size_t ks_memory_backend_nevents(const ks_memory_backend *mb) { return mb->nevents; }
+size_t ks_memory_client_nevents(const ks_memory_client *mb) { return mb->nevents; }
 
-const ks_recorded_event *ks_memory_backend_event(const ks_memory_backend *mb, size_t i) {
+const ks_recorded_event *ks_memory_client_event(const ks_memory_client *mb, size_t i) {
     return i < mb->nevents ? &mb->events[i] : NULL;
 }
 
-void ks_memory_backend_stats_get(const ks_memory_backend *mb, ks_memory_backend_stats *out) {
+void ks_memory_client_stats_get(const ks_memory_client *mb, ks_memory_client_stats *out) {
     *out = mb->stats;
 }
 
-void ks_memory_backend_fail_binds(ks_memory_backend *mb, int n) {
+void ks_memory_client_fail_binds(ks_memory_client *mb, int n) {
     pthread_mutex_lock(&mb->mu);
     mb->fail_binds = n;
     pthread_mutex_unlock(&mb->mu);
 }
 
-ks_pod *ks_memory_backend_pod(const ks_memory_backend *mb, uint64_t key) {
+ks_pod *ks_memory_client_pod(const ks_memory_client *mb, uint64_t key) {
     int pos = pod_pos(mb, key);
     return pos >= 0 ? mb->c->pods.v[pos] : NULL;
 }
 
 /* ---- changes from outside ---------------------------------------------- */
 
-void ks_memory_backend_add_node(ks_memory_backend *mb, ks_node *node) {
+void ks_memory_client_add_node(ks_memory_client *mb, ks_node *node) {
     pthread_mutex_lock(&mb->mu);
     KS_VEC_PUSH(mb->c->nodes, node);
     pthread_mutex_unlock(&mb->mu);
     deliver(mb, KS_WATCH_ADDED, KS_KIND_NODE, NULL, NULL, NULL, node);
 }
 
-void ks_memory_backend_update_node(ks_memory_backend *mb, ks_node *node) {
+void ks_memory_client_update_node(ks_memory_client *mb, ks_node *node) {
     pthread_mutex_lock(&mb->mu);
     ks_node *old = NULL;
     for (uint32_t i = 0; i < mb->c->nodes.n; i++) {
@@ -588,7 +588,7 @@ void ks_memory_backend_update_node(ks_memory_backend *mb, ks_node *node) {
     }
 }
 
-void ks_memory_backend_remove_node(ks_memory_backend *mb, ks_id name) {
+void ks_memory_client_remove_node(ks_memory_client *mb, ks_id name) {
     pthread_mutex_lock(&mb->mu);
     ks_node *old = NULL;
     for (uint32_t i = 0; i < mb->c->nodes.n; i++) {
@@ -605,7 +605,7 @@ void ks_memory_backend_remove_node(ks_memory_backend *mb, ks_id name) {
     ks_node_unref(old);
 }
 
-void ks_memory_backend_add_pod(ks_memory_backend *mb, ks_pod *pod) {
+void ks_memory_client_add_pod(ks_memory_client *mb, ks_pod *pod) {
     pthread_mutex_lock(&mb->mu);
     ks_pod *old = take_pod(mb, pod->key);
     KS_VEC_PUSH(mb->c->pods, pod);
@@ -619,7 +619,7 @@ void ks_memory_backend_add_pod(ks_memory_backend *mb, ks_pod *pod) {
     }
 }
 
-void ks_memory_backend_remove_pod(ks_memory_backend *mb, uint64_t key) {
+void ks_memory_client_remove_pod(ks_memory_client *mb, uint64_t key) {
     pthread_mutex_lock(&mb->mu);
     ks_pod *old = take_pod(mb, key);
     pthread_mutex_unlock(&mb->mu);
@@ -658,7 +658,7 @@ void ks_memory_backend_remove_pod(ks_memory_backend *mb, uint64_t key) {
     X(KS_KIND_DEVICE_CLASS, device_classes, ks_device_class) \
     X(KS_KIND_DEVICE_TAINT_RULE, device_taint_rules, ks_device_taint_rule)
 
-void ks_memory_backend_add_object(ks_memory_backend *mb, ks_kind kind, void *obj) {
+void ks_memory_client_add_object(ks_memory_client *mb, ks_kind kind, void *obj) {
     pthread_mutex_lock(&mb->mu);
     switch (kind) {
 #define ADD_CASE(k, f, T) \
@@ -671,7 +671,7 @@ void ks_memory_backend_add_object(ks_memory_backend *mb, ks_kind kind, void *obj
     deliver_obj(mb, KS_WATCH_ADDED, kind, NULL, obj);
 }
 
-void ks_memory_backend_remove_object(ks_memory_backend *mb, ks_kind kind, void *obj) {
+void ks_memory_client_remove_object(ks_memory_client *mb, ks_kind kind, void *obj) {
     bool found = false;
     pthread_mutex_lock(&mb->mu);
     switch (kind) {
@@ -693,7 +693,7 @@ void ks_memory_backend_remove_object(ks_memory_backend *mb, ks_kind kind, void *
     }
 }
 
-void ks_memory_backend_update_object(ks_memory_backend *mb, ks_kind kind, void *old, void *obj) {
+void ks_memory_client_update_object(ks_memory_client *mb, ks_kind kind, void *old, void *obj) {
     bool found = false;
     pthread_mutex_lock(&mb->mu);
     switch (kind) {

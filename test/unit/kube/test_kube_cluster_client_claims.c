@@ -10,7 +10,7 @@
 #include "codec/decode.h"
 #include "codec/tree.h"
 #include "framework/status.h"
-#include "kube/backend.h"
+#include "kube/kube_cluster_client.h"
 #include "kube/client.h"
 #include "util/arena.h"
 
@@ -248,7 +248,7 @@ static ks_pod *pod_of(void) {
 typedef struct env {
     ks_kube_config kc;
     ks_kube_client *client;
-    ks_kube_backend *kb;
+    ks_kube_cluster_client *kb;
     const ks_cluster_client *b;
 } env;
 
@@ -267,16 +267,16 @@ static void env_start(env *e, const char *listed, const answer *script, int n) {
     char *err = NULL;
     e->client = ks_kube_client_new(&o, &err);
     assert_non_null(e->client);
-    ks_kube_backend_options bo = {.client = e->client, .watch_dra = true, .watch_device_taint_rules = with_taint_rules};
-    e->kb = ks_kube_backend_new(&bo);
-    e->b = ks_kube_backend_iface(e->kb);
+    ks_kube_cluster_client_options bo = {.client = e->client, .watch_dra = true, .watch_device_taint_rules = with_taint_rules};
+    e->kb = ks_kube_cluster_client_new(&bo);
+    e->b = ks_kube_cluster_client_iface(e->kb);
     assert_null(e->b->start(e->b->ctx, ignore, NULL));
     for (int i = 0; i < 500 && !e->b->synced(e->b->ctx); i++) usleep(10000);
     assert_true(e->b->synced(e->b->ctx));
 }
 
 static void env_stop(env *e) {
-    ks_kube_backend_free(e->kb);
+    ks_kube_cluster_client_free(e->kb);
     ks_kube_client_free(e->client);
     free(e->kc.server);
 }

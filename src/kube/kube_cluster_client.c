@@ -6,7 +6,7 @@
  * memory backend. The backend keeps the latest version of every object
  * (one reference each) so that an update can carry the old version and a
  * delete the last one, whatever the API server sent with it. */
-#include "kube/backend.h"
+#include "kube/kube_cluster_client.h"
 
 #include "api/cluster.h"
 #include "api/dra.h"
@@ -130,6 +130,29 @@ static size_t kind_index(ks_kind k) {
     return i;
 }
 
+/* A kind's entry by its name ("PersistentVolume"); NULL when not watched. */
+static const kind_def *kind_named(const char *kind) {
+    for (size_t i = 0; i < NKINDS; i++)
+        if (!strcmp(kinds[i].kind, kind)) return &kinds[i];
+    return NULL;
+}
+
+/* The REST path of one object of a kind in the table, from the kind's
+ * list path: "/api/v1/persistentvolumes/NAME", or with a namespace
+ * "/api/v1/namespaces/NS/pods/NAME"; sub: a subresource ("status",
+ * "binding") or NULL. */
+static char *object_path(const char *kind, const char *ns, const char *name, const char *sub) {
+    const kind_def *k = kind_named(kind);
+    const char *list = k ? k->path : "/unknown";
+    const char *res = strrchr(list, '/');
+    ks_strbuf b;
+    ks_sb_init(&b);
+    ks_sb_printf(&b, "%.*s", (int)(res - list), list);
+    if (ns) ks_sb_printf(&b, "/namespaces/%s", ns);
+    ks_sb_printf(&b, "%s/%s%s%s", res, name, sub ? "/" : "", sub ? sub : "");
+    return ks_sb_take(&b);
+}
+
 /* ---- per-kind stores: "namespace/name" -> object ---------------------------- */
 
 typedef struct entry {
@@ -199,12 +222,12 @@ static void store_free(store *st, free_fn fn) {
 }
 
 typedef struct kind_ctx {
-    struct ks_kube_backend *kb;
+    struct ks_kube_cluster_client *kb;
     size_t i;
     bool synced; /* (mu) */
 } kind_ctx;
 
-struct ks_kube_backend {
+struct ks_kube_cluster_client {
     ks_cluster_client iface;
     ks_kube_client *client;
     ks_event_recorder *events;
@@ -230,7 +253,7 @@ struct ks_kube_backend {
     pthread_mutex_t mu;
     store stores[NKINDS];
 
-    ks_kube_backend_stats stats;
+    ks_kube_cluster_client_stats stats;
 
     /* ResourceClaims as JSON text ("ns/name" -> the newest version seen,
      * from the watch or a write's answer), the objects the plugin's
@@ -249,12 +272,12 @@ static void obj_key(const ks_tree *obj, char *buf, size_t n) {
              name && name->type == KT_STRING ? name->text : "");
 }
 
-static void deliver(ks_kube_backend *kb, const ks_watch_event *ev) {
+static void deliver(ks_kube_cluster_client *kb, const ks_watch_event *ev) {
     if (kb->fn) kb->fn(kb->arg, ev);
 }
 
 /* Decode one object; on error log every problem with the kind and name. */
-static void *decode(ks_kube_backend *kb, const kind_def *k, const ks_tree *obj) {
+static void *decode(ks_kube_cluster_client *kb, const kind_def *k, const ks_tree *obj) {
     ks_errors errs;
     ks_errors_init(&errs);
     ks_decode_ctx dc = {.file = NULL, .doc = NULL, .errs = &errs};
@@ -280,7 +303,7 @@ static void *decode(ks_kube_backend *kb, const kind_def *k, const ks_tree *obj) 
     return o;
 }
 
-static void on_pod(ks_kube_backend *kb, ks_refl_event type, const ks_tree *obj) {
+static void on_pod(ks_kube_cluster_client *kb, ks_refl_event type, const ks_tree *obj) {
     ks_watch_event ev = {.kind = KS_KIND_POD};
     ks_pod *np = NULL;
     if (type == KS_REFL_DELETED) {
@@ -317,7 +340,7 @@ static void on_pod(ks_kube_backend *kb, ks_refl_event type, const ks_tree *obj) 
     if (old) ks_pod_unref(old);
 }
 
-static void on_node(ks_kube_backend *kb, ks_refl_event type, const ks_tree *obj) {
+static void on_node(ks_kube_cluster_client *kb, ks_refl_event type, const ks_tree *obj) {
     ks_watch_event ev = {.kind = KS_KIND_NODE};
     if (type == KS_REFL_DELETED) {
         const ks_tree *name = kt_get(kt_get(obj, "metadata"), "name");
@@ -342,7 +365,7 @@ static void on_node(ks_kube_backend *kb, ks_refl_event type, const ks_tree *obj)
     if (old) ks_node_unref(old);
 }
 
-static void on_object(ks_kube_backend *kb, size_t i, ks_refl_event type, const ks_tree *obj) {
+static void on_object(ks_kube_cluster_client *kb, size_t i, ks_refl_event type, const ks_tree *obj) {
     const kind_def *k = &kinds[i];
     char key[512];
     obj_key(obj, key, sizeof(key));
@@ -359,11 +382,11 @@ static void on_object(ks_kube_backend *kb, size_t i, ks_refl_event type, const k
     if (k->k == KS_KIND_PVC) pthread_cond_broadcast(&kb->claims_cv);
 }
 
-static void claim_json_note(ks_kube_backend *kb, ks_refl_event type, const ks_tree *obj);
+static void claim_json_note(ks_kube_cluster_client *kb, ks_refl_event type, const ks_tree *obj);
 
 static void refl_event(void *arg, ks_refl_event type, const ks_tree *obj) {
     kind_ctx *kc = arg;
-    ks_kube_backend *kb = kc->kb;
+    ks_kube_cluster_client *kb = kc->kb;
     pthread_mutex_lock(&kb->deliver_mu);
     switch (kinds[kc->i].k) {
     case KS_KIND_POD: on_pod(kb, type, obj); break;
@@ -374,7 +397,7 @@ static void refl_event(void *arg, ks_refl_event type, const ks_tree *obj) {
     pthread_mutex_unlock(&kb->deliver_mu);
 }
 
-static bool watched(const ks_kube_backend *kb, const kind_def *k) {
+static bool watched(const ks_kube_cluster_client *kb, const kind_def *k) {
     switch (k->when) {
     case WITH_DRA: return kb->watch_dra;
     case WITH_TAINT_RULES: return kb->watch_device_taint_rules;
@@ -392,7 +415,7 @@ static void refl_synced(void *arg) {
 }
 
 static bool kb_synced(void *ctx) {
-    ks_kube_backend *kb = ctx;
+    ks_kube_cluster_client *kb = ctx;
     bool ok = true;
     pthread_mutex_lock(&kb->mu);
     for (size_t i = 0; i < NKINDS; i++)
@@ -402,7 +425,7 @@ static bool kb_synced(void *ctx) {
 }
 
 static ks_status *kb_start(void *ctx, ks_watch_fn fn, void *arg) {
-    ks_kube_backend *kb = ctx;
+    ks_kube_cluster_client *kb = ctx;
     if (kb->started) return ks_status_new(KS_ERROR, "the backend is already started");
     kb->fn = fn;
     kb->arg = arg;
@@ -421,7 +444,7 @@ static ks_status *kb_start(void *ctx, ks_watch_fn fn, void *arg) {
 }
 
 static void kb_stop(void *ctx) {
-    ks_kube_backend *kb = ctx;
+    ks_kube_cluster_client *kb = ctx;
     for (size_t i = 0; i < NKINDS; i++) {
         if (kb->refl[i]) ks_reflector_stop(kb->refl[i]);
         kb->refl[i] = NULL;
@@ -450,16 +473,12 @@ static ks_status *api_error(const char *what, const ks_pod *pod, const ks_kube_r
 }
 
 static char *pod_path(const ks_pod *pod, const char *sub) {
-    ks_strbuf b;
-    ks_sb_init(&b);
-    ks_sb_printf(&b, "/api/v1/namespaces/%s/pods/%s%s%s", ks_str(pod->ns), ks_str(pod->name), sub ? "/" : "",
-                     sub ? sub : "");
-    return ks_sb_take(&b);
+    return object_path("Pod", ks_str(pod->ns), ks_str(pod->name), sub);
 }
 
 /* The Binding as upstream sends it: protobuf when clientConnection.contentType is. */
 static ks_status *kb_bind(void *ctx, const ks_pod *pod, const char *node) {
-    ks_kube_backend *kb = ctx;
+    ks_kube_cluster_client *kb = ctx;
     json_t *body = json_pack("{s:s, s:s, s:{s:s, s:s, s:s?}, s:{s:s, s:s, s:s}}", "apiVersion", "v1", "kind",
                              "Binding", "metadata", "name", ks_str(pod->name), "namespace", ks_str(pod->ns), "uid",
                              pod->uid, "target", "apiVersion", "v1", "kind", "Node", "name", node);
@@ -512,7 +531,7 @@ static const ks_pod_condition *find_condition(const ks_pod *p, const char *type)
  * (conditions merged by type). lastTransitionTime moves only when the
  * condition's status changes, as podutil.UpdatePodCondition does. */
 static ks_status *kb_patch(void *ctx, const ks_pod *pod, const ks_status_patch *patch) {
-    ks_kube_backend *kb = ctx;
+    ks_kube_cluster_client *kb = ctx;
     json_t *status = json_object();
     if (patch->has_condition) {
         json_t *c = json_pack("{s:s, s:s, s:n}", "type", patch->cond_type, "status", patch->cond_status,
@@ -556,7 +575,7 @@ static ks_status *kb_patch(void *ctx, const ks_pod *pod, const ks_status_patch *
 
 /* upstream util.DeletePod: a plain DELETE; a pod already gone is fine. */
 static ks_status *kb_delete(void *ctx, const ks_pod *pod) {
-    ks_kube_backend *kb = ctx;
+    ks_kube_cluster_client *kb = ctx;
     char *path = pod_path(pod, NULL);
     ks_kube_request req = {.method = "DELETE", .path = path, .idempotent = true, .negotiate = true};
     ks_kube_response r = {0};
@@ -585,7 +604,7 @@ static void pod_ref(const ks_pod *p, ks_event_ref *r) {
  * reportingController is the profile's schedulerName: the pod's own, or
  * for a victim the preemptor's, whose profile preempted it. */
 static void kb_event(void *ctx, const ks_event_record *ev) {
-    ks_kube_backend *kb = ctx;
+    ks_kube_cluster_client *kb = ctx;
     if (!kb->events) return;
     ks_event_ref regarding, related;
     pod_ref(ev->regarding, &regarding);
@@ -599,7 +618,7 @@ static void kb_event(void *ctx, const ks_event_record *ev) {
 /* ---- volume bindings --------------------------------------------------------- */
 
 /* GET the object, let edit change it, PUT it back (409: get again). */
-static ks_status *update_object(ks_kube_backend *kb, const char *path, void (*edit)(json_t *o, const void *arg),
+static ks_status *update_object(ks_kube_cluster_client *kb, const char *path, void (*edit)(json_t *o, const void *arg),
                                 const void *arg) {
     for (int attempt = 0; attempt < 5; attempt++) {
         ks_kube_request get = {.method = "GET", .path = path, .idempotent = true};
@@ -656,7 +675,7 @@ static void set_selected_node(json_t *o, const void *arg) {
 }
 
 /* deliver_mu held. */
-static bool claim_bound(ks_kube_backend *kb, const ks_pvc *want) {
+static bool claim_bound(ks_kube_cluster_client *kb, const ks_pvc *want) {
     char key[512];
     snprintf(key, sizeof(key), "%s/%s", ks_str(want->ns), ks_str(want->name));
     entry *e = store_find(&kb->stores[kind_index(KS_KIND_PVC)], key, ks_hash_bytes(key, strlen(key)));
@@ -666,7 +685,7 @@ static bool claim_bound(ks_kube_backend *kb, const ks_pvc *want) {
 
 /* Wait until the PV controller has bound every claim, or limit_s seconds:
  * woken by each claim the watch delivers (on_object), not by polling. */
-static bool wait_claims_bound(ks_kube_backend *kb, const ks_volume_binding *b, size_t n, int64_t limit_s) {
+static bool wait_claims_bound(ks_kube_cluster_client *kb, const ks_volume_binding *b, size_t n, int64_t limit_s) {
     struct timespec deadline;
     clock_gettime(CLOCK_MONOTONIC, &deadline);
     deadline.tv_sec += limit_s;
@@ -693,19 +712,19 @@ static bool wait_claims_bound(ks_kube_backend *kb, const ks_volume_binding *b, s
  * claim. Upstream polls every second; this wakes on the claim's watch
  * event, so the answer is the same, up to a second sooner. */
 static ks_status *kb_bind_volumes(void *ctx, const ks_pod *pod, const ks_volume_binding *b, size_t n) {
-    ks_kube_backend *kb = ctx;
-    char path[512];
+    ks_kube_cluster_client *kb = ctx;
     for (size_t i = 0; i < n; i++) {
         ks_status *st;
+        char *path;
         if (b[i].pv) {
-            snprintf(path, sizeof(path), "/api/v1/persistentvolumes/%s", ks_str(b[i].pv->name));
+            path = object_path("PersistentVolume", NULL, ks_str(b[i].pv->name), NULL);
             claim_ref cr = {b[i].pvc};
             st = update_object(kb, path, set_claim_ref, &cr);
         } else {
-            snprintf(path, sizeof(path), "/api/v1/namespaces/%s/persistentvolumeclaims/%s", ks_str(b[i].pvc->ns),
-                     ks_str(b[i].pvc->name));
+            path = object_path("PersistentVolumeClaim", ks_str(b[i].pvc->ns), ks_str(b[i].pvc->name), NULL);
             st = update_object(kb, path, set_selected_node, ks_str(b[i].selected_node));
         }
+        free(path);
         if (st) return st;
     }
     if (wait_claims_bound(kb, b, n, kb->bind_timeout_s > 0 ? kb->bind_timeout_s : 600)) return NULL;
@@ -723,19 +742,6 @@ static ks_status *kb_bind_volumes(void *ctx, const ks_pod *pod, const ks_volume_
  * that text, or, when the plugin holds another resourceVersion, that text
  * under the plugin's version (the API server then answers as it would to
  * upstream's copy: a conflict unless it is current). */
-
-static char *xfmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *xfmt(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    char *s = ks_xmalloc((size_t)n + 1);
-    va_start(ap, fmt);
-    vsnprintf(s, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    return s;
-}
 
 /* resourceVersions are etcd revisions; -1 when not a number. */
 static long long rv_num(const char *rv) {
@@ -765,7 +771,7 @@ static void claim_text_free(void *p) {
  * (a write's answer can arrive before the watch shows it). A write's
  * answer (known_only) only replaces a claim the watch shows: one deleted
  * meanwhile stays gone. Takes text. */
-static void claim_json_keep(ks_kube_backend *kb, const char *key, char *text, const char *rv, bool known_only) {
+static void claim_json_keep(ks_kube_cluster_client *kb, const char *key, char *text, const char *rv, bool known_only) {
     long long got = rv_num(rv);
     pthread_mutex_lock(&kb->claims_mu);
     entry *e = store_find(&kb->claim_json, key, ks_hash_bytes(key, strlen(key)));
@@ -782,7 +788,7 @@ static void claim_json_keep(ks_kube_backend *kb, const char *key, char *text, co
     pthread_mutex_unlock(&kb->claims_mu);
 }
 
-static void claim_json_note(ks_kube_backend *kb, ks_refl_event type, const ks_tree *obj) {
+static void claim_json_note(ks_kube_cluster_client *kb, ks_refl_event type, const ks_tree *obj) {
     char key[512];
     obj_key(obj, key, sizeof(key));
     if (type == KS_REFL_DELETED) {
@@ -796,15 +802,11 @@ static void claim_json_note(ks_kube_backend *kb, ks_refl_event type, const ks_tr
 }
 
 static char *claim_path(const ks_resource_claim *c, bool status) {
-    ks_strbuf b;
-    ks_sb_init(&b);
-    ks_sb_printf(&b, "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s%s", ks_str(c->ns), ks_str(c->name),
-                 status ? "/status" : "");
-    return ks_sb_take(&b);
+    return object_path("ResourceClaim", ks_str(c->ns), ks_str(c->name), status ? "status" : NULL);
 }
 
 /* The plugin's version of the claim as an object to send (NULL: not known). */
-static json_t *claim_object(ks_kube_backend *kb, const ks_resource_claim *c) {
+static json_t *claim_object(ks_kube_cluster_client *kb, const ks_resource_claim *c) {
     char key[512];
     snprintf(key, sizeof(key), "%s/%s", ks_str(c->ns), ks_str(c->name));
     pthread_mutex_lock(&kb->claims_mu);
@@ -833,7 +835,7 @@ static char *call_error(const ks_kube_response *r) {
 }
 
 /* One call with a JSON body; the answer's object on 200 (*code set). */
-static json_t *claim_call(ks_kube_backend *kb, const char *method, const char *path, const char *ctype, json_t *body,
+static json_t *claim_call(ks_kube_cluster_client *kb, const char *method, const char *path, const char *ctype, json_t *body,
                           long *code, char **err) {
     char *js = body ? json_dumps(body, JSON_COMPACT) : NULL;
     ks_kube_request req = {.method = method,
@@ -959,7 +961,7 @@ static ks_resource_claim *claim_decode(json_t *o) {
 }
 
 /* Remember a claim as a write's answer shows it. */
-static void claim_json_answer(ks_kube_backend *kb, const ks_resource_claim *c, json_t *o) {
+static void claim_json_answer(ks_kube_cluster_client *kb, const ks_resource_claim *c, json_t *o) {
     char key[512];
     snprintf(key, sizeof(key), "%s/%s", ks_str(c->ns), ks_str(c->name));
     claim_json_keep(kb, key, json_dumps(o, JSON_COMPACT), json_rv(o), true);
@@ -988,7 +990,7 @@ static void retry_pause(void) {
 /* upstream bindClaim's retry.RetryOnConflict loop: 5 attempts, a 409 on
  * either update gets the claim again; the checks before each attempt and
  * the error texts are upstream's. */
-static ks_status *claim_reserve(ks_kube_backend *kb, const ks_claim_update *u, ks_resource_claim **updated) {
+static ks_status *claim_reserve(ks_kube_cluster_client *kb, const ks_claim_update *u, ks_resource_claim **updated) {
     const ks_resource_claim *c = u->claim;
     char ref[600];
     snprintf(ref, sizeof(ref), "%s/%s", ks_str(c->ns), ks_str(c->name));
@@ -1006,7 +1008,7 @@ static ks_status *claim_reserve(ks_kube_backend *kb, const ks_claim_update *u, k
             json_decref(o);
             o = claim_call(kb, "GET", path, NULL, NULL, &code, &cerr);
             if (!o) {
-                err = xfmt("get updated claim %s after conflict: %s", ref, cerr);
+                err = ks_xasprintf("get updated claim %s after conflict: %s", ref, cerr);
                 free(cerr);
                 break;
             }
@@ -1015,13 +1017,13 @@ static ks_status *claim_reserve(ks_kube_backend *kb, const ks_claim_update *u, k
         refresh = true;
         json_t *md = json_object_get(o, "metadata");
         if (json_object_get(md, "deletionTimestamp") && !json_is_null(json_object_get(md, "deletionTimestamp"))) {
-            err = xfmt("claim %s got deleted in the meantime", ref);
+            err = ks_xasprintf("claim %s got deleted in the meantime", ref);
             break;
         }
         if (u->allocation) {
             json_t *cur = json_object_get(json_object_get(o, "status"), "allocation");
             if (cur && !json_is_null(cur)) {
-                err = xfmt("claim %s got allocated elsewhere in the meantime", ref);
+                err = ks_xasprintf("claim %s got allocated elsewhere in the meantime", ref);
                 break;
             }
             if (!has_finalizer(o)) {
@@ -1030,7 +1032,7 @@ static ks_status *claim_reserve(ks_kube_backend *kb, const ks_claim_update *u, k
                 json_array_append_new(f, json_string(KS_DRA_FINALIZER));
                 json_t *nw = claim_call(kb, "PUT", path, NULL, o, &code, &cerr);
                 if (!nw) {
-                    err = xfmt("add finalizer to claim %s: %s", ref, cerr);
+                    err = ks_xasprintf("add finalizer to claim %s: %s", ref, cerr);
                     free(cerr);
                     if (code == 409) continue;
                     break;
@@ -1047,7 +1049,7 @@ static ks_status *claim_reserve(ks_kube_backend *kb, const ks_claim_update *u, k
                                             u->pod->uid ? u->pod->uid : ""));
         json_t *nw = claim_call(kb, "PUT", spath, NULL, o, &code, &cerr);
         if (!nw) {
-            err = xfmt("%s to claim %s: %s", u->allocation ? "add allocation and reservation" : "add reservation",
+            err = ks_xasprintf("%s to claim %s: %s", u->allocation ? "add allocation and reservation" : "add reservation",
                         ref, cerr);
             free(cerr);
             if (code == 409) continue;
@@ -1068,7 +1070,7 @@ static ks_status *claim_reserve(ks_kube_backend *kb, const ks_claim_update *u, k
 }
 
 static ks_status *kb_update_claim(void *ctx, const ks_claim_update *u, ks_resource_claim **updated) {
-    ks_kube_backend *kb = ctx;
+    ks_kube_cluster_client *kb = ctx;
     const ks_resource_claim *c = u->claim;
     if (updated) *updated = NULL;
     if (u->op == KS_CLAIM_RESERVE) return claim_reserve(kb, u, updated);
@@ -1126,8 +1128,8 @@ static ks_status *kb_execute(void *ctx, const ks_api_call *c) {
     }
 }
 
-ks_kube_backend *ks_kube_backend_new(const ks_kube_backend_options *o) {
-    ks_kube_backend *kb = ks_xcalloc(1, sizeof(*kb));
+ks_kube_cluster_client *ks_kube_cluster_client_new(const ks_kube_cluster_client_options *o) {
+    ks_kube_cluster_client *kb = ks_xcalloc(1, sizeof(*kb));
     kb->client = o->client;
     kb->events = o->events;
     kb->bind_timeout_s = o->bind_timeout_s;
@@ -1155,7 +1157,7 @@ ks_kube_backend *ks_kube_backend_new(const ks_kube_backend_options *o) {
     return kb;
 }
 
-void ks_kube_backend_free(ks_kube_backend *kb) {
+void ks_kube_cluster_client_free(ks_kube_cluster_client *kb) {
     if (!kb) return;
     kb_stop(kb);
     uint64_t k;
@@ -1173,9 +1175,9 @@ void ks_kube_backend_free(ks_kube_backend *kb) {
     free(kb);
 }
 
-const ks_cluster_client *ks_kube_backend_iface(ks_kube_backend *kb) { return &kb->iface; }
+const ks_cluster_client *ks_kube_cluster_client_iface(ks_kube_cluster_client *kb) { return &kb->iface; }
 
-void ks_kube_backend_stats_get(ks_kube_backend *kb, ks_kube_backend_stats *out) {
+void ks_kube_cluster_client_stats_get(ks_kube_cluster_client *kb, ks_kube_cluster_client_stats *out) {
     pthread_mutex_lock(&kb->mu);
     *out = kb->stats;
     pthread_mutex_unlock(&kb->mu);

@@ -6,7 +6,7 @@
  * status patch and events. */
 #include "api/cluster.h"
 #include "config/config.h"
-#include "kube/backend.h"
+#include "kube/kube_cluster_client.h"
 #include "kube/client.h"
 #include "scheduler/scheduler.h"
 #include "util/intern.h"
@@ -284,9 +284,9 @@ static void test_lists_and_watches_decoded(void **st) {
     reset_fake();
     ks_kube_config kc;
     ks_kube_client *c = new_client(&kc);
-    ks_kube_backend_options o = {.client = c};
-    ks_kube_backend *kb = ks_kube_backend_new(&o);
-    const ks_cluster_client *b = ks_kube_backend_iface(kb);
+    ks_kube_cluster_client_options o = {.client = c};
+    ks_kube_cluster_client *kb = ks_kube_cluster_client_new(&o);
+    const ks_cluster_client *b = ks_kube_cluster_client_iface(kb);
     seen s = {.mu = PTHREAD_MUTEX_INITIALIZER};
     assert_null(b->start(b->ctx, record, &s));
     for (int i = 0; i < 200 && !b->synced(b->ctx); i++) sleep_ms(25);
@@ -302,8 +302,8 @@ static void test_lists_and_watches_decoded(void **st) {
     assert_string_equal(s.capacity, "kube-system/csisc-1 fast 10737418240 2147483648 1");
     assert_string_equal(s.attachment, "va-1 ebs.csi.aws.com node-a pv-1");
     pthread_mutex_unlock(&s.mu);
-    ks_kube_backend_stats stats;
-    ks_kube_backend_stats_get(kb, &stats);
+    ks_kube_cluster_client_stats stats;
+    ks_kube_cluster_client_stats_get(kb, &stats);
     assert_int_equal(stats.decode_errors, 1);
 
     /* A change arrives with the version it replaces. */
@@ -318,7 +318,7 @@ static void test_lists_and_watches_decoded(void **st) {
     pthread_mutex_unlock(&s.mu);
 
     b->stop(b->ctx);
-    ks_kube_backend_free(kb);
+    ks_kube_cluster_client_free(kb);
     ks_kube_client_free(c);
     free(kc.server);
 }
@@ -337,11 +337,11 @@ static void test_scheduler_binds_and_reports(void **st) {
     char *err = NULL;
     ks_event_recorder *rec = ks_event_recorder_new(c, "test-host", &err);
     assert_non_null(rec);
-    ks_kube_backend_options o = {.client = c, .events = rec};
-    ks_kube_backend *kb = ks_kube_backend_new(&o);
+    ks_kube_cluster_client_options o = {.client = c, .events = rec};
+    ks_kube_cluster_client *kb = ks_kube_cluster_client_new(&o);
     ks_config *cfg = ks_config_default();
     assert_true(ks_config_resolve(cfg, ks_config_intree_points, NULL, NULL));
-    ks_scheduler_options so = {.config = cfg, .backend = ks_kube_backend_iface(kb)};
+    ks_scheduler_options so = {.config = cfg, .backend = ks_kube_cluster_client_iface(kb)};
     ks_scheduler *s = ks_scheduler_new(&so, &err);
     assert_non_null(s);
     assert_null(ks_scheduler_start(s));
@@ -381,7 +381,7 @@ static void test_scheduler_binds_and_reports(void **st) {
     ks_scheduler_stop(s);
     pthread_join(t, NULL);
     ks_scheduler_free(s);
-    ks_kube_backend_free(kb);
+    ks_kube_cluster_client_free(kb);
     ks_event_recorder_free(rec);
     ks_kube_client_free(c);
     ks_config_free(cfg);
