@@ -27,6 +27,7 @@ typedef struct af_request {
     char body[AF_BODY];
     size_t body_len;
     int status; /* what was answered */
+    bool watch; /* a GET with ?watch= */
 } af_request;
 
 /* Computes the answer: returns the status; *body (malloc'd) or NULL. Called
@@ -42,6 +43,7 @@ static struct {
     af_request log[AF_MAX_LOG];
     int nlog;
     int delay_ms; /* before answering (a slow API server) */
+    int watch_delay_ms; /* before answering a watch (its stream then ends) */
 } AF = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
 typedef struct af_conn {
@@ -74,9 +76,10 @@ static enum MHD_Result af_handle(void *cls, struct MHD_Connection *c, const char
     snprintf(r.content_type, sizeof(r.content_type), "%s", ct ? ct : "");
     memcpy(r.body, st->body, st->n);
     r.body_len = st->n;
+    r.watch = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "watch") != NULL;
 
     pthread_mutex_lock(&AF.mu);
-    int delay = AF.delay_ms;
+    int delay = AF.delay_ms + (r.watch ? AF.watch_delay_ms : 0);
     pthread_mutex_unlock(&AF.mu);
     if (delay > 0) {
         struct timespec ts = {delay / 1000, (long)(delay % 1000) * 1000000L};
@@ -112,6 +115,7 @@ static bool af_start(af_handler h) {
     AF.handler = h;
     AF.nlog = 0;
     AF.delay_ms = 0;
+    AF.watch_delay_ms = 0;
     pthread_mutex_unlock(&AF.mu);
     struct sockaddr_in sa;
     memset(&sa, 0, sizeof(sa));
