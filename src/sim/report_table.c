@@ -276,7 +276,7 @@ static void workload_rows(FILE *out, const ks_sim_result *r) {
         if (w->rollout && (w->rollout_old_left || w->rollout_new < w->rollout_total)) {
             /* a rollout that could not finish: say where it stopped */
             char *stuck = ks_xasprintf("%s rollout stuck: %u/%u new pods running, %u old left%s%s",
-                                       w->rollout_recreate ? "Recreate" : "RollingUpdate", w->rollout_new,
+                                       w->rollout_strategy ? w->rollout_strategy : "RollingUpdate", w->rollout_new,
                                        w->rollout_total, w->rollout_old_left, why ? "; " : "", why ? why : "");
             free(why);
             why = stuck;

@@ -466,6 +466,7 @@ bool ks_simulate(ks_cluster *cluster, const ks_config *cfg, ks_registry *reg,
         if (ks_wl_rollout_state_of(opts->workloads->held, g->workload, cluster, bound_now, &r, &st)) {
             g->rollout = true;
             g->rollout_recreate = st.recreate;
+            g->rollout_strategy = st.strategy;
             g->rollout_new = st.bound;
             g->rollout_total = st.total;
             g->rollout_old_left = st.old_left;

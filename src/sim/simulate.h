@@ -96,10 +96,11 @@ typedef struct ks_sim_workload {
                                   * previous one did not run) */
     int32_t first_pending;       /* index in pods of the first unscheduled; -1 */
     const ks_pod *first_not_created; /* borrowed; NULL */
-    /* A Deployment rolling out a changed template: new pods bound of
+    /* A workload rolling out a changed template: new pods bound of
      * those to make, old pods still running (complete: old_left 0 and
      * new == total). */
     bool rollout, rollout_recreate;
+    const char *rollout_strategy; /* "RollingUpdate", "Recreate", "OnDelete" (static) */
     uint32_t rollout_new, rollout_total, rollout_old_left;
 } ks_sim_workload;
 

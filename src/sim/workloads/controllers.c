@@ -38,6 +38,11 @@ static const ks_workload *find_workload(const ks_cluster *c, ks_workload_kind ki
     return NULL;
 }
 
+static const char *pod_label(const ks_pod *p, const char *key) {
+    ks_id v;
+    return ks_labels_get(&p->labels, ks_intern(key), &v) ? ks_str(v) : NULL;
+}
+
 static const ks_tree *spec_of(const ks_workload *w) { return kt_get(w->tree, "spec"); }
 
 static void push_pod(wl_ctx *x, ks_pod *p, bool held) {
@@ -172,6 +177,8 @@ static bool expand_deployment(wl_ctx *x) {
     const ks_tree *st = kt_get(spec, "strategy");
     const ks_tree *type = kt_get(st, "type");
     x->out->rollout.recreate = type && type->type == KT_STRING && strcmp(type->text, "Recreate") == 0;
+    x->out->rollout.kind = KS_WORKLOAD_DEPLOYMENT;
+    x->out->rollout.strategy = x->out->rollout.recreate ? "Recreate" : "RollingUpdate";
     x->out->rollout.max_surge = max_surge(spec, want);
     x->out->rollout.max_unavailable = max_unavailable(spec, want);
     /* a surge and an unavailability of 0 together: the API server refuses it */
@@ -301,11 +308,78 @@ static ks_pod *sts_pod(wl_ctx *x, const sts_info *si, int32_t ord) {
     return wl_decode_pod(x, pt);
 }
 
+/* An active pod of the set by name (the controller's ordinal). */
+static ks_pod *sts_existing(wl_ctx *x, const char *name) {
+    ks_id id = ks_intern(name);
+    for (uint32_t i = 0; i < x->c->pods.n; i++) {
+        ks_pod *p = x->c->pods.v[i];
+        if (p->ns == x->w->ns && p->name == id && pod_active(p)) return p;
+    }
+    return NULL;
+}
+
+/* The set's RollingUpdate parameters; false for OnDelete. */
+static bool sts_rolling(const ks_workload *w, int32_t *partition) {
+    const ks_tree *us = kt_get(spec_of(w), "updateStrategy");
+    const ks_tree *type = kt_get(us, "type");
+    *partition = wl_int(kt_get(us, "rollingUpdate"), "partition", 0);
+    return !(type && type->type == KT_STRING && strcmp(type->text, "OnDelete") == 0);
+}
+
+/* A template change under RollingUpdate while outdated pods run at or
+ * above the partition: every ordinal becomes a slot (its pod of the old
+ * revision, the pod of the new one), stepped by ks_wl_step. */
+static bool sts_update(wl_ctx *x, const sts_info *si, int32_t want, int32_t partition, bool *update) {
+    *update = false;
+    for (int32_t i = partition; i < want && !*update; i++) {
+        const ks_pod *p = sts_existing(x, ks_arena_printf(x->a, "%s-%d", x->name, si->start + i));
+        const char *rev = p ? pod_label(p, "controller-revision-hash") : NULL;
+        if (p && (!rev || strcmp(rev, si->revision) != 0)) *update = true;
+    }
+    if (!*update) return true;
+    for (int32_t i = 0; i < want; i++) {
+        ks_pod *p = sts_existing(x, ks_arena_printf(x->a, "%s-%d", x->name, si->start + i));
+        const char *rev = p ? pod_label(p, "controller-revision-hash") : NULL;
+        ks_pod *old = NULL, *fresh = NULL;
+        uint8_t flags = 0;
+        if (p && rev && strcmp(rev, si->revision) == 0) {
+            fresh = ks_pod_ref(p);
+            flags = KS_WL_SLOT_CREATED;
+        } else {
+            old = p ? ks_pod_ref(p) : NULL;
+            if (!p || i >= partition) {
+                fresh = sts_pod(x, si, si->start + i);
+                if (!fresh) {
+                    ks_pod_unref(old);
+                    return false;
+                }
+            }
+            if (p && i >= partition) flags = KS_WL_SLOT_REPLACE;
+        }
+        KS_VEC_PUSH(x->out->rollout.old, old);
+        KS_VEC_PUSH(x->out->rollout.fresh, fresh);
+        KS_VEC_PUSH(x->out->rollout.flags, flags);
+    }
+    x->out->rollout.active = true;
+    x->out->rollout.kind = KS_WORKLOAD_STATEFULSET;
+    x->out->rollout.strategy = "RollingUpdate";
+    x->out->rollout.replicas = want;
+    x->out->rollout.partition = partition;
+    x->out->rollout.parallel = si->parallel;
+    return true;
+}
+
 static bool expand_statefulset(wl_ctx *x) {
     sts_info si;
     if (!sts_info_init(x, &si)) return false;
     int32_t want = replicas_of(x->w);
     x->out->desired = want;
+    int32_t partition;
+    if (sts_rolling(x->w, &partition)) {
+        bool update;
+        if (!sts_update(x, &si, want, partition, &update)) return false;
+        if (update) return true;
+    }
     bool held = false;
     for (int32_t ord = si.start; ord < si.start + want; ord++) {
         if (wl_name_taken(x, ks_arena_printf(x->a, "%s-%d", x->name, ord))) continue;
@@ -422,21 +496,121 @@ static void pin_to_node(wl_ctx *x, ks_tree *spec, const char *node) {
     kt_map_set(x->a, req, "nodeSelectorTerms", terms);
 }
 
-static bool has_daemon_pod(const ks_cluster *c, ks_id ns, const char *ds, ks_id node) {
-    ks_id k = ks_intern("DaemonSet");
-    for (uint32_t i = 0; i < c->pods.n; i++) {
-        const ks_pod *p = c->pods.v[i];
-        if (p->ns != ns || !pod_active(p)) continue;
-        const ks_owner_ref *r = ks_pod_controller(p);
-        if (!r || r->kind != k || !r->name || strcmp(r->name, ds) != 0) continue;
-        /* a pod bound there, or pinned there by its affinity */
-        if (p->node_name == node) return true;
-        if (!p->node_name && p->has_required_node_affinity) {
-            const ks_node *n = ks_cluster_node(c, node);
-            if (n && ks_node_selector_matches(&p->required_node_affinity, &n->labels, node)) return true;
+/* NodeShouldRunDaemonPod's second answer: a pod already there may stay
+ * (the node still selected, no untolerated NoExecute taint). */
+static bool daemon_continues(const ks_pod *probe, const ks_node *n) {
+    if (wl_daemon_targets(probe, n)) return true;
+    if (probe->node_name && probe->node_name != n->name) return false;
+    for (uint32_t i = 0; i < probe->node_selector.n; i++) {
+        ks_id v;
+        if (!ks_labels_get(&n->labels, probe->node_selector.kv[i].key, &v) || v != probe->node_selector.kv[i].value)
+            return false;
+    }
+    if (probe->has_required_node_affinity &&
+        !ks_node_selector_matches(&probe->required_node_affinity, &n->labels, n->name))
+        return false;
+    for (uint32_t i = 0; i < n->ntaints; i++)
+        if (n->taints[i].effect == KS_EFFECT_NO_EXECUTE &&
+            !ks_tolerations_tolerate(probe->tolerations, probe->ntolerations, &n->taints[i]))
+            return false;
+    return true;
+}
+
+/* A pod of the set is on n: bound there, or pinned there by its affinity. */
+static bool daemon_pod_on(const ks_cluster *c, const ks_pod *p, const ks_node *n) {
+    (void)c;
+    if (p->node_name) return p->node_name == n->name;
+    return p->has_required_node_affinity && ks_node_selector_matches(&p->required_node_affinity, &n->labels, n->name);
+}
+
+/* intstr.GetScaledValueFromIntOrPercent of an update strategy field. */
+static int32_t scaled(const ks_tree *v, int32_t total, bool round_up, int32_t dflt) {
+    if (!v) return dflt;
+    if (v->type == KT_INT) return (int32_t)v->ival;
+    if (v->type != KT_STRING || !v->text) return dflt;
+    int64_t pct = atoi(v->text);
+    return (int32_t)(round_up ? ((int64_t)total * pct + 99) / 100 : (int64_t)total * pct / 100);
+}
+
+/* The DaemonSet controller's view of one node during an update. */
+typedef struct ds_slot {
+    ks_pod *old, *fresh;
+    uint8_t flags;
+} ds_slot;
+
+static void ds_slots_free(ds_slot *v, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) {
+        ks_pod_unref(v[i].old);
+        ks_pod_unref(v[i].fresh);
+    }
+    free(v);
+}
+
+typedef struct ds_info {
+    ks_tree *pt, *owner;
+    const char *prefix, *hash, *generation;
+    bool rolling;
+} ds_info;
+
+static ks_pod *daemon_pod(wl_ctx *x, const ds_info *d, const ks_node *n) {
+    const char *name = wl_generate_name(x, d->prefix);
+    ks_tree *t = wl_pod_tree(x, d->pt, name, d->prefix, d->owner);
+    pin_to_node(x, (ks_tree *)kt_get(t, "spec"), ks_str(n->name));
+    return wl_decode_pod(x, t);
+}
+
+/* IsPodUpdated: the pod carries the template's hash or generation. */
+static bool daemon_pod_updated(const ds_info *d, const ks_pod *p) {
+    const char *h = pod_label(p, "controller-revision-hash");
+    const char *g = pod_label(p, "pod-template-generation");
+    return (h && strcmp(h, d->hash) == 0) || (d->generation && g && strcmp(g, d->generation) == 0);
+}
+
+/* One node: the set's pods there (an outdated one and an updated one),
+ * the pod to create, and what the controller may do. */
+static bool daemon_node(wl_ctx *x, const ds_info *d, const ks_pod *probe, const ks_node *n, ks_pod *const *mine,
+                        uint32_t nmine, ds_slot *s) {
+    memset(s, 0, sizeof(*s));
+    bool run = wl_daemon_targets(probe, n), cont = run || daemon_continues(probe, n);
+    s->flags = (uint8_t)((run ? KS_WL_SLOT_RUN : 0) | (cont ? KS_WL_SLOT_CONTINUE : 0));
+    for (uint32_t j = 0; j < nmine; j++) {
+        if (!daemon_pod_on(x->c, mine[j], n)) continue;
+        if (daemon_pod_updated(d, mine[j])) {
+            if (!s->fresh) s->fresh = ks_pod_ref(mine[j]), s->flags |= KS_WL_SLOT_CREATED;
+        } else if (!s->old) {
+            s->old = ks_pod_ref(mine[j]);
         }
     }
-    return false;
+    /* outdated under RollingUpdate, or on a node the set left */
+    if (s->old && (!cont || d->rolling)) s->flags |= KS_WL_SLOT_REPLACE;
+    if (run && !s->fresh && (!s->old || d->rolling)) {
+        s->fresh = daemon_pod(x, d, n);
+        if (!s->fresh) return false;
+        /* a node without the set's pod gets one in the first sync */
+        if (!s->old) {
+            s->flags |= KS_WL_SLOT_CREATED;
+            push_pod(x, ks_pod_ref(s->fresh), false);
+        }
+    }
+    return true;
+}
+
+/* The DaemonSet's update parameters (util.SurgeCount, UnavailableCount,
+ * updatedDesiredNodeCounts): percentages of the targeted nodes round up;
+ * both 0 means maxUnavailable 1. */
+static void daemon_strategy(wl_ctx *x, const ks_tree *spec, int32_t targeted) {
+    const ks_tree *us = kt_get(spec, "updateStrategy");
+    const ks_tree *type = kt_get(us, "type");
+    bool on_delete = type && type->type == KT_STRING && strcmp(type->text, "OnDelete") == 0;
+    const ks_tree *ru = kt_get(us, "rollingUpdate");
+    x->out->rollout.kind = KS_WORKLOAD_DAEMONSET;
+    x->out->rollout.strategy = on_delete ? "OnDelete" : "RollingUpdate";
+    x->out->rollout.desired = targeted;
+    x->out->rollout.replicas = targeted;
+    x->out->rollout.max_surge = on_delete ? 0 : scaled(kt_get(ru, "maxSurge"), targeted, true, 0);
+    x->out->rollout.max_unavailable = on_delete ? 0 : scaled(kt_get(ru, "maxUnavailable"), targeted, true, 1);
+    if (targeted > 0 && !x->out->rollout.max_surge && !x->out->rollout.max_unavailable)
+        x->out->rollout.max_unavailable = 1;
 }
 
 static bool expand_daemonset(wl_ctx *x) {
@@ -445,36 +619,58 @@ static bool expand_daemonset(wl_ctx *x) {
     char hash[16];
     const ks_tree *cc = kt_get(kt_get(w->tree, "status"), "collisionCount");
     wl_pod_template_hash(tmpl, cc && cc->type == KT_INT ? cc->ival : -1, hash);
+    ds_info d = {.hash = hash};
+    const ks_tree *us_type = kt_get(kt_get(spec_of(w), "updateStrategy"), "type");
+    d.rolling = !(us_type && us_type->type == KT_STRING && strcmp(us_type->text, "OnDelete") == 0);
     /* util.CreatePodTemplate: tolerations, generation and hash labels */
-    ks_tree *pt = kt_copy(x->a, tmpl);
-    add_daemon_tolerations(x, wl_map_child(x->a, pt, "spec"));
-    ks_tree *labels = wl_labels(x, pt);
+    d.pt = kt_copy(x->a, tmpl);
+    add_daemon_tolerations(x, wl_map_child(x->a, d.pt, "spec"));
+    ks_tree *labels = wl_labels(x, d.pt);
     const ks_tree *gen = kt_get(kt_get(w->tree, "metadata"), "generation");
-    wl_set_str(x->a, labels, "pod-template-generation",
-               gen && gen->type == KT_INT ? ks_arena_printf(x->a, "%lld", (long long)gen->ival) : "1");
+    if (gen && gen->type == KT_INT) d.generation = ks_arena_printf(x->a, "%lld", (long long)gen->ival);
+    wl_set_str(x->a, labels, "pod-template-generation", d.generation ? d.generation : "1");
     wl_set_str(x->a, labels, "controller-revision-hash", hash);
-    const char *prefix = wl_prefix(x, x->name);
-    ks_tree *owner = wl_owner_ref(x, "apps/v1", "DaemonSet", x->name, x->uid);
+    d.prefix = wl_prefix(x, x->name);
+    d.owner = wl_owner_ref(x, "apps/v1", "DaemonSet", x->name, x->uid);
     /* the pod as NodeShouldRunDaemonPod sees it: the template's own node
      * selection, with the added tolerations */
-    ks_pod *probe = wl_decode_pod(x, wl_pod_tree(x, pt, x->name, NULL, NULL));
+    ks_pod *probe = wl_decode_pod(x, wl_pod_tree(x, d.pt, x->name, NULL, NULL));
     if (!probe) return false;
+    /* the set's active pods, once */
+    KS_VEC(ks_pod *) mine = {0};
+    ks_id k = ks_intern("DaemonSet");
+    for (uint32_t i = 0; i < x->c->pods.n; i++) {
+        ks_pod *p = x->c->pods.v[i];
+        const ks_owner_ref *r = ks_pod_controller(p);
+        if (p->ns == w->ns && pod_active(p) && r && r->kind == k && r->name && strcmp(r->name, x->name) == 0)
+            KS_VEC_PUSH(mine, p);
+    }
+    KS_VEC(ds_slot) sl = {0};
     int32_t targeted = 0;
-    bool ok = true;
+    bool ok = true, update = false;
     for (uint32_t i = 0; i < x->c->nodes.n && ok; i++) {
-        const ks_node *n = x->c->nodes.v[i];
-        if (!wl_daemon_targets(probe, n)) continue;
-        targeted++;
-        if (has_daemon_pod(x->c, w->ns, x->name, n->name)) continue;
-        const char *name = wl_generate_name(x, prefix);
-        ks_tree *t = wl_pod_tree(x, pt, name, prefix, owner);
-        pin_to_node(x, (ks_tree *)kt_get(t, "spec"), ks_str(n->name));
-        ks_pod *p = wl_decode_pod(x, t);
-        if (!p) ok = false;
-        else push_pod(x, p, false);
+        ds_slot s;
+        ok = daemon_node(x, &d, probe, x->c->nodes.v[i], mine.v, mine.n, &s);
+        targeted += (s.flags & KS_WL_SLOT_RUN) != 0;
+        update |= (s.flags & KS_WL_SLOT_REPLACE) != 0;
+        if (s.old || s.fresh) KS_VEC_PUSH(sl, s);
     }
     ks_pod_unref(probe);
+    free(mine.v);
     x->out->desired = targeted;
+    if (ok && update) {
+        /* pods to replace or delete: stepped by the update strategy */
+        x->out->rollout.active = true;
+        daemon_strategy(x, spec_of(w), targeted);
+        for (uint32_t i = 0; i < sl.n; i++) {
+            KS_VEC_PUSH(x->out->rollout.old, sl.v[i].old);
+            KS_VEC_PUSH(x->out->rollout.fresh, sl.v[i].fresh);
+            KS_VEC_PUSH(x->out->rollout.flags, sl.v[i].flags);
+        }
+        free(sl.v);
+        return true;
+    }
+    ds_slots_free(sl.v, sl.n);
     return ok;
 }
 

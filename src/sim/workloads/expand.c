@@ -1,7 +1,7 @@
 /* Every workload of a cluster expanded into what its controllers create
  * (ks_workloads_expand), and the pods an OrderedReady StatefulSet creates
  * one at a time (ks_wl_held). */
-#include "sim/workloads/workloads.h"
+#include "sim/workloads/rollout.h"
 #include "util/xalloc.h"
 
 #include <stdlib.h>
@@ -14,20 +14,9 @@ typedef struct held_seq {
     ks_pod *last; /* the ordinal created last (referenced) */
 } held_seq;
 
-/* A Deployment rolling from old pods to new ones. */
-typedef struct rollout {
-    const ks_workload *w;
-    bool recreate;
-    int32_t replicas, max_surge, max_unavailable;
-    ks_pod **old;
-    uint32_t nold, old_removed;
-    ks_pod **fresh;
-    uint32_t nfresh, next;
-} rollout;
-
 struct ks_wl_held {
     KS_VEC(held_seq) seqs;
-    KS_VEC(rollout) rollouts;
+    KS_VEC(wl_rollout) rollouts;
 };
 
 static void held_free(ks_wl_held *h) {
@@ -39,13 +28,7 @@ static void held_free(ks_wl_held *h) {
         if (s->last) ks_pod_unref(s->last);
     }
     free(h->seqs.v);
-    for (uint32_t i = 0; i < h->rollouts.n; i++) {
-        rollout *r = &h->rollouts.v[i];
-        for (uint32_t j = 0; j < r->nold; j++) ks_pod_unref(r->old[j]);
-        for (uint32_t j = r->next; j < r->nfresh; j++) ks_pod_unref(r->fresh[j]);
-        free(r->old);
-        free(r->fresh);
-    }
+    for (uint32_t i = 0; i < h->rollouts.n; i++) wl_rollout_free(&h->rollouts.v[i]);
     free(h->rollouts.v);
     free(h);
 }
@@ -84,31 +67,6 @@ uint32_t ks_wl_held_release(ks_wl_held *h, bool (*is_bound)(void *ctx, const ks_
     return n;
 }
 
-/* One sync of the Deployment controller on a rollout (rolling.go,
- * recreate.go), with a pod available as soon as it is bound. */
-static uint32_t step_rollout(rollout *r, const ks_wl_step_ops *ops) {
-    uint32_t changes = 0;
-    uint32_t bound_new = 0;
-    for (uint32_t i = 0; i < r->next; i++) bound_new += ops->is_bound(ops->ctx, r->fresh[i]);
-    int32_t old_left = (int32_t)(r->nold - r->old_removed);
-    if (r->recreate) {
-        /* every old pod goes, then every new one comes */
-        for (; r->old_removed < r->nold; r->old_removed++, changes++) ops->remove(ops->ctx, r->old[r->old_removed]);
-        for (; r->next < r->nfresh; r->next++, changes++) ops->create(ops->ctx, r->fresh[r->next]);
-        return changes;
-    }
-    /* reconcileNewReplicaSet: up to replicas + maxSurge pods in all */
-    int32_t total = old_left + (int32_t)r->next;
-    int32_t up = r->replicas + r->max_surge - total;
-    for (; up > 0 && r->next < r->nfresh; up--, r->next++, changes++) ops->create(ops->ctx, r->fresh[r->next]);
-    /* reconcileOldReplicaSets: keep replicas - maxUnavailable available */
-    int32_t min_available = r->replicas - r->max_unavailable;
-    int32_t down = old_left + (int32_t)bound_new - min_available;
-    if (down > old_left) down = old_left;
-    for (; down > 0; down--, r->old_removed++, changes++) ops->remove(ops->ctx, r->old[r->old_removed]);
-    return changes;
-}
-
 uint32_t ks_wl_step(ks_wl_held *h, const ks_wl_step_ops *ops) {
     if (!h) return 0;
     uint32_t changes = 0;
@@ -119,7 +77,7 @@ uint32_t ks_wl_step(ks_wl_held *h, const ks_wl_step_ops *ops) {
         changes += n;
         if (n < 64) break;
     }
-    for (uint32_t i = 0; i < h->rollouts.n; i++) changes += step_rollout(&h->rollouts.v[i], ops);
+    for (uint32_t i = 0; i < h->rollouts.n; i++) changes += wl_rollout_step(&h->rollouts.v[i], ops);
     return changes;
 }
 
@@ -127,15 +85,8 @@ bool ks_wl_rollout_state_of(const ks_wl_held *h, const ks_workload *w, const ks_
                             bool (*is_bound)(void *ctx, const ks_pod *p), void *ctx, ks_wl_rollout_state *out) {
     (void)c;
     for (uint32_t i = 0; h && i < h->rollouts.n; i++) {
-        const rollout *r = &h->rollouts.v[i];
-        if (r->w != w) continue;
-        memset(out, 0, sizeof(*out));
-        out->recreate = r->recreate;
-        out->created = r->next;
-        out->total = r->nfresh;
-        for (uint32_t j = 0; j < r->next; j++) out->bound += is_bound(ctx, r->fresh[j]);
-        out->old_total = r->nold;
-        out->old_left = r->nold - r->old_removed;
+        if (h->rollouts.v[i].w != w) continue;
+        wl_rollout_state(&h->rollouts.v[i], is_bound, ctx, out);
         return true;
     }
     return false;
@@ -165,6 +116,27 @@ static bool cronjob_fired(const ks_cluster *c, const ks_workload *w) {
             return true;
     }
     return false;
+}
+
+/* Runs that cannot step a rollout take its end: the old pods gone, the
+ * new ones pending. Returns how many were added. */
+static uint32_t rollout_end(ks_cluster *c, wl_rollout *ro) {
+    ks_pod **gone, **made;
+    uint32_t ngone, nmade;
+    wl_rollout_end(ro, &gone, &ngone, &made, &nmade);
+    for (uint32_t j = 0; j < ngone; j++)
+        for (uint32_t k = 0; k < c->pods.n; k++)
+            if (c->pods.v[k] == gone[j]) {
+                ks_pod_unref(c->pods.v[k]);
+                memmove(&c->pods.v[k], &c->pods.v[k + 1], (c->pods.n - k - 1) * sizeof(ks_pod *));
+                c->pods.n--;
+                break;
+            }
+    for (uint32_t j = 0; j < nmade; j++) KS_VEC_PUSH(c->pods, ks_pod_ref(made[j]));
+    free(gone);
+    free(made);
+    wl_rollout_free(ro);
+    return nmade;
 }
 
 bool ks_workloads_expand(ks_cluster *c, const ks_wl_options *o, ks_wl_generated *gen, ks_errors *errs) {
@@ -199,28 +171,11 @@ bool ks_workloads_expand(ks_cluster *c, const ks_wl_options *o, ks_wl_generated 
             KS_VEC_PUSH(c->workloads, x->workloads.v[j]);
             KS_VEC_PUSH(gen->workloads, x->workloads.v[j]);
         }
-        if (x->rollout.active && !o->no_hold) {
-            rollout ro = {.w = c->workloads.v[i], .recreate = x->rollout.recreate, .replicas = x->rollout.replicas,
-                          .max_surge = x->rollout.max_surge, .max_unavailable = x->rollout.max_unavailable,
-                          .old = x->rollout.old.v, .nold = x->rollout.old.n, .fresh = x->rollout.fresh.v,
-                          .nfresh = x->rollout.fresh.n};
-            KS_VEC_PUSH(h->rollouts, ro);
-        } else {
-            /* runs that cannot step it: the rollout's end, old pods gone */
-            for (uint32_t j = 0; j < x->rollout.old.n; j++) {
-                for (uint32_t k = 0; k < c->pods.n; k++)
-                    if (c->pods.v[k] == x->rollout.old.v[j]) {
-                        ks_pod_unref(c->pods.v[k]);
-                        memmove(&c->pods.v[k], &c->pods.v[k + 1], (c->pods.n - k - 1) * sizeof(ks_pod *));
-                        c->pods.n--;
-                        break;
-                    }
-                ks_pod_unref(x->rollout.old.v[j]);
-            }
-            for (uint32_t j = 0; j < x->rollout.fresh.n; j++) KS_VEC_PUSH(c->pods, x->rollout.fresh.v[j]);
-            gen->npods += x->rollout.fresh.n;
-            free(x->rollout.old.v);
-            free(x->rollout.fresh.v);
+        if (x->rollout.active) {
+            wl_rollout ro;
+            wl_rollout_init(&ro, c->workloads.v[i], x);
+            if (!o->no_hold) KS_VEC_PUSH(h->rollouts, ro);
+            else gen->npods += rollout_end(c, &ro);
         }
         if (x->held.n && o->no_hold) {
             for (uint32_t j = 0; j < x->held.n; j++) KS_VEC_PUSH(c->pods, x->held.v[j]);

@@ -263,6 +263,7 @@ void ks_wl_objects_free(ks_wl_objects *o) {
     for (uint32_t i = 0; i < o->rollout.fresh.n; i++) ks_pod_unref(o->rollout.fresh.v[i]);
     free(o->rollout.old.v);
     free(o->rollout.fresh.v);
+    free(o->rollout.flags.v);
     free(o->pods.v);
     free(o->held.v);
     free(o->pvcs.v);

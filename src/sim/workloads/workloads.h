@@ -33,18 +33,37 @@ typedef struct ks_wl_objects {
     KS_VEC(ks_pod *) held;
     KS_VEC(ks_pvc *) pvcs;
     KS_VEC(ks_workload *) workloads; /* ReplicaSets of Deployments, Jobs of CronJobs */
-    /* A Deployment whose template changed while pods of the old one run:
+    /* A workload whose template changed while pods of the old one run:
      * the new pods are created and the old ones deleted step by step
-     * (ks_wl_step), not at once; `pods` is then empty. */
+     * (ks_wl_step) under the update strategy, not at once.
+     * Deployment: `old` and `fresh` are two lists (`pods` is then empty).
+     * DaemonSet, StatefulSet: slots, one per node / ordinal: old.v[i] and
+     * fresh.v[i] (either NULL) are that node's or ordinal's pods, with
+     * flags.v[i] (KS_WL_SLOT_*); pods already created are in `pods`. */
     struct {
         bool active, recreate;
+        ks_workload_kind kind;
+        const char *strategy;  /* "RollingUpdate", "Recreate", "OnDelete" (static) */
         int32_t replicas, max_surge, max_unavailable;
-        KS_VEC(ks_pod *) old;   /* running pods of the old ReplicaSets (referenced) */
-        KS_VEC(ks_pod *) fresh; /* the new ReplicaSet's pods to create, in order */
+        int32_t partition;     /* StatefulSet: the first index updated */
+        int32_t desired;       /* DaemonSet: the nodes it targets */
+        bool parallel;         /* StatefulSet podManagementPolicy Parallel */
+        KS_VEC(ks_pod *) old;   /* running pods of the old template (referenced) */
+        KS_VEC(ks_pod *) fresh; /* the new template's pods (referenced), in order */
+        KS_VEC(uint8_t) flags;
     } rollout;
     int32_t desired;                  /* the pods the workload wants; -1 unknown */
     uint32_t next_input_index;        /* c's next_input_index after these objects */
 } ks_wl_objects;
+
+/* Slot flags of a DaemonSet's or StatefulSet's rollout. */
+enum {
+    KS_WL_SLOT_CREATED = 1,  /* fresh exists in the cluster */
+    KS_WL_SLOT_GONE = 2,     /* old was deleted */
+    KS_WL_SLOT_REPLACE = 4,  /* old is to go (outdated, or on a node the set left) */
+    KS_WL_SLOT_RUN = 8,      /* DaemonSet: the node should run the pod */
+    KS_WL_SLOT_CONTINUE = 16 /* DaemonSet: a pod there may continue running */
+};
 
 void ks_wl_objects_free(ks_wl_objects *o);
 
@@ -93,6 +112,7 @@ uint32_t ks_wl_step(ks_wl_held *h, const ks_wl_step_ops *ops);
  * bound, old pods left; false when w has none. */
 typedef struct ks_wl_rollout_state {
     bool recreate;
+    const char *strategy; /* "RollingUpdate", "Recreate", "OnDelete" */
     uint32_t created, bound, total, old_left, old_total;
 } ks_wl_rollout_state;
 bool ks_wl_rollout_state_of(const ks_wl_held *h, const ks_workload *w, const ks_cluster *c,
