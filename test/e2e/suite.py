@@ -1637,6 +1637,157 @@ volumeBindingMode: WaitForFirstConsumer
     s.check_alive()
 
 
+ROLLOUT_DEPLOY = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: ro}
+spec:
+  replicas: 2
+  strategy: %(strategy)s
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - name: web
+        image: %(image)s
+        resources: {requests: {cpu: %(cpu)s, memory: 64Mi}}
+"""
+ROLLING = "{type: RollingUpdate, rollingUpdate: {maxSurge: 1, maxUnavailable: 0}}"
+
+
+class FakeKubelet:
+    """What the kubelets would do for a rollout to progress: a pod bound
+    to a node becomes Running and Ready (status subresource), a pod being
+    deleted goes (grace period 0). Bounded: polls every 0.3 s until
+    stopped."""
+
+    def __init__(self, c, ns):
+        self.c, self.ns = c, ns
+        self.stop_ev = threading.Event()
+        self.th = threading.Thread(target=self.loop, daemon=True)
+
+    def start(self):
+        self.th.start()
+
+    def stop(self):
+        self.stop_ev.set()
+        self.th.join(10)
+
+    def loop(self):
+        while not self.stop_ev.wait(0.3):
+            try:
+                self.once()
+            except Exception:  # a conflict or a pod gone meanwhile: next round
+                pass
+
+    def once(self):
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        for p in self.c.get(f"/api/v1/namespaces/{self.ns}/pods")["items"]:
+            name = p["metadata"]["name"]
+            if p["metadata"].get("deletionTimestamp"):
+                self.c.request("DELETE", f"/api/v1/namespaces/{self.ns}/pods/{name}",
+                               {"kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0})
+                continue
+            if not p["spec"].get("nodeName") or (pod_condition(p, "Ready") or {}).get("status") == "True":
+                continue
+            st = p.setdefault("status", {})
+            st["phase"] = "Running"
+            st["startTime"] = now
+            conds = [x for x in st.get("conditions") or [] if x["type"] == "PodScheduled"]
+            for t in ("Initialized", "ContainersReady", "Ready"):
+                conds.append({"type": t, "status": "True", "lastTransitionTime": now})
+            st["conditions"] = conds
+            self.c.request("PUT", f"/api/v1/namespaces/{self.ns}/pods/{name}/status", p)
+
+
+def test_workloads_rollout_live(c):
+    """A Deployment's rollouts of changed templates with
+    kube-controller-manager, kube-scheduler and pods made Ready as kubelets
+    would: before each change, `ksched simulate` of the cluster as it is
+    (kubectl's List) plus the changed manifest predicts how far the rollout
+    gets (new pods running, old pods left); the live rollout gets as far.
+    RollingUpdate (maxSurge 1, maxUnavailable 0) to a template that fits:
+    complete; to one whose surge pod fits nowhere: stuck with both old pods
+    running; then Recreate: old pods first, complete."""
+    kcm = os.path.join(C.BIN, "kube-controller-manager")
+    if not os.access(kcm, os.X_OK):
+        raise Skip("kube-controller-manager not built")
+    if not os.access(KSCHED, os.X_OK):
+        raise Skip(f"{KSCHED} not built")
+    # 2.5 CPUs: a 1-CPU surge pod fits beside a 1-CPU pod (and whatever
+    # else the suite runs there), a 1.5-CPU one does not
+    create_nodes(c, [node("ro-a", cpu="2500m"), node("ro-b", cpu="2500m")])
+    kubectl(c, "create", "namespace", "ro")
+    c.spawn("kube-controller-manager", [
+        kcm, "--kubeconfig", c.admin_kubeconfig, "--leader-elect=false", "--secure-port=0",
+        "--controllers=deployment,replicaset", "-v=1"])
+    s = Sched(c, [profile("default-scheduler")], name="kube-scheduler-ro", impl="kube-scheduler")
+    s.start()
+    kubelet = FakeKubelet(c, "ro")
+    kubelet.start()
+    try:
+        def pods():
+            return [x for x in c.get("/api/v1/namespaces/ro/pods")["items"]
+                    if not x["metadata"].get("deletionTimestamp")]
+
+        def live_state(image, cpu):
+            """(new pods bound, old pods left)"""
+            new = [x for x in pods() if x["spec"]["containers"][0]["image"] == image and
+                   x["spec"]["containers"][0]["resources"]["requests"]["cpu"] == cpu]
+            old = [x for x in pods() if x not in new]
+            return sum(1 for x in new if x["spec"].get("nodeName")), len(old)
+
+        def apply(manifest):
+            kubectl(c, "apply", "-f", "-", stdin=manifest)
+
+        def complete():
+            d = c.get("/apis/apps/v1/namespaces/ro/deployments/web")
+            st = d.get("status", {})
+            ok = (st.get("observedGeneration") == d["metadata"]["generation"] and st.get("updatedReplicas") == 2
+                  and st.get("availableReplicas") == 2 and st.get("replicas") == 2 and len(pods()) == 2)
+            return ok
+
+        def stuck(image):
+            ps = [x for x in pods() if x["spec"]["containers"][0]["image"] == image]
+            return any((pod_condition(x) or {}).get("status") == "False" for x in ps)
+
+        apply(ROLLOUT_DEPLOY % {"strategy": ROLLING, "image": "web:1", "cpu": "1"})
+        wait_for(complete, 90, "web:1 available")
+        steps = [("RollingUpdate fits", ROLLING, "web:2", "1", True),
+                 ("RollingUpdate surge pod fits nowhere", ROLLING, "web:3", "1500m", False),
+                 ("Recreate", "{type: Recreate}", "web:4", "1500m", True)]
+        compared = 0
+        for what, strategy, image, cpu, done in steps:
+            manifest = ROLLOUT_DEPLOY % {"strategy": strategy, "image": image, "cpu": cpu}
+            snap = os.path.join(c.dir, f"ro-{image.replace(':', '-')}-before.yaml")
+            # the cluster without the Deployment: the manifest is its new version
+            with open(snap, "w") as f:
+                f.write(kubectl(c, "get", "nodes,namespaces,pods,rs", "-A", "-o", "yaml")[1])
+            mf = os.path.join(c.dir, f"ro-{image.replace(':', '-')}.yaml")
+            with open(mf, "w") as f:
+                f.write(manifest)
+            p = subprocess.run([KSCHED, "simulate", snap, mf], capture_output=True, text=True)
+            check(p.returncode == 0, f"{what}: simulate: {p.returncode} {p.stderr[:500]}")
+            line = next((ln for ln in p.stdout.splitlines() if ln.startswith("ro/web ")), "")
+            check(line, f"{what}: no ro/web line in simulate's table:\n{p.stdout[:800]}")
+            m = re.search(r"rollout stuck: (\d+)/(\d+) new pods running, (\d+) old left", line)
+            sim = (int(m.group(1)), int(m.group(3))) if m else (2, 0)
+            check((m is None) == done, f"{what}: simulate says {line.strip()!r}")
+            apply(manifest)
+            if done:
+                wait_for(complete, 90, f"{what}: rollout to {image} complete")
+            else:
+                wait_for(lambda: stuck(image), 60, f"{what}: the surge pod of {image} unschedulable")
+                time.sleep(3)  # the controller would move by now if it could
+            live = live_state(image, cpu)
+            check(live == sim, f"{what}: live (new running, old left) {live}, simulate {sim} ({line.strip()})")
+            compared += 1
+        figure("workloads_rollout_live", rollouts=compared)
+        s.check_alive()
+    finally:
+        kubelet.stop()
+
+
 def test_storage_capacity(c):
     """CSIStorageCapacity and VolumeAttachment read from the API server
     under ksched's own permissions: a WaitForFirstConsumer claim of a
@@ -3180,6 +3331,7 @@ TESTS = [
     ("dra", test_dra, True),
     ("same_as_simulate", test_same_as_simulate, True),
     ("workloads_like_controllers", test_workloads_like_controllers, True),
+    ("workloads_rollout_live", test_workloads_rollout_live, True),
     ("storage_capacity", test_storage_capacity, True),
     ("fault_apiserver_kill", test_fault_apiserver_kill, True),
     ("fault_compaction", test_fault_compaction, True),
