@@ -550,7 +550,7 @@ static void set_type(dec *d, ks_tree *t, const char *av, const char *kind) {
 }
 
 static bool object_at(dec *d, const void *buf, size_t len, ks_tree **out) {
-    const char *av, *kind;
+    const char *av = "", *kind = "";
     rd raw;
     if (!unwrap(d, buf, len, &av, &kind, &raw)) return false;
     int mi = root_msg(av, kind);
@@ -569,77 +569,185 @@ bool ks_pb_decode_object(ks_arena *a, const void *buf, size_t len, ks_tree **out
     return false;
 }
 
-bool ks_pb_list_open(ks_arena *a, const void *buf, size_t len, ks_tree **root, ks_pb_list *it, char **err) {
-    dec d = {.a = a};
-    const char *av, *kind;
-    rd raw;
-    memset(it, 0, sizeof(*it));
-    if (!unwrap(&d, buf, len, &av, &kind, &raw)) goto bad;
-    int mi = root_msg(av, kind);
-    const ks_pb_message *m = mi >= 0 ? &ks_pb_messages[mi] : NULL;
-    /* a list: metadata = 1, items = 2 */
-    if (!m || m->nfields != 2 || strcmp(m->fields[1].name, "items") != 0) {
-        fail(&d, "%s %s: not a list ksched reads as protobuf", av, kind);
-        goto bad;
-    }
-    ks_tree *t = kt_new(a, KT_MAP, 0);
-    set_type(&d, t, av, kind);
-    rd r = raw;
-    pbval v;
-    int k;
-    while ((k = next_field(&r, &v)) == 1) {
-        if (v.num != 1) continue;
-        ks_tree *md = kt_new(a, KT_MAP, 0);
-        if (!is_len(&v) || !decode_msg(&d, m->fields[0].msg, v.sub, md, 2)) {
-            fail(&d, "%s metadata: malformed", kind);
-            goto bad;
+/* ---- a list read while it arrives ------------------------------------------------ */
+
+/* A varint at p: 1 with *v and *n (its length), 0 when the bytes end
+ * first, -1 when it is longer than 10 bytes. */
+static int varint_at(const uint8_t *p, const uint8_t *end, uint64_t *v, size_t *n) {
+    uint64_t x = 0;
+    for (int i = 0; i < 10; i++) {
+        if (p + i >= end) return 0;
+        x |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+        if (!(p[i] & 0x80)) {
+            *v = x;
+            *n = (size_t)i + 1;
+            return 1;
         }
-        add_static(&d, t, "metadata", md);
     }
-    if (k < 0) {
-        fail(&d, "%s: malformed", kind);
-        goto bad;
-    }
-    it->p = raw.p;
-    it->end = raw.end;
-    it->item_msg = m->fields[1].msg;
-    *root = t;
-    return true;
-bad:
-    *err = finish(&d);
-    return false;
+    return -1;
 }
 
-int ks_pb_list_next(ks_pb_list *it, ks_arena *a, ks_tree **item, char **err) {
-    dec d = {.a = a};
-    rd r = {it->p, it->end};
-    pbval v;
-    int k;
-    while ((k = next_field(&r, &v)) == 1) {
-        it->p = r.p;
-        if (v.num != 2) continue;
-        uint32_t idx = it->index++;
-        ks_tree *t = kt_new(a, KT_MAP, 0);
-        if (!is_len(&v)) {
-            fail(&d, "item %u: wire type %d", idx, v.wt);
-            *err = d.err;
-            return -1;
-        }
-        if (!decode_msg(&d, it->item_msg, v.sub, t, 2)) {
-            char *e = finish(&d);
-            *err = ks_xasprintf("item %u: %s", idx, e);
-            free(e);
-            return -1;
-        }
-        *item = t;
+/* The field at p when all of it is in [p, end): 1 with its number, wire
+ * type, payload (LEN) and whole length *n; 0 when more bytes are needed;
+ * -1 when malformed. */
+static int field_at(const uint8_t *p, const uint8_t *end, pbval *v, size_t *n) {
+    uint64_t key, x;
+    size_t kn, ln;
+    int k = varint_at(p, end, &key, &kn);
+    if (k <= 0) return k;
+    if (key >> 3 == 0 || key >> 3 > 0x1fffffff) return -1;
+    v->num = (uint32_t)(key >> 3);
+    v->wt = (int)(key & 7);
+    const uint8_t *q = p + kn;
+    switch (v->wt) {
+    case WT_VARINT:
+        if ((k = varint_at(q, end, &x, &ln)) <= 0) return k;
+        *n = kn + ln;
+        return 1;
+    case WT_I64:
+    case WT_I32: {
+        size_t w = v->wt == WT_I64 ? 8 : 4;
+        if ((size_t)(end - q) < w) return 0;
+        *n = kn + w;
         return 1;
     }
-    it->p = it->end;
-    if (k < 0) {
-        *err = ks_xstrdup("the list is malformed after its last whole item");
-        return -2;
+    case WT_LEN:
+        if ((k = varint_at(q, end, &x, &ln)) <= 0) return k;
+        if (x > ((uint64_t)1 << 40)) return -1;
+        *n = kn + ln + (size_t)x;
+        if ((size_t)(end - q - ln) < x) return 0;
+        v->sub.p = q + ln;
+        v->sub.end = q + ln + x;
+        return 1;
+    default: return -1;
     }
-    return 0;
+}
+
+/* The prefix and runtime.Unknown up to where its raw bytes start. */
+static int reader_envelope(ks_pb_list_reader *lr, dec *d, const uint8_t *p, const uint8_t *end, size_t *used) {
+    if (end - p < 4) return KS_PB_MORE;
+    if (memcmp(p, magic, 4) != 0) return KS_PB_NOT_LIST;
+    const uint8_t *q = p + 4;
+    for (;;) {
+        pbval v;
+        size_t n;
+        uint64_t key, len;
+        size_t kn, ln;
+        int k = varint_at(q, end, &key, &kn);
+        if (k == 0) return KS_PB_MORE;
+        if (k < 0 || (key & 7) != WT_LEN) return KS_PB_NOT_LIST;
+        if (key >> 3 == 2) {
+            /* raw: the list message, read field by field from here */
+            if ((k = varint_at(q + kn, end, &len, &ln)) == 0) return KS_PB_MORE;
+            if (k < 0 || !lr->kind[0]) return KS_PB_NOT_LIST;
+            int mi = root_msg(lr->api_version, lr->kind);
+            const ks_pb_message *m = mi >= 0 ? &ks_pb_messages[mi] : NULL;
+            /* a list: metadata = 1, items = 2 */
+            if (!m || m->nfields != 2 || strcmp(m->fields[1].name, "items") != 0) return KS_PB_NOT_LIST;
+            lr->list_msg = (uint16_t)mi;
+            lr->item_msg = m->fields[1].msg;
+            lr->left = len;
+            lr->state = 1;
+            *used = (size_t)(q + kn + ln - p);
+            return KS_PB_MORE;
+        }
+        if ((k = field_at(q, end, &v, &n)) == 0) return KS_PB_MORE;
+        if (k < 0) return KS_PB_NOT_LIST;
+        if (v.num == 1) {
+            /* typeMeta: apiVersion = 1, kind = 2 */
+            rd tm = v.sub;
+            pbval t;
+            int j;
+            while ((j = next_field(&tm, &t)) == 1) {
+                if (!is_len(&t) || (t.num != 1 && t.num != 2)) continue;
+                char *dst = t.num == 1 ? lr->api_version : lr->kind;
+                size_t sl = (size_t)(t.sub.end - t.sub.p);
+                if (sl >= sizeof(lr->kind) || memchr(t.sub.p, 0, sl)) return KS_PB_NOT_LIST;
+                memcpy(dst, t.sub.p, sl);
+                dst[sl] = '\0';
+            }
+            if (j < 0) return KS_PB_NOT_LIST;
+        } else if (v.num == 3 && v.sub.p != v.sub.end) {
+            return fail(d, "content encoding \"%.*s\" is not supported", (int)(v.sub.end - v.sub.p), v.sub.p),
+                   KS_PB_ERROR;
+        }
+        q += n;
+    }
+}
+
+static ks_tree *reader_root(ks_pb_list_reader *lr, dec *d, ks_tree *md) {
+    ks_tree *t = kt_new(d->a, KT_MAP, 0);
+    set_type(d, t, ks_arena_strdup(d->a, lr->api_version), ks_arena_strdup(d->a, lr->kind));
+    if (md) add_static(d, t, "metadata", md);
+    lr->root_sent = true;
+    return t;
+}
+
+int ks_pb_list_read(ks_pb_list_reader *lr, ks_arena *a, const void *buf, size_t len, size_t *used, ks_tree **out,
+                    char **err) {
+    dec d = {.a = a};
+    const uint8_t *p = buf, *end = p + len;
+    *used = 0;
+    *out = NULL;
+    *err = NULL;
+    if (lr->state == 0) {
+        int k = reader_envelope(lr, &d, p, end, used);
+        if (k == KS_PB_ERROR) *err = finish(&d);
+        if (lr->state == 0) return k;
+        p += *used;
+    }
+    pbval v;
+    for (;;) {
+        if (lr->state == 2) return KS_PB_END;
+        if (lr->left == 0) {
+            /* a list without metadata still has its type */
+            if (!lr->root_sent) return *out = reader_root(lr, &d, NULL), KS_PB_ROOT;
+            lr->state = 2;
+            return KS_PB_END;
+        }
+        /* nothing past the list's own bytes is part of it */
+        const uint8_t *lend = (uint64_t)(end - p) > lr->left ? p + lr->left : end;
+        size_t n;
+        int k = field_at(p, lend, &v, &n);
+        if (k == 0 && (uint64_t)(lend - p) == lr->left) k = -1; /* cut inside the list's own length */
+        if (k == 0) return KS_PB_MORE;
+        if (k < 0) {
+            *err = ks_xstrdup(lr->index ? "the list is malformed after its last whole item" : "the list is malformed");
+            lr->state = 2;
+            return KS_PB_ERROR;
+        }
+        *used += n;
+        p += n;
+        lr->left -= n;
+        if (v.num == 1 || v.num == 2) break;
+        /* a field lists do not have: skipped */
+    }
+    const ks_pb_message *m = &ks_pb_messages[lr->list_msg];
+    if (v.num == 1) {
+        ks_tree *md = kt_new(a, KT_MAP, 0);
+        if (!is_len(&v) || !decode_msg(&d, m->fields[0].msg, v.sub, md, 2)) {
+            fail(&d, "%s metadata: malformed", lr->kind);
+            *err = finish(&d);
+            lr->state = 2;
+            return KS_PB_ERROR;
+        }
+        *out = reader_root(lr, &d, md);
+        return KS_PB_ROOT;
+    }
+    uint32_t idx = lr->index++;
+    if (!is_len(&v)) {
+        *err = ks_xasprintf("item %u: wire type %d", idx, v.wt);
+        return KS_PB_BAD_ITEM;
+    }
+    ks_tree *t = kt_new(a, KT_MAP, 0);
+    if (!decode_msg(&d, lr->item_msg, v.sub, t, 2)) {
+        char *e = finish(&d);
+        *err = ks_xasprintf("item %u: %s", idx, e);
+        free(e);
+        return KS_PB_BAD_ITEM;
+    }
+    *out = t;
+    return KS_PB_ITEM;
 }
 
 int64_t ks_pb_frame_len(const void *buf, size_t len) {

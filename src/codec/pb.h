@@ -38,21 +38,31 @@ bool ks_pb_is_protobuf(const void *buf, size_t len);
  * On error returns false with a malloc'd message in *err. */
 bool ks_pb_decode_object(ks_arena *a, const void *buf, size_t len, ks_tree **out, char **err);
 
-/* A list (PodList, NodeList, ...) read item by item, so that a list of
- * every pod is never one tree. */
-typedef struct ks_pb_list {
-    const uint8_t *p, *end; /* the list message's fields not yet read */
-    uint16_t item_msg;
-    uint32_t index;         /* items read so far */
-} ks_pb_list;
+/* A list (PodList, NodeList, ...) read item by item while it arrives,
+ * so that a list of every pod is never one tree nor one buffer: the
+ * caller hands ks_pb_list_read the bytes it has not consumed yet, drops
+ * the *used bytes it consumed (also with KS_PB_MORE), and calls again,
+ * with more bytes after KS_PB_MORE. Zero-initialise the reader. */
+typedef struct ks_pb_list_reader {
+    int state;        /* 0: the prefix and runtime.Unknown, 1: the list's fields, 2: done */
+    uint64_t left;    /* bytes of the list message not read yet */
+    uint16_t list_msg, item_msg;
+    bool root_sent;
+    uint32_t index;   /* items read so far */
+    char api_version[128], kind[128];
+} ks_pb_list_reader;
 
-/* The list without its items (apiVersion, kind, metadata) into *root,
- * the cursor into *it. */
-bool ks_pb_list_open(ks_arena *a, const void *buf, size_t len, ks_tree **root, ks_pb_list *it, char **err);
-/* The next item: 1 with *item, 0 at the end, -1 when that item is
- * malformed (*err says why; the next call goes on with the item after
- * it), -2 when the list itself is (nothing more can be read). */
-int ks_pb_list_next(ks_pb_list *it, ks_arena *a, ks_tree **item, char **err);
+enum {
+    KS_PB_MORE,       /* more bytes are needed */
+    KS_PB_ROOT,       /* *out: the list without its items (apiVersion, kind, metadata) */
+    KS_PB_ITEM,       /* *out: the next item */
+    KS_PB_BAD_ITEM,   /* that item is malformed (*err, malloc'd); the next call goes on after it */
+    KS_PB_END,        /* the whole list was read */
+    KS_PB_NOT_LIST,   /* not a list of a kind ksched reads (a Status, JSON...): nothing consumed */
+    KS_PB_ERROR       /* the list itself is malformed (*err): nothing more can be read */
+};
+int ks_pb_list_read(ks_pb_list_reader *lr, ks_arena *a, const void *buf, size_t len, size_t *used, ks_tree **out,
+                    char **err);
 
 /* One frame's WatchEvent (after its length) into {type, object}. */
 bool ks_pb_decode_watch_event(ks_arena *a, const void *buf, size_t len, ks_tree **out, char **err);

@@ -234,6 +234,28 @@ static void deliver_deleted_stub(ks_reflector *r, ks_arena *a, const known *k) {
     deliver(r, KS_REFL_DELETED, obj);
 }
 
+/* ---- streamed answers (a watch, a protobuf list) ----------------------------------- */
+
+static void on_watch_data(void *arg, const char *buf, size_t n) {
+    ks_reflector *r = arg;
+    pthread_mutex_lock(&r->mu);
+    ks_sb_putn(&r->in, buf, n);
+    r->w_data = true;
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+}
+
+static void on_watch_end(void *arg, long code, const char *error) {
+    ks_reflector *r = arg;
+    pthread_mutex_lock(&r->mu);
+    r->w_ended = true;
+    r->w_code = code;
+    free(r->w_error);
+    r->w_error = error ? ks_xstrdup(error) : NULL;
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+}
+
 /* ---- LIST ------------------------------------------------------------------------ */
 
 static void url_escape(ks_strbuf *b, const char *s) {
@@ -484,9 +506,16 @@ static bool replace_each(ks_reflector *r, ks_arena *ia, const char *b, size_t fr
     }
 }
 
+/* The message of an error answer: its Status's (a streamed answer's is
+ * in error already), or NULL. */
+static char *answer_message(const ks_kube_response *resp) {
+    char *m = resp->body_len ? ks_kube_status_message(resp->body, resp->body_len) : NULL;
+    return m ? m : resp->error ? ks_xstrdup(resp->error) : NULL;
+}
+
 static bool too_large_rv(const ks_kube_response *resp) {
     if (resp->code != 504) return false;
-    char *m = ks_kube_status_message(resp->body, resp->body_len);
+    char *m = answer_message(resp);
     bool y = m && strstr(m, "Too large resource version");
     free(m);
     return y;
@@ -529,46 +558,152 @@ static bool json_list_page(ks_reflector *r, ks_arena *a, const ks_kube_response 
     return true;
 }
 
-/* A protobuf list answer, item by item: a malformed item is named and
- * skipped (the framing tells where the next one starts); false (after
- * note_error) when the list itself cannot be read. */
-static bool pb_list_page(ks_reflector *r, ks_arena *a, const ks_kube_response *resp, const ks_tree **root,
-                         ks_pb_list *it) {
-    ks_tree *t = NULL;
-    char *perr = NULL;
-    if (!ks_pb_list_open(a, resp->body, resp->body_len, &t, it, &perr)) {
-        note_error(r, "%s list (%s): cannot read the answer: %s", r->kind, r->path, perr);
-        free(perr);
-        return false;
+/* One page of a list. */
+typedef struct page {
+    ks_kube_response resp;     /* code and error; the body when it was not read as it came */
+    bool streamed;             /* a protobuf list: its items went to replace_items as they came */
+    bool failed;               /* streamed, and broken (already reported) */
+    char *rv, *cont;           /* streamed: its metadata */
+} page;
+
+static void page_free(page *pg) {
+    ks_kube_response_free(&pg->resp);
+    free(pg->rv);
+    free(pg->cont);
+}
+
+/* What a streamed list's reader found; false when the list is broken. */
+static bool take_pb(ks_reflector *r, ks_arena *ia, page *pg, int k, ks_tree *out, const char *perr, size_t *n) {
+    switch (k) {
+    case KS_PB_ROOT: {
+        const ks_tree *md = kt_get(out, "metadata");
+        set_str(&pg->rv, str_of(kt_get(md, "resourceVersion")));
+        set_str(&pg->cont, str_of(kt_get(md, "continue")));
+        const char *av = str_of(kt_get(out, "apiVersion"));
+        if (av) set_str(&r->api_version, av);
+        return true;
     }
-    *root = t;
+    case KS_PB_ITEM: replace_items(r, ia, &out, 1, *n); break;
+    case KS_PB_BAD_ITEM:
+        ks_warnf("%s list (%s): %s, skipped", r->kind, r->path, perr);
+        count_decode_error(r);
+        break;
+    case KS_PB_ERROR:
+        note_error(r, "%s list (%s): cannot read the answer: %s", r->kind, r->path, perr);
+        return false;
+    default: return true;
+    }
+    (*n)++;
     return true;
 }
 
-static bool pb_replace_each(ks_reflector *r, ks_pb_list *it, size_t *n) {
+/* The list's GET, on a stream: an answer in protobuf is read while it
+ * arrives (its items handed to replace_items one by one, *n counting
+ * them, and only the bytes of an unfinished item held), so that the
+ * decoding of 150,000 pods overlaps their transfer instead of following
+ * it, and the answer is never one buffer. Anything else (JSON, a Status)
+ * is kept whole in pg->resp; one that failed as the client retries (no
+ * answer, 429, 5xx) is asked again through get(), which retries it.
+ * false when the reflector stops. */
+static bool fetch_page(ks_reflector *r, const char *url, page *pg, size_t *n) {
+    memset(pg, 0, sizeof(*pg));
+    if (!r->negotiate) return get(r, url, &pg->resp);
+    pthread_mutex_lock(&r->mu);
+    ks_sb_reset(&r->in);
+    r->w_ended = r->w_data = false;
+    r->w_code = 0;
+    free(r->w_error);
+    r->w_error = NULL;
+    pthread_mutex_unlock(&r->mu);
+    ks_kube_stream *s = ks_kube_stream_open(r->c, url, true, on_watch_data, on_watch_end, r);
+    ks_strbuf pend;
+    ks_sb_init(&pend);
+    size_t off = 0;
+    ks_pb_list_reader lr = {0};
     ks_arena *ia = ks_arena_new(0);
-    ks_tree *item;
-    char *perr = NULL;
-    int k;
-    bool ok = true;
-    while ((k = ks_pb_list_next(it, ia, &item, &perr)) != 0) {
-        if (k == 1) {
-            replace_items(r, ia, &item, 1, *n);
-        } else if (k == -1) {
-            ks_warnf("%s list (%s): %s, skipped", r->kind, r->path, perr);
-            count_decode_error(r);
-        } else {
-            note_error(r, "%s list (%s): cannot read the answer: %s", r->kind, r->path, perr);
-            ok = false;
+    int mode = 0; /* 0: not known yet, 1: a protobuf list, 2: kept whole */
+    bool stop = false, ended = false, complete = false;
+    long code = 0;
+    char *error = NULL;
+    for (;;) {
+        pthread_mutex_lock(&r->mu);
+        while (!r->in.len && !r->w_ended && !r->stopping) pthread_cond_wait(&r->cv, &r->mu);
+        if (r->in.len) {
+            if (off == pend.len) {
+                /* all read: take the client's buffer as it is */
+                ks_strbuf t = pend;
+                pend = r->in;
+                r->in = t;
+                off = 0;
+            } else {
+                ks_sb_putn(&pend, r->in.s, r->in.len);
+            }
+            ks_sb_reset(&r->in);
         }
-        free(perr);
-        perr = NULL;
-        ks_arena_reset(ia);
-        (*n)++;
-        if (!ok) break;
+        stop = r->stopping;
+        ended = r->w_ended;
+        code = r->w_code;
+        if (ended && r->w_error) set_str(&error, r->w_error);
+        pthread_mutex_unlock(&r->mu);
+        if (stop) break;
+        if (mode == 0 && pend.len >= 4) mode = ks_pb_is_protobuf(pend.s, pend.len) ? 1 : 2;
+        while (mode == 1 && !complete && !pg->failed) {
+            size_t used;
+            ks_tree *out;
+            char *perr;
+            int k = ks_pb_list_read(&lr, ia, pend.s + off, pend.len - off, &used, &out, &perr);
+            off += used;
+            if (k == KS_PB_MORE) break;
+            if (k == KS_PB_NOT_LIST) mode = 2;
+            else if (k == KS_PB_END) complete = true;
+            else if (!take_pb(r, ia, pg, k, out, perr, n)) pg->failed = true;
+            free(perr);
+            ks_arena_reset(ia);
+        }
+        if (mode == 1 && off > 0 && (off == pend.len || off > pend.len / 2)) {
+            memmove(pend.s, pend.s + off, pend.len - off);
+            pend.len -= off;
+            pend.s[pend.len] = '\0';
+            off = 0;
+        }
+        if (mode == 1 && !complete && !pg->failed && pend.len - off > r->max_event) {
+            note_error(r, "%s list (%s): an item of over %zu bytes, the answer is broken", r->kind, r->path,
+                       r->max_event);
+            pg->failed = true;
+        }
+        if (mode == 2 && pend.len > KS_KUBE_MAX_RESPONSE) {
+            free(error);
+            error = ks_xasprintf("an answer larger than the limit of %zu bytes", KS_KUBE_MAX_RESPONSE);
+            code = 0;
+            break;
+        }
+        if (ended || pg->failed) break;
     }
+    ks_kube_stream_close(s);
     ks_arena_free(ia);
-    return ok;
+    if (!stop && mode == 1) {
+        pg->streamed = true;
+        pg->resp.code = 200;
+        if (!complete && !pg->failed) {
+            note_error(r, "%s list (%s) failed: %s", r->kind, r->path,
+                       error ? error : code && code != 200 ? "an error after the answer began" : "the answer ended early");
+            pg->failed = true;
+        }
+    } else if (!stop) {
+        pg->resp.code = code;
+        pg->resp.body_len = pend.len;
+        pg->resp.body = ks_sb_take(&pend);
+        pg->resp.error = error;
+        error = NULL;
+    }
+    ks_sb_free(&pend);
+    free(error);
+    if (stop) return false;
+    if (!pg->streamed && (pg->resp.code == 0 || pg->resp.code == 429 || pg->resp.code >= 500)) {
+        ks_kube_response_free(&pg->resp);
+        return get(r, url, &pg->resp);
+    }
+    return true;
 }
 
 /* client-go's list(): paginated (the pager's 500) for resourceVersion 0
@@ -589,19 +724,20 @@ static list_result do_list(ks_reflector *r) {
     bool full_fallback = false;
     for (;;) {
         char *url = full_fallback ? list_url(r, NULL, 0, want_rv) : list_url(r, cont, limit, want_rv);
-        ks_kube_response resp = {0};
-        if (!get(r, url, &resp)) {
+        page pg;
+        if (!fetch_page(r, url, &pg, &n)) {
             free(url);
             res = L_STOP;
             break;
         }
+        ks_kube_response *resp = &pg.resp;
         pthread_mutex_lock(&r->mu);
         r->stats.lists++;
         pthread_mutex_unlock(&r->mu);
-        if (resp.code == 410 && cont && !full_fallback) {
+        if (resp->code == 410 && cont && !full_fallback) {
             /* the continue token expired: the whole list in one go */
             ks_infof(2, "%s list (%s): continue token expired, listing again in full", r->kind, r->path);
-            ks_kube_response_free(&resp);
+            page_free(&pg);
             free(url);
             full_fallback = true;
             n = 0;
@@ -610,12 +746,12 @@ static list_result do_list(ks_reflector *r) {
             replace_begin(r);
             continue;
         }
-        if ((resp.code == 410 || too_large_rv(&resp)) && !r->rv_unavailable && !cont) {
+        if ((resp->code == 410 || too_large_rv(resp)) && !r->rv_unavailable && !cont) {
             /* the resourceVersion is gone: a consistent list, at once */
             ks_infof(2, "%s list (%s): resourceVersion %s unavailable, listing at the latest", r->kind, r->path,
                      want_rv);
             r->rv_unavailable = true;
-            ks_kube_response_free(&resp);
+            page_free(&pg);
             free(url);
             free(want_rv);
             want_rv = ks_xstrdup("");
@@ -626,64 +762,60 @@ static list_result do_list(ks_reflector *r) {
             replace_begin(r);
             continue;
         }
-        if (resp.code != 200) {
-            char *m = resp.code ? ks_kube_status_message(resp.body, resp.body_len) : NULL;
-            if (resp.code == 0)
-                note_error(r, "%s list (%s) failed: %s", r->kind, r->path, resp.error ? resp.error : "no answer");
+        if (resp->code != 200) {
+            char *m = resp->code ? answer_message(resp) : NULL;
+            if (resp->code == 0)
+                note_error(r, "%s list (%s) failed: %s", r->kind, r->path, resp->error ? resp->error : "no answer");
             else
-                note_error(r, "%s list (%s) failed: %s (HTTP %ld)", r->kind, r->path, m ? m : "", resp.code);
+                note_error(r, "%s list (%s) failed: %s (HTTP %ld)", r->kind, r->path, m ? m : "", resp->code);
             free(m);
-            ks_kube_response_free(&resp);
+            page_free(&pg);
             free(url);
             break;
         }
         free(url);
-        bool pb = resp.body && ks_pb_is_protobuf(resp.body, resp.body_len);
+        if (pg.failed) {
+            page_free(&pg);
+            break;
+        }
         if (!r->listed_once && pages == 0)
             ks_infof(2, "%s list (%s): the API server answers in %s", r->kind, r->path,
-                     pb ? "Protocol Buffers" : "JSON");
-        ks_pb_list pit;
+                     pg.streamed ? "Protocol Buffers" : "JSON");
         const ks_tree *root = NULL;
         size_t ifrom = 0, ito = 0;
         bool split = false;
-        if (pb) {
-            if (!pb_list_page(r, a, &resp, &root, &pit)) {
-                ks_kube_response_free(&resp);
+        if (!pg.streamed) {
+            if (!json_list_page(r, a, resp, &root, &split, &ifrom, &ito)) {
+                page_free(&pg);
                 break;
             }
-        } else if (!json_list_page(r, a, &resp, &root, &split, &ifrom, &ito)) {
-            ks_kube_response_free(&resp);
-            break;
+            const ks_tree *md = kt_get(root, "metadata");
+            set_str(&pg.rv, str_of(kt_get(md, "resourceVersion")));
+            set_str(&pg.cont, str_of(kt_get(md, "continue")));
+            const char *av = str_of(kt_get(root, "apiVersion"));
+            if (av) set_str(&r->api_version, av);
         }
-        const ks_tree *its = kt_get(root, "items");
-        const ks_tree *md = kt_get(root, "metadata");
-        if (pages == 0 || full_fallback) set_str(&list_rv, str_of(kt_get(md, "resourceVersion")));
-        const char *av = str_of(kt_get(root, "apiVersion"));
-        if (av) set_str(&r->api_version, av);
-        const char *next = full_fallback ? NULL : str_of(kt_get(md, "continue"));
+        if (pages == 0 || full_fallback) set_str(&list_rv, pg.rv);
+        const char *next = full_fallback ? NULL : pg.cont;
         bool more = next && *next;
         if (more) {
             if (strcmp(want_rv, "0") == 0) r->paginated = true; /* no watch cache: keep paging */
             set_str(&cont, next);
         }
-        if (pb) {
-            if (!pb_replace_each(r, &pit, &n)) {
-                ks_kube_response_free(&resp);
-                break;
-            }
-        } else if (split) {
+        const ks_tree *its = kt_get(root, "items");
+        if (split) {
             ks_arena *ia = ks_arena_new(0);
-            bool all = replace_each(r, ia, resp.body, ifrom, ito, &n);
+            bool all = replace_each(r, ia, resp->body, ifrom, ito, &n);
             ks_arena_free(ia);
             if (!all) {
-                ks_kube_response_free(&resp);
+                page_free(&pg);
                 break;
             }
         } else if (its && its->type == KT_SEQ) {
             replace_items(r, a, its->items, its->n, n);
             n += its->n;
         }
-        ks_kube_response_free(&resp);
+        page_free(&pg);
         pages++;
         ks_arena_reset(a);
         if (more) continue;
@@ -716,26 +848,6 @@ static list_result do_list(ks_reflector *r) {
 }
 
 /* ---- WATCH ----------------------------------------------------------------------- */
-
-static void on_watch_data(void *arg, const char *buf, size_t n) {
-    ks_reflector *r = arg;
-    pthread_mutex_lock(&r->mu);
-    ks_sb_putn(&r->in, buf, n);
-    r->w_data = true;
-    pthread_cond_broadcast(&r->cv);
-    pthread_mutex_unlock(&r->mu);
-}
-
-static void on_watch_end(void *arg, long code, const char *error) {
-    ks_reflector *r = arg;
-    pthread_mutex_lock(&r->mu);
-    r->w_ended = true;
-    r->w_code = code;
-    free(r->w_error);
-    r->w_error = error ? ks_xstrdup(error) : NULL;
-    pthread_cond_broadcast(&r->cv);
-    pthread_mutex_unlock(&r->mu);
-}
 
 typedef enum { W_AGAIN, W_BACKOFF_REWATCH, W_RELIST, W_STOP } watch_result;
 

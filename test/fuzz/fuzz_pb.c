@@ -44,28 +44,40 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FZ_CHECK(ok || *err, "object: an empty message");
         if (ok) decode_object(c, t, &ctx);
     } else if (which == 1) {
-        ks_pb_list it;
-        if (ks_pb_list_open(a, body, len, &t, &it, &err)) {
-            const ks_tree *lk = kt_get(t, "kind");
-            char kind[64] = "";
-            size_t l = lk ? strlen(lk->text) : 0;
-            if (l > 4 && l < sizeof(kind)) memcpy(kind, lk->text, l - 4);
-            int k;
-            uint32_t seen = 0;
-            ks_tree *item;
-            while ((k = ks_pb_list_next(&it, a, &item, &err)) != 0) {
-                FZ_CHECK(k == 1 || (err && *err), "list: %d without a message", k);
+        /* a list as the reflector reads it while it arrives: the bytes
+         * handed over in pieces of a size the input chooses */
+        size_t step = 1 + (size_t)(data[0] / 3) % 64;
+        ks_pb_list_reader lr = {0};
+        char kind[64] = "";
+        size_t off = 0, have = step < len ? step : len;
+        uint32_t seen = 0;
+        for (;;) {
+            size_t used;
+            ks_tree *out;
+            int k = ks_pb_list_read(&lr, a, body + off, have - off, &used, &out, &err);
+            off += used;
+            FZ_CHECK(off <= have, "list: %zu bytes consumed of %zu", off, have);
+            FZ_CHECK((k == KS_PB_BAD_ITEM || k == KS_PB_ERROR) == (err != NULL), "list: %d with%s a message", k,
+                     err ? "" : "out");
+            FZ_CHECK(!err || *err, "list: an empty message");
+            free(err);
+            err = NULL;
+            if (k == KS_PB_MORE) {
+                if (have == len) break; /* cut short */
+                have = have + step < len ? have + step : len;
+            } else if (k == KS_PB_ROOT) {
+                const ks_tree *lk = kt_get(out, "kind");
+                size_t l = lk ? strlen(lk->text) : 0;
+                if (l > 4 && l < sizeof(kind)) memcpy(kind, lk->text, l - 4);
+            } else if (k == KS_PB_ITEM || k == KS_PB_BAD_ITEM) {
                 FZ_CHECK(++seen <= len, "list: more items than bytes");
-                if (k == 1) {
-                    kt_map_set(a, item, "kind", kt_string(a, kind, 0));
-                    decode_object(c, item, &ctx);
+                if (k == KS_PB_ITEM) {
+                    kt_map_set(a, out, "kind", kt_string(a, kind, 0));
+                    decode_object(c, out, &ctx);
                 }
-                free(err);
-                err = NULL;
-                if (k == -2) break;
+            } else {
+                break; /* the end, not a list, or a broken list */
             }
-        } else {
-            FZ_CHECK(err && *err, "list: refused without a message");
         }
     } else {
         size_t off = 0;

@@ -501,6 +501,75 @@ static void test_protobuf(void **st) {
     ks_sb_free(&one);
 }
 
+/* A protobuf list is read while it arrives: its first items are handed
+ * over before the answer ends (the list of every pod decodes while it is
+ * sent), whatever the cuts between the chunks (inside the prefix, the
+ * type, the raw length, the list's metadata, an item); a list cut short
+ * is an error and listed again; stopping while the answer is held open
+ * does not wait for it. */
+static void test_protobuf_streamed(void **st) {
+    ks_kube_client_free(C);
+    ks_kube_client_options o = {.config = &CFG, .retry_base_ms = 10, .max_retries = 2,
+                                .content_type = KS_KUBE_PROTOBUF};
+    char *err = NULL;
+    C = ks_kube_client_new(&o, &err);
+    assert_non_null(C);
+    ks_strbuf list, items, lm, one;
+    ks_sb_init(&list);
+    ks_sb_init(&items);
+    ks_sb_init(&lm);
+    ks_sb_init(&one);
+    put_len(&lm, 2, "9", 1); /* ListMeta.resourceVersion */
+    put_len(&items, 1, lm.s, lm.len);
+    const char *names[] = {"a", "b", "c"}, *rvs[] = {"1", "2", "3"};
+    size_t item_end[3];
+    for (int i = 0; i < 3; i++) {
+        ks_sb_reset(&one);
+        pod_raw(&one, names[i], rvs[i]);
+        put_len(&items, 2, one.s, one.len);
+        item_end[i] = items.len;
+    }
+    wrap(&list, "PodList", items.s, items.len);
+    size_t head = list.len - items.len; /* where the list's own bytes start */
+    /* 1. the first item whole, the second half there, and the answer held open */
+    size_t cut = head + item_end[0] + (item_end[1] - item_end[0]) / 2;
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "resourceVersion=0", .chunks = {list.s, list.s + 2},
+                       .chunk_len = {2, cut - 2}, .hold = true});
+    ks_reflector *r = start("/api/v1/pods", 0);
+    static const char *const first[] = {"ADDED ns/a rv=1 v1 Pod"};
+    expect_events(first, 1);
+    assert_false(ks_reflector_synced(r));
+    usleep(20000);
+    assert_int_equal(R.n, 1); /* b is not whole yet */
+    ks_reflector_stop(r);
+    /* 2. cut short after b: an error, then the whole list in pieces of every size */
+    fk_reset();
+    R.n = 0;
+    size_t c1 = 7, c2 = head - 1, c3 = head + 3, c4 = head + item_end[0] + 5, c5 = head + item_end[1];
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "resourceVersion=0", .chunks = {list.s, list.s + c1},
+                       .chunk_len = {c1, c5 - c1}, .cut = true});
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "resourceVersion=0",
+                       .chunks = {list.s, list.s + c1, list.s + c2, list.s + c3, list.s + c4, list.s + c5},
+                       .chunk_len = {c1, c2 - c1, c3 - c2, c4 - c3, c5 - c4, list.len - c5}});
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "watch=true", .hold = true, .times = -1});
+    r = start("/api/v1/pods", 0);
+    static const char *const all[] = {"ADDED ns/a rv=1 v1 Pod", "ADDED ns/b rv=2 v1 Pod", "ADDED ns/c rv=3 v1 Pod"};
+    expect_events(all, 3);
+    for (int i = 0; i < 10000 && !ks_reflector_synced(r); i++) usleep(1000);
+    assert_true(ks_reflector_synced(r));
+    assert_true(wait_requests("GET", "/api/v1/pods?allowWatchBookmarks", 1));
+    assert_non_null(strstr(nth_request("/api/v1/pods?allowWatchBookmarks", 0).url, "resourceVersion=9"));
+    ks_reflector_stats s;
+    ks_reflector_stats_get(r, &s);
+    assert_int_equal(s.lists, 2);
+    assert_int_equal(log_count("Pod list (/api/v1/pods) failed: "), 1);
+    ks_reflector_stop(r);
+    ks_sb_free(&list);
+    ks_sb_free(&items);
+    ks_sb_free(&lm);
+    ks_sb_free(&one);
+}
+
 /* A CRD's reflector asks for JSON whatever the contentType. */
 static void test_json_only(void **st) {
     ks_kube_client_free(C);
@@ -536,6 +605,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_404, setup, teardown),
         cmocka_unit_test_setup_teardown(test_continue_expired, setup, teardown),
         cmocka_unit_test_setup_teardown(test_protobuf, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_protobuf_streamed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_json_only, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
