@@ -698,7 +698,10 @@ static bool fetch_page(ks_reflector *r, const char *url, page *pg, size_t *n) {
     }
     ks_sb_free(&pend);
     free(error);
-    if (stop) return false;
+    if (stop) {
+        page_free(pg);
+        return false;
+    }
     if (!pg->streamed && (pg->resp.code == 0 || pg->resp.code == 429 || pg->resp.code >= 500)) {
         ks_kube_response_free(&pg->resp);
         return get(r, url, &pg->resp);
