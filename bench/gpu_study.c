@@ -367,7 +367,7 @@ static bool run_one(const study *sy, const trace *tr, const policy *p, uint64_t 
     ks_cluster_client be = *ks_memory_client_iface(mb);
     be.executes &= ~KS_CALL_BIT(KS_CALL_EVENT); /* events dropped */
     ks_scheduler_options so = {
-        .config = cfg, .registry = sy->reg, .backend = &be, .clock = clk, .seed = seed, .deterministic = true,
+        .config = cfg, .registry = sy->reg, .backend = &be, .clock = clk, .seed = seed, .ties = KS_TIES_BY_NAME,
         .parallelism = 1};
     s = ks_sim_start(&so, err);
     if (!s) goto out;

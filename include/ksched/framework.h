@@ -41,6 +41,26 @@ struct ks_profile_config; /* src/config/config.h */
 
 /* ---- creation ----------------------------------------------------------- */
 
+/* How the framework breaks the ties upstream leaves to chance (a random
+ * pick, a random start) or to map order. A rule off is upstream's way,
+ * random from the seed; all on (KS_TIES_BY_NAME) give one answer for any
+ * seed: the differential tests' rule, `simulate --tie-break name`. */
+typedef struct ks_tie_rules {
+    /* selectHost: equal top totals go to the smallest node name. */
+    bool host_by_name;
+    /* Preemption: the potential nodes are tried in name order from the
+     * first (not from a random offset in snapshot order), and of equally
+     * good candidate nodes the smallest name wins. */
+    bool preemption_nodes_by_name;
+    /* Preemption: victims of equal priority and start time are ordered by
+     * namespace/name (a pod not started reads one fixed time). */
+    bool victims_by_name;
+} ks_tie_rules;
+
+#define KS_TIES_RANDOM ((ks_tie_rules){0})
+#define KS_TIES_BY_NAME \
+    ((ks_tie_rules){.host_by_name = true, .preemption_nodes_by_name = true, .victims_by_name = true})
+
 typedef struct ks_framework_options {
     int parallelism;              /* workers for Filter/Score; 0 = 16 */
     bool debug_checksums;         /* verify NodeInfo immutability (always on in KS_DEBUG builds) */
@@ -48,10 +68,8 @@ typedef struct ks_framework_options {
      * among equal scores, DefaultPreemption's first candidate node) is
      * drawn from this seed (0: a fixed default): same seed, same choices. */
     uint64_t seed;
-    /* No random choice at all: equal scores go to the smallest node name,
-     * preemption tries the candidate nodes in name order from the first
-     * (the differential tests' rule; simulate --tie-break name). */
-    bool deterministic;
+    /* Which of those choices go by name instead (zero: none). */
+    ks_tie_rules ties;
 } ks_framework_options;
 
 /* Build the framework of one resolved profile: create each plugin with its

@@ -557,13 +557,6 @@ size_t ks_api_dispatcher_pending(ks_api_dispatcher *d) {
 
 void ks_api_dispatcher_flush(ks_api_dispatcher *d) {
     pthread_mutex_lock(&d->mu);
-    bool workers = d->nworkers > 0;
-    pthread_mutex_unlock(&d->mu);
-    if (!workers) {
-        ks_api_dispatcher_drain(d);
-        return;
-    }
-    pthread_mutex_lock(&d->mu);
     while (!d->closed && (d->calls.len || d->in_flight)) pthread_cond_wait(&d->idle_cv, &d->mu);
     pthread_mutex_unlock(&d->mu);
 }
@@ -587,33 +580,43 @@ static void sync_done(void *arg, const ks_status *result) {
     pthread_mutex_unlock(&w->d->mu);
 }
 
-ks_status *ks_api_dispatcher_bind_sync(ks_api_dispatcher *d, const ks_pod *pod, const char *node) {
-    sync_wait w = {.d = d};
-    pthread_cond_init(&w.cv, NULL);
-    ks_status_free(ks_api_dispatcher_bind(d, pod, node, sync_done, &w));
-    pthread_mutex_lock(&d->mu);
-    bool workers = d->nworkers > 0;
-    pthread_mutex_unlock(&d->mu);
-    if (workers) {
-        pthread_mutex_lock(&d->mu);
-        while (!w.done) pthread_cond_wait(&w.cv, &d->mu);
-        pthread_mutex_unlock(&d->mu);
-    } else {
-        for (;;) {
-            pthread_mutex_lock(&d->mu);
-            bool done = w.done;
-            pthread_mutex_unlock(&d->mu);
-            if (done || !run_one(d)) break;
-        }
-    }
-    pthread_mutex_lock(&d->mu);
-    bool done = w.done;
-    pthread_mutex_unlock(&d->mu);
-    pthread_cond_destroy(&w.cv);
+static void sync_start(ks_api_dispatcher *d, sync_wait *w, const ks_pod *pod, const char *node) {
+    *w = (sync_wait){.d = d};
+    pthread_cond_init(&w->cv, NULL);
+    ks_status_free(ks_api_dispatcher_bind(d, pod, node, sync_done, w));
+}
+
+static bool sync_answered(sync_wait *w) {
+    pthread_mutex_lock(&w->d->mu);
+    bool done = w->done;
+    pthread_mutex_unlock(&w->d->mu);
+    return done;
+}
+
+static ks_status *sync_result(sync_wait *w) {
+    bool done = sync_answered(w);
+    pthread_cond_destroy(&w->cv);
     if (!done) return ks_status_new(KS_ERROR, "binding was dropped by the API dispatcher");
     /* A binding overwritten by a deletion did not happen. */
-    if (ks_status_code(w.result) == KS_SKIP) w.result->code = KS_ERROR;
-    return w.result;
+    if (ks_status_code(w->result) == KS_SKIP) w->result->code = KS_ERROR;
+    return w->result;
+}
+
+ks_status *ks_api_dispatcher_bind_wait(ks_api_dispatcher *d, const ks_pod *pod, const char *node) {
+    sync_wait w;
+    sync_start(d, &w, pod, node);
+    pthread_mutex_lock(&d->mu);
+    while (!w.done) pthread_cond_wait(&w.cv, &d->mu);
+    pthread_mutex_unlock(&d->mu);
+    return sync_result(&w);
+}
+
+ks_status *ks_api_dispatcher_bind_drain(ks_api_dispatcher *d, const ks_pod *pod, const char *node) {
+    sync_wait w;
+    sync_start(d, &w, pod, node);
+    while (!sync_answered(&w) && run_one(d)) {
+    }
+    return sync_result(&w);
 }
 
 ks_status *ks_api_dispatcher_execute_now(ks_api_dispatcher *d, const ks_api_call *ac) {

@@ -29,7 +29,10 @@ typedef struct ks_api_dispatcher ks_api_dispatcher;
 #define KS_API_DISPATCHER_GRACE_NS (5LL * KS_NS_PER_SEC)
 
 /* workers > 0: that many threads execute calls, started now; 0: nothing
- * runs a call until ks_api_dispatcher_drain or ks_api_dispatcher_start. */
+ * runs a call until ks_api_dispatcher_drain or ks_api_dispatcher_start.
+ * The dispatcher does not ask which: its owner's run mode calls drain and
+ * bind_drain (stepping) or starts workers and calls bind_wait and flush
+ * (threaded). */
 ks_api_dispatcher *ks_api_dispatcher_new(const ks_cluster_client *b, ks_clock *clock, int workers);
 /* Start worker threads (no-op when some already run). */
 void ks_api_dispatcher_start(ks_api_dispatcher *d, int workers);
@@ -72,10 +75,13 @@ void ks_api_dispatcher_event(ks_api_dispatcher *d, const ks_pod *regarding, cons
                              const char *note);
 
 /* Queue a binding and wait for its result (the Bind extension point waits
- * like upstream's DefaultBinder). Without workers: drains the queue up to
- * it on the calling thread. */
-ks_status *ks_api_dispatcher_bind_sync(ks_api_dispatcher *d, const ks_pod *pod,
+ * like upstream's DefaultBinder): answered by the workers (threaded), or
+ * by executing the queue on the calling thread, in order, up to it
+ * (stepping, no workers). Which one is the caller's run mode's choice. */
+ks_status *ks_api_dispatcher_bind_wait(ks_api_dispatcher *d, const ks_pod *pod,
                                        const char *node);
+ks_status *ks_api_dispatcher_bind_drain(ks_api_dispatcher *d, const ks_pod *pod,
+                                        const char *node);
 
 /* A PreBind write (VOLUME_BINDING, CLAIM_UPDATE), executed at once on the
  * calling thread, as upstream's plugins make these calls themselves in
@@ -91,7 +97,7 @@ bool ks_api_dispatcher_makes(const ks_api_dispatcher *d, ks_call_type t);
 size_t ks_api_dispatcher_drain(ks_api_dispatcher *d);
 /* Calls queued or in flight. */
 size_t ks_api_dispatcher_pending(ks_api_dispatcher *d);
-/* Wait until nothing is queued or in flight (drains without workers). */
+/* Wait until the workers leave nothing queued or in flight. */
 void ks_api_dispatcher_flush(ks_api_dispatcher *d);
 
 /* Calls executed against the backend, by type (tests, metrics). */

@@ -888,24 +888,18 @@ static void start_in_flight(ks_queue *q, ks_queued_pod *qp) {
     qp->mutation_epoch = q->epoch;
 }
 
-ks_queued_pod *ks_queue_pop(ks_queue *q, bool block) {
+ks_queued_pod *ks_queue_pop(ks_queue *q) {
     pthread_mutex_lock(&q->mu);
     ks_queued_pod *qp = NULL;
-    for (;;) {
-        if (q->closed) break;
-        if (q->active.n) {
-            qp = heap_remove(q, &q->active, 0);
-            break;
-        }
+    if (q->closed) {
+        /* nothing from a closed queue */
+    } else if (q->active.n) {
+        qp = heap_remove(q, &q->active, 0);
+    } else if (q->backoff.n) {
         /* With activeQ empty, the pods waiting out a backoff go now rather
          * than leave the scheduler idle (SchedulerPopFromBackoffQ). */
-        if (q->backoff.n) {
-            qp = heap_remove(q, &q->backoff, 0);
-            count_incoming("active", EV_POP_FROM_BACKOFF);
-            break;
-        }
-        if (!block || q->clock->simulated) break;
-        pthread_cond_wait(&q->cv, &q->mu);
+        qp = heap_remove(q, &q->backoff, 0);
+        count_incoming("active", EV_POP_FROM_BACKOFF);
     }
     if (qp) {
         qp->where = KS_Q_NONE;
@@ -918,7 +912,7 @@ ks_queued_pod *ks_queue_pop(ks_queue *q, bool block) {
 
 bool ks_queue_wait(ks_queue *q) {
     pthread_mutex_lock(&q->mu);
-    while (!q->closed && !q->active.n && !q->backoff.n && !q->clock->simulated) pthread_cond_wait(&q->cv, &q->mu);
+    while (!q->closed && !q->active.n && !q->backoff.n) pthread_cond_wait(&q->cv, &q->mu);
     bool open = !q->closed;
     pthread_mutex_unlock(&q->mu);
     return open;

@@ -105,14 +105,14 @@ void ks_queue_add(ks_queue *q, ks_pod *pod);
 void ks_queue_update(ks_queue *q, ks_pod *old_pod, ks_pod *new_pod);
 void ks_queue_delete(ks_queue *q, const ks_pod *pod);
 
+/* Block until a pod can be popped (activeQ or backoffQ not empty) or the
+ * queue is closed (false): the threaded loop's wait, on the real clock. */
+bool ks_queue_wait(ks_queue *q);
 /* The next pod to schedule (in flight from now on, owned by the caller
  * until handed back with ks_queue_add_unschedulable or freed with
- * ks_queue_done + ks_queued_pod_free). NULL when there is none (and not
- * blocking) or the queue is closed. */
-/* Block until a pod can be popped (activeQ or backoffQ not empty) or the
- * queue is closed (false). Returns at once on a simulated clock. */
-bool ks_queue_wait(ks_queue *q);
-ks_queued_pod *ks_queue_pop(ks_queue *q, bool block);
+ * ks_queue_done + ks_queued_pod_free). NULL when there is none or the
+ * queue is closed; never blocks. */
+ks_queued_pod *ks_queue_pop(ks_queue *q);
 /* Take one given pod out of whichever sub-queue holds it, as a pop would
  * (the simulator's trace mode picks the order itself). NULL if absent. */
 ks_queued_pod *ks_queue_pop_pod(ks_queue *q, uint64_t pod_key);

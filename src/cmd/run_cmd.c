@@ -233,7 +233,7 @@ static bool run_start(run_ctx *x, char **err) {
     ks_kube_cluster_client_options bo = {.client = x->client, .events = x->recorder};
     ks_run_backend_watches(x->cfg, &bo);
     x->kb = ks_kube_cluster_client_new(&bo);
-    ks_scheduler_options so = {.config = x->cfg, .backend = ks_kube_cluster_client_iface(x->kb)};
+    ks_scheduler_options so = {.config = x->cfg, .backend = ks_kube_cluster_client_iface(x->kb), .mode = KS_RUN_THREADED};
     if (!(x->rs.s = ks_scheduler_new(&so, err))) return false;
     /* Serving first, as kube-scheduler: probes answer while a standby
      * waits for the lease. */

@@ -77,7 +77,10 @@ static bool shadow_start(shadow_ctx *x, ks_run_cmd *c, char **err) {
     ks_run_backend_watches(x->cfg, &bo);
     x->kb = ks_kube_cluster_client_new(&bo);
     x->sh = ks_shadow_new(&(ks_shadow_options){.inner = ks_kube_cluster_client_iface(x->kb), .report = x->report});
-    ks_scheduler_options so = {.config = x->cfg, .backend = ks_shadow_backend(x->sh), .observer = ks_shadow_observer(x->sh)};
+    /* Stepping on the real clock: each watch event's attempt runs at once
+     * on the watch thread (ks_shadow), binding cycle and calls included. */
+    ks_scheduler_options so = {.config = x->cfg, .backend = ks_shadow_backend(x->sh), .mode = KS_RUN_STEPPING,
+                               .observer = ks_shadow_observer(x->sh)};
     if (!(x->s = ks_scheduler_new(&so, err))) return false;
     ks_shadow_attach(x->sh, x->s);
     if (!(x->ops = ks_ops_start(&(ks_ops_options){.flags = &c->of, .cfg = x->cfg, .leader_election = false}, err)))

@@ -119,7 +119,7 @@ ks_framework *ks_framework_new(ks_registry *reg, const ks_profile_config *profil
 #endif
     /* Before the plugins are created: they read the seed. */
     fw->seed = opts ? opts->seed : 0;
-    fw->deterministic = opts && opts->deterministic;
+    fw->ties = opts ? opts->ties : KS_TIES_RANDOM;
     fw->rng = fw->seed ? fw->seed : 0x6b73636865640001ULL;
     if (opts && opts->parallelism > 0) fw->par = ks_parallelizer_new(opts->parallelism);
     else fw->par = ks_parallelizer_new(KS_DEFAULT_PARALLELISM);
@@ -331,7 +331,7 @@ const ks_objects *ks_handle_objects(const ks_handle *h) {
 struct ks_framework *ks_handle_framework(ks_handle *h) { return h->fw; }
 
 uint64_t ks_handle_seed(const ks_handle *h) { return h ? h->fw->seed : 0; }
-bool ks_handle_deterministic(const ks_handle *h) { return h && h->fw->deterministic; }
+ks_tie_rules ks_handle_tie_rules(const ks_handle *h) { return h && h->fw ? h->fw->ties : KS_TIES_RANDOM; }
 
 int ks_handle_parallelism(const ks_handle *h) { return ks_parallelizer_parallelism(h->fw->par); }
 

@@ -196,9 +196,9 @@ struct ks_framework {
     ks_parallelizer *par;
     bool owns_par;
     bool checksums;            /* debug immutability check */
-    /* ks_framework_options.seed and .deterministic */
+    /* ks_framework_options.seed and .ties */
     uint64_t seed;
-    bool deterministic;
+    ks_tie_rules ties;
     uint64_t rng;              /* selectHost's generator (ks_framework_rand) */
     struct ks_fw_metrics *metrics; /* the series this profile records (fw_metrics.h) */
 };

@@ -36,8 +36,8 @@ int ks_handle_parallelism(const ks_handle *h);
 /* The profile's seed (ks_framework_options.seed): a plugin that makes a
  * random choice draws it from a generator seeded with this. */
 uint64_t ks_handle_seed(const ks_handle *h);
-/* No random choice at all (ks_framework_options.deterministic). */
-bool ks_handle_deterministic(const ks_handle *h);
+/* Which ties go by name instead of a random choice (ks_framework_options.ties). */
+ks_tie_rules ks_handle_tie_rules(const ks_handle *h);
 /* Run fn(i, arg) for i in [0, n) on the worker pool; returns when all done. */
 void ks_handle_parallelize(ks_handle *h, size_t n, void (*fn)(size_t i, void *arg), void *arg);
 

@@ -892,7 +892,7 @@ ks_status *ks_evaluator_preempt(ks_evaluator *ev, ks_cycle_state *st, const ks_p
         if (ks_status_code(status_for(m, ni->name)) == KS_UNSCHEDULABLE)
             potential[npotential++] = ni;
     }
-    if (fw->deterministic) qsort(potential, npotential, sizeof(*potential), cmp_node_names);
+    if (fw->ties.preemption_nodes_by_name) qsort(potential, npotential, sizeof(*potential), cmp_node_names);
     ks_node_status_map statuses;
     ks_node_status_map_init(&statuses);
     ks_candidates cands = {0};
@@ -946,7 +946,7 @@ ks_status *ks_evaluator_preempt(ks_evaluator *ev, ks_cycle_state *st, const ks_p
     }
 
     /* 4) The best candidate. */
-    int best = cands.n == 1 ? 0 : ks_pick_one_node_for_preemption(&cands, fw->deterministic);
+    int best = cands.n == 1 ? 0 : ks_pick_one_node_for_preemption(&cands, fw->ties.preemption_nodes_by_name);
     const ks_candidate *c = &cands.v[best];
     ks_infof(2, "\"the target node for the preemption is determined\" node=\"%s\" pod=\"%s/%s\"",
              ks_str(c->node), ks_str(pod->ns), ks_str(pod->name));

@@ -12,11 +12,11 @@
  * - candidates are kept in that order, non-PDB-violating ones first, and
  *   the last tie-break of pickOneNodeForPreemption takes the first (upstream:
  *   map order).
- * With the framework's `deterministic` flag (the differential tests' rule,
- * which pins upstream the same way) potential nodes go in name order, the
- * dry runs start at the first, victims of equal priority and start time
- * are ordered by namespace/name, and the last tie-break is the smallest
- * node name. */
+ * With the framework's tie rules by name (ks_tie_rules; the differential
+ * tests' rule, which pins upstream the same way) potential nodes go in
+ * name order, the dry runs start at the first and the last tie-break is
+ * the smallest node name (preemption_nodes_by_name); victims of equal
+ * priority and start time are ordered by namespace/name (victims_by_name). */
 #ifndef KS_PREEMPTION_H
 #define KS_PREEMPTION_H
 

@@ -60,9 +60,9 @@ ks_waiting_pod *ks_waiting_pods_find_uid_held(ks_waiting_pods *wp, const char *u
 bool ks_waiting_pods_reject(ks_waiting_pods *wp, uint64_t pod_key, const char *plugin,
                             const char *msg);
 
-/* Wait for the verdict (blocks with the real clock; with the simulated
- * clock returns false at once when there is none yet). On true *verdict
- * is the caller's (NULL = allowed). */
+/* Wait for the verdict (block: on the real clock, until it comes or the
+ * deadline passes; the simulated clock does not wait: false at once when
+ * there is none yet). On true *verdict is the caller's (NULL = allowed). */
 bool ks_waiting_pod_wait(ks_waiting_pod *w, bool block, ks_status **verdict);
 bool ks_waiting_pod_decided(ks_waiting_pod *w);
 /* Reject every undecided waiting pod with msg (shutdown). */

@@ -8,6 +8,7 @@
 #include "framework/fw_metrics.h"
 #include "framework/status.h"
 #include "scheduler/extender.h"
+#include "scheduler/executor.h"
 #include "scheduler/scheduler_internal.h"
 #include "util/log.h"
 #include "util/strbuf.h"
@@ -425,10 +426,10 @@ static ks_status *find_nodes_that_fit(attempt *a, ks_diagnosis *diag, const ks_n
 /* ---- scoring and host selection ------------------------------------------ */
 
 /* Random among the top scores, from the profile's seeded generator; or,
- * for a deterministic framework, the smallest node name among them. */
+ * with the tie rule host_by_name, the smallest node name among them. */
 static const ks_node_info *select_host(ks_framework *fw, const ks_score_result *r) {
     size_t best = 0;
-    if (fw->deterministic) {
+    if (fw->ties.host_by_name) {
         for (size_t i = 1; i < r->nnodes; i++) {
             if (r->total[i] > r->total[best] ||
                 (r->total[i] == r->total[best] &&
@@ -784,8 +785,7 @@ static bool permit_decided(ks_scheduler *s, const binding_cycle *bc) {
     return !w || ks_waiting_pod_decided(w);
 }
 
-/* Take the first parked binding cycle whose Permit wait is over. */
-static binding_cycle *unpark_ready(ks_scheduler *s) {
+binding_cycle *ks_sched_unpark_ready(ks_scheduler *s) {
     binding_cycle *bc = NULL;
     pthread_mutex_lock(&s->bind_mu);
     for (binding_cycle **pp = &s->parked; *pp; pp = &(*pp)->next) {
@@ -800,48 +800,19 @@ static binding_cycle *unpark_ready(ks_scheduler *s) {
     return bc;
 }
 
-size_t ks_sched_run_ready_bindings(ks_scheduler *s) {
-    size_t ran = 0;
-    for (binding_cycle *bc; (bc = unpark_ready(s)) != NULL; ran++) {
-        ks_sched_run_binding_cycle(bc);
-    }
-    return ran;
-}
-
-static void binding_task(void *arg) {
-    /* upstream's Goroutines{operation="binding"}: binding cycles running */
-    static const char *const op[1] = {"binding"};
-    static ks_metric *_Atomic running;
-    ks_metric *g = ks_metric_cached(&running, ks_sm()->goroutines, op);
-    ks_gauge_add(g, 1);
-    ks_sched_run_binding_cycle(arg);
-    ks_gauge_add(g, -1);
-}
-
-void ks_sched_submit_ready_bindings(ks_scheduler *s) {
-    for (binding_cycle *bc; (bc = unpark_ready(s)) != NULL;) ks_taskpool_submit(s->binders, binding_task, bc);
-}
-
-/* Hand a binding cycle on: run it now (stepping loop) or give it to the
- * binders (real-time loop), or, while its pod waits on Permit, park it
- * without a thread until the verdict. */
+/* Hand a binding cycle to the run mode (executor.h: now on this thread, or
+ * to a binder), or, while its pod waits on Permit, park it without a
+ * thread until the verdict. */
 static void start_binding_cycle(ks_scheduler *s, binding_cycle *bc, bool waiting) {
     if (!waiting) {
-        if (s->binders) ks_taskpool_submit(s->binders, binding_task, bc);
-        else ks_sched_run_binding_cycle(bc);
+        s->exec->run_binding(s, bc);
         return;
     }
     pthread_mutex_lock(&s->bind_mu);
     *s->parked_tail = bc;
     s->parked_tail = &bc->next;
     pthread_mutex_unlock(&s->bind_mu);
-    if (!s->binders) return;
-    /* The verdict may have come before the cycle was parked; and the
-     * timer thread now has a Permit deadline to watch. */
-    ks_sched_submit_ready_bindings(s);
-    pthread_mutex_lock(&s->mu);
-    pthread_cond_broadcast(&s->cv);
-    pthread_mutex_unlock(&s->mu);
+    s->exec->parked(s);
 }
 
 /* ---- one attempt ------------------------------------------------------------ */
@@ -873,7 +844,7 @@ bool ks_sched_schedule_one(ks_scheduler *s, bool block) {
      * they are when its pod comes; the pop itself runs QueueSort. */
     if (block && !ks_queue_wait(s->queue)) return false;
     ks_sched_view_enter(s);
-    ks_queued_pod *qp = ks_queue_pop(s->queue, false);
+    ks_queued_pod *qp = ks_queue_pop(s->queue);
     if (qp) schedule_in_view(s, qp);
     ks_sched_view_exit(s);
     return qp != NULL;

@@ -1,11 +1,13 @@
 /* The scheduler object: profiles, cache, queue and dispatcher wired to a
- * backend (upstream scheduler.go), and the two loops: stepping and real
- * time. The handlers of the backend's watch events are eventhandlers.c. */
+ * backend (upstream scheduler.go), and its run mode chosen once: the two
+ * loops are stepping.c and threaded.c (executor.h). The handlers of the
+ * backend's watch events are eventhandlers.c. */
 #include "api/node.h"
 #include "api/pod.h"
 #include "backend/listers.h"
 #include "framework/plugin_api.h"
 #include "framework/status.h"
+#include "scheduler/executor.h"
 #include "scheduler/extender.h"
 #include "scheduler/scheduler_internal.h"
 #include "util/log.h"
@@ -14,15 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
-
-#define BACKOFF_FLUSH_PERIOD_NS KS_NS_PER_SEC
-#define LEFTOVER_FLUSH_PERIOD_NS (30LL * KS_NS_PER_SEC)
-#define ASSUMED_CLEANUP_PERIOD_NS KS_NS_PER_SEC
-/* A simulation that keeps going without binding anything (pods that keep
- * requeueing each other, as they would forever in a real cluster) stops
- * after this much simulated time, or this many loop turns. */
-#define SIM_IDLE_HORIZON_NS (30LL * 60 * KS_NS_PER_SEC)
-#define MAX_SIM_ITERATIONS 10000000ULL
 
 void ks_sched_stat(ks_scheduler *s, uint64_t *field) {
     pthread_mutex_lock(&s->mu);
@@ -46,7 +39,7 @@ static ks_pod *lookup_for_queue(void *ctx, uint64_t key) { return ks_sched_looku
 
 static ks_status *env_bind(void *ctx, const ks_pod *pod, const char *node) {
     ks_scheduler *s = ctx;
-    return ks_api_dispatcher_bind_sync(s->disp, pod, node);
+    return s->exec->bind(s, pod, node);
 }
 
 static ks_status *env_delete(void *ctx, const ks_pod *pod) {
@@ -168,7 +161,14 @@ ks_scheduler *ks_scheduler_new(const ks_scheduler_options *o, char **err) {
         if (err) *err = ks_xstrdup("a scheduler needs a configuration and a backend");
         return NULL;
     }
+    /* Threads, binders and workers run on real time. */
+    if (o->mode == KS_RUN_THREADED && o->clock && o->clock != ks_clock_real()) {
+        if (err) *err = ks_xstrdup("a threaded scheduler runs on the real clock");
+        return NULL;
+    }
     ks_scheduler *s = ks_xcalloc(1, sizeof(*s));
+    /* The run mode, chosen here once. */
+    s->exec = o->mode == KS_RUN_THREADED ? &ks_executor_threaded : &ks_executor_stepping;
     pthread_mutex_init(&s->mu, NULL);
     pthread_mutex_init(&s->pods_mu, NULL);
     pthread_mutex_init(&s->bind_mu, NULL);
@@ -184,6 +184,7 @@ ks_scheduler *ks_scheduler_new(const ks_scheduler_options *o, char **err) {
 
     int par = o->parallelism > 0 ? o->parallelism : s->cfg->parallelism;
     s->par = ks_parallelizer_new(par > 0 ? par : KS_DEFAULT_PARALLELISM);
+    s->exec->attach(s);
     s->waiting = ks_waiting_pods_new(s->clock);
     s->snap = ks_snapshot_new();
     s->nexts = s->cfg->nextenders;
@@ -213,7 +214,7 @@ ks_scheduler *ks_scheduler_new(const ks_scheduler_options *o, char **err) {
     if (ks_extenders_support_preemption(s->exts, s->nexts)) env.preempt_extenders = env_preempt_extenders;
     s->fws = ks_xcalloc(s->cfg->nprofiles ? s->cfg->nprofiles : 1, sizeof(*s->fws));
     for (uint32_t i = 0; i < s->cfg->nprofiles; i++) {
-        ks_framework_options fo = {.parallelism = 1, .seed = o->seed, .deterministic = o->deterministic};
+        ks_framework_options fo = {.parallelism = 1, .seed = o->seed, .ties = o->ties};
         ks_framework *fw = ks_framework_new(s->reg, &s->cfg->profiles[i], &fo, err);
         if (!fw) {
             ks_scheduler_free(s);
@@ -239,8 +240,8 @@ ks_scheduler *ks_scheduler_new(const ks_scheduler_options *o, char **err) {
                            .lookup_pod = lookup_for_queue,
                            .ctx = s};
     s->queue = ks_queue_new(&qo);
-    /* No worker yet: the stepping loop drains it; ks_scheduler_run
-     * starts the workers. */
+    /* No worker yet: a stepping loop drains it; the threaded loop starts
+     * the workers. */
     s->disp = ks_api_dispatcher_new(s->backend, s->clock, 0);
     ks_sched_metrics_attach(s);
     return s;
@@ -263,9 +264,7 @@ void ks_scheduler_free(ks_scheduler *s) {
         ks_waiting_pods_set_notify(s->waiting, NULL, NULL);
         ks_waiting_pods_reject_all(s->waiting, "scheduler stopped");
     }
-    if (s->binders) ks_taskpool_wait_idle(s->binders, ks_clock_now(ks_clock_real()) + SHUTDOWN_GRACE_NS);
-    if (s->disp) ks_api_dispatcher_close(s->disp, SHUTDOWN_GRACE_NS);
-    ks_taskpool_free(s->binders);
+    s->exec->finish(s, SHUTDOWN_GRACE_NS);
     while (s->parked) {
         binding_cycle *bc = s->parked;
         s->parked = bc->next;
@@ -300,268 +299,26 @@ ks_status *ks_scheduler_start(ks_scheduler *s) {
     return s->backend->start(s->backend->ctx, ks_sched_on_watch, s);
 }
 
-/* ---- the stepping loop ---------------------------------------------------- */
-
-/* Steps that may run plugins outside a cycle (done callbacks,
- * Permit waits ending) read the objects as they are now. */
-static void drain(ks_scheduler *s) {
-    ks_sched_view_enter(s);
-    ks_api_dispatcher_drain(s->disp);
-    ks_sched_view_exit(s);
-}
-
-static size_t ready_bindings(ks_scheduler *s) {
-    ks_sched_view_enter(s);
-    size_t n = ks_sched_run_ready_bindings(s);
-    ks_sched_view_exit(s);
-    return n;
-}
-
-bool ks_scheduler_attempt_one(ks_scheduler *s) { return ks_sched_schedule_one(s, false); }
-void ks_scheduler_view_enter(ks_scheduler *s) { ks_sched_view_enter(s); }
-void ks_scheduler_view_exit(ks_scheduler *s) { ks_sched_view_exit(s); }
-
-bool ks_scheduler_schedule_one(ks_scheduler *s) {
-    drain(s);
-    ready_bindings(s);
-    bool did = ks_sched_schedule_one(s, false);
-    drain(s);
-    return did;
-}
-
-static void fire_timers_now(ks_scheduler *s);
-
-/* Fire the timers due now. */
-static void fire_timers(ks_scheduler *s) {
-    ks_sched_view_enter(s); /* expiring waits and flushes run plugins */
-    fire_timers_now(s);
-    ks_sched_view_exit(s);
-}
-
-static void fire_timers_now(ks_scheduler *s) {
-    int64_t now = ks_clock_now(s->clock);
-    ks_cache_cleanup_assumed(s->cache, now);
-    ks_waiting_pods_expire(s->waiting, now);
-    ks_queue_flush_backoff_completed(s->queue);
-    if (now - s->last_leftover_flush >= LEFTOVER_FLUSH_PERIOD_NS) {
-        ks_queue_flush_unschedulable_leftover(s->queue);
-        s->last_leftover_flush = now;
-    }
-}
-
-/* How many attempts in a row may bind nothing before a simulation gives
- * up: every queued pod gets many tries (pods requeued by events retry in
- * the same instant), and a small cluster still gets a fair number. */
-static uint64_t futile_attempt_limit(ks_scheduler *s) {
-    ks_queue_stats q;
-    ks_queue_stats_get(s->queue, &q);
-    uint64_t pods = q.active + q.backoff + q.error_backoff + q.unschedulable + q.in_flight;
-    return 10000 + 100 * pods;
-}
-
-/* Where a stepping loop stands: attempts made, and how many in a row bound
- * nothing since the bound count was last seen to move. */
-typedef struct step_state {
-    size_t attempts;
-    uint64_t bound_mark, futile;
-} step_state;
-
-enum step { STEP_WORKED, STEP_FUTILE, STEP_IDLE };
-
-static step_state step_start(ks_scheduler *s) {
-    ks_scheduler_stats st;
-    ks_scheduler_stats_get(s, &st);
-    return (step_state){0, st.bound, 0};
-}
-
-/* One step of both stepping loops: a ready binding, an attempt or an API
- * call. STEP_FUTILE when a long run of attempts bound nothing (pods
- * requeueing each other with no time passing); STEP_IDLE when nothing is
- * runnable without a timer. */
-static enum step step_once(ks_scheduler *s, step_state *ss) {
-    drain(s);
-    if (ready_bindings(s)) return STEP_WORKED;
-    if (ks_sched_schedule_one(s, false)) {
-        ss->attempts++;
-        ks_scheduler_stats st;
-        ks_scheduler_stats_get(s, &st);
-        if (st.bound != ss->bound_mark) {
-            ss->bound_mark = st.bound;
-            ss->futile = 0;
-        } else if (++ss->futile > futile_attempt_limit(s)) {
-            return STEP_FUTILE;
-        }
-        return STEP_WORKED;
-    }
-    if (ks_api_dispatcher_pending(s->disp)) return STEP_WORKED;
-    return STEP_IDLE;
-}
-
-/* The next backoff expiry or Permit timeout, INT64_MAX if none. */
-static int64_t next_timer(ks_scheduler *s) {
-    int64_t next = ks_queue_next_backoff_expiry(s->queue);
-    int64_t w = ks_waiting_pods_next_deadline(s->waiting);
-    return w < next ? w : next;
-}
-
-size_t ks_scheduler_run_until_idle(ks_scheduler *s) {
-    s->last_progress = ks_clock_now(s->clock);
-    step_state ss = step_start(s);
-    for (uint64_t iter = 0; iter < MAX_SIM_ITERATIONS; iter++) {
-        enum step r = step_once(s, &ss);
-        if (r == STEP_WORKED) continue;
-        if (r == STEP_FUTILE) {
-            ks_infof(1, "simulation: %llu attempts in a row bound nothing, stopping", (unsigned long long)ss.futile);
-            break;
-        }
-        /* Nothing runnable now. */
-        bool waiting = ks_waiting_pods_count(s->waiting) > 0;
-        if (!waiting && ks_queue_at_rest(s->queue)) break;
-        int64_t next = next_timer(s);
-        if (next == INT64_MAX) break;
-        if (next - s->last_progress > SIM_IDLE_HORIZON_NS) {
-            ks_infof(1, "simulation: nothing bound for %lld s of simulated time, stopping",
-                     (long long)(SIM_IDLE_HORIZON_NS / KS_NS_PER_SEC));
-            break;
-        }
-        /* A simulated clock jumps to the next timer. */
-        ks_clock_wait_until(s->clock, next);
-        fire_timers(s);
-    }
-    drain(s);
-    return ss.attempts;
-}
-
-/* The replay's loop: like run_until_idle, but time is the caller's. Pods
- * that cannot schedule wait in the queue; the clock moves from timer to
- * timer (backoff expiry, Permit waits, and the leftover flush every 30 s
- * while unschedulable pods wait, as upstream's timer does) up to deadline,
- * where it stays. */
-size_t ks_scheduler_run_until(ks_scheduler *s, int64_t deadline) {
-    step_state ss = step_start(s);
-    uint64_t stalled = 0;
-    for (uint64_t iter = 0; iter < MAX_SIM_ITERATIONS; iter++) {
-        enum step r = step_once(s, &ss);
-        if (r == STEP_WORKED) continue;
-        if (r == STEP_FUTILE) {
-            /* pods requeueing each other at one instant: let time move */
-            ks_infof(1, "replay: %llu attempts in a row bound nothing, moving on", (unsigned long long)ss.futile);
-            break;
-        }
-        int64_t next = next_timer(s);
-        ks_queue_stats q;
-        ks_queue_stats_get(s->queue, &q);
-        if (q.unschedulable > q.gated) {
-            int64_t f = s->last_leftover_flush + LEFTOVER_FLUSH_PERIOD_NS;
-            if (f < next) next = f;
-        }
-        if (next > deadline) break;
-        int64_t now = ks_clock_now(s->clock);
-        if (next <= now) {
-            /* timers due now that move nothing must not spin */
-            if (++stalled > 1000) break;
-            next = now;
-        } else {
-            stalled = 0;
-        }
-        ks_clock_wait_until(s->clock, next);
-        fire_timers(s);
-    }
-    drain(s);
-    if (ks_clock_now(s->clock) < deadline) ks_clock_wait_until(s->clock, deadline);
-    return ss.attempts;
-}
-
-/* ---- the real-time loop ------------------------------------------------- */
-
-static void on_permit_decided(void *arg, ks_waiting_pod *w) { ks_sched_submit_ready_bindings(arg); }
-
-static void *timer_thread(void *arg) {
-    pthread_setname_np(pthread_self(), "sched-timer"); /* top -H, pprof's thread label */
-    ks_scheduler *s = arg;
-    int64_t next_backoff = ks_clock_now(s->clock) + BACKOFF_FLUSH_PERIOD_NS;
-    int64_t next_leftover = ks_clock_now(s->clock) + LEFTOVER_FLUSH_PERIOD_NS;
-    pthread_mutex_lock(&s->mu);
-    while (!s->stopping) {
-        int64_t deadline = next_backoff < next_leftover ? next_backoff : next_leftover;
-        /* Permit timeouts: nobody else waits for them (parked binding
-         * cycles hold no thread). A new one wakes this thread up. */
-        int64_t permit = ks_waiting_pods_next_deadline(s->waiting);
-        if (permit < deadline) deadline = permit;
-        ks_clock_cond_wait(s->clock, &s->cv, &s->mu, deadline);
-        if (s->stopping) break;
-        int64_t now = ks_clock_now(s->clock);
-        pthread_mutex_unlock(&s->mu);
-        ks_sched_view_enter(s); /* moves run PreEnqueue plugins */
-        ks_waiting_pods_expire(s->waiting, now);
-        if (now >= next_backoff) {
-            ks_queue_flush_backoff_completed(s->queue);
-            ks_cache_cleanup_assumed(s->cache, now);
-            next_backoff = now + BACKOFF_FLUSH_PERIOD_NS;
-        }
-        if (now >= next_leftover) {
-            ks_queue_flush_unschedulable_leftover(s->queue);
-            next_leftover = now + LEFTOVER_FLUSH_PERIOD_NS;
-        }
-        ks_sched_view_exit(s);
-        pthread_mutex_lock(&s->mu);
-    }
-    pthread_mutex_unlock(&s->mu);
-    return NULL;
-}
-
 bool ks_scheduler_synced(ks_scheduler *s) {
     return s->started && (!s->backend->synced || s->backend->synced(s->backend->ctx));
 }
 
 /* upstream WaitForCacheSync: no cycle before every informer has listed. */
-static bool wait_synced(ks_scheduler *s) {
-    pthread_mutex_lock(&s->mu);
-    while (!s->stopping && !ks_scheduler_synced(s))
-        ks_clock_cond_wait(s->clock, &s->cv, &s->mu, ks_clock_now(s->clock) + KS_NS_PER_SEC / 10);
-    bool ok = !s->stopping;
-    pthread_mutex_unlock(&s->mu);
-    return ok;
-}
-
-void ks_scheduler_run(ks_scheduler *s) {
-    if (!wait_synced(s)) return;
-    ks_infof(2, "caches synced, scheduling");
-    pthread_mutex_lock(&s->mu);
-    bool stop = s->stopping;
-    if (!stop && !s->binders) {
-        /* Binding cycles and API calls get bounded sets of threads (the
-         * dispatcher's as upstream's: parallelism calls at once). */
-        int n = ks_parallelizer_parallelism(s->par);
-        s->binders = ks_taskpool_new(n);
-        ks_api_dispatcher_start(s->disp, n);
-        ks_waiting_pods_set_notify(s->waiting, on_permit_decided, s);
-        /* Cycles parked before the loop started. */
-        ks_sched_submit_ready_bindings(s);
-    }
-    if (!stop && !s->timer_running && pthread_create(&s->timer, NULL, timer_thread, s) == 0)
-        s->timer_running = true;
-    pthread_mutex_unlock(&s->mu);
-    while (!stop) {
-        ks_sched_schedule_one(s, true);
-        pthread_mutex_lock(&s->mu);
-        stop = s->stopping;
-        pthread_mutex_unlock(&s->mu);
-    }
-}
+void ks_scheduler_run(ks_scheduler *s) { s->exec->run(s); }
 
 void ks_scheduler_stop(ks_scheduler *s) {
     pthread_mutex_lock(&s->mu);
     bool was = s->stopping;
     s->stopping = true;
     pthread_cond_broadcast(&s->cv);
-    bool timer = s->timer_running;
-    s->timer_running = false;
     pthread_mutex_unlock(&s->mu);
     if (was) return;
     if (s->queue) ks_queue_close(s->queue);
-    if (timer) pthread_join(s->timer, NULL);
+    s->exec->stop(s);
 }
+
+void ks_scheduler_view_enter(ks_scheduler *s) { ks_sched_view_enter(s); }
+void ks_scheduler_view_exit(ks_scheduler *s) { ks_sched_view_exit(s); }
 
 /* The profile whose schedulerName is scheduler_name, or NULL. */
 ks_framework *ks_sched_framework_for(ks_scheduler *s, ks_id scheduler_name) {

@@ -2,25 +2,28 @@
  * snapshot, the scheduling queue, the API dispatcher and a backend, wired
  * together the way kube-scheduler's Scheduler is.
  *
- * Two ways to run the same loop. The core does not know which clock it
- * has: what differs comes through the clock (ks_clock_now, waits that a
- * simulated clock does not block in, ks_clock_wait_until) and through the
- * observer (trace records, an extender's binding recorded in the
- * simulator's cluster).
+ * Two ways to run the same cycle, chosen once when the scheduler is made
+ * (ks_scheduler_options.mode) and held by one object, its executor
+ * (executor.h: who runs binding cycles, API calls and timers; the clock
+ * answers what time it is and whether waiting passes time):
  *
- * - stepping (simulate, tests; on the simulated clock): nothing blocks
- *   and nothing runs behind the caller's back. ks_scheduler_schedule_one()
- *   tries one pod; its binding cycle runs right after it (or when the
- *   Permit wait ends); API calls execute when the loop drains the
- *   dispatcher. ks_scheduler_run_until_idle() loops, moving the clock to
- *   the next timer when nothing is runnable, until nothing can make
- *   progress.
- * - real time (run; the real clock): ks_scheduler_run() blocks on the queue; binding
- *   cycles run on a fixed set of binder threads (a cycle whose pod waits
- *   on Permit is parked without a thread until the verdict), API calls on
- *   the dispatcher's workers, timers (backoff flush every second,
- *   unschedulable flush every 30 s, Permit timeouts) on a timer thread.
- */
+ * - stepping (simulate, replay, the shadow, tests; usually on a simulated
+ *   clock): nothing blocks and nothing runs behind the caller's back.
+ *   ks_scheduler_schedule_one() tries one pod; its binding cycle runs
+ *   right after it (or when the Permit wait ends); API calls execute when
+ *   the loop drains the dispatcher. ks_scheduler_run_until_idle() loops,
+ *   moving the clock to the next timer when nothing is runnable, until
+ *   nothing can make progress.
+ * - threaded (run; the real clock): ks_scheduler_run() blocks on the
+ *   queue; binding cycles run on a fixed set of binder threads (a cycle
+ *   whose pod waits on Permit is parked without a thread until the
+ *   verdict), API calls on the dispatcher's workers, timers (backoff flush
+ *   every second, unschedulable flush every 30 s, Permit timeouts) on a
+ *   timer thread.
+ *
+ * What the simulator adds comes through the clock, the cluster client and
+ * the observer (trace records, an extender's binding recorded in the
+ * simulator's cluster). */
 #ifndef KS_SCHEDULER_H
 #define KS_SCHEDULER_H
 
@@ -33,19 +36,25 @@
 
 typedef struct ks_scheduler ks_scheduler;
 
+typedef enum ks_run_mode {
+    KS_RUN_STEPPING, /* the caller steps it: nothing runs behind its back */
+    KS_RUN_THREADED, /* ks_scheduler_run: binders, API workers, a timer thread */
+} ks_run_mode;
+
 typedef struct ks_scheduler_options {
     const ks_config *config;     /* resolved; borrowed, must outlive the scheduler */
     ks_registry *registry;       /* NULL = ks_default_registry() */
     const ks_cluster_client *backend;   /* borrowed */
+    /* Stepping (the default) or threaded; threaded runs on the real clock. */
+    ks_run_mode mode;
     ks_clock *clock;             /* NULL = real clock; borrowed */
     /* Each profile's seed: every random choice (selectHost among equal
      * scores, preemption's first candidate) comes from it (0 = a fixed
      * default). */
     uint64_t seed;
-    /* No random choice: equal scores go to the smallest node name,
-     * preemption tries candidates in node name order from the first (the
-     * differential tests need one answer). */
-    bool deterministic;
+    /* Which of those choices go by node or pod name instead (the
+     * differential tests need one answer: KS_TIES_BY_NAME). */
+    ks_tie_rules ties;
     int parallelism;             /* 0 = config's parallelism */
     const ks_observer *observer; /* optional, borrowed */
 } ks_scheduler_options;
@@ -80,9 +89,10 @@ size_t ks_scheduler_run_until(ks_scheduler *s, int64_t deadline);
  * when the queue does not hold it. */
 bool ks_scheduler_attempt(ks_scheduler *s, uint64_t pod_key);
 
-/* Real clock: wait until the backend has synced, start the binders and
+/* Threaded: wait until the backend has synced, start the binders and
  * the API workers, then schedule until ks_scheduler_stop() (from another
- * thread or a signal-safe flag poll). */
+ * thread or a signal-safe flag poll). A stepping scheduler returns at once
+ * (its caller steps it), logging an error. */
 void ks_scheduler_run(ks_scheduler *s);
 /* Started, and the backend's initial lists are all delivered (run waits
  * for this before its first cycle; /readyz reports it). */

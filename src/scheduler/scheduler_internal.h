@@ -11,6 +11,10 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+/* The timers both loops fire (upstream's defaults). */
+#define BACKOFF_FLUSH_PERIOD_NS KS_NS_PER_SEC
+#define LEFTOVER_FLUSH_PERIOD_NS (30LL * KS_NS_PER_SEC)
+
 /* One pod's binding cycle: everything the scheduling cycle hands over. */
 typedef struct binding_cycle {
     struct ks_scheduler *s;
@@ -53,25 +57,28 @@ struct ks_scheduler {
     pthread_mutex_t pods_mu;
     ks_map pods; /* pod key + 1 -> ks_pod* (referenced) */
 
+    /* The run mode (executor.h), chosen in ks_scheduler_new. */
+    const struct ks_executor *exec;
+
     /* Binding cycles whose pod waits on Permit, in order: they hold no
-     * thread; the stepping loop runs them once decided, the real-time loop
-     * hands them to the binders then (on_permit_decided). */
+     * thread; the stepping loop runs them once decided, the threaded one
+     * hands them to the binders then. */
     pthread_mutex_t bind_mu;
     binding_cycle *parked, **parked_tail;
-    /* Real-time loop: the threads that run binding cycles (NULL: the
-     * stepping loop runs them itself). */
-    ks_taskpool *binders;
 
-    /* Real clock: the timer thread, the stop flag, the counters. */
+    /* The stop flag, the counters; the threaded loop's timer waits on cv. */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     bool stopping;
     bool started;
+
+    /* threaded.c's: the threads that run binding cycles, the timer thread */
+    ks_taskpool *binders;
     pthread_t timer;
     bool timer_running;
 
     int64_t last_leftover_flush;
-    /* the stepping loop: last bind (or start); binders write it too */
+    /* the stepping loop's: last bind (or start); binders write it too */
     _Atomic int64_t last_progress;
     ks_scheduler_stats stats;
 };
@@ -80,11 +87,9 @@ struct ks_scheduler {
 bool ks_sched_schedule_one(struct ks_scheduler *s, bool block);
 void ks_sched_run_binding_cycle(binding_cycle *bc);
 void ks_sched_free_binding_cycle(binding_cycle *bc);
-/* Run the parked binding cycles whose Permit wait is over. */
-size_t ks_sched_run_ready_bindings(struct ks_scheduler *s);
-/* Real-time loop: hand the parked binding cycles whose Permit wait is
- * over to the binders. */
-void ks_sched_submit_ready_bindings(struct ks_scheduler *s);
+/* Take the first parked binding cycle whose Permit wait is over (NULL:
+ * none); the caller runs it. */
+binding_cycle *ks_sched_unpark_ready(struct ks_scheduler *s);
 
 /* eventhandlers.c: the backend's watch callback (arg: the scheduler). */
 void ks_sched_on_watch(void *arg, const ks_watch_event *ev);

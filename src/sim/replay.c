@@ -510,7 +510,7 @@ bool ks_replay_run(FILE *out, ks_cluster *cluster, const ks_config *cfg, ks_regi
         .registry = reg,
         .backend = ks_memory_client_iface(r.mb),
         .clock = clock,
-        .deterministic = true,
+        .ties = KS_TIES_BY_NAME,
         .parallelism = 1,
         .observer = &obs,
     };

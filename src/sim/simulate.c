@@ -41,7 +41,7 @@ ks_scheduler *ks_sim_start(const ks_scheduler_options *o, char **err) {
 }
 
 ks_status *ks_sim_extender_bound(ks_scheduler *s, const ks_pod *pod, const char *node) {
-    return ks_api_dispatcher_bind_sync(ks_scheduler_dispatcher(s), pod, node);
+    return ks_api_dispatcher_bind_drain(ks_scheduler_dispatcher(s), pod, node);
 }
 
 #define REF_VEC(d, s)                                                          \
@@ -433,9 +433,10 @@ bool ks_simulate(ks_cluster *cluster, const ks_config *cfg, ks_registry *reg,
         .config = use,
         .registry = reg,
         .backend = &r.wrapped,
+        .mode = KS_RUN_STEPPING,
         .clock = r.clock,
         .seed = opts->seed,
-        .deterministic = opts->deterministic,
+        .ties = opts->deterministic ? KS_TIES_BY_NAME : KS_TIES_RANDOM,
         .parallelism = opts->parallelism,
         .observer = &obs,
     };

@@ -940,7 +940,7 @@ ks_timeline *ks_timeline_new(ks_cluster *cluster, const ks_timeline_options *o, 
         .backend = &tl->wrapped,
         .clock = tl->clock,
         .seed = o->seed,
-        .deterministic = o->deterministic,
+        .ties = o->deterministic ? KS_TIES_BY_NAME : KS_TIES_RANDOM,
         .parallelism = 1,
         .observer = &tl->obs,
     };

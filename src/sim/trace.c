@@ -313,7 +313,7 @@ bool ks_trace_run(FILE *out, ks_cluster *cluster, const ks_config *cfg, ks_regis
         .backend = &t.wrapped,
         .clock = clock,
         .seed = opts->seed,
-        .deterministic = true,
+        .ties = KS_TIES_BY_NAME,
         .parallelism = 1,
         .observer = &obs,
     };

@@ -7,45 +7,32 @@
 #include <stdlib.h>
 #include <time.h>
 
-static ks_clock real_clock = {.simulated = false};
+/* The two clocks. */
+typedef struct clock_ops {
+    int64_t (*now)(const ks_clock *c);
+    void (*set)(ks_clock *c, int64_t t);
+    void (*wait_until)(ks_clock *c, int64_t t);
+    bool (*cond_wait)(const ks_clock *c, pthread_cond_t *cv, pthread_mutex_t *mu, int64_t deadline_ns);
+} clock_ops;
 
-ks_clock *ks_clock_real(void) { return &real_clock; }
+struct ks_clock {
+    const clock_ops *ops;
+    int64_t sim_now; /* the simulated clock's time */
+};
 
-ks_clock *ks_clock_sim_new(int64_t start_ns) {
-    ks_clock *c = ks_xcalloc(1, sizeof(*c));
-    c->simulated = true;
-    c->sim_now = start_ns;
-    return c;
-}
+/* ---- the real clock ------------------------------------------------------ */
 
-void ks_clock_free(ks_clock *c) {
-    if (c && c != &real_clock) free(c);
-}
+static int64_t real_now(const ks_clock *c) { return ks_wall_ns(); }
 
-int64_t ks_clock_now(const ks_clock *c) {
-    if (c && c->simulated) return c->sim_now;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * KS_NS_PER_SEC + ts.tv_nsec;
-}
+static void real_set(ks_clock *c, int64_t t) {}
 
-void ks_clock_sim_set(ks_clock *c, int64_t t) {
-    if (c->simulated && t > c->sim_now) c->sim_now = t;
-}
-
-void ks_clock_wait_until(ks_clock *c, int64_t t) {
-    if (c && c->simulated) {
-        ks_clock_sim_set(c, t);
-        return;
-    }
+static void real_wait_until(ks_clock *c, int64_t t) {
     struct timespec ts = {.tv_sec = t / KS_NS_PER_SEC, .tv_nsec = t % KS_NS_PER_SEC};
     while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &ts, NULL) == EINTR) {
     }
 }
 
-bool ks_clock_cond_wait(const ks_clock *c, pthread_cond_t *cv, pthread_mutex_t *mu,
-                        int64_t deadline_ns) {
-    if (c && c->simulated) return ks_clock_now(c) < deadline_ns;
+static bool real_cond_wait(const ks_clock *c, pthread_cond_t *cv, pthread_mutex_t *mu, int64_t deadline_ns) {
     if (deadline_ns == INT64_MAX) {
         pthread_cond_wait(cv, mu);
         return true;
@@ -55,6 +42,57 @@ bool ks_clock_cond_wait(const ks_clock *c, pthread_cond_t *cv, pthread_mutex_t *
     struct timespec ts = {.tv_sec = deadline_ns / KS_NS_PER_SEC,
                           .tv_nsec = deadline_ns % KS_NS_PER_SEC};
     return pthread_cond_timedwait(cv, mu, &ts) != ETIMEDOUT;
+}
+
+static const clock_ops real_ops = {real_now, real_set, real_wait_until, real_cond_wait};
+static ks_clock real_clock = {.ops = &real_ops};
+
+/* ---- the simulated clock --------------------------------------------------- */
+
+static int64_t sim_now(const ks_clock *c) { return c->sim_now; }
+
+static void sim_set(ks_clock *c, int64_t t) {
+    if (t > c->sim_now) c->sim_now = t;
+}
+
+static bool sim_cond_wait(const ks_clock *c, pthread_cond_t *cv, pthread_mutex_t *mu, int64_t deadline_ns) {
+    return false;
+}
+
+/* Waiting until t is jumping there. */
+static const clock_ops sim_ops = {sim_now, sim_set, sim_set, sim_cond_wait};
+
+/* ---- the interface --------------------------------------------------------- */
+
+ks_clock *ks_clock_real(void) { return &real_clock; }
+
+ks_clock *ks_clock_sim_new(int64_t start_ns) {
+    ks_clock *c = ks_xcalloc(1, sizeof(*c));
+    c->ops = &sim_ops;
+    c->sim_now = start_ns;
+    return c;
+}
+
+void ks_clock_free(ks_clock *c) {
+    if (c && c != &real_clock) free(c);
+}
+
+int64_t ks_clock_now(const ks_clock *c) {
+    if (!c) c = &real_clock;
+    return c->ops->now(c);
+}
+
+void ks_clock_sim_set(ks_clock *c, int64_t t) { c->ops->set(c, t); }
+
+void ks_clock_wait_until(ks_clock *c, int64_t t) {
+    if (!c) c = &real_clock;
+    c->ops->wait_until(c, t);
+}
+
+bool ks_clock_cond_wait(const ks_clock *c, pthread_cond_t *cv, pthread_mutex_t *mu,
+                        int64_t deadline_ns) {
+    if (!c) c = &real_clock;
+    return c->ops->cond_wait(c, cv, mu, deadline_ns);
 }
 
 int64_t ks_monotonic_ns(void) {

@@ -65,8 +65,7 @@ int32_t ks_default_preemption_num_candidates(int32_t n, int32_t pct, int32_t abs
 
 static void offset_and_num_candidates(void *self, int32_t n, int32_t *offset, int32_t *num) {
     default_preemption *pl = self;
-    ks_framework *fw = ks_handle_framework(pl->h);
-    *offset = fw && fw->deterministic ? 0 : rand_int31n(pl, n);
+    *offset = ks_handle_tie_rules(pl->h).preemption_nodes_by_name ? 0 : rand_int31n(pl, n);
     *num = ks_default_preemption_num_candidates(n, pl->min_pct, pl->min_abs);
 }
 
@@ -183,7 +182,7 @@ static ks_status *select_victims(void *self, ks_cycle_state *st, const ks_pod *p
      * the pod to a victim is deliberately not considered, as upstream.) */
     if ((s = fits(pl, st, pod, ni))) goto done;
 
-    bool by_name = ks_handle_framework(pl->h)->deterministic;
+    bool by_name = ks_handle_tie_rules(pl->h).victims_by_name;
     ks_sort_by_importance(potential, npotential, by_name);
     ks_pod **violating = ks_xcalloc(npotential, sizeof(*violating));
     ks_pod **ok = ks_xcalloc(npotential, sizeof(*ok));

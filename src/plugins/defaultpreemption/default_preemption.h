@@ -11,9 +11,10 @@ extern const ks_plugin_ops ks_plugin_default_preemption;
 
 /* The dry runs start at a random potential node (upstream rand.Int31n),
  * drawn from the instance's generator, seeded with the profile's seed
- * (ks_framework_options.seed); a deterministic framework always starts
- * at the first node. zero_offset does that for one instance (tests, as
- * upstream's do), without the name ordering. */
+ * (ks_framework_options.seed); with the tie rule preemption_nodes_by_name
+ * (ks_framework_options.ties) they always start at the first node.
+ * zero_offset does that for one instance (tests, as upstream's do),
+ * without the name ordering. */
 void ks_default_preemption_set_zero_offset(void *self, bool on);
 
 /* The Evaluator of a DefaultPreemption instance (tests run dry runs

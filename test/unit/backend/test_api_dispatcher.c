@@ -247,11 +247,11 @@ static void test_call_from_done_callback(void **state) {
 
 static void test_bind_sync_and_errors(void **state) {
     ks_memory_client_fail_binds(F.mb, 1);
-    ks_status *s = ks_api_dispatcher_bind_sync(F.d, F.pod, "n1");
+    ks_status *s = ks_api_dispatcher_bind_drain(F.d, F.pod, "n1");
     assert_int_equal(ks_status_code(s), KS_ERROR);
     ks_status_free(s);
-    assert_null(ks_api_dispatcher_bind_sync(F.d, F.pod, "n1"));
-    s = ks_api_dispatcher_bind_sync(F.d, F.pod, "n1");
+    assert_null(ks_api_dispatcher_bind_drain(F.d, F.pod, "n1"));
+    s = ks_api_dispatcher_bind_drain(F.d, F.pod, "n1");
     char *m = ks_status_message(s);
     assert_string_equal(m, "pod p is already assigned to node \"n1\"");
     free(m);
@@ -264,7 +264,7 @@ static void test_threaded(void **state) {
         snprintf(note, sizeof(note), "e%d", i);
         ks_api_dispatcher_event(F.d, F.pod, NULL, "Normal", "X", "Y", note);
     }
-    assert_null(ks_api_dispatcher_bind_sync(F.d, F.pod, "n1"));
+    assert_null(ks_api_dispatcher_bind_wait(F.d, F.pod, "n1"));
     ks_api_dispatcher_flush(F.d);
     /* Events run side by side: all of them, in some order. */
     assert_int_equal(ks_memory_client_nevents(F.mb), 50);
@@ -487,7 +487,7 @@ static void test_close_with_calls_in_flight(void **state) {
     assert_int_equal(b.n, 4);
     for (int i = 0; i < 4; i++) assert_int_equal(b.codes[i], KS_ERROR);
     /* Closed: a new call fails at once. */
-    ks_status *s = ks_api_dispatcher_bind_sync(d, gate_pods[5], "n1");
+    ks_status *s = ks_api_dispatcher_bind_wait(d, gate_pods[5], "n1");
     assert_int_equal(ks_status_code(s), KS_ERROR);
     ks_status_free(s);
     /* Freed while the backend still holds two calls: the workers finish

@@ -120,7 +120,7 @@ static int where(const ks_pod *p) { return ks_queue_where(F.q, p->key, NULL); }
 
 /* Pop a pod and hand it back rejected by `plugin` (NULL: an error). */
 static void fail_with(const char *plugin) {
-    ks_queued_pod *qp = ks_queue_pop(F.q, false);
+    ks_queued_pod *qp = ks_queue_pop(F.q);
     assert_non_null(qp);
     if (plugin) ks_plugin_mask_add(&qp->unschedulable_plugins, (unsigned)ks_framework_plugin_index(F.fw, plugin));
     assert_null(ks_queue_add_unschedulable(F.q, qp));
@@ -133,14 +133,14 @@ static void test_order(void **state) {
     add("mid2", 3);
     const char *want[] = {"high", "mid", "mid2", "low"};
     for (int i = 0; i < 4; i++) {
-        ks_queued_pod *qp = ks_queue_pop(F.q, false);
+        ks_queued_pod *qp = ks_queue_pop(F.q);
         assert_string_equal(ks_str(qp->pod->name), want[i]);
         assert_int_equal(qp->attempts, 1);
         assert_int_equal(ks_queued_pod_initial_attempt_ns(qp), 1000 * KS_NS_PER_SEC);
         ks_queue_done(F.q, qp->pod->key);
         ks_queued_pod_free(qp);
     }
-    assert_null(ks_queue_pop(F.q, false));
+    assert_null(ks_queue_pop(F.q));
     assert_int_equal(ks_queue_scheduling_cycle(F.q), 4);
 }
 
@@ -162,7 +162,7 @@ static void test_unschedulable_moves_on_registered_event(void **state) {
     ks_queue_move_all(F.q, (ks_cluster_event){KS_EV_NODE, KS_ACT_ADD}, KS_KIND_POD, NULL, NULL, NULL, NULL);
     assert_int_equal(where(p), KS_Q_BACKOFF);
     /* With activeQ empty it is popped from backoffQ at once. */
-    ks_queued_pod *qp = ks_queue_pop(F.q, false);
+    ks_queued_pod *qp = ks_queue_pop(F.q);
     assert_ptr_equal(qp->pod, p);
     assert_int_equal(qp->attempts, 2);
     assert_int_equal(qp->unschedulable_count, 1);
@@ -191,7 +191,7 @@ static void test_rejector_without_events_moves_on_any_event(void **state) {
 static void test_backoff_completes_into_active(void **state) {
     ks_pod *p = add("p", 0);
     ks_pod *other = add("other", 0);
-    ks_queued_pod *qp = ks_queue_pop(F.q, false); /* p */
+    ks_queued_pod *qp = ks_queue_pop(F.q); /* p */
     ks_plugin_mask_add(&qp->unschedulable_plugins, (unsigned)ks_framework_plugin_index(F.fw, "Picky"));
     assert_null(ks_queue_add_unschedulable(F.q, qp));
     ks_queue_move_all(F.q, (ks_cluster_event){KS_EV_NODE, KS_ACT_ADD}, KS_KIND_POD, NULL, NULL, NULL, NULL);
@@ -213,11 +213,11 @@ static void test_error_backoff(void **state) {
     fail_with(NULL);
     assert_int_equal(where(p), KS_Q_ERROR_BACKOFF);
     /* Error backoff is not popped early. */
-    assert_null(ks_queue_pop(F.q, false));
+    assert_null(ks_queue_pop(F.q));
     ks_clock_sim_set(F.clock, ks_queue_next_backoff_expiry(F.q));
     ks_queue_flush_backoff_completed(F.q);
     assert_int_equal(where(p), KS_Q_ACTIVE);
-    ks_queued_pod *qp = ks_queue_pop(F.q, false);
+    ks_queued_pod *qp = ks_queue_pop(F.q);
     assert_int_equal(qp->consecutive_errors, 1);
     /* Failing again doubles it. */
     int64_t before = ks_clock_now(F.clock);
@@ -237,7 +237,7 @@ static void test_gated_pod_waits_for_its_event(void **state) {
     ks_queue_stats_get(F.q, &st);
     assert_int_equal(st.gated, 1);
     assert_int_equal(st.active, 0);
-    assert_null(ks_queue_pop(F.q, false));
+    assert_null(ks_queue_pop(F.q));
     /* Other events do not move it. */
     ks_queue_move_all(F.q, (ks_cluster_event){KS_EV_NODE, KS_ACT_ADD}, KS_KIND_POD, NULL, NULL, NULL, NULL);
     assert_int_equal(where(p), KS_Q_UNSCHEDULABLE);
@@ -294,7 +294,7 @@ static void test_leftover_flush(void **state) {
 
 static void test_event_while_in_flight(void **state) {
     ks_pod *p = add("p", 0);
-    ks_queued_pod *qp = ks_queue_pop(F.q, false);
+    ks_queued_pod *qp = ks_queue_pop(F.q);
     ks_queue_stats st;
     ks_queue_stats_get(F.q, &st);
     assert_int_equal(st.in_flight, 1);
@@ -308,7 +308,7 @@ static void test_event_while_in_flight(void **state) {
 
     /* An uninteresting event during the attempt: parked. */
     ks_pod *q2 = add("q2", 0);
-    ks_queued_pod *a = ks_queue_pop(F.q, false);
+    ks_queued_pod *a = ks_queue_pop(F.q);
     assert_ptr_equal(a->pod, q2);
     ks_queue_move_all(F.q, (ks_cluster_event){KS_EV_ASSIGNED_POD, KS_ACT_ADD}, KS_KIND_POD, NULL, NULL, NULL, NULL);
     ks_plugin_mask_add(&a->unschedulable_plugins, (unsigned)ks_framework_plugin_index(F.fw, "TestFit"));
@@ -328,7 +328,7 @@ static void test_delete_and_duplicates(void **state) {
     ks_queue_delete(F.q, p);
     assert_int_equal(where(p), KS_Q_NONE);
     add("p2", 0);
-    ks_queued_pod *qp = ks_queue_pop(F.q, false);
+    ks_queued_pod *qp = ks_queue_pop(F.q);
     ks_queue_add(F.q, qp->pod); /* the same pod re-added while in flight */
     ks_status *e = ks_queue_add_unschedulable(F.q, qp);
     char *m = ks_status_message(e);
@@ -475,7 +475,7 @@ static void test_hint_sees_in_flight_objects(void **state) {
     /* An event during the attempt is kept with its objects: the hint
      * looks at them when the pod comes back rejected. */
     ks_pod *p = add("p", 0);
-    ks_queued_pod *qp = ks_queue_pop(F.q, false);
+    ks_queued_pod *qp = ks_queue_pop(F.q);
     ks_node *plain = tu_node("n1", 1000, 0, NULL);
     node_event((ks_cluster_event){KS_EV_NODE, KS_ACT_ADD}, NULL, plain);
     ks_node_unref(plain); /* the queue holds its own reference */
@@ -485,7 +485,7 @@ static void test_hint_sees_in_flight_objects(void **state) {
     assert_int_equal(where(p), KS_Q_UNSCHEDULABLE);
 
     ks_pod *p2 = add("p2", 0);
-    qp = ks_queue_pop(F.q, false);
+    qp = ks_queue_pop(F.q);
     assert_ptr_equal(qp->pod, p2);
     ks_node *ready = tu_node("n2", 1000, 0, "ready", "yes", NULL);
     node_event((ks_cluster_event){KS_EV_NODE, KS_ACT_ADD}, NULL, ready);

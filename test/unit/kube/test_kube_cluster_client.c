@@ -341,7 +341,7 @@ static void test_scheduler_binds_and_reports(void **st) {
     ks_kube_cluster_client *kb = ks_kube_cluster_client_new(&o);
     ks_config *cfg = ks_config_default();
     assert_true(ks_config_resolve(cfg, ks_config_intree_points, NULL, NULL));
-    ks_scheduler_options so = {.config = cfg, .backend = ks_kube_cluster_client_iface(kb)};
+    ks_scheduler_options so = {.config = cfg, .backend = ks_kube_cluster_client_iface(kb), .mode = KS_RUN_THREADED};
     ks_scheduler *s = ks_scheduler_new(&so, &err);
     assert_non_null(s);
     assert_null(ks_scheduler_start(s));

@@ -31,6 +31,7 @@ typedef struct sim {
     ks_config *cfg;
     ks_registry *reg;
     ks_clock *clock;
+    ks_run_mode mode; /* stepping unless a test says threaded */
     ks_scheduler *s;
     /* observer */
     int attempts, bound, bind_failed;
@@ -69,7 +70,8 @@ static void sim_init(tu_profile *tp, const ks_plugin_ops *const *extra, size_t n
 static void sim_start(bool deterministic) {
     S.mb = ks_memory_client_new(S.c);
     ks_scheduler_options o = {.config = S.cfg, .registry = S.reg, .backend = ks_memory_client_iface(S.mb),
-                              .clock = S.clock, .seed = 42, .deterministic = deterministic,
+                              .clock = S.clock, .seed = 42,
+                              .ties = deterministic ? KS_TIES_BY_NAME : KS_TIES_RANDOM, .mode = S.mode,
                               .observer = &observer};
     char *err = NULL;
     S.s = ks_scheduler_new(&o, &err);
@@ -452,6 +454,37 @@ static void test_deleting_pod_skipped(void **state) {
     sim_free();
 }
 
+/* ---- the run mode ---------------------------------------------------------- */
+
+/* The mode is chosen once, at creation: threads need real time, and a
+ * stepping scheduler does not start a loop of its own. */
+static void test_run_mode_chosen_at_creation(void **state) {
+    tu_profile tp;
+    tu_profile_init(&tp, NULL);
+    tu_profile_add_plugin(&tp, &tu_fit_plugin, 1);
+    sim_init(&tp, NULL, 0);
+    add_node("n1", 1000, "a");
+    add_pod("p", 100, 0);
+    S.mb = ks_memory_client_new(S.c);
+    ks_scheduler_options o = {.config = S.cfg, .registry = S.reg, .backend = ks_memory_client_iface(S.mb),
+                              .clock = S.clock, .mode = KS_RUN_THREADED};
+    char *err = NULL;
+    assert_null(ks_scheduler_new(&o, &err));
+    assert_string_equal(err, "a threaded scheduler runs on the real clock");
+    free(err);
+    ks_memory_client_free(S.mb);
+    /* Stepping: ks_scheduler_run refuses at once, nothing was scheduled
+     * behind the caller's back; the caller's step does it. */
+    sim_start(true);
+    ks_scheduler_run(S.s);
+    assert_int_equal(S.attempts, 0);
+    assert_int_equal(ks_api_dispatcher_pending(ks_scheduler_dispatcher(S.s)), 0);
+    assert_true(ks_scheduler_schedule_one(S.s));
+    assert_int_equal(S.bound, 1);
+    assert_string_equal(ks_str(pod_now("p")->node_name), "n1");
+    sim_free();
+}
+
 /* ---- the real-time loop --------------------------------------------------- */
 
 static void *run_thread(void *arg) {
@@ -468,6 +501,7 @@ static void test_real_clock_threads(void **state) {
     sim_init(&tp, extra, 1);
     ks_clock_free(S.clock);
     S.clock = ks_clock_real();
+    S.mode = KS_RUN_THREADED;
     char name[32];
     for (int i = 0; i < 10; i++) {
         snprintf(name, sizeof(name), "node-%02d", i);
@@ -561,6 +595,7 @@ static void test_real_clock_waiting_pods_hold_no_thread(void **state) {
     sim_init(&tp, extra, 1);
     ks_clock_free(S.clock);
     S.clock = ks_clock_real();
+    S.mode = KS_RUN_THREADED;
     char name[32];
     for (int i = 0; i < 4; i++) {
         snprintf(name, sizeof(name), "node-%d", i);
@@ -607,6 +642,7 @@ int main(void) {
         cmocka_unit_test(test_num_feasible_nodes),
         cmocka_unit_test(test_rotating_start_index),
         cmocka_unit_test(test_deleting_pod_skipped),
+        cmocka_unit_test(test_run_mode_chosen_at_creation),
         cmocka_unit_test(test_real_clock_threads),
         cmocka_unit_test(test_real_clock_waiting_pods_hold_no_thread),
     };

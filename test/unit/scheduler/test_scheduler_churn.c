@@ -166,7 +166,7 @@ static void test_churn_while_scheduling(void **state) {
     ks_cluster *cl = ks_cluster_new();
     for (int i = 0; i < NODES; i++) KS_VEC_PUSH(cl->nodes, node_named(i, 0));
     ks_memory_client *mb = ks_memory_client_new(cl);
-    ks_scheduler_options o = {.config = cfg, .registry = reg, .backend = ks_memory_client_iface(mb),
+    ks_scheduler_options o = {.config = cfg, .registry = reg, .backend = ks_memory_client_iface(mb), .mode = KS_RUN_THREADED,
                               .seed = 7, .observer = &observer};
     char *err = NULL;
     ks_scheduler *s = ks_scheduler_new(&o, &err);

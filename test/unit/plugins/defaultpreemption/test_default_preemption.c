@@ -1090,7 +1090,7 @@ static void test_name_tie_rule_picks_smallest_node_name(void **state) {
     ks_pod *p = pending("p", 1000, 10);
     outcome o = preempt(&w, p, NULL);
     assert_string_equal(o.nominated, "node-b"); /* all equal: the first */
-    w.fw->deterministic = true;
+    w.fw->ties = KS_TIES_BY_NAME;
     w.nlog = 0;
     o = preempt(&w, p, NULL);
     assert_string_equal(o.nominated, "node-a");
@@ -1105,7 +1105,7 @@ static void test_name_tie_rule_orders_equal_victims_by_name(void **state) {
                       bound("c", 400, 1, "node1")};
     world w;
     world_init(&w, nodes, 1, pods, 3);
-    w.fw->deterministic = true;
+    w.fw->ties = KS_TIES_BY_NAME;
     ks_pod *p = pending("p", 400, 10);
     outcome o = preempt(&w, p, NULL);
     assert_string_equal(o.nominated, "node1");
