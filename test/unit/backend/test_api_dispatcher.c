@@ -245,7 +245,7 @@ static void test_call_from_done_callback(void **state) {
     assert_int_equal(ks_api_dispatcher_pending(F.d), 0);
 }
 
-static void test_bind_sync_and_errors(void **state) {
+static void test_bind_drain_and_errors(void **state) {
     ks_memory_client_fail_binds(F.mb, 1);
     ks_status *s = ks_api_dispatcher_bind_drain(F.d, F.pod, "n1");
     assert_int_equal(ks_status_code(s), KS_ERROR);
@@ -513,7 +513,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_noop_patch_skipped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_events_in_order_never_merged, setup, teardown),
         cmocka_unit_test_setup_teardown(test_call_from_done_callback, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_bind_sync_and_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bind_drain_and_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_threaded, setup_threaded, teardown),
         cmocka_unit_test_setup_teardown(test_workers_run_calls_at_once, setup_gate, teardown_gate),
         cmocka_unit_test_setup_teardown(test_one_call_per_pod_in_flight, setup_gate, teardown_gate),
