@@ -234,6 +234,11 @@ static void log_watch_event(ks_scheduler *s, const ks_watch_event *raw) {
 void ks_sched_on_watch(void *arg, const ks_watch_event *ev) {
     ks_scheduler *s = arg;
     log_watch_event(s, ev);
+    /* The listers first, as an informer updates its store before calling
+     * handlers: a queueing hint for a ResourceClaim's add must find that
+     * claim (else pods that PreEnqueue held until their claims exist stay
+     * held when the claims are listed after the pods). */
+    ks_listers_apply(s->listers, ev->kind, ev->type, ev->old_obj, ev->new_obj);
     ks_sched_view_enter(s);
     dispatch_watch(s, ev);
     ks_sched_view_exit(s);
@@ -241,7 +246,6 @@ void ks_sched_on_watch(void *arg, const ks_watch_event *ev) {
 
 static void dispatch_watch(ks_scheduler *s, const ks_watch_event *ev) {
     uint32_t action = ev->type == KS_WATCH_ADDED ? KS_ACT_ADD : ev->type == KS_WATCH_DELETED ? KS_ACT_DELETE : KS_ACT_UPDATE;
-    ks_listers_apply(s->listers, ev->kind, ev->type, ev->old_obj, ev->new_obj);
     switch (ev->kind) {
     case KS_KIND_POD: on_pod(s, ev); break;
     case KS_KIND_NODE: on_node(s, ev); break;

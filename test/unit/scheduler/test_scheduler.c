@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "codec/decode.h"
 #include "framework/status.h"
 #include "scheduler/scheduler.h"
 #include "sim/memory_client.h"
@@ -485,6 +486,51 @@ static void test_run_mode_chosen_at_creation(void **state) {
     sim_free();
 }
 
+/* A pod whose ResourceClaim is created after it: DynamicResources'
+ * PreEnqueue holds it, and the claim's add event lets it in only if the
+ * listers already show the claim when the event's hints run (as an
+ * informer's store does before its handlers; the other order held such
+ * pods for good when `ksched run` listed claims after pods). */
+extern const ks_plugin_ops ks_plugin_dynamic_resources;
+
+static ks_cluster *load_yaml(const char *yaml) {
+    ks_cluster *c = ks_cluster_new();
+    ks_errors errs;
+    ks_errors_init(&errs);
+    if (!ks_load_buffer(c, "test.yaml", yaml, strlen(yaml), &errs)) fail_msg("%s", errs.n ? errs.v[0] : "load");
+    ks_errors_free(&errs);
+    return c;
+}
+
+static void test_claim_created_after_pod(void **state) {
+    tu_profile tp;
+    tu_profile_init(&tp, NULL);
+    const ks_plugin_ops *extra[] = {&ks_plugin_dynamic_resources};
+    tu_profile_add_plugin(&tp, &ks_plugin_dynamic_resources, 0);
+    sim_init(&tp, extra, 1);
+    ks_cluster_free(S.c);
+    S.c = load_yaml("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '8', pods: '10'}}\n"
+                    "---\napiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu}\n"
+                    "spec: {selectors: [{cel: {expression: 'device.driver == \"gpu.example.com\"'}}]}\n"
+                    "---\napiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: n1-gpus}\n"
+                    "spec: {driver: gpu.example.com, nodeName: n1, pool: {name: n1, resourceSliceCount: 1},\n"
+                    "  devices: [{name: gpu-0}]}\n"
+                    "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default}\n"
+                    "spec: {containers: [{name: c, image: i}], resourceClaims: [{name: gpu, resourceClaimName: late}]}\n");
+    sim_start(true);
+    ks_scheduler_run_until_idle(S.s);
+    assert_int_equal(S.attempts, 0); /* held by PreEnqueue */
+    ks_cluster *later = load_yaml("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n"
+                                  "metadata: {name: late, namespace: default}\n"
+                                  "spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu}}]}}\n");
+    ks_memory_client_add_object(S.mb, KS_KIND_RESOURCE_CLAIM, later->resource_claims.v[0]);
+    ks_scheduler_run_until_idle(S.s);
+    assert_int_equal(S.bound, 1);
+    assert_int_equal(pod_now("p")->node_name, ks_intern("n1"));
+    ks_cluster_free(later);
+    sim_free();
+}
+
 /* ---- the real-time loop --------------------------------------------------- */
 
 static void *run_thread(void *arg) {
@@ -643,6 +689,7 @@ int main(void) {
         cmocka_unit_test(test_rotating_start_index),
         cmocka_unit_test(test_deleting_pod_skipped),
         cmocka_unit_test(test_run_mode_chosen_at_creation),
+        cmocka_unit_test(test_claim_created_after_pod),
         cmocka_unit_test(test_real_clock_threads),
         cmocka_unit_test(test_real_clock_waiting_pods_hold_no_thread),
     };
