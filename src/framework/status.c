@@ -122,6 +122,18 @@ ks_status *ks_status_newv(ks_code code, const char *fmt, va_list ap) {
     return s;
 }
 
+ks_status *ks_status_new_const(ks_code code, const char *reason) {
+    ks_status *s = ks_xmalloc(sizeof(*s));
+    memset(s, 0, sizeof(*s));
+    s->first[0] = (char *)reason;
+    s->first_static = true;
+    s->nreasons = 1;
+    s->reasons = s->first;
+    s->cap = 1;
+    s->code = code;
+    return s;
+}
+
 ks_status *ks_status_new(ks_code code, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
@@ -150,7 +162,7 @@ void ks_status_set_plugin(ks_status *s, const char *plugin) {
 
 void ks_status_free(ks_status *s) {
     if (!s) return;
-    for (uint32_t i = 0; i < s->nreasons; i++)
+    for (uint32_t i = s->first_static; i < s->nreasons; i++)
         if (s->reasons[i] != inline_text(s)) free(s->reasons[i]);
     if (s->reasons != s->first) free(s->reasons);
     free(s);

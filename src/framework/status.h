@@ -12,8 +12,14 @@ struct ks_status {
     uint32_t nreasons, cap;
     char **reasons;
     const char *plugin; /* static (the plugin's registered name) */
+    bool first_static;  /* reasons[0] is a constant string, not owned */
     char *first[1];
 };
+
+/* A status whose one reason is a string constant (a literal: it must
+ * outlive the status), kept by pointer: the per-node Filter rejections,
+ * made for every node a plugin turns down, cost no copy. */
+ks_status *ks_status_new_const(ks_code code, const char *reason);
 
 /* Copy of s (NULL stays NULL). */
 ks_status *ks_status_clone(const ks_status *s);

@@ -1,5 +1,6 @@
 /* InterPodAffinity PreFilter (+AddPod/RemovePod) and Filter. */
 #include "plugins/interpodaffinity/interpodaffinity.h"
+#include "framework/status.h"
 #include "framework/handle.h"
 #include "util/xalloc.h"
 
@@ -314,8 +315,8 @@ static bool satisfies_existing_anti(const ipa_pf_state *s, const ks_node_info *n
 ks_status *ipa_filter(void *self, ks_cycle_state *st, const ks_pod *pod, const ks_node_info *ni) {
     const ipa_pf_state *s = ks_cycle_state_read(st, ipa_pf_key);
     if (!s) return no_state();
-    if (!satisfies_affinity(s, ni)) return ks_status_new(KS_UNSCHEDULABLE_AND_UNRESOLVABLE, IPA_ERR_AFFINITY);
-    if (!satisfies_anti(s, ni)) return ks_status_new(KS_UNSCHEDULABLE, IPA_ERR_ANTI);
-    if (!satisfies_existing_anti(s, ni)) return ks_status_new(KS_UNSCHEDULABLE, IPA_ERR_EXISTING_ANTI);
+    if (!satisfies_affinity(s, ni)) return ks_status_new_const(KS_UNSCHEDULABLE_AND_UNRESOLVABLE, IPA_ERR_AFFINITY);
+    if (!satisfies_anti(s, ni)) return ks_status_new_const(KS_UNSCHEDULABLE, IPA_ERR_ANTI);
+    if (!satisfies_existing_anti(s, ni)) return ks_status_new_const(KS_UNSCHEDULABLE, IPA_ERR_EXISTING_ANTI);
     return NULL;
 }

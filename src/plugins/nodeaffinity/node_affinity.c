@@ -7,6 +7,7 @@
  * Score: the sum of the weights of the preferred terms (the pod's and the
  * args' addedAffinity.preferred) the node matches, normalized to 0..100. */
 #include "framework/nodeinfo.h"
+#include "framework/status.h"
 #include "plugins/helper/args.h"
 #include "plugins/helper/hints.h"
 #include "plugins/helper/normalize_score.h"
@@ -173,9 +174,9 @@ static ks_status *filter(void *self, ks_cycle_state *st, const ks_pod *pod,
     const ks_node *node = ni->node;
     if (pl->has_added_required &&
         !ks_node_selector_matches(&pl->added_required, &node->labels, node->name))
-        return ks_status_new(KS_UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_ENFORCED);
+        return ks_status_new_const(KS_UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_ENFORCED);
     if (!ks_node_affinity_required_matches(pod, node))
-        return ks_status_new(KS_UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_POD);
+        return ks_status_new_const(KS_UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_POD);
     return NULL;
 }
 

@@ -1,13 +1,13 @@
 /* NodeName: a pod with spec.nodeName set only fits that node. */
 #include "framework/nodeinfo.h"
+#include "framework/status.h"
 
 #include <ksched/ksched.h>
 
 static ks_status *filter(void *self, ks_cycle_state *st, const ks_pod *pod,
                          const ks_node_info *ni) {
     if (pod->node_name == KS_ID_NONE || pod->node_name == ni->node->name) return NULL;
-    return ks_status_new(KS_UNSCHEDULABLE_AND_UNRESOLVABLE,
-                         "node(s) didn't match the requested node name");
+    return ks_status_new_const(KS_UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) didn't match the requested node name");
 }
 
 /* Upstream (queueing hints on): Node/Add. */

@@ -1,6 +1,7 @@
 /* NodePorts: the node must have every host port the pod asks for free
  * (an IP of 0.0.0.0 or unset conflicts with every IP). */
 #include "framework/nodeinfo.h"
+#include "framework/status.h"
 #include "plugins/helper/hints.h"
 #include "util/xalloc.h"
 
@@ -95,8 +96,8 @@ static ks_status *filter(void *self, ks_cycle_state *st, const ks_pod *pod,
                              "reading \"PreFilterNodePorts\" from cycleState: not found");
     for (uint32_t i = 0; i < s->n; i++)
         if (ks_node_info_port_conflict(ni, s->ports[i]))
-            return ks_status_new(KS_UNSCHEDULABLE,
-                                 "node(s) didn't have free ports for the requested pod ports");
+            return ks_status_new_const(KS_UNSCHEDULABLE,
+                                       "node(s) didn't have free ports for the requested pod ports");
     return NULL;
 }
 

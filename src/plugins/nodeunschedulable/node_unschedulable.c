@@ -1,6 +1,7 @@
 /* NodeUnschedulable: reject nodes with spec.unschedulable unless the pod
  * tolerates the node.kubernetes.io/unschedulable:NoSchedule taint. */
 #include "framework/nodeinfo.h"
+#include "framework/status.h"
 #include "plugins/helper/hints.h"
 #include "util/xalloc.h"
 
@@ -59,7 +60,7 @@ static ks_status *filter(void *self, ks_cycle_state *st, const ks_pod *pod,
     if (!ni->node->unschedulable) return NULL;
     if (ks_tolerations_tolerate(pod->tolerations, pod->ntolerations, &pl->unschedulable_taint))
         return NULL;
-    return ks_status_new(KS_UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) were unschedulable");
+    return ks_status_new_const(KS_UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) were unschedulable");
 }
 
 const ks_plugin_ops ks_plugin_node_unschedulable = {

@@ -1,6 +1,7 @@
 /* PodTopologySpread PreFilter (+AddPod/RemovePod) and Filter: the
  * DoNotSchedule constraints. */
 #include "plugins/podtopologyspread/podtopologyspread.h"
+#include "framework/status.h"
 #include "framework/handle.h"
 #include "util/xalloc.h"
 
@@ -229,11 +230,11 @@ ks_status *pts_filter(void *self, ks_cycle_state *st, const ks_pod *pod, const k
         const pts_constraint *c = &s->c[k];
         ks_id v;
         if (!ks_ni_label(ni, c->key, &v))
-            return ks_status_new(KS_UNSCHEDULABLE_AND_UNRESOLVABLE, PTS_ERR_MISSING_LABEL);
+            return ks_status_new_const(KS_UNSCHEDULABLE_AND_UNRESOLVABLE, PTS_ERR_MISSING_LABEL);
         /* fewer domains than minDomains: the global minimum is taken as 0 */
         int64_t min = s->ndomains[k] < (uint32_t)c->min_domains ? 0 : s->paths[k].num[0];
         int64_t skew = ks_pairtab_get(&s->counts, ks_pair(k, v)) + c->self_match - min;
-        if (skew > c->max_skew) return ks_status_new(KS_UNSCHEDULABLE, PTS_ERR_CONSTRAINTS);
+        if (skew > c->max_skew) return ks_status_new_const(KS_UNSCHEDULABLE, PTS_ERR_CONSTRAINTS);
     }
     return NULL;
 }

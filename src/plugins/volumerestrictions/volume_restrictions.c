@@ -3,6 +3,7 @@
  * read-only) must not already be used by a pod on the node, and a
  * ReadWriteOncePod claim must not be used by any scheduled pod. */
 #include "framework/handle.h"
+#include "framework/status.h"
 #include "plugins/helper/hints.h"
 #include "plugins/helper/volumes.h"
 #include "util/xalloc.h"
@@ -213,11 +214,11 @@ static ks_status *filter(void *self, ks_cycle_state *st, const ks_pod *pod, cons
         const ks_volume *v = &pod->volumes[i];
         if (!needs_check(v)) continue;
         for (uint32_t j = 0; j < ni->npods; j++)
-            if (volume_conflict(v, ni->pods[j])) return ks_status_new(KS_UNSCHEDULABLE, REASON_DISK_CONFLICT);
+            if (volume_conflict(v, ni->pods[j])) return ks_status_new_const(KS_UNSCHEDULABLE, REASON_DISK_CONFLICT);
     }
     const pf_state *s = ks_cycle_state_read(st, state_key);
     if (!s) return ks_status_new(KS_ERROR, "cannot read \"PreFilterVolumeRestrictions\" from cycleState");
-    if (s->conflicts > 0) return ks_status_new(KS_UNSCHEDULABLE, REASON_RWOP_CONFLICT);
+    if (s->conflicts > 0) return ks_status_new_const(KS_UNSCHEDULABLE, REASON_RWOP_CONFLICT);
     return NULL;
 }
 

@@ -2,6 +2,7 @@
  * (topology.kubernetes.io/zone|region and the beta failure-domain keys)
  * only fits nodes in one of them. Nodes without any of these labels fit. */
 #include "framework/cycle_state.h"
+#include "framework/status.h"
 #include "framework/handle.h"
 #include "plugins/helper/hints.h"
 #include "plugins/helper/volumes.h"
@@ -227,7 +228,7 @@ static ks_status *check_node(volume_zone *pl, const vz_state *s, const ks_node *
         ks_id v;
         bool ok = ks_labels_get(&node->labels, t->key, &v);
         if (!ok) ok = ks_labels_get(&node->labels, t->ga_key, &v);
-        if (!ok || !value_in(t, ks_str(v))) return ks_status_new(KS_UNSCHEDULABLE_AND_UNRESOLVABLE, REASON_CONFLICT);
+        if (!ok || !value_in(t, ks_str(v))) return ks_status_new_const(KS_UNSCHEDULABLE_AND_UNRESOLVABLE, REASON_CONFLICT);
     }
     return NULL;
 }
