@@ -1655,7 +1655,7 @@ spec:
 ROLLING = "{type: RollingUpdate, rollingUpdate: {maxSurge: 1, maxUnavailable: 0}}"
 
 
-class FakeKubelet:
+class ReadyKubelet:
     """What the kubelets would do for a rollout to progress: a pod bound
     to a node becomes Running and Ready (status subresource), a pod being
     deleted goes (grace period 0). Bounded: polls every 0.3 s until
@@ -1723,7 +1723,7 @@ def test_workloads_rollout_live(c):
         "--controllers=deployment,replicaset", "-v=1"])
     s = Sched(c, [profile("default-scheduler")], name="kube-scheduler-ro", impl="kube-scheduler")
     s.start()
-    kubelet = FakeKubelet(c, "ro")
+    kubelet = ReadyKubelet(c, "ro")
     kubelet.start()
     try:
         def pods():
