@@ -161,18 +161,50 @@ def sched_metrics(port):
 
 # ---- objects -----------------------------------------------------------------
 
-def prepare(src, dst):
+def claims_by_name(o, templates):
+    """A pod's claims from ResourceClaimTemplates become claims of their own
+    referenced by name: the claim an init pod's status names (gen.py writes
+    it, allocated), or for a pending pod a new one from the template,
+    returned. No resourceclaim controller runs here; with one, the claims
+    would exist before the pod could be scheduled just the same."""
+    made = []
+    named = {s["name"]: s.get("resourceClaimName")
+             for s in o.get("status", {}).get("resourceClaimStatuses", [])}
+    ns = o["metadata"].get("namespace", "default")
+    for rc in o["spec"].get("resourceClaims", []):
+        t = rc.pop("resourceClaimTemplateName", None)
+        if t is None:
+            continue
+        name = named.get(rc["name"])
+        if not name:
+            name = f"{o['metadata']['name']}-{rc['name']}"
+            made.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                         "metadata": {"name": name, "namespace": ns}, "spec": templates[(ns, t)]})
+        rc["resourceClaimName"] = name
+    o.pop("status", None)
+    return made
+
+
+def prepare(src, dst, templates):
     """gen.py's JSON lines as the API server takes them: a pod's literal
     spec.priority (scheduler_perf's apiserver runs without the Priority
-    admission plugin) becomes a PriorityClass of that value."""
+    admission plugin) becomes a PriorityClass of that value; claims from
+    templates become claims by name (claims_by_name; templates: namespace
+    and name -> claim spec, filled from the files in order)."""
     classes = set()
     with open(src) as f, open(dst, "w") as out:
         for line in f:
             o = json.loads(line)
+            if o.get("kind") == "ResourceClaimTemplate":
+                templates[(o["metadata"]["namespace"], o["metadata"]["name"])] = o["spec"]["spec"]
+                continue
             if o.get("kind") == "Pod" and "priority" in o.get("spec", {}):
                 v = o["spec"].pop("priority")
                 o["spec"]["priorityClassName"] = f"bench-priority-{v}"
                 classes.add(v)
+            if o.get("kind") == "Pod":
+                for c in claims_by_name(o, templates):
+                    out.write(json.dumps(c, separators=(",", ":")) + "\n")
             out.write(json.dumps(o, separators=(",", ":")) + "\n")
     return classes
 
@@ -201,11 +233,11 @@ def workload_files(name, nodes):
                         "--jsonl", "-o", work], check=True)
     with open(os.path.join(d, "workload.json")) as f:
         meta = json.load(f)
-    classes = set()
+    classes, templates = set(), {}
     for part in ("cluster", "measured", "churn"):
         src = os.path.join(d, part + ".jsonl")
         if os.path.exists(src):
-            classes |= prepare(src, os.path.join(d, part + ".api.jsonl"))
+            classes |= prepare(src, os.path.join(d, part + ".api.jsonl"), templates)
     priority_classes(classes, os.path.join(d, "classes.api.jsonl"))
     return d, meta
 

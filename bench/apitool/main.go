@@ -108,6 +108,9 @@ var plural = map[string]string{
 	"Namespace": "/api/v1/namespaces", "Node": "/api/v1/nodes",
 	"Pod": "/api/v1/namespaces/%s/pods", "Service": "/api/v1/namespaces/%s/services",
 	"PriorityClass": "/apis/scheduling.k8s.io/v1/priorityclasses",
+	"DeviceClass":   "/apis/resource.k8s.io/v1/deviceclasses",
+	"ResourceSlice": "/apis/resource.k8s.io/v1/resourceslices",
+	"ResourceClaim": "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims",
 }
 
 func collectionPath(o *object) string {
@@ -125,8 +128,9 @@ func collectionPath(o *object) string {
 	return p
 }
 
-// create POSTs an object; a Node then gets its status (the API server
-// drops status on create, as a kubelet would post it after).
+// create POSTs an object; a Node or a ResourceClaim then gets its status
+// (the API server drops status on create; a kubelet posts a node's after,
+// a scheduler writes a claim's allocation).
 func (c *client) create(o *object) error {
 	code, b, err := c.do("POST", collectionPath(o), o.raw)
 	if err != nil {
@@ -138,7 +142,7 @@ func (c *client) create(o *object) error {
 	if code != 201 && code != 200 {
 		return fmt.Errorf("POST %s %s: %d %s", o.Kind, o.Metadata.Name, code, b)
 	}
-	if o.Kind == "Node" && len(o.Status) > 0 {
+	if (o.Kind == "Node" || o.Kind == "ResourceClaim") && len(o.Status) > 0 {
 		var cur map[string]any
 		if err := json.Unmarshal(b, &cur); err != nil {
 			return err
@@ -147,12 +151,12 @@ func (c *client) create(o *object) error {
 		json.Unmarshal(o.Status, &st)
 		cur["status"] = st
 		body, _ := json.Marshal(cur)
-		code, b, err = c.do("PUT", "/api/v1/nodes/"+o.Metadata.Name+"/status", body)
+		code, b, err = c.do("PUT", collectionPath(o)+"/"+o.Metadata.Name+"/status", body)
 		if err != nil {
 			return err
 		}
 		if code != 200 {
-			return fmt.Errorf("PUT node status %s: %d %s", o.Metadata.Name, code, b)
+			return fmt.Errorf("PUT %s status %s: %d %s", o.Kind, o.Metadata.Name, code, b)
 		}
 	}
 	return nil
@@ -215,8 +219,10 @@ func parallel(objs []*object, n int, fn func(*object) error) error {
 
 func cmdLoad(c *client, conc int, files []string) {
 	objs := readObjects(files)
-	// In phases: what others live in first, then nodes, then pods.
-	order := map[string]int{"Namespace": 0, "PriorityClass": 0, "Service": 1, "Node": 1, "Pod": 2}
+	// In phases: what others live in first, then nodes (and what lives in
+	// namespaces), then pods.
+	order := map[string]int{"Namespace": 0, "PriorityClass": 0, "DeviceClass": 0, "Service": 1, "Node": 1,
+		"ResourceSlice": 1, "ResourceClaim": 1, "Pod": 2}
 	for phase := 0; phase <= 2; phase++ {
 		var batch []*object
 		for _, o := range objs {
