@@ -95,21 +95,31 @@ typedef struct ptr_vec {
 /* ---- state -------------------------------------------------------------------- */
 
 /* A kind's vector keeps the positions of its last LOG_SIZE writes, so that
- * a vector no pin sees any more (the spare) is brought up to date by
- * copying just the positions written since it was current instead of all
- * of them. Between two views there are a few writes (the scheduler pins a
- * view around every watch event); a vector further behind, as after a
- * list of thousands of objects, is copied whole. */
+ * a vector no pin sees any more (a spare) is brought up to date by copying
+ * just the positions written since it was current instead of all of them.
+ * Between two views there are a few writes (the scheduler pins a view
+ * around every watch event); a vector further behind, as after a list of
+ * thousands of objects, is copied whole. Up to SPARES are kept: pins end
+ * in batches (binding cycles hold theirs across API calls), freeing
+ * several vectors at once while the next events each need one (ksched run,
+ * DRA at 500 nodes: 9 pins held at a time, and with one spare 1 update in
+ * 2 copied its kind whole). */
 #define LOG_SIZE 256
+#define SPARES 8
+
+typedef struct spare_vec {
+    void **v;       /* no view shows it; equal to cur as of `writes` */
+    uint32_t cap;
+    uint64_t writes;
+} spare_vec;
 
 typedef struct kind_vec {
     ptr_vec cur;            /* the current objects, one reference each */
     bool shown;             /* the current view shows cur: copy before a change */
     uint64_t writes;        /* positions written into cur and its predecessors */
     uint32_t log[LOG_SIZE]; /* the position of write w at w % LOG_SIZE */
-    void **spare;           /* no view shows it; equal to cur as of spare_writes */
-    uint32_t spare_cap;
-    uint64_t spare_writes;
+    spare_vec spares[SPARES];
+    uint32_t nspares;
 } kind_vec;
 
 typedef struct retired {
@@ -165,7 +175,7 @@ void ks_listers_free(ks_listers *l) {
         ptr_vec *pv = &l->vecs[i].cur;
         for (uint32_t j = 0; j < pv->n; j++) kinds[i].unref(pv->v[j]);
         free(pv->v);
-        free(l->vecs[i].spare);
+        for (uint32_t j = 0; j < l->vecs[i].nspares; j++) free(l->vecs[i].spares[j].v);
     }
     for (size_t i = 0; i < NSTORES; i++) ks_map_free(&l->stores[i]);
     free(l->pins);
@@ -190,37 +200,69 @@ static retired *set_aside(ks_listers *l, void *p, void (*release)(void *)) {
     return r;
 }
 
-/* mu held: a retired item no pin can see. A kind's vector becomes its
- * spare unless the spare is as new. */
+/* mu held: a retired item no pin can see. A kind's vector becomes one of
+ * its spares, in place of the oldest when they are all taken. */
 static void release_retired(ks_listers *l, retired *r) {
     kind_vec *kv = r->kind >= 0 ? &l->vecs[r->kind] : NULL;
-    if (!kv || (kv->spare && kv->spare_writes >= r->writes)) {
+    if (!kv) {
         r->release(r->p);
-    } else {
-        free(kv->spare);
-        kv->spare = r->p;
-        kv->spare_cap = r->cap;
-        kv->spare_writes = r->writes;
+        free(r);
+        return;
     }
+    spare_vec *slot;
+    if (kv->nspares < SPARES) {
+        slot = &kv->spares[kv->nspares++];
+    } else {
+        slot = &kv->spares[0];
+        for (uint32_t i = 1; i < SPARES; i++)
+            if (kv->spares[i].writes < slot->writes) slot = &kv->spares[i];
+        if (slot->writes >= r->writes) { /* r is the oldest */
+            free(r->p);
+            free(r);
+            return;
+        }
+        free(slot->v);
+    }
+    *slot = (spare_vec){r->p, r->cap, r->writes};
     free(r);
 }
 
-/* mu held: a copy of kv's current vector: the spare brought up to date
- * when the log still holds every write since it was current, else a new
+/* mu held: kv's newest spare, taken out ({0}: none the log can bring up
+ * to date); spares the log no longer covers are freed. */
+static spare_vec take_spare(kind_vec *kv) {
+    uint32_t best = UINT32_MAX;
+    for (uint32_t i = 0; i < kv->nspares;) {
+        spare_vec *sp = &kv->spares[i];
+        if (kv->writes - sp->writes > LOG_SIZE) {
+            free(sp->v);
+            *sp = kv->spares[--kv->nspares];
+            continue;
+        }
+        if (best == UINT32_MAX || sp->writes > kv->spares[best].writes) best = i;
+        i++;
+    }
+    if (best == UINT32_MAX) return (spare_vec){0};
+    spare_vec out = kv->spares[best];
+    kv->spares[best] = kv->spares[--kv->nspares];
+    return out;
+}
+
+/* mu held: a copy of kv's current vector: a spare brought up to date when
+ * the log still holds every write since it was current, else a new
  * vector. */
 static void **copy_current(ks_listers *l, kind_vec *kv, uint32_t *cap) {
     ptr_vec *pv = &kv->cur;
     *cap = pv->cap ? pv->cap : 1;
-    void **v = kv->spare;
-    if (v && kv->writes - kv->spare_writes <= LOG_SIZE) {
-        if (kv->spare_cap < *cap) v = ks_xrealloc(v, *cap * sizeof(*v));
-        else *cap = kv->spare_cap;
-        for (uint64_t w = kv->spare_writes; w < kv->writes; w++) {
+    spare_vec sp = take_spare(kv);
+    void **v = sp.v;
+    if (v) {
+        if (sp.cap < *cap) v = ks_xrealloc(v, *cap * sizeof(*v));
+        else *cap = sp.cap;
+        for (uint64_t w = sp.writes; w < kv->writes; w++) {
             uint32_t at = kv->log[w % LOG_SIZE];
             if (at < pv->n) v[at] = pv->v[at];
         }
-        l->stats.copied += kv->writes - kv->spare_writes;
-        kv->spare = NULL;
+        l->stats.copied += kv->writes - sp.writes;
         return v;
     }
     v = ks_xmalloc(*cap * sizeof(*v));
