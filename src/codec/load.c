@@ -335,7 +335,53 @@ static void admit(const ks_cluster *c, ks_cluster *tmp, ks_errors *errs) {
     free(view.priority_classes.v);
 }
 
+/* A workload given again in a later file (a manifest after a snapshot or
+ * a kubectl List) replaces the earlier definition, as `kubectl apply`
+ * does, and keeps its uid (the pods it owns point at it). Twice in one
+ * file stays an error (check_duplicates). */
+static void drop_workloads(ks_cluster *c, ks_map *gone) {
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < c->workloads.n; i++) {
+        ks_workload *w = c->workloads.v[i];
+        if (ks_map_get(gone, (uint64_t)(uintptr_t)w)) KS_OBJECT_UNREF(w);
+        else c->workloads.v[k++] = w;
+    }
+    c->workloads.n = k;
+}
+
+static void replace_workloads(ks_cluster *c, ks_cluster *tmp) {
+    ks_map seen, gone;
+    ks_map_init(&seen);
+    ks_map_init(&gone);
+    for (int kind = 0; kind < KS_WORKLOAD_NKINDS; kind++) {
+        ks_map_clear(&seen);
+        for (int pass = 0; pass < 2; pass++) {
+            ks_cluster *src = pass ? tmp : c;
+            for (uint32_t i = 0; i < src->workloads.n; i++) {
+                ks_workload *o = src->workloads.v[i];
+                if ((int)o->kind != kind) continue;
+                uint64_t key = ((uint64_t)o->ns << 32 | o->name) + 1;
+                ks_workload *prev = ks_map_get(&seen, key);
+                if (pass && prev && prev->source_file && o->source_file &&
+                    strcmp(prev->source_file, o->source_file) != 0) {
+                    if (!o->uid && prev->uid) o->uid = ks_arena_strdup(o->arena, prev->uid);
+                    ks_map_put(&gone, (uint64_t)(uintptr_t)prev, (void *)1);
+                    ks_map_del(&seen, key);
+                }
+                if (!ks_map_get(&seen, key)) ks_map_put(&seen, key, o);
+            }
+        }
+    }
+    if (gone.len) {
+        drop_workloads(c, &gone);
+        drop_workloads(tmp, &gone);
+    }
+    ks_map_free(&seen);
+    ks_map_free(&gone);
+}
+
 static bool finish(ks_cluster *c, ks_cluster *tmp, uint32_t index, ks_errors *errs, size_t nerr0) {
+    replace_workloads(c, tmp);
     check_duplicates(c, tmp, errs);
     validate(c, tmp, errs);
     /* a class that failed to decode would make its pods' errors lie */
