@@ -2554,6 +2554,10 @@ def dra_shape(pods, claims):
         st = json.loads(json.dumps(cl.get("status") or {}))
         for r in st.get("reservedFor") or []:
             r["uid"] = "<uid of %s>" % uid_of.get(r.get("uid"), "?")
+        # a claim shared by pods lists them in the order their binding
+        # cycles, which run concurrently, wrote: timing, in both schedulers
+        if st.get("reservedFor"):
+            st["reservedFor"].sort(key=lambda r: json.dumps(r, sort_keys=True))
         al = st.get("allocation")
         if al:
             for r in al["devices"]["results"]:
