@@ -73,15 +73,18 @@ static const ks_call_rules rules[KS_CALL_TYPES] = {
     /* upstream PodBindingCall: Merge overwrites, never a no-op */
     [KS_CALL_BINDING] = {.name = "pod_binding",
                          .relevance = 2,
-                         .urgent = true,
+                         .lane = KS_LANE_BINDING,
                          .queued = true,
+                         /* replacing the pod's nomination patch, it does
+                          * not wait in that patch's place */
+                         .requeues = true,
                          .unmade = "the backend cannot bind pods"},
     /* preemption's evictions (upstream deletes victims outside its
      * dispatcher; here the most relevant call of a pod): the victim's
      * DisruptionTarget patch queued before it still runs, first */
     [KS_CALL_DELETE] = {.name = "pod_deletion",
                         .relevance = 3,
-                        .urgent = true,
+                        .lane = KS_LANE_EVICTION,
                         .queued = true,
                         .keeps_displaced = KS_CALL_BIT(KS_CALL_STATUS_PATCH),
                         .requeues = true,

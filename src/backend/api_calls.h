@@ -63,6 +63,15 @@ typedef struct ks_api_call {
     struct ks_resource_claim **claim_written; /* CLAIM_UPDATE, RESERVE: the claim as written */
 } ks_api_call;
 
+/* The dispatcher's queue a call waits in, popped from the highest down
+ * (api_dispatcher.c push_key). Evictions also have workers of their own. */
+typedef enum ks_call_lane {
+    KS_LANE_OTHER,    /* status patches, events: in arrival order */
+    KS_LANE_EVICTION, /* preemption's deletions */
+    KS_LANE_BINDING,  /* what a scheduled pod waits on */
+    KS_LANES
+} ks_call_lane;
+
 /* A type's rules (upstream's APICall interface, less Execute, which is the
  * cluster client's). */
 typedef struct ks_call_rules {
@@ -71,9 +80,8 @@ typedef struct ks_call_rules {
      * queued is skipped, a more relevant one replaces it (upstream's
      * APICallRelevances). 0: never merged, each call its own (events). */
     int relevance;
-    /* Queued ahead of the other calls (bindings, deletions: see
-     * api_dispatcher.c push_key). */
-    bool urgent;
+    /* Its queue (bindings, then deletions, ahead of the others). */
+    ks_call_lane lane;
     /* Made through the dispatcher's queue; false: executed at once by
      * the binding cycle that makes it (PreBind writes). */
     bool queued;

@@ -38,6 +38,7 @@ typedef struct worker {
     ks_api_dispatcher *d;
     pthread_t thread;
     bool exited;
+    bool evictions; /* runs deletions only (see ks_api_dispatcher_start) */
 } worker;
 
 typedef struct key_ring {
@@ -47,14 +48,15 @@ typedef struct key_ring {
 
 struct ks_api_dispatcher {
     pthread_mutex_t mu;
-    pthread_cond_t work_cv, idle_cv;
+    pthread_cond_t work_cv, evict_cv, idle_cv;
     const ks_cluster_client *backend;
     ks_clock *clock;
     ks_map calls;      /* key + 1 -> the newest call for the key (queued or in flight) */
     ks_map inflight;   /* key + 1 -> the call of the key being executed */
-    /* Keys in arrival order, each at most once in the two, none in flight:
-     * deletions in `urgent`, popped first (see push_key), the rest in fifo. */
-    key_ring fifo, urgent;
+    /* Keys in arrival order, one queue per lane (rules->lane), each key
+     * at most once in them and none in flight; popped from the highest
+     * lane down (see push_key). */
+    key_ring lanes[KS_LANES];
     uint32_t in_flight, max_in_flight;
     uint64_t next_id, next_own;
     uint64_t executed[KS_CALL_TYPES], skipped[KS_CALL_TYPES];
@@ -120,31 +122,54 @@ static void ring_remove(key_ring *r, uint64_t key) {
     r->n = w;
 }
 
-static uint32_t queued(const ks_api_dispatcher *d) { return d->fifo.n + d->urgent.n; }
+static uint32_t queued(const ks_api_dispatcher *d) {
+    uint32_t n = 0;
+    for (int l = 0; l < KS_LANES; l++) n += d->lanes[l].n;
+    return n;
+}
+
+/* What a worker may pop: an eviction worker only deletions. */
+static uint32_t poppable(const ks_api_dispatcher *d, bool evictions) {
+    return evictions ? d->lanes[KS_LANE_EVICTION].n : queued(d);
+}
 
 /* Deletions are preemption's evictions: upstream makes them from the
  * preemption goroutine, outside its dispatcher, so they never wait behind
- * bindings and status patches. Here they have a queue of their own, popped
- * first: the preemptor is gated until they are answered, and behind a
- * queue thousands of calls deep (1000 preemptions decided in two seconds)
- * its last victim waited for seconds, while the pod was retried in vain. */
+ * status patches and events. Here they have a lane of their own, popped
+ * before those: the preemptor is gated until they are answered, and
+ * behind a queue thousands of calls deep (1000 preemptions decided in two
+ * seconds) its last victim waited for seconds, while the pod was retried
+ * in vain. A preemption's last victim goes first (c->first).
+ *
+ * Bindings have the lane above: upstream binds from the binding cycle's
+ * goroutine, so a binding never waits behind another pod's call. Behind
+ * the deletions, the first preemptor whose victims were gone waited for
+ * the evictions of every later preemptor (PreemptionBasic through
+ * kube-apiserver: 1000 preemptors, 6000 victim calls, nothing bound for
+ * 37-57 s; docs/performance.md); behind the events (which upstream sends
+ * outside its dispatcher) and status patches of thousands of failed
+ * attempts, tens of seconds too. */
 static void push_key(ks_api_dispatcher *d, uint64_t key, const call *c) {
-    /* Bindings, too: they are what pods wait on, and in the fifo they
-     * would wait behind the events (which upstream sends outside its
-     * dispatcher) and status patches of thousands of failed attempts;
-     * through a loaded API server a preemptor whose victims were gone
-     * waited tens of seconds there (PreemptionBasic, docs/performance.md). */
-    if (!c->rules->urgent) ring_push(&d->fifo, key);
-    else if (c->first) ring_push_front(&d->urgent, key);
-    else ring_push(&d->urgent, key);
+    key_ring *r = &d->lanes[c->rules->lane];
+    if (c->first) ring_push_front(r, key);
+    else ring_push(r, key);
 }
 
 static void remove_key(ks_api_dispatcher *d, uint64_t key) {
-    ring_remove(&d->fifo, key);
-    ring_remove(&d->urgent, key);
+    for (int l = 0; l < KS_LANES; l++) ring_remove(&d->lanes[l], key);
 }
 
-static uint64_t pop_key(ks_api_dispatcher *d) { return ring_pop(d->urgent.n ? &d->urgent : &d->fifo); }
+static uint64_t pop_key(ks_api_dispatcher *d, bool evictions) {
+    int l = evictions ? KS_LANE_EVICTION : KS_LANES - 1;
+    while (!d->lanes[l].n) l--;
+    return ring_pop(&d->lanes[l]);
+}
+
+/* A key was queued: a worker, and an eviction worker for a deletion. */
+static void wake(ks_api_dispatcher *d, const call *c) {
+    pthread_cond_signal(&d->work_cv);
+    if (c->rules->lane == KS_LANE_EVICTION) pthread_cond_signal(&d->evict_cv);
+}
 
 /* ---- adding ------------------------------------------------------------- */
 
@@ -217,14 +242,14 @@ static ks_status *add_call(ks_api_dispatcher *d, call *c) {
         later[nlater++] = (deferred){c, ks_status_clone(ret)};
     } else {
         bool had = ks_map_put(&d->calls, c->key + 1, c) != NULL;
-        /* A key already queued keeps its place (a deletion moves it to the
-         * urgent queue: rules->requeues); a key in flight goes back to a
+        /* A key already queued keeps its place (a deletion or a binding
+         * moves it to its own lane: rules->requeues); a key in flight goes back to a
          * queue when its call ends (never queued twice: two calls for one
          * pod must not run at once). */
         if (c->rules->requeues && had && !key_in_flight) remove_key(d, c->key);
         if (!key_in_flight && (!had || c->rules->requeues)) {
             push_key(d, c->key, c);
-            pthread_cond_signal(&d->work_cv);
+            wake(d, c);
         }
     }
     pthread_mutex_unlock(&d->mu);
@@ -326,11 +351,12 @@ static ks_status *execute(ks_api_dispatcher *d, const call *c) {
     return r;
 }
 
-/* upstream callQueue.pop: the call of the first queued key, now in flight.
- * Called with the lock held; NULL when nothing is queued. */
-static call *pop_locked(ks_api_dispatcher *d) {
-    while (queued(d)) {
-        uint64_t key = pop_key(d);
+/* upstream callQueue.pop: the call of the first queued key (a deletion's
+ * for an eviction worker), now in flight. Called with the lock held; NULL
+ * when nothing is queued. */
+static call *pop_locked(ks_api_dispatcher *d, bool evictions) {
+    while (poppable(d, evictions)) {
+        uint64_t key = pop_key(d, evictions);
         call *c = ks_map_get(&d->calls, key + 1);
         if (!c) continue;
         c->in_flight = true;
@@ -370,7 +396,7 @@ static void run_popped(ks_api_dispatcher *d, call *c) {
         ks_map_del(&d->calls, c->key + 1);
     } else if (cur) {
         push_key(d, c->key, cur);
-        pthread_cond_signal(&d->work_cv);
+        wake(d, cur);
     }
     ks_map_del(&d->inflight, c->key + 1);
     pthread_mutex_unlock(&d->mu);
@@ -388,7 +414,7 @@ static void run_popped(ks_api_dispatcher *d, call *c) {
 /* Pop one call and run it on this thread; false when nothing is queued. */
 static bool run_one(ks_api_dispatcher *d) {
     pthread_mutex_lock(&d->mu);
-    call *c = d->closed ? NULL : pop_locked(d);
+    call *c = d->closed ? NULL : pop_locked(d, false);
     pthread_mutex_unlock(&d->mu);
     if (!c) return false;
     run_popped(d, c);
@@ -398,11 +424,11 @@ static bool run_one(ks_api_dispatcher *d) {
 static void destroy(ks_api_dispatcher *d) {
     ks_map_free(&d->calls);
     ks_map_free(&d->inflight);
-    free(d->fifo.v);
-    free(d->urgent.v);
+    for (int l = 0; l < KS_LANES; l++) free(d->lanes[l].v);
     free(d->workers);
     pthread_mutex_destroy(&d->mu);
     pthread_cond_destroy(&d->work_cv);
+    pthread_cond_destroy(&d->evict_cv);
     pthread_cond_destroy(&d->idle_cv);
     free(d);
 }
@@ -413,9 +439,10 @@ static void *worker_main(void *arg) {
     ks_api_dispatcher *d = w->d;
     pthread_mutex_lock(&d->mu);
     for (;;) {
-        while (!d->closed && queued(d) == 0) pthread_cond_wait(&d->work_cv, &d->mu);
+        while (!d->closed && poppable(d, w->evictions) == 0)
+            pthread_cond_wait(w->evictions ? &d->evict_cv : &d->work_cv, &d->mu);
         if (d->closed) break;
-        call *c = pop_locked(d);
+        call *c = pop_locked(d, w->evictions);
         if (!c) continue;
         pthread_mutex_unlock(&d->mu);
         run_popped(d, c);
@@ -436,6 +463,7 @@ ks_api_dispatcher *ks_api_dispatcher_new(const ks_cluster_client *b, ks_clock *c
     ks_api_dispatcher *d = ks_xcalloc(1, sizeof(*d));
     pthread_mutex_init(&d->mu, NULL);
     pthread_cond_init(&d->work_cv, NULL);
+    pthread_cond_init(&d->evict_cv, NULL);
     pthread_cond_init(&d->idle_cv, NULL);
     d->backend = b;
     d->clock = clock ? clock : ks_clock_real();
@@ -447,10 +475,17 @@ void ks_api_dispatcher_start(ks_api_dispatcher *d, int workers) {
     if (workers <= 0) return;
     pthread_mutex_lock(&d->mu);
     if (!d->closed && !d->nworkers) {
-        d->workers = ks_xcalloc((size_t)workers, sizeof(*d->workers));
-        for (int i = 0; i < workers; i++) {
+        /* As many eviction workers again: upstream's preemption deletes
+         * its victims from its own goroutines (up to parallelism at once
+         * per preemption, preemptions side by side), outside the
+         * dispatcher's parallelism. With one set of 16 for everything,
+         * PreemptionBasic through a loaded kube-apiserver deleted 60
+         * victims/s while the API server used half a core. */
+        d->workers = ks_xcalloc((size_t)workers * 2, sizeof(*d->workers));
+        for (int i = 0; i < workers * 2; i++) {
             worker *w = &d->workers[d->nworkers];
             w->d = d;
+            w->evictions = i >= workers;
             if (pthread_create(&w->thread, NULL, worker_main, w) != 0) break;
             d->nworkers++;
             d->alive++;
@@ -472,6 +507,7 @@ size_t ks_api_dispatcher_close(ks_api_dispatcher *d, int64_t grace_ns) {
     }
     d->closed = true;
     pthread_cond_broadcast(&d->work_cv);
+    pthread_cond_broadcast(&d->evict_cv);
     /* Queued calls are dropped; calls in flight stay (their newer queued
      * call, if any, is dropped). */
     size_t ndrop = 0;
@@ -481,7 +517,7 @@ size_t ks_api_dispatcher_close(ks_api_dispatcher *d, int64_t grace_ns) {
     for (size_t it = 0; ks_map_next(&d->calls, &it, &k, &v);)
         if (!((call *)v)->in_flight) drop[ndrop++] = v;
     for (size_t i = 0; i < ndrop; i++) ks_map_del(&d->calls, drop[i]->key + 1);
-    d->fifo.n = d->urgent.n = 0;
+    for (int l = 0; l < KS_LANES; l++) d->lanes[l].n = 0;
     /* Calls in flight get the grace period, on the real clock. */
     ks_clock *real = ks_clock_real();
     int64_t deadline = ks_clock_now(real) + grace_ns;

@@ -2,7 +2,8 @@
  * call the scheduler makes to the backend — bindings, pod status patches,
  * pod deletions, events — is queued here and executed off the scheduling
  * thread: by a bounded set of worker threads (run mode; upstream allows
- * `parallelism` calls in flight, 16 by default), or by the stepping loop,
+ * `parallelism` calls in flight, 16 by default; deletions get as many
+ * threads more), or by the stepping loop,
  * deterministically, in queue order (ks_api_dispatcher_drain).
  *
  * Calls for the same pod are merged as upstream's call queue does, by the
@@ -13,8 +14,9 @@
  * would change nothing is skipped. Relevance: status patch < binding <
  * deletion; events are never merged. Two calls for the same pod never run
  * at once: a call queued while another for its pod is in flight waits for
- * it to end, then goes to the back of the queue. The dispatcher knows no
- * type by name. */
+ * it to end, then goes to the back of the queue. Queue order: bindings
+ * first, then deletions, then the rest, each in arrival order (the
+ * types' lanes). The dispatcher knows no type by name. */
 #ifndef KS_API_DISPATCHER_H
 #define KS_API_DISPATCHER_H
 
@@ -28,13 +30,14 @@ typedef struct ks_api_dispatcher ks_api_dispatcher;
  * up on them. */
 #define KS_API_DISPATCHER_GRACE_NS (5LL * KS_NS_PER_SEC)
 
-/* workers > 0: that many threads execute calls, started now; 0: nothing
- * runs a call until ks_api_dispatcher_drain or ks_api_dispatcher_start.
- * The dispatcher does not ask which: its owner's run mode calls drain and
- * bind_drain (stepping) or starts workers and calls bind_wait and flush
- * (threaded). */
+/* workers > 0: that many threads execute calls, and as many more execute
+ * only deletions (preemption's evictions, which upstream makes outside
+ * its dispatcher), started now; 0: nothing runs a call until
+ * ks_api_dispatcher_drain or ks_api_dispatcher_start. The dispatcher does
+ * not ask which: its owner's run mode calls drain and bind_drain
+ * (stepping) or starts workers and calls bind_wait and flush (threaded). */
 ks_api_dispatcher *ks_api_dispatcher_new(const ks_cluster_client *b, ks_clock *clock, int workers);
-/* Start worker threads (no-op when some already run). */
+/* Start worker threads, workers of each kind (no-op when some already run). */
 void ks_api_dispatcher_start(ks_api_dispatcher *d, int workers);
 /* Stop: no call starts from now on. Queued calls are dropped (their done
  * callbacks get an Error status), calls queued later too. Calls in flight
@@ -65,8 +68,8 @@ ks_status *ks_api_dispatcher_bind(ks_api_dispatcher *d, const ks_pod *pod, const
                                   ks_call_done_fn done, void *arg);
 ks_status *ks_api_dispatcher_delete(ks_api_dispatcher *d, const ks_pod *pod,
                                     ks_call_done_fn done, void *arg);
-/* A deletion that goes before every deletion queued (deletions go before
- * other calls): the last victim of a preemption, whose preemptor may be
+/* A deletion that goes before every deletion queued (deletions go after
+ * bindings, before other calls): the last victim of a preemption, whose preemptor may be
  * retried in vain until its deletion event comes. */
 ks_status *ks_api_dispatcher_delete_first(ks_api_dispatcher *d, const ks_pod *pod,
                                           ks_call_done_fn done, void *arg);

@@ -22,9 +22,12 @@ static void test_names_and_relevance(void **state) {
     assert_true(ks_call_rules_of(KS_CALL_STATUS_PATCH)->relevance < ks_call_rules_of(KS_CALL_BINDING)->relevance);
     assert_true(ks_call_rules_of(KS_CALL_BINDING)->relevance < ks_call_rules_of(KS_CALL_DELETE)->relevance);
     assert_int_equal(ks_call_rules_of(KS_CALL_EVENT)->relevance, 0);
-    /* what pods wait on goes ahead; PreBind writes are not queued */
-    assert_true(ks_call_rules_of(KS_CALL_BINDING)->urgent && ks_call_rules_of(KS_CALL_DELETE)->urgent);
-    assert_false(ks_call_rules_of(KS_CALL_STATUS_PATCH)->urgent);
+    /* what pods wait on goes ahead: bindings, then evictions; PreBind
+     * writes are not queued */
+    assert_int_equal(ks_call_rules_of(KS_CALL_BINDING)->lane, KS_LANE_BINDING);
+    assert_int_equal(ks_call_rules_of(KS_CALL_DELETE)->lane, KS_LANE_EVICTION);
+    assert_int_equal(ks_call_rules_of(KS_CALL_STATUS_PATCH)->lane, KS_LANE_OTHER);
+    assert_int_equal(ks_call_rules_of(KS_CALL_EVENT)->lane, KS_LANE_OTHER);
     assert_false(ks_call_rules_of(KS_CALL_VOLUME_BINDING)->queued);
     assert_false(ks_call_rules_of(KS_CALL_CLAIM_UPDATE)->queued);
     assert_non_null(ks_call_rules_of(KS_CALL_DELETE)->unmade);

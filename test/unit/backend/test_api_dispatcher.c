@@ -165,23 +165,32 @@ static void test_deletions_go_first(void **state) {
 
 static void test_bindings_before_patches_and_events(void **state) {
     /* A binding does not wait behind the status patches and events of
-     * other pods (events are outside upstream's dispatcher); it queues
-     * behind the deletions, in order with them. */
+     * other pods (events are outside upstream's dispatcher), nor behind
+     * deletions (upstream binds from the binding cycle's goroutine):
+     * the first preemptor's binding waited for every later preemptor's
+     * evictions. */
     ks_memory_client_free(F.mb);
-    ks_pod *b = add_pod("b"), *c = add_pod("c");
+    ks_pod *b = add_pod("b"), *c = add_pod("c"), *e = add_pod("e");
     F.mb = ks_memory_client_new(F.c);
     ks_api_dispatcher_free(F.d);
     F.d = ks_api_dispatcher_new(ks_memory_client_iface(F.mb), NULL, 0);
     ks_status_patch m = cond("Unschedulable", "m");
+    ks_status_patch nom = {.set_nominated = true, .nominated = "n1"};
     order[0] = 0;
+    /* e's nomination patch, queued first, is replaced by its binding: the
+     * binding goes with the bindings, not in the patch's place. */
+    assert_null(ks_api_dispatcher_patch_status(F.d, e, &nom, record_order, "x"));
     assert_null(ks_api_dispatcher_patch_status(F.d, F.pod, &m, record_order, "A"));
     ks_api_dispatcher_event(F.d, F.pod, NULL, "Warning", "FailedScheduling", "Scheduling", "no fit");
     assert_null(ks_api_dispatcher_delete(F.d, c, record_order, "c"));
     assert_null(ks_api_dispatcher_bind(F.d, b, "n1", record_order, "B"));
-    assert_int_equal(ks_api_dispatcher_drain(F.d), 4);
-    assert_string_equal(order, "cBA");
+    assert_null(ks_api_dispatcher_bind(F.d, e, "n1", record_order, "E"));
+    assert_int_equal(ks_api_dispatcher_drain(F.d), 5);
+    /* x: e's patch, overwritten when its binding came */
+    assert_string_equal(order, "xBEcA");
     ks_pod_unref(b);
     ks_pod_unref(c);
+    ks_pod_unref(e);
 }
 
 static void test_noop_patch_skipped(void **state) {
@@ -393,6 +402,20 @@ static void test_workers_run_calls_at_once(void **state) {
     ks_api_dispatcher_free(d);
 }
 
+static void test_deletions_have_workers_of_their_own(void **state) {
+    /* Preemption's deletions run beside the other calls, as upstream
+     * makes them outside its dispatcher: two workers, four deletions in
+     * the backend at once. */
+    ks_api_dispatcher *d = ks_api_dispatcher_new(&gate_backend, NULL, 2);
+    for (int i = 0; i < 4; i++) assert_null(ks_api_dispatcher_delete(d, gate_pods[i], NULL, NULL));
+    assert_true(gate_wait_inside(4));
+    assert_int_equal(ks_api_dispatcher_max_in_flight(d), 4);
+    gate_set(true);
+    ks_api_dispatcher_flush(d);
+    assert_int_equal(ks_api_dispatcher_executed(d, KS_CALL_DELETE), 4);
+    ks_api_dispatcher_free(d);
+}
+
 static void test_one_call_per_pod_in_flight(void **state) {
     ks_api_dispatcher *d = ks_api_dispatcher_new(&gate_backend, NULL, 4);
     result_box b = {.mu = PTHREAD_MUTEX_INITIALIZER};
@@ -516,6 +539,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_bind_drain_and_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_threaded, setup_threaded, teardown),
         cmocka_unit_test_setup_teardown(test_workers_run_calls_at_once, setup_gate, teardown_gate),
+        cmocka_unit_test_setup_teardown(test_deletions_have_workers_of_their_own, setup_gate, teardown_gate),
         cmocka_unit_test_setup_teardown(test_one_call_per_pod_in_flight, setup_gate, teardown_gate),
         cmocka_unit_test_setup_teardown(test_deletion_waits_for_its_pod, setup_gate, teardown_gate),
         cmocka_unit_test_setup_teardown(test_many_calls_same_pods, setup_gate, teardown_gate),
