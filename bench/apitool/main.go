@@ -6,7 +6,10 @@
 //
 //	apitool load     -server URL -ca FILE -token T [-c 32] FILE.jsonl...
 //	apitool watch    -server URL -ca FILE -token T -ns NS -count N [-timeout S]
-//	apitool ceiling  -server URL -ca FILE -token T -scheduler NAME [-c 16] [-count N]
+//	apitool ceiling  -server URL -ca FILE -token T -scheduler NAME [-c 16] [-count N] [-preempt]
+//
+// ceiling -preempt: where a pod does not fit, the evictions a preemption
+// must make first (preempt.go).
 //
 // watch prints "ready" on stderr once its watch is open, then one JSON
 // object on stdout: the unix-nanosecond time each pod of NS was first
@@ -60,6 +63,11 @@ func fatal(f string, a ...any) {
 
 // do makes one call, retrying 429/5xx and transport errors a few times.
 func (c *client) do(method, path string, body []byte) (int, []byte, error) {
+	return c.doType(method, path, body, "application/json")
+}
+
+// doType is do with the body's content type.
+func (c *client) doType(method, path string, body []byte, ctype string) (int, []byte, error) {
 	var lastErr error
 	for try := 0; try < 20; try++ {
 		var rd io.Reader
@@ -70,7 +78,7 @@ func (c *client) do(method, path string, body []byte) (int, []byte, error) {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 		req.Header.Set("Accept", "application/json")
 		if body != nil {
-			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Content-Type", ctype)
 		}
 		resp, err := c.hc.Do(req)
 		if err != nil {
@@ -277,17 +285,11 @@ func (c *client) watchPods(ctx context.Context, path string, q url.Values, ready
 	wq.Set("watch", "1")
 	wq.Set("allowWatchBookmarks", "true")
 	wq.Set("resourceVersion", rv)
-	req, _ := http.NewRequestWithContext(ctx, "GET", c.server+path+"?"+wq.Encode(), nil)
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	req.Header.Set("Accept", "application/json")
-	resp, err := c.hc.Do(req)
+	resp, err := c.stream(ctx, path+"?"+wq.Encode())
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != 200 {
-		return fmt.Errorf("watch %s: %d", path, resp.StatusCode)
-	}
 	ready()
 	for i := range l.Items {
 		fn("ADDED", &l.Items[i])
@@ -306,6 +308,22 @@ func (c *client) watchPods(ctx context.Context, path string, q url.Values, ready
 		}
 		fn(ev.Type, &ev.Object)
 	}
+}
+
+// stream opens a watch (GET path, which holds its query).
+func (c *client) stream(ctx context.Context, path string) (*http.Response, error) {
+	req, _ := http.NewRequestWithContext(ctx, "GET", c.server+path, nil)
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != 200 {
+		resp.Body.Close()
+		return nil, fmt.Errorf("watch %s: %d", path, resp.StatusCode)
+	}
+	return resp, nil
 }
 
 func cmdWatch(c *client, ns string, count int, timeout time.Duration) {
@@ -441,6 +459,7 @@ func main() {
 	count := fs.Int("count", 0, "pods to wait for")
 	timeout := fs.Float64("timeout", 1800, "seconds (watch)")
 	sched := fs.String("scheduler", "default-scheduler", "schedulerName (ceiling)")
+	preempt := fs.Bool("preempt", false, "ceiling: evict lower-priority pods where a pod does not fit (preempt.go)")
 	fs.Parse(os.Args[2:])
 	c := newClient(*server, *ca, *token)
 	switch os.Args[1] {
@@ -449,7 +468,11 @@ func main() {
 	case "watch":
 		cmdWatch(c, *ns, *count, time.Duration(*timeout*float64(time.Second)))
 	case "ceiling":
-		cmdCeiling(c, *sched, *conc, *count)
+		if *preempt {
+			cmdCeilingPreempt(c, *sched, *conc, *count)
+		} else {
+			cmdCeiling(c, *sched, *conc, *count)
+		}
 	default:
 		fatal("unknown command %s", os.Args[1])
 	}
