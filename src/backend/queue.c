@@ -1,4 +1,4 @@
-#include "backend/queue.h"
+#include "backend/queue_internal.h"
 #include "api/pod.h"
 #include "framework/events.h"
 #include "framework/status.h"
@@ -130,13 +130,6 @@ struct ks_queue {
 static const ks_cluster_event wildcard_event = {KS_EV_WILDCARD, KS_ACT_ALL};
 
 static bool is_wildcard(ks_cluster_event e) { return ks_event_is_wildcard(e); }
-
-static bool plugin_interested(const ks_plugin_inst *pl, ks_cluster_event ev) {
-    if (pl->all_events) return true;
-    for (size_t i = 0; i < pl->nevents; i++)
-        if (ks_event_match(pl->events[i], ev)) return true;
-    return false;
-}
 
 /* The objects of the event being handled, as the hints see them. */
 typedef struct event_objs {
@@ -277,7 +270,7 @@ static int64_t stamp(ks_queue *q) {
 
 static ks_framework *framework_for(ks_queue *q, ks_id scheduler_name) {
     for (size_t i = 0; i < q->nfws; i++)
-        if (ks_intern(q->fws[i]->profile_name) == scheduler_name) return q->fws[i];
+        if (ks_intern(ks_framework_profile_name(q->fws[i])) == scheduler_name) return q->fws[i];
     return NULL;
 }
 
@@ -312,6 +305,25 @@ uint32_t ks_queued_pod_attempts(const ks_queued_pod *q) { return q->attempts; }
 int64_t ks_queued_pod_initial_attempt_ns(const ks_queued_pod *q) {
     return q->has_initial_attempt ? q->initial_attempt_ns : q->timestamp_ns;
 }
+ks_framework *ks_queued_pod_framework(const ks_queued_pod *qp) { return qp->fw; }
+ks_qwhere ks_queued_pod_where(const ks_queued_pod *qp) { return qp->where; }
+bool ks_queued_pod_has_initial_attempt(const ks_queued_pod *qp) { return qp->has_initial_attempt; }
+const ks_plugin_mask *ks_queued_pod_unschedulable_plugins(const ks_queued_pod *qp) {
+    return &qp->unschedulable_plugins;
+}
+const ks_plugin_mask *ks_queued_pod_pending_plugins(const ks_queued_pod *qp) { return &qp->pending_plugins; }
+int ks_queued_pod_gating_plugin(const ks_queued_pod *qp) { return qp->gating_plugin; }
+const char *ks_queued_pod_requeue_event(const ks_queued_pod *qp) {
+    return qp->requeue_event[0] ? qp->requeue_event : NULL;
+}
+const char *ks_queued_pod_requeue_plugin(const ks_queued_pod *qp) { return qp->requeue_plugin; }
+void ks_queued_pod_set_rejectors(ks_queued_pod *qp, const ks_plugin_mask *unschedulable,
+                                 const ks_plugin_mask *pending, bool extender_rejected) {
+    qp->unschedulable_plugins = *unschedulable;
+    qp->pending_plugins = *pending;
+    qp->extender_rejected = extender_rejected;
+}
+void ks_queued_pod_set_pod(ks_queued_pod *qp, ks_pod *pod) { set_pod(qp, pod); }
 
 /* ---- backoff ----------------------------------------------------------- */
 
@@ -524,8 +536,8 @@ typedef struct hint_series_list {
 
 enum { HINT_QUEUE = 0, HINT_SKIP, HINT_ERROR };
 
-static void observe_hint(ks_queue *q, const ks_plugin_inst *pl, ks_cluster_event ev, int hint, int64_t ns) {
-    uint64_t key = (uint64_t)(uintptr_t)pl->ops;
+static void observe_hint(ks_queue *q, const char *plugin, ks_cluster_event ev, int hint, int64_t ns) {
+    uint64_t key = (uint64_t)(uintptr_t)plugin; /* a plugin's static name */
     hint_series_list *l = ks_map_get(&q->hint_series, key);
     if (!l) {
         l = ks_xcalloc(1, sizeof(*l));
@@ -538,7 +550,7 @@ static void observe_hint(ks_queue *q, const ks_plugin_inst *pl, ks_cluster_event
     if (!m) {
         static const char *const names[] = {"Queue", "QueueSkip", "Error"};
         char buf[96];
-        m = ks_metric_get(ks_sm()->queueing_hint_execution_duration, pl->name,
+        m = ks_metric_get(ks_sm()->queueing_hint_execution_duration, plugin,
                           ks_event_label(ev, buf, sizeof(buf)), names[hint]);
         KS_GROW(l->v, l->cap, l->n + 1);
         l->v[l->n++] = (hint_series){ev, hint, m};
@@ -570,19 +582,18 @@ static strategy worth_requeuing(ks_queue *q, ks_queued_pod *qp, ks_cluster_event
         if (no_pending) return STRAT_AFTER_BACKOFF;
         st = STRAT_AFTER_BACKOFF;
     }
-    for (uint32_t i = 0; i < fw->nplugins; i++) {
+    for (uint32_t i = 0, n = (uint32_t)ks_framework_nplugins(fw); i < n; i++) {
         if (!ks_plugin_mask_has(&rej, i)) continue;
-        const ks_plugin_inst *pl = &fw->plugins[i];
-        if (!plugin_interested(pl, ev)) continue;
+        if (!ks_framework_plugin_registered(fw, i, ev)) continue;
+        const char *name = ks_framework_plugin_name(fw, i);
         int64_t t0 = ks_monotonic_ns();
         bool failed = false;
-        ks_queueing_hint h = pl->all_events ? KS_QUEUE
-                                            : ks_framework_queueing_hint(pl, ev, qp->pod, eo ? eo->old_obj : NULL,
-                                                                         eo ? eo->new_obj : NULL, &failed);
-        observe_hint(q, pl, ev, failed ? HINT_ERROR : h == KS_QUEUE_SKIP ? HINT_SKIP : HINT_QUEUE,
+        ks_queueing_hint h = ks_framework_plugin_hint(fw, i, ev, qp->pod, eo ? eo->old_obj : NULL,
+                                                      eo ? eo->new_obj : NULL, &failed);
+        observe_hint(q, name, ev, failed ? HINT_ERROR : h == KS_QUEUE_SKIP ? HINT_SKIP : HINT_QUEUE,
                      ks_monotonic_ns() - t0);
         if (h == KS_QUEUE_SKIP) continue;
-        if (why && (st == STRAT_SKIP || ks_plugin_mask_has(&qp->pending_plugins, i))) *why = pl->name;
+        if (why && (st == STRAT_SKIP || ks_plugin_mask_has(&qp->pending_plugins, i))) *why = name;
         if (ks_plugin_mask_has(&qp->pending_plugins, i)) return STRAT_IMMEDIATELY;
         if (no_pending) return STRAT_AFTER_BACKOFF;
         st = STRAT_AFTER_BACKOFF;
@@ -696,17 +707,14 @@ static ks_qwhere requeue(ks_queue *q, ks_queued_pod *qp, strategy st, const char
 
 static bool event_of_interest(ks_queue *q, ks_cluster_event ev) {
     if (is_wildcard(ev)) return true;
-    for (size_t f = 0; f < q->nfws; f++) {
-        const ks_framework *fw = q->fws[f];
-        for (uint32_t i = 0; i < fw->nplugins; i++)
-            if (fw->plugins[i].enqueue_ext && plugin_interested(&fw->plugins[i], ev)) return true;
-    }
+    for (size_t f = 0; f < q->nfws; f++)
+        if (ks_framework_registered(q->fws[f], ev)) return true;
     return false;
 }
 
 static bool gating_plugin_interested(const ks_queued_pod *qp, ks_cluster_event ev) {
     if (!qp->fw || qp->gating_plugin < 0) return true;
-    return plugin_interested(&qp->fw->plugins[qp->gating_plugin], ev);
+    return ks_framework_plugin_registered(qp->fw, (unsigned)qp->gating_plugin, ev);
 }
 
 /* upstream movePodsToActiveOrBackoffQueue. */
@@ -1116,15 +1124,17 @@ void ks_queue_stats_get(ks_queue *q, ks_queue_stats *out) {
     pthread_mutex_unlock(&q->mu);
 }
 
-ks_qwhere ks_queue_where(ks_queue *q, uint64_t pod_key, ks_queued_pod *out) {
+ks_qwhere ks_queue_where(ks_queue *q, uint64_t pod_key, ks_queued_pod **out) {
     pthread_mutex_lock(&q->mu);
     ks_queued_pod *qp = find(q, pod_key);
     ks_qwhere w = KS_Q_NONE;
+    if (out) *out = NULL;
     if (qp) {
         w = qp->where;
         if (out) {
-            *out = *qp;
-            ks_pod_ref(out->pod);
+            *out = ks_xmalloc(sizeof(**out));
+            **out = *qp;
+            ks_pod_ref(qp->pod);
         }
     }
     pthread_mutex_unlock(&q->mu);

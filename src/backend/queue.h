@@ -43,33 +43,28 @@ typedef enum ks_qwhere {
     KS_Q_UNSCHEDULABLE,
 } ks_qwhere;
 
-struct ks_queued_pod {
-    ks_pod *pod;                     /* referenced; replaced on updates */
-    ks_framework *fw;                /* the pod's profile */
-    int64_t timestamp_ns;            /* last (re)enqueue */
-    int64_t initial_attempt_ns;      /* when first moved to activeQ ... */
-    bool has_initial_attempt;        /* ... once it was */
-    uint32_t attempts;
-    uint32_t unschedulable_count;
-    uint32_t consecutive_errors;
-    int64_t backoff_expiration_ns;   /* valid when backoff_computed */
-    bool backoff_computed;
-    ks_plugin_mask unschedulable_plugins;
-    ks_plugin_mask pending_plugins;
-    bool extender_rejected; /* see ks_diagnosis */
-    int gating_plugin;               /* plugin index, -1 = not gated */
-    /* queue bookkeeping */
-    ks_qwhere where;
-    int heap_index;
-    bool counted_gated;              /* counted as gated while unschedulable */
-    uint64_t mutation_epoch;         /* cluster epoch at its last pop */
-    /* Why it last left the unschedulable pods: the event's label
-     * ("NodeAdd", "UnschedulableTimeout", "ForceActivate"; "" when it did
-     * not) and the plugin whose QueueingHint said Queue (NULL: no hint
-     * decided: no rejecting plugin, the wildcard, an extender). */
-    char requeue_event[64];
-    const char *requeue_plugin;
-};
+/* A pod in the queue (struct in queue_internal.h, src/backend only).
+ * ks_queued_pod_pod, _timestamp_ns, _attempts and _initial_attempt_ns
+ * are <ksched/ksched.h>'s; these are the scheduler's. */
+ks_framework *ks_queued_pod_framework(const ks_queued_pod *qp); /* the pod's profile; NULL: none */
+ks_qwhere ks_queued_pod_where(const ks_queued_pod *qp);
+bool ks_queued_pod_has_initial_attempt(const ks_queued_pod *qp);
+/* The plugins that rejected it in its last attempt (Unschedulable /
+ * Pending), and the plugin index that gates it (-1: not gated). */
+const ks_plugin_mask *ks_queued_pod_unschedulable_plugins(const ks_queued_pod *qp);
+const ks_plugin_mask *ks_queued_pod_pending_plugins(const ks_queued_pod *qp);
+int ks_queued_pod_gating_plugin(const ks_queued_pod *qp);
+/* Why it last left the unschedulable pods: the event's label (NULL when
+ * it did not) and the plugin whose QueueingHint said Queue (NULL: none). */
+const char *ks_queued_pod_requeue_event(const ks_queued_pod *qp);
+const char *ks_queued_pod_requeue_plugin(const ks_queued_pod *qp);
+/* A failed attempt's verdict, for the requeue (upstream
+ * handleSchedulingFailure): the rejecting plugins and whether an
+ * extender rejected it. */
+void ks_queued_pod_set_rejectors(ks_queued_pod *qp, const ks_plugin_mask *unschedulable,
+                                 const ks_plugin_mask *pending, bool extender_rejected);
+/* Requeue this version of the pod (referenced) instead. */
+void ks_queued_pod_set_pod(ks_queued_pod *qp, ks_pod *pod);
 
 typedef enum { KS_NOMINATE_NOOP = 0, KS_NOMINATE_OVERRIDE } ks_nominating_mode;
 
@@ -156,9 +151,9 @@ typedef struct ks_queue_stats {
     size_t active, backoff, error_backoff, unschedulable, gated, in_flight;
 } ks_queue_stats;
 void ks_queue_stats_get(ks_queue *q, ks_queue_stats *out);
-/* Where a pod is; fills *out (copy, pod referenced — release with
- * ks_pod_unref) when non-NULL and the pod is queued. */
-ks_qwhere ks_queue_where(ks_queue *q, uint64_t pod_key, ks_queued_pod *out);
+/* Where a pod is; sets *out (a copy: free with ks_queued_pod_free) when
+ * out is non-NULL and the pod is queued. */
+ks_qwhere ks_queue_where(ks_queue *q, uint64_t pod_key, ks_queued_pod **out);
 /* Visit every queued pod (not in flight), under the queue lock. */
 void ks_queue_foreach(ks_queue *q, void (*fn)(void *arg, const ks_queued_pod *qp), void *arg);
 

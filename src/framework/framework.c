@@ -1,7 +1,7 @@
 /* Framework creation from a resolved profile, the handle plugins get, and
  * the small containers the run functions hand around (PreFilter node
  * sets, per-node status maps). The run functions are in runtime.c. */
-#include "framework/framework.h"
+#include "framework/framework_internal.h"
 #include "framework/holds.h"
 #include "framework/plugin_api.h"
 #include "api/node.h"
@@ -66,11 +66,29 @@ static void load_events(ks_plugin_inst *in) {
     in->nevents = n;
 }
 
-ks_queueing_hint ks_framework_queueing_hint(const ks_plugin_inst *pl, ks_cluster_event ev, const ks_pod *pod,
-                                            const ks_event_object *old_obj, const ks_event_object *new_obj,
-                                            bool *failed) {
+static bool registered(const ks_plugin_inst *pl, ks_cluster_event ev) {
+    if (pl->all_events) return true;
+    for (size_t i = 0; i < pl->nevents; i++)
+        if (ks_event_match(pl->events[i], ev)) return true;
+    return false;
+}
+
+bool ks_framework_plugin_registered(const ks_framework *fw, unsigned i, ks_cluster_event ev) {
+    return i < fw->nplugins && registered(&fw->plugins[i], ev);
+}
+
+bool ks_framework_registered(const ks_framework *fw, ks_cluster_event ev) {
+    for (uint32_t i = 0; i < fw->nplugins; i++)
+        if (fw->plugins[i].enqueue_ext && registered(&fw->plugins[i], ev)) return true;
+    return false;
+}
+
+ks_queueing_hint ks_framework_plugin_hint(const ks_framework *fw, unsigned plugin, ks_cluster_event ev,
+                                          const ks_pod *pod, const ks_event_object *old_obj,
+                                          const ks_event_object *new_obj, bool *failed) {
     if (failed) *failed = false;
-    if (!pl->ops->queueing_hint) return KS_QUEUE;
+    const ks_plugin_inst *pl = &fw->plugins[plugin];
+    if (pl->all_events || !pl->ops->queueing_hint) return KS_QUEUE;
     if (pl->taint_added) {
         /* the added registration has no hint of the plugin's */
         bool own = false;
@@ -278,6 +296,22 @@ int ks_framework_plugin_index(const ks_framework *fw, const char *name) {
 const ks_plugin_inst *ks_framework_plugin(const ks_framework *fw, const char *name) {
     int i = ks_framework_plugin_index(fw, name);
     return i < 0 ? NULL : &fw->plugins[i];
+}
+size_t ks_framework_point_nplugins(const ks_framework *fw, ks_ext_point ep) { return fw->ep[ep].n; }
+const char *ks_framework_point_plugin(const ks_framework *fw, ks_ext_point ep, size_t i) {
+    return i < fw->ep[ep].n ? fw->ep[ep].v[i]->name : NULL;
+}
+bool ks_framework_percentage_of_nodes_to_score(const ks_framework *fw, int32_t *pct) {
+    if (fw->has_percentage) *pct = fw->percentage_of_nodes_to_score;
+    return fw->has_percentage;
+}
+ks_parallelizer *ks_framework_parallelizer(const ks_framework *fw) { return fw->par; }
+ks_tie_rules ks_framework_tie_rules(const ks_framework *fw) { return fw->ties; }
+uint64_t ks_framework_rand(ks_framework *fw) {
+    uint64_t z = (fw->rng += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
 }
 bool ks_framework_has_filter_plugins(const ks_framework *fw) { return fw->ep[KS_EP_FILTER].n > 0; }
 bool ks_framework_has_score_plugins(const ks_framework *fw) { return fw->ep[KS_EP_SCORE].n > 0; }

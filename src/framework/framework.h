@@ -150,83 +150,45 @@ typedef struct ks_framework_env {
 
 /* ---- the framework ---------------------------------------------------- */
 
+/* struct ks_framework and its plugin instances are framework_internal.h's
+ * (src/framework only); other folders use the functions below and the
+ * public ones of <ksched/framework.h>. */
+
 #define KS_MAX_PLUGINS 256
 _Static_assert(KS_MAX_PLUGINS <= KS_PLUGIN_MASK_BITS, "a plugin mask must hold every plugin of a profile");
 
-typedef struct ks_plugin_inst {
-    const ks_plugin_ops *ops;
-    void *self;
-    const char *name;   /* ops->name, static */
-    unsigned index;
-    /* EventsToRegister, for plugins that can reject (PreEnqueue, PreFilter,
-     * Filter, Reserve, Permit). all_events: nothing registered means any
-     * event may help, so that no pod is ever stranded. */
-    bool enqueue_ext;
-    bool all_events;
-    ks_cluster_event *events;
-    size_t nevents;
-    /* events[nevents - 1] is {Node, UpdateNodeTaint} added for a plugin
-     * that registered node adds but not taint updates, with no hint (it
-     * always queues), as upstream's buildQueueingHintMap adds it */
-    bool taint_added;
-} ks_plugin_inst;
-
-typedef struct ks_ep_list {
-    ks_plugin_inst **v;
-    uint32_t n;
-} ks_ep_list;
-
-struct ks_handle {
-    struct ks_framework *fw;
-};
-
-struct ks_framework {
-    char *profile_name;
-    bool has_percentage;
-    int32_t percentage_of_nodes_to_score;
-    ks_plugin_inst *plugins;
-    uint32_t nplugins;
-    ks_ep_list ep[KS_EP_COUNT];
-    int64_t *score_weights;  /* parallel to ep[KS_EP_SCORE] */
-    struct ks_handle handle;
-    const ks_snapshot *snapshot;
-    ks_framework_env env;
-    ks_waiting_pods *waiting;  /* shared by the scheduler's profiles */
-    bool owns_waiting;
-    ks_parallelizer *par;
-    bool owns_par;
-    bool checksums;            /* debug immutability check */
-    /* ks_framework_options.seed and .ties */
-    uint64_t seed;
-    ks_tie_rules ties;
-    uint64_t rng;              /* selectHost's generator (ks_framework_rand) */
-    struct ks_fw_metrics *metrics; /* the series this profile records (fw_metrics.h) */
-};
-
-/* A plugin's QueueingHint for a pod and an event it registered (KS_QUEUE
- * when it has none; an error is logged and counts as KS_QUEUE). */
-/* The plugin's QueueingHint for ev (no hint, an error, or an event that
- * only the added UpdateNodeTaint registration matches: KS_QUEUE). *failed
- * (may be NULL) is set when the hint returned an error. */
-ks_queueing_hint ks_framework_queueing_hint(const ks_plugin_inst *pl, ks_cluster_event ev, const ks_pod *pod,
-                                            const ks_event_object *old_obj, const ks_event_object *new_obj,
-                                            bool *failed);
+/* The QueueingHint of the profile's plugin i for a pod and an event (no
+ * hint, an error, or an event that only the added UpdateNodeTaint
+ * registration matches: KS_QUEUE). *failed (may be NULL) is set when the
+ * hint returned an error. */
+ks_queueing_hint ks_framework_plugin_hint(const ks_framework *fw, unsigned i, ks_cluster_event ev,
+                                          const ks_pod *pod, const ks_event_object *old_obj,
+                                          const ks_event_object *new_obj, bool *failed);
+/* Whether plugin i registered ev (EventsToRegister; a plugin that
+ * registered nothing is interested in everything). */
+bool ks_framework_plugin_registered(const ks_framework *fw, unsigned i, ks_cluster_event ev);
+/* Whether a plugin that can reject a pod registered ev. */
+bool ks_framework_registered(const ks_framework *fw, ks_cluster_event ev);
+/* The plugins of an extension point, in order: how many, and the name of
+ * the i-th (static). */
+size_t ks_framework_point_nplugins(const ks_framework *fw, ks_ext_point ep);
+const char *ks_framework_point_plugin(const ks_framework *fw, ks_ext_point ep, size_t i);
+/* The profile's percentageOfNodesToScore: false when it sets none. */
+bool ks_framework_percentage_of_nodes_to_score(const ks_framework *fw, int32_t *pct);
+/* The worker pool Filter and Score run on. */
+ks_parallelizer *ks_framework_parallelizer(const ks_framework *fw);
+/* ks_framework_options.ties: how equal choices are broken. */
+ks_tie_rules ks_framework_tie_rules(const ks_framework *fw);
+/* The next number of the framework's generator (splitmix64 from the
+ * seed): selectHost's choice among equal scores, for every tie. The
+ * scheduling cycle's (one thread per framework at a time): not for other
+ * threads. */
+uint64_t ks_framework_rand(ks_framework *fw);
 
 /* Attach the scheduler's environment, waiting pods map and worker pool
  * (shared across profiles). */
 void ks_framework_set_env(ks_framework *fw, const ks_framework_env *env);
 void ks_framework_share(ks_framework *fw, ks_waiting_pods *wp, ks_parallelizer *par);
-
-/* The next number of the framework's generator (splitmix64 from the
- * seed): selectHost's choice among equal scores, for every tie. The
- * scheduling cycle's (one thread per framework at a time): not for other
- * threads. */
-static inline uint64_t ks_framework_rand(ks_framework *fw) {
-    uint64_t z = (fw->rng += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
 
 /* The waiting pods map (a private one when none was shared). */
 ks_waiting_pods *ks_framework_waiting(ks_framework *fw);
@@ -240,9 +202,6 @@ bool ks_framework_try_wait_on_permit(ks_framework *fw, const ks_pod *pod, bool b
  * (when it is n, the verdicts are not read). */
 void ks_framework_record_filter_evals(ks_framework *fw, const ks_cycle_state *st, ks_status *const *verdicts,
                                       size_t n, size_t passed_all);
-
-/* Plugin statuses carry the plugin name (static string). */
-const ks_plugin_inst *ks_framework_plugin(const ks_framework *fw, const char *name);
 
 /* QueueSort less of the profile's queue sort plugin. */
 bool ks_framework_less(const ks_framework *fw, const ks_queued_pod *a, const ks_queued_pod *b);

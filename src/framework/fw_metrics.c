@@ -1,7 +1,7 @@
 #include "framework/fw_metrics.h"
 
 #include "framework/cycle_state.h"
-#include "framework/framework.h"
+#include "framework/framework_internal.h"
 #include "util/xalloc.h"
 
 #include <stdatomic.h>

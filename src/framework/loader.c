@@ -1,5 +1,5 @@
 #include "framework/loader.h"
-#include "framework/framework.h"
+#include "framework/framework_internal.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 

@@ -9,7 +9,7 @@
 #include "codec/tree.h"
 #include "framework/holds.h"
 #include "framework/plugin_api.h"
-#include "framework/framework.h"
+#include "framework/framework_internal.h"
 #include "framework/nodeinfo.h"
 #include "util/intern.h"
 #include "util/clock.h"

@@ -2,7 +2,7 @@
  * pkg/scheduler/framework/preemption/preemption.go is the specification. */
 #include "framework/preemption.h"
 #include "framework/cycle_state.h"
-#include "framework/framework.h"
+#include "framework/framework_internal.h"
 #include "framework/handle.h"
 #include "framework/holds.h"
 #include "framework/status.h"

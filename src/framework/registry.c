@@ -1,4 +1,4 @@
-#include "framework/framework.h"
+#include "framework/framework_internal.h"
 #include "util/xalloc.h"
 
 #include <pthread.h>

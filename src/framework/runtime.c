@@ -17,7 +17,7 @@
  * function. */
 #include "api/pod.h"
 #include "framework/cycle_state.h"
-#include "framework/framework.h"
+#include "framework/framework_internal.h"
 #include "framework/holds.h"
 #include "framework/fw_metrics.h"
 #include "framework/status.h"

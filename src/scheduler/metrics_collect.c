@@ -25,11 +25,12 @@ static size_t fw_slot(const ks_scheduler *s, const ks_framework *fw) {
 
 static void count_rejectors(void *arg, const ks_queued_pod *qp) {
     plugin_counts *pc = arg;
-    size_t f = fw_slot(pc->s, qp->fw);
+    size_t f = fw_slot(pc->s, ks_queued_pod_framework(qp));
     if (f == pc->s->nfws) return;
     const ks_framework *fw = pc->s->fws[f];
-    for (uint32_t i = 0; i < fw->nplugins; i++)
-        if (ks_plugin_mask_has(&qp->unschedulable_plugins, i) || ks_plugin_mask_has(&qp->pending_plugins, i))
+    for (uint32_t i = 0, n = (uint32_t)ks_framework_nplugins(fw); i < n; i++)
+        if (ks_plugin_mask_has(ks_queued_pod_unschedulable_plugins(qp), i) ||
+            ks_plugin_mask_has(ks_queued_pod_pending_plugins(qp), i))
             pc->n[f * KS_MAX_PLUGINS + i]++;
 }
 
@@ -64,10 +65,12 @@ static void collect_locked(void) {
         ks_queue_foreach(s->queue, count_rejectors, &pc);
         for (size_t f = 0; f < s->nfws; f++) {
             const ks_framework *fw = s->fws[f];
-            for (uint32_t i = 0; i < fw->nplugins; i++) {
+            for (uint32_t i = 0, np = (uint32_t)ks_framework_nplugins(fw); i < np; i++) {
                 uint64_t n = pc.n[f * KS_MAX_PLUGINS + i];
-                if (n) ks_gauge_add(ks_metric_get(sm->unschedulable_pods, fw->plugins[i].name, fw->profile_name),
-                                    (double)n);
+                if (n)
+                    ks_gauge_add(ks_metric_get(sm->unschedulable_pods, ks_framework_plugin_name(fw, i),
+                                               ks_framework_profile_name(fw)),
+                                 (double)n);
             }
         }
         free(pc.n);

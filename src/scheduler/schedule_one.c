@@ -275,7 +275,8 @@ static ks_status *pass_filters(attempt *a, ks_diagnosis *diag, const ks_node_inf
                                const ks_node_info ***feasible_out, size_t *nfeasible) {
     ks_scheduler *s = a->s;
     ks_framework *fw = a->fw;
-    int32_t pct = fw->has_percentage ? fw->percentage_of_nodes_to_score : s->cfg->percentage_of_nodes_to_score;
+    int32_t pct = s->cfg->percentage_of_nodes_to_score;
+    ks_framework_percentage_of_nodes_to_score(fw, &pct);
     size_t want = ks_num_feasible_nodes_to_find(pct, (uint32_t)n);
     if (!ks_framework_has_score_plugins(fw) && !has_extender_filters(s) && !has_extender_prioritizers(s)) want = 1;
     /* the node arrays below are read up to their counts only */
@@ -300,7 +301,7 @@ static ks_status *pass_filters(attempt *a, ks_diagnosis *diag, const ks_node_inf
     atomic_init(&j.feasible, 0);
     atomic_init(&j.stop, false);
     int64_t t0 = ks_fwm_now();
-    size_t ran = ks_parallelize(fw->par, n, filter_node, &j, &j.stop);
+    size_t ran = ks_parallelize(ks_framework_parallelizer(fw), n, filter_node, &j, &j.stop);
     ks_framework_record_filter_evals(fw, a->st, j.verdicts, ran, atomic_load(&j.feasible));
 
     /* Walk the evaluation order: keep the first `want` feasible nodes and
@@ -429,7 +430,7 @@ static ks_status *find_nodes_that_fit(attempt *a, ks_diagnosis *diag, const ks_n
  * with the tie rule host_by_name, the smallest node name among them. */
 static const ks_node_info *select_host(ks_framework *fw, const ks_score_result *r) {
     size_t best = 0;
-    if (fw->ties.host_by_name) {
+    if (ks_framework_tie_rules(fw).host_by_name) {
         for (size_t i = 1; i < r->nnodes; i++) {
             if (r->total[i] > r->total[best] ||
                 (r->total[i] == r->total[best] &&
@@ -601,7 +602,7 @@ typedef struct failure {
  * write per failed attempt (condition and nomination in one patch). */
 static void handle_failure(ks_scheduler *s, failure *f) {
     ks_queued_pod *qp = f->qp;
-    ks_pod *pod = ks_pod_ref(qp->pod);
+    ks_pod *pod = ks_pod_ref((ks_pod *)ks_queued_pod_pod(qp));
     uint64_t key = pod->key;
     bool rejected = ks_code_is_rejected(ks_status_code(f->status));
     const char *reason = rejected ? "Unschedulable" : "SchedulerError";
@@ -613,9 +614,8 @@ static void handle_failure(ks_scheduler *s, failure *f) {
     if (f->no_nodes) {
         ks_infof(2, "\"Unable to schedule pod; no nodes are registered to the cluster; waiting\" pod=\"%s\"", name);
     } else if (f->fit) {
-        qp->unschedulable_plugins = f->fit->diagnosis.unschedulable_plugins;
-        qp->pending_plugins = f->fit->diagnosis.pending_plugins;
-        qp->extender_rejected = f->fit->diagnosis.extender_rejected;
+        const ks_diagnosis *d = &f->fit->diagnosis;
+        ks_queued_pod_set_rejectors(qp, &d->unschedulable_plugins, &d->pending_plugins, d->extender_rejected);
         ks_infof(2, "\"Unable to schedule pod; no fit; waiting\" pod=\"%s\" err=\"%s\"", name, msg);
     } else {
         ks_errorf("\"Error scheduling pod; retrying\" pod=\"%s\" err=\"%s\"", name, msg);
@@ -635,11 +635,7 @@ static void handle_failure(ks_scheduler *s, failure *f) {
         ks_queue_done(s->queue, key);
         ks_queued_pod_free(qp);
     } else {
-        if (qp->pod != cached) {
-            ks_pod_ref(cached);
-            ks_pod_unref(qp->pod);
-            qp->pod = cached;
-        }
+        ks_queued_pod_set_pod(qp, cached);
         nominate = cached;
         /* takes qp, calls done */
         ks_status_log_free("requeueing the pod failed", ks_queue_add_unschedulable(s->queue, qp));
@@ -762,9 +758,11 @@ static void binding_cycle_run(binding_cycle *bc) {
              ks_str(bc->assumed->name), bc->node);
     ks_sched_stat(s, &s->stats.bound);
     ks_fwm_attempt(fw, KS_FWM_SCHEDULED, bc->start_ns);
-    ks_fwm_pod_scheduled(bc->qp->attempts, bc->qp->has_initial_attempt
-                                               ? (double)(ks_clock_now(s->clock) - bc->qp->initial_attempt_ns) / 1e9
-                                               : -1);
+    const ks_queued_pod *qp = bc->qp;
+    ks_fwm_pod_scheduled(ks_queued_pod_attempts(qp),
+                         ks_queued_pod_has_initial_attempt(qp)
+                             ? (double)(ks_clock_now(s->clock) - ks_queued_pod_initial_attempt_ns(qp)) / 1e9
+                             : -1);
     s->last_progress = ks_clock_now(s->clock);
     ks_framework_run_post_bind(fw, bc->st, bc->assumed, bc->node);
     if (s->obs && s->obs->on_bound) s->obs->on_bound(s->obs->ctx, bc->assumed, bc->node);
@@ -861,12 +859,12 @@ bool ks_scheduler_attempt(ks_scheduler *s, uint64_t pod_key) {
 /* One attempt of a popped pod: the scheduling cycle, then the binding
  * cycle (see start_binding_cycle). */
 static void schedule_queued(ks_scheduler *s, ks_queued_pod *qp) {
-    ks_framework *fw = qp->fw;
-    const ks_pod *pod = qp->pod;
+    ks_framework *fw = ks_queued_pod_framework(qp);
+    const ks_pod *pod = ks_queued_pod_pod(qp);
     attempt a = {.s = s, .fw = fw, .qp = qp, .pod = pod};
-    a.rec.attempt = qp->attempts;
-    a.rec.requeue_event = qp->requeue_event[0] ? qp->requeue_event : NULL;
-    a.rec.requeue_plugin = qp->requeue_plugin;
+    a.rec.attempt = ks_queued_pod_attempts(qp);
+    a.rec.requeue_event = ks_queued_pod_requeue_event(qp);
+    a.rec.requeue_plugin = ks_queued_pod_requeue_plugin(qp);
     ks_infof(4, "\"About to try and schedule pod\" pod=\"%s/%s\"", ks_str(pod->ns), ks_str(pod->name));
     if (!fw) {
         ks_errorf("profile not found for scheduler name \"%s\"", ks_str(pod->scheduler_name));

@@ -323,7 +323,7 @@ void ks_scheduler_view_exit(ks_scheduler *s) { ks_sched_view_exit(s); }
 /* The profile whose schedulerName is scheduler_name, or NULL. */
 ks_framework *ks_sched_framework_for(ks_scheduler *s, ks_id scheduler_name) {
     for (size_t i = 0; i < s->nfws; i++)
-        if (ks_intern(s->fws[i]->profile_name) == scheduler_name) return s->fws[i];
+        if (ks_intern(ks_framework_profile_name(s->fws[i])) == scheduler_name) return s->fws[i];
     return NULL;
 }
 

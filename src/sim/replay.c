@@ -60,17 +60,18 @@ static const char *const where_names[] = {"", "active", "backoff", "unschedulabl
 static void collect_where(void *arg, const ks_queued_pod *qp) {
     where_set *w = arg;
     int v = 0;
-    switch (qp->where) {
+    switch (ks_queued_pod_where(qp)) {
     case KS_Q_ACTIVE: v = 1; break;
     case KS_Q_BACKOFF:
     case KS_Q_ERROR_BACKOFF: v = 2; break;
-    case KS_Q_UNSCHEDULABLE: v = qp->gating_plugin >= 0 ? 4 : 3; break;
+    case KS_Q_UNSCHEDULABLE: v = ks_queued_pod_gating_plugin(qp) >= 0 ? 4 : 3; break;
     default: return;
     }
     where_entry *e = ks_xcalloc(1, sizeof(*e));
     e->where = v;
-    e->name = ks_xasprintf("%s/%s", ks_str(qp->pod->ns), ks_str(qp->pod->name));
-    ks_map_put(&w->m, qp->pod->key + 1, e);
+    const ks_pod *pod = ks_queued_pod_pod(qp);
+    e->name = ks_xasprintf("%s/%s", ks_str(pod->ns), ks_str(pod->name));
+    ks_map_put(&w->m, pod->key + 1, e);
 }
 
 static void free_where(where_set *w) {
@@ -369,8 +370,8 @@ static json_t *plugin_names(const ks_framework *fw, const ks_plugin_mask *m) {
     /* sorted by name, as the reference prints its sets */
     const char *names[KS_MAX_PLUGINS];
     size_t n = 0;
-    for (uint32_t i = 0; fw && i < fw->nplugins; i++)
-        if (ks_plugin_mask_has(m, i)) names[n++] = fw->plugins[i].name;
+    for (uint32_t i = 0, np = fw ? (uint32_t)ks_framework_nplugins(fw) : 0; i < np; i++)
+        if (ks_plugin_mask_has(m, i)) names[n++] = ks_framework_plugin_name(fw, i);
     for (size_t i = 1; i < n; i++)
         for (size_t j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
             const char *t = names[j];
@@ -390,16 +391,17 @@ static void apply_attempt(replay *r, json_t *o) {
     json_object_set_new(o, "pod", json_string(r->popped_name));
     if (r->result) json_object_set_new(o, "result", json_string(r->result));
     if (r->node) json_object_set_new(o, "node", json_string(r->node));
-    ks_queued_pod qp;
+    ks_queued_pod *qp = NULL;
     if (r->result && strcmp(r->result, "Scheduled") != 0 && ks_queue_where(r->q, r->popped, &qp) != KS_Q_NONE) {
-        json_t *u = plugin_names(qp.fw, &qp.unschedulable_plugins);
-        json_t *p = plugin_names(qp.fw, &qp.pending_plugins);
+        const ks_framework *fw = ks_queued_pod_framework(qp);
+        json_t *u = plugin_names(fw, ks_queued_pod_unschedulable_plugins(qp));
+        json_t *p = plugin_names(fw, ks_queued_pod_pending_plugins(qp));
         if (json_array_size(u)) json_object_set_new(o, "unschedulable", u);
         else json_decref(u);
         if (json_array_size(p)) json_object_set_new(o, "pending", p);
         else json_decref(p);
-        ks_pod_unref(qp.pod);
     }
+    ks_queued_pod_free(qp);
 }
 
 /* An add, update or delete step (of an attempt's "during"). */

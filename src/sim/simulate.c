@@ -193,10 +193,10 @@ static void record_explain(ks_sim_pod *sp, const ks_attempt_record *rec, uint32_
     a->pre_filter_plugin = ks_status_plugin(rec->pre_filter_status);
     if (rec->pre_filter_status) a->pre_filter_message = ks_status_message(rec->pre_filter_status);
     a->pre_filter_narrowed = !ks_pre_filter_result_all_nodes(rec->pre_filter_result);
-    const ks_ep_list *fl = &rec->fw->ep[KS_EP_FILTER];
-    a->nfilter_plugins = fl->n;
-    a->filter_plugins = ks_xcalloc(fl->n ? fl->n : 1, sizeof(char *));
-    for (uint32_t i = 0; i < fl->n; i++) a->filter_plugins[i] = fl->v[i]->name;
+    size_t nf = ks_framework_point_nplugins(rec->fw, KS_EP_FILTER);
+    a->nfilter_plugins = (uint32_t)nf;
+    a->filter_plugins = ks_xcalloc(nf ? nf : 1, sizeof(char *));
+    for (size_t i = 0; i < nf; i++) a->filter_plugins[i] = ks_framework_point_plugin(rec->fw, KS_EP_FILTER, i);
     a->nverdicts = (uint32_t)rec->nevaluated;
     a->verdicts = ks_xcalloc(rec->nevaluated ? rec->nevaluated : 1, sizeof(ks_sim_verdict));
     for (size_t i = 0; i < rec->nevaluated; i++)

@@ -8,7 +8,7 @@
 #include "api/node.h"
 #include "api/pod.h"
 #include "config/config.h"
-#include "framework/framework.h"
+#include "framework/framework_internal.h"
 
 #include <ksched/framework.h>
 #include <ksched/ksched.h>

@@ -11,7 +11,7 @@
 #include "framework/snapshot.h"
 #include "config/config.h"
 #include "framework/cycle_state.h"
-#include "framework/framework.h"
+#include "framework/framework_internal.h"
 #include "framework/status.h"
 
 #include <ksched/framework.h>

@@ -8,7 +8,6 @@
  * the scheduling thread and PreEnqueue holds the preemptor back until the
  * last one has been issued. */
 #include "plugins/defaultpreemption/default_preemption.h"
-#include "framework/framework.h"
 #include "framework/handle.h"
 #include "framework/nodeinfo.h"
 #include "framework/preemption.h"

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "backend/queue.h"
+#include "backend/queue_internal.h"
 #include "framework/events.h"
 #include "framework/status.h"
 #include "metrics/sched_metrics.h"
@@ -396,11 +396,12 @@ static void test_hint_decides(void **state) {
     node_event((ks_cluster_event){KS_EV_NODE, KS_ACT_UPDATE_NODE_LABEL}, plain, ready);
     assert_int_equal(ks_counter_value(in_backoff) - before, 1);
     assert_int_equal(hinted_calls, 2);
-    ks_queued_pod snap;
+    ks_queued_pod *snap = NULL;
     assert_int_not_equal(ks_queue_where(F.q, p->key, &snap), KS_Q_UNSCHEDULABLE);
-    assert_string_equal(snap.requeue_event, "NodeUpdateNodeLabel");
-    assert_string_equal(snap.requeue_plugin, "Hinted");
-    ks_pod_unref(snap.pod);
+    assert_non_null(snap);
+    assert_string_equal(ks_queued_pod_requeue_event(snap), "NodeUpdateNodeLabel");
+    assert_string_equal(ks_queued_pod_requeue_plugin(snap), "Hinted");
+    ks_queued_pod_free(snap);
     ks_node_unref(plain);
     ks_node_unref(ready);
     ks_node_unref(tainted);

@@ -5,7 +5,7 @@
  * through the real scheduler is in test/scenarios/coscheduling-*. */
 #include "api/cluster.h"
 #include "framework/cycle_state.h"
-#include "framework/framework.h"
+#include "framework/framework_internal.h"
 #include "framework/loader.h"
 #include "framework/nodeinfo.h"
 #include "framework/plugin_api.h"

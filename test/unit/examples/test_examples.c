@@ -8,7 +8,7 @@
 #include "codec/tree.h"
 #include "framework/cycle_state.h"
 #include "framework/events.h"
-#include "framework/framework.h"
+#include "framework/framework_internal.h"
 #include "framework/loader.h"
 #include "framework/nodeinfo.h"
 

@@ -2,7 +2,7 @@
  * message, --plugin / --plugin-dir parsing. The .so files are built by the
  * Makefile from examples/plugins and test/fixtures/plugins. */
 #include "cmd/plugin_opts.h"
-#include "framework/framework.h"
+#include "framework/framework_internal.h"
 #include "framework/loader.h"
 
 #include <setjmp.h>

@@ -8,7 +8,7 @@
 
 #include "framework/snapshot.h"
 #include "framework/cycle_state.h"
-#include "framework/framework.h"
+#include "framework/framework_internal.h"
 #include "framework/holds.h"
 #include "framework/status.h"
 #include "testutil.h"

@@ -4,7 +4,7 @@
  * below is derived by hand from the upstream formulas. */
 #include "testutil_plugins.h"
 #include "config/config.h"
-#include "framework/framework.h"
+#include "framework/framework_internal.h"
 
 #include <ksched/framework.h>
 

@@ -11,7 +11,7 @@
 
 #include "codec/tree.h"
 #include "framework/cycle_state.h"
-#include "framework/framework.h"
+#include "framework/framework_internal.h"
 #include "framework/preemption.h"
 #include "framework/status.h"
 #include "plugins/defaultpreemption/default_preemption.h"

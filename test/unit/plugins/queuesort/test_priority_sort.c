@@ -1,6 +1,6 @@
 /* PrioritySort (cases from upstream priority_sort_test.go). */
 #include "testutil_plugins.h"
-#include "backend/queue.h"
+#include "backend/queue_internal.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
