@@ -28,16 +28,15 @@ typedef enum { STRAT_SKIP = 0, STRAT_AFTER_BACKOFF, STRAT_IMMEDIATELY } strategy
 #define EV_UNSCHEDULABLE_TIMEOUT "UnschedulableTimeout"
 
 /* scheduler_queue_incoming_pods_total{queue, event}. The labels are
- * mostly the constants above: their series are kept by address (under
- * the queue lock) so that a pod entering a queue costs an atomic add. */
+ * mostly the constants above: their series are kept by address in the
+ * queue (under its lock) so that a pod entering a queue costs an atomic
+ * add. */
+#define INCOMING_SLOTS 32
 typedef struct incoming_slot {
     const char *queue, *event;
     ks_metric *m;
 } incoming_slot;
-static incoming_slot incoming_cache[32];
-static pthread_mutex_t incoming_mu = PTHREAD_MUTEX_INITIALIZER;
-
-static void count_incoming(const char *queue, const char *event) {
+static void count_incoming(incoming_slot *cache, const char *queue, const char *event) {
     static const char *const constants[] = {EV_UNSCHEDULED_POD_ADD, EV_UNSCHEDULED_POD_UPDATE, EV_BACKOFF_COMPLETE,
                                             EV_FORCE_ACTIVATE, EV_ATTEMPT_FAILURE, EV_POP_FROM_BACKOFF,
                                             EV_UNSCHEDULABLE_TIMEOUT};
@@ -49,19 +48,16 @@ static void count_incoming(const char *queue, const char *event) {
         return;
     }
     ks_metric *m = NULL;
-    pthread_mutex_lock(&incoming_mu);
     size_t i = 0;
-    for (; i < sizeof(incoming_cache) / sizeof(incoming_cache[0]) && incoming_cache[i].m; i++)
-        if (incoming_cache[i].queue == queue && incoming_cache[i].event == event) {
-            m = incoming_cache[i].m;
+    for (; i < INCOMING_SLOTS && cache[i].m; i++)
+        if (cache[i].queue == queue && cache[i].event == event) {
+            m = cache[i].m;
             break;
         }
     if (!m) {
         m = ks_metric_get(ks_sm()->queue_incoming_pods, queue, event);
-        if (i < sizeof(incoming_cache) / sizeof(incoming_cache[0]))
-            incoming_cache[i] = (incoming_slot){queue, event, m};
+        if (i < INCOMING_SLOTS) cache[i] = (incoming_slot){queue, event, m};
     }
-    pthread_mutex_unlock(&incoming_mu);
     ks_counter_inc(m);
 }
 
@@ -95,6 +91,7 @@ typedef struct nom_list {
 
 struct ks_queue {
     pthread_mutex_t mu;
+    incoming_slot incoming[INCOMING_SLOTS]; /* count_incoming's series */
     pthread_cond_t cv;
     ks_clock *clock;
     int64_t initial_backoff, max_backoff, max_in_unsched;
@@ -637,7 +634,7 @@ static void park_gated(ks_queue *q, ks_queued_pod *qp, const char *event) {
     ks_queued_pod *cur = find(q, qp->pod->key);
     if (cur && cur != qp) return;
     if (cur == qp && qp->where != KS_Q_UNSCHEDULABLE) return;
-    if (qp->where != KS_Q_UNSCHEDULABLE) count_incoming("unschedulable", event);
+    if (qp->where != KS_Q_UNSCHEDULABLE) count_incoming(q->incoming, "unschedulable", event);
     attach(q, qp, KS_Q_UNSCHEDULABLE);
     log_moved(qp, event, "Unschedulable");
 }
@@ -654,7 +651,7 @@ static bool move_to_active(ks_queue *q, ks_queued_pod *qp, const char *event) {
         qp->has_initial_attempt = true;
     }
     attach(q, qp, KS_Q_ACTIVE);
-    count_incoming("active", event);
+    count_incoming(q->incoming, "active", event);
     log_moved(qp, event, "Active");
     if (strcmp(event, EV_UNSCHEDULED_POD_ADD) == 0 || strcmp(event, EV_UNSCHEDULED_POD_UPDATE) == 0)
         nom_add(q, qp->pod, NULL);
@@ -670,7 +667,7 @@ static bool move_to_backoff(ks_queue *q, ks_queued_pod *qp, const char *event) {
     bool error = ks_plugin_mask_empty(&qp->unschedulable_plugins) && ks_plugin_mask_empty(&qp->pending_plugins) &&
                  !qp->extender_rejected;
     attach(q, qp, error ? KS_Q_ERROR_BACKOFF : KS_Q_BACKOFF);
-    count_incoming("backoff", event);
+    count_incoming(q->incoming, "backoff", event);
     log_moved(qp, event, "Backoff");
     return true;
 }
@@ -679,7 +676,7 @@ static ks_qwhere requeue(ks_queue *q, ks_queued_pod *qp, strategy st, const char
     if (st == STRAT_SKIP) {
         if (qp->where != KS_Q_UNSCHEDULABLE) {
             attach(q, qp, KS_Q_UNSCHEDULABLE);
-            count_incoming("unschedulable", event);
+            count_incoming(q->incoming, "unschedulable", event);
             log_moved(qp, event, "Unschedulable");
         }
         return KS_Q_UNSCHEDULABLE;
@@ -907,7 +904,7 @@ ks_queued_pod *ks_queue_pop(ks_queue *q) {
         /* With activeQ empty, the pods waiting out a backoff go now rather
          * than leave the scheduler idle (SchedulerPopFromBackoffQ). */
         qp = heap_remove(q, &q->backoff, 0);
-        count_incoming("active", EV_POP_FROM_BACKOFF);
+        count_incoming(q->incoming, "active", EV_POP_FROM_BACKOFF);
     }
     if (qp) {
         qp->where = KS_Q_NONE;

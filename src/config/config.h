@@ -31,6 +31,7 @@
 #define KS_CONFIG_H
 
 #include "codec/tree.h"
+#include "config/feature_gates.h"
 #include "util/arena.h"
 
 #include <stdbool.h>
@@ -139,6 +140,11 @@ typedef struct ks_profile_config {
                                         plugins that are enabled anywhere */
     uint32_t nplugin_config;
     int line; /* line of this profile in the file, 0 if unknown */
+    /* The feature gates its framework and plugins read: the process
+     * gates when it was defaulted (features_set); unset, ks_framework_new
+     * takes the process gates then. */
+    ks_feature_set features;
+    bool features_set;
 
     /* Filled by ks_config_resolve(). */
     bool resolved_ok;

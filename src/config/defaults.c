@@ -104,6 +104,8 @@ static int cmp_str(const void *x, const void *y) {
 }
 
 static void default_profile(ks_arena *a, ks_profile_config *p, bool plugins_given) {
+    p->features = ks_feature_gates_current();
+    p->features_set = true;
     ks_plugins_config def;
     cfg_default_plugins(a, &def);
     if (plugins_given) {

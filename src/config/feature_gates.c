@@ -100,6 +100,13 @@ bool ks_feature_enabled(ks_feature f) {
     return g_cache[f];
 }
 
+ks_feature_set ks_feature_gates_current(void) {
+    ks_feature_set s = 0;
+    for (int f = 0; f < KS_FEAT_COUNT; f++)
+        if (ks_feature_enabled((ks_feature)f)) s |= (ks_feature_set)1 << f;
+    return s;
+}
+
 const char *ks_feature_name(ks_feature f) { return f >= 0 && f < KS_FEAT_COUNT ? feature_names[f] : "?"; }
 
 void ks_feature_gates_reset(void) {

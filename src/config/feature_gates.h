@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef enum {
     KS_FG_ALPHA = 0,
@@ -54,6 +55,19 @@ typedef enum {
 
 /* Whether a gate is on (the v1.34 default until ks_feature_gates_apply). */
 bool ks_feature_enabled(ks_feature f);
+
+/* A set of gates (bit f for ks_feature f): what a scheduler was made
+ * with. The configuration's defaults take the process gates when a
+ * profile is defaulted (ks_profile_config.features) and each framework
+ * and its plugins read that copy (ks_handle_feature_enabled), so that
+ * two schedulers of one process can run with different gates. */
+typedef uint64_t ks_feature_set;
+_Static_assert(KS_FEAT_COUNT <= 64, "a ks_feature_set holds every gate ksched reads");
+/* The process gates now. */
+ks_feature_set ks_feature_gates_current(void);
+static inline bool ks_feature_set_has(ks_feature_set s, ks_feature f) {
+    return f >= 0 && f < KS_FEAT_COUNT && ((s >> f) & 1);
+}
 const char *ks_feature_name(ks_feature f);
 
 /* Apply --feature-gates values (every occurrence of the flag, in order:

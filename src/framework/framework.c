@@ -135,7 +135,8 @@ ks_framework *ks_framework_new(ks_registry *reg, const ks_profile_config *profil
 #else
     fw->checksums = opts && opts->debug_checksums;
 #endif
-    /* Before the plugins are created: they read the seed. */
+    /* Before the plugins are created: they read the seed and the gates. */
+    fw->features = profile->features_set ? profile->features : ks_feature_gates_current();
     fw->seed = opts ? opts->seed : 0;
     fw->ties = opts ? opts->ties : KS_TIES_RANDOM;
     fw->rng = fw->seed ? fw->seed : 0x6b73636865640001ULL;
@@ -366,6 +367,9 @@ struct ks_framework *ks_handle_framework(ks_handle *h) { return h->fw; }
 
 uint64_t ks_handle_seed(const ks_handle *h) { return h ? h->fw->seed : 0; }
 ks_tie_rules ks_handle_tie_rules(const ks_handle *h) { return h && h->fw ? h->fw->ties : KS_TIES_RANDOM; }
+bool ks_handle_feature_enabled(const ks_handle *h, ks_feature f) {
+    return h && h->fw ? ks_feature_set_has(h->fw->features, f) : ks_feature_enabled(f);
+}
 
 int ks_handle_parallelism(const ks_handle *h) { return ks_parallelizer_parallelism(h->fw->par); }
 

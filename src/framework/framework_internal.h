@@ -53,6 +53,7 @@ struct ks_framework {
     /* ks_framework_options.seed and .ties */
     uint64_t seed;
     ks_tie_rules ties;
+    ks_feature_set features;   /* the gates its plugins read (ks_handle_feature_enabled) */
     uint64_t rng;              /* selectHost's generator (ks_framework_rand) */
     struct ks_fw_metrics *metrics; /* the series this profile records (fw_metrics.h) */
 };

@@ -38,6 +38,10 @@ int ks_handle_parallelism(const ks_handle *h);
 uint64_t ks_handle_seed(const ks_handle *h);
 /* Which ties go by name instead of a random choice (ks_framework_options.ties). */
 ks_tie_rules ks_handle_tie_rules(const ks_handle *h);
+/* A feature gate as the scheduler was made with it (the profile's
+ * features; the process gates for a NULL handle): what plugins read
+ * instead of ks_feature_enabled. */
+bool ks_handle_feature_enabled(const ks_handle *h, ks_feature f);
 /* Run fn(i, arg) for i in [0, n) on the worker pool; returns when all done. */
 void ks_handle_parallelize(ks_handle *h, size_t n, void (*fn)(size_t i, void *arg), void *arg);
 

@@ -13,6 +13,7 @@
 #include "util/log.h"
 #include "util/xalloc.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
@@ -84,28 +85,59 @@ static ks_status *env_preempt_extenders(void *ctx, const ks_pod *pod, const ks_s
  * on their thread. The Filter and Score workers of the parallelizer run
  * inside the scheduling cycle and read the view it pinned (cycle_view). */
 
-static _Thread_local const ks_objects *tls_view;
-static _Thread_local int tls_view_depth;
-static _Thread_local uint64_t tls_view_token;
+/* The views this thread pinned, one per scheduler (a thread may run
+ * the cycles of several schedulers, nested: a why run inside a
+ * simulation's observer). Few: a linear search. */
+#define MAX_THREAD_VIEWS 8
+typedef struct thread_view {
+    const ks_scheduler *s;
+    const ks_objects *view;
+    uint64_t token;
+    int depth;
+} thread_view;
+static _Thread_local thread_view tls_views[MAX_THREAD_VIEWS];
+
+static thread_view *thread_view_of(const ks_scheduler *s) {
+    for (int i = 0; i < MAX_THREAD_VIEWS; i++)
+        if (tls_views[i].s == s) return &tls_views[i];
+    return NULL;
+}
 
 void ks_sched_view_enter(ks_scheduler *s) {
-    if (tls_view_depth++ > 0) return;
-    tls_view = ks_listers_pin(s->listers, &tls_view_token);
+    thread_view *v = thread_view_of(s);
+    if (!v) {
+        v = thread_view_of(NULL);
+        if (!v) {
+            /* a program error (schedulers nested that deep), not input */
+            fprintf(stderr, "ksched: more than %d schedulers pinned views on one thread\n", MAX_THREAD_VIEWS);
+            abort();
+        }
+        v->s = s;
+    }
+    if (v->depth++ > 0) return;
+    v->view = ks_listers_pin(s->listers, &v->token);
 }
 
 void ks_sched_view_exit(ks_scheduler *s) {
-    if (--tls_view_depth > 0) return;
-    ks_listers_unpin(s->listers, tls_view_token);
-    tls_view = NULL;
+    thread_view *v = thread_view_of(s);
+    if (!v || --v->depth > 0) return;
+    ks_listers_unpin(s->listers, v->token);
+    *v = (thread_view){0};
+}
+
+static const ks_objects *thread_view_get(const ks_scheduler *s) {
+    const thread_view *v = thread_view_of(s);
+    return v ? v->view : NULL;
 }
 
 void ks_sched_cycle_view_set(ks_scheduler *s, bool on) {
-    atomic_store_explicit(&s->cycle_view, on ? tls_view : NULL, memory_order_release);
+    atomic_store_explicit(&s->cycle_view, on ? thread_view_get(s) : NULL, memory_order_release);
 }
 
 static const ks_objects *env_objects(void *ctx) {
     ks_scheduler *s = ctx;
-    if (tls_view) return tls_view;
+    const ks_objects *v = thread_view_get(s);
+    if (v) return v;
     return atomic_load_explicit(&s->cycle_view, memory_order_acquire);
 }
 

@@ -122,11 +122,9 @@ static void copy_verdict(ks_sim_verdict *v, const ks_node_info *ni, const ks_sta
     }
 }
 
-static const ks_score_result *row_order_sr;
-
-static int cmp_score_rows(const void *x, const void *y) {
+static int cmp_score_rows(const void *x, const void *y, void *arg) {
     size_t i = *(const size_t *)x, j = *(const size_t *)y;
-    const ks_score_result *sr = row_order_sr;
+    const ks_score_result *sr = arg;
     if (sr->total[i] != sr->total[j]) return sr->total[i] > sr->total[j] ? -1 : 1;
     return strcmp(ks_str(sr->nodes[i]->name), ks_str(sr->nodes[j]->name));
 }
@@ -138,10 +136,7 @@ static void copy_scores(ks_sim_attempt *a, const ks_score_result *sr, uint32_t k
     size_t n = sr->nnodes;
     for (size_t i = 0; i < n; i++) rows[i] = i;
     if (keep && n > keep) {
-        /* the scheduler is single-threaded here (the observer runs on its
-         * thread), so a file-scope comparison context is safe */
-        row_order_sr = sr;
-        qsort(rows, n, sizeof(size_t), cmp_score_rows);
+        qsort_r(rows, n, sizeof(size_t), cmp_score_rows, (void *)sr);
         ks_id sel = chosen ? ks_intern_find(chosen) : 0;
         bool has = false;
         for (size_t i = 0; i < keep; i++) has |= sr->nodes[rows[i]]->name == sel;

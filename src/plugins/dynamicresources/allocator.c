@@ -10,6 +10,7 @@
  * iterates a Go map and its informer's list). */
 #include "plugins/dynamicresources/allocator.h"
 #include "config/feature_gates.h"
+#include "framework/handle.h"
 #include "util/xalloc.h"
 
 #include <stdarg.h>
@@ -25,15 +26,15 @@ const ks_dra_features KS_DRA_DEFAULT_FEATURES = {
     .device_status = true,
 };
 
-ks_dra_features ks_dra_features_from_gates(void) {
+ks_dra_features ks_dra_features_of(const ks_handle *h) {
     return (ks_dra_features){
-        .admin_access = ks_feature_enabled(KS_FEAT_DRA_ADMIN_ACCESS),
-        .prioritized_list = ks_feature_enabled(KS_FEAT_DRA_PRIORITIZED_LIST),
-        .device_status = ks_feature_enabled(KS_FEAT_DRA_DEVICE_STATUS),
-        .partitionable_devices = ks_feature_enabled(KS_FEAT_DRA_PARTITIONABLE_DEVICES),
-        .device_taints = ks_feature_enabled(KS_FEAT_DRA_DEVICE_TAINTS),
-        .device_binding = ks_feature_enabled(KS_FEAT_DRA_BINDING_CONDITIONS),
-        .consumable_capacity = ks_feature_enabled(KS_FEAT_DRA_CONSUMABLE_CAPACITY),
+        .admin_access = ks_handle_feature_enabled(h, KS_FEAT_DRA_ADMIN_ACCESS),
+        .prioritized_list = ks_handle_feature_enabled(h, KS_FEAT_DRA_PRIORITIZED_LIST),
+        .device_status = ks_handle_feature_enabled(h, KS_FEAT_DRA_DEVICE_STATUS),
+        .partitionable_devices = ks_handle_feature_enabled(h, KS_FEAT_DRA_PARTITIONABLE_DEVICES),
+        .device_taints = ks_handle_feature_enabled(h, KS_FEAT_DRA_DEVICE_TAINTS),
+        .device_binding = ks_handle_feature_enabled(h, KS_FEAT_DRA_BINDING_CONDITIONS),
+        .consumable_capacity = ks_handle_feature_enabled(h, KS_FEAT_DRA_CONSUMABLE_CAPACITY),
     };
 }
 
@@ -75,6 +76,7 @@ void ks_dra_device_set_copy(ks_dra_device_set *dst, const ks_dra_device_set *src
     dst->cap = src->cap;
     dst->used = src->used;
     dst->n = src->n;
+    dst->shares = src->shares;
 }
 
 /* The slot of key k, or the empty slot that ends its probe sequence. */
@@ -142,15 +144,15 @@ static uint64_t result_hash(const ks_device_result *r) {
 }
 
 /* A share of a device (DRAConsumableCapacity): not its allocation. */
-static bool shared_result(const ks_device_result *r) {
-    return r->share_id && ks_feature_enabled(KS_FEAT_DRA_CONSUMABLE_CAPACITY);
+static bool shared_result(const ks_dra_device_set *s, const ks_device_result *r) {
+    return r->share_id && s->shares;
 }
 
 void ks_dra_device_set_add_allocation(ks_dra_device_set *s, const ks_allocation_result *a) {
     if (!a) return;
     for (uint32_t i = 0; i < a->nresults; i++) {
         const ks_device_result *r = &a->results[i];
-        if ((r->has_admin_access && r->admin_access) || shared_result(r)) continue;
+        if ((r->has_admin_access && r->admin_access) || shared_result(s, r)) continue;
         set_add_hash(s, result_hash(r));
     }
 }
@@ -159,7 +161,7 @@ void ks_dra_device_set_remove_allocation(ks_dra_device_set *s, const ks_allocati
     if (!a) return;
     for (uint32_t i = 0; i < a->nresults; i++) {
         const ks_device_result *r = &a->results[i];
-        if ((r->has_admin_access && r->admin_access) || shared_result(r)) continue;
+        if ((r->has_admin_access && r->admin_access) || shared_result(s, r)) continue;
         set_remove_hash(s, result_hash(r));
     }
 }

@@ -15,6 +15,8 @@
 #include "cel/cel.h"
 #include "util/hash.h"
 
+#include <ksched/ksched.h>
+
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -32,7 +34,7 @@ typedef struct ks_dra_features {
 /* v1.34's defaults. */
 extern const ks_dra_features KS_DRA_DEFAULT_FEATURES;
 /* As the feature gates are set (config/feature_gates.h). */
-ks_dra_features ks_dra_features_from_gates(void);
+ks_dra_features ks_dra_features_of(const ks_handle *h); /* its scheduler's gates */
 
 /* ---- device sets ------------------------------------------------------------ */
 
@@ -43,6 +45,9 @@ typedef struct ks_dra_device_set {
     uint64_t *key; /* open addressing; 0: empty, 1: removed */
     uint32_t *count;
     size_t cap, used, n; /* used: slots not empty; n: ids present */
+    /* DRAConsumableCapacity: a share of a device (share_id) does not
+     * allocate the device (set by the owner after init; copied). */
+    bool shares;
 } ks_dra_device_set;
 
 uint64_t ks_dra_device_hash(const char *driver, const char *pool, const char *device);

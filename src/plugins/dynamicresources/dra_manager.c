@@ -53,7 +53,7 @@ static ks_dra_manager *registry;
  * program stays compiled only while it is cached. */
 #define CEL_CACHE_SIZE 64
 
-ks_dra_manager *ks_dra_manager_acquire(const void *key) {
+ks_dra_manager *ks_dra_manager_acquire(const void *key, bool shares) {
     pthread_mutex_lock(&registry_mu);
     ks_dra_manager *m;
     for (m = registry; m; m = m->next)
@@ -64,6 +64,7 @@ ks_dra_manager *ks_dra_manager_acquire(const void *key) {
         pthread_mutex_init(&m->mu, NULL);
         m->cel = ks_dra_cel_cache_new(CEL_CACHE_SIZE);
         ks_dra_device_set_init(&m->vset);
+        m->vset.shares = shares; /* one scheduler's profiles share its gates */
         ks_map_init(&m->vpos);
         m->next = registry;
         registry = m;

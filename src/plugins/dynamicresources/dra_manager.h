@@ -11,8 +11,9 @@
 
 typedef struct ks_dra_manager ks_dra_manager;
 
-/* One manager per key (ks_handle_scheduler_key), shared by reference. */
-ks_dra_manager *ks_dra_manager_acquire(const void *key);
+/* One manager per key (ks_handle_scheduler_key), shared by reference;
+ * shares: DRAConsumableCapacity of that scheduler (its device set). */
+ks_dra_manager *ks_dra_manager_acquire(const void *key, bool shares);
 void ks_dra_manager_release(ks_dra_manager *m);
 
 ks_dra_cel_cache *ks_dra_manager_cel(ks_dra_manager *m);

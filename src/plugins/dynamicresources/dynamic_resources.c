@@ -88,7 +88,8 @@ static ks_state_key state_key = -1;
 
 static ks_dra_manager *mgr(plugin *pl) {
     pthread_mutex_lock(&pl->mu);
-    if (!pl->mgr) pl->mgr = ks_dra_manager_acquire(pl->h ? ks_handle_scheduler_key(pl->h) : (const void *)pl);
+    if (!pl->mgr) pl->mgr = ks_dra_manager_acquire(pl->h ? ks_handle_scheduler_key(pl->h) : (const void *)pl,
+                                                 pl->f.consumable_capacity);
     ks_dra_manager *m = pl->mgr;
     pthread_mutex_unlock(&pl->mu);
     return m;
@@ -113,12 +114,12 @@ static void *create(const ks_args *args, ks_handle *h, char **err) {
     pl->h = h;
     pthread_mutex_init(&pl->mu, NULL);
     state_key = ks_state_key_get("DynamicResources");
-    pl->enabled = ks_feature_enabled(KS_FEAT_DYNAMIC_RESOURCE_ALLOCATION);
+    pl->enabled = ks_handle_feature_enabled(h, KS_FEAT_DYNAMIC_RESOURCE_ALLOCATION);
     if (!pl->enabled) return pl;
-    pl->f = ks_dra_features_from_gates();
+    pl->f = ks_dra_features_of(h);
     /* the timeout applies only with its gate; without args (an embedder's
      * framework) the configuration's default */
-    pl->filter_timeout_ns = ks_feature_enabled(KS_FEAT_DRA_FILTER_TIMEOUT) ? 10LL * 1000000000LL : 0;
+    pl->filter_timeout_ns = ks_handle_feature_enabled(h, KS_FEAT_DRA_FILTER_TIMEOUT) ? 10LL * 1000000000LL : 0;
     const char *ft = ks_args_string(ks_args_get(args, "filterTimeout"));
     if (ft && pl->filter_timeout_ns) {
         char *e = NULL;

@@ -488,7 +488,7 @@ static void manager_views_and_assumptions(void **st) {
     env_load(&e, CLAIM("a", "{requests: [{name: gpu, exactly: {deviceClassName: gpu}}]}")
                  CLAIM("b", "{requests: [{name: gpu, exactly: {deviceClassName: gpu}}]}"));
     static int key;
-    ks_dra_manager *m = ks_dra_manager_acquire(&key);
+    ks_dra_manager *m = ks_dra_manager_acquire(&key, false);
     ks_resource_claim *a0 = with_device(claim(&e, "a"), "gpu-0"), *b0 = (ks_resource_claim *)claim(&e, "b");
     ks_resource_claim *v1[] = {a0, b0};
     assert_string_equal(in_use(m, v1, 2), "gpu-0");
