@@ -89,7 +89,7 @@ TSAN_TESTS := util/test_cpuprof scheduler/test_scheduler backend/test_api_dispat
               plugins/defaultpreemption/test_default_preemption plugins/dynamicresources/test_dynamic_resources \
               plugins/nodevolumelimits/test_node_volume_limits plugins/test_scenario_nodes \
               plugins/volumebinding/test_volume_binding plugins/volumerestrictions/test_volume_restrictions \
-              plugins/volumezone/test_volume_zone cmd/test_run_cmd cmd/test_shadow_cmd \
+              plugins/volumezone/test_volume_zone cmd/test_run_cmd cmd/test_shadow_cmd sim/test_two_schedulers \
               $(patsubst test/unit/%.c,%,$(wildcard test/unit/kube/test_*.c))
 # Fuzz targets: test/fuzz/fuzz_<name>.c. Built with libFuzzer in MODE=fuzz,
 # elsewhere with test/fuzz/driver.c, a main() that replays files (make
