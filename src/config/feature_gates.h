@@ -5,8 +5,9 @@
  * upstream's words.
  *
  * The state is process-wide, like upstream's DefaultFeatureGate: set once
- * from the command line before anything reads it (the configuration's
- * defaults, the plugins), then only read. ksched reads the gates it
+ * from the command line before a configuration is defaulted, which copies
+ * it into each profile (ks_feature_set); plugins read their scheduler's
+ * copy (ks_handle_feature_enabled). ksched reads the gates it
  * implements (ks_feature); a gate kube-scheduler reads but ksched does
  * not implement is refused when set to anything but its default
  * (docs/configuration.md, "Feature gates"). */

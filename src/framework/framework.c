@@ -208,6 +208,7 @@ ks_framework *ks_framework_new(ks_registry *reg, const ks_profile_config *profil
         goto bad;
     }
     fw->metrics = ks_fw_metrics_new(fw);
+    fw->node_mask = ks_fwm_node_mask(fw);
     return fw;
 bad:
     ks_framework_free(fw);

@@ -56,6 +56,7 @@ struct ks_framework {
     ks_feature_set features;   /* the gates its plugins read (ks_handle_feature_enabled) */
     uint64_t rng;              /* selectHost's generator (ks_framework_rand) */
     struct ks_fw_metrics *metrics; /* the series this profile records (fw_metrics.h) */
+    unsigned node_mask;        /* its per-node timing sample (ks_fwm_node_sampled) */
 };
 
 /* Plugin statuses carry the plugin name (static string). */

@@ -26,7 +26,12 @@ struct ks_fw_metrics {
     ks_metric *_Atomic *plugin; /* [nplugins][KS_MEP_COUNT][KS_FWM_CODES] */
     ks_metric *_Atomic *evals;  /* [nplugins][4] */
     ks_metric *_Atomic attempts[3], *_Atomic durations[3];
+    unsigned sample_percent, node_mask; /* the sampling when it was made */
 };
+
+/* ks_fwm_set_sampling's, for the frameworks made next. */
+static _Atomic unsigned default_percent = KS_PLUGIN_METRICS_SAMPLE_PERCENT;
+static _Atomic unsigned default_node_mask = KS_FWM_NODE_SAMPLE - 1;
 
 ks_fw_metrics *ks_fw_metrics_new(const ks_framework *fw) {
     ks_sm(); /* the families exist before any recording */
@@ -38,6 +43,8 @@ ks_fw_metrics *ks_fw_metrics_new(const ks_framework *fw) {
     size_t n = (size_t)(fw->nplugins ? fw->nplugins : 1);
     m->plugin = ks_xcalloc(n * KS_MEP_COUNT * KS_FWM_CODES, sizeof(*m->plugin));
     m->evals = ks_xcalloc(n * 4, sizeof(*m->evals));
+    m->sample_percent = atomic_load(&default_percent);
+    m->node_mask = atomic_load(&default_node_mask);
     return m;
 }
 
@@ -51,17 +58,18 @@ void ks_fw_metrics_free(ks_fw_metrics *m) {
     free(m);
 }
 
-unsigned ks_fwm_node_mask = KS_FWM_NODE_SAMPLE - 1;
-static unsigned sample_percent = KS_PLUGIN_METRICS_SAMPLE_PERCENT;
-
 void ks_fwm_set_sampling(unsigned percent, unsigned node_every) {
-    sample_percent = percent > 100 ? 100 : percent;
+    atomic_store(&default_percent, percent > 100 ? 100 : percent);
     unsigned m = 1;
     while (m < node_every && m < (1u << 30)) m <<= 1;
-    ks_fwm_node_mask = m - 1;
+    atomic_store(&default_node_mask, m - 1);
 }
 
-bool ks_fwm_sample(void) {
+unsigned ks_fwm_node_mask(const ks_framework *fw) {
+    return fw->metrics ? fw->metrics->node_mask : KS_FWM_NODE_SAMPLE - 1;
+}
+
+bool ks_fwm_sample(const ks_framework *fw) {
     /* xorshift per thread: which cycles are sampled needs no quality and
      * must not touch the scheduler's seeded tie-breaking generator. */
     static _Thread_local uint32_t x __attribute__((tls_model("initial-exec")));
@@ -69,7 +77,7 @@ bool ks_fwm_sample(void) {
     x ^= x << 13;
     x ^= x >> 17;
     x ^= x << 5;
-    return x % 100 < sample_percent;
+    return x % 100 < (fw->metrics ? fw->metrics->sample_percent : KS_PLUGIN_METRICS_SAMPLE_PERCENT);
 }
 
 int64_t ks_fwm_start(const ks_cycle_state *st) {

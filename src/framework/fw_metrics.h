@@ -25,8 +25,8 @@ typedef struct ks_fw_metrics ks_fw_metrics;
 ks_fw_metrics *ks_fw_metrics_new(const struct ks_framework *fw);
 void ks_fw_metrics_free(ks_fw_metrics *m);
 
-/* Whether this cycle measures its plugins (true 10% of the time). */
-bool ks_fwm_sample(void);
+/* Whether this cycle of fw measures its plugins (true 10% of the time). */
+bool ks_fwm_sample(const struct ks_framework *fw);
 
 static inline int64_t ks_fwm_now(void) { return ks_monotonic_ns(); }
 
@@ -53,15 +53,18 @@ static inline void ks_fwm_done(const struct ks_framework *fw, int64_t t, unsigne
  * cycle one call in KS_FWM_NODE_SAMPLE of them is timed (per thread),
  * which keeps the distribution at a fraction of the cost. */
 #define KS_FWM_NODE_SAMPLE 32
-extern unsigned ks_fwm_node_mask; /* KS_FWM_NODE_SAMPLE - 1 */
-static inline bool ks_fwm_node_sampled(void) {
+/* node_mask: the framework's (ks_fwm_node_mask), one less than a power of
+ * two. */
+static inline bool ks_fwm_node_sampled(unsigned node_mask) {
     static _Thread_local unsigned tick __attribute__((tls_model("initial-exec")));
-    return (++tick & ks_fwm_node_mask) == 0;
+    return (++tick & node_mask) == 0;
 }
+unsigned ks_fwm_node_mask(const struct ks_framework *fw);
 
-/* Change the sampling (before scheduling starts): percent of the cycles,
- * and one per-node call in node_every (a power of two). `ksched simulate
- * --plugin-timing` times every call with (100, 1). */
+/* The sampling of the frameworks made from now on (each keeps what it
+ * was made with): percent of the cycles, and one per-node call in
+ * node_every (a power of two). `ksched simulate --plugin-timing` times
+ * every call with (100, 1). */
 void ks_fwm_set_sampling(unsigned percent, unsigned node_every);
 
 /* The attempt results of scheduler_schedule_attempts_total. */

@@ -300,7 +300,7 @@ ks_status *ks_framework_run_pre_filter(ks_framework *fw, ks_cycle_state *st, con
 /* AddPod / RemovePod of the PreFilter plugins not skipped (per node). */
 static ks_status *pre_filter_extension(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
                                        const ks_pod *other, const ks_node_info *ni, ks_mep mep) {
-    bool timed = st->record_plugin_metrics && ks_fwm_node_sampled();
+    bool timed = st->record_plugin_metrics && ks_fwm_node_sampled(fw->node_mask);
     const ks_ep_list *l = &fw->ep[KS_EP_PRE_FILTER];
     for (uint32_t i = 0; i < l->n; i++) {
         const ks_plugin_inst *pl = l->v[i];
@@ -362,7 +362,7 @@ static __attribute__((noinline)) ks_status *filter_unlisted(ks_framework *fw, ks
     const ks_ep_list *l = &fw->ep[KS_EP_FILTER];
     for (uint32_t i = 0; i < l->n; i++)
         if (!ks_bit_get(st->skip_filter, l->v[i]->index)) v[n++] = l->v[i];
-    bool timed = st->record_plugin_metrics && ks_fwm_node_sampled();
+    bool timed = st->record_plugin_metrics && ks_fwm_node_sampled(fw->node_mask);
     return filter_plugins(fw, st, pod, ni, v, n, true, timed);
 }
 
@@ -371,7 +371,7 @@ static ALWAYS_INLINE ks_status *filter(ks_framework *fw, ks_cycle_state *st, con
     if (st->filters_for != fw) return filter_unlisted(fw, st, pod, ni);
     if (st->plain_filters) return filter_plugins(fw, st, pod, ni, st->filters, st->nfilters, false, false);
     /* A sampled cycle times the plugins of one node in KS_FWM_NODE_SAMPLE. */
-    bool timed = st->record_plugin_metrics && ks_fwm_node_sampled();
+    bool timed = st->record_plugin_metrics && ks_fwm_node_sampled(fw->node_mask);
     if (!timed && !fw->checksums)
         return filter_plugins(fw, st, pod, ni, st->filters, st->nfilters, false, false);
     return filter_plugins(fw, st, pod, ni, st->filters, st->nfilters, true, timed);
@@ -636,7 +636,7 @@ static void score_node(size_t i, void *arg) {
         __builtin_prefetch(&nx->requested);
     }
     /* A sampled cycle times the plugins of one node in KS_FWM_NODE_SAMPLE. */
-    bool timed = j->sampled && ks_fwm_node_sampled();
+    bool timed = j->sampled && ks_fwm_node_sampled(j->fw->node_mask);
     if (timed || j->fw->checksums) score_plugins(i, j, true, timed);
     else score_plugins(i, j, false, false);
     ks_holds_release_to(held);

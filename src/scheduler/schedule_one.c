@@ -888,7 +888,7 @@ static void schedule_queued(ks_scheduler *s, ks_queued_pod *qp) {
     ks_infof(3, "\"Attempting to schedule pod\" pod=\"%s/%s\"", ks_str(pod->ns), ks_str(pod->name));
     a.start_ns = ks_fwm_now();
     a.st = ks_cycle_state_new();
-    a.st->record_plugin_metrics = ks_fwm_sample();
+    a.st->record_plugin_metrics = ks_fwm_sample(fw);
     ks_status *st = scheduling_cycle(&a);
 
     if (st) {

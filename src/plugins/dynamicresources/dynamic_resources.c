@@ -82,6 +82,12 @@ typedef struct dra_state {
 } dra_state;
 
 static ks_state_key state_key = -1;
+/* The same for every instance, set by the first: written once, as
+ * another scheduler's cycles may be reading it. */
+static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
+static void init_keys(void) {
+    state_key = ks_state_key_get("DynamicResources");
+}
 
 /* The error upstream's CycleState.Read returns for a missing key. */
 #define NOT_FOUND "not found"
@@ -113,7 +119,7 @@ static void *create(const ks_args *args, ks_handle *h, char **err) {
     plugin *pl = ks_xcalloc(1, sizeof(*pl));
     pl->h = h;
     pthread_mutex_init(&pl->mu, NULL);
-    state_key = ks_state_key_get("DynamicResources");
+    pthread_once(&keys_once, init_keys);
     pl->enabled = ks_handle_feature_enabled(h, KS_FEAT_DYNAMIC_RESOURCE_ALLOCATION);
     if (!pl->enabled) return pl;
     pl->f = ks_dra_features_of(h);

@@ -7,11 +7,21 @@
 #include "util/arena.h"
 #include "util/xalloc.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 ks_state_key ipa_pf_key = -1, ipa_ps_key = -1;
 ks_id ipa_hostname_key;
+
+/* The same for every instance, set by the first: written once, as
+ * another scheduler's cycles may be reading them. */
+static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
+static void init_keys(void) {
+    ipa_pf_key = ks_state_key_get("PreFilter" IPA_NAME);
+    ipa_ps_key = ks_state_key_get("PreScore" IPA_NAME);
+    ipa_hostname_key = ks_intern("kubernetes.io/hostname");
+}
 
 const ks_objects *ipa_objects(const ipa *pl) {
     if (pl->objects) return pl->objects;
@@ -188,11 +198,7 @@ static void *ipa_create(const ks_args *args, ks_handle *h, char **err) {
                             (long long)w);
         return NULL;
     }
-    if (ipa_pf_key < 0) {
-        ipa_pf_key = ks_state_key_get("PreFilter" IPA_NAME);
-        ipa_ps_key = ks_state_key_get("PreScore" IPA_NAME);
-        ipa_hostname_key = ks_intern("kubernetes.io/hostname");
-    }
+    pthread_once(&keys_once, init_keys);
     ipa *pl = ks_xcalloc(1, sizeof(*pl));
     pl->h = h;
     pl->hard_weight = (int32_t)w;

@@ -20,6 +20,7 @@
 
 #include <ksched/ksched.h>
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,11 +36,17 @@ typedef struct node_volume_limits {
 } node_volume_limits;
 
 static ks_state_key state_key = -1;
+/* The same for every instance, set by the first: written once, as
+ * another scheduler's cycles may be reading it. */
+static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
+static void init_keys(void) {
+    state_key = ks_state_key_get("PreFilterNodeVolumeLimits");
+}
 
 static void *create(const ks_args *args, ks_handle *h, char **err) {
     node_volume_limits *pl = ks_xcalloc(1, sizeof(*pl));
     pl->h = h;
-    state_key = ks_state_key_get("PreFilterNodeVolumeLimits");
+    pthread_once(&keys_once, init_keys);
     return pl;
 }
 

@@ -6,6 +6,7 @@
 #include "plugins/podtopologyspread/podtopologyspread.h"
 #include "util/xalloc.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,12 +63,17 @@ static char *parse_default(const ks_args *a, size_t i, pts_default *d) {
     return NULL;
 }
 
+/* The same for every instance, set by the first: written once, as
+ * another scheduler's cycles may be reading them. */
+static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
+static void init_keys(void) {
+    pts_pf_key = ks_state_key_get("PreFilter" PTS_NAME);
+    pts_ps_key = ks_state_key_get("PreScore" PTS_NAME);
+    pts_init_ids();
+}
+
 static void *pts_create(const ks_args *args, ks_handle *h, char **err) {
-    if (pts_pf_key < 0) {
-        pts_pf_key = ks_state_key_get("PreFilter" PTS_NAME);
-        pts_ps_key = ks_state_key_get("PreScore" PTS_NAME);
-        pts_init_ids();
-    }
+    pthread_once(&keys_once, init_keys);
     pts *pl = ks_xcalloc(1, sizeof(*pl));
     pl->h = h;
     const char *type = "System";

@@ -66,7 +66,15 @@ typedef struct volume_binding {
 } volume_binding;
 
 static ks_state_key state_key = -1;
-static ks_id hostname_key, available_phase; /* interned at create */
+static ks_id hostname_key, available_phase;
+/* The same for every instance, set by the first: written once, as
+ * another scheduler's cycles may be reading it. */
+static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
+static void init_keys(void) {
+    state_key = ks_state_key_get("VolumeBinding");
+    hostname_key = ks_intern("kubernetes.io/hostname");
+    available_phase = ks_intern("Available");
+}
 
 /* ---- per-cycle views ------------------------------------------------------ */
 
@@ -182,9 +190,7 @@ static void *create(const ks_args *args, ks_handle *h, char **err) {
     pthread_mutex_init(&pl->mu, NULL);
     ks_map_init(&pl->pvs);
     ks_map_init(&pl->pvcs);
-    state_key = ks_state_key_get("VolumeBinding");
-    hostname_key = ks_intern("kubernetes.io/hostname");
-    available_phase = ks_intern("Available");
+    pthread_once(&keys_once, init_keys);
     return pl;
 }
 

@@ -10,6 +10,7 @@
 
 #include <ksched/ksched.h>
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,11 +33,17 @@ typedef struct pf_state {
 } pf_state;
 
 static ks_state_key state_key = -1;
+/* The same for every instance, set by the first: written once, as
+ * another scheduler's cycles may be reading it. */
+static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
+static void init_keys(void) {
+    state_key = ks_state_key_get("PreFilterVolumeRestrictions");
+}
 
 static void *create(const ks_args *args, ks_handle *h, char **err) {
     volume_restrictions *pl = ks_xcalloc(1, sizeof(*pl));
     pl->h = h;
-    state_key = ks_state_key_get("PreFilterVolumeRestrictions");
+    pthread_once(&keys_once, init_keys);
     return pl;
 }
 

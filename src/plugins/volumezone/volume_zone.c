@@ -11,6 +11,7 @@
 
 #include <ksched/ksched.h>
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,6 +46,12 @@ typedef struct vz_state {
 } vz_state;
 
 static ks_state_key state_key = -1;
+/* The same for every instance, set by the first: written once, as
+ * another scheduler's cycles may be reading it. */
+static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
+static void init_keys(void) {
+    state_key = ks_state_key_get("PreFilterVolumeZone");
+}
 
 static void *create(const ks_args *args, ks_handle *h, char **err) {
     volume_zone *pl = ks_xcalloc(1, sizeof(*pl));
@@ -54,7 +61,7 @@ static void *create(const ks_args *args, ks_handle *h, char **err) {
     pl->ga_of[1] = pl->label_ids[3];
     pl->ga_of[2] = pl->label_ids[2];
     pl->ga_of[3] = pl->label_ids[3];
-    state_key = ks_state_key_get("PreFilterVolumeZone");
+    pthread_once(&keys_once, init_keys);
     return pl;
 }
 
