@@ -81,7 +81,7 @@ TEST_DLOPEN := $(filter $(B)/test/unit/plugins/% $(B)/test/unit/examples/% $(B)/
                         $(B)/test/unit/config/test_args,$(TEST_BINS))
 # The tests that run threads, built and run under ThreadSanitizer too
 # (every test that starts one: strace -f -e clone over the test binaries).
-TSAN_TESTS := util/test_cpuprof scheduler/test_scheduler backend/test_api_dispatcher framework/test_parallelize \
+TSAN_TESTS := util/test_cpuprof util/test_taskpool scheduler/test_scheduler backend/test_api_dispatcher framework/test_parallelize \
               scheduler/test_scheduler_churn backend/test_listers metrics/test_metrics server/test_server \
               server/test_ops scheduler/test_extender framework/test_runtime \
               backend/test_queue metrics/test_sched_metrics \

@@ -18,7 +18,7 @@ struct ks_taskpool {
     uint32_t queued, running;
     bool closing;
     pthread_t *threads;
-    int nthreads;
+    int nthreads, max;
 };
 
 static void *pool_main(void *arg) {
@@ -50,24 +50,30 @@ ks_taskpool *ks_taskpool_new(int threads) {
     pthread_cond_init(&p->work_cv, NULL);
     pthread_cond_init(&p->idle_cv, NULL);
     p->tail = &p->head;
-    if (threads < 1) threads = 1;
-    p->threads = ks_xcalloc((size_t)threads, sizeof(*p->threads));
-    for (int i = 0; i < threads; i++)
-        if (pthread_create(&p->threads[p->nthreads], NULL, pool_main, p) == 0) p->nthreads++;
+    p->max = threads < 1 ? 1 : threads;
+    p->threads = ks_xcalloc((size_t)p->max, sizeof(*p->threads));
     return p;
 }
 
 void ks_taskpool_submit(ks_taskpool *p, void (*fn)(void *), void *arg) {
-    /* Without a thread (none could be created) the task runs here. */
-    if (!p->nthreads) {
-        fn(arg);
-        return;
-    }
     task *t = ks_xmalloc(sizeof(*t));
     t->fn = fn;
     t->arg = arg;
     t->next = NULL;
     pthread_mutex_lock(&p->mu);
+    /* A thread is started only when every one is taken by a task: the
+     * pool holds as many threads as tasks ever ran at once, up to its
+     * size, instead of its size from the start. */
+    if ((int)(p->queued + 1) > p->nthreads - (int)p->running && p->nthreads < p->max && !p->closing &&
+        pthread_create(&p->threads[p->nthreads], NULL, pool_main, p) == 0)
+        p->nthreads++;
+    if (!p->nthreads) {
+        /* no thread could be created: the task runs here */
+        pthread_mutex_unlock(&p->mu);
+        free(t);
+        fn(arg);
+        return;
+    }
     *p->tail = t;
     p->tail = &t->next;
     p->queued++;
@@ -92,6 +98,13 @@ bool ks_taskpool_wait_idle(ks_taskpool *p, int64_t deadline_ns) {
 uint32_t ks_taskpool_busy(ks_taskpool *p) {
     pthread_mutex_lock(&p->mu);
     uint32_t n = p->queued + p->running;
+    pthread_mutex_unlock(&p->mu);
+    return n;
+}
+
+int ks_taskpool_threads(ks_taskpool *p) {
+    pthread_mutex_lock(&p->mu);
+    int n = p->nthreads;
     pthread_mutex_unlock(&p->mu);
     return n;
 }
