@@ -1731,6 +1731,7 @@ class ReadyKubelet:
         self.c, self.ns = c, ns
         self.stop_ev = threading.Event()
         self.th = threading.Thread(target=self.loop, daemon=True)
+        self.last_error = None
 
     def start(self):
         self.th.start()
@@ -1743,8 +1744,8 @@ class ReadyKubelet:
         while not self.stop_ev.wait(0.3):
             try:
                 self.once()
-            except Exception:  # a conflict or a pod gone meanwhile: next round
-                pass
+            except Exception as e:  # a conflict or a pod gone meanwhile: next round
+                self.last_error = repr(e)[:300]
 
     def once(self):
         now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
@@ -1849,6 +1850,147 @@ def test_workloads_rollout_live(c):
             check(live == sim, f"{what}: live (new running, old left) {live}, simulate {sim} ({line.strip()})")
             compared += 1
         figure("workloads_rollout_live", rollouts=compared)
+        s.check_alive()
+    finally:
+        kubelet.stop()
+
+
+UPDATE_WORKLOADS = """apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent, namespace: up}
+spec:
+  selector: {matchLabels: {app: agent}}
+  template:
+    metadata: {labels: {app: agent}}
+    spec:
+      containers:
+      - {name: agent, image: "%(agent_image)s", resources: {requests: {cpu: %(agent_cpu)s, memory: 32Mi}}}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db, namespace: up}
+spec:
+  replicas: 2
+  serviceName: db
+  updateStrategy: {type: RollingUpdate, rollingUpdate: {partition: 1}}
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers:
+      - {name: db, image: "%(db_image)s", resources: {requests: {cpu: 100m, memory: 64Mi}}}
+"""
+
+
+def test_workloads_update_live(c):
+    """A DaemonSet's and a StatefulSet's template changes on running pods
+    with kube-controller-manager, kube-scheduler and pods made Ready by the
+    fake kubelet, against `ksched simulate` of the cluster as kubectl lists
+    it (the DaemonSet and StatefulSet in the List are replaced by the
+    manifests given after it): the DaemonSet's RollingUpdate replaces both
+    pods, the StatefulSet's partition 1 only db-1 (at the same revision
+    hash); then a DaemonSet pod too big for any node stops the update after
+    one node in both, with one old pod left."""
+    kcm = os.path.join(C.BIN, "kube-controller-manager")
+    if not os.access(kcm, os.X_OK):
+        raise Skip("kube-controller-manager not built")
+    if not os.access(KSCHED, os.X_OK):
+        raise Skip(f"{KSCHED} not built")
+    create_nodes(c, [node("up-a", cpu="2500m"), node("up-b", cpu="2500m")])
+    kubectl(c, "create", "namespace", "up")
+    c.spawn("kube-controller-manager", [
+        kcm, "--kubeconfig", c.admin_kubeconfig, "--leader-elect=false", "--secure-port=0",
+        "--controllers=daemonset,statefulset", "-v=1"])
+    s = Sched(c, [profile("default-scheduler")], name="kube-scheduler-up", impl="kube-scheduler")
+    s.start()
+    kubelet = ReadyKubelet(c, "up")
+    kubelet.start()
+    try:
+        def pods(prefix):
+            return [x for x in c.get("/api/v1/namespaces/up/pods")["items"]
+                    if not x["metadata"].get("deletionTimestamp") and x["metadata"]["name"].startswith(prefix)]
+
+        def ready(p):
+            return (pod_condition(p, "Ready") or {}).get("status") == "True"
+
+        def settled(agent_image, db_ready):
+            ds = c.get("/apis/apps/v1/namespaces/up/daemonsets/agent").get("status", {})
+            ag = pods("agent-")
+            return (ds.get("updatedNumberScheduled") == 2 and ds.get("numberAvailable") == 2 and len(ag) == 2
+                    and all(x["spec"]["containers"][0]["image"] == agent_image and ready(x) for x in ag)
+                    and db_ready())
+
+        def manifests(**kw):
+            return UPDATE_WORKLOADS % kw
+
+        v1 = manifests(agent_image="agent:1", agent_cpu="100m", db_image="db:1")
+        kubectl(c, "apply", "-f", "-", stdin=v1)
+        try:
+            wait_for(lambda: settled("agent:1", lambda: len(pods("db-")) == 2 and all(ready(x) for x in pods("db-"))),
+                     120, "agent:1 on both nodes and db-0, db-1 ready")
+        except Fail as e:
+            state = [(x["metadata"]["name"], x["spec"].get("nodeName"), x.get("status", {}).get("phase"), ready(x))
+                     for x in pods("")]
+            raise Fail(f"{e}: pods {state}, fake kubelet: {kubelet.last_error}")
+
+        def simulate(tag, manifest):
+            snap = os.path.join(c.dir, f"up-{tag}-before.yaml")
+            with open(snap, "w") as f:
+                f.write(kubectl(c, "get", "nodes,namespaces,pods,ds,sts", "-A", "-o", "yaml")[1])
+            mf = os.path.join(c.dir, f"up-{tag}.yaml")
+            with open(mf, "w") as f:
+                f.write(manifest)
+            p = subprocess.run([KSCHED, "simulate", snap, mf], capture_output=True, text=True)
+            check(p.returncode == 0, f"{tag}: simulate: {p.returncode} {p.stderr[:500]}")
+            table = p.stdout
+            p = subprocess.run([KSCHED, "simulate", snap, mf, "-o", "json"], capture_output=True, text=True)
+            check(p.returncode == 0, f"{tag}: simulate -o json: {p.returncode} {p.stderr[:500]}")
+            made = [x for x in json.loads(p.stdout)["items"] if x["kind"] == "Pod"]
+            lines = {ln.split()[0]: ln for ln in table.splitlines() if ln.startswith("up/")}
+            return lines, made
+
+        # 1. both templates change; everything fits
+        v2 = manifests(agent_image="agent:2", agent_cpu="100m", db_image="db:2")
+        lines, made = simulate("v2", v2)
+        check(all("stuck" not in lines.get(k, "stuck") for k in ("up/agent", "up/db")),
+              f"v2: simulate: {lines}")
+        sim_db = sorted((x["metadata"]["name"], x["metadata"]["labels"]["controller-revision-hash"],
+                         bool(x["spec"].get("nodeName"))) for x in made if x["metadata"]["name"].startswith("db-"))
+        sim_agents = [x for x in made if x["metadata"]["name"].startswith("agent-")]
+        check(len(sim_agents) == 2 and all(x["spec"].get("nodeName") for x in sim_agents),
+              f"v2: simulate made agents {[(x['metadata']['name'], x['spec'].get('nodeName')) for x in sim_agents]}")
+        kubectl(c, "apply", "-f", "-", stdin=v2)
+
+        def db_updated():
+            st = c.get("/apis/apps/v1/namespaces/up/statefulsets/db").get("status", {})
+            rev = st.get("updateRevision")
+            db = {x["metadata"]["name"]: x for x in pods("db-")}
+            return (rev and st.get("observedGeneration") == 2 and len(db) == 2 and all(ready(x) for x in db.values())
+                    and db["db-1"]["metadata"]["labels"].get("controller-revision-hash") == rev)
+        wait_for(lambda: settled("agent:2", db_updated), 120, "v2: agent:2 on both nodes and db-1 updated")
+        rev = c.get("/apis/apps/v1/namespaces/up/statefulsets/db")["status"]["updateRevision"]
+        live_db = sorted((x["metadata"]["name"], x["metadata"]["labels"]["controller-revision-hash"], True)
+                         for x in pods("db-") if x["metadata"]["labels"].get("controller-revision-hash") == rev)
+        check(live_db == sim_db, f"v2: StatefulSet pods at the new revision: live {live_db}, simulate {sim_db}")
+        old_db0 = [x for x in pods("db-0") if x["metadata"]["labels"].get("controller-revision-hash") != rev]
+        check(len(old_db0) == 1, "v2: db-0 (below the partition) was updated live")
+
+        # 2. a DaemonSet pod that fits on no node beside what runs there
+        v3 = manifests(agent_image="agent:3", agent_cpu="2450m", db_image="db:2")
+        lines, made = simulate("v3", v3)
+        m = re.search(r"rollout stuck: (\d+)/(\d+) new pods running, (\d+) old left", lines.get("up/agent", ""))
+        check(m, f"v3: simulate does not report the DaemonSet stuck: {lines}")
+        sim = (int(m.group(1)), int(m.group(3)))
+        kubectl(c, "apply", "-f", "-", stdin=v3)
+        wait_for(lambda: any((pod_condition(x) or {}).get("status") == "False"
+                             for x in pods("agent-") if x["spec"]["containers"][0]["image"] == "agent:3"),
+                 60, "v3: the new agent pod unschedulable")
+        time.sleep(3)  # the controller would move by now if it could
+        ag = pods("agent-")
+        live = (sum(1 for x in ag if x["spec"]["containers"][0]["image"] == "agent:3" and x["spec"].get("nodeName")),
+                sum(1 for x in ag if x["spec"]["containers"][0]["image"] != "agent:3"))
+        check(live == sim, f"v3: live (new running, old left) {live}, simulate {sim} ({lines.get('up/agent')})")
+        figure("workloads_update_live", steps=2)
         s.check_alive()
     finally:
         kubelet.stop()
@@ -3402,6 +3544,7 @@ TESTS = [
     ("same_as_simulate", test_same_as_simulate, True),
     ("workloads_like_controllers", test_workloads_like_controllers, True),
     ("workloads_rollout_live", test_workloads_rollout_live, True),
+    ("workloads_update_live", test_workloads_update_live, True),
     ("storage_capacity", test_storage_capacity, True),
     ("fault_apiserver_kill", test_fault_apiserver_kill, True),
     ("fault_compaction", test_fault_compaction, True),
