@@ -5,16 +5,24 @@
 # ConfigMap, a ServiceAccount, a Role, a test hook Pod) rendered by helm
 # and simulated on the demo cluster with a default WaitForFirstConsumer
 # StorageClass; then rendered with --set to a size that does not fit.
-# Skipped (exit 77), never passed, without helm ($HELM, PATH or
-# build/tools/helm; `GOBIN=$PWD/build/tools go install
-# helm.sh/helm/v3/cmd/helm@v3.18.6` installs it).
+# helm is $HELM, on PATH or build/tools/helm, which this script builds
+# with `go install helm.sh/helm/v3/cmd/helm@v3.18.6` when Go is there;
+# skipped (exit 77), never passed, without it.
 set -u
 here=$(cd "$(dirname "$0")/../.." && pwd)
 ksched=${KSCHED:-$here/build/release/ksched}
 [ -x "$ksched" ] || { echo "FAIL helm_input: $ksched not built"; exit 1; }
 helm=${HELM:-}
 [ -n "$helm" ] || helm=$(command -v helm) || helm=$here/build/tools/helm
-[ -x "$helm" ] || { echo "helm not found"; exit 77; }
+# Not there: built from the Go module proxy (as test/e2e builds its
+# tools), once, into build/tools; without Go or the proxy, skipped.
+if [ ! -x "$helm" ] && command -v go >/dev/null 2>&1; then
+    echo "building helm v3.18.6 into build/tools (go install)"
+    mkdir -p "$here/build/tools"
+    GOBIN=$here/build/tools GOFLAGS=-mod=mod timeout 900 go install helm.sh/helm/v3/cmd/helm@v3.18.6 >"$here/build/tools/helm-build.log" 2>&1 ||
+        echo "go install helm failed: $(tail -3 "$here/build/tools/helm-build.log")"
+fi
+[ -x "$helm" ] || { echo "helm not found (no Go, or go install failed)"; exit 77; }
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 fails=0
