@@ -61,18 +61,27 @@ static bool fail(dec *d, const char *fmt, ...) {
     return false;
 }
 
-static bool varint(rd *r, uint64_t *v) {
+/* A varint at p: 1 with *v and *n (its length), 0 when the bytes end
+ * first, -1 when it is longer than 10 bytes. */
+static int varint_at(const uint8_t *p, const uint8_t *end, uint64_t *v, size_t *n) {
     uint64_t x = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-        if (r->p >= r->end) return false;
-        uint8_t b = *r->p++;
-        x |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80)) {
+    for (int i = 0; i < 10; i++) {
+        if (p + i >= end) return 0;
+        x |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+        if (!(p[i] & 0x80)) {
             *v = x;
-            return true;
+            *n = (size_t)i + 1;
+            return 1;
         }
     }
-    return false; /* over 10 bytes */
+    return -1;
+}
+
+static bool varint(rd *r, uint64_t *v) {
+    size_t n;
+    if (varint_at(r->p, r->end, v, &n) != 1) return false; /* cut short, or over 10 bytes */
+    r->p += n;
+    return true;
 }
 
 /* The next field's number and wire type; for WT_LEN its bytes in *sub. */
@@ -570,22 +579,6 @@ bool ks_pb_decode_object(ks_arena *a, const void *buf, size_t len, ks_tree **out
 }
 
 /* ---- a list read while it arrives ------------------------------------------------ */
-
-/* A varint at p: 1 with *v and *n (its length), 0 when the bytes end
- * first, -1 when it is longer than 10 bytes. */
-static int varint_at(const uint8_t *p, const uint8_t *end, uint64_t *v, size_t *n) {
-    uint64_t x = 0;
-    for (int i = 0; i < 10; i++) {
-        if (p + i >= end) return 0;
-        x |= (uint64_t)(p[i] & 0x7f) << (7 * i);
-        if (!(p[i] & 0x80)) {
-            *v = x;
-            *n = (size_t)i + 1;
-            return 1;
-        }
-    }
-    return -1;
-}
 
 /* The field at p when all of it is in [p, end): 1 with its number, wire
  * type, payload (LEN) and whole length *n; 0 when more bytes are needed;
