@@ -1241,6 +1241,13 @@ def two_schedulers_round(c, impl_a, ns):
     # both schedulers may delete the same victim: a pod evicted is a pod
     # killed, counted once
     evicted = sorted({name for name, _ in deletes})
+    # two schedulers can bind into the same freed slot (no kubelet here
+    # refuses the second pod): 1-CPU pods beyond a node's 2 CPU
+    per_node = {}
+    for p in list_pods(c, ns):
+        if p["spec"].get("nodeName"):
+            per_node[p["spec"]["nodeName"]] = per_node.get(p["spec"]["nodeName"], 0) + 1
+    overbooked = sum(max(0, n - 2) for n in per_node.values())
     by_rs = {}
     for name in evicted:
         rs = name.rsplit("-", 1)[0]
@@ -1256,7 +1263,7 @@ def two_schedulers_round(c, impl_a, ns):
             pass
     wait_for(lambda: not list_pods(c, ns), 120, f"the pods of {ns} gone")
     return {"evictions": len(evicted), "delete_calls": len(deletes), "by_replicaset": by_rs, "settled": settled,
-            "high_bound": high_bound, "settled_after_s": round(last - t0, 1)}
+            "high_bound": high_bound, "settled_after_s": round(last - t0, 1), "overbooked": overbooked}
 
 
 def two_schedulers_sum(rounds):
@@ -1269,7 +1276,8 @@ def two_schedulers_sum(rounds):
             "delete_calls": sum(r["delete_calls"] for r in rounds),
             "settled": all(r["settled"] for r in rounds), "by_replicaset": by_rs,
             "rounds": [r["evictions"] for r in rounds], "rounds_settled": [r["settled"] for r in rounds],
-            "last_eviction_s": [r["settled_after_s"] for r in rounds]}
+            "last_eviction_s": [r["settled_after_s"] for r in rounds],
+            "overbooked": [r["overbooked"] for r in rounds]}
 
 
 def test_two_schedulers(c):
@@ -1278,8 +1286,8 @@ def test_two_schedulers(c):
     times. ksched beside kube-scheduler, then two kube-schedulers as the
     reference, on the same full cluster, TWO_ROUNDS rounds each: ksched's
     pair must settle every round (every high-priority pod bound, evictions
-    stopped) and evict, over the rounds, no more than the reference pair.
-    The minimum is 2 x TWO_HIGH evictions a round."""
+    stopped) and evict, over the rounds, no more than the reference pair
+    (or than the high pods need: 2 x TWO_HIGH a round)."""
     start_kcm(c)
     for name, value in (("two-low", 10), ("two-high", 1000)):
         c.post("/apis/scheduling.k8s.io/v1/priorityclasses", {"metadata": {"name": name}, "value": value})
@@ -1295,14 +1303,22 @@ def test_two_schedulers(c):
            ksched_pair_evictions=ks["evictions"], ksched_pair_rounds=ks["rounds"],
            ksched_pair_delete_calls=ks["delete_calls"],
            ksched_pair_settled=ks["settled"], ksched_pair_last_eviction_s=ks["last_eviction_s"],
+           ksched_pair_overbooked=ks["overbooked"],
            ksched_pair_by_replicaset=json.dumps(ks["by_replicaset"], sort_keys=True),
            reference_pair_evictions=ref["evictions"], reference_pair_rounds=ref["rounds"],
            reference_pair_delete_calls=ref["delete_calls"],
            reference_pair_settled=ref["settled"], reference_pair_last_eviction_s=ref["last_eviction_s"],
+           reference_pair_overbooked=ref["overbooked"],
            reference_pair_by_replicaset=json.dumps(ref["by_replicaset"], sort_keys=True))
     check(ks["settled"], f"ksched + kube-scheduler did not settle: {ks}")
-    check(ks["evictions"] <= ref["evictions"],
-          f"ksched + kube-scheduler evicted {ks['evictions']}, two kube-schedulers {ref['evictions']}")
+    # No more than the reference pair, or no more than the high pods need:
+    # a pair can come in under that when both schedulers bind into the same
+    # freed slot (no kubelet here refuses the second pod; rounds of 14 and
+    # 15 seen in both pairs), which no scheduler can count on.
+    needed = 2 * TWO_HIGH * TWO_ROUNDS
+    check(ks["evictions"] <= max(ref["evictions"], needed),
+          f"ksched + kube-scheduler evicted {ks['evictions']}, two kube-schedulers {ref['evictions']}, "
+          f"{needed} needed")
 
 
 def events_for(c, name, ns="default"):
