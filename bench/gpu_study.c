@@ -240,6 +240,7 @@ static ks_config *policy_config(const policy *p, const trace *tr, uint64_t seed,
         "    preFilter: {enabled: [{name: OpenGpuShare}]}\n"
         "    filter: {enabled: [{name: OpenGpuShare}]}\n"
         "    reserve: {enabled: [{name: OpenGpuShare}]}\n"
+        "    preBind: {enabled: [{name: OpenGpuShare}]}\n"
         "    postFilter: {disabled: [{name: '*'}]}\n"
         "    preScore: {disabled: [{name: '*'}], enabled: [{name: %s}]}\n"
         "    score: {disabled: [{name: '*'}], enabled: [{name: %s, weight: 1}]}\n"

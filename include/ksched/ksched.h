@@ -523,6 +523,17 @@ void ks_waiting_pod_reject(ks_waiting_pod *w, const char *plugin, const char *ms
 /* Backend client for Bind/PreBind plugins: bind pod to node, delete a pod. */
 ks_status *ks_handle_bind(ks_handle *h, const ks_pod *pod, const char *node);
 ks_status *ks_handle_delete_pod(ks_handle *h, const ks_pod *pod);
+/* PreBind: write n annotations (keys[i] = values[i]; a NULL value removes
+ * the key) onto pod's metadata on the API server before it is bound, as
+ * device-sharing stacks record the device a pod got (open-gpu-share's
+ * alibabacloud.com/gpu-index). Synchronous, through the scheduler's write
+ * path (`ksched run`: one PATCH of the pod; `ksched simulate`: the pod as
+ * printed by -o yaml/json). Returns the write's error, or NULL; also NULL
+ * when this scheduler writes no pods (a shadow, an embedder without an API
+ * client), so keep what the annotation says in the plugin until the bound
+ * pod carries it. Keys must be valid annotation keys; at most 64. */
+ks_status *ks_handle_patch_pod_annotations(ks_handle *h, const ks_pod *pod, const char *const *keys,
+                                           const char *const *values, size_t n);
 /* Objects of other kinds known to the backend, by kind ("PodGroup",
  * "PriorityClass", ...), namespace ("" for cluster-scoped) and name: the
  * object as a tree (apiVersion, kind, metadata, spec, ...) or NULL. Valid

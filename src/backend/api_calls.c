@@ -62,6 +62,9 @@ static bool volumes_is_noop(const ks_api_call *c) { return c->nvolumes == 0; }
 
 /* ---- the table -------------------------------------------------------------- */
 
+/* A plugin's pod annotations: nothing to write. */
+static bool annotations_is_noop(const ks_api_call *c) { return !c->annotations || !c->annotations->n; }
+
 static const ks_call_rules rules[KS_CALL_TYPES] = {
     [KS_CALL_EVENT] = {.name = "event", .relevance = 0, .queued = true, .forget = true},
     [KS_CALL_STATUS_PATCH] = {.name = "pod_status_patch",
@@ -91,6 +94,7 @@ static const ks_call_rules rules[KS_CALL_TYPES] = {
                         .unmade = "the backend cannot delete pods"},
     [KS_CALL_VOLUME_BINDING] = {.name = "volume_binding", .is_noop = volumes_is_noop},
     [KS_CALL_CLAIM_UPDATE] = {.name = "resource_claim_update"},
+    [KS_CALL_POD_ANNOTATIONS] = {.name = "pod_annotations_patch", .is_noop = annotations_is_noop},
 };
 
 static const ks_call_rules unknown = {.name = "unknown"};

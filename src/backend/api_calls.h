@@ -1,8 +1,9 @@
 /* Every write the scheduler makes, as one typed call (upstream's
  * framework/api_calls): bindings, pod status patches, deletions (preemption
  * victims; their DisruptionTarget condition is a status patch run first),
- * events, and the PreBind writes of VolumeBinding (PV/PVC updates) and
- * DynamicResources (ResourceClaim updates). Each type carries its rules
+ * events, and the PreBind writes of VolumeBinding (PV/PVC updates),
+ * DynamicResources (ResourceClaim updates) and out-of-tree plugins (pod
+ * annotations, ks_handle_patch_pod_annotations). Each type carries its rules
  * (ks_call_rules: upstream's APICall Merge and IsNoOp, its relevance, and
  * how the dispatcher queues it), which the dispatcher (api_dispatcher.h)
  * applies without knowing the types; a cluster client (cluster_client.h)
@@ -30,6 +31,7 @@ typedef enum ks_call_type {
     KS_CALL_DELETE,
     KS_CALL_VOLUME_BINDING, /* VolumeBinding's PreBind */
     KS_CALL_CLAIM_UPDATE,   /* DynamicResources' claim writes */
+    KS_CALL_POD_ANNOTATIONS, /* a plugin's PreBind annotations (ks_handle_patch_pod_annotations) */
     KS_CALL_TYPES
 } ks_call_type;
 
@@ -50,6 +52,14 @@ typedef struct ks_event_record {
     int64_t time_ns;
 } ks_event_record;
 
+/* Annotations to merge into a pod's metadata: keys[i] = values[i], a
+ * NULL value removing the key. */
+typedef struct ks_annotation_patch {
+    const char *const *keys;
+    const char *const *values;
+    size_t n;
+} ks_annotation_patch;
+
 /* One call, borrowed for the execution: the fields of its type are set. */
 typedef struct ks_api_call {
     ks_call_type type;
@@ -61,6 +71,7 @@ typedef struct ks_api_call {
     size_t nvolumes;                   /*   or mark a claim for provisioning */
     const ks_claim_update *claim;      /* CLAIM_UPDATE (see framework.h) */
     struct ks_resource_claim **claim_written; /* CLAIM_UPDATE, RESERVE: the claim as written */
+    const ks_annotation_patch *annotations;   /* POD_ANNOTATIONS */
 } ks_api_call;
 
 /* The dispatcher's queue a call waits in, popped from the highest down

@@ -573,6 +573,37 @@ static ks_status *kb_patch(void *ctx, const ks_pod *pod, const ks_status_patch *
     return st;
 }
 
+/* A plugin's PreBind annotations (ks_handle_patch_pod_annotations): one
+ * strategic-merge PATCH of the pod's metadata, as a client-go plugin
+ * patching its pod would send (a null value removes the key). */
+static ks_status *kb_patch_annotations(void *ctx, const ks_pod *pod, const ks_annotation_patch *m) {
+    ks_kube_cluster_client *kb = ctx;
+    json_t *ann = json_object();
+    for (size_t i = 0; i < m->n; i++)
+        json_object_set_new(ann, m->keys[i], m->values[i] ? json_string(m->values[i]) : json_null());
+    json_t *body = json_pack("{s:{s:o}}", "metadata", "annotations", ann);
+    char *js = json_dumps(body, JSON_COMPACT);
+    json_decref(body);
+    char *path = pod_path(pod, NULL);
+    ks_kube_request req = {.method = "PATCH",
+                           .path = path,
+                           .content_type = "application/strategic-merge-patch+json",
+                           .body = js,
+                           .body_len = strlen(js),
+                           .idempotent = true,
+                           .negotiate = true};
+    ks_kube_response r = {0};
+    ks_kube_do(kb->client, &req, &r);
+    pthread_mutex_lock(&kb->mu);
+    kb->stats.patches++;
+    pthread_mutex_unlock(&kb->mu);
+    ks_status *st = r.code == 200 ? NULL : api_error("annotating", pod, &r);
+    ks_kube_response_free(&r);
+    free(path);
+    free(js);
+    return st;
+}
+
 /* upstream util.DeletePod: a plain DELETE; a pod already gone is fine. */
 static ks_status *kb_delete(void *ctx, const ks_pod *pod) {
     ks_kube_cluster_client *kb = ctx;
@@ -1124,6 +1155,7 @@ static ks_status *kb_execute(void *ctx, const ks_api_call *c) {
     case KS_CALL_EVENT: kb_event(ctx, c->event); return NULL;
     case KS_CALL_VOLUME_BINDING: return kb_bind_volumes(ctx, c->pod, c->volumes, c->nvolumes);
     case KS_CALL_CLAIM_UPDATE: return kb_update_claim(ctx, c->claim, c->claim_written);
+    case KS_CALL_POD_ANNOTATIONS: return kb_patch_annotations(ctx, c->pod, c->annotations);
     default: return ks_status_new(KS_ERROR, "unknown API call %d", (int)c->type);
     }
 }

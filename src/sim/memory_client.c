@@ -230,6 +230,45 @@ static ks_status *mb_patch(void *ctx, const ks_pod *pod, const ks_status_patch *
     return NULL;
 }
 
+/* A plugin's PreBind annotations: the stored pod gets them (kept sorted
+ * by key; a NULL value removes the key), as the API server would. */
+static ks_status *mb_patch_annotations(void *ctx, const ks_pod *pod, const ks_annotation_patch *m) {
+    ks_memory_client *mb = ctx;
+    pthread_mutex_lock(&mb->mu);
+    mb->stats.annotation_patches++;
+    int pos = pod_pos(mb, pod->key);
+    if (pos < 0) {
+        pthread_mutex_unlock(&mb->mu);
+        return not_found(pod);
+    }
+    const ks_pod *cur = mb->c->pods.v[pos];
+    size_t room = (cur->annotations.n + m->n) * sizeof(ks_annotation) + 64;
+    for (size_t i = 0; i < m->n; i++) room += m->values[i] ? strlen(m->values[i]) + 1 : 0;
+    ks_pod *np = ks_pod_clone_room(cur, room);
+    ks_annotations a = {0, ks_arena_calloc(np->arena, cur->annotations.n + m->n, sizeof(ks_annotation))};
+    for (uint32_t i = 0; i < cur->annotations.n; i++) a.kv[a.n++] = cur->annotations.kv[i];
+    for (size_t i = 0; i < m->n; i++) {
+        ks_id key = ks_intern(m->keys[i]);
+        uint32_t j = 0;
+        while (j < a.n && a.kv[j].key != key) j++;
+        if (!m->values[i]) {
+            if (j < a.n) a.kv[j] = a.kv[--a.n];
+            continue;
+        }
+        if (j == a.n) a.n++;
+        a.kv[j] = (ks_annotation){key, ks_arena_strdup(np->arena, m->values[i])};
+    }
+    ks_annotations_sort(&a);
+    np->annotations = a;
+    ks_pod *old = replace(mb, pos, np);
+    ks_pod_ref(np);
+    pthread_mutex_unlock(&mb->mu);
+    deliver(mb, KS_WATCH_MODIFIED, KS_KIND_POD, old, np, NULL, NULL);
+    ks_pod_unref(old);
+    ks_pod_unref(np);
+    return NULL;
+}
+
 static ks_pod *take_pod(ks_memory_client *mb, uint64_t key) {
     int pos = pod_pos(mb, key);
     if (pos < 0) return NULL;
@@ -492,6 +531,7 @@ static ks_status *mb_execute(void *ctx, const ks_api_call *c) {
     case KS_CALL_EVENT: mb_event(ctx, c->event); return NULL;
     case KS_CALL_VOLUME_BINDING: return mb_bind_volumes(ctx, c->pod, c->volumes, c->nvolumes);
     case KS_CALL_CLAIM_UPDATE: return mb_update_claim(ctx, c->claim, c->claim_written);
+    case KS_CALL_POD_ANNOTATIONS: return mb_patch_annotations(ctx, c->pod, c->annotations);
     default: return ks_status_new(KS_ERROR, "unknown API call %d", (int)c->type);
     }
 }

@@ -123,6 +123,23 @@ static void set_condition(ks_arena *a, ks_tree *status, ks_tree *cond) {
     kt_map_set(a, status, "conditions", list);
 }
 
+/* The annotations the run wrote (plugins' PreBind patches) onto the
+ * input's metadata: keys kept in their order with their final values,
+ * removed keys dropped, new keys after them. */
+static void final_annotations(ks_arena *a, ks_tree *meta, const ks_pod *in, const ks_pod *now) {
+    if (!now || now == in || ks_annotations_equal(&in->annotations, &now->annotations)) return;
+    const ks_tree *old = kt_get(meta, "annotations");
+    ks_tree *ann = kt_new(a, KT_MAP, 0);
+    for (uint32_t i = 0; old && old->type == KT_MAP && i < old->n; i++) {
+        const char *v = ks_annotations_get(&now->annotations, ks_intern(old->keys[i]));
+        if (v) kt_map_set(a, ann, old->keys[i], str(a, v));
+    }
+    for (uint32_t i = 0; i < now->annotations.n; i++)
+        if (!kt_get(ann, ks_str(now->annotations.kv[i].key)))
+            kt_map_set(a, ann, ks_str(now->annotations.kv[i].key), str(a, now->annotations.kv[i].value));
+    kt_map_set(a, meta, "annotations", ann);
+}
+
 static ks_tree *pod_tree(ks_arena *a, const ks_sim_pod *sp, const ks_sim_result *r, bool explain) {
     const ks_pod *p = sp->input;
     ks_tree *t = p->tree ? kt_copy(a, p->tree) : kt_new(a, KT_MAP, 0);
@@ -132,6 +149,7 @@ static ks_tree *pod_tree(ks_arena *a, const ks_sim_pod *sp, const ks_sim_result 
     kt_map_set(a, meta, "name", str(a, ks_str(p->name)));
     kt_map_set(a, meta, "namespace", str(a, ks_str(p->ns)));
     if (p->uid && !kt_get(meta, "uid")) kt_map_set(a, meta, "uid", str(a, p->uid));
+    final_annotations(a, meta, p, sp->pod);
     ks_tree *spec = map_at(a, t, "spec");
     ks_tree *status = map_at(a, t, "status");
     char when[40];

@@ -23,10 +23,11 @@
  * alibabacloud.com/gpu-count and its label alibabacloud.com/gpu-card-model.
  *
  * The GPUs a pod got are alibabacloud.com/gpu-index ("2-3") on the pod:
- * pods that carry the annotation are counted on those GPUs; for the pods
- * this plugin placed, Reserve records the choice in a table of the
- * plugin's (by pod UID) that every later cycle reads, since plugin ABI 1
- * has no call to write an annotation (docs/gpu-sharing.md).
+ * pods that carry the annotation are counted on those GPUs. Reserve
+ * records its choice in a table of the plugin's (by pod UID) that later
+ * cycles read until the bound pod carries the annotation, which PreBind
+ * writes (with alibabacloud.com/assume-time, as open-gpu-share does)
+ * through ks_handle_patch_pod_annotations (docs/gpu-sharing.md).
  *
  * Threads: Filter and Score only read. PreFilter and PreScore (one at a
  * time) bring the per-node GPU table up to date and compute the scores;
@@ -46,6 +47,7 @@
 #define ANN_MILLI "alibabacloud.com/gpu-milli"
 #define ANN_MODEL "alibabacloud.com/gpu-card-model"
 #define ANN_INDEX "alibabacloud.com/gpu-index"
+#define ANN_ASSUME "alibabacloud.com/assume-time"
 #define MILLI 1000
 #define MAX_GPUS 16
 /* The normalisers of BestFit and DotProduct: the largest node of the
@@ -81,7 +83,17 @@ typedef struct gnode {
     /* FGD's measure of this state for workload frag_w (NULL: not known) */
     const void *frag_w;
     double frag;
+    /* the state as FGD's score memo keys it: free shares sorted, hashed
+     * with the CPU left and the model */
+    int16_t sorted[MAX_GPUS];
+    uint64_t shash;
 } gnode;
+
+/* Whether r's GPUs fit g: count GPUs with milli free each (the sorted
+ * shares: the count-th largest). */
+static bool gpus_fit(const gnode *g, int64_t milli, int count) {
+    return count <= g->ngpu && g->sorted[g->ngpu - count] >= milli;
+}
 
 static int64_t parse_int(const char *s, int64_t dflt) {
     if (!s || !*s) return dflt;
@@ -144,6 +156,7 @@ static uint64_t node_fp(const ks_node_info *ni) { return ks_node_info_generation
 typedef struct assign {
     char *key;
     uint8_t n;
+    bool written; /* PreBind wrote it onto the pod */
     uint8_t idx[MAX_GPUS];
 } assign;
 
@@ -155,6 +168,12 @@ typedef struct gctx {
     size_t ncap, nused;
     assign *asg;        /* open addressing by key hash; key NULL empty, "" deleted */
     size_t acap, aused;
+    size_t alive;       /* entries not deleted */
+    /* the last sync's list: slot_ni[i] was nodes[i], its entry slot_g[i]
+     * (NodeInfos stay put from one cycle to the next: no hashing) */
+    const ks_node_info **slot_ni;
+    gnode **slot_g;
+    size_t nslots, slot_cap;
     uint64_t cycle;
 } gctx;
 
@@ -191,6 +210,8 @@ static void ctx_put(gctx *c) {
             if (c->asg[i].key && *c->asg[i].key) free(c->asg[i].key);
         free(c->nodes);
         free(c->asg);
+        free(c->slot_ni);
+        free(c->slot_g);
         pthread_mutex_destroy(&c->mu);
         free(c);
         if (!nctxs) {
@@ -226,10 +247,12 @@ static void asg_grow(gctx *c) {
     c->acap = ocap ? ocap * 2 : 1024;
     c->asg = calloc(c->acap, sizeof(*c->asg));
     c->aused = 0;
+    c->alive = 0;
     for (size_t i = 0; i < ocap; i++) {
         if (!old[i].key) continue;
         if (*old[i].key) {
             asg_put(c, old[i].key, old[i].idx, old[i].n);
+            asg_find(c, old[i].key)->written = old[i].written;
             free(old[i].key);
         }
     }
@@ -246,8 +269,10 @@ static void asg_put(gctx *c, const char *key, const uint8_t *idx, int n) {
         a = &c->asg[i];
         if (!a->key) c->aused++;
         a->key = strdup(key);
+        c->alive++;
     }
     a->n = (uint8_t)n;
+    a->written = false;
     memcpy(a->idx, idx, (size_t)n);
 }
 
@@ -256,6 +281,7 @@ static void asg_del(gctx *c, const char *key) {
     if (!a) return;
     free(a->key);
     a->key = ""; /* a tombstone keeps the probe chains intact */
+    c->alive--;
 }
 
 /* Put pod's request on the GPUs of g that it holds. */
@@ -321,6 +347,17 @@ static void gnode_fill(const gctx *c, gnode *g, const ks_node_info *ni) {
     size_t n = ks_node_info_npods(ni);
     for (size_t i = 0; i < n; i++) place_pod(c, g, ks_node_info_pod(ni, i));
     g->fp = node_fp(ni);
+    memset(g->sorted, 0, sizeof(g->sorted));
+    for (int i = 0; i < g->ngpu; i++) { /* insertion sort: a handful of GPUs */
+        /* (a share below -30000: GPUs over-committed by hand-written indexes) */
+        int16_t v = (int16_t)(g->left[i] < -30000 ? -30000 : g->left[i]);
+        int j = i;
+        for (; j > 0 && g->sorted[j - 1] > v; j--) g->sorted[j] = g->sorted[j - 1];
+        g->sorted[j] = v;
+    }
+    uint64_t h = mix(mix((uint64_t)g->cpu_left, (uint64_t)(uintptr_t)g->model), (uint64_t)g->ngpu);
+    for (int i = 0; i < g->ngpu; i++) h = mix(h, (uint64_t)(uint16_t)g->sorted[i]);
+    g->shash = h;
 }
 
 static uint64_t ptr_hash(const char *p) { return mix(0, (uint64_t)(uintptr_t)p); }
@@ -359,15 +396,45 @@ static const gnode *gnode_lookup(const gctx *c, const char *name) {
     return NULL;
 }
 
-/* Bring the table up to date for these NodeInfos (one thread). */
+/* Reserve's entries for the pods of ni that carry their index now (the
+ * bound pod came back with PreBind's annotation): the table holds only
+ * the pods in between. */
+static void prune_written(gctx *c, const ks_node_info *ni) {
+    char buf[512];
+    size_t n = ks_node_info_npods(ni);
+    for (size_t i = 0; i < n && c->alive; i++) {
+        const ks_pod *p = ks_node_info_pod(ni, i);
+        const char *ann = ks_pod_annotation(p, ANN_INDEX);
+        if (ann && *ann) asg_del(c, pod_key(p, buf, sizeof(buf)));
+    }
+}
+
+/* Bring the table up to date for these NodeInfos (one thread); after it
+ * c->slot_g[i] is nodes[i]'s entry. */
 static void ctx_sync(gctx *c, const ks_node_info *const *nodes, size_t n) {
     pthread_mutex_lock(&c->mu);
+    if (n > c->slot_cap) {
+        c->slot_ni = realloc(c->slot_ni, n * sizeof(*c->slot_ni));
+        c->slot_g = realloc(c->slot_g, n * sizeof(*c->slot_g));
+        c->slot_cap = n;
+    }
+    size_t cap = c->ncap;
     for (size_t i = 0; i < n; i++) {
         const char *name = ks_node_info_name(nodes[i]);
-        gnode *g = gnode_slot(c, name, ptr_hash(name));
-        if (g->fp != node_fp(nodes[i])) gnode_fill(c, g, nodes[i]);
+        gnode *g;
+        if (i < c->nslots && c->slot_ni[i] == nodes[i] && c->slot_g[i]->name == name) g = c->slot_g[i];
+        else g = gnode_slot(c, name, ptr_hash(name));
+        if (g->fp != node_fp(nodes[i])) {
+            gnode_fill(c, g, nodes[i]);
+            if (c->alive) prune_written(c, nodes[i]);
+        }
         g->ni = nodes[i];
+        c->slot_ni[i] = nodes[i];
+        c->slot_g[i] = g;
     }
+    c->nslots = n;
+    if (c->ncap != cap) /* the table grew: its entries moved */
+        for (size_t i = 0; i < n; i++) c->slot_g[i] = (gnode *)gnode_lookup(c, ks_node_info_name(nodes[i]));
     pthread_mutex_unlock(&c->mu);
 }
 
@@ -572,16 +639,82 @@ static double frag_memo(memo *m, const workload *w, int64_t cpu_left, const int3
     }
 }
 
+/* Memo of FGD's node score by node state (gnode.sorted, cpu_left, model)
+ * and request (CPU, share, count): most nodes keep their state from one
+ * cycle to the next, identical nodes are common and a few task shapes
+ * make most of a trace, so the score of a (state, request) pair is asked
+ * again and again. Bounded: started over when half full. */
+typedef struct smemo_ent { /* one cache line */
+    uint64_t h; /* 0: empty */
+    const char *model;
+    int32_t cpu, rcpu;
+    int16_t left[MAX_GPUS];
+    int16_t rmilli;
+    uint8_t ngpu, rcount, score;
+} smemo_ent;
+_Static_assert(sizeof(smemo_ent) <= 64, "a score memo entry fits a cache line");
+
+typedef struct smemo {
+    smemo_ent *e;
+    size_t cap, n;
+} smemo;
+
+#define SMEMO_MAX ((size_t)1 << 18)
+
+static smemo_ent *smemo_slot(smemo *m, const gnode *g, const gpu_req *r, bool *found) {
+    if (m->n * 2 >= m->cap) {
+        if (m->cap < SMEMO_MAX) {
+            free(m->e);
+            m->cap = m->cap ? m->cap * 2 : 4096;
+            m->e = calloc(m->cap, sizeof(*m->e));
+        } else {
+            memset(m->e, 0, m->cap * sizeof(*m->e));
+        }
+        m->n = 0;
+    }
+    uint64_t h = mix(mix(mix(g->shash, (uint64_t)r->cpu), (uint64_t)r->milli), (uint64_t)r->count) | 1;
+    size_t mask = m->cap - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+        smemo_ent *e = &m->e[i];
+        if (!e->h) {
+            *e = (smemo_ent){.h = h, .cpu = (int32_t)g->cpu_left, .rcpu = (int32_t)r->cpu, .model = g->model, .rmilli = (int16_t)r->milli,
+                             .ngpu = (uint8_t)g->ngpu, .rcount = (uint8_t)r->count};
+            memcpy(e->left, g->sorted, sizeof(e->left));
+            m->n++;
+            *found = false;
+            return e;
+        }
+        if (e->h == h && e->cpu == g->cpu_left && e->rcpu == r->cpu && e->model == g->model &&
+            e->rmilli == r->milli && e->ngpu == g->ngpu && e->rcount == r->count &&
+            !memcmp(e->left, g->sorted, sizeof(e->left))) {
+            *found = true;
+            return e;
+        }
+    }
+}
+
 static int64_t frag_score(double before, double after) {
     double x = (before - after) / 1000.0;
     return (int64_t)(1.0 / (1.0 + exp(-x)) * KS_MAX_NODE_SCORE);
 }
 
+static int64_t fgd_score_of(memo *m, const workload *w, const gnode *g, const gpu_req *r, int *gpu);
+
 /* FGD's score of placing r on g, and for a sharing task the GPU it
- * would take (the first of the best); *gpu -1 otherwise. */
-static int64_t fgd_score(memo *m, const workload *w, const gnode *g, const gpu_req *r, int *gpu) {
+ * would take (the first of the best); *gpu -1 otherwise. With sm (PreScore)
+ * the score alone, memoized. */
+static int64_t fgd_score(memo *m, smemo *sm, const workload *w, const gnode *g, const gpu_req *r, int *gpu) {
     *gpu = -1;
     if (r->cpu == 0 && r->count == 0) return KS_MAX_NODE_SCORE;
+    if (!sm || g->cpu_left != (int32_t)g->cpu_left || r->cpu != (int32_t)r->cpu)
+        return fgd_score_of(m, w, g, r, gpu);
+    bool found;
+    smemo_ent *e = smemo_slot(sm, g, r, &found);
+    if (!found) e->score = (uint8_t)fgd_score_of(m, w, g, r, gpu); /* 0..100 */
+    return e->score;
+}
+
+static int64_t fgd_score_of(memo *m, const workload *w, const gnode *g, const gpu_req *r, int *gpu) {
     double before;
     if (g->frag_w == w) {
         before = g->frag;
@@ -695,17 +828,17 @@ static ks_status *share_pre_filter(void *self, ks_cycle_state *st, const ks_pod 
      * are reported as not satisfying OpenGpuShare). */
     if (s->narrow) {
         size_t fit = 0;
+        gnode *const *gs = s->c->slot_g;
         for (size_t i = 0; i < n; i++) {
-            gnode *g = (gnode *)gnode_lookup(s->c, ks_node_info_name(nodes[i]));
-            g->fits = g->ngpu && model_ok(g->model, r.model) && gpus_fitting(g, r.milli) >= r.count;
+            gnode *g = gs[i];
+            g->fits = g->ngpu && gpus_fit(g, r.milli, r.count) && model_ok(g->model, r.model);
             fit += g->fits;
         }
         /* worth it only when it leaves out most nodes */
         if (fit * 2 < n) {
             *res = ks_pre_filter_result_new(st);
             for (size_t i = 0; i < n; i++)
-                if (gnode_lookup(s->c, ks_node_info_name(nodes[i]))->fits)
-                    ks_pre_filter_result_add(*res, ks_node_info_name(nodes[i]));
+                if (gs[i]->fits) ks_pre_filter_result_add(*res, ks_node_info_name(nodes[i]));
         }
     }
     return NULL;
@@ -735,7 +868,7 @@ static int choose_gpus(share *s, const gnode *g, const gpu_req *r, uint8_t *out)
     if (r->milli >= MILLI) return exclusive_gpus(g, r->count, out);
     int pick = -1;
     if (s->sel == SEL_FGD) {
-        fgd_score(NULL, &s->w, g, r, &pick);
+        fgd_score(NULL, NULL, &s->w, g, r, &pick);
     } else {
         int seen = 0;
         for (int i = 0; i < g->ngpu; i++) {
@@ -773,13 +906,59 @@ static ks_status *share_reserve(void *self, ks_cycle_state *st, const ks_pod *po
     return NULL;
 }
 
+/* PreBind: the index Reserve chose goes onto the pod, with the time, as
+ * open-gpu-share writes them; device plugins and later cycles read it. */
+static ks_status *share_pre_bind_pre_flight(void *self, ks_cycle_state *st, const ks_pod *pod, const char *node) {
+    (void)self, (void)st, (void)node;
+    gpu_req r;
+    if (!pod_request(pod, &r) || !r.count) return ks_status_new(KS_SKIP, "no GPU");
+    const char *ann = ks_pod_annotation(pod, ANN_INDEX);
+    if (ann && *ann) return ks_status_new(KS_SKIP, "GPU index given");
+    return NULL;
+}
+
+static ks_status *share_pre_bind(void *self, ks_cycle_state *st, const ks_pod *pod, const char *node) {
+    (void)st, (void)node;
+    share *s = self;
+    char buf[512], idx[MAX_GPUS * 4 + 1] = "", when[32];
+    const char *key = pod_key(pod, buf, sizeof(buf));
+    pthread_mutex_lock(&s->c->mu);
+    assign *a = asg_find(s->c, key);
+    size_t len = 0;
+    for (int i = 0; a && i < a->n; i++)
+        len += (size_t)snprintf(idx + len, sizeof(idx) - len, "%s%u", i ? "-" : "", a->idx[i]);
+    pthread_mutex_unlock(&s->c->mu);
+    if (!len) return NULL; /* nothing chosen here (an index given, no GPU) */
+    snprintf(when, sizeof(when), "%lld", (long long)ks_handle_now_ns(s->c->h));
+    const char *keys[] = {ANN_INDEX, ANN_ASSUME}, *vals[] = {idx, when};
+    ks_status *st_w = ks_handle_patch_pod_annotations(s->c->h, pod, keys, vals, 2);
+    if (st_w) return st_w;
+    pthread_mutex_lock(&s->c->mu);
+    if ((a = asg_find(s->c, key))) a->written = true;
+    pthread_mutex_unlock(&s->c->mu);
+    return NULL;
+}
+
+/* Unreserve: forget the choice; when PreBind wrote it (the binding then
+ * failed), take it off the pod again, or the next attempt would honour a
+ * stale index. */
 static void share_unreserve(void *self, ks_cycle_state *st, const ks_pod *pod, const char *node) {
     (void)st, (void)node;
     share *s = self;
     char buf[512];
+    const char *key = pod_key(pod, buf, sizeof(buf));
     pthread_mutex_lock(&s->c->mu);
-    asg_del(s->c, pod_key(pod, buf, sizeof(buf)));
+    const assign *a = asg_find(s->c, key);
+    bool written = a && a->written;
+    asg_del(s->c, key);
     pthread_mutex_unlock(&s->c->mu);
+    if (!written) return;
+    const char *keys[] = {ANN_INDEX, ANN_ASSUME}, *vals[] = {NULL, NULL};
+    ks_status *err = ks_handle_patch_pod_annotations(s->c->h, pod, keys, vals, 2);
+    if (err) {
+        KS_LOG_ERROR("OpenGpuShare: removing the GPU index of %s: %s", ks_pod_name(pod), ks_status_reason(err, 0));
+        ks_status_free(err);
+    }
 }
 
 static size_t share_events(void *self, ks_cluster_event *out, size_t max) {
@@ -804,6 +983,7 @@ typedef struct scorer {
     uint64_t rng;
     workload w;
     memo m;
+    smemo sm;
 } scorer;
 
 /* Cycle-state keys: the pod's request (OpenGpuShare's PreFilter), each
@@ -844,6 +1024,7 @@ static void scorer_destroy(void *self) {
     ctx_put(s->c);
     workload_free(&s->w);
     free(s->m.e);
+    free(s->sm.e);
     free(s);
 }
 
@@ -914,14 +1095,14 @@ static int64_t bestfit_score(const gnode *g, const gpu_req *r) {
     return (int64_t)((1.0 - v) * KS_MAX_NODE_SCORE);
 }
 
-static int64_t policy_score(scorer *s, memo *m, const gnode *g, const gpu_req *r) {
+static int64_t policy_score(scorer *s, memo *m, smemo *sm, const gnode *g, const gpu_req *r) {
     int gpu;
     switch (s->p) {
     case P_DOTPROD: return dotprod_score(g, r);
     case P_CLUSTERING: return clustering_score(g, r);
     case P_PACKING: return packing_score(g, r);
     case P_BESTFIT: return bestfit_score(g, r);
-    case P_FGD: return fgd_score(m, &s->w, g, r, &gpu);
+    case P_FGD: return fgd_score(m, sm, &s->w, g, r, &gpu);
     case P_RANDOM: break;
     }
     return 0;
@@ -963,7 +1144,7 @@ static ks_status *scorer_pre_score(void *self, ks_cycle_state *st, const ks_pod 
     for (size_t i = 0; i < n; i++) {
         gnode *g = (gnode *)gnode_lookup(s->c, ks_node_info_name(nodes[i]));
         if (!g) continue;
-        g->score = policy_score(s, &s->m, g, &r);
+        g->score = policy_score(s, &s->m, &s->sm, g, &r);
         g->stamp = sp->cycle;
     }
     pthread_mutex_unlock(&s->c->mu);
@@ -988,7 +1169,7 @@ static ks_status *scorer_score(void *self, ks_cycle_state *st, const ks_pod *pod
     gpu_req r;
     if (!pod_request(pod, &r)) r = (gpu_req){.cpu = ks_pod_request(pod, "cpu")};
     gnode tmp;
-    *score = policy_score(s, NULL, gnode_of(s->c, ni, &tmp), &r);
+    *score = policy_score(s, NULL, NULL, gnode_of(s->c, ni, &tmp), &r);
     return NULL;
 }
 
@@ -1017,6 +1198,8 @@ static const ks_plugin_ops share_ops = {
     .filter = share_filter,
     .reserve = share_reserve,
     .unreserve = share_unreserve,
+    .pre_bind_pre_flight = share_pre_bind_pre_flight,
+    .pre_bind = share_pre_bind,
 };
 
 #define SCORER(var, nm, cr, norm)                                                                              \

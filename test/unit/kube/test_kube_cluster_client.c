@@ -5,6 +5,7 @@
  * scheduler in real time binding one pod, failing another with upstream's
  * status patch and events. */
 #include "api/cluster.h"
+#include "backend/api_calls.h"
 #include "config/config.h"
 #include "kube/kube_cluster_client.h"
 #include "kube/client.h"
@@ -391,10 +392,44 @@ static void test_scheduler_binds_and_reports(void **st) {
     free(ev);
 }
 
+/* A plugin's PreBind annotations (KS_CALL_POD_ANNOTATIONS): one
+ * strategic-merge PATCH of the pod, a null removing a key. */
+static void test_pod_annotations_patch(void **st) {
+    reset_fake();
+    ks_kube_config kc;
+    ks_kube_client *c = new_client(&kc);
+    ks_kube_cluster_client_options o = {.client = c};
+    ks_kube_cluster_client *kb = ks_kube_cluster_client_new(&o);
+    const ks_cluster_client *b = ks_kube_cluster_client_iface(kb);
+    assert_true(b->executes & KS_CALL_BIT(KS_CALL_POD_ANNOTATIONS));
+    ks_pod *p = ks_pod_new();
+    p->ns = ks_intern("default");
+    p->name = ks_intern("gpu-task");
+    const char *keys[] = {"alibabacloud.com/gpu-index", "alibabacloud.com/assume-time"};
+    const char *vals[] = {"2-3", NULL};
+    ks_annotation_patch m = {.keys = keys, .values = vals, .n = 2};
+    ks_api_call ac = {.type = KS_CALL_POD_ANNOTATIONS, .pod = p, .annotations = &m};
+    assert_null(b->execute(b->ctx, &ac));
+    char *body = NULL;
+    assert_int_equal(count_calls("PATCH", "/api/v1/namespaces/default/pods/gpu-task", &body), 1);
+    json_t *j = json_loads(body, 0, NULL);
+    json_t *ann = json_object_get(json_object_get(j, "metadata"), "annotations");
+    assert_string_equal(json_string_value(json_object_get(ann, "alibabacloud.com/gpu-index")), "2-3");
+    assert_true(json_is_null(json_object_get(ann, "alibabacloud.com/assume-time")));
+    assert_int_equal(json_object_size(j), 1);
+    json_decref(j);
+    free(body);
+    ks_pod_unref(p);
+    ks_kube_cluster_client_free(kb);
+    ks_kube_client_free(c);
+    free(kc.server);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lists_and_watches_decoded),
         cmocka_unit_test(test_scheduler_binds_and_reports),
+        cmocka_unit_test(test_pod_annotations_patch),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
