@@ -48,18 +48,21 @@ typedef struct policy {
     const char *name;   /* the paper's */
     const char *plugin; /* its Score plugin */
     const char *gpusel; /* OpenGpuShare's GPU choice, as the paper's runs set it */
+    ks_openb_dra dra;   /* the DRA forms: no plugin, upstream's default profile */
 } policy;
 
 static const policy policies[] = {
-    {"Random", "RandomScore", "random"},
-    {"DotProd", "DotProductScore", "best"},
-    {"GpuClustering", "GpuClusteringScore", "best"},
-    {"GpuPacking", "GpuPackingScore", "best"},
-    {"BestFit", "BestFitScore", "best"},
-    {"FGD", "FGDScore", "FGD"},
+    {"Random", "RandomScore", "random", KS_OPENB_NO_DRA},
+    {"DotProd", "DotProductScore", "best", KS_OPENB_NO_DRA},
+    {"GpuClustering", "GpuClusteringScore", "best", KS_OPENB_NO_DRA},
+    {"GpuPacking", "GpuPackingScore", "best", KS_OPENB_NO_DRA},
+    {"BestFit", "BestFitScore", "best", KS_OPENB_NO_DRA},
+    {"FGD", "FGDScore", "FGD", KS_OPENB_NO_DRA},
     /* beyond the paper: the GPUs as DRA devices, upstream's default
-     * profile (DynamicResources picks the devices) */
-    {"DRA", NULL, NULL},
+     * profile (DynamicResources picks the devices); a ResourceSlice per
+     * node, or one per GPU (docs/gpu-sharing.md) */
+    {"DRA", NULL, NULL, KS_OPENB_DRA_NODE_SLICE},
+    {"DRAPerGPU", NULL, NULL, KS_OPENB_DRA_GPU_SLICE},
 };
 #define NPOLICIES (sizeof(policies) / sizeof(policies[0]))
 
@@ -353,9 +356,9 @@ static bool run_one(const study *sy, const trace *tr, const policy *p, uint64_t 
     for (size_t i = 0; i < nn; i++)
         node_names[sy->node_by_name[i]] = ks_xasprintf("%04u-%s", perm[i], sy->nodes.v[sy->node_by_name[i]].name);
     free(perm);
-    bool dra = !p->plugin;
+    ks_openb_dra dra = p->dra;
     if (!ks_openb_add_nodes(c, &sy->nodes, (const char *const *)node_names, err)) goto out;
-    if (dra && !ks_openb_add_dra(c, &sy->nodes, (const char *const *)node_names, err)) goto out;
+    if (dra && !ks_openb_add_dra(c, &sy->nodes, (const char *const *)node_names, dra, err)) goto out;
     if (!ks_openb_add_pods(pool, &tr->t, order, (const char *const *)names, n, "default", dra, err)) goto out;
     if (pool->pods.n != n) {
         *err = ks_xasprintf("%s: %u pods decoded of %zu", tr->name, pool->pods.n, n);
@@ -598,7 +601,7 @@ int main(int argc, char **argv) {
         while (k < NPOLICIES && (strlen(policies[k].name) != len || strncmp(policies[k].name, s, len))) k++;
         if (k == NPOLICIES || npol == NPOLICIES) {
             fprintf(stderr, "gpu-study: --policies: unknown policy %.*s (have Random, DotProd, GpuClustering, "
-                            "GpuPacking, BestFit, FGD, DRA)\n", (int)len, s);
+                            "GpuPacking, BestFit, FGD, DRA, DRAPerGPU)\n", (int)len, s);
             return 2;
         }
         pol_idx[npol++] = k;

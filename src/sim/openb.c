@@ -349,7 +349,8 @@ static void model_selector(sbuf *b, const char *spec) {
     sb_printf(b, "]\"}}]");
 }
 
-bool ks_openb_add_dra(ks_cluster *c, const ks_openb_nodes *nodes, const char *const *names, char **err) {
+bool ks_openb_add_dra(ks_cluster *c, const ks_openb_nodes *nodes, const char *const *names, ks_openb_dra form,
+                      char **err) {
     sbuf b = {0};
     sb_printf(&b, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[{\"apiVersion\":\"resource.k8s.io/v1\","
                   "\"kind\":\"DeviceClass\",\"metadata\":{\"name\":\"gpu.openb\"},\"spec\":{\"selectors\":[{\"cel\":"
@@ -358,14 +359,22 @@ bool ks_openb_add_dra(ks_cluster *c, const ks_openb_nodes *nodes, const char *co
         const ks_openb_node *n = &nodes->v[i];
         if (!n->gpus) continue;
         const char *name = names && names[i] ? names[i] : n->name;
-        sb_printf(&b, ",{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceSlice\",\"metadata\":{\"name\":"
-                      "\"%s-gpu.openb\"},\"spec\":{\"driver\":\"gpu.openb\",\"nodeName\":\"%s\",\"pool\":{\"name\":"
-                      "\"%s\",\"generation\":1,\"resourceSliceCount\":1},\"devices\":[",
-                  name, name, name);
-        for (int g = 0; g < n->gpus; g++)
+        bool per_gpu = form == KS_OPENB_DRA_GPU_SLICE;
+        for (int g = 0; g < n->gpus; g++) {
+            if (g == 0 || per_gpu) {
+                if (g) sb_printf(&b, "]}}");
+                sb_printf(&b, ",{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceSlice\",\"metadata\":{\"name\":"
+                              "\"%s-gpu.openb",
+                          name);
+                if (per_gpu) sb_printf(&b, "-%d", g);
+                sb_printf(&b, "\"},\"spec\":{\"driver\":\"gpu.openb\",\"nodeName\":\"%s\",\"pool\":{\"name\":"
+                              "\"%s\",\"generation\":1,\"resourceSliceCount\":%d},\"devices\":[",
+                          name, name, per_gpu ? n->gpus : 1);
+            }
             sb_printf(&b, "%s{\"name\":\"gpu-%d\",\"allowMultipleAllocations\":true,\"attributes\":{\"model\":"
                           "{\"string\":\"%s\"}},\"capacity\":{\"milli\":{\"value\":\"1000\"}}}",
-                      g ? "," : "", g, n->model);
+                      g && !per_gpu ? "," : "", g, n->model);
+        }
         sb_printf(&b, "]}}");
     }
     sb_printf(&b, "]}");
@@ -373,7 +382,7 @@ bool ks_openb_add_dra(ks_cluster *c, const ks_openb_nodes *nodes, const char *co
 }
 
 bool ks_openb_add_pods(ks_cluster *c, const ks_openb_tasks *tasks, const uint32_t *idx, const char *const *names,
-                       size_t n, const char *ns, bool dra, char **err) {
+                       size_t n, const char *ns, ks_openb_dra dra, char **err) {
     sbuf b = {0};
     sb_printf(&b, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[");
     for (size_t i = 0; i < n; i++) {
@@ -386,14 +395,22 @@ bool ks_openb_add_pods(ks_cluster *c, const ks_openb_tasks *tasks, const uint32_
         }
         if (dra && t->num_gpu) {
             /* a share: one device, gpu_milli of its capacity; whole GPUs:
-             * num_gpu devices, all of each */
+             * num_gpu devices, all of each (per-GPU slices: one request
+             * of one device per GPU) */
             sb_printf(&b, "%s{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":"
-                          "{\"name\":\"%s\",\"namespace\":\"%s\",\"uid\":\"claim-%s-%s\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":"
-                          "\"gpu\",\"exactly\":{\"deviceClassName\":\"gpu.openb\",\"allocationMode\":\"ExactCount\","
-                          "\"count\":%d,\"capacity\":{\"requests\":{\"milli\":\"%d\"}}",
-                      i ? "," : "", name, ns, ns, name, t->num_gpu, t->gpu_milli);
-            if (*t->gpu_spec) model_selector(&b, t->gpu_spec);
-            sb_printf(&b, "}}]}}}");
+                          "{\"name\":\"%s\",\"namespace\":\"%s\",\"uid\":\"claim-%s-%s\"},\"spec\":{\"devices\":{\"requests\":[",
+                      i ? "," : "", name, ns, ns, name);
+            int nreq = dra == KS_OPENB_DRA_GPU_SLICE ? t->num_gpu : 1;
+            for (int q = 0; q < nreq; q++) {
+                sb_printf(&b, "%s{\"name\":\"gpu", q ? "," : "");
+                if (nreq > 1) sb_printf(&b, "-%d", q);
+                sb_printf(&b, "\",\"exactly\":{\"deviceClassName\":\"gpu.openb\",\"allocationMode\":\"ExactCount\","
+                              "\"count\":%d,\"capacity\":{\"requests\":{\"milli\":\"%d\"}}",
+                          t->num_gpu / nreq, t->gpu_milli);
+                if (*t->gpu_spec) model_selector(&b, t->gpu_spec);
+                sb_printf(&b, "}}");
+            }
+            sb_printf(&b, "]}}}");
         }
         sb_printf(&b, "%s{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\","
                       "\"uid\":\"pod-%s-%s\"",

@@ -60,16 +60,28 @@ static inline int64_t ks_openb_task_gpu_milli(const ks_openb_task *t) {
 /* Decode nodes into c (admitted), named names[i] (names NULL: their own
  * names): false with *err on failure. */
 bool ks_openb_add_nodes(ks_cluster *c, const ks_openb_nodes *nodes, const char *const *names, char **err);
+/* How the GPUs are written as DRA objects (docs/gpu-sharing.md, "DRA"). */
+typedef enum ks_openb_dra {
+    KS_OPENB_NO_DRA = 0,
+    /* one ResourceSlice per node; N whole GPUs: one request of count N */
+    KS_OPENB_DRA_NODE_SLICE,
+    /* one ResourceSlice per GPU (a pool of N slices per node); N whole
+     * GPUs: N requests of count 1 (v1.34.1's capacity check reads the
+     * slice's device at the result's index within its request) */
+    KS_OPENB_DRA_GPU_SLICE,
+} ks_openb_dra;
+
 /* Decode tasks[idx[i]] as pods named names[i] (NULL: the task's name) in
  * namespace ns into c, in this order, admitted. With dra, a GPU task asks
- * through a ResourceClaim of its own name instead of the annotations
- * (docs/gpu-sharing.md, "DRA"): the claims follow the pods in c. */
+ * through a ResourceClaim of its own name instead of the annotations: the
+ * claims follow the pods in c. */
 bool ks_openb_add_pods(ks_cluster *c, const ks_openb_tasks *tasks, const uint32_t *idx, const char *const *names,
-                       size_t n, const char *ns, bool dra, char **err);
-/* The DRA form of the nodes' GPUs: DeviceClass gpu.openb and one
- * ResourceSlice per GPU node (names as for ks_openb_add_nodes), each GPU a
+                       size_t n, const char *ns, ks_openb_dra dra, char **err);
+/* The DRA form of the nodes' GPUs: DeviceClass gpu.openb and the
+ * ResourceSlices of form (names as for ks_openb_add_nodes), each GPU a
  * shareable device (allowMultipleAllocations, capacity milli 1000, the
  * model as attribute `model`). Needs DRAConsumableCapacity. */
-bool ks_openb_add_dra(ks_cluster *c, const ks_openb_nodes *nodes, const char *const *names, char **err);
+bool ks_openb_add_dra(ks_cluster *c, const ks_openb_nodes *nodes, const char *const *names, ks_openb_dra form,
+                      char **err);
 
 #endif

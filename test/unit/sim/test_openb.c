@@ -124,7 +124,7 @@ static void test_objects(void **st) {
     assert_string_equal(ks_annotations_get(&c->pods.v[1]->annotations, ks_intern("alibabacloud.com/gpu-card-model")),
                         "G2|P100|T4|V100M16|V100M32");
     /* the DRA form: a DeviceClass, one slice per GPU node, a claim per GPU task */
-    assert_true(ks_openb_add_dra(c, &nodes, NULL, &err));
+    assert_true(ks_openb_add_dra(c, &nodes, NULL, KS_OPENB_DRA_NODE_SLICE, &err));
     assert_int_equal(c->device_classes.n, 1);
     assert_int_equal(c->resource_slices.n, 41);
     uint32_t gpu_task[1] = {0};
@@ -132,6 +132,19 @@ static void test_objects(void **st) {
     assert_true(ks_openb_add_pods(c, &tasks, gpu_task, pod_name, 1, "default", true, &err));
     assert_int_equal(c->resource_claims.n, 1);
     assert_int_equal(c->pods.n, 3);
+    /* one slice per GPU; N whole GPUs ask N requests of one device */
+    ks_cluster *g = ks_cluster_new();
+    assert_true(ks_openb_add_dra(g, &nodes, NULL, KS_OPENB_DRA_GPU_SLICE, &err));
+    uint32_t gpus = 0;
+    for (size_t i = 0; i < nodes.n; i++) gpus += (uint32_t)nodes.v[i].gpus;
+    assert_int_equal(g->resource_slices.n, gpus);
+    uint32_t multi[1] = {0};
+    while (multi[0] < tasks.n && tasks.v[multi[0]].num_gpu < 2) multi[0]++;
+    assert_true(multi[0] < tasks.n);
+    assert_true(ks_openb_add_pods(g, &tasks, multi, NULL, 1, "default", KS_OPENB_DRA_GPU_SLICE, &err));
+    assert_int_equal(g->resource_claims.n, 1);
+    assert_int_equal(g->resource_claims.v[0]->nrequests, (uint32_t)tasks.v[multi[0]].num_gpu);
+    ks_cluster_free(g);
     /* a name that cannot go into an object */
     const char *bad[1] = {"bad\"name"};
     assert_false(ks_openb_add_pods(c, &tasks, gpu_task, bad, 1, "default", false, &err));
