@@ -10,7 +10,7 @@
 #include "codec/errors.h"
 #include "codec/tree.h"
 #include "framework/cycle_state.h"
-#include "framework/framework.h"
+#include "framework/framework_internal.h"
 #include "framework/loader.h"
 #include "framework/snapshot.h"
 #include "framework/status.h"
