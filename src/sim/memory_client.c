@@ -86,10 +86,16 @@ static ks_status *not_found(const ks_pod *pod) {
 }
 
 /* Replace the pod at pos with np (taking the reference); returns the old. */
-static ks_pod *replace(ks_memory_client *mb, int pos, ks_pod *np) {
+/* The stored pod at pos becomes np (called with mu held; releases it)
+ * and the watchers see the update, outside the lock. */
+static void update_pod(ks_memory_client *mb, int pos, ks_pod *np) {
     ks_pod *old = mb->c->pods.v[pos];
     mb->c->pods.v[pos] = np;
-    return old;
+    ks_pod_ref(np);
+    pthread_mutex_unlock(&mb->mu);
+    deliver(mb, KS_WATCH_MODIFIED, KS_KIND_POD, old, np, NULL, NULL);
+    ks_pod_unref(old);
+    ks_pod_unref(np);
 }
 
 static void set_condition(ks_pod *np, const char *type, const char *status, const char *reason,
@@ -198,12 +204,7 @@ static ks_status *mb_bind(void *ctx, const ks_pod *pod, const char *node) {
     np->node_name = ks_intern(node);
     /* The API server marks a bound pod scheduled. */
     set_condition(np, "PodScheduled", "True", NULL, NULL);
-    ks_pod *old = replace(mb, pos, np);
-    ks_pod_ref(np);
-    pthread_mutex_unlock(&mb->mu);
-    deliver(mb, KS_WATCH_MODIFIED, KS_KIND_POD, old, np, NULL, NULL);
-    ks_pod_unref(old);
-    ks_pod_unref(np);
+    update_pod(mb, pos, np);
     return NULL;
 }
 
@@ -221,12 +222,7 @@ static ks_status *mb_patch(void *ctx, const ks_pod *pod, const ks_status_patch *
     if (patch->has_condition)
         set_condition(np, patch->cond_type, patch->cond_status, patch->cond_reason, patch->cond_message);
     if (patch->set_nominated) np->nominated_node = ks_intern(patch->nominated ? patch->nominated : "");
-    ks_pod *old = replace(mb, pos, np);
-    ks_pod_ref(np);
-    pthread_mutex_unlock(&mb->mu);
-    deliver(mb, KS_WATCH_MODIFIED, KS_KIND_POD, old, np, NULL, NULL);
-    ks_pod_unref(old);
-    ks_pod_unref(np);
+    update_pod(mb, pos, np);
     return NULL;
 }
 
@@ -260,12 +256,7 @@ static ks_status *mb_patch_annotations(void *ctx, const ks_pod *pod, const ks_an
     }
     ks_annotations_sort(&a);
     np->annotations = a;
-    ks_pod *old = replace(mb, pos, np);
-    ks_pod_ref(np);
-    pthread_mutex_unlock(&mb->mu);
-    deliver(mb, KS_WATCH_MODIFIED, KS_KIND_POD, old, np, NULL, NULL);
-    ks_pod_unref(old);
-    ks_pod_unref(np);
+    update_pod(mb, pos, np);
     return NULL;
 }
 
