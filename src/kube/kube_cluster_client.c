@@ -527,6 +527,32 @@ static const ks_pod_condition *find_condition(const ks_pod *p, const char *type)
     return NULL;
 }
 
+/* One strategic-merge PATCH of the pod (or its subresource), body
+ * consumed; `doing` words the error ("patching the status of"). */
+static ks_status *patch_pod(ks_kube_cluster_client *kb, const ks_pod *pod, const char *subresource, json_t *body,
+                            const char *doing) {
+    char *js = json_dumps(body, JSON_COMPACT);
+    json_decref(body);
+    char *path = pod_path(pod, subresource);
+    ks_kube_request req = {.method = "PATCH",
+                           .path = path,
+                           .content_type = "application/strategic-merge-patch+json",
+                           .body = js,
+                           .body_len = strlen(js),
+                           .idempotent = true,
+                           .negotiate = true};
+    ks_kube_response r = {0};
+    ks_kube_do(kb->client, &req, &r);
+    pthread_mutex_lock(&kb->mu);
+    kb->stats.patches++;
+    pthread_mutex_unlock(&kb->mu);
+    ks_status *st = r.code == 200 ? NULL : api_error(doing, pod, &r);
+    ks_kube_response_free(&r);
+    free(path);
+    free(js);
+    return st;
+}
+
 /* upstream util.PatchPodStatus: a strategic merge patch of the status
  * (conditions merged by type). lastTransitionTime moves only when the
  * condition's status changes, as podutil.UpdatePodCondition does. */
@@ -550,27 +576,7 @@ static ks_status *kb_patch(void *ctx, const ks_pod *pod, const ks_status_patch *
     if (patch->set_nominated)
         json_object_set_new(status, "nominatedNodeName",
                             patch->nominated && *patch->nominated ? json_string(patch->nominated) : json_null());
-    json_t *body = json_pack("{s:o}", "status", status);
-    char *js = json_dumps(body, JSON_COMPACT);
-    json_decref(body);
-    char *path = pod_path(pod, "status");
-    ks_kube_request req = {.method = "PATCH",
-                           .path = path,
-                           .content_type = "application/strategic-merge-patch+json",
-                           .body = js,
-                           .body_len = strlen(js),
-                           .idempotent = true,
-                           .negotiate = true};
-    ks_kube_response r = {0};
-    ks_kube_do(kb->client, &req, &r);
-    pthread_mutex_lock(&kb->mu);
-    kb->stats.patches++;
-    pthread_mutex_unlock(&kb->mu);
-    ks_status *st = r.code == 200 ? NULL : api_error("patching the status of", pod, &r);
-    ks_kube_response_free(&r);
-    free(path);
-    free(js);
-    return st;
+    return patch_pod(kb, pod, "status", json_pack("{s:o}", "status", status), "patching the status of");
 }
 
 /* A plugin's PreBind annotations (ks_handle_patch_pod_annotations): one
@@ -581,27 +587,7 @@ static ks_status *kb_patch_annotations(void *ctx, const ks_pod *pod, const ks_an
     json_t *ann = json_object();
     for (size_t i = 0; i < m->n; i++)
         json_object_set_new(ann, m->keys[i], m->values[i] ? json_string(m->values[i]) : json_null());
-    json_t *body = json_pack("{s:{s:o}}", "metadata", "annotations", ann);
-    char *js = json_dumps(body, JSON_COMPACT);
-    json_decref(body);
-    char *path = pod_path(pod, NULL);
-    ks_kube_request req = {.method = "PATCH",
-                           .path = path,
-                           .content_type = "application/strategic-merge-patch+json",
-                           .body = js,
-                           .body_len = strlen(js),
-                           .idempotent = true,
-                           .negotiate = true};
-    ks_kube_response r = {0};
-    ks_kube_do(kb->client, &req, &r);
-    pthread_mutex_lock(&kb->mu);
-    kb->stats.patches++;
-    pthread_mutex_unlock(&kb->mu);
-    ks_status *st = r.code == 200 ? NULL : api_error("annotating", pod, &r);
-    ks_kube_response_free(&r);
-    free(path);
-    free(js);
-    return st;
+    return patch_pod(kb, pod, NULL, json_pack("{s:{s:o}}", "metadata", "annotations", ann), "annotating");
 }
 
 /* upstream util.DeletePod: a plain DELETE; a pod already gone is fine. */
