@@ -155,11 +155,17 @@ static char *workload_command(const ks_why_change *c, const target *t) {
     default:
         return NULL;
     }
-    char *checked = template_patch(c->patch, template_prefix(t->checked_kind));
-    bool ok = checked && (!t->tree || template_takes(t->tree, checked));
+    /* checked where the tree's template is; sent where the change goes
+     * (they differ only for a CronJob checked on its Job) */
+    const char *at = template_prefix(t->kind), *checked_at = template_prefix(t->checked_kind);
+    char *patch = template_patch(c->patch, at);
+    char *checked = strcmp(at, checked_at) ? template_patch(c->patch, checked_at) : NULL;
+    bool ok = patch && (!t->tree || template_takes(t->tree, checked ? checked : patch));
     free(checked);
-    char *patch = ok ? template_patch(c->patch, template_prefix(t->kind)) : NULL;
-    if (!patch) return NULL;
+    if (!ok) {
+        free(patch);
+        return NULL;
+    }
     ks_strbuf sb;
     ks_sb_init(&sb);
     ks_sb_printf(&sb, "kubectl patch %s %s -n %s --type=json -p '%s'", ks_workload_kind_lower(t->kind), t->name,
