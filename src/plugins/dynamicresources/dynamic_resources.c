@@ -77,7 +77,8 @@ typedef struct dra_state {
     size_t nclasses;
     pthread_mutex_t mu;
     bool *unavailable;                     /* per claim */
-    node_alloc *nodes;
+    node_alloc *nodes;                     /* after Reserve: the chosen one, in arena */
+    bool searched;                         /* Reserve chose a node (keep_only) */
     ks_arena *arena;                       /* allocation results */
 } dra_state;
 
@@ -300,7 +301,7 @@ static void state_free(void *p) {
     free(s->claims);
     free(s->allocation);
     free(s->unavailable);
-    for (node_alloc *na = s->nodes, *nx; na; na = nx) {
+    for (node_alloc *na = s->searched ? NULL : s->nodes, *nx; na; na = nx) {
         nx = na->next;
         free(na);
     }
@@ -535,6 +536,45 @@ static ks_status *post_filter(void *self, ks_cycle_state *st, const ks_pod *pod,
 
 /* ---- Reserve / Unreserve --------------------------------------------------------------------- */
 
+/* Once a node is chosen the search is over: only that node's results
+ * are read again (PreBind, Unreserve). The state lives until the binding
+ * cycle ends, which waits on the API server, so what served the search
+ * goes now: the allocator, the copy of the allocated-device set (the
+ * cluster's allocated devices: ~100 KB with 5,000 of them), the slices
+ * it referenced, and every other feasible node's results (~200 B each).
+ * Kept, all of it made ~200 KB per pod in flight in a DRA run through
+ * the API server (docs/performance.md). The classes stay referenced: a
+ * result's configs point into them. No Filter runs on this state after
+ * Reserve (clones are made before it, in the cycle). */
+static void keep_only(dra_state *s, const node_alloc *chosen) {
+    uint32_t nt = 0;
+    for (uint32_t i = 0; i < s->n; i++)
+        if (!s->claims[i]->allocation) nt++;
+    ks_arena *arena = ks_arena_new(512);
+    node_alloc *na = ks_arena_calloc(arena, 1, sizeof(*na));
+    na->node = chosen->node;
+    na->results = ks_arena_calloc(arena, nt ? nt : 1, sizeof(*na->results));
+    for (uint32_t i = 0; i < nt; i++) na->results[i] = *ks_allocation_copy(arena, &chosen->results[i]);
+    pthread_mutex_lock(&s->mu);
+    for (node_alloc *x = s->nodes, *nx; x; x = nx) {
+        nx = x->next;
+        free(x);
+    }
+    ks_arena_free(s->arena);
+    s->arena = arena;
+    s->nodes = na;
+    ks_dra_allocator_free(s->allocator);
+    s->allocator = NULL;
+    s->searched = true;
+    ks_dra_device_set_free(&s->allocated);
+    ks_dra_device_set_init(&s->allocated);
+    if (s->has_caps) ks_dra_capacities_free(&s->caps);
+    s->has_caps = false;
+    ks_dra_slices_unref(s->slices);
+    s->slices = NULL;
+    pthread_mutex_unlock(&s->mu);
+}
+
 static ks_status *reserve(void *self, ks_cycle_state *st, const ks_pod *pod, const char *node) {
     plugin *pl = self;
     if (!pl->enabled) return NULL;
@@ -556,11 +596,12 @@ static ks_status *reserve(void *self, ks_cycle_state *st, const ks_pod *pod, con
         }
     pthread_mutex_unlock(&s->mu);
     if (!na) return ks_status_new(KS_ERROR, "claim allocation not found for node");
+    keep_only(s, na);
     uint32_t k = 0;
     for (uint32_t i = 0; i < s->n; i++) {
         ks_resource_claim *c = s->claims[i];
         if (c->allocation) continue;
-        const ks_allocation_result *a = &na->results[k++];
+        const ks_allocation_result *a = &s->nodes->results[k++];
         s->allocation[i] = a;
         /* in flight until PreBind has written it: no other pod gets these
          * devices meanwhile */
