@@ -683,7 +683,9 @@ static ks_status *score(ks_framework *fw, ks_cycle_state *st, const ks_pod *pod,
 
     score_job j = {.fw = fw, .st = st, .pod = pod, .nodes = nodes, .nnodes = nnodes, .plugins = plugins, .np = np,
                    .raw = out->raw, .sampled = st->record_plugin_metrics};
-    j.errs = ks_cycle_state_alloc(st, nnodes * sizeof(ks_status *));
+    /* scratch: the cycle state outlives Score by the binding cycle */
+    j.errs = ks_cycle_state_alloc_uninit(st, nnodes * sizeof(ks_status *));
+    memset(j.errs, 0, nnodes * sizeof(ks_status *));
     atomic_init(&j.stop, false);
     ks_parallelize(fw->par, nnodes, score_node, &j, &j.stop);
     for (size_t p = 0; p < np; p++) ks_fwm_evals(fw, plugins[p]->index, KS_MEP_SCORE, nnodes);
