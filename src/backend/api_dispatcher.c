@@ -60,9 +60,13 @@ struct ks_api_dispatcher {
     uint32_t in_flight, max_in_flight;
     uint64_t next_id, next_own;
     uint64_t executed[KS_CALL_TYPES], skipped[KS_CALL_TYPES];
-    /* run mode */
-    worker *workers;
+    /* run mode: up to max_workers of each kind (regular, eviction),
+     * started when a key is queued while every one is busy */
+    worker *workers;   /* 2 * max_workers slots, the started ones first */
     int nworkers;
+    int max_workers;
+    int started[2];    /* per kind: [0] regular, [1] eviction */
+    int busy[2];       /* per kind: running a call */
     int alive;         /* workers that have not exited */
     bool closed;
     bool orphaned;     /* freed while workers were still in abandoned calls */
@@ -165,10 +169,34 @@ static uint64_t pop_key(ks_api_dispatcher *d, bool evictions) {
     return ring_pop(&d->lanes[l]);
 }
 
-/* A key was queued: a worker, and an eviction worker for a deletion. */
+static void *worker_main(void *arg);
+
+/* One more worker of a kind, when more keys wait than workers of that
+ * kind are free and the kind is below its cap (lock held). */
+static void spawn_worker(ks_api_dispatcher *d, bool evictions) {
+    int k = evictions;
+    if (d->closed || d->started[k] >= d->max_workers || (int)poppable(d, evictions) <= d->started[k] - d->busy[k])
+        return;
+    worker *w = &d->workers[d->nworkers];
+    *w = (worker){.d = d, .evictions = evictions};
+    if (pthread_create(&w->thread, NULL, worker_main, w) != 0) return;
+    d->nworkers++;
+    d->started[k]++;
+    d->alive++;
+}
+
+/* A key was queued: a worker, and an eviction worker for a deletion;
+ * started when none is idle (the threads a run holds are as many as
+ * calls were ever in flight at once, up to the caps: an idle cluster
+ * holds none, SchedulingBasic through kube-apiserver all 16 binders'
+ * worth). */
 static void wake(ks_api_dispatcher *d, const call *c) {
+    spawn_worker(d, false);
     pthread_cond_signal(&d->work_cv);
-    if (c->rules->lane == KS_LANE_EVICTION) pthread_cond_signal(&d->evict_cv);
+    if (c->rules->lane == KS_LANE_EVICTION) {
+        spawn_worker(d, true);
+        pthread_cond_signal(&d->evict_cv);
+    }
 }
 
 /* ---- adding ------------------------------------------------------------- */
@@ -375,7 +403,7 @@ static call *pop_locked(ks_api_dispatcher *d, bool evictions) {
  * flight, it would wait for a finalize that has already run, and so would
  * every later call for the pod (a pod never bound again, seen under the
  * fault proxy). */
-static void run_popped(ks_api_dispatcher *d, call *c) {
+static void run_popped(ks_api_dispatcher *d, call *c, int *busy) {
     if (c->before) {
         ks_status *r = execute(d, c->before);
         pthread_mutex_lock(&d->mu);
@@ -406,6 +434,7 @@ static void run_popped(ks_api_dispatcher *d, call *c) {
      * wait for that. */
     pthread_mutex_lock(&d->mu);
     d->in_flight--;
+    if (busy) (*busy)--; /* free from here: a call queued now need not start a worker */
     pthread_cond_broadcast(&d->idle_cv);
     pthread_mutex_unlock(&d->mu);
     free_call(c);
@@ -417,7 +446,7 @@ static bool run_one(ks_api_dispatcher *d) {
     call *c = d->closed ? NULL : pop_locked(d, false);
     pthread_mutex_unlock(&d->mu);
     if (!c) return false;
-    run_popped(d, c);
+    run_popped(d, c, NULL);
     return true;
 }
 
@@ -444,8 +473,9 @@ static void *worker_main(void *arg) {
         if (d->closed) break;
         call *c = pop_locked(d, w->evictions);
         if (!c) continue;
+        d->busy[w->evictions]++;
         pthread_mutex_unlock(&d->mu);
-        run_popped(d, c);
+        run_popped(d, c, &d->busy[w->evictions]);
         pthread_mutex_lock(&d->mu);
     }
     w->exited = true;
@@ -474,22 +504,22 @@ ks_api_dispatcher *ks_api_dispatcher_new(const ks_cluster_client *b, ks_clock *c
 void ks_api_dispatcher_start(ks_api_dispatcher *d, int workers) {
     if (workers <= 0) return;
     pthread_mutex_lock(&d->mu);
-    if (!d->closed && !d->nworkers) {
+    if (!d->closed && !d->max_workers) {
         /* As many eviction workers again: upstream's preemption deletes
          * its victims from its own goroutines (up to parallelism at once
          * per preemption, preemptions side by side), outside the
          * dispatcher's parallelism. With one set of 16 for everything,
          * PreemptionBasic through a loaded kube-apiserver deleted 60
-         * victims/s while the API server used half a core. */
+         * victims/s while the API server used half a core. Threads start
+         * with the first calls (spawn_worker). */
         d->workers = ks_xcalloc((size_t)workers * 2, sizeof(*d->workers));
-        for (int i = 0; i < workers * 2; i++) {
-            worker *w = &d->workers[d->nworkers];
-            w->d = d;
-            w->evictions = i >= workers;
-            if (pthread_create(&w->thread, NULL, worker_main, w) != 0) break;
-            d->nworkers++;
-            d->alive++;
-        }
+        d->max_workers = workers;
+        d->nworkers = 0;
+        for (int l = KS_LANES - 1; l >= 0; l--)
+            for (uint32_t i = 0; i < d->lanes[l].n; i++) spawn_worker(d, false);
+        for (uint32_t i = 0; i < d->lanes[KS_LANE_EVICTION].n; i++) spawn_worker(d, true);
+        pthread_cond_broadcast(&d->work_cv);
+        pthread_cond_broadcast(&d->evict_cv);
     }
     pthread_mutex_unlock(&d->mu);
 }
@@ -684,4 +714,11 @@ uint32_t ks_api_dispatcher_max_in_flight(ks_api_dispatcher *d) {
     uint32_t v = d->max_in_flight;
     pthread_mutex_unlock(&d->mu);
     return v;
+}
+
+int ks_api_dispatcher_threads(ks_api_dispatcher *d) {
+    pthread_mutex_lock(&d->mu);
+    int n = d->started[0] + d->started[1];
+    pthread_mutex_unlock(&d->mu);
+    return n;
 }

@@ -107,5 +107,8 @@ void ks_api_dispatcher_flush(ks_api_dispatcher *d);
 uint64_t ks_api_dispatcher_executed(ks_api_dispatcher *d, ks_call_type t);
 /* The most calls that were in flight at once (tests). */
 uint32_t ks_api_dispatcher_max_in_flight(ks_api_dispatcher *d);
+/* Worker threads started so far (tests): they start as calls wait for
+ * one, up to the workers given to ks_api_dispatcher_start per kind. */
+int ks_api_dispatcher_threads(ks_api_dispatcher *d);
 
 #endif

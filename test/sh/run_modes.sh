@@ -27,8 +27,8 @@ mode_reads() { # $1 = root
         esac
         case "$f" in
         src/backend/api_dispatcher.c)
-            # only ks_api_dispatcher_start and _free count their threads
-            awk '/^[a-z].*\(.*\) \{$/ { fn = $0 } /->nworkers/ && fn !~ /ks_api_dispatcher_(start|free)\(/ { print FNR ": " $0 }' \
+            # only ks_api_dispatcher_start, _free and spawn_worker count their threads
+            awk '/^[a-z].*\(.*\) \{$/ { fn = $0 } /->nworkers/ && fn !~ /(ks_api_dispatcher_(start|free)|spawn_worker)\(/ { print FNR ": " $0 }' \
                 "$1/$f" | sed "s|^|$f:|" ;;
         esac
     done

@@ -402,6 +402,39 @@ static void test_workers_run_calls_at_once(void **state) {
     ks_api_dispatcher_free(d);
 }
 
+/* Threads start as calls wait for one: none before the first call, one
+ * for calls made one after the other, as many as calls in the backend at
+ * once up to the cap; deletions start eviction workers of their own. */
+static void test_workers_start_on_demand(void **state) {
+    ks_api_dispatcher *d = ks_api_dispatcher_new(&gate_backend, NULL, 4);
+    assert_int_equal(ks_api_dispatcher_threads(d), 0);
+    gate_set(true);
+    for (int i = 0; i < 5; i++) {
+        assert_null(ks_api_dispatcher_bind(d, gate_pods[i], "n1", NULL, NULL));
+        ks_api_dispatcher_flush(d);
+    }
+    assert_int_equal(ks_api_dispatcher_threads(d), 1);
+    gate_set(false);
+    ks_status_patch p = cond("Unschedulable", "x");
+    for (int i = 0; i < 3; i++) assert_null(ks_api_dispatcher_patch_status(d, gate_pods[i], &p, NULL, NULL));
+    assert_true(gate_wait_inside(3));
+    assert_int_equal(ks_api_dispatcher_threads(d), 3);
+    for (int i = 3; i < GATE_PODS; i++) assert_null(ks_api_dispatcher_bind(d, gate_pods[i], "n1", NULL, NULL));
+    assert_true(gate_wait_inside(4));
+    /* the cap: four regular workers, the other bindings wait */
+    assert_int_equal(ks_api_dispatcher_threads(d), 4);
+    assert_null(ks_api_dispatcher_delete(d, gate_pods[7], NULL, NULL));
+    assert_true(gate_wait_inside(5));
+    assert_int_equal(ks_api_dispatcher_threads(d), 5);
+    gate_set(true);
+    ks_api_dispatcher_flush(d);
+    assert_int_equal(G.max_inside, 5);
+    /* the deletion displaced g7's queued binding */
+    assert_int_equal(ks_api_dispatcher_executed(d, KS_CALL_BINDING), 5 + GATE_PODS - 3 - 1);
+    assert_int_equal(ks_api_dispatcher_executed(d, KS_CALL_DELETE), 1);
+    ks_api_dispatcher_free(d);
+}
+
 static void test_deletions_have_workers_of_their_own(void **state) {
     /* Preemption's deletions run beside the other calls, as upstream
      * makes them outside its dispatcher: two workers, four deletions in
@@ -539,6 +572,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_bind_drain_and_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_threaded, setup_threaded, teardown),
         cmocka_unit_test_setup_teardown(test_workers_run_calls_at_once, setup_gate, teardown_gate),
+        cmocka_unit_test_setup_teardown(test_workers_start_on_demand, setup_gate, teardown_gate),
         cmocka_unit_test_setup_teardown(test_deletions_have_workers_of_their_own, setup_gate, teardown_gate),
         cmocka_unit_test_setup_teardown(test_one_call_per_pod_in_flight, setup_gate, teardown_gate),
         cmocka_unit_test_setup_teardown(test_deletion_waits_for_its_pod, setup_gate, teardown_gate),
