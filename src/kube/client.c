@@ -38,6 +38,10 @@ extern char **environ;
 #define KS_ARCH "unknown"
 #endif
 
+/* Easy handles kept for reuse: as many as requests are usually in flight
+ * at once (the dispatcher's and binders' 16 each, the watches). */
+#define KS_KUBE_SPARE_HANDLES 64
+
 /* ---- credentials -------------------------------------------------------- */
 
 /* What authenticates one attempt. Shared by the requests that use it; a
@@ -149,6 +153,14 @@ struct ks_kube_client {
     xfer *waiting;           /* I/O thread only: queued, not started */
     xfer *active;            /* I/O thread only: in the multi handle */
     unsigned seed;           /* I/O thread only: jitter */
+    /* I/O thread only: easy handles of finished transfers, reset and
+     * used again (curl_easy_init + cleanup of a handle per request was
+     * a tenth of the thread's time) */
+    CURL *spare[KS_KUBE_SPARE_HANDLES];
+    int nspare;
+    /* a wake-up is on its way to the I/O thread: submitters do not send
+     * another one (one multi_wakeup per batch, not per request) */
+    atomic_bool wake_pending;
 
     /* Dead connections, I/O thread only (client-go's HTTP/2 health check,
      * with a request for its PING): when transfers are in flight and no
@@ -462,15 +474,22 @@ static size_t on_body(char *buf, size_t size, size_t n, void *arg) {
     return len;
 }
 
+/* Not copied: the configuration's PEM lives as long as the client, an exec
+ * plugin's as long as the transfer's credentials reference. */
 static void set_blob(const ks_curl_api *C, CURL *h, CURLoption opt, const char *data, size_t len) {
-    struct curl_blob b = {.data = (void *)data, .len = len, .flags = CURL_BLOB_COPY};
+    struct curl_blob b = {.data = (void *)data, .len = len, .flags = CURL_BLOB_NOCOPY};
     C->easy_setopt(h, opt, &b);
 }
 
 static bool start(ks_kube_client *c, xfer *x) {
     const ks_curl_api *C = c->C;
-    CURL *h = C->easy_init();
-    if (!h) return false;
+    CURL *h;
+    if (c->nspare) {
+        h = c->spare[--c->nspare];
+        C->easy_reset(h);
+    } else if (!(h = C->easy_init())) {
+        return false;
+    }
     x->easy = h;
     x->client = c;
     x->retry_after = -1;
@@ -566,7 +585,8 @@ static void detach(ks_kube_client *c, xfer *x) {
             break;
         }
     c->C->multi_remove_handle(c->multi, x->easy);
-    c->C->easy_cleanup(x->easy);
+    if (c->nspare < KS_KUBE_SPARE_HANDLES) c->spare[c->nspare++] = x->easy;
+    else c->C->easy_cleanup(x->easy);
     c->C->slist_free_all(x->hdrs);
     x->easy = NULL;
     x->hdrs = NULL;
@@ -828,6 +848,9 @@ static void *io_main(void *arg) {
     ks_kube_client *c = arg;
     const ks_curl_api *C = c->C;
     for (;;) {
+        /* cleared before the queue is taken: a request queued after this
+         * sends a wake-up of its own */
+        atomic_store(&c->wake_pending, false);
         pthread_mutex_lock(&c->mu);
         xfer *in = c->incoming;
         c->incoming = NULL;
@@ -893,6 +916,7 @@ static void *io_main(void *arg) {
         c->waiting = x->next;
         complete(c, x, 0, "cancelled");
     }
+    while (c->nspare) C->easy_cleanup(c->spare[--c->nspare]);
     return NULL;
 }
 
@@ -1139,7 +1163,7 @@ static bool submit(ks_kube_client *c, xfer *x, char **err) {
     }
     pthread_mutex_unlock(&c->mu);
     if (!ok) return ks_set_error(err, "cancelled");
-    c->C->multi_wakeup(c->multi);
+    if (!atomic_exchange(&c->wake_pending, true)) c->C->multi_wakeup(c->multi);
     return true;
 }
 

@@ -32,6 +32,7 @@ static void load(void) {
     api.easy_perform = (CURLcode (*)(CURL *))sym(lib, "curl_easy_perform", &ok);
     api.easy_getinfo = (CURLcode (*)(CURL *, CURLINFO, ...))sym(lib, "curl_easy_getinfo", &ok);
     api.easy_cleanup = (void (*)(CURL *))sym(lib, "curl_easy_cleanup", &ok);
+    api.easy_reset = (void (*)(CURL *))sym(lib, "curl_easy_reset", &ok);
     api.easy_strerror = (const char *(*)(CURLcode))sym(lib, "curl_easy_strerror", &ok);
     api.slist_append = (struct curl_slist * (*)(struct curl_slist *, const char *)) sym(lib, "curl_slist_append", &ok);
     api.slist_free_all = (void (*)(struct curl_slist *))sym(lib, "curl_slist_free_all", &ok);

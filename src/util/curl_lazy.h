@@ -12,6 +12,7 @@ typedef struct ks_curl_api {
     CURLcode (*easy_perform)(CURL *h);
     CURLcode (*easy_getinfo)(CURL *h, CURLINFO info, ...);
     void (*easy_cleanup)(CURL *h);
+    void (*easy_reset)(CURL *h);
     const char *(*easy_strerror)(CURLcode rc);
     struct curl_slist *(*slist_append)(struct curl_slist *l, const char *s);
     void (*slist_free_all)(struct curl_slist *l);
