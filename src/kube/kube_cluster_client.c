@@ -476,32 +476,41 @@ static char *pod_path(const ks_pod *pod, const char *sub) {
     return object_path("Pod", ks_str(pod->ns), ks_str(pod->name), sub);
 }
 
-/* The Binding as upstream sends it: protobuf when clientConnection.contentType is. */
+/* The Binding as upstream sends it: protobuf when clientConnection.contentType is.
+ * Built as a tree and written once (it went JSON text, parsed to a tree,
+ * then protobuf: three encodings per pod). */
+static ks_tree *binding_tree(ks_arena *a, const ks_pod *pod, const char *node) {
+    ks_tree *md = kt_new(a, KT_MAP, 0);
+    kt_map_add(a, md, "name", kt_string(a, ks_str(pod->name), 0));
+    kt_map_add(a, md, "namespace", kt_string(a, ks_str(pod->ns), 0));
+    if (pod->uid) kt_map_add(a, md, "uid", kt_string(a, pod->uid, 0));
+    ks_tree *target = kt_new(a, KT_MAP, 0);
+    kt_map_add(a, target, "apiVersion", kt_string(a, "v1", 0));
+    kt_map_add(a, target, "kind", kt_string(a, "Node", 0));
+    kt_map_add(a, target, "name", kt_string(a, node, 0));
+    ks_tree *b = kt_new(a, KT_MAP, 0);
+    kt_map_add(a, b, "apiVersion", kt_string(a, "v1", 0));
+    kt_map_add(a, b, "kind", kt_string(a, "Binding", 0));
+    kt_map_add(a, b, "metadata", md);
+    kt_map_add(a, b, "target", target);
+    return b;
+}
+
 static ks_status *kb_bind(void *ctx, const ks_pod *pod, const char *node) {
     ks_kube_cluster_client *kb = ctx;
-    json_t *body = json_pack("{s:s, s:s, s:{s:s, s:s, s:s?}, s:{s:s, s:s, s:s}}", "apiVersion", "v1", "kind",
-                             "Binding", "metadata", "name", ks_str(pod->name), "namespace", ks_str(pod->ns), "uid",
-                             pod->uid, "target", "apiVersion", "v1", "kind", "Node", "name", node);
-    char *js = json_dumps(body, JSON_COMPACT);
-    json_decref(body);
-    size_t len = strlen(js);
+    ks_arena *a = ks_arena_new(0);
+    ks_tree *bt = binding_tree(a, pod, node);
+    char *js = NULL, *perr = NULL;
+    size_t len = 0;
     const char *ctype = NULL;
-    if (ks_kube_client_writes_protobuf(kb->client)) {
-        ks_arena *a = ks_arena_new(0);
-        ks_tree **docs = NULL;
-        uint32_t nd = 0;
-        char *perr = NULL, *pb = NULL;
-        if (kt_parse(a, "binding", js, len, &docs, &nd, &perr) && nd == 1 &&
-            ks_pb_encode_object(docs[0], "v1", "Binding", &pb, &len, &perr)) {
-            free(js);
-            js = pb;
-            ctype = KS_KUBE_PROTOBUF;
-        } else {
-            len = strlen(js); /* cannot happen: the JSON is ours */
-        }
-        free(perr);
-        ks_arena_free(a);
+    if (ks_kube_client_writes_protobuf(kb->client) && ks_pb_encode_object(bt, "v1", "Binding", &js, &len, &perr))
+        ctype = KS_KUBE_PROTOBUF;
+    free(perr);
+    if (!js) {
+        js = kt_to_json(bt, 0);
+        len = strlen(js);
     }
+    ks_arena_free(a);
     char *path = pod_path(pod, "binding");
     ks_kube_request req = {
         .method = "POST", .path = path, .content_type = ctype, .body = js, .body_len = len, .negotiate = true};
