@@ -57,6 +57,10 @@ struct ks_reflector {
     char *w_error;
 
     atomic_bool synced;
+    /* the first list's timeline (reflector thread), logged at -v=2 once
+     * it is in: asked, first byte, last byte, every item handed over */
+    int64_t t_ask_ns, t_first_ns, t_last_ns;
+    size_t list_bytes;
 
     /* the reflector's thread only */
     ks_map objs;
@@ -615,6 +619,7 @@ static bool fetch_page(ks_reflector *r, const char *url, page *pg, size_t *n) {
     free(r->w_error);
     r->w_error = NULL;
     pthread_mutex_unlock(&r->mu);
+    if (!r->listed_once && !r->t_ask_ns) r->t_ask_ns = ks_monotonic_ns();
     ks_kube_stream *s = ks_kube_stream_open(r->c, url, true, on_watch_data, on_watch_end, r);
     ks_strbuf pend;
     ks_sb_init(&pend);
@@ -629,6 +634,8 @@ static bool fetch_page(ks_reflector *r, const char *url, page *pg, size_t *n) {
         pthread_mutex_lock(&r->mu);
         while (!r->in.len && !r->w_ended && !r->stopping) pthread_cond_wait(&r->cv, &r->mu);
         if (r->in.len) {
+            if (!r->t_first_ns) r->t_first_ns = ks_monotonic_ns();
+            r->list_bytes += r->in.len;
             if (off == pend.len) {
                 /* all read: take the client's buffer as it is */
                 ks_strbuf t = pend;
@@ -646,6 +653,7 @@ static bool fetch_page(ks_reflector *r, const char *url, page *pg, size_t *n) {
         if (ended && r->w_error) set_str(&error, r->w_error);
         pthread_mutex_unlock(&r->mu);
         if (stop) break;
+        if (ended && !r->listed_once) r->t_last_ns = ks_monotonic_ns();
         if (mode == 0 && pend.len >= 4) mode = ks_pb_is_protobuf(pend.s, pend.len) ? 1 : 2;
         while (mode == 1 && !complete && !pg->failed) {
             size_t used;
@@ -838,6 +846,13 @@ static list_result do_list(ks_reflector *r) {
         ks_infof(3, "%s list (%s): %zu items in %d page(s) at resourceVersion %s", r->kind, r->path, n, pages,
                  list_rv ? list_rv : "");
         if (!r->listed_once) {
+            /* where a cold start's time goes: the API server before its
+             * first byte, the transfer, the decoding behind it */
+            int64_t now = ks_monotonic_ns();
+            if (r->t_ask_ns && r->t_first_ns)
+                ks_infof(2, "\"Caches populated\" type=\"%s\" items=%zu bytes=%zu firstByteMs=%.1f lastByteMs=%.1f handedOverMs=%.1f",
+                         r->kind, n, r->list_bytes, (double)(r->t_first_ns - r->t_ask_ns) / 1e6,
+                         (double)((r->t_last_ns ? r->t_last_ns : now) - r->t_ask_ns) / 1e6, (double)(now - r->t_ask_ns) / 1e6);
             r->listed_once = true;
             atomic_store(&r->synced, true);
             if (r->h.synced) r->h.synced(r->h.arg);
