@@ -57,6 +57,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -90,6 +91,27 @@ def cpu_s(pid):
         return (int(fields[11]) + int(fields[12])) / TICK
     except (OSError, IndexError, ValueError):
         return 0.0
+
+
+def thread_cpu_s(pid):
+    """utime + stime per thread name (comm) of a process, seconds: where a
+    runner's CPU went (ksched names its threads: kube-io, api-dispatch, ...).
+    Threads that have exited are not counted."""
+    out = {}
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for t in tids:
+        try:
+            with open(f"/proc/{pid}/task/{t}/stat") as f:
+                head, rest = f.read().rsplit(")", 1)
+            name = head.split("(", 1)[1]
+            fields = rest.split()
+            out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / TICK
+        except (OSError, IndexError, ValueError):
+            pass
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
 
 
 def peak_rss_mb(pid):
@@ -405,6 +427,11 @@ def measure(c, name, runner, ns, count, a, churn_of=None, timeout=1200):
     out, err = w.communicate()
     t1 = time.time_ns()
     sched_cpu, rss = cpu_s(p.pid) or last["cpu"], max(peak_rss_mb(p.pid), last["rss"])
+    threads = thread_cpu_s(p.pid)
+    try:
+        nthreads = len(os.listdir(f"/proc/{p.pid}/task"))
+    except OSError:
+        nthreads = None
     ctl_cpu = sum(cpu_s(q) for q in ctl) - ctl0
     tries, victims = sched_metrics(port) if runner != "ceiling" and p.poll() is None else (None, None)
     stop.set()
@@ -428,7 +455,8 @@ def measure(c, name, runner, ns, count, a, churn_of=None, timeout=1200):
          # long time and then everything at once
          "half_bound_s": (bound[(len(bound) - 1) // 2] - t0) / 1e9 if bound else None,
          "cpu_s": sched_cpu, "cpu_s_per_1000": sched_cpu * 1000 / max(1, len(bound)),
-         "peak_rss_mb": rss, "apiserver_etcd_cpu_s": ctl_cpu,
+         "peak_rss_mb": rss, "apiserver_etcd_cpu_s": ctl_cpu, "threads_cpu_s": threads,
+         "threads": nthreads,
          "span_s": (t1 - t0) / 1e9, "exited_early": not alive,
          "attempts": tries, "attempts_per_pod": tries / count if tries is not None else None,
          "preemption_victims": victims}
@@ -546,6 +574,13 @@ def envelope(a, runners):
     out = []
     try:
         load(c, [path], "envelope cluster")
+        if a.envelope_warm:
+            # the API server's first list of every pod after the load costs
+            # it 4-6 s more than the next ones: paid here, by a plain client,
+            # so that no runner's position decides the comparison
+            pl = plain_list(c)
+            log(f"  warm-up list by a plain client: first byte {pl['first_byte_s']:.2f} s, "
+                f"last byte {pl['last_byte_s']:.2f} s, {pl['bytes'] / 1e6:.1f} MB" if pl else "  warm-up list failed")
         for runner in runners:
             if runner == "ceiling":
                 continue
@@ -569,6 +604,13 @@ def envelope(a, runners):
                 f"{fmt(r['resync_s'], '%.2f')} s after the API server's restart "
                 f"(ready after {fmt(r['apiserver_ready_s'], '%.0f')} s; apiserver CPU {fmt(r['resync_apiserver_cpu_s'], '%.2f')} s, "
                 f"scheduler CPU {fmt(r['resync_cpu_s'], '%.2f')} s); load {os.getloadavg()[0]:.2f}")
+            pl = r.get("plain_list")
+            if pl:
+                log(f"  the same pods listed by a plain client after it: first byte {pl['first_byte_s']:.2f} s, "
+                    f"last byte {pl['last_byte_s']:.2f} s, {pl['bytes'] / 1e6:.1f} MB ({pl['content_type']})")
+            if r.get("threads_cpu_s"):
+                log(f"  {runner}: CPU s by thread: " +
+                    ", ".join(f"{k} {v:.2f}" for k, v in r["threads_cpu_s"].items() if v >= 0.005))
     finally:
         c.stop(keep=a.keep)
     return out
@@ -607,9 +649,11 @@ def envelope_one(c, runner, ns, count, a):
     m1 = apiserver_metrics(c)
     api_cpu, etcd_cpu = cpu_s(c.apiserver.pid) - api0, cpu_s(c.etcd.pid) - etcd0
     sched_cpu = cpu_s(p.pid)
+    threads = thread_cpu_s(p.pid)
     res = json.loads(outw) if outw.strip() else {"bound": [], "complete": False}
     bound = res["bound"]
     r = {"workload": "Envelope", "runner": runner, "pods": count, "bound": len(bound),
+         "threads_cpu_s": threads,
          "nodes": a.envelope_nodes, "bound_pods": a.envelope_pods,
          "first_binding_s": (bound[0] - t0) / 1e9 if bound else None,
          "all_bound_s": (bound[-1] - t0) / 1e9 if bound else None,
@@ -620,10 +664,16 @@ def envelope_one(c, runner, ns, count, a):
          "apiserver_rest_cpu_per_s": rest_rate,
          "apiserver_cpu_s_net": max(0.0, api_cpu - rest_rate * (t1 - t0) / 1e9),
          "api": delta(m0, m1), "span_s": (t1 - t0) / 1e9}
+    # The same list of pods as a plain client (Go, HTTP/2, protobuf, not
+    # decoded): what the API server takes to encode and send it to anyone,
+    # against the runner's time to its first binding.
+    r["plain_list"] = plain_list(c)
     # resync: the API server killed and restarted under the running scheduler
     r["resync_s"] = r["resync_apiserver_cpu_s"] = r["resync_cpu_s"] = None
-    log(f"  {runner}: all bound; killing and restarting the API server")
     r["apiserver_ready_s"] = None
+    if a.envelope_no_resync:
+        return finish_envelope(r, p, last, sm)
+    log(f"  {runner}: all bound; killing and restarting the API server")
     if p.poll() is None:
         s0 = cpu_s(p.pid)
         c.kill_apiserver()
@@ -654,6 +704,14 @@ def envelope_one(c, runner, ns, count, a):
         r["resync_cpu_s"] = cpu_s(p.pid) - s0
         r["cpu_s_total"] = cpu_s(p.pid)
     return finish_envelope(r, p, last, sm)
+
+
+def plain_list(c):
+    """apitool list of every pod, as a scheduler's pod informer asks."""
+    fs = "status.phase!=Succeeded,status.phase!=Failed"
+    lp = subprocess.run(apitool(c, "list", "-path", "/api/v1/pods?limit=500&resourceVersion=0&fieldSelector=" +
+                                urllib.parse.quote(fs, safe="")), capture_output=True, text=True)
+    return json.loads(lp.stdout) if lp.returncode == 0 and lp.stdout.strip() else None
 
 
 def finish_envelope(r, p, last, sm):
@@ -771,6 +829,10 @@ def main():
     ap.add_argument("--envelope-nodes", type=int, default=5000)
     ap.add_argument("--envelope-pods", type=int, default=150000)
     ap.add_argument("--envelope-pending", type=int, default=1000)
+    ap.add_argument("--envelope-warm", action="store_true",
+                    help="list every pod once with a plain client before the first envelope runner")
+    ap.add_argument("--envelope-no-resync", action="store_true",
+                    help="skip the API server's restart under each envelope runner")
     ap.add_argument("--envelope-rest", type=float, default=30.0,
                     help="seconds the API server's CPU at rest is measured before each envelope runner")
     ap.add_argument("--repeat", type=int, default=1,
@@ -824,6 +886,9 @@ def main():
                     f"attempts/pod {fmt(r.get('attempts_per_pod'), '%.2f')}, "
                     f"preemption victims {fmt(r.get('preemption_victims'))}, "
                     f"evictions {fmt(r.get('evictions'))}, load {os.getloadavg()[0]:.2f}")
+                if r.get("threads_cpu_s"):
+                    log(f"  {runner}: {r.get('threads')} threads; CPU s by thread: " +
+                        ", ".join(f"{k} {v:.2f}" for k, v in r["threads_cpu_s"].items() if v >= 0.005))
     if not a.no_cold:
         results += cold_start(a, [x for x in runners if x != "kube-scheduler-default"])
     doc = {"nodes": a.nodes, "qps": a.qps, "burst": a.burst,

@@ -446,9 +446,38 @@ func cmdCeiling(c *client, sched string, conc int, count int) {
 	fmt.Fprintf(os.Stderr, "apitool: ceiling bound %d, failed %d\n", bound, failed)
 }
 
+// cmdList makes one LIST as a scheduler's informer does (limit=500,
+// resourceVersion=0, protobuf first) and prints, as JSON, the seconds to
+// the answer's first and last byte and its size: what the API server
+// takes to encode and send a list to any client, without decoding it.
+func cmdList(c *client, path, accept string) {
+	req, _ := http.NewRequest("GET", c.server+path, nil)
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	req.Header.Set("Accept", accept)
+	t0 := time.Now()
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		fatal("list %s: %v", path, err)
+	}
+	first := time.Since(t0)
+	buf := make([]byte, 1<<20)
+	var n int64
+	for {
+		k, err := resp.Body.Read(buf)
+		n += int64(k)
+		if err != nil {
+			break
+		}
+	}
+	resp.Body.Close()
+	last := time.Since(t0)
+	json.NewEncoder(os.Stdout).Encode(map[string]any{"code": resp.StatusCode, "first_byte_s": first.Seconds(),
+		"last_byte_s": last.Seconds(), "bytes": n, "content_type": resp.Header.Get("Content-Type")})
+}
+
 func main() {
 	if len(os.Args) < 2 {
-		fatal("usage: apitool load|watch|ceiling [flags]")
+		fatal("usage: apitool load|watch|ceiling|list [flags]")
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
 	server := fs.String("server", "", "API server URL")
@@ -460,6 +489,8 @@ func main() {
 	timeout := fs.Float64("timeout", 1800, "seconds (watch)")
 	sched := fs.String("scheduler", "default-scheduler", "schedulerName (ceiling)")
 	preempt := fs.Bool("preempt", false, "ceiling: evict lower-priority pods where a pod does not fit (preempt.go)")
+	path := fs.String("path", "/api/v1/pods?limit=500&resourceVersion=0", "list: the path")
+	accept := fs.String("accept", "application/vnd.kubernetes.protobuf, */*", "list: the Accept header")
 	fs.Parse(os.Args[2:])
 	c := newClient(*server, *ca, *token)
 	switch os.Args[1] {
@@ -467,6 +498,8 @@ func main() {
 		cmdLoad(c, *conc, fs.Args())
 	case "watch":
 		cmdWatch(c, *ns, *count, time.Duration(*timeout*float64(time.Second)))
+	case "list":
+		cmdList(c, *path, *accept)
 	case "ceiling":
 		if *preempt {
 			cmdCeilingPreempt(c, *sched, *conc, *count)
