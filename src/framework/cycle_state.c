@@ -8,7 +8,7 @@
 /* State keys are global: a name maps to the same slot in every cycle. */
 static pthread_mutex_t key_lock = PTHREAD_MUTEX_INITIALIZER;
 static char *key_names[KS_MAX_STATE_KEYS];
-static int nkeys;
+static _Atomic int nkeys;
 
 ks_state_key ks_state_key_get(const char *name) {
     pthread_mutex_lock(&key_lock);
@@ -22,26 +22,52 @@ ks_state_key ks_state_key_get(const char *name) {
         pthread_mutex_unlock(&key_lock);
         return -1;
     }
-    key_names[nkeys] = ks_xstrdup(name);
-    int k = nkeys++;
+    int k = nkeys;
+    key_names[k] = ks_xstrdup(name);
+    nkeys = k + 1;
     pthread_mutex_unlock(&key_lock);
     return k;
 }
 
+/* What a cycle leaves in its arena (the plugins' PreFilter and PreScore
+ * states, the framework's plugin lists), followed as scheduling cycles
+ * end: the arena lives as long as the binding cycle. */
+static ks_arena_hint arena_hint;
+
+/* The slots live in the state's own block while they fit. */
+static ks_state_slot *inline_slots(ks_cycle_state *st) { return (ks_state_slot *)(st + 1); }
+
 ks_cycle_state *ks_cycle_state_new(void) {
-    ks_cycle_state *st = ks_xcalloc(1, sizeof(*st));
-    st->arena = ks_arena_new(2048);
+    uint32_t n = (uint32_t)nkeys;
+    ks_cycle_state *st = ks_xcalloc(1, sizeof(*st) + n * sizeof(ks_state_slot));
+    st->slots = inline_slots(st);
+    st->nslots = n;
+    st->arena = ks_arena_new(ks_arena_hint_get(&arena_hint, 1024));
     return st;
+}
+
+/* Room for key (written in PreFilter or PreScore, never while another
+ * thread reads the state: ksched.h). */
+static void grow(ks_cycle_state *st, ks_state_key key) {
+    uint32_t n = (uint32_t)nkeys;
+    if (n <= (uint32_t)key) n = (uint32_t)key + 1;
+    ks_state_slot *v = ks_xcalloc(n, sizeof(*v));
+    memcpy(v, st->slots, st->nslots * sizeof(*v));
+    if (st->slots != inline_slots(st)) free(st->slots);
+    st->slots = v;
+    st->nslots = n;
 }
 
 void ks_cycle_state_drop_scratch(ks_cycle_state *st) {
     if (!st) return;
+    /* a whole scheduling cycle's use (not a dry run's clone) */
+    ks_arena_hint_note(&arena_hint, st->arena);
     ks_arena_free(st->scratch);
     st->scratch = NULL;
 }
 
 static void free_values(ks_cycle_state *st) {
-    for (int i = 0; i < KS_MAX_STATE_KEYS; i++) {
+    for (uint32_t i = 0; i < st->nslots; i++) {
         ks_state_slot *s = &st->slots[i];
         if (s->value && s->free_fn) s->free_fn(s->value);
         memset(s, 0, sizeof(*s));
@@ -53,12 +79,14 @@ void ks_cycle_state_free(ks_cycle_state *st) {
     free_values(st);
     ks_arena_free(st->arena);
     ks_arena_free(st->scratch);
+    if (st->slots != inline_slots(st)) free(st->slots);
     free(st);
 }
 
 ks_cycle_state *ks_cycle_state_clone(const ks_cycle_state *st) {
     ks_cycle_state *c = ks_cycle_state_new();
-    for (int i = 0; i < KS_MAX_STATE_KEYS; i++) {
+    if (c->nslots < st->nslots) grow(c, (ks_state_key)st->nslots - 1);
+    for (uint32_t i = 0; i < st->nslots; i++) {
         const ks_state_slot *s = &st->slots[i];
         if (!s->value) continue;
         if (s->clone_fn) {
@@ -85,6 +113,7 @@ ks_cycle_state *ks_cycle_state_clone(const ks_cycle_state *st) {
 void ks_cycle_state_write(ks_cycle_state *st, ks_state_key key, void *value,
                           void (*free_fn)(void *), void *(*clone_fn)(const void *)) {
     if (key < 0 || key >= KS_MAX_STATE_KEYS) return;
+    if ((uint32_t)key >= st->nslots) grow(st, key);
     ks_state_slot *s = &st->slots[key];
     if (s->value && s->free_fn && s->value != value) s->free_fn(s->value);
     s->value = value;
@@ -93,7 +122,7 @@ void ks_cycle_state_write(ks_cycle_state *st, ks_state_key key, void *value,
 }
 
 void *ks_cycle_state_read(const ks_cycle_state *st, ks_state_key key) {
-    if (key < 0 || key >= KS_MAX_STATE_KEYS) return NULL;
+    if (key < 0 || (uint32_t)key >= st->nslots) return NULL;
     return st->slots[key].value;
 }
 

@@ -17,7 +17,12 @@ typedef struct ks_state_slot {
 } ks_state_slot;
 
 struct ks_cycle_state {
-    ks_state_slot slots[KS_MAX_STATE_KEYS];
+    /* One slot per key registered when the state was made (a dozen in a
+     * default profile, not KS_MAX_STATE_KEYS: a state waits with its
+     * binding cycle, thousands at once when the API server binds slower
+     * than pods are scheduled); a later key's write grows it. */
+    ks_state_slot *slots;
+    uint32_t nslots;
     ks_arena *arena;
     /* The scheduling cycle's own tables (Score's per-node tables, the
      * feasible and evaluated node lists): dropped when the cycle hands
