@@ -508,6 +508,11 @@ static bool start(ks_kube_client *c, xfer *x) {
     C->easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
     C->easy_setopt(h, CURLOPT_WRITEDATA, x);
     C->easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
+    /* libcurl's upload buffer is 64 KB by default, allocated per handle
+     * that sends a body and kept with a spare handle; our bodies are a
+     * few KB: the minimum, 16 KB (peak heap -4.4 MB on SchedulingBasic
+     * through the API server, heaptrack) */
+    C->easy_setopt(h, CURLOPT_UPLOAD_BUFFERSIZE, 16384L);
     /* HTTP/2 where TLS negotiates it; wait for a connection that can
      * multiplex rather than open another one */
     C->easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
