@@ -96,6 +96,7 @@ static void *pts_create(const ks_args *args, ks_handle *h, char **err) {
         pl->system_defaulted = true;
         ks_nodememo_init(&pl->pf_memo);
         ks_nodememo_init(&pl->ps_memo);
+        ks_nodecount_init(&pl->host);
         pl->ndefaults = 2;
         pl->defaults = ks_xcalloc(2, sizeof(*pl->defaults));
         for (int i = 0; i < 2; i++)
@@ -123,6 +124,7 @@ static void *pts_create(const ks_args *args, ks_handle *h, char **err) {
     }
     ks_nodememo_init(&pl->pf_memo);
     ks_nodememo_init(&pl->ps_memo);
+    ks_nodecount_init(&pl->host);
     return pl;
 fail:
     free(pl->defaults);
@@ -135,6 +137,7 @@ static void pts_destroy(void *self) {
     if (!pl) return;
     ks_nodememo_free(&pl->pf_memo);
     ks_nodememo_free(&pl->ps_memo);
+    ks_nodecount_free(&pl->host);
     free(pl->defaults);
     free(pl);
 }

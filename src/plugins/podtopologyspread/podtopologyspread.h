@@ -6,6 +6,7 @@
 #include "api/objects.h"
 #include "api/pod.h"
 #include "framework/nodeinfo.h"
+#include "plugins/helper/nodecount.h"
 #include "plugins/helper/nodememo.h"
 #include "plugins/helper/topocount.h"
 #include "util/hash.h"
@@ -39,6 +40,8 @@ typedef struct pts {
     /* Per-node counts of the PreFilter and PreScore passes, kept across
      * cycles (plugins/helper/nodememo.h). */
     ks_nodememo pf_memo, ps_memo;
+    /* Score's per-node counts of the hostname constraint, across cycles */
+    ks_nodecount host;
 } pts;
 
 /* A constraint as the plugin applies it in one cycle. */
@@ -76,6 +79,9 @@ typedef struct pts_ps_state {
     double *weight;        /* log(domains + 2) per constraint */
     ks_pairtab counts;     /* (constraint index, value) -> matching pods */
     ks_map ignored;        /* node name id + 1 -> 1: nodes missing a topology key */
+    ks_nodecount *host;    /* held from PreScore to NormalizeScore when host_pass */
+    uint32_t host_pass;
+    uint32_t host_k;       /* the constraint counted through it */
 } pts_ps_state;
 
 extern ks_state_key pts_pf_key, pts_ps_key;

@@ -7,8 +7,14 @@
 #include <math.h>
 #include <stdlib.h>
 
+static void release_host(pts_ps_state *s) {
+    ks_nodecount_end(s->host, s->host_pass);
+    s->host_pass = 0;
+}
+
 static void ps_free(void *v) {
     pts_ps_state *s = v;
+    release_host(s); /* a cycle that ended before NormalizeScore */
     ks_pairtab_free(&s->counts);
     ks_map_free(&s->ignored);
     free(s);
@@ -164,7 +170,20 @@ ks_status *pts_pre_score(void *self, ks_cycle_state *st, const ks_pod *pod,
         ks_pairtab_par_end(&ctx.par);
     }
 
-    /* read-only from here on: clones share it */
+    /* Score counts the first hostname constraint through the cache. */
+    s->host = &pl->host;
+    s->host_k = nc;
+    for (uint32_t k = 0; k < nc && s->host_k == nc; k++)
+        if (c[k].hostname && !c[k].empty) s->host_k = k;
+    if (s->host_k < nc) {
+        ks_sig sig;
+        ks_sig_init(&sig);
+        pts_sig(&sig, &c[s->host_k], 1, pod->ns);
+        s->host_pass = ks_nodecount_begin(s->host, &sig, nodes, n);
+        ks_sig_free(&sig);
+    }
+
+    /* read-only from here on (but for the cache's release): clones share it */
     ks_cycle_state_write(st, pts_ps_key, s, ps_free, NULL);
     return NULL;
 }
@@ -184,8 +203,19 @@ ks_status *pts_score(void *self, ks_cycle_state *st, const ks_pod *pod, const ks
         const pts_constraint *c = &s->c[k];
         ks_id v;
         if (!ks_ni_label(ni, c->key, &v)) continue;
-        int64_t cnt = c->hostname ? pts_count_matching(c, ni, pod->ns)
-                                  : ks_pairtab_get(&s->counts, ks_pair(k, v));
+        int64_t cnt;
+        if (!c->hostname) {
+            cnt = ks_pairtab_get(&s->counts, ks_pair(k, v));
+        } else {
+            /* Score's calls write distinct slots: one per node */
+            ks_nodecount_slot *slot = k == s->host_k ? ks_nodecount_at(s->host, s->host_pass, ni) : NULL;
+            if (slot && ks_nodecount_hit(slot, s->host_pass, ni)) {
+                cnt = slot->val;
+            } else {
+                cnt = pts_count_matching(c, ni, pod->ns);
+                if (slot) ks_nodecount_keep(slot, s->host_pass, ni, cnt);
+            }
+        }
         sum += (double)cnt * s->weight[k] + (double)(c->max_skew - 1);
     }
     *score = (int64_t)round(sum);
@@ -194,8 +224,9 @@ ks_status *pts_score(void *self, ks_cycle_state *st, const ks_pod *pod, const ks
 
 ks_status *pts_normalize_score(void *self, ks_cycle_state *st, const ks_pod *pod,
                                ks_node_score *scores, size_t n) {
-    const pts_ps_state *s = ks_cycle_state_read(st, pts_ps_key);
+    pts_ps_state *s = ks_cycle_state_read(st, pts_ps_key);
     if (!s) return no_state();
+    release_host(s); /* every Score call is done */
     /* Fewer matching pods is better: invert, scaled by the maximum.
      * Ignored nodes score 0. */
     int64_t lo = INT64_MAX, hi = 0;
