@@ -578,8 +578,10 @@ void ks_node_status_map_clear(ks_node_status_map *m) {
 }
 
 void ks_node_status_map_put(ks_node_status_map *m, ks_id node, ks_status *s) {
-    uintptr_t at = (uintptr_t)ks_map_get(&m->index, (uint64_t)node + 1);
+    /* one lookup: insert as the next entry, and put back an older one */
+    uintptr_t at = (uintptr_t)ks_map_put(&m->index, (uint64_t)node + 1, (void *)(uintptr_t)(m->n + 1));
     if (at) {
+        ks_map_put(&m->index, (uint64_t)node + 1, (void *)at);
         ks_status_free(m->v[at - 1].status);
         m->v[at - 1].status = s;
         return;
@@ -587,7 +589,11 @@ void ks_node_status_map_put(ks_node_status_map *m, ks_id node, ks_status *s) {
     KS_GROW(m->v, m->cap, m->n + 1);
     m->v[m->n] = (ks_node_status_entry){.node = node, .status = s};
     m->n++;
-    ks_map_put(&m->index, (uint64_t)node + 1, (void *)(uintptr_t)m->n);
+}
+
+void ks_node_status_map_reserve(ks_node_status_map *m, size_t more) {
+    KS_GROW(m->v, m->cap, m->n + more);
+    ks_map_reserve(&m->index, m->n + more);
 }
 
 static const ks_status default_absent = {.code = KS_UNSCHEDULABLE_AND_UNRESOLVABLE};

@@ -232,6 +232,8 @@ struct ks_node_status_map {
 void ks_node_status_map_init(ks_node_status_map *m);
 void ks_node_status_map_clear(ks_node_status_map *m);
 void ks_node_status_map_put(ks_node_status_map *m, ks_id node, ks_status *s);
+/* Room for `more` puts without growing. */
+void ks_node_status_map_reserve(ks_node_status_map *m, size_t more);
 const ks_status *ks_node_status_map_lookup(const ks_node_status_map *m, ks_id node);
 /* The absent status (a static UnschedulableAndUnresolvable when unset). */
 const ks_status *ks_node_status_map_absent_status(const ks_node_status_map *m);

@@ -308,7 +308,7 @@ static ks_status *pass_filters(attempt *a, ks_diagnosis *diag, const ks_node_inf
      * stop there, like a sequential search would. */
     const ks_node_info **evaluated = ks_cycle_state_alloc_uninit(a->st, (ran ? ran : 1) * sizeof(*evaluated));
     const ks_status **verdicts = ks_cycle_state_alloc_uninit(a->st, (ran ? ran : 1) * sizeof(*verdicts));
-    size_t nev = 0, nf = 0;
+    size_t nev = 0, nf = 0, nrejected = 0;
     ks_status *err = NULL;
     size_t i = 0;
     for (; i < ran && nf < want && !err; i++) {
@@ -329,12 +329,16 @@ static ks_status *pass_filters(attempt *a, ks_diagnosis *diag, const ks_node_inf
             err = v; /* the attempt's status from now on */
             continue;
         }
-        ks_node_status_map_put(&diag->statuses, ni->name, v);
+        j.verdicts[nrejected++] = v; /* read below, at or before its own index */
         ks_diagnosis_add_plugin_status(diag, fw, v);
     }
     /* Verdicts past the cut belong to nodes a sequential search would not
      * have reached. */
     for (; i < ran; i++) ks_status_free(j.verdicts[i]);
+    /* The rejections into the diagnosis, in order, sized once. */
+    ks_node_status_map_reserve(&diag->statuses, nrejected);
+    for (size_t k = 0, r = 0; k < nev && r < nrejected; k++)
+        if (verdicts[k] == j.verdicts[r]) ks_node_status_map_put(&diag->statuses, evaluated[k]->name, j.verdicts[r++]);
     free(j.verdicts);
     ks_fwm_point(fw, KS_MEP_FILTER, err ? KS_ERROR : KS_SUCCESS, t0);
     a->rec.nevaluated = nev;

@@ -35,9 +35,9 @@ static size_t find(const ks_map *m, uint64_t key) {
     return i;
 }
 
-static void grow(ks_map *m) {
+static void resize(ks_map *m, size_t cap) {
     ks_map n;
-    n.cap = m->cap ? m->cap * 2 : 16;
+    n.cap = cap;
     n.len = 0;
     n.keys = ks_xcalloc(n.cap, sizeof(uint64_t));
     n.vals = ks_xcalloc(n.cap, sizeof(void *));
@@ -45,6 +45,14 @@ static void grow(ks_map *m) {
         if (m->keys[i]) ks_map_put(&n, m->keys[i], m->vals[i]);
     ks_map_free(m);
     *m = n;
+}
+
+static void grow(ks_map *m) { resize(m, m->cap ? m->cap * 2 : 16); }
+
+void ks_map_reserve(ks_map *m, size_t n) {
+    size_t cap = m->cap ? m->cap : 16;
+    while ((n + 1) * 4 > cap * 3) cap *= 2;
+    if (cap > m->cap) resize(m, cap);
 }
 
 void *ks_map_get(const ks_map *m, uint64_t key) {

@@ -28,6 +28,8 @@ void *ks_map_get(const ks_map *m, uint64_t key);
 /* Insert or replace; returns the previous value or NULL. */
 void *ks_map_put(ks_map *m, uint64_t key, void *val);
 void *ks_map_del(ks_map *m, uint64_t key);
+/* Room for n keys in all without growing. */
+void ks_map_reserve(ks_map *m, size_t n);
 void ks_map_clear(ks_map *m);
 /* Iterate: for (size_t i = 0; ks_map_next(m, &i, &k, &v);) */
 int ks_map_next(const ks_map *m, size_t *iter, uint64_t *key, void **val);

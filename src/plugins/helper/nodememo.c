@@ -28,9 +28,13 @@ void ks_sig_selector(ks_sig *s, const ks_label_selector *sel) {
         return;
     }
     ks_sig_u64(s, sel->nothing);
-    ks_sig_u64(s, sel->nreq);
-    for (uint32_t i = 0; i < sel->nreq; i++) {
-        const ks_requirement *r = &sel->reqs[i];
+    ks_sig_requirements(s, sel->reqs, sel->nreq);
+}
+
+void ks_sig_requirements(ks_sig *s, const ks_requirement *reqs, uint32_t n) {
+    ks_sig_u64(s, n);
+    for (uint32_t i = 0; i < n; i++) {
+        const ks_requirement *r = &reqs[i];
         ks_sig_u64(s, ((uint64_t)r->key << 32) | (uint32_t)r->op);
         ks_sig_u64(s, (uint64_t)r->num);
         ks_sig_u64(s, r->nvalues);

@@ -84,6 +84,7 @@ void ks_sig_init(ks_sig *s);
 void ks_sig_free(ks_sig *s);
 void ks_sig_u64(ks_sig *s, uint64_t v);
 void ks_sig_selector(ks_sig *s, const ks_label_selector *sel);
+void ks_sig_requirements(ks_sig *s, const ks_requirement *reqs, uint32_t n);
 void ks_sig_labels(ks_sig *s, const ks_labels *l);
 
 typedef struct ks_nodememo {

@@ -45,6 +45,27 @@ void pts_sig(ks_sig *sig, const pts_constraint *c, uint32_t n, ks_id ns) {
     }
 }
 
+void pts_sig_policies(ks_sig *sig, const ks_pod *pod, bool affinity, bool taints) {
+    ks_sig_u64(sig, ((uint64_t)affinity << 1) | taints);
+    if (affinity) {
+        ks_sig_labels(sig, &pod->node_selector);
+        const ks_node_selector *na = &pod->required_node_affinity;
+        ks_sig_u64(sig, pod->has_required_node_affinity ? na->nterms : UINT64_MAX);
+        for (uint32_t i = 0; pod->has_required_node_affinity && i < na->nterms; i++) {
+            ks_sig_requirements(sig, na->terms[i].exprs, na->terms[i].nexpr);
+            ks_sig_requirements(sig, na->terms[i].fields, na->terms[i].nfields);
+        }
+    }
+    if (taints) {
+        ks_sig_u64(sig, pod->ntolerations);
+        for (uint32_t i = 0; i < pod->ntolerations; i++) {
+            const ks_toleration *t = &pod->tolerations[i];
+            ks_sig_u64(sig, ((uint64_t)t->key << 32) | t->value);
+            ks_sig_u64(sig, ((uint64_t)t->op << 32) | (uint32_t)t->effect);
+        }
+    }
+}
+
 int64_t pts_count_matching(const pts_constraint *c, const ks_node_info *ni, ks_id ns) {
     if (c->empty) return 0;
     int64_t n = 0;

@@ -80,16 +80,24 @@ static void count_nodes(size_t lo, size_t hi, void *arg) {
     ks_pairbuf_flush(&buf);
 }
 
-/* The same with the memo (only when no inclusion policy depends on the
- * pod): the nodes that did not change are already in the memo's sums. */
+/* The same with the memo: the nodes that did not change are already in
+ * the memo's sums. */
 static void count_node(const ks_node_info *ni, ks_nodememo_rec *rec, void *arg) {
-    const pts_pf_state *s = ((pf_ctx *)arg)->s;
+    const pf_ctx *c = arg;
+    const pts_pf_state *s = c->s;
     int64_t cnt[KS_NODEMEMO_MAX];
     ks_id vals[KS_NODEMEMO_MAX];
     if (!ni->node || !pts_node_values(ni, s->c, s->n, vals)) return;
+    bool aff_ok = !c->need_affinity || pts_node_affinity_matches(s->pod, ni);
+    bool taints_ok = !c->need_taints || pts_node_taints_tolerated(s->pod, ni);
     for (uint32_t k = 0; k < s->n; k++) {
         const pts_constraint *pc = &s->c[k];
-        int64_t n = pc->same_as != k ? cnt[pc->same_as] : pts_count_matching(pc, ni, s->pod->ns);
+        if ((pc->honor_affinity && !aff_ok) || (pc->honor_taints && !taints_ok)) {
+            cnt[k] = -1;
+            continue;
+        }
+        int64_t n = pc->same_as != k && cnt[pc->same_as] >= 0 ? cnt[pc->same_as]
+                                                              : pts_count_matching(pc, ni, s->pod->ns);
         cnt[k] = n;
         ks_nodememo_rec_add(rec, 0, ks_pair(k, vals[k]), n);
     }
@@ -147,16 +155,15 @@ ks_status *pts_pre_filter(void *self, ks_cycle_state *st, const ks_pod *pod,
         ctx.need_affinity |= c[k].honor_affinity;
         ctx.need_taints |= c[k].honor_taints;
     }
-    /* The memo's sums hold every matching pod; they serve pods whose
-     * inclusion policies leave every node in (no node selector or
-     * required node affinity honoured, no taints policy). */
-    bool policies = ctx.need_taints ||
-                    (ctx.need_affinity && (pod->node_selector.n || pod->has_required_node_affinity));
+    /* A node's counts depend on the pod through the constraints and, when
+     * inclusion policies are honoured, what they read of the pod: both
+     * are in the memo's signature. */
     bool counted = false;
-    if (n && !policies && nc <= KS_NODEMEMO_MAX) {
+    if (n && nc <= KS_NODEMEMO_MAX) {
         ks_sig sig;
         ks_sig_init(&sig);
         pts_sig(&sig, c, nc, pod->ns);
+        pts_sig_policies(&sig, pod, ctx.need_affinity, ctx.need_taints);
         ctx.memo = &pl->pf_memo;
         ctx.pass = ks_nodememo_begin(ctx.memo, n, &sig, 1);
         ctx.gens = ks_snapshot_gens(pl->h ? ks_handle_snapshot(pl->h) : NULL, nodes, n);

@@ -103,6 +103,9 @@ bool pts_selector_matches(const pts_constraint *c, const ks_labels *labels);
  * constraint, the key and the selector (not the inclusion policies, which
  * are applied to the counts). */
 void pts_sig(ks_sig *sig, const pts_constraint *c, uint32_t n, ks_id ns);
+/* What the node inclusion policies read of the pod: its node selector and
+ * required node affinity (affinity), its tolerations (taints). */
+void pts_sig_policies(ks_sig *sig, const ks_pod *pod, bool affinity, bool taints);
 /* Pods of ns on the node, not terminating, matching the selector. */
 int64_t pts_count_matching(const pts_constraint *c, const ks_node_info *ni, ks_id ns);
 /* nodeAffinityPolicy / nodeTaintsPolicy: does this node count at all? */

@@ -65,16 +65,24 @@ static void count_nodes(size_t lo, size_t hi, void *arg) {
     ks_pairbuf_flush(&buf);
 }
 
-/* The same with the memo (only when no inclusion policy depends on the
- * pod): every domain of every node, summed; the feasible ones are read
- * out of the sums afterwards. */
+/* The same with the memo: every domain of every node, summed; the
+ * feasible ones are read out of the sums afterwards. */
 static void count_node(const ks_node_info *ni, ks_nodememo_rec *rec, void *arg) {
     ps_ctx *c = arg;
     const pts_ps_state *s = c->s;
     if (!ni->node || (c->require_all && !pts_node_has_keys(ni, s->c, s->n))) return;
+    int aff_ok = -1, taints_ok = -1;
     for (uint32_t k = 0; k < s->n; k++) {
         const pts_constraint *pc = &s->c[k];
         if (pc->hostname) continue;
+        if (pc->honor_affinity) {
+            if (aff_ok < 0) aff_ok = pts_node_affinity_matches(c->pod, ni);
+            if (!aff_ok) continue;
+        }
+        if (pc->honor_taints) {
+            if (taints_ok < 0) taints_ok = pts_node_taints_tolerated(c->pod, ni);
+            if (!taints_ok) continue;
+        }
         ks_id v = 0; /* a missing label reads as "" */
         ks_ni_label(ni, pc->key, &v);
         ks_nodememo_rec_add(rec, 0, ks_pair(k, v), pts_count_matching(pc, ni, c->pod->ns));
@@ -140,14 +148,16 @@ ks_status *pts_pre_score(void *self, ks_cycle_state *st, const ks_pod *pod,
     }
 
     ps_ctx ctx = {.s = s, .pod = pod, .nodes = all, .require_all = require_all, .memo = &pl->ps_memo};
-    bool policies = false, counted = false;
-    for (uint32_t k = 0; k < nc; k++)
-        policies |= c[k].honor_taints ||
-                    (c[k].honor_affinity && (pod->node_selector.n || pod->has_required_node_affinity));
-    if (!policies && nc <= KS_NODEMEMO_MAX) {
+    bool affinity = false, taints = false, counted = false;
+    for (uint32_t k = 0; k < nc; k++) {
+        affinity |= !c[k].hostname && c[k].honor_affinity;
+        taints |= !c[k].hostname && c[k].honor_taints;
+    }
+    if (nc <= KS_NODEMEMO_MAX) {
         ks_sig sig;
         ks_sig_init(&sig);
         pts_sig(&sig, c, nc, pod->ns);
+        pts_sig_policies(&sig, pod, affinity, taints);
         ks_sig_u64(&sig, require_all);
         ctx.pass = ks_nodememo_begin(ctx.memo, nall, &sig, 1);
         ctx.gens = ks_snapshot_gens(snap, all, nall);
