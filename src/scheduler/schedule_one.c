@@ -310,6 +310,8 @@ static ks_status *pass_filters(attempt *a, ks_diagnosis *diag, const ks_node_inf
     const ks_status **verdicts = ks_cycle_state_alloc_uninit(a->st, (ran ? ran : 1) * sizeof(*verdicts));
     size_t nev = 0, nf = 0, nrejected = 0;
     ks_status *err = NULL;
+    const char *last_plugin = NULL;
+    ks_code last_code = KS_SUCCESS;
     size_t i = 0;
     for (; i < ran && nf < want && !err; i++) {
         const ks_node_info *ni = nth(&j, i);
@@ -330,7 +332,10 @@ static ks_status *pass_filters(attempt *a, ks_diagnosis *diag, const ks_node_inf
             continue;
         }
         j.verdicts[nrejected++] = v; /* read below, at or before its own index */
-        ks_diagnosis_add_plugin_status(diag, fw, v);
+        /* a run of nodes turned down alike adds the plugin once */
+        if (v->plugin != last_plugin || v->code != last_code) ks_diagnosis_add_plugin_status(diag, fw, v);
+        last_plugin = v->plugin;
+        last_code = v->code;
     }
     /* Verdicts past the cut belong to nodes a sequential search would not
      * have reached. */
