@@ -37,7 +37,8 @@ void pts_sig(ks_sig *sig, const pts_constraint *c, uint32_t n, ks_id ns) {
     ks_sig_u64(sig, n);
     for (uint32_t k = 0; k < n; k++) {
         ks_sig_u64(sig, c[k].key);
-        ks_sig_u64(sig, ((uint64_t)c[k].same_as << 1) | c[k].empty);
+        ks_sig_u64(sig, ((uint64_t)c[k].same_as << 3) | ((uint64_t)c[k].honor_affinity << 2) |
+                            ((uint64_t)c[k].honor_taints << 1) | c[k].empty);
         ks_sig_selector(sig, c[k].sel);
         ks_sig_u64(sig, c[k].nextra);
         for (uint32_t i = 0; i < c[k].nextra; i++)

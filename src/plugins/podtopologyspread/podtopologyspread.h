@@ -100,8 +100,8 @@ bool pts_node_has_keys(const ks_node_info *ni, const pts_constraint *c, uint32_t
 bool pts_node_values(const ks_node_info *ni, const pts_constraint *c, uint32_t n, ks_id *vals);
 bool pts_selector_matches(const pts_constraint *c, const ks_labels *labels);
 /* What the pods counted per node depend on: the namespace and, per
- * constraint, the key and the selector (not the inclusion policies, which
- * are applied to the counts). */
+ * constraint, the key, the selector and which inclusion policies it
+ * honours (pts_sig_policies adds what they read of the pod). */
 void pts_sig(ks_sig *sig, const pts_constraint *c, uint32_t n, ks_id ns);
 /* What the node inclusion policies read of the pod: its node selector and
  * required node affinity (affinity), its tolerations (taints). */

@@ -1161,6 +1161,151 @@ static void test_prescore_skip(void **s) {
     assert_int_equal(failures, 0);
 }
 
+/* Scores of pod on every node by PreScore, Score and NormalizeScore of
+ * pl, into got[]; st is left to the caller (a cycle may still hold it). */
+static ks_cycle_state *score_all(pts *pl, tt_env *e, const ks_pod *pod, int64_t *got) {
+    ks_cycle_state *st = ks_cycle_state_new();
+    assert_string_equal(tt_status(OPS.pre_score(pl, st, pod, infos(e), e->n)), OK);
+    ks_node_score sc[32];
+    for (size_t k = 0; k < e->n; k++) {
+        sc[k].node = e->nodes[k];
+        assert_null(OPS.score(pl, st, pod, e->nodes[k], &sc[k].score));
+    }
+    assert_null(OPS.normalize_score(pl, st, pod, sc, e->n));
+    for (size_t k = 0; k < e->n; k++) got[k] = sc[k].score;
+    return st;
+}
+
+/* The hostname constraint's per-node counts are kept across cycles
+ * (plugins/helper/nodecount.h): every cycle scores as a fresh instance
+ * does, while pods come and go, and for pods asking other questions. */
+static void test_hostname_counts_across_cycles(void **s) {
+    const char *nodes[] = {HZ("a", "z1"), HZ("b", "z1"), HZ("c", "z2"), NULL};
+    const char *pods[] = {"node:a labels:{app=web}", "node:a labels:{app=web}", "node:b labels:{app=db}", NULL};
+    const char *incoming[] = {
+        "labels:{app=web} spread:{1|kubernetes.io/hostname|ScheduleAnyway|app=web}",
+        "labels:{app=web} spread:{1|kubernetes.io/hostname|ScheduleAnyway|app=web}",
+        "labels:{app=db} spread:{2|kubernetes.io/hostname|ScheduleAnyway|app=db}",
+        "ns:other labels:{app=web} spread:{1|kubernetes.io/hostname|ScheduleAnyway|app=web}",
+        "labels:{app=web} spread:{1|kubernetes.io/hostname|ScheduleAnyway|app=web}",
+    };
+    tt_env e;
+    tt_env_init(&e, nodes, pods);
+    pts *kept = make(&e, NULL);
+    ks_pod *added[8];
+    size_t nadded = 0;
+    for (size_t round = 0; round < 2 * sizeof(incoming) / sizeof(incoming[0]); round++) {
+        ks_pod *pod = tt_pod(incoming[round % 5]);
+        int64_t got[32], want[32];
+        ks_cycle_state *st = score_all(kept, &e, pod, got);
+        pts *fresh = make(&e, NULL);
+        ks_cycle_state_free(score_all(fresh, &e, pod, want));
+        OPS.destroy(fresh);
+        for (size_t k = 0; k < e.n; k++) assert_int_equal(got[k], want[k]);
+        ks_cycle_state_free(st);
+        /* the pod lands: on c, then a, then b, ... */
+        if (nadded < 8) {
+            added[nadded] = pod;
+            ks_node_info_add_pod(e.nodes[(nadded + 2) % e.n], pod);
+            nadded++;
+        } else {
+            ks_pod_unref(pod);
+        }
+    }
+    /* a cycle whose state outlives its NormalizeScore, and one that
+     * overlaps it: both score right */
+    ks_pod *pod = tt_pod(incoming[0]);
+    int64_t got[32], want[32];
+    ks_cycle_state *held = ks_cycle_state_new();
+    assert_string_equal(tt_status(OPS.pre_score(kept, held, pod, infos(&e), e.n)), OK);
+    ks_cycle_state_free(score_all(kept, &e, pod, got));
+    pts *fresh = make(&e, NULL);
+    ks_cycle_state_free(score_all(fresh, &e, pod, want));
+    OPS.destroy(fresh);
+    for (size_t k = 0; k < e.n; k++) assert_int_equal(got[k], want[k]);
+    ks_cycle_state_free(held); /* releases the cache it held */
+    ks_cycle_state_free(score_all(kept, &e, pod, got));
+    for (size_t k = 0; k < e.n; k++) assert_int_equal(got[k], want[k]);
+    ks_pod_unref(pod);
+    OPS.destroy(kept);
+    tt_env_free(&e);
+    for (size_t i = 0; i < nadded; i++) ks_pod_unref(added[i]);
+}
+
+/* Filter verdicts (into verdicts[], "" without PreFilter) and scores of
+ * one cycle of pod with pl. */
+static void one_cycle(pts *pl, tt_env *e, const ks_pod *pod, char verdicts[][96], int64_t *scores) {
+    ks_cycle_state *st = ks_cycle_state_new();
+    ks_pre_filter_result *res = NULL;
+    const char *pf = tt_status(OPS.pre_filter(pl, st, pod, infos(e), e->n, &res));
+    bool filtered = strcmp(pf, OK) == 0;
+    for (size_t k = 0; k < e->n; k++)
+        snprintf(verdicts[k], 96, "%s", filtered ? tt_status(OPS.filter(pl, st, pod, e->nodes[k])) : pf);
+    const char *ps = tt_status(OPS.pre_score(pl, st, pod, infos(e), e->n));
+    ks_node_score sc[32];
+    for (size_t k = 0; k < e->n; k++) {
+        sc[k].node = e->nodes[k];
+        sc[k].score = -7;
+        if (strcmp(ps, OK) == 0) assert_null(OPS.score(pl, st, pod, e->nodes[k], &sc[k].score));
+    }
+    if (strcmp(ps, OK) == 0) assert_null(OPS.normalize_score(pl, st, pod, sc, e->n));
+    for (size_t k = 0; k < e->n; k++) scores[k] = sc[k].score;
+    ks_cycle_state_free(st);
+}
+
+/* The per-node counts PreFilter and PreScore keep across cycles serve
+ * pods whose node inclusion policies differ (node selector, required
+ * affinity, tolerations, nodeAffinityPolicy/nodeTaintsPolicy): each cycle
+ * gives what a fresh instance gives, while pods land between cycles. */
+static void test_counts_kept_with_inclusion_policies(void **s) {
+    const char *nodes[] = {HZ("a", "z1") ",pool=x", HZ("b", "z1") ",pool=y", HZ("c", "z2") ",pool=x",
+                           HZ("d", "z2") ",pool=y taint:{dedicated|db|NoSchedule}", HZ("e", "z3") ",pool=x", NULL};
+    const char *pods[] = {"node:a labels:{app=web}", "node:c labels:{app=web}", "node:d labels:{app=web}", NULL};
+    const char *incoming[] = {
+        "labels:{app=web} spread:{1|topology.kubernetes.io/zone|DoNotSchedule|app=web}",
+        "labels:{app=web} nodesel:{pool=x} spread:{1|topology.kubernetes.io/zone|DoNotSchedule|app=web}",
+        "labels:{app=web} nodesel:{pool=y} spread:{1|topology.kubernetes.io/zone|DoNotSchedule|app=web}",
+        "labels:{app=web} nodesel:{pool=y} spread:{1|topology.kubernetes.io/zone|DoNotSchedule|app=web|ap=Ignore}",
+        "labels:{app=web} spread:{1|topology.kubernetes.io/zone|DoNotSchedule|app=web|tp=Honor}",
+        "labels:{app=web} tol:{dedicated|Equal|db|NoSchedule} "
+        "spread:{1|topology.kubernetes.io/zone|DoNotSchedule|app=web|tp=Honor}",
+        "labels:{app=web} nodeaff:{pool in (y)} spread:{2|topology.kubernetes.io/zone|ScheduleAnyway|app=web}",
+        "labels:{app=web} nodesel:{pool=x} spread:{2|topology.kubernetes.io/zone|ScheduleAnyway|app=web}",
+        "labels:{app=web} nodesel:{pool=x} spread:{2|topology.kubernetes.io/zone|ScheduleAnyway|app=web|tp=Honor}",
+    };
+    size_t ninc = sizeof(incoming) / sizeof(incoming[0]);
+    tt_env e;
+    tt_env_init(&e, nodes, pods);
+    pts *kept = make(&e, NULL);
+    ks_pod *added[16];
+    size_t nadded = 0;
+    for (size_t round = 0; round < 2 * ninc; round++) {
+        ks_pod *pod = tt_pod(incoming[round % ninc]);
+        char got_v[32][96], want_v[32][96];
+        int64_t got[32], want[32];
+        one_cycle(kept, &e, pod, got_v, got);
+        /* the same pod again: now from the kept counts */
+        one_cycle(kept, &e, pod, got_v, got);
+        pts *fresh = make(&e, NULL);
+        one_cycle(fresh, &e, pod, want_v, want);
+        OPS.destroy(fresh);
+        for (size_t k = 0; k < e.n; k++) {
+            assert_string_equal(got_v[k], want_v[k]);
+            assert_int_equal(got[k], want[k]);
+        }
+        if (nadded < 16 && round % 2 == 0) {
+            added[nadded] = pod;
+            ks_node_info_add_pod(e.nodes[(nadded * 3) % e.n], pod);
+            nadded++;
+        } else {
+            ks_pod_unref(pod);
+        }
+    }
+    OPS.destroy(kept);
+    tt_env_free(&e);
+    for (size_t i = 0; i < nadded; i++) ks_pod_unref(added[i]);
+}
+
 static void test_go_log(void **s) {
     /* math.Log results printed by Go on amd64; glibc's log differs in the
      * last bit for 3, 14, 48 and 74 (and thousands more below 300000). */
@@ -1195,6 +1340,8 @@ int main(void) {
         cmocka_unit_test(test_system_default_constraints),
         cmocka_unit_test(test_list_default_constraints),
         cmocka_unit_test(test_prescore_skip),
+        cmocka_unit_test(test_hostname_counts_across_cycles),
+        cmocka_unit_test(test_counts_kept_with_inclusion_policies),
         cmocka_unit_test(test_go_log),
         cmocka_unit_test(test_events_to_register),
     };
