@@ -129,10 +129,13 @@ ks_status *ks_status_newv(ks_code code, const char *fmt, va_list ap) {
  * free of them were 7% of the instructions of a bench/gen_workloads.py
  * run. Off under ASan, which should see every free. */
 #if defined(__SANITIZE_ADDRESS__)
-#define SPARE_MAX 0
+static ks_status *spare_take(void) { return NULL; }
+static bool spare_put(ks_status *s) {
+    (void)s;
+    return false;
+}
 #else
 #define SPARE_MAX 4096
-#endif
 static _Thread_local ks_status *spare;
 static _Thread_local uint32_t nspare;
 static pthread_key_t spare_key; /* its destructor frees a thread's spares */
@@ -150,6 +153,15 @@ static void spare_drop(void *unused) {
 
 static void spare_key_init(void) { pthread_key_create(&spare_key, spare_drop); }
 
+static ks_status *spare_take(void) {
+    ks_status *s = spare;
+    if (s) {
+        spare = (ks_status *)(void *)s->reasons;
+        nspare--;
+    }
+    return s;
+}
+
 static bool spare_put(ks_status *s) {
     if (nspare >= SPARE_MAX) return false;
     if (!nspare) {
@@ -161,15 +173,11 @@ static bool spare_put(ks_status *s) {
     nspare++;
     return true;
 }
+#endif
 
 ks_status *ks_status_new_const(ks_code code, const char *reason) {
-    ks_status *s = spare;
-    if (s) {
-        spare = (ks_status *)(void *)s->reasons;
-        nspare--;
-    } else {
-        s = ks_xmalloc(sizeof(*s));
-    }
+    ks_status *s = spare_take();
+    if (!s) s = ks_xmalloc(sizeof(*s));
     memset(s, 0, sizeof(*s));
     s->first[0] = (char *)reason;
     s->first_static = true;
