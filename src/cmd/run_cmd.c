@@ -14,6 +14,7 @@
 #include "server/ops.h"
 #include "util/log.h"
 #include "util/version.h"
+#include "util/xalloc.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -366,6 +367,7 @@ int cmd_run(int argc, char **argv) {
     ks_run_cmd c = {.co = {.output = "table"}};
     ks_ops_flags_init(&c.of);
     int rc = parse(&c, argc, argv);
+    if (rc < 0) ks_malloc_cap_arenas();
     if (rc < 0) rc = c.shadow ? ks_run_shadow(&c) : run(&c);
     ks_ops_flags_free(&c.of);
     ks_cli_common_free(&c.co);

@@ -18,9 +18,6 @@ typedef struct balanced_allocation {
     ks_state_key pre_score_key;
 } balanced_allocation;
 
-typedef struct pre_score_state {
-    int64_t pod_requests[KS_MAX_SCORED_RESOURCES];
-} pre_score_state;
 
 int64_t ks_balanced_resource_scorer(const ks_resource_allocation_scorer *r,
                                     const int64_t *requested, const int64_t *allocatable) {
@@ -89,31 +86,33 @@ static void destroy(void *self) { free(self); }
 static ks_status *pre_score(void *self, ks_cycle_state *st, const ks_pod *pod,
                             const ks_node_info *const *nodes, size_t nnodes) {
     balanced_allocation *pl = self;
-    pre_score_state *s = ks_cycle_state_alloc(st, sizeof(*s));
-    ks_pod_resource_request_list(&pl->scorer, pod, s->pod_requests);
+    /* the scored resources' requests only (not KS_MAX_SCORED_RESOURCES):
+     * the state waits with the binding cycle */
+    int64_t *req = ks_cycle_state_alloc(st, (pl->scorer.nresources ? pl->scorer.nresources : 1) * sizeof(int64_t));
+    ks_pod_resource_request_list(&pl->scorer, pod, req);
     /* A pod requesting nothing would otherwise pile onto the most
      * balanced node (kubernetes#129138): not scored at all. */
-    if (ks_is_best_effort_request(s->pod_requests, pl->scorer.nresources))
+    if (ks_is_best_effort_request(req, pl->scorer.nresources))
         return ks_status_new(KS_SKIP, NULL);
-    ks_cycle_state_write(st, pl->pre_score_key, s, NULL, NULL);
+    ks_cycle_state_write(st, pl->pre_score_key, req, NULL, NULL);
     return NULL;
 }
 
 static ks_status *score(void *self, ks_cycle_state *st, const ks_pod *pod,
                         const ks_node_info *ni, int64_t *out) {
     balanced_allocation *pl = self;
-    const pre_score_state *s = ks_cycle_state_read(st, pl->pre_score_key);
-    pre_score_state local;
-    if (!s) {
-        ks_pod_resource_request_list(&pl->scorer, pod, local.pod_requests);
-        if (ks_is_best_effort_request(local.pod_requests, pl->scorer.nresources)) {
+    const int64_t *req = ks_cycle_state_read(st, pl->pre_score_key);
+    int64_t local[KS_MAX_SCORED_RESOURCES];
+    if (!req) {
+        ks_pod_resource_request_list(&pl->scorer, pod, local);
+        if (ks_is_best_effort_request(local, pl->scorer.nresources)) {
             *out = 0;
             return NULL;
         }
-        s = &local;
+        req = local;
     }
     if (pl->scorer.nresources == 0) return ks_status_new(KS_ERROR, "resources not found");
-    *out = ks_resource_allocation_score(&pl->scorer, ni, s->pod_requests);
+    *out = ks_resource_allocation_score(&pl->scorer, ni, req);
     return NULL;
 }
 

@@ -42,9 +42,6 @@ typedef struct pre_filter_state {
     ks_scalar scalars[]; /* room for all of the pod's */
 } pre_filter_state;
 
-typedef struct pre_score_state {
-    int64_t pod_requests[KS_MAX_SCORED_RESOURCES];
-} pre_score_state;
 
 /* ---- args -------------------------------------------------------------- */
 
@@ -367,24 +364,26 @@ static ks_status *filter(void *self, ks_cycle_state *st, const ks_pod *pod,
 static ks_status *pre_score(void *self, ks_cycle_state *st, const ks_pod *pod,
                             const ks_node_info *const *nodes, size_t nnodes) {
     fit *pl = self;
-    pre_score_state *s = ks_cycle_state_alloc(st, sizeof(*s));
-    ks_pod_resource_request_list(&pl->scorer, pod, s->pod_requests);
-    ks_cycle_state_write(st, pl->pre_score_key, s, NULL, NULL);
+    /* the scored resources' requests only (not KS_MAX_SCORED_RESOURCES):
+     * the state waits with the binding cycle */
+    int64_t *req = ks_cycle_state_alloc(st, (pl->scorer.nresources ? pl->scorer.nresources : 1) * sizeof(int64_t));
+    ks_pod_resource_request_list(&pl->scorer, pod, req);
+    ks_cycle_state_write(st, pl->pre_score_key, req, NULL, NULL);
     return NULL;
 }
 
 static ks_status *score(void *self, ks_cycle_state *st, const ks_pod *pod,
                         const ks_node_info *ni, int64_t *out) {
     fit *pl = self;
-    const pre_score_state *s = ks_cycle_state_read(st, pl->pre_score_key);
-    pre_score_state local;
-    if (!s) {
+    const int64_t *req = ks_cycle_state_read(st, pl->pre_score_key);
+    int64_t local[KS_MAX_SCORED_RESOURCES];
+    if (!req) {
         /* PreScore disabled: compute here, as upstream falls back. */
-        ks_pod_resource_request_list(&pl->scorer, pod, local.pod_requests);
-        s = &local;
+        ks_pod_resource_request_list(&pl->scorer, pod, local);
+        req = local;
     }
     if (pl->scorer.nresources == 0) return ks_status_new(KS_ERROR, "resources not found");
-    *out = ks_resource_allocation_score(&pl->scorer, ni, s->pod_requests);
+    *out = ks_resource_allocation_score(&pl->scorer, ni, req);
     return NULL;
 }
 

@@ -174,9 +174,11 @@ static void state_free(void *p) {
     free(s);
 }
 
-static vb_state *state_new(void) {
+/* with_arena: the pod has claims (a skipped state waits with the
+ * binding cycle: no arena for it) */
+static vb_state *state_new(bool with_arena) {
     vb_state *s = ks_xcalloc(1, sizeof(*s));
-    s->arena = ks_arena_new(1024);
+    s->arena = with_arena ? ks_arena_new(1024) : NULL;
     pthread_mutex_init(&s->mu, NULL);
     ks_map_init(&s->by_node);
     return s;
@@ -599,7 +601,7 @@ static ks_status *pre_filter(void *self, ks_cycle_state *st, const ks_pod *pod,
     bool has;
     ks_status *err = check_claims_exist(c, pod, &has);
     if (err) return err;
-    vb_state *s = state_new();
+    vb_state *s = state_new(has);
     if (!has) {
         ks_cycle_state_write(st, state_key, s, state_free, NULL);
         return ks_status_new(KS_SKIP, NULL);
