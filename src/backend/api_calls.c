@@ -56,14 +56,7 @@ static void patch_trace(const ks_api_call *c) {
              c->patch->cond_reason ? c->patch->cond_reason : "");
 }
 
-/* ---- PreBind writes ---------------------------------------------------- */
-
-static bool volumes_is_noop(const ks_api_call *c) { return c->nvolumes == 0; }
-
 /* ---- the table -------------------------------------------------------------- */
-
-/* A plugin's pod annotations: nothing to write. */
-static bool annotations_is_noop(const ks_api_call *c) { return !c->annotations || !c->annotations->n; }
 
 static const ks_call_rules rules[KS_CALL_TYPES] = {
     [KS_CALL_EVENT] = {.name = "event", .relevance = 0, .queued = true, .forget = true},
@@ -92,9 +85,10 @@ static const ks_call_rules rules[KS_CALL_TYPES] = {
                         .keeps_displaced = KS_CALL_BIT(KS_CALL_STATUS_PATCH),
                         .requeues = true,
                         .unmade = "the backend cannot delete pods"},
-    [KS_CALL_VOLUME_BINDING] = {.name = "volume_binding", .is_noop = volumes_is_noop},
-    [KS_CALL_CLAIM_UPDATE] = {.name = "resource_claim_update"},
-    [KS_CALL_POD_ANNOTATIONS] = {.name = "pod_annotations_patch", .is_noop = annotations_is_noop},
+    /* a plugin's write; the plugin usually puts its own rules in the
+     * call (its name, is_noop): made at once, as upstream's plugins make
+     * their writes */
+    [KS_CALL_OBJECT_WRITE] = {.name = "object_write"},
 };
 
 static const ks_call_rules unknown = {.name = "unknown"};
@@ -102,6 +96,8 @@ static const ks_call_rules unknown = {.name = "unknown"};
 const ks_call_rules *ks_call_rules_of(ks_call_type t) { return t < KS_CALL_TYPES ? &rules[t] : &unknown; }
 
 const char *ks_call_type_name(ks_call_type t) { return ks_call_rules_of(t)->name; }
+
+const ks_call_rules *ks_api_call_rules(const ks_api_call *c) { return c->rules ? c->rules : ks_call_rules_of(c->type); }
 
 /* ---- owned copies ------------------------------------------------------- */
 

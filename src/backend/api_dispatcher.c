@@ -293,7 +293,7 @@ static ks_status *add_call(ks_api_dispatcher *d, call *c) {
 static ks_status *add(ks_api_dispatcher *d, const ks_api_call *ac, bool first, ks_call_done_fn done, void *arg) {
     call *c = ks_xcalloc(1, sizeof(*c));
     c->ac = ks_api_call_clone(ac);
-    c->rules = ks_call_rules_of(ac->type);
+    c->rules = ks_api_call_rules(ac);
     c->done = done;
     c->arg = arg;
     c->first = first;
@@ -687,19 +687,17 @@ ks_status *ks_api_dispatcher_bind_drain(ks_api_dispatcher *d, const ks_pod *pod,
 
 ks_status *ks_api_dispatcher_execute_now(ks_api_dispatcher *d, const ks_api_call *ac) {
     const ks_cluster_client *b = d->backend;
-    const ks_call_rules *rules = ks_call_rules_of(ac->type);
-    if (ac->claim_written) *ac->claim_written = NULL;
+    const ks_call_rules *rules = ks_api_call_rules(ac);
+    if (ac->write && ac->write->written) *ac->write->written = NULL;
     if (rules->is_noop && rules->is_noop(ac)) return NULL;
-    if (ac->type >= KS_CALL_TYPES || !(b->executes & KS_CALL_BIT(ac->type))) return NULL;
+    if (ac->type >= KS_CALL_TYPES || !(b->executes & KS_CALL_BIT(ac->type)))
+        return ks_status_new(KS_SKIP, "the cluster client does not make %s calls", rules->name);
+    if (rules->trace) rules->trace(ac);
     ks_status *r = b->execute(b->ctx, ac);
     pthread_mutex_lock(&d->mu);
-    d->executed[ac->type]++;
+    d->executed[ac->type] += ks_status_code(r) != KS_SKIP;
     pthread_mutex_unlock(&d->mu);
     return r;
-}
-
-bool ks_api_dispatcher_makes(const ks_api_dispatcher *d, ks_call_type t) {
-    return t < KS_CALL_TYPES && (d->backend->executes & KS_CALL_BIT(t));
 }
 
 uint64_t ks_api_dispatcher_executed(ks_api_dispatcher *d, ks_call_type t) {

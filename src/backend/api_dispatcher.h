@@ -86,14 +86,13 @@ ks_status *ks_api_dispatcher_bind_wait(ks_api_dispatcher *d, const ks_pod *pod,
 ks_status *ks_api_dispatcher_bind_drain(ks_api_dispatcher *d, const ks_pod *pod,
                                         const char *node);
 
-/* A PreBind write (VOLUME_BINDING, CLAIM_UPDATE), executed at once on the
- * calling thread, as upstream's plugins make these calls themselves in
- * PreBind, outside its dispatcher (nothing to merge: the binding cycle
- * waits for each). A type the client does not make is assumed done (NULL).
+/* A plugin's write (OBJECT_WRITE), executed at once on the calling
+ * thread, as upstream's plugins make these calls themselves (PreBind,
+ * Unreserve, PostFilter), outside its dispatcher (nothing to merge: the
+ * cycle waits for each). A KS_SKIP status when the client does not make
+ * it (the plugin then keeps what it wrote assumed); NULL for a no-op.
  * Counted in ks_api_dispatcher_executed. */
 ks_status *ks_api_dispatcher_execute_now(ks_api_dispatcher *d, const ks_api_call *call);
-/* Whether the client makes calls of type t. */
-bool ks_api_dispatcher_makes(const ks_api_dispatcher *d, ks_call_type t);
 
 /* Execute everything queued now, on the calling thread, in queue order
  * (the stepping loop; no workers). Returns the number of calls executed. */

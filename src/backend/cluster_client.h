@@ -44,10 +44,11 @@ typedef struct ks_cluster_client {
      * events that turn the old set into the new one. */
     ks_status *(*start)(void *ctx, ks_watch_fn fn, void *arg);
     void (*stop)(void *ctx);
-    /* Execute one write (api_calls.h); NULL on success. */
+    /* Execute one write (api_calls.h); NULL on success; a KS_SKIP status:
+     * not made (the trace's volume bindings), the plugin keeps it assumed. */
     ks_status *(*execute)(void *ctx, const ks_api_call *call);
-    /* The call types execute makes (KS_CALL_BIT each). Volume bindings and
-     * claim updates it does not make stay assumed in their plugins. */
+    /* The call types execute makes (KS_CALL_BIT each). Object writes it
+     * does not make stay assumed in their plugins. */
     uint32_t executes;
     /* Whether the initial list of every kind the scheduler needs has been
      * delivered (upstream's WaitForCacheSync). NULL: start() delivers it

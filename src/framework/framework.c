@@ -409,11 +409,8 @@ ks_status *ks_handle_bind(ks_handle *h, const ks_pod *pod, const char *node) {
 
 ks_status *ks_handle_api_call(ks_handle *h, const struct ks_api_call *call) {
     ks_framework *fw = h->fw;
-    return fw->env.api_call ? fw->env.api_call(fw->env.ctx, call) : NULL;
-}
-
-bool ks_handle_makes_call(const ks_handle *h, unsigned type) {
-    return h->fw->env.api_call && type < 32 && (h->fw->env.api_calls & (1u << type));
+    return fw->env.api_call ? fw->env.api_call(fw->env.ctx, call)
+                            : ks_status_new(KS_SKIP, "no cluster client to write to");
 }
 
 const void *ks_handle_scheduler_key(const ks_handle *h) { return h->fw->env.ctx ? h->fw->env.ctx : (const void *)h; }

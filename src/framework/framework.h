@@ -60,34 +60,7 @@ typedef struct ks_status_patch {
     const char *nominated;    /* ... with this ("" clears) */
 } ks_status_patch;
 
-/* One volume binding VolumeBinding's PreBind asks the backend to make: pv
- * bound to pvc (static binding), or, pv NULL, pvc to be provisioned on
- * node selected_node. The objects are the ones the plugin saw. */
-typedef struct ks_volume_binding {
-    const ks_pvc *pvc;
-    const ks_pv *pv;
-    ks_id selected_node;
-} ks_volume_binding;
-/* A ResourceClaim status write of DynamicResources (the API calls
- * kube-scheduler's plugin makes):
- * - RESERVE (PreBind): add the pod to status.reservedFor; with an
- *   allocation, first add the finalizer resource.kubernetes.io/
- *   delete-protection (metadata update), then store status.allocation
- *   with the reservation (one status update).
- * - UNRESERVE (Unreserve): remove the pod's entry from reservedFor.
- * - DEALLOCATE (PostFilter): clear reservedFor, allocation and devices. */
-typedef enum ks_claim_op { KS_CLAIM_RESERVE = 0, KS_CLAIM_UNRESERVE, KS_CLAIM_DEALLOCATE } ks_claim_op;
-
-struct ks_resource_claim;
-struct ks_allocation_result;
 struct ks_api_call;
-
-typedef struct ks_claim_update {
-    ks_claim_op op;
-    const struct ks_resource_claim *claim;          /* the version the plugin holds */
-    const ks_pod *pod;                              /* RESERVE, UNRESERVE: the consumer */
-    const struct ks_allocation_result *allocation;  /* RESERVE: to store; NULL: allocated already */
-} ks_claim_update;
 
 /* What the scheduler provides to a framework's plugins through the handle.
  * A framework built for an embedder has none: backend calls then fail with
@@ -137,10 +110,9 @@ typedef struct ks_framework_env {
     /* The writes plugins build themselves (VolumeBinding's volume
      * bindings, DynamicResources' claim updates: a struct ks_api_call of
      * backend/api_calls.h), executed through the API dispatcher
-     * (ks_handle_api_call); NULL: none, the plugins keep them assumed. */
+     * (ks_handle_api_call): a KS_SKIP status when not made. NULL: none,
+     * the plugins keep them assumed. */
     ks_status *(*api_call)(void *ctx, const struct ks_api_call *call);
-    /* The call types api_call makes (bit 1 << type). */
-    uint32_t api_calls;
     /* The extenders' preempt verbs (upstream Handle.Extenders() in
      * callExtenders): replace *cands with the candidates they leave.
      * NULL when no extender has a preemptVerb. */

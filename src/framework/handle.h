@@ -21,13 +21,11 @@ struct ks_framework *ks_handle_framework(ks_handle *h);
 
 /* A write the plugin built (struct ks_api_call, backend/api_calls.h:
  * VolumeBinding's volume bindings, DynamicResources' claim updates),
- * executed through the scheduler's API dispatcher. NULL (success) when
- * nothing makes calls of its type (embedders, tests, a shadow): the
- * plugin then keeps what it wrote assumed; ks_handle_makes_call tells
- * which. */
+ * executed through the scheduler's API dispatcher. A KS_SKIP status when
+ * nothing makes it (embedders, tests, a shadow, the trace's volume
+ * bindings): the plugin then keeps what it wrote assumed. */
 struct ks_api_call;
 ks_status *ks_handle_api_call(ks_handle *h, const struct ks_api_call *call);
-bool ks_handle_makes_call(const ks_handle *h, unsigned type);
 /* What the profiles of one scheduler share (upstream's SharedDRAManager
  * is one per scheduler): a key equal for all of them. */
 const void *ks_handle_scheduler_key(const ks_handle *h);

@@ -83,43 +83,46 @@ typedef struct kind_def {
     free_fn free;
     bool optional;      /* a CRD: readiness does not wait for it */
     watch_when when;
+    /* kept as JSON too: its writes PUT whole objects from the client's
+     * copy (DynamicResources' claim updates) */
+    bool keep_json;
 } kind_def;
 
 /* What kube-scheduler v1.34.1 watches with the default plugins (plus
  * PodGroups for Coscheduling). */
 static const kind_def kinds[] = {
-    {"Node", "/api/v1/nodes", KS_KIND_NODE, NULL, NULL, false, ALWAYS},
-    {"Pod", "/api/v1/pods", KS_KIND_POD, NULL, NULL, false, ALWAYS},
-    {"Namespace", "/api/v1/namespaces", KS_KIND_NAMESPACE, dec_namespace, free_namespace, false, ALWAYS},
-    {"PersistentVolume", "/api/v1/persistentvolumes", KS_KIND_PV, dec_pv, free_pv, false, ALWAYS},
-    {"PersistentVolumeClaim", "/api/v1/persistentvolumeclaims", KS_KIND_PVC, dec_pvc, free_pvc, false, ALWAYS},
+    {"Node", "/api/v1/nodes", KS_KIND_NODE, NULL, NULL, false, ALWAYS, false},
+    {"Pod", "/api/v1/pods", KS_KIND_POD, NULL, NULL, false, ALWAYS, false},
+    {"Namespace", "/api/v1/namespaces", KS_KIND_NAMESPACE, dec_namespace, free_namespace, false, ALWAYS, false},
+    {"PersistentVolume", "/api/v1/persistentvolumes", KS_KIND_PV, dec_pv, free_pv, false, ALWAYS, false},
+    {"PersistentVolumeClaim", "/api/v1/persistentvolumeclaims", KS_KIND_PVC, dec_pvc, free_pvc, false, ALWAYS, false},
     {"StorageClass", "/apis/storage.k8s.io/v1/storageclasses", KS_KIND_STORAGE_CLASS, dec_storage_class,
-     free_storage_class, false, ALWAYS},
-    {"CSINode", "/apis/storage.k8s.io/v1/csinodes", KS_KIND_CSINODE, dec_csinode, free_csinode, false, ALWAYS},
+     free_storage_class, false, ALWAYS, false},
+    {"CSINode", "/apis/storage.k8s.io/v1/csinodes", KS_KIND_CSINODE, dec_csinode, free_csinode, false, ALWAYS, false},
     {"CSIDriver", "/apis/storage.k8s.io/v1/csidrivers", KS_KIND_CSI_DRIVER, dec_csi_driver, free_csi_driver, false,
-     ALWAYS},
+     ALWAYS, false},
     {"CSIStorageCapacity", "/apis/storage.k8s.io/v1/csistoragecapacities", KS_KIND_CSI_CAPACITY, dec_csi_capacity,
-     free_csi_capacity, false, ALWAYS},
+     free_csi_capacity, false, ALWAYS, false},
     {"VolumeAttachment", "/apis/storage.k8s.io/v1/volumeattachments", KS_KIND_VOLUME_ATTACHMENT,
-     dec_volume_attachment, free_volume_attachment, false, ALWAYS},
-    {"PodDisruptionBudget", "/apis/policy/v1/poddisruptionbudgets", KS_KIND_PDB, dec_pdb, free_pdb, false, ALWAYS},
-    {"Service", "/api/v1/services", KS_KIND_WORKLOAD, dec_service, free_workload, false, ALWAYS},
+     dec_volume_attachment, free_volume_attachment, false, ALWAYS, false},
+    {"PodDisruptionBudget", "/apis/policy/v1/poddisruptionbudgets", KS_KIND_PDB, dec_pdb, free_pdb, false, ALWAYS, false},
+    {"Service", "/api/v1/services", KS_KIND_WORKLOAD, dec_service, free_workload, false, ALWAYS, false},
     {"ReplicationController", "/api/v1/replicationcontrollers", KS_KIND_WORKLOAD, dec_rc, free_workload, false,
-     ALWAYS},
-    {"ReplicaSet", "/apis/apps/v1/replicasets", KS_KIND_WORKLOAD, dec_rs, free_workload, false, ALWAYS},
-    {"StatefulSet", "/apis/apps/v1/statefulsets", KS_KIND_WORKLOAD, dec_sts, free_workload, false, ALWAYS},
+     ALWAYS, false},
+    {"ReplicaSet", "/apis/apps/v1/replicasets", KS_KIND_WORKLOAD, dec_rs, free_workload, false, ALWAYS, false},
+    {"StatefulSet", "/apis/apps/v1/statefulsets", KS_KIND_WORKLOAD, dec_sts, free_workload, false, ALWAYS, false},
     /* DynamicResources (resource.k8s.io/v1; watch_dra) */
     {"ResourceClaim", "/apis/resource.k8s.io/v1/resourceclaims", KS_KIND_RESOURCE_CLAIM, dec_claim, free_claim, false,
-     WITH_DRA},
+     WITH_DRA, true},
     {"ResourceSlice", "/apis/resource.k8s.io/v1/resourceslices", KS_KIND_RESOURCE_SLICE, dec_slice, free_slice, false,
-     WITH_DRA},
+     WITH_DRA, false},
     {"DeviceClass", "/apis/resource.k8s.io/v1/deviceclasses", KS_KIND_DEVICE_CLASS, dec_class, free_class, false,
-     WITH_DRA},
+     WITH_DRA, false},
     /* DRADeviceTaints (watch_device_taint_rules) */
     {"DeviceTaintRule", "/apis/resource.k8s.io/v1alpha3/devicetaintrules", KS_KIND_DEVICE_TAINT_RULE, dec_taint_rule,
-     free_taint_rule, false, WITH_TAINT_RULES},
+     free_taint_rule, false, WITH_TAINT_RULES, false},
     {"PodGroup", "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", KS_KIND_POD_GROUP, dec_pod_group, free_pod_group, true,
-     WITH_POD_GROUPS},
+     WITH_POD_GROUPS, false},
 };
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
 
@@ -231,7 +234,6 @@ struct ks_kube_cluster_client {
     ks_cluster_client iface;
     ks_kube_client *client;
     ks_event_recorder *events;
-    int64_t bind_timeout_s;
     bool watch_pod_groups;
     bool watch_dra;
     bool watch_device_taint_rules;
@@ -239,7 +241,7 @@ struct ks_kube_cluster_client {
     ks_watch_fn fn;
     void *arg;
     pthread_mutex_t deliver_mu; /* one watch event at a time */
-    pthread_cond_t claims_cv;   /* a PVC was delivered, or stop (deliver_mu) */
+    pthread_cond_t objects_cv;  /* an object was delivered, or stop (deliver_mu) */
     bool stopped;
     ks_reflector *refl[NKINDS];
     kind_ctx kctx[NKINDS];
@@ -255,11 +257,11 @@ struct ks_kube_cluster_client {
 
     ks_kube_cluster_client_stats stats;
 
-    /* ResourceClaims as JSON text ("ns/name" -> the newest version seen,
-     * from the watch or a write's answer), the objects the plugin's
-     * status updates are made from (claims_mu) */
-    pthread_mutex_t claims_mu;
-    store claim_json;
+    /* the keep_json kinds as JSON text ("ns/name" -> the newest version
+     * seen, from the watch or a write's answer), the objects their
+     * updates are made from (json_mu) */
+    pthread_mutex_t json_mu;
+    store json[NKINDS];
 };
 
 /* ---- watch events ------------------------------------------------------------ */
@@ -379,10 +381,10 @@ static void on_object(ks_kube_cluster_client *kb, size_t i, ks_refl_event type, 
                          .new_obj = o};
     deliver(kb, &ev);
     if (old) k->free(old);
-    if (k->k == KS_KIND_PVC) pthread_cond_broadcast(&kb->claims_cv);
+    pthread_cond_broadcast(&kb->objects_cv);
 }
 
-static void claim_json_note(ks_kube_cluster_client *kb, ks_refl_event type, const ks_tree *obj);
+static void json_note(ks_kube_cluster_client *kb, size_t ki, ks_refl_event type, const ks_tree *obj);
 
 static void refl_event(void *arg, ks_refl_event type, const ks_tree *obj) {
     kind_ctx *kc = arg;
@@ -393,7 +395,7 @@ static void refl_event(void *arg, ks_refl_event type, const ks_tree *obj) {
     case KS_KIND_NODE: on_node(kb, type, obj); break;
     default: on_object(kb, kc->i, type, obj); break;
     }
-    if (kinds[kc->i].k == KS_KIND_RESOURCE_CLAIM) claim_json_note(kb, type, obj);
+    if (kinds[kc->i].keep_json) json_note(kb, kc->i, type, obj);
     pthread_mutex_unlock(&kb->deliver_mu);
 }
 
@@ -452,7 +454,7 @@ static void kb_stop(void *ctx) {
     pthread_mutex_lock(&kb->deliver_mu);
     kb->fn = NULL;
     kb->stopped = true;
-    pthread_cond_broadcast(&kb->claims_cv);
+    pthread_cond_broadcast(&kb->objects_cv);
     pthread_mutex_unlock(&kb->deliver_mu);
 }
 
@@ -588,17 +590,6 @@ static ks_status *kb_patch(void *ctx, const ks_pod *pod, const ks_status_patch *
     return patch_pod(kb, pod, "status", json_pack("{s:o}", "status", status), "patching the status of");
 }
 
-/* A plugin's PreBind annotations (ks_handle_patch_pod_annotations): one
- * strategic-merge PATCH of the pod's metadata, as a client-go plugin
- * patching its pod would send (a null value removes the key). */
-static ks_status *kb_patch_annotations(void *ctx, const ks_pod *pod, const ks_annotation_patch *m) {
-    ks_kube_cluster_client *kb = ctx;
-    json_t *ann = json_object();
-    for (size_t i = 0; i < m->n; i++)
-        json_object_set_new(ann, m->keys[i], m->values[i] ? json_string(m->values[i]) : json_null());
-    return patch_pod(kb, pod, NULL, json_pack("{s:{s:o}}", "metadata", "annotations", ann), "annotating");
-}
-
 /* upstream util.DeletePod: a plain DELETE; a pod already gone is fine. */
 static ks_status *kb_delete(void *ctx, const ks_pod *pod) {
     ks_kube_cluster_client *kb = ctx;
@@ -641,133 +632,16 @@ static void kb_event(void *ctx, const ks_event_record *ev) {
                            ev->action ? ev->action : "", ev->note ? ev->note : "");
 }
 
-/* ---- volume bindings --------------------------------------------------------- */
+/* ---- object writes (api_calls.h ks_object_write) ------------------------------ */
 
-/* GET the object, let edit change it, PUT it back (409: get again). */
-static ks_status *update_object(ks_kube_cluster_client *kb, const char *path, void (*edit)(json_t *o, const void *arg),
-                                const void *arg) {
-    for (int attempt = 0; attempt < 5; attempt++) {
-        ks_kube_request get = {.method = "GET", .path = path, .idempotent = true};
-        ks_kube_response r = {0};
-        ks_kube_do(kb->client, &get, &r);
-        if (r.code != 200) {
-            ks_status *st = ks_status_new(KS_ERROR, "GET %s: %ld %s", path, r.code, r.error ? r.error : "");
-            ks_kube_response_free(&r);
-            return st;
-        }
-        json_t *o = json_loadb(r.body, r.body_len, 0, NULL);
-        ks_kube_response_free(&r);
-        if (!o) return ks_status_new(KS_ERROR, "GET %s: not JSON", path);
-        edit(o, arg);
-        char *js = json_dumps(o, JSON_COMPACT);
-        json_decref(o);
-        ks_kube_request put = {.method = "PUT", .path = path, .body = js, .body_len = strlen(js)};
-        ks_kube_do(kb->client, &put, &r);
-        free(js);
-        long code = r.code;
-        ks_status *st = code == 200 ? NULL : ks_status_new(KS_ERROR, "PUT %s: %ld %s", path, code, r.error ? r.error : "");
-        ks_kube_response_free(&r);
-        if (code != 409) return st;
-        ks_status_free(st);
-    }
-    return ks_status_new(KS_ERROR, "PUT %s: conflicts", path);
-}
-
-typedef struct claim_ref {
-    const ks_pvc *pvc;
-} claim_ref;
-
-/* upstream BindVolumeToClaim: claimRef and the bound-by-controller
- * annotation on the PV. */
-static void set_claim_ref(json_t *o, const void *arg) {
-    const ks_pvc *pvc = ((const claim_ref *)arg)->pvc;
-    json_t *spec = json_object_get(o, "spec");
-    if (!spec) json_object_set_new(o, "spec", spec = json_object());
-    json_object_set_new(spec, "claimRef",
-                        json_pack("{s:s, s:s, s:s, s:s, s:s?}", "kind", "PersistentVolumeClaim", "apiVersion", "v1",
-                                  "namespace", ks_str(pvc->ns), "name", ks_str(pvc->name), "uid", pvc->uid));
-    json_t *md = json_object_get(o, "metadata");
-    json_t *ann = json_object_get(md, "annotations");
-    if (!ann) json_object_set_new(md, "annotations", ann = json_object());
-    json_object_set_new(ann, "pv.kubernetes.io/bound-by-controller", json_string("yes"));
-}
-
-static void set_selected_node(json_t *o, const void *arg) {
-    const char *node = arg;
-    json_t *md = json_object_get(o, "metadata");
-    json_t *ann = json_object_get(md, "annotations");
-    if (!ann) json_object_set_new(md, "annotations", ann = json_object());
-    json_object_set_new(ann, "volume.kubernetes.io/selected-node", json_string(node));
-}
-
-/* deliver_mu held. */
-static bool claim_bound(ks_kube_cluster_client *kb, const ks_pvc *want) {
-    char key[512];
-    snprintf(key, sizeof(key), "%s/%s", ks_str(want->ns), ks_str(want->name));
-    entry *e = store_find(&kb->stores[kind_index(KS_KIND_PVC)], key, ks_hash_bytes(key, strlen(key)));
-    const ks_pvc *cur = e ? e->obj : NULL;
-    return cur && cur->volume_name && cur->volume_name != ks_intern("");
-}
-
-/* Wait until the PV controller has bound every claim, or limit_s seconds:
- * woken by each claim the watch delivers (on_object), not by polling. */
-static bool wait_claims_bound(ks_kube_cluster_client *kb, const ks_volume_binding *b, size_t n, int64_t limit_s) {
-    struct timespec deadline;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_sec += limit_s;
-    pthread_mutex_lock(&kb->deliver_mu);
-    bool all = false;
-    for (;;) {
-        size_t done = 0;
-        for (size_t i = 0; i < n; i++) done += claim_bound(kb, b[i].pvc);
-        all = done == n;
-        if (all || kb->stopped) break;
-        if (pthread_cond_timedwait(&kb->claims_cv, &kb->deliver_mu, &deadline) == ETIMEDOUT) {
-            done = 0;
-            for (size_t i = 0; i < n; i++) done += claim_bound(kb, b[i].pvc);
-            all = done == n;
-            break;
-        }
-    }
-    pthread_mutex_unlock(&kb->deliver_mu);
-    return all;
-}
-
-/* upstream volumebinding BindPodVolumes: the API updates, then a wait
- * (up to bindTimeoutSeconds) until the PV controller has bound every
- * claim. Upstream polls every second; this wakes on the claim's watch
- * event, so the answer is the same, up to a second sooner. */
-static ks_status *kb_bind_volumes(void *ctx, const ks_pod *pod, const ks_volume_binding *b, size_t n) {
-    ks_kube_cluster_client *kb = ctx;
-    for (size_t i = 0; i < n; i++) {
-        ks_status *st;
-        char *path;
-        if (b[i].pv) {
-            path = object_path("PersistentVolume", NULL, ks_str(b[i].pv->name), NULL);
-            claim_ref cr = {b[i].pvc};
-            st = update_object(kb, path, set_claim_ref, &cr);
-        } else {
-            path = object_path("PersistentVolumeClaim", ks_str(b[i].pvc->ns), ks_str(b[i].pvc->name), NULL);
-            st = update_object(kb, path, set_selected_node, ks_str(b[i].selected_node));
-        }
-        free(path);
-        if (st) return st;
-    }
-    if (wait_claims_bound(kb, b, n, kb->bind_timeout_s > 0 ? kb->bind_timeout_s : 600)) return NULL;
-    char buf[300];
-    return ks_status_new(KS_ERROR, "binding volumes: timed out waiting for the condition (pod %s)",
-                          ks_pod_fullname(pod, buf, sizeof(buf)));
-}
-
-/* ---- resource claims (DynamicResources) ------------------------------------- */
-
-/* The claim writes kube-scheduler v1.34.1's DynamicResources plugin makes
- * (bindClaim in PreBind, Unreserve, PostFilter), call for call. Status
- * updates are PUTs of the whole object, so the backend keeps every
- * claim's JSON as the API server last showed it: the plugin's version is
- * that text, or, when the plugin holds another resourceVersion, that text
- * under the plugin's version (the API server then answers as it would to
- * upstream's copy: a conflict unless it is current). */
+/* A plugin's write of one object, by kind name through the kind table:
+ * a PATCH of the body it builds, or upstream's RetryOnConflict update (the
+ * object from the client's copy, under the writer's resourceVersion, or
+ * read; edited by the writer; PUT; a 409 reads the newest and edits that),
+ * or a wait for the watch to show what the writer waits for. Kinds whose
+ * writes PUT whole objects from the client's copy (keep_json) are kept as
+ * the API server last showed them: a decoded object would lose the fields
+ * ksched does not read. */
 
 /* resourceVersions are etcd revisions; -1 when not a number. */
 static long long rv_num(const char *rv) {
@@ -781,68 +655,71 @@ static const char *json_rv(json_t *o) {
     return json_string_value(json_object_get(json_object_get(o, "metadata"), "resourceVersion"));
 }
 
-/* A claim's JSON text and its resourceVersion. */
-typedef struct claim_text {
+/* An object's JSON text and its resourceVersion. */
+typedef struct json_text {
     long long rv;
     char *text;
-} claim_text;
+} json_text;
 
-static void claim_text_free(void *p) {
-    claim_text *t = p;
+static void json_text_free(void *p) {
+    json_text *t = p;
     if (t) free(t->text);
     free(t);
 }
 
-/* Keep text as the claim's JSON unless a newer version is already kept
+/* Keep text as the object's JSON unless a newer version is already kept
  * (a write's answer can arrive before the watch shows it). A write's
- * answer (known_only) only replaces a claim the watch shows: one deleted
- * meanwhile stays gone. Takes text. */
-static void claim_json_keep(ks_kube_cluster_client *kb, const char *key, char *text, const char *rv, bool known_only) {
+ * answer (known_only) only replaces an object the watch shows: one
+ * deleted meanwhile stays gone. Takes text. */
+static void json_keep(ks_kube_cluster_client *kb, size_t ki, const char *key, char *text, const char *rv,
+                      bool known_only) {
     long long got = rv_num(rv);
-    pthread_mutex_lock(&kb->claims_mu);
-    entry *e = store_find(&kb->claim_json, key, ks_hash_bytes(key, strlen(key)));
-    claim_text *cur = e ? e->obj : NULL;
+    pthread_mutex_lock(&kb->json_mu);
+    entry *e = store_find(&kb->json[ki], key, ks_hash_bytes(key, strlen(key)));
+    json_text *cur = e ? e->obj : NULL;
     if ((!cur && known_only) || (cur && cur->rv >= 0 && got >= 0 && got < cur->rv)) {
-        pthread_mutex_unlock(&kb->claims_mu);
+        pthread_mutex_unlock(&kb->json_mu);
         free(text);
         return;
     }
-    claim_text *t = ks_xcalloc(1, sizeof(*t));
+    json_text *t = ks_xcalloc(1, sizeof(*t));
     t->rv = got;
     t->text = text;
-    claim_text_free(store_put(&kb->claim_json, key, t));
-    pthread_mutex_unlock(&kb->claims_mu);
+    json_text_free(store_put(&kb->json[ki], key, t));
+    pthread_mutex_unlock(&kb->json_mu);
 }
 
-static void claim_json_note(ks_kube_cluster_client *kb, ks_refl_event type, const ks_tree *obj) {
+static void json_note(ks_kube_cluster_client *kb, size_t ki, ks_refl_event type, const ks_tree *obj) {
     char key[512];
     obj_key(obj, key, sizeof(key));
     if (type == KS_REFL_DELETED) {
-        pthread_mutex_lock(&kb->claims_mu);
-        claim_text_free(store_del(&kb->claim_json, key));
-        pthread_mutex_unlock(&kb->claims_mu);
+        pthread_mutex_lock(&kb->json_mu);
+        json_text_free(store_del(&kb->json[ki], key));
+        pthread_mutex_unlock(&kb->json_mu);
         return;
     }
     const ks_tree *rv = kt_get(kt_get(obj, "metadata"), "resourceVersion");
-    claim_json_keep(kb, key, kt_to_json(obj, 0), rv && rv->type == KT_STRING ? rv->text : NULL, false);
+    json_keep(kb, ki, key, kt_to_json(obj, 0), rv && rv->type == KT_STRING ? rv->text : NULL, false);
 }
 
-static char *claim_path(const ks_resource_claim *c, bool status) {
-    return object_path("ResourceClaim", ks_str(c->ns), ks_str(c->name), status ? "status" : NULL);
+static void write_key(const ks_object_write *w, char *buf, size_t n) {
+    snprintf(buf, n, "%s/%s", w->ns ? w->ns : "", w->name);
 }
 
-/* The plugin's version of the claim as an object to send (NULL: not known). */
-static json_t *claim_object(ks_kube_cluster_client *kb, const ks_resource_claim *c) {
+/* The client's copy of the object under the writer's resourceVersion
+ * (NULL: not kept). */
+static json_t *kept_object(ks_kube_cluster_client *kb, size_t ki, const ks_object_write *w) {
+    if (!kinds[ki].keep_json) return NULL;
     char key[512];
-    snprintf(key, sizeof(key), "%s/%s", ks_str(c->ns), ks_str(c->name));
-    pthread_mutex_lock(&kb->claims_mu);
-    entry *e = store_find(&kb->claim_json, key, ks_hash_bytes(key, strlen(key)));
-    json_t *o = e ? json_loads(((claim_text *)e->obj)->text, 0, NULL) : NULL;
-    pthread_mutex_unlock(&kb->claims_mu);
+    write_key(w, key, sizeof(key));
+    pthread_mutex_lock(&kb->json_mu);
+    entry *e = store_find(&kb->json[ki], key, ks_hash_bytes(key, strlen(key)));
+    json_t *o = e ? json_loads(((json_text *)e->obj)->text, 0, NULL) : NULL;
+    pthread_mutex_unlock(&kb->json_mu);
     if (!o) return NULL;
     const char *rv = json_rv(o);
-    if (c->resource_version && (!rv || strcmp(rv, c->resource_version) != 0))
-        json_object_set_new(json_object_get(o, "metadata"), "resourceVersion", json_string(c->resource_version));
+    if (w->resource_version && (!rv || strcmp(rv, w->resource_version) != 0))
+        json_object_set_new(json_object_get(o, "metadata"), "resourceVersion", json_string(w->resource_version));
     return o;
 }
 
@@ -860,16 +737,18 @@ static char *call_error(const ks_kube_response *r) {
     return ks_xstrdup(r->error ? r->error : "no answer from the API server");
 }
 
-/* One call with a JSON body; the answer's object on 200 (*code set). */
-static json_t *claim_call(ks_kube_cluster_client *kb, const char *method, const char *path, const char *ctype, json_t *body,
-                          long *code, char **err) {
+/* One request with a JSON body; the answer's object on 200 (*code set;
+ * else NULL and *err). */
+static json_t *object_call(ks_kube_cluster_client *kb, const char *method, const char *path, const char *ctype,
+                           json_t *body, long *code, char **err) {
     char *js = body ? json_dumps(body, JSON_COMPACT) : NULL;
     ks_kube_request req = {.method = method,
                            .path = path,
                            .content_type = ctype,
                            .body = js,
                            .body_len = js ? strlen(js) : 0,
-                           .idempotent = !strcmp(method, "GET")};
+                           /* a patch says what to set: sent again, the same */
+                           .idempotent = !strcmp(method, "GET") || !strcmp(method, "PATCH")};
     ks_kube_response r = {0};
     ks_kube_do(kb->client, &req, &r);
     free(js);
@@ -879,126 +758,63 @@ static json_t *claim_call(ks_kube_cluster_client *kb, const char *method, const 
     if (r.code == 200 && !o) *code = -1;
     ks_kube_response_free(&r);
     pthread_mutex_lock(&kb->mu);
-    kb->stats.claim_writes += strcmp(method, "GET") != 0;
+    kb->stats.object_writes += strcmp(method, "GET") != 0;
     pthread_mutex_unlock(&kb->mu);
     return o;
 }
 
-static json_t *str_list(const char *const *v, uint32_t n) {
-    json_t *a = json_array();
-    for (uint32_t i = 0; i < n; i++) json_array_append_new(a, json_string(v[i]));
-    return a;
+static const char *noun_of(const ks_object_write *w, char *buf, size_t n) {
+    if (w->noun) return w->noun;
+    snprintf(buf, n, "%s %s%s%s", w->kind, w->ns ? w->ns : "", w->ns ? "/" : "", w->name);
+    return buf;
 }
 
-static json_t *requirements_json(const ks_requirement *r, uint32_t n) {
-    static const char *const ops[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
-    json_t *a = json_array();
-    for (uint32_t i = 0; i < n; i++) {
-        json_t *x = json_pack("{s:s, s:s}", "key", ks_str(r[i].key), "operator", ops[r[i].op]);
-        if (r[i].nvalues) {
-            json_t *vals = json_array();
-            for (uint32_t k = 0; k < r[i].nvalues; k++) json_array_append_new(vals, json_string(ks_str(r[i].values[k])));
-            json_object_set_new(x, "values", vals);
-        }
-        json_array_append_new(a, x);
-    }
-    return a;
-}
-
-/* status.allocation as the allocator's result serializes (v1). */
-static json_t *allocation_json(const ks_allocation_result *al) {
-    json_t *results = json_array();
-    for (uint32_t i = 0; i < al->nresults; i++) {
-        const ks_device_result *d = &al->results[i];
-        json_t *x = json_pack("{s:s, s:s, s:s, s:s}", "request", d->request, "driver", d->driver, "pool", d->pool,
-                              "device", d->device);
-        if (d->has_admin_access) json_object_set_new(x, "adminAccess", json_boolean(d->admin_access));
-        if (d->share_id) json_object_set_new(x, "shareID", json_string(d->share_id));
-        if (d->nconsumed) {
-            json_t *cc = json_object();
-            for (uint32_t k = 0; k < d->nconsumed; k++) {
-                char q[64];
-                ks_quantity_format(&d->consumed[k].q, q, sizeof q);
-                json_object_set_new(cc, d->consumed[k].name, json_string(q));
-            }
-            json_object_set_new(x, "consumedCapacity", cc);
-        }
-        json_array_append_new(results, x);
-    }
-    json_t *devices = json_pack("{s:o}", "results", results);
-    if (al->nconfig) {
-        json_t *cfg = json_array();
-        for (uint32_t i = 0; i < al->nconfig; i++) {
-            const ks_device_config *dc = &al->config[i];
-            json_t *x = json_pack("{s:s}", "source", dc->from_class ? "FromClass" : "FromClaim");
-            if (dc->nrequests) json_object_set_new(x, "requests", str_list(dc->requests, dc->nrequests));
-            json_t *op = json_pack("{s:s}", "driver", dc->driver ? dc->driver : "");
-            if (dc->parameters) {
-                char *t = kt_to_json(dc->parameters, 0);
-                json_t *pj = t ? json_loads(t, JSON_DECODE_ANY, NULL) : NULL;
-                free(t);
-                if (pj) json_object_set_new(op, "parameters", pj);
-            }
-            json_object_set_new(x, "opaque", op);
-            json_array_append_new(cfg, x);
-        }
-        json_object_set_new(devices, "config", cfg);
-    }
-    json_t *a = json_pack("{s:o}", "devices", devices);
-    if (al->has_node_selector) {
-        json_t *terms = json_array();
-        for (uint32_t i = 0; i < al->node_selector.nterms; i++) {
-            const ks_node_selector_term *t = &al->node_selector.terms[i];
-            json_t *x = json_object();
-            if (t->nexpr) json_object_set_new(x, "matchExpressions", requirements_json(t->exprs, t->nexpr));
-            if (t->nfields) json_object_set_new(x, "matchFields", requirements_json(t->fields, t->nfields));
-            json_array_append_new(terms, x);
-        }
-        json_object_set_new(a, "nodeSelector", json_pack("{s:o}", "nodeSelectorTerms", terms));
-    }
-    return a;
-}
-
-static json_t *status_of(json_t *o) {
-    json_t *st = json_object_get(o, "status");
-    if (!json_is_object(st)) json_object_set_new(o, "status", st = json_object());
+/* "<action> <noun>: <err>", or err alone without an action (takes err). */
+static ks_status *write_failed(const ks_object_write *w, const char *action, char *err) {
+    char noun[600];
+    ks_status *st = action ? ks_status_new(KS_ERROR, "%s %s: %s", action, noun_of(w, noun, sizeof(noun)), err)
+                           : ks_status_new(KS_ERROR, "%s", err);
+    free(err);
     return st;
 }
 
-/* The claim the API server answered, decoded (NULL when it cannot be). */
-static ks_resource_claim *claim_decode(json_t *o) {
+/* A write's answer: kept (keep_json), decoded for the writer. */
+static void answered(ks_kube_cluster_client *kb, size_t ki, const ks_object_write *w, json_t *o) {
     char *js = json_dumps(o, JSON_COMPACT);
-    ks_arena *a = ks_arena_new(4096);
-    ks_tree **docs = NULL;
-    uint32_t ndocs = 0;
-    char *perr = NULL;
-    ks_resource_claim *c = NULL;
-    if (kt_parse(a, "ResourceClaim", js, strlen(js), &docs, &ndocs, &perr) && ndocs == 1) {
-        ks_errors errs;
-        ks_errors_init(&errs);
-        ks_decode_ctx dc = {.errs = &errs};
-        c = ks_decode_resource_claim(docs[0], &dc);
-        ks_errors_free(&errs);
+    if (kinds[ki].keep_json) {
+        char key[512];
+        write_key(w, key, sizeof(key));
+        json_keep(kb, ki, key, ks_xstrdup(js), json_rv(o), true);
     }
-    free(perr);
-    ks_arena_free(a);
+    if (w->written) {
+        ks_arena *a = ks_arena_new(4096);
+        ks_tree **docs = NULL;
+        uint32_t ndocs = 0;
+        char *perr = NULL;
+        if (kt_parse(a, kinds[ki].kind, js, strlen(js), &docs, &ndocs, &perr) && ndocs == 1)
+            *w->written = decode(kb, &kinds[ki], docs[0]);
+        free(perr);
+        ks_arena_free(a);
+    }
     free(js);
-    return c;
 }
 
-/* Remember a claim as a write's answer shows it. */
-static void claim_json_answer(ks_kube_cluster_client *kb, const ks_resource_claim *c, json_t *o) {
-    char key[512];
-    snprintf(key, sizeof(key), "%s/%s", ks_str(c->ns), ks_str(c->name));
-    claim_json_keep(kb, key, json_dumps(o, JSON_COMPACT), json_rv(o), true);
-}
+static const char *const patch_types[] = {
+    [KS_WRITE_MERGE_PATCH] = "application/merge-patch+json",
+    [KS_WRITE_STRATEGIC_PATCH] = "application/strategic-merge-patch+json",
+    [KS_WRITE_JSON_PATCH] = "application/json-patch+json",
+};
 
-static bool has_finalizer(json_t *o) {
-    json_t *f = json_object_get(json_object_get(o, "metadata"), "finalizers");
-    size_t i;
-    json_t *v;
-    json_array_foreach(f, i, v) if (!strcmp(json_string_value(v) ? json_string_value(v) : "", KS_DRA_FINALIZER)) return true;
-    return false;
+static ks_status *write_patch(ks_kube_cluster_client *kb, size_t ki, const ks_object_write *w, const char *path) {
+    json_t *body = w->patch(w);
+    long code = 0;
+    char *err = NULL;
+    json_t *o = object_call(kb, "PATCH", path, patch_types[w->verb], body, &code, &err);
+    json_decref(body);
+    if (!o) return write_failed(w, w->action, err);
+    answered(kb, ki, w, o);
+    json_decref(o);
+    return NULL;
 }
 
 /* client-go's retry.DefaultRetry between attempts: 10ms, jitter 0.1
@@ -1013,130 +829,97 @@ static void retry_pause(void) {
     nanosleep(&ts, NULL);
 }
 
-/* upstream bindClaim's retry.RetryOnConflict loop: 5 attempts, a 409 on
- * either update gets the claim again; the checks before each attempt and
- * the error texts are upstream's. */
-static ks_status *claim_reserve(ks_kube_cluster_client *kb, const ks_claim_update *u, ks_resource_claim **updated) {
-    const ks_resource_claim *c = u->claim;
-    char ref[600];
-    snprintf(ref, sizeof(ref), "%s/%s", ks_str(c->ns), ks_str(c->name));
-    char *path = claim_path(c, false), *spath = claim_path(c, true);
-    json_t *o = claim_object(kb, c);
+/* upstream retry.RetryOnConflict around Get/Update: 5 attempts, a 409
+ * gets the object again; the edit decides on each version. */
+static ks_status *write_update(ks_kube_cluster_client *kb, size_t ki, const ks_object_write *w, const char *path) {
+    char *get = object_path(w->kind, w->ns, w->name, NULL);
+    json_t *o = kept_object(kb, ki, w);
     bool refresh = o == NULL;
-    char *err = NULL;
+    ks_status *st = NULL;
     for (int attempt = 0; attempt < 5; attempt++) {
-        free(err);
-        err = NULL;
+        ks_status_free(st);
+        st = NULL;
         long code = 0;
-        char *cerr = NULL;
+        char *err = NULL;
         if (attempt) retry_pause();
         if (refresh) {
             json_decref(o);
-            o = claim_call(kb, "GET", path, NULL, NULL, &code, &cerr);
+            o = object_call(kb, "GET", get, NULL, NULL, &code, &err);
             if (!o) {
-                err = ks_xasprintf("get updated claim %s after conflict: %s", ref, cerr);
-                free(cerr);
+                char noun[600];
+                /* upstream's words for its Get after a conflict */
+                st = attempt ? ks_status_new(KS_ERROR, "get updated %s after conflict: %s", noun_of(w, noun, sizeof(noun)), err)
+                             : ks_status_new(KS_ERROR, "get %s: %s", noun_of(w, noun, sizeof(noun)), err);
+                free(err);
                 break;
             }
-            ks_infof(5, "retrying update after conflict claim=%s", ref);
+            if (attempt) ks_infof(5, "retrying update after conflict %s=%s/%s", w->kind, w->ns ? w->ns : "", w->name);
         }
         refresh = true;
-        json_t *md = json_object_get(o, "metadata");
-        if (json_object_get(md, "deletionTimestamp") && !json_is_null(json_object_get(md, "deletionTimestamp"))) {
-            err = ks_xasprintf("claim %s got deleted in the meantime", ref);
-            break;
-        }
-        if (u->allocation) {
-            json_t *cur = json_object_get(json_object_get(o, "status"), "allocation");
-            if (cur && !json_is_null(cur)) {
-                err = ks_xasprintf("claim %s got allocated elsewhere in the meantime", ref);
-                break;
-            }
-            if (!has_finalizer(o)) {
-                json_t *f = json_object_get(md, "finalizers");
-                if (!json_is_array(f)) json_object_set_new(md, "finalizers", f = json_array());
-                json_array_append_new(f, json_string(KS_DRA_FINALIZER));
-                json_t *nw = claim_call(kb, "PUT", path, NULL, o, &code, &cerr);
-                if (!nw) {
-                    err = ks_xasprintf("add finalizer to claim %s: %s", ref, cerr);
-                    free(cerr);
-                    if (code == 409) continue;
-                    break;
-                }
-                json_decref(o);
-                o = nw;
-                claim_json_answer(kb, c, o);
-            }
-            json_object_set_new(status_of(o), "allocation", allocation_json(u->allocation));
-        }
-        json_t *st = status_of(o), *rf = json_object_get(st, "reservedFor");
-        if (!json_is_array(rf)) json_object_set_new(st, "reservedFor", rf = json_array());
-        json_array_append_new(rf, json_pack("{s:s, s:s, s:s}", "resource", "pods", "name", ks_str(u->pod->name), "uid",
-                                            u->pod->uid ? u->pod->uid : ""));
-        json_t *nw = claim_call(kb, "PUT", spath, NULL, o, &code, &cerr);
+        st = w->edit(o, w);
+        if (st) break;
+        json_t *nw = object_call(kb, "PUT", path, NULL, o, &code, &err);
         if (!nw) {
-            err = ks_xasprintf("%s to claim %s: %s", u->allocation ? "add allocation and reservation" : "add reservation",
-                        ref, cerr);
-            free(cerr);
+            st = write_failed(w, w->action, err);
             if (code == 409) continue;
             break;
         }
-        json_decref(o);
-        o = nw;
-        claim_json_answer(kb, c, o);
-        if (updated) *updated = claim_decode(o);
+        answered(kb, ki, w, nw);
+        json_decref(nw);
         break;
     }
     json_decref(o);
-    free(path);
-    free(spath);
-    ks_status *st = err ? ks_status_new(KS_ERROR, "%s", err) : NULL;
-    free(err);
+    free(get);
+    /* the edit found nothing to change: no request, done */
+    if (ks_status_code(st) == KS_SKIP) {
+        ks_status_free(st);
+        st = NULL;
+    }
     return st;
 }
 
-static ks_status *kb_update_claim(void *ctx, const ks_claim_update *u, ks_resource_claim **updated) {
-    ks_kube_cluster_client *kb = ctx;
-    const ks_resource_claim *c = u->claim;
-    if (updated) *updated = NULL;
-    if (u->op == KS_CLAIM_RESERVE) return claim_reserve(kb, u, updated);
-    long code = 0;
-    char *err = NULL;
-    json_t *ans = NULL;
-    if (u->op == KS_CLAIM_UNRESERVE) {
-        /* a strategic merge patch: no need for the latest version */
-        char *path = claim_path(c, true);
-        json_t *patch = json_pack("{s:{s:s}, s:{s:[{s:s, s:s}]}}", "metadata", "uid", c->uid ? c->uid : "", "status",
-                                  "reservedFor", "$patch", "delete", "uid", u->pod && u->pod->uid ? u->pod->uid : "");
-        ans = claim_call(kb, "PATCH", path, "application/strategic-merge-patch+json", patch, &code, &err);
-        json_decref(patch);
-        free(path);
-    } else {
-        /* PostFilter: the plugin's version without reservation and allocation */
-        json_t *o = claim_object(kb, c);
-        if (!o) {
-            char ref[600];
-            snprintf(ref, sizeof(ref), "%s/%s", ks_str(c->ns), ks_str(c->name));
-            return ks_status_new(KS_ERROR, "resourceclaim %s: not in the backend's cache", ref);
+/* Wait until the watch shows what the writer waits for, or the timeout:
+ * woken by every object the watch delivers (on_object), not by polling. */
+static ks_status *write_await(ks_kube_cluster_client *kb, size_t ki, const ks_object_write *w) {
+    const kind_def *k = &kinds[ki];
+    if (k->k == KS_KIND_POD || k->k == KS_KIND_NODE)
+        return ks_status_new(KS_ERROR, "waiting on a %s is not supported", k->kind);
+    char key[512];
+    write_key(w, key, sizeof(key));
+    uint64_t h = ks_hash_bytes(key, strlen(key));
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    int64_t ns = (int64_t)deadline.tv_nsec + (w->timeout_ms % 1000) * 1000000;
+    deadline.tv_sec += w->timeout_ms / 1000 + ns / 1000000000;
+    deadline.tv_nsec = ns % 1000000000;
+    pthread_mutex_lock(&kb->deliver_mu);
+    bool done = false;
+    for (;;) {
+        entry *e = store_find(&kb->stores[ki], key, h);
+        done = w->until(e ? e->obj : NULL, w);
+        if (done || kb->stopped) break;
+        if (pthread_cond_timedwait(&kb->objects_cv, &kb->deliver_mu, &deadline) == ETIMEDOUT) {
+            e = store_find(&kb->stores[ki], key, h);
+            done = w->until(e ? e->obj : NULL, w);
+            break;
         }
-        json_t *st = status_of(o);
-        json_object_del(st, "reservedFor");
-        json_object_del(st, "allocation");
-        json_object_del(st, "devices");
-        char *path = claim_path(c, true);
-        ans = claim_call(kb, "PUT", path, NULL, o, &code, &err);
-        json_decref(o);
-        free(path);
     }
-    if (!ans) {
-        ks_status *st = ks_status_new(KS_ERROR, "%s", err);
-        free(err);
-        return st;
-    }
-    /* upstream does not assume these: the watch brings them */
-    claim_json_answer(kb, c, ans);
-    json_decref(ans);
-    return NULL;
+    pthread_mutex_unlock(&kb->deliver_mu);
+    return done ? NULL : write_failed(w, w->action, ks_xstrdup("timed out waiting for the condition"));
+}
+
+static ks_status *kb_write(ks_kube_cluster_client *kb, const ks_object_write *w) {
+    if (w->written) *w->written = NULL;
+    /* a cluster's controller makes it */
+    if (w->controller) return NULL;
+    const kind_def *k = kind_named(w->kind);
+    if (!k) return ks_status_new(KS_ERROR, "writing %s %s: not a kind the client knows", w->kind, w->name);
+    size_t ki = (size_t)(k - kinds);
+    if (w->verb == KS_WRITE_AWAIT) return write_await(kb, ki, w);
+    char *path = object_path(w->kind, w->ns, w->name, w->subresource);
+    ks_status *st = w->verb == KS_WRITE_UPDATE ? write_update(kb, ki, w, path) : write_patch(kb, ki, w, path);
+    free(path);
+    return st;
 }
 
 /* ---- lifetime ---------------------------------------------------------------- */
@@ -1148,9 +931,7 @@ static ks_status *kb_execute(void *ctx, const ks_api_call *c) {
     case KS_CALL_STATUS_PATCH: return kb_patch(ctx, c->pod, c->patch);
     case KS_CALL_DELETE: return kb_delete(ctx, c->pod);
     case KS_CALL_EVENT: kb_event(ctx, c->event); return NULL;
-    case KS_CALL_VOLUME_BINDING: return kb_bind_volumes(ctx, c->pod, c->volumes, c->nvolumes);
-    case KS_CALL_CLAIM_UPDATE: return kb_update_claim(ctx, c->claim, c->claim_written);
-    case KS_CALL_POD_ANNOTATIONS: return kb_patch_annotations(ctx, c->pod, c->annotations);
+    case KS_CALL_OBJECT_WRITE: return kb_write(ctx, c->write);
     default: return ks_status_new(KS_ERROR, "unknown API call %d", (int)c->type);
     }
 }
@@ -1159,22 +940,23 @@ ks_kube_cluster_client *ks_kube_cluster_client_new(const ks_kube_cluster_client_
     ks_kube_cluster_client *kb = ks_xcalloc(1, sizeof(*kb));
     kb->client = o->client;
     kb->events = o->events;
-    kb->bind_timeout_s = o->bind_timeout_s;
     kb->watch_pod_groups = o->watch_pod_groups;
     kb->watch_dra = o->watch_dra;
     kb->watch_device_taint_rules = o->watch_dra && o->watch_device_taint_rules;
-    pthread_mutex_init(&kb->claims_mu, NULL);
-    ks_map_init(&kb->claim_json.by_hash);
+    pthread_mutex_init(&kb->json_mu, NULL);
     pthread_mutex_init(&kb->mu, NULL);
     pthread_mutex_init(&kb->deliver_mu, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&kb->claims_cv, &ca);
+    pthread_cond_init(&kb->objects_cv, &ca);
     pthread_condattr_destroy(&ca);
     ks_map_init(&kb->pods);
     ks_map_init(&kb->nodes);
-    for (size_t i = 0; i < NKINDS; i++) ks_map_init(&kb->stores[i].by_hash);
+    for (size_t i = 0; i < NKINDS; i++) {
+        ks_map_init(&kb->stores[i].by_hash);
+        ks_map_init(&kb->json[i].by_hash);
+    }
     kb->iface = (ks_cluster_client){.ctx = kb,
                                     .start = kb_start,
                                     .stop = kb_stop,
@@ -1194,11 +976,11 @@ void ks_kube_cluster_client_free(ks_kube_cluster_client *kb) {
     ks_map_free(&kb->pods);
     ks_map_free(&kb->nodes);
     for (size_t i = 0; i < NKINDS; i++) store_free(&kb->stores[i], kinds[i].free);
-    store_free(&kb->claim_json, claim_text_free);
-    pthread_mutex_destroy(&kb->claims_mu);
+    for (size_t i = 0; i < NKINDS; i++) store_free(&kb->json[i], json_text_free);
+    pthread_mutex_destroy(&kb->json_mu);
     pthread_mutex_destroy(&kb->mu);
     pthread_mutex_destroy(&kb->deliver_mu);
-    pthread_cond_destroy(&kb->claims_cv);
+    pthread_cond_destroy(&kb->objects_cv);
     free(kb);
 }
 

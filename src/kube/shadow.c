@@ -265,16 +265,15 @@ ks_shadow *ks_shadow_new(const ks_shadow_options *o) {
     sh->report = o->report;
     pthread_mutex_init(&sh->mu, NULL);
     ks_map_init(&sh->nominated);
-    /* No volume bindings, claim updates or plugins' pod annotations: the
-     * plugins keep their assumptions, which the real objects then replace. */
+    /* No plugins' object writes (volume bindings, claim updates, pod
+     * annotations): the plugins keep their assumptions, which the real
+     * objects then replace. */
     sh->iface = (ks_cluster_client){.ctx = sh,
                              .start = sh_start,
                              .stop = sh_stop,
                              .synced = sh_synced,
                              .execute = sh_execute,
-                             .executes = KS_CALLS_ALL & ~(KS_CALL_BIT(KS_CALL_VOLUME_BINDING) |
-                                                          KS_CALL_BIT(KS_CALL_CLAIM_UPDATE) |
-                                                          KS_CALL_BIT(KS_CALL_POD_ANNOTATIONS))};
+                             .executes = KS_CALLS_ALL & ~KS_CALL_BIT(KS_CALL_OBJECT_WRITE)};
     sh->obs = (ks_observer){.ctx = sh, .on_attempt = on_attempt};
     ks_metric_vec *v = ks_metrics_counter(ks_metrics_default(), "ksched_shadow_decisions_total",
                                           "Pods another scheduler bound while ksched ran in shadow mode, by "

@@ -240,8 +240,7 @@ ks_scheduler *ks_scheduler_new(const ks_scheduler_options *o, char **err) {
                             .responsible = env_responsible,
                             .list_pods = env_list_pods,
                             .now = env_now,
-                            .api_call = env_api_call,
-                            .api_calls = s->backend->executes};
+                            .api_call = env_api_call};
     /* Without a preemptVerb preemption never reaches the extenders. */
     if (ks_extenders_support_preemption(s->exts, s->nexts)) env.preempt_extenders = env_preempt_extenders;
     s->fws = ks_xcalloc(s->cfg->nprofiles ? s->cfg->nprofiles : 1, sizeof(*s->fws));

@@ -25,9 +25,10 @@ struct ks_memory_client {
     ks_map index;
     uint32_t *dead;
     size_t ndead, dead_cap;
-    /* claim ns/name -> position in c->resource_claims + 1, a hint checked
-     * on use (claims come and go through add_object/remove_object) */
-    ks_map claim_pos;
+    /* (kind, ns, name) -> position in the kind's vector + 1, for object
+     * writes: a hint checked on use (objects come and go through
+     * add_object/remove_object) */
+    ks_map write_pos;
     ks_recorded_event *events;
     size_t nevents, events_cap;
     ks_memory_client_stats stats;
@@ -226,40 +227,6 @@ static ks_status *mb_patch(void *ctx, const ks_pod *pod, const ks_status_patch *
     return NULL;
 }
 
-/* A plugin's PreBind annotations: the stored pod gets them (kept sorted
- * by key; a NULL value removes the key), as the API server would. */
-static ks_status *mb_patch_annotations(void *ctx, const ks_pod *pod, const ks_annotation_patch *m) {
-    ks_memory_client *mb = ctx;
-    pthread_mutex_lock(&mb->mu);
-    mb->stats.annotation_patches++;
-    int pos = pod_pos(mb, pod->key);
-    if (pos < 0) {
-        pthread_mutex_unlock(&mb->mu);
-        return not_found(pod);
-    }
-    const ks_pod *cur = mb->c->pods.v[pos];
-    size_t room = (cur->annotations.n + m->n) * sizeof(ks_annotation) + 64;
-    for (size_t i = 0; i < m->n; i++) room += m->values[i] ? strlen(m->values[i]) + 1 : 0;
-    ks_pod *np = ks_pod_clone_room(cur, room);
-    ks_annotations a = {0, ks_arena_calloc(np->arena, cur->annotations.n + m->n, sizeof(ks_annotation))};
-    for (uint32_t i = 0; i < cur->annotations.n; i++) a.kv[a.n++] = cur->annotations.kv[i];
-    for (size_t i = 0; i < m->n; i++) {
-        ks_id key = ks_intern(m->keys[i]);
-        uint32_t j = 0;
-        while (j < a.n && a.kv[j].key != key) j++;
-        if (!m->values[i]) {
-            if (j < a.n) a.kv[j] = a.kv[--a.n];
-            continue;
-        }
-        if (j == a.n) a.n++;
-        a.kv[j] = (ks_annotation){key, ks_arena_strdup(np->arena, m->values[i])};
-    }
-    ks_annotations_sort(&a);
-    np->annotations = a;
-    update_pod(mb, pos, np);
-    return NULL;
-}
-
 static ks_pod *take_pod(ks_memory_client *mb, uint64_t key) {
     int pos = pod_pos(mb, key);
     if (pos < 0) return NULL;
@@ -321,196 +288,106 @@ static void mb_event(void *ctx, const ks_event_record *ev) {
     pthread_mutex_unlock(&mb->mu);
 }
 
-/* ---- volume bindings ------------------------------------------------------ */
+/* ---- object writes ------------------------------------------------------- */
 
-/* A copy of a label set with key set to value (kept sorted). */
-static ks_labels labels_with(ks_arena *a, const ks_labels *in, const char *key, const char *value) {
-    ks_id k = ks_intern(key), v = ks_intern(value);
-    ks_labels out = {0, ks_arena_calloc(a, in->n + 1, sizeof(ks_label))};
-    for (uint32_t i = 0; i < in->n; i++)
-        if (in->kv[i].key != k) out.kv[out.n++] = in->kv[i];
-    out.kv[out.n++] = (ks_label){k, v};
-    ks_labels_sort(&out);
-    return out;
+/* A plugin's write (api_calls.h ks_object_write): the stored object's new
+ * version is what the plugin's apply makes of it, as the API server's
+ * answer would show it, and the watchers see the update. The in-memory
+ * cluster runs no controllers: a write a controller makes in a cluster
+ * (w->controller) is applied here, and an await has nothing to wait for. */
+
+static ks_status *write_not_found(const ks_object_write *w, const char *resource) {
+    char msg[600];
+    snprintf(msg, sizeof(msg), "%s \"%s\" not found", resource, w->name);
+    if (!w->action) return ks_status_new(KS_ERROR, "%s", msg);
+    if (w->noun) return ks_status_new(KS_ERROR, "%s %s: %s", w->action, w->noun, msg);
+    return ks_status_new(KS_ERROR, "%s %s %s%s%s: %s", w->action, w->kind, w->ns ? w->ns : "", w->ns ? "/" : "",
+                         w->name, msg);
 }
 
-static void pv_unref(void *p) {
-    ks_pv *o = p;
-    KS_OBJECT_UNREF(o);
-}
-
-static void pvc_unref(void *p) {
-    ks_pvc *o = p;
-    KS_OBJECT_UNREF(o);
-}
-
-/* New versions of a PV and a claim: the objects are immutable, the copies
- * live in arenas of their own and keep the original (whose arena their
- * fields point into) and the source document alive. */
-static ks_pv *pv_copy(ks_pv *o) {
-    ks_arena *a = ks_arena_new(512);
-    ks_pv *n = ks_arena_alloc(a, sizeof(*n));
-    *n = *o;
-    n->arena = a;
-    atomic_init(&n->refs, 0);
-    n->base = KS_OBJECT_REF(o);
-    n->base_unref = pv_unref;
-    n->doc = o->doc ? ks_docref_ref(o->doc) : NULL;
-    return n;
-}
-
-static ks_pvc *pvc_copy(ks_pvc *o) {
-    ks_arena *a = ks_arena_new(512);
-    ks_pvc *n = ks_arena_alloc(a, sizeof(*n));
-    *n = *o;
-    n->arena = a;
-    atomic_init(&n->refs, 0);
-    n->base = KS_OBJECT_REF(o);
-    n->base_unref = pvc_unref;
-    n->doc = o->doc ? ks_docref_ref(o->doc) : NULL;
-    return n;
-}
-
-static int find_pv(const ks_cluster *c, const ks_pv *pv) {
-    for (uint32_t i = 0; i < c->pvs.n; i++)
-        if (c->pvs.v[i]->name == pv->name) return (int)i;
-    return -1;
-}
-
-static int find_pvc(const ks_cluster *c, const ks_pvc *pvc) {
-    for (uint32_t i = 0; i < c->pvcs.n; i++)
-        if (c->pvcs.v[i]->name == pvc->name && c->pvcs.v[i]->ns == pvc->ns) return (int)i;
-    return -1;
-}
-
-/* What the API updates and then the PV controller do: a static binding
- * leaves the PV Bound to the claim and the claim Bound to the PV
- * (bind-completed); a claim to provision gets the selected node, and stays
- * so, since no provisioner runs here. */
-static ks_status *mb_bind_volumes(void *ctx, const ks_pod *pod, const ks_volume_binding *b, size_t n) {
-    ks_memory_client *mb = ctx;
-    ks_cluster *c = mb->c;
-    /* the replaced versions, delivered as updates once the lock is off */
-    typedef struct change { ks_kind kind; void *old, *nw; } change;
-    change *ch = ks_xcalloc(2 * n + 1, sizeof(*ch));
-    size_t nch = 0;
+static ks_status *write_pod(ks_memory_client *mb, const ks_object_write *w, ks_id ns, ks_id name) {
     pthread_mutex_lock(&mb->mu);
-    for (size_t i = 0; i < n; i++) {
-        int ci = find_pvc(c, b[i].pvc);
-        if (ci < 0) {
-            pthread_mutex_unlock(&mb->mu);
-            free(ch);
-            return ks_status_new(KS_ERROR, "persistentvolumeclaims \"%s\" not found", ks_str(b[i].pvc->name));
-        }
-        ks_pvc *claim = pvc_copy(c->pvcs.v[ci]);
-        if (b[i].pv) {
-            int pi = find_pv(c, b[i].pv);
-            if (pi < 0) {
-                KS_OBJECT_UNREF(claim);
-                pthread_mutex_unlock(&mb->mu);
-                free(ch);
-                return ks_status_new(KS_ERROR, "persistentvolumes \"%s\" not found", ks_str(b[i].pv->name));
-            }
-            ks_pv *pv = pv_copy(c->pvs.v[pi]);
-            char uid[512];
-            if (claim->uid && *claim->uid) snprintf(uid, sizeof uid, "%s", claim->uid);
-            else snprintf(uid, sizeof uid, "uid-persistentvolumeclaim-%s/%s", ks_str(claim->ns), ks_str(claim->name));
-            pv->has_claim_ref = true;
-            pv->claim_ns = claim->ns;
-            pv->claim_name = claim->name;
-            pv->claim_uid = ks_arena_strdup(pv->arena, uid);
-            pv->phase = ks_intern("Bound");
-            pv->annotations = labels_with(pv->arena, &pv->annotations, "pv.kubernetes.io/bound-by-controller", "yes");
-            ch[nch++] = (change){KS_KIND_PV, c->pvs.v[pi], pv};
-            c->pvs.v[pi] = pv;
-            claim->volume_name = pv->name;
-            claim->phase = ks_intern("Bound");
-            claim->annotations = labels_with(claim->arena, &claim->annotations, "pv.kubernetes.io/bind-completed", "yes");
-            claim->annotations =
-                labels_with(claim->arena, &claim->annotations, "pv.kubernetes.io/bound-by-controller", "yes");
-        } else {
-            claim->annotations = labels_with(claim->arena, &claim->annotations, "volume.kubernetes.io/selected-node",
-                                             ks_str(b[i].selected_node));
-        }
-        ch[nch++] = (change){KS_KIND_PVC, c->pvcs.v[ci], claim};
-        c->pvcs.v[ci] = claim;
-    }
-    pthread_mutex_unlock(&mb->mu);
-    /* The cluster held the old versions' first reference: the event's
-     * receivers keep what they still need. */
-    for (size_t i = 0; i < nch; i++) {
-        deliver_obj(mb, KS_WATCH_MODIFIED, ch[i].kind, ch[i].old, ch[i].nw);
-        if (ch[i].kind == KS_KIND_PV) {
-            ks_pv *o = ch[i].old;
-            KS_OBJECT_UNREF(o);
-        } else {
-            ks_pvc *o = ch[i].old;
-            KS_OBJECT_UNREF(o);
-        }
-    }
-    free(ch);
-    return NULL;
-}
-
-/* ---- resource claims ------------------------------------------------------ */
-
-/* DynamicResources' claim writes, applied to the current version of the
- * claim as the API server would: a new version with the new status. */
-static ks_status *mb_update_claim(void *ctx, const ks_claim_update *u, ks_resource_claim **updated) {
-    ks_memory_client *mb = ctx;
-    ks_cluster *c = mb->c;
-    if (updated) *updated = NULL;
-    pthread_mutex_lock(&mb->mu);
-    int at = -1;
-    uint64_t key = (uint64_t)u->claim->ns << 32 | u->claim->name;
-    uintptr_t hint = (uintptr_t)ks_map_get(&mb->claim_pos, key);
-    if (hint && hint <= c->resource_claims.n && c->resource_claims.v[hint - 1]->ns == u->claim->ns &&
-        c->resource_claims.v[hint - 1]->name == u->claim->name) {
-        at = (int)(hint - 1);
-    } else {
-        for (uint32_t i = 0; i < c->resource_claims.n; i++)
-            if (c->resource_claims.v[i]->ns == u->claim->ns && c->resource_claims.v[i]->name == u->claim->name)
-                at = (int)i;
-        if (at >= 0) ks_map_put(&mb->claim_pos, key, (void *)((uintptr_t)at + 1));
-    }
-    if (at < 0) {
+    int pos = ns == KS_ID_INVALID || name == KS_ID_INVALID ? -1 : pod_pos(mb, ks_pod_key(ns, name));
+    if (pos < 0) {
         pthread_mutex_unlock(&mb->mu);
-        /* as upstream's bindClaim reports the API error: the step first */
-        if (u->op == KS_CLAIM_RESERVE)
-            return ks_status_new(KS_ERROR, "%s to claim %s/%s: resourceclaims.resource.k8s.io \"%s\" not found",
-                                 u->allocation ? "add allocation and reservation" : "add reservation",
-                                 ks_str(u->claim->ns), ks_str(u->claim->name), ks_str(u->claim->name));
-        return ks_status_new(KS_ERROR, "resourceclaims.resource.k8s.io \"%s\" not found", ks_str(u->claim->name));
+        return write_not_found(w, "pods");
     }
-    ks_resource_claim *cur = c->resource_claims.v[at], *nw = NULL;
-    const char *uid = u->pod && u->pod->uid ? u->pod->uid : "";
-    switch (u->op) {
-    case KS_CLAIM_RESERVE: {
-        ks_claim_consumer *r = ks_xcalloc(cur->nreserved + 1, sizeof(*r));
-        if (cur->nreserved) memcpy(r, cur->reserved, cur->nreserved * sizeof(*r));
-        r[cur->nreserved] = (ks_claim_consumer){NULL, "pods", ks_str(u->pod->name), uid};
-        nw = ks_claim_with_status(cur, u->allocation ? u->allocation : cur->allocation, r, cur->nreserved + 1,
-                                  u->allocation != NULL);
-        free(r);
-        break;
+    ks_status *err = NULL;
+    ks_pod *np = w->apply(mb->c->pods.v[pos], w, &err);
+    if (!np) {
+        pthread_mutex_unlock(&mb->mu);
+        return err;
     }
-    case KS_CLAIM_UNRESERVE: {
-        ks_claim_consumer *r = ks_xcalloc(cur->nreserved + 1, sizeof(*r));
-        uint32_t n = 0;
-        for (uint32_t i = 0; i < cur->nreserved; i++)
-            if (!cur->reserved[i].uid || strcmp(cur->reserved[i].uid, uid) != 0) r[n++] = cur->reserved[i];
-        nw = ks_claim_with_status(cur, cur->allocation, r, n, false);
-        free(r);
-        break;
-    }
-    case KS_CLAIM_DEALLOCATE: nw = ks_claim_with_status(cur, NULL, NULL, 0, false); break;
-    }
-    c->resource_claims.v[at] = nw;
-    if (updated) *updated = KS_OBJECT_REF(nw);
-    pthread_mutex_unlock(&mb->mu);
-    deliver_obj(mb, KS_WATCH_MODIFIED, KS_KIND_RESOURCE_CLAIM, cur, nw);
-    KS_OBJECT_UNREF(cur);
+    if (w->written) *w->written = ks_pod_ref(np);
+    update_pod(mb, pos, np);
     return NULL;
+}
+
+#define IN_NS(o) ((o)->ns == ns && (o)->name == name)
+#define CLUSTER(o) ((o)->name == name)
+
+/* The kinds plugins write: name, kind, the cluster's vector, type, how
+ * one is found, the resource in a not-found error. A kind the cluster
+ * stores is one more row. */
+#define WRITABLE(X)                                                                                                \
+    X("PersistentVolume", KS_KIND_PV, pvs, ks_pv, CLUSTER, "persistentvolumes")                                  \
+    X("PersistentVolumeClaim", KS_KIND_PVC, pvcs, ks_pvc, IN_NS, "persistentvolumeclaims")                       \
+    X("ResourceClaim", KS_KIND_RESOURCE_CLAIM, resource_claims, ks_resource_claim, IN_NS,                        \
+      "resourceclaims.resource.k8s.io")                                                                           \
+    X("PodGroup", KS_KIND_POD_GROUP, pod_groups, ks_pod_group, IN_NS, "podgroups.scheduling.x-k8s.io")
+
+/* One function per kind: find the object (a position hint first: claims
+ * are written by the thousand), apply, store, deliver. */
+#define WRITE_FN(kname, K, f, T, MATCH, resource)                                                                \
+    static ks_status *write_##f(ks_memory_client *mb, const ks_object_write *w, ks_id ns, ks_id name) {          \
+        ks_cluster *c = mb->c;                                                                                    \
+        uint64_t key = ((uint64_t)(K) << 58) ^ ((uint64_t)ns << 32) ^ name;                                       \
+        pthread_mutex_lock(&mb->mu);                                                                              \
+        int at = -1;                                                                                              \
+        uintptr_t hint = (uintptr_t)ks_map_get(&mb->write_pos, key);                                              \
+        if (hint && hint <= c->f.n && MATCH(c->f.v[hint - 1])) {                                                  \
+            at = (int)(hint - 1);                                                                                 \
+        } else if (name != KS_ID_INVALID) {                                                                       \
+            for (uint32_t i = 0; i < c->f.n && at < 0; i++)                                                       \
+                if (MATCH(c->f.v[i])) at = (int)i;                                                                \
+            if (at >= 0) ks_map_put(&mb->write_pos, key, (void *)((uintptr_t)at + 1));                           \
+        }                                                                                                         \
+        if (at < 0) {                                                                                             \
+            pthread_mutex_unlock(&mb->mu);                                                                        \
+            return write_not_found(w, resource);                                                                  \
+        }                                                                                                         \
+        T *cur = c->f.v[at];                                                                                      \
+        ks_status *err = NULL;                                                                                    \
+        T *nw = w->apply(cur, w, &err);                                                                           \
+        if (!nw) {                                                                                                \
+            pthread_mutex_unlock(&mb->mu);                                                                        \
+            return err;                                                                                           \
+        }                                                                                                         \
+        c->f.v[at] = nw;                                                                                          \
+        if (w->written) *w->written = KS_OBJECT_REF(nw);                                                          \
+        pthread_mutex_unlock(&mb->mu);                                                                            \
+        /* the cluster held the old version's first reference: the                                             \
+         * event's receivers keep what they still need */                                                         \
+        deliver_obj(mb, KS_WATCH_MODIFIED, K, cur, nw);                                                           \
+        KS_OBJECT_UNREF(cur);                                                                                     \
+        return NULL;                                                                                              \
+    }
+WRITABLE(WRITE_FN)
+#undef WRITE_FN
+
+static ks_status *mb_write(ks_memory_client *mb, const ks_object_write *w) {
+    if (w->written) *w->written = NULL;
+    if (w->verb == KS_WRITE_AWAIT || !w->apply) return NULL;
+    pthread_mutex_lock(&mb->mu);
+    mb->stats.object_writes++;
+    pthread_mutex_unlock(&mb->mu);
+    ks_id ns = w->ns ? ks_intern_find(w->ns) : KS_ID_INVALID, name = ks_intern_find(w->name);
+    if (!strcmp(w->kind, "Pod")) return write_pod(mb, w, ns, name);
+#define WRITE_CASE(kname, K, f, T, MATCH, resource) \
+    if (!strcmp(w->kind, kname)) return write_##f(mb, w, ns, name);
+    WRITABLE(WRITE_CASE)
+#undef WRITE_CASE
+    return ks_status_new(KS_ERROR, "writing %s %s: the in-memory cluster does not store that kind", w->kind, w->name);
 }
 
 /* Every write, by type (backend/api_calls.h). */
@@ -520,9 +397,7 @@ static ks_status *mb_execute(void *ctx, const ks_api_call *c) {
     case KS_CALL_STATUS_PATCH: return mb_patch(ctx, c->pod, c->patch);
     case KS_CALL_DELETE: return mb_delete(ctx, c->pod);
     case KS_CALL_EVENT: mb_event(ctx, c->event); return NULL;
-    case KS_CALL_VOLUME_BINDING: return mb_bind_volumes(ctx, c->pod, c->volumes, c->nvolumes);
-    case KS_CALL_CLAIM_UPDATE: return mb_update_claim(ctx, c->claim, c->claim_written);
-    case KS_CALL_POD_ANNOTATIONS: return mb_patch_annotations(ctx, c->pod, c->annotations);
+    case KS_CALL_OBJECT_WRITE: return mb_write(ctx, c->write);
     default: return ks_status_new(KS_ERROR, "unknown API call %d", (int)c->type);
     }
 }
@@ -555,7 +430,7 @@ void ks_memory_client_free(ks_memory_client *mb) {
     free(mb->events);
     free(mb->dead);
     ks_map_free(&mb->index);
-    ks_map_free(&mb->claim_pos);
+    ks_map_free(&mb->write_pos);
     pthread_mutex_destroy(&mb->mu);
     free(mb);
 }

@@ -34,7 +34,7 @@ const ks_recorded_event *ks_memory_client_event(const ks_memory_client *mb, size
 /* Counters of the calls received, for tests. */
 typedef struct ks_memory_client_stats {
     uint64_t binds, status_patches, deletes, events, bind_failures;
-    uint64_t annotation_patches; /* plugins' PreBind pod annotations */
+    uint64_t object_writes; /* plugins' writes (api_calls.h ks_object_write) */
 } ks_memory_client_stats;
 void ks_memory_client_stats_get(const ks_memory_client *mb, ks_memory_client_stats *out);
 /* Make the next n binds fail with an Error (tests). */

@@ -34,8 +34,16 @@ static void w_stop(void *ctx) {
     trace_run *t = ctx;
     t->inner->stop(t->inner->ctx);
 }
+/* No volume bindings (PV and PVC writes): they stay assumed, as in the
+ * reference loop; claims are written (its DynamicResources PreBind). */
+static bool volume_write(const ks_api_call *call) {
+    return call->type == KS_CALL_OBJECT_WRITE && (!strcmp(call->write->kind, "PersistentVolume") ||
+                                                  !strcmp(call->write->kind, "PersistentVolumeClaim"));
+}
+
 static ks_status *w_execute(void *ctx, const ks_api_call *call) {
     trace_run *t = ctx;
+    if (volume_write(call)) return ks_status_new(KS_SKIP, "the trace makes no volume bindings");
     ks_status *s = t->inner->execute(t->inner->ctx, call);
     if (s) return s;
     if (call->type == KS_CALL_BINDING) t->changes++;
@@ -299,13 +307,11 @@ bool ks_trace_run(FILE *out, ks_cluster *cluster, const ks_config *cfg, ks_regis
     ks_clock *clock = ks_clock_sim_new(ks_sim_start_time(cluster));
     t.mb = ks_memory_client_new(cluster);
     t.inner = ks_memory_client_iface(t.mb);
-    /* no volume bindings: they stay assumed, as in the reference loop;
-     * claims are written (its DynamicResources PreBind) */
     t.wrapped = (ks_cluster_client){.ctx = &t,
                                     .start = w_start,
                                     .stop = w_stop,
                                     .execute = w_execute,
-                                    .executes = KS_CALLS_ALL & ~KS_CALL_BIT(KS_CALL_VOLUME_BINDING)};
+                                    .executes = KS_CALLS_ALL};
     ks_observer obs = {.ctx = &t, .on_attempt = on_attempt, .extender_bound = extender_bound};
     ks_scheduler_options so = {
         .config = &tuned,

@@ -24,65 +24,73 @@ static const ks_objects *env_objects(void *ctx) {
     return &e->view;
 }
 
-static ks_status *env_bind_volumes(void *ctx, const ks_pod *pod, const ks_volume_binding *b, size_t n) {
-    tv_env *e = ctx;
-    e->nbind_calls++;
+/* The plugins' object writes (backend/api_calls.h), recorded as the
+ * tests read them: a PV bound to a claim "pvc=pv", a claim to provision
+ * "pvc@node"; claim writes "OP ns/claim pod [request=pool/device...]" and
+ * applied to the cluster as the memory client does (the plugin's
+ * in-memory form). */
+static void record_volume(tv_env *e, const ks_object_write *w) {
+    ks_cluster *c = e->c;
     size_t len = strlen(e->bound);
-    for (size_t i = 0; i < n; i++) {
-        int w;
-        if (b[i].pv)
-            w = snprintf(e->bound + len, sizeof(e->bound) - len, "%s%s=%s", len ? " " : "", ks_str(b[i].pvc->name),
-                         ks_str(b[i].pv->name));
-        else
-            w = snprintf(e->bound + len, sizeof(e->bound) - len, "%s%s@%s", len ? " " : "", ks_str(b[i].pvc->name),
-                         ks_str(b[i].selected_node));
-        if (w > 0 && (size_t)w < sizeof(e->bound) - len) len += (size_t)w;
+    int n = 0;
+    if (!strcmp(w->kind, "PersistentVolume")) {
+        for (uint32_t i = 0; i < c->pvs.n; i++) {
+            if (strcmp(ks_str(c->pvs.v[i]->name), w->name)) continue;
+            ks_pv *nw = w->apply(c->pvs.v[i], w, NULL);
+            n = snprintf(e->bound + len, sizeof(e->bound) - len, "%s%s=%s", len ? " " : "", ks_str(nw->claim_name), w->name);
+            KS_OBJECT_UNREF(nw);
+        }
+    } else if (!w->controller) {
+        for (uint32_t i = 0; i < c->pvcs.n; i++) {
+            if (strcmp(ks_str(c->pvcs.v[i]->name), w->name) || strcmp(ks_str(c->pvcs.v[i]->ns), w->ns)) continue;
+            ks_pvc *nw = w->apply(c->pvcs.v[i], w, NULL);
+            ks_id node = KS_ID_NONE;
+            ks_labels_get(&nw->annotations, ks_intern("volume.kubernetes.io/selected-node"), &node);
+            n = snprintf(e->bound + len, sizeof(e->bound) - len, "%s%s@%s", len ? " " : "", w->name,
+                         node != KS_ID_NONE ? ks_str(node) : "");
+            KS_OBJECT_UNREF(nw);
+        }
     }
-    return NULL;
+    if (n > 0 && (size_t)n < sizeof(e->bound) - len) e->nbind_calls++;
 }
 
-static ks_status *env_update_claim(void *ctx, const ks_claim_update *u, ks_resource_claim **updated) {
-    tv_env *e = ctx;
-    static const char *const ops[] = {"RESERVE", "UNRESERVE", "DEALLOCATE"};
-    size_t len = strlen(e->claims);
-    len += (size_t)snprintf(e->claims + len, sizeof(e->claims) - len, "%s%s %s/%s", len ? "; " : "", ops[u->op],
-                            ks_str(u->claim->ns), ks_str(u->claim->name));
-    if (u->pod && len < sizeof(e->claims))
-        len += (size_t)snprintf(e->claims + len, sizeof(e->claims) - len, " %s", ks_str(u->pod->name));
-    for (uint32_t i = 0; u->allocation && i < u->allocation->nresults && len < sizeof(e->claims); i++)
-        len += (size_t)snprintf(e->claims + len, sizeof(e->claims) - len, " %s=%s/%s", u->allocation->results[i].request,
-                                u->allocation->results[i].pool, u->allocation->results[i].device);
+static ks_status *write_claim(tv_env *e, const ks_api_call *call) {
+    const ks_object_write *w = call->write;
+    if (!w->apply) return NULL; /* the finalizer: with the status */
     ks_cluster *c = e->c;
     for (uint32_t i = 0; i < c->resource_claims.n; i++) {
         ks_resource_claim *cur = c->resource_claims.v[i];
-        if (cur->ns != u->claim->ns || cur->name != u->claim->name) continue;
-        ks_resource_claim *nw;
-        if (u->op == KS_CLAIM_RESERVE) {
-            ks_claim_consumer *r = ks_xcalloc(cur->nreserved + 1, sizeof(*r));
-            if (cur->nreserved) memcpy(r, cur->reserved, cur->nreserved * sizeof(*r));
-            r[cur->nreserved] = (ks_claim_consumer){NULL, "pods", ks_str(u->pod->name), u->pod->uid};
-            nw = ks_claim_with_status(cur, u->allocation ? u->allocation : cur->allocation, r, cur->nreserved + 1,
-                                      u->allocation != NULL);
-            free(r);
-        } else if (u->op == KS_CLAIM_UNRESERVE) {
-            nw = ks_claim_with_status(cur, cur->allocation, NULL, 0, false);
-        } else {
-            nw = ks_claim_with_status(cur, NULL, NULL, 0, false);
-        }
+        if (strcmp(ks_str(cur->name), w->name) || strcmp(ks_str(cur->ns), w->ns)) continue;
+        ks_resource_claim *nw = w->apply(cur, w, NULL);
+        const char *op = nw->nreserved > cur->nreserved ? "RESERVE" : nw->allocation ? "UNRESERVE" : "DEALLOCATE";
+        size_t len = strlen(e->claims);
+        len += (size_t)snprintf(e->claims + len, sizeof(e->claims) - len, "%s%s %s/%s", len ? "; " : "", op, w->ns,
+                                w->name);
+        if (call->pod && len < sizeof(e->claims))
+            len += (size_t)snprintf(e->claims + len, sizeof(e->claims) - len, " %s", ks_str(call->pod->name));
+        const ks_allocation_result *a = !cur->allocation ? nw->allocation : NULL;
+        for (uint32_t k = 0; a && k < a->nresults && len < sizeof(e->claims); k++)
+            len += (size_t)snprintf(e->claims + len, sizeof(e->claims) - len, " %s=%s/%s", a->results[k].request,
+                                    a->results[k].pool, a->results[k].device);
         c->resource_claims.v[i] = nw;
-        *updated = KS_OBJECT_REF(nw);
+        if (w->written) *w->written = KS_OBJECT_REF(nw);
         KS_OBJECT_UNREF(cur);
         return NULL;
     }
-    return ks_status_new(KS_ERROR, "resourceclaims.resource.k8s.io \"%s\" not found", ks_str(u->claim->name));
+    return ks_status_new(KS_ERROR, "resourceclaims.resource.k8s.io \"%s\" not found", w->name);
 }
 
 static ks_status *env_api_call(void *ctx, const ks_api_call *c) {
-    if (c->type == KS_CALL_VOLUME_BINDING) return env_bind_volumes(ctx, c->pod, c->volumes, c->nvolumes);
-    if (c->type == KS_CALL_CLAIM_UPDATE) {
-        if (c->claim_written) *c->claim_written = NULL;
-        return env_update_claim(ctx, c->claim, c->claim_written);
+    tv_env *e = ctx;
+    if (c->type != KS_CALL_OBJECT_WRITE) return NULL;
+    const ks_object_write *w = c->write;
+    if (w->written) *w->written = NULL;
+    if (w->verb == KS_WRITE_AWAIT) return NULL;
+    if (!strcmp(w->kind, "ResourceClaim")) {
+        if (!e->claim_writes) return ks_status_new(KS_SKIP, "no claim writes");
+        return write_claim(e, c);
     }
+    record_volume(e, w);
     return NULL;
 }
 
@@ -93,8 +101,7 @@ void tv_admit(tv_env *e) {
 
 void tv_claim_writes(tv_env *e) {
     e->claim_writes = true;
-    ks_framework_env env = {.ctx = e, .objects = env_objects, .api_call = env_api_call,
-                            .api_calls = KS_CALL_BIT(KS_CALL_VOLUME_BINDING) | KS_CALL_BIT(KS_CALL_CLAIM_UPDATE)};
+    ks_framework_env env = {.ctx = e, .objects = env_objects, .api_call = env_api_call};
     ks_framework_set_env(e->fw, &env);
 }
 
@@ -159,8 +166,7 @@ void tv_init(tv_env *e, const char *plugins, const char *yaml) {
         fprintf(stderr, "framework: %s\n", err);
         fail();
     }
-    ks_framework_env env = {.ctx = e, .objects = env_objects, .api_call = env_api_call,
-                            .api_calls = KS_CALL_BIT(KS_CALL_VOLUME_BINDING)};
+    ks_framework_env env = {.ctx = e, .objects = env_objects, .api_call = env_api_call};
     ks_framework_set_env(e->fw, &env);
     ks_framework_set_snapshot(e->fw, e->snap);
 }

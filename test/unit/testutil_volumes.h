@@ -24,7 +24,8 @@ typedef struct tv_env {
     ks_config *cfg;
     ks_framework *fw;
     ks_cycle_state *st; /* of the last tv_filter */
-    /* bindings handed to the backend by PreBind (tv_bind_volumes) */
+    /* bindings handed to the backend by PreBind (tv_bind_volumes): PV
+     * and claim writes recorded, not applied */
     int nbind_calls;
     char bound[512];
     /* DynamicResources' claim writes (tv_claim_writes on), applied to the

@@ -19,8 +19,8 @@
  * - Reserve: the node's allocation becomes in flight (no other pod can
  *   get those devices); Unreserve undoes it and any reservation.
  * - PreBind: writes each claim's allocation and the pod's reservation
- *   as API calls this file builds (claim_write), executed through the
- *   scheduler's API dispatcher.
+ *   as object writes claim_writes.c builds (claim_write), executed
+ *   through the scheduler's API dispatcher.
  *
  * Statuses and messages are upstream's; its statusUnschedulable means
  * UnschedulableAndUnresolvable. */
@@ -31,6 +31,7 @@
 #include "config/feature_gates.h"
 #include "framework/handle.h"
 #include "plugins/dynamicresources/allocator.h"
+#include "plugins/dynamicresources/claim_writes.h"
 #include "plugins/dynamicresources/dra_manager.h"
 #include "plugins/helper/hints.h"
 #include "util/log.h"
@@ -104,17 +105,23 @@ static ks_dra_manager *mgr(plugin *pl) {
 
 static const ks_objects *objects(plugin *pl) { return pl->h ? ks_handle_objects(pl->h) : NULL; }
 
-/* One ResourceClaim write (backend/api_calls.h), executed through the
- * scheduler's API dispatcher; *written (RESERVE): the claim as written,
- * NULL when nothing writes claims (then the plugin assumes the write). */
-static ks_status *claim_write(plugin *pl, const ks_claim_update *u, ks_resource_claim **written) {
-    *written = NULL;
-    if (!pl->h) return NULL;
-    ks_api_call call = {.type = KS_CALL_CLAIM_UPDATE, .pod = u->pod, .claim = u, .claim_written = written};
-    return ks_handle_api_call(pl->h, &call);
-}
+static ks_status *handle_exec(void *h, const ks_api_call *call) { return ks_handle_api_call(h, call); }
 
-static bool claims_written(plugin *pl) { return pl->h && ks_handle_makes_call(pl->h, KS_CALL_CLAIM_UPDATE); }
+/* One ResourceClaim write (claim_writes.h), executed through the
+ * scheduler's API dispatcher; *written: the claim as written. *made
+ * false when nothing writes claims: the plugin then assumes the write. */
+static ks_status *claim_write(plugin *pl, const ks_claim_update *u, ks_resource_claim **written, bool *made) {
+    *written = NULL;
+    *made = false;
+    if (!pl->h) return NULL;
+    ks_status *st = ks_dra_claim_write(u, written, handle_exec, pl->h);
+    if (ks_status_code(st) != KS_SKIP) {
+        *made = true;
+        return st;
+    }
+    ks_status_free(st);
+    return NULL;
+}
 
 static void *create(const ks_args *args, ks_handle *h, char **err) {
     plugin *pl = ks_xcalloc(1, sizeof(*pl));
@@ -522,9 +529,10 @@ static ks_status *post_filter(void *self, ks_cycle_state *st, const ks_pod *pod,
         if (c->nreserved != 0 && !only_pod) continue;
         ks_claim_update u = {.op = KS_CLAIM_DEALLOCATE, .claim = c, .pod = pod};
         ks_resource_claim *written = NULL;
-        ks_status *e = claim_write(pl, &u, &written);
+        bool made;
+        ks_status *e = claim_write(pl, &u, &written, &made);
         if (e) return e;
-        if (!claims_written(pl)) written = ks_claim_with_status(c, NULL, NULL, 0, false);
+        if (!made) written = ks_claim_with_status(c, NULL, NULL, 0, false);
         if (written) {
             ks_dra_manager_assume(mgr(pl), c, written);
             KS_OBJECT_UNREF(written);
@@ -629,7 +637,8 @@ static void unreserve(void *self, ks_cycle_state *st, const ks_pod *pod, const c
             /* remove the pod from reservedFor (a patch upstream) */
             ks_claim_update u = {.op = KS_CLAIM_UNRESERVE, .claim = c, .pod = pod};
             ks_resource_claim *written = NULL;
-            ks_status *e = claim_write(pl, &u, &written);
+            bool made;
+            ks_status *e = claim_write(pl, &u, &written, &made);
             if (e) {
                 char buf[600];
                 ks_errorf("unreserve resourceclaim=%s: %s", ks_dra_claim_ref(c, buf, sizeof buf),
@@ -667,7 +676,8 @@ static ks_status *bind_claim(plugin *pl, dra_state *s, uint32_t i, const ks_pod 
                             ks_dra_claim_ref(c, buf, sizeof buf));
     } else {
         ks_claim_update u = {.op = KS_CLAIM_RESERVE, .claim = c, .pod = pod, .allocation = a};
-        ks_status *e = claim_write(pl, &u, &written);
+        bool made;
+        ks_status *e = claim_write(pl, &u, &written, &made);
         if (e) {
             /* the backend's error is upstream's whole message (its retry
              * loop names the step that failed) */

@@ -18,6 +18,7 @@
 #include "framework/handle.h"
 #include "plugins/helper/hints.h"
 #include "plugins/helper/volumes.h"
+#include "plugins/volumebinding/volume_writes.h"
 #include "util/arena.h"
 #include "util/hash.h"
 #include "util/xalloc.h"
@@ -63,6 +64,7 @@ typedef struct volume_binding {
     pthread_mutex_t mu; /* the maps: PreBind runs on binding threads */
     ks_map pvs;         /* pv name + 1 -> pv_assumed* */
     ks_map pvcs;        /* pod key of (ns, name) + 1 -> pvc_assumed* */
+    int64_t bind_timeout_ms; /* bindTimeoutSeconds */
 } volume_binding;
 
 static ks_state_key state_key = -1;
@@ -189,6 +191,9 @@ static vb_state *state_new(bool with_arena) {
 static void *create(const ks_args *args, ks_handle *h, char **err) {
     volume_binding *pl = ks_xcalloc(1, sizeof(*pl));
     pl->h = h;
+    int64_t t = 600; /* the configuration's default, without args */
+    ks_args_int(ks_args_get(args, "bindTimeoutSeconds"), &t);
+    pl->bind_timeout_ms = t * 1000;
     pthread_mutex_init(&pl->mu, NULL);
     ks_map_init(&pl->pvs);
     ks_map_init(&pl->pvcs);
@@ -1009,6 +1014,8 @@ static ks_status *pre_bind_pre_flight(void *self, ks_cycle_state *st, const ks_p
     return NULL;
 }
 
+static ks_status *handle_exec(void *h, const ks_api_call *call) { return ks_handle_api_call(h, call); }
+
 static ks_status *pre_bind(void *self, ks_cycle_state *st, const ks_pod *pod, const char *node) {
     volume_binding *pl = self;
     vb_state *s = ks_cycle_state_read(st, state_key);
@@ -1016,19 +1023,22 @@ static ks_status *pre_bind(void *self, ks_cycle_state *st, const ks_pod *pod, co
     if (s->all_bound) return NULL;
     node_volumes *nv = node_result(s, node);
     if (!nv) return ks_status_new(KS_ERROR, "no pod volume found for node \"%s\"", node);
-    /* One API call (backend/api_calls.h) with every binding, executed
-     * through the scheduler's API dispatcher; where nothing makes it the
-     * bindings stay assumed, as a scheduler whose PV controller has not
-     * acted yet would see them. */
+    /* The writes volume_writes.c builds, executed through the scheduler's
+     * API dispatcher; where nothing makes them the bindings stay assumed,
+     * as a scheduler whose PV controller has not acted yet would see
+     * them. */
     ks_volume_binding *b = ks_xcalloc(nv->nstatic + nv->ndynamic + 1, sizeof(*b));
     uint32_t n = 0;
     for (uint32_t i = 0; i < nv->nstatic; i++)
         b[n++] = (ks_volume_binding){s->delay[nv->static_claim[i]].pvc, nv->static_pv[i]->pv, KS_ID_NONE};
     for (uint32_t i = 0; i < nv->ndynamic; i++)
         b[n++] = (ks_volume_binding){s->delay[nv->dynamic_claim[i]].pvc, NULL, ks_intern(node)};
-    ks_api_call call = {.type = KS_CALL_VOLUME_BINDING, .pod = pod, .volumes = b, .nvolumes = n};
-    ks_status *r = pl->h && n ? ks_handle_api_call(pl->h, &call) : NULL;
+    ks_status *r = pl->h && n ? ks_volume_bindings_write(pod, b, n, pl->bind_timeout_ms, handle_exec, pl->h) : NULL;
     free(b);
+    if (ks_status_code(r) == KS_SKIP) {
+        ks_status_free(r);
+        r = NULL;
+    }
     return r;
 }
 

@@ -1,6 +1,6 @@
 /* The rules of each API call type (api_calls.c): upstream's names and
- * relevances, the status patch's merge and no-op rules, the PreBind
- * writes' no-op rule, and owned copies that outlive the caller's data. */
+ * relevances, the status patch's merge and no-op rules, a call's own
+ * rules, and owned copies that outlive the caller's data. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -28,8 +28,7 @@ static void test_names_and_relevance(void **state) {
     assert_int_equal(ks_call_rules_of(KS_CALL_DELETE)->lane, KS_LANE_EVICTION);
     assert_int_equal(ks_call_rules_of(KS_CALL_STATUS_PATCH)->lane, KS_LANE_OTHER);
     assert_int_equal(ks_call_rules_of(KS_CALL_EVENT)->lane, KS_LANE_OTHER);
-    assert_false(ks_call_rules_of(KS_CALL_VOLUME_BINDING)->queued);
-    assert_false(ks_call_rules_of(KS_CALL_CLAIM_UPDATE)->queued);
+    assert_false(ks_call_rules_of(KS_CALL_OBJECT_WRITE)->queued);
     assert_non_null(ks_call_rules_of(KS_CALL_DELETE)->unmade);
     assert_null(ks_call_rules_of(KS_CALL_EVENT)->unmade);
 }
@@ -57,13 +56,16 @@ static void test_patch_merge_and_noop(void **state) {
     ks_pod_unref(pod);
 }
 
-static void test_volume_binding_noop(void **state) {
-    const ks_call_rules *r = ks_call_rules_of(KS_CALL_VOLUME_BINDING);
-    ks_volume_binding b = {0};
-    ks_api_call none = {.type = KS_CALL_VOLUME_BINDING, .nvolumes = 0};
-    ks_api_call one = {.type = KS_CALL_VOLUME_BINDING, .volumes = &b, .nvolumes = 1};
-    assert_true(r->is_noop(&none));
-    assert_false(r->is_noop(&one));
+static bool never(const ks_api_call *c) { return false; }
+
+/* A plugin's write carries its own rules; without, its type's row. */
+static void test_call_rules(void **state) {
+    static const ks_call_rules mine = {.name = "my_write", .is_noop = never};
+    ks_api_call own = {.type = KS_CALL_OBJECT_WRITE, .rules = &mine};
+    ks_api_call plain = {.type = KS_CALL_OBJECT_WRITE};
+    assert_ptr_equal(ks_api_call_rules(&own), &mine);
+    assert_string_equal(ks_api_call_rules(&plain)->name, "object_write");
+    assert_ptr_equal(ks_api_call_rules(&plain), ks_call_rules_of(KS_CALL_OBJECT_WRITE));
 }
 
 static void test_clone_owns(void **state) {
@@ -87,7 +89,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_names_and_relevance),
         cmocka_unit_test(test_patch_merge_and_noop),
-        cmocka_unit_test(test_volume_binding_noop),
+        cmocka_unit_test(test_call_rules),
         cmocka_unit_test(test_clone_owns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

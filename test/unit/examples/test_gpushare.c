@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 static ks_registry *reg;
 
@@ -74,15 +75,20 @@ typedef struct world {
 
 static ks_status *env_api_call(void *ctx, const ks_api_call *call) {
     world *w = ctx;
-    assert_int_equal(call->type, KS_CALL_POD_ANNOTATIONS);
+    /* the REST form: a patch of the pod's annotations */
+    assert_int_equal(call->type, KS_CALL_OBJECT_WRITE);
+    assert_string_equal(call->write->kind, "Pod");
     w->patches++;
     w->removed = false;
-    for (size_t i = 0; i < call->annotations->n; i++) {
-        const char *k = call->annotations->keys[i], *v = call->annotations->values[i];
-        if (!v) w->removed = true;
-        else if (!strcmp(k, "alibabacloud.com/gpu-index")) snprintf(w->index, sizeof(w->index), "%s", v);
-        else if (!strcmp(k, "alibabacloud.com/assume-time")) snprintf(w->assume, sizeof(w->assume), "%s", v);
+    json_t *body = call->write->patch(call->write);
+    const char *k;
+    json_t *v;
+    json_object_foreach(json_object_get(json_object_get(body, "metadata"), "annotations"), k, v) {
+        if (json_is_null(v)) w->removed = true;
+        else if (!strcmp(k, "alibabacloud.com/gpu-index")) snprintf(w->index, sizeof(w->index), "%s", json_string_value(v));
+        else if (!strcmp(k, "alibabacloud.com/assume-time")) snprintf(w->assume, sizeof(w->assume), "%s", json_string_value(v));
     }
+    json_decref(body);
     return NULL;
 }
 
@@ -111,8 +117,7 @@ static world *world_new(const char *plugin, const char *args_yaml) {
     w->fw.snapshot = w->snap;
     w->fw.env = (ks_framework_env){.ctx = w,
                                    .now = env_now,
-                                   .api_call = env_api_call,
-                                   .api_calls = KS_CALL_BIT(KS_CALL_POD_ANNOTATIONS)};
+                                   .api_call = env_api_call};
     w->st = ks_cycle_state_new();
     w->ops = ks_registry_find(reg, plugin);
     assert_non_null(w->ops);

@@ -7,6 +7,7 @@
 #include "api/cluster.h"
 #include "backend/api_calls.h"
 #include "config/config.h"
+#include "framework/framework_internal.h"
 #include "kube/kube_cluster_client.h"
 #include "kube/client.h"
 #include "scheduler/scheduler.h"
@@ -23,6 +24,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <ksched/ksched.h>
 
 /* ---- the fake API server ------------------------------------------------------ */
 
@@ -392,8 +394,14 @@ static void test_scheduler_binds_and_reports(void **st) {
     free(ev);
 }
 
-/* A plugin's PreBind annotations (KS_CALL_POD_ANNOTATIONS): one
- * strategic-merge PATCH of the pod, a null removing a key. */
+static ks_status *client_exec(void *ctx, const ks_api_call *ac) {
+    const ks_cluster_client *b = ctx;
+    return b->execute(b->ctx, ac);
+}
+
+/* A plugin's PreBind annotations (ks_handle_patch_pod_annotations, an
+ * object write): one strategic-merge PATCH of the pod, a null removing a
+ * key. */
 static void test_pod_annotations_patch(void **st) {
     reset_fake();
     ks_kube_config kc;
@@ -401,15 +409,15 @@ static void test_pod_annotations_patch(void **st) {
     ks_kube_cluster_client_options o = {.client = c};
     ks_kube_cluster_client *kb = ks_kube_cluster_client_new(&o);
     const ks_cluster_client *b = ks_kube_cluster_client_iface(kb);
-    assert_true(b->executes & KS_CALL_BIT(KS_CALL_POD_ANNOTATIONS));
+    assert_true(b->executes & KS_CALL_BIT(KS_CALL_OBJECT_WRITE));
     ks_pod *p = ks_pod_new();
     p->ns = ks_intern("default");
     p->name = ks_intern("gpu-task");
     const char *keys[] = {"alibabacloud.com/gpu-index", "alibabacloud.com/assume-time"};
     const char *vals[] = {"2-3", NULL};
-    ks_annotation_patch m = {.keys = keys, .values = vals, .n = 2};
-    ks_api_call ac = {.type = KS_CALL_POD_ANNOTATIONS, .pod = p, .annotations = &m};
-    assert_null(b->execute(b->ctx, &ac));
+    ks_framework fw = {.env = {.ctx = (void *)b, .api_call = client_exec}};
+    fw.handle.fw = &fw;
+    assert_null(ks_handle_patch_pod_annotations(&fw.handle, p, keys, vals, 2));
     char *body = NULL;
     assert_int_equal(count_calls("PATCH", "/api/v1/namespaces/default/pods/gpu-task", &body), 1);
     json_t *j = json_loads(body, 0, NULL);

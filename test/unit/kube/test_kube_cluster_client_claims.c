@@ -1,4 +1,5 @@
-/* The kube backend's ResourceClaim writes (DynamicResources) against a
+/* DynamicResources' ResourceClaim writes (claim_writes.c, object writes
+ * executed by the kube cluster client) against a
  * scripted API server: the calls kube-scheduler's plugin makes, in order,
  * with their bodies (finalizer update, status update with the allocation
  * and the reservation, the plugin's resourceVersion), the conflict retry
@@ -12,6 +13,7 @@
 #include "framework/status.h"
 #include "kube/kube_cluster_client.h"
 #include "kube/client.h"
+#include "plugins/dynamicresources/claim_writes.h"
 #include "util/arena.h"
 
 #include <jansson.h>
@@ -47,11 +49,14 @@ typedef struct answer {
     const char *body;
 } answer;
 
+static ks_status *client_exec(void *ctx, const ks_api_call *ac) {
+    const ks_cluster_client *b = ctx;
+    return b->execute(b->ctx, ac);
+}
+
 /* One claim write through the client's execute, as the dispatcher makes it. */
 static ks_status *claim_update(const ks_cluster_client *b, const ks_claim_update *u, ks_resource_claim **out) {
-    if (out) *out = NULL;
-    ks_api_call c = {.type = KS_CALL_CLAIM_UPDATE, .pod = u->pod, .claim = u, .claim_written = out};
-    return b->execute(b->ctx, &c);
+    return ks_dra_claim_write(u, out, client_exec, (void *)b);
 }
 
 static struct {
@@ -429,7 +434,8 @@ static void test_conflicts_exhausted_and_deleted(void **st) {
 }
 
 /* Unreserve: upstream's strategic merge patch; PostFilter: the status
- * without reservation, allocation and devices. */
+ * without reservation, allocation and devices. Each gives back the claim
+ * the API server answered. */
 static void test_unreserve_and_deallocate(void **st) {
     env e;
     env_start(&e, claim_allocated, (answer[]){{200, claim_allocated}, {200, NULL}}, 2);
@@ -438,7 +444,9 @@ static void test_unreserve_and_deallocate(void **st) {
     ks_claim_update u = {.op = KS_CLAIM_UNRESERVE, .claim = c, .pod = p};
     ks_resource_claim *out = NULL;
     assert_null(claim_update(e.b, &u, &out));
-    assert_null(out);
+    assert_non_null(out);
+    assert_string_equal(out->resource_version, "13");
+    KS_OBJECT_UNREF(out);
     assert_call(0, "PATCH", PATH "/status");
     pthread_mutex_lock(&F.mu);
     assert_string_equal(F.calls[0].ctype, "application/strategic-merge-patch+json");
@@ -453,7 +461,9 @@ static void test_unreserve_and_deallocate(void **st) {
 
     u.op = KS_CLAIM_DEALLOCATE;
     assert_null(claim_update(e.b, &u, &out));
-    assert_null(out);
+    assert_non_null(out);
+    assert_null(out->allocation);
+    KS_OBJECT_UNREF(out);
     assert_call(1, "PUT", PATH "/status");
     b = call_body(1);
     assert_string_equal(get_str(b, "metadata", "resourceVersion"), "13");
