@@ -604,6 +604,10 @@ def envelope(a, runners):
                 f"{fmt(r['resync_s'], '%.2f')} s after the API server's restart "
                 f"(ready after {fmt(r['apiserver_ready_s'], '%.0f')} s; apiserver CPU {fmt(r['resync_apiserver_cpu_s'], '%.2f')} s, "
                 f"scheduler CPU {fmt(r['resync_cpu_s'], '%.2f')} s); load {os.getloadavg()[0]:.2f}")
+            pl = r.get("plain_list_before")
+            if pl:
+                log(f"  the same pods listed by a plain client just before it: first byte {pl['first_byte_s']:.2f} s, "
+                    f"last byte {pl['last_byte_s']:.2f} s, {pl['bytes'] / 1e6:.1f} MB")
             pl = r.get("plain_list")
             if pl:
                 log(f"  the same pods listed by a plain client after it: first byte {pl['first_byte_s']:.2f} s, "
@@ -631,6 +635,7 @@ def envelope_one(c, runner, ns, count, a):
     b0, bt0 = cpu_s(c.apiserver.pid), time.monotonic()
     time.sleep(a.envelope_rest)
     rest_rate = (cpu_s(c.apiserver.pid) - b0) / (time.monotonic() - bt0)
+    before = plain_list(c) if a.envelope_plain_before else None
     m0 = apiserver_metrics(c)
     api0, etcd0 = cpu_s(c.apiserver.pid), cpu_s(c.etcd.pid)
     t0 = time.time_ns()
@@ -668,6 +673,7 @@ def envelope_one(c, runner, ns, count, a):
     # decoded): what the API server takes to encode and send it to anyone,
     # against the runner's time to its first binding.
     r["plain_list"] = plain_list(c)
+    r["plain_list_before"] = before
     # resync: the API server killed and restarted under the running scheduler
     r["resync_s"] = r["resync_apiserver_cpu_s"] = r["resync_cpu_s"] = None
     r["apiserver_ready_s"] = None
@@ -831,6 +837,8 @@ def main():
     ap.add_argument("--envelope-pending", type=int, default=1000)
     ap.add_argument("--envelope-warm", action="store_true",
                     help="list every pod once with a plain client before the first envelope runner")
+    ap.add_argument("--envelope-plain-before", action="store_true",
+                    help="list every pod with a plain client just before each envelope runner starts")
     ap.add_argument("--envelope-no-resync", action="store_true",
                     help="skip the API server's restart under each envelope runner")
     ap.add_argument("--envelope-rest", type=float, default=30.0,

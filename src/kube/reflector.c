@@ -850,7 +850,7 @@ static list_result do_list(ks_reflector *r) {
              * first byte, the transfer, the decoding behind it */
             int64_t now = ks_monotonic_ns();
             if (r->t_ask_ns && r->t_first_ns)
-                ks_infof(2, "\"Caches populated\" type=\"%s\" items=%zu bytes=%zu firstByteMs=%.1f lastByteMs=%.1f handedOverMs=%.1f",
+                ks_infof(2, "\"List read\" type=\"%s\" items=%zu bytes=%zu firstByteMs=%.1f lastByteMs=%.1f handedOverMs=%.1f",
                          r->kind, n, r->list_bytes, (double)(r->t_first_ns - r->t_ask_ns) / 1e6,
                          (double)((r->t_last_ns ? r->t_last_ns : now) - r->t_ask_ns) / 1e6, (double)(now - r->t_ask_ns) / 1e6);
             r->listed_once = true;
