@@ -322,28 +322,68 @@ static json_t *series_json(int32_t count, int64_t last) {
     return json_pack("{s:i,s:s}", "count", (json_int_t)count, "lastObservedTime", t);
 }
 
-/* An events.k8s.io/v1 Event (series when count >= 2). */
-static char *v1_body(const ev_item *ev, int32_t count, int64_t last) {
+static void tree_str(ks_arena *a, ks_tree *o, const char *k, const char *v, bool omit_empty) {
+    if (omit_empty && (!v || !*v)) return;
+    kt_map_add(a, o, k, kt_string(a, v ? v : "", 0));
+}
+
+static ks_tree *ref_tree(ks_arena *a, const ev_ref *r) {
+    ks_tree *o = kt_new(a, KT_MAP, 0);
+    tree_str(a, o, "kind", r->kind, true);
+    tree_str(a, o, "namespace", r->ns, true);
+    tree_str(a, o, "name", r->name, true);
+    tree_str(a, o, "uid", r->uid, true);
+    tree_str(a, o, "apiVersion", r->api_version, true);
+    tree_str(a, o, "resourceVersion", r->rv, true);
+    tree_str(a, o, "fieldPath", r->field_path, true);
+    return o;
+}
+
+/* An events.k8s.io/v1 Event (series when count >= 2), as protobuf when
+ * the client writes it (*pb set; what client-go sends with
+ * clientConnection's protobuf contentType), else JSON; *len its length.
+ * Built as a tree and written once (it went JSON text, parsed back to a
+ * tree, then protobuf: three encodings per event). */
+static char *v1_body(const ev_item *ev, int32_t count, int64_t last, bool protobuf, bool *pb, size_t *len) {
     char t[40];
     ks_time_format_rfc3339(ev->time, true, t);
-    json_t *o = json_object();
-    json_object_set_new(o, "apiVersion", json_string("events.k8s.io/v1"));
-    json_object_set_new(o, "kind", json_string("Event"));
-    json_t *meta = json_object();
-    put_str(meta, "name", ev->name, false);
-    put_str(meta, "namespace", ev->ns, false);
-    json_object_set_new(o, "metadata", meta);
-    json_object_set_new(o, "eventTime", json_string(t));
-    if (count >= 2) json_object_set_new(o, "series", series_json(count, last));
-    put_str(o, "reportingController", ev->controller, true);
-    put_str(o, "reportingInstance", ev->instance, true);
-    put_str(o, "action", ev->action, true);
-    put_str(o, "reason", ev->reason, true);
-    json_object_set_new(o, "regarding", ref_json(&ev->regarding));
-    if (ev->has_related) json_object_set_new(o, "related", ref_json(&ev->related));
-    put_str(o, "note", ev->note, true);
-    put_str(o, "type", ev->type, true);
-    return dump(o);
+    ks_arena *a = ks_arena_new(0);
+    ks_tree *o = kt_new(a, KT_MAP, 0);
+    tree_str(a, o, "apiVersion", "events.k8s.io/v1", false);
+    tree_str(a, o, "kind", "Event", false);
+    ks_tree *meta = kt_new(a, KT_MAP, 0);
+    tree_str(a, meta, "name", ev->name, false);
+    tree_str(a, meta, "namespace", ev->ns, false);
+    kt_map_add(a, o, "metadata", meta);
+    tree_str(a, o, "eventTime", t, false);
+    if (count >= 2) {
+        char l[40];
+        ks_time_format_rfc3339(last, true, l);
+        ks_tree *series = kt_new(a, KT_MAP, 0);
+        kt_map_add(a, series, "count", kt_int(a, count));
+        tree_str(a, series, "lastObservedTime", l, false);
+        kt_map_add(a, o, "series", series);
+    }
+    tree_str(a, o, "reportingController", ev->controller, true);
+    tree_str(a, o, "reportingInstance", ev->instance, true);
+    tree_str(a, o, "action", ev->action, true);
+    tree_str(a, o, "reason", ev->reason, true);
+    kt_map_add(a, o, "regarding", ref_tree(a, &ev->regarding));
+    if (ev->has_related) kt_map_add(a, o, "related", ref_tree(a, &ev->related));
+    tree_str(a, o, "note", ev->note, true);
+    tree_str(a, o, "type", ev->type, true);
+    char *out = NULL, *err = NULL;
+    *pb = protobuf && ks_pb_encode_object(o, "events.k8s.io/v1", "Event", &out, len, &err);
+    if (!*pb) {
+        if (protobuf) ks_infof(4, "event sent as JSON: %s", err ? err : "cannot be encoded");
+        free(out);
+        out = kt_to_json(o, 0);
+        if (!out) ks_oom();
+        *len = strlen(out);
+    }
+    free(err);
+    ks_arena_free(a);
+    return out;
 }
 
 /* The two-way strategic merge patch from the Event without series to the
@@ -433,6 +473,8 @@ typedef struct ev_job {
     int kind;
     char *path, *body;               /* the request */
     char *create_path, *create_body; /* a patch answered 404 becomes this */
+    bool body_pb, create_pb;         /* a v1 Event's body in protobuf */
+    size_t body_len, create_len;     /* a v1 Event's body's length */
     bool creating;                   /* the patch turned into its create */
     bool series;                     /* v1 series: AlreadyExists is retried */
     bool legacy_delay;               /* record's retry: first delay random */
@@ -641,7 +683,7 @@ static ev_job *job_new(rec_core *c, int kind) {
 static ev_job *v1_create_job(rec_core *c, const ev_item *ev) {
     ev_job *j = job_new(c, J_V1_CREATE);
     j->path = coll_path(true, ev->ns);
-    j->body = v1_body(ev, 1, 0);
+    j->body = v1_body(ev, 1, 0, ks_kube_client_writes_protobuf(c->client), &j->body_pb, &j->body_len);
     return j;
 }
 
@@ -651,7 +693,8 @@ static ev_job *v1_patch_job(rec_core *c, ev_entry *e) {
     j->path = obj_path(true, e->ev->ns, e->ev->name);
     j->body = v1_series_patch(e->count, e->last_observed);
     j->create_path = coll_path(true, e->ev->ns);
-    j->create_body = v1_body(e->ev, e->count, e->last_observed);
+    j->create_body = v1_body(e->ev, e->count, e->last_observed, ks_kube_client_writes_protobuf(c->client),
+                             &j->create_pb, &j->create_len);
     e->sent_count = e->count;
     return j;
 }
@@ -943,6 +986,8 @@ static void handle_answer(rec_core *c, ev_job *j, ev_job **out, int *nout) {
         free(j->body);
         j->path = j->create_path;
         j->body = j->create_body;
+        j->body_pb = j->create_pb;
+        j->body_len = j->create_len;
         j->create_path = j->create_body = NULL;
         out[(*nout)++] = j;
         return;
@@ -976,40 +1021,19 @@ static void handle_answer(rec_core *c, ev_job *j, ev_job **out, int *nout) {
     job_free(j);
 }
 
-/* An events.k8s.io/v1 Event as protobuf (what client-go sends with
- * clientConnection's protobuf contentType); NULL when it cannot be
- * encoded (then it goes as JSON). */
-static char *v1_event_protobuf(const char *json, size_t *len) {
-    ks_arena *a = ks_arena_new(0);
-    ks_tree **docs = NULL;
-    uint32_t nd = 0;
-    char *err = NULL, *out = NULL;
-    if (!kt_parse(a, "event", json, strlen(json), &docs, &nd, &err) || nd != 1 ||
-        !ks_pb_encode_object(docs[0], "events.k8s.io/v1", "Event", &out, len, &err)) {
-        ks_infof(4, "event sent as JSON: %s", err ? err : "not one object");
-        out = NULL;
-    }
-    free(err);
-    ks_arena_free(a);
-    return out;
-}
-
 static void job_send(rec_core *c, ev_job *j) {
     bool patch = !j->creating && (j->kind == J_V1_PATCH || j->kind == J_CORE_PATCH);
-    bool v1 = j->kind == J_V1_CREATE || j->kind == J_V1_PATCH;
-    size_t pb_len = 0;
-    char *pb = !patch && v1 && ks_kube_client_writes_protobuf(c->client) ? v1_event_protobuf(j->body, &pb_len) : NULL;
+    bool pb = !patch && j->body_pb;
     ks_kube_request req = {
         .method = patch ? "PATCH" : "POST",
         .path = j->path,
         .content_type = patch ? "application/strategic-merge-patch+json" : pb ? KS_KUBE_PROTOBUF : "application/json",
-        .body = pb ? pb : j->body,
-        .body_len = pb ? pb_len : strlen(j->body),
+        .body = j->body,
+        .body_len = j->body_len ? j->body_len : strlen(j->body),
         .idempotent = false,
         .negotiate = true, /* job_done reads a Status in either form */
     };
     ks_kube_do_async(c->client, &req, job_done, j);
-    free(pb);
 }
 
 /* ---- maintenance ------------------------------------------------------------ */
