@@ -283,6 +283,11 @@ static int pvc_events(seen *s) {
     return n;
 }
 
+static bool class_is(const void *obj, const ks_object_write *w) {
+    const ks_pvc *pvc = obj;
+    return pvc && !strcmp(ks_str(pvc->storage_class), w->arg);
+}
+
 static void test_lists_and_watches_decoded(void **st) {
     reset_fake();
     ks_kube_config kc;
@@ -309,10 +314,23 @@ static void test_lists_and_watches_decoded(void **st) {
     ks_kube_cluster_client_stats_get(kb, &stats);
     assert_int_equal(stats.decode_errors, 1);
 
+    /* An object write's await: a condition the watch never shows times
+     * out; one it shows (the change below) ends the wait. */
+    ks_object_write w = {.kind = "PersistentVolumeClaim", .ns = "default", .name = "claim", .verb = KS_WRITE_AWAIT,
+                         .until = class_is, .timeout_ms = 50, .arg = "class-9"};
+    ks_api_call ac = {.type = KS_CALL_OBJECT_WRITE, .write = &w};
+    ks_status *ws = b->execute(b->ctx, &ac);
+    assert_non_null(ws);
+    assert_string_equal(ks_status_reason(ws, 0), "timed out waiting for the condition");
+    ks_status_free(ws);
+
     /* A change arrives with the version it replaces. */
     pthread_mutex_lock(&F.mu);
     F.pvc_version = 2;
     pthread_mutex_unlock(&F.mu);
+    w.arg = "class-2";
+    w.timeout_ms = 10000;
+    assert_null(b->execute(b->ctx, &ac));
     for (int i = 0; i < 200 && pvc_events(&s) == 1; i++) sleep_ms(25);
     pthread_mutex_lock(&s.mu);
     assert_int_equal(s.pvc_events, 2);
