@@ -2,6 +2,7 @@
 #include "util/xalloc.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +10,11 @@
 static pthread_mutex_t key_lock = PTHREAD_MUTEX_INITIALIZER;
 static char *key_names[KS_MAX_STATE_KEYS];
 static _Atomic int nkeys;
+static _Atomic bool scheduling_only[KS_MAX_STATE_KEYS];
+
+void ks_state_key_scheduling_only(ks_state_key key) {
+    if (key >= 0 && key < KS_MAX_STATE_KEYS) scheduling_only[key] = true;
+}
 
 ks_state_key ks_state_key_get(const char *name) {
     pthread_mutex_lock(&key_lock);
@@ -64,6 +70,12 @@ void ks_cycle_state_drop_scratch(ks_cycle_state *st) {
     ks_arena_hint_note(&arena_hint, st->arena);
     ks_arena_free(st->scratch);
     st->scratch = NULL;
+    for (uint32_t i = 0; i < st->nslots; i++) {
+        ks_state_slot *s = &st->slots[i];
+        if (!s->value || !scheduling_only[i]) continue;
+        if (s->free_fn) s->free_fn(s->value);
+        memset(s, 0, sizeof(*s));
+    }
 }
 
 static void free_values(ks_cycle_state *st) {

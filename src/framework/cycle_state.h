@@ -52,8 +52,14 @@ static inline void *ks_cycle_state_alloc_uninit(ks_cycle_state *st, size_t n) {
     if (!st->scratch) st->scratch = ks_arena_new(16384);
     return ks_arena_alloc_uninit(st->scratch, n);
 }
-/* End of the scheduling cycle: what alloc_uninit gave is freed. */
+/* End of the scheduling cycle: what alloc_uninit gave is freed, and the
+ * values of keys marked scheduling-only. */
 void ks_cycle_state_drop_scratch(ks_cycle_state *st);
+/* An in-tree plugin's key whose value is read only in the scheduling
+ * cycle (PreFilter/Filter/PreScore/Score and their extensions, never from
+ * Reserve on): freed when the pod goes to its binding cycle, which may
+ * wait long on the API server. Mark it where the key is made. */
+void ks_state_key_scheduling_only(ks_state_key key);
 void ks_cycle_state_free(ks_cycle_state *st);
 /* Copy for a preemption dry run: values cloned where a clone_fn exists. */
 ks_cycle_state *ks_cycle_state_clone(const ks_cycle_state *st);

@@ -3,6 +3,7 @@
  * pods' terms against the incoming pod). */
 #include "plugins/helper/hints.h"
 #include "plugins/interpodaffinity/interpodaffinity.h"
+#include "framework/cycle_state.h"
 #include "framework/handle.h"
 #include "util/arena.h"
 #include "util/xalloc.h"
@@ -20,6 +21,10 @@ static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
 static void init_keys(void) {
     ipa_pf_key = ks_state_key_get("PreFilter" IPA_NAME);
     ipa_ps_key = ks_state_key_get("PreScore" IPA_NAME);
+    /* per-topology-pair tables, ~100 KB a pod at 1000 nodes with
+     * anti-affinity: not kept while the pod binds */
+    ks_state_key_scheduling_only(ipa_pf_key);
+    ks_state_key_scheduling_only(ipa_ps_key);
     ipa_hostname_key = ks_intern("kubernetes.io/hostname");
 }
 

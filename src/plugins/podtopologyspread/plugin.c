@@ -69,6 +69,9 @@ static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
 static void init_keys(void) {
     pts_pf_key = ks_state_key_get("PreFilter" PTS_NAME);
     pts_ps_key = ks_state_key_get("PreScore" PTS_NAME);
+    /* per-domain counts: not kept while the pod binds */
+    ks_state_key_scheduling_only(pts_pf_key);
+    ks_state_key_scheduling_only(pts_ps_key);
     pts_init_ids();
 }
 

@@ -1,5 +1,6 @@
 /* The cycle state's slots: as many as keys were registered when the state
- * was made, grown by a later key's write; clones carry every value. */
+ * was made, grown by a later key's write; clones carry every value;
+ * scheduling-only values go at the end of the scheduling cycle. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -92,10 +93,30 @@ static void arena_and_scratch(void **unused) {
     ks_cycle_state_free(st);
 }
 
+/* A scheduling-only key's value goes when the scheduling cycle ends;
+ * the others stay for the binding cycle. */
+static void scheduling_only_values(void **unused) {
+    (void)unused;
+    ks_state_key keep = ks_state_key_get("test/binding");
+    ks_state_key drop = ks_state_key_get("test/scheduling");
+    ks_state_key_scheduling_only(drop);
+    ks_cycle_state *st = ks_cycle_state_new();
+    ks_cycle_state_write(st, keep, new_int(1), count_free, NULL);
+    ks_cycle_state_write(st, drop, new_int(2), count_free, NULL);
+    freed = 0;
+    ks_cycle_state_drop_scratch(st);
+    assert_int_equal(freed, 1);
+    assert_null(ks_cycle_state_read(st, drop));
+    assert_int_equal(*(int *)ks_cycle_state_read(st, keep), 1);
+    ks_cycle_state_free(st);
+    assert_int_equal(freed, 2);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(keys_registered_later),
         cmocka_unit_test(arena_and_scratch),
+        cmocka_unit_test(scheduling_only_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
