@@ -3,6 +3,7 @@
  * field path only). */
 #include "codec/tree.h"
 #include "codec/tree_internal.h"
+#include "util/strbuf.h"
 #include "util/xalloc.h"
 
 #include <errno.h>
@@ -565,7 +566,122 @@ static json_t *to_json(const ks_tree *t, int depth) {
     return NULL;
 }
 
+/* ---- the writer ------------------------------------------------------------
+ *
+ * kt_to_json writes the tree itself, formatted as json_dumps formats it
+ * (keys in order; JSON_INDENT(n) or JSON_COMPACT; reals through jansson):
+ * building a jansson tree of simulate's -o json output and freeing it
+ * again took as long as the scheduling (10,000 pods). A map with a key
+ * twice or a key needing UTF-8 repair (jansson keeps the first place and
+ * the last value) goes through jansson instead. */
+
+typedef struct writer {
+    ks_strbuf b;
+    int indent;
+} writer;
+
+static void put_newline(writer *w, int depth) {
+    ks_sb_putc(&w->b, '\n');
+    for (int i = 0; i < depth * w->indent; i++) ks_sb_putc(&w->b, ' ');
+}
+
+/* Valid UTF-8 as it is, but for the escapes jansson writes. */
+static void put_string(writer *w, const char *s) {
+    ks_sb_putc(&w->b, '"');
+    const char *run = s;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p >= 0x20 && *p != '"' && *p != '\\') continue;
+        ks_sb_putn(&w->b, run, (size_t)((const char *)p - run));
+        run = (const char *)p + 1;
+        switch (*p) {
+        case '"': ks_sb_puts(&w->b, "\\\""); break;
+        case '\\': ks_sb_puts(&w->b, "\\\\"); break;
+        case '\b': ks_sb_puts(&w->b, "\\b"); break;
+        case '\f': ks_sb_puts(&w->b, "\\f"); break;
+        case '\n': ks_sb_puts(&w->b, "\\n"); break;
+        case '\r': ks_sb_puts(&w->b, "\\r"); break;
+        case '\t': ks_sb_puts(&w->b, "\\t"); break;
+        default: ks_sb_printf(&w->b, "\\u%04X", (unsigned)*p); break;
+        }
+    }
+    ks_sb_puts(&w->b, run);
+    ks_sb_putc(&w->b, '"');
+}
+
+static bool keys_plain(const ks_tree *t) {
+    if (t->n > 64) return false; /* not worth a set: jansson checks */
+    for (uint32_t i = 0; i < t->n; i++) {
+        char *fixed;
+        kt_utf8_clean(t->keys[i], &fixed);
+        if (fixed) {
+            free(fixed);
+            return false;
+        }
+        for (uint32_t j = 0; j < i; j++)
+            if (strcmp(t->keys[i], t->keys[j]) == 0) return false;
+    }
+    return true;
+}
+
+/* 0: written; 1: needs jansson; -1: jansson would fail too. */
+static int write_value(writer *w, const ks_tree *t, int depth) {
+    if (depth > 10000) return -1;
+    if (!t) {
+        ks_sb_puts(&w->b, "null");
+        return 0;
+    }
+    switch (t->type) {
+    case KT_NULL: ks_sb_puts(&w->b, "null"); return 0;
+    case KT_BOOL: ks_sb_puts(&w->b, t->bval ? "true" : "false"); return 0;
+    case KT_INT: ks_sb_printf(&w->b, "%" PRId64, t->ival); return 0;
+    case KT_FLOAT: {
+        json_t *j = json_real(t->fval);
+        char *s = j ? json_dumps(j, JSON_ENCODE_ANY | JSON_REAL_PRECISION(17)) : NULL;
+        json_decref(j);
+        if (!s) return -1;
+        ks_sb_puts(&w->b, s);
+        free(s);
+        return 0;
+    }
+    case KT_STRING: {
+        char *fixed;
+        put_string(w, kt_utf8_clean(t->text ? t->text : "", &fixed));
+        free(fixed);
+        return 0;
+    }
+    case KT_SEQ:
+    case KT_MAP: {
+        bool map = t->type == KT_MAP;
+        if (map && !keys_plain(t)) return 1;
+        ks_sb_putc(&w->b, map ? '{' : '[');
+        for (uint32_t i = 0; i < t->n; i++) {
+            if (i) ks_sb_putc(&w->b, ',');
+            if (w->indent) put_newline(w, depth + 1);
+            if (map) {
+                put_string(w, t->keys[i]);
+                ks_sb_puts(&w->b, w->indent ? ": " : ":");
+            }
+            int r = write_value(w, t->items[i], depth + 1);
+            if (r) return r;
+        }
+        if (t->n && w->indent) put_newline(w, depth);
+        ks_sb_putc(&w->b, map ? '}' : ']');
+        return 0;
+    }
+    }
+    return -1;
+}
+
 char *kt_to_json(const ks_tree *t, int indent) {
+    writer w = {.indent = indent > 31 ? 31 : indent < 0 ? 0 : indent};
+    ks_sb_init(&w.b);
+    int r = write_value(&w, t, 0);
+    if (r == 0) return ks_sb_take(&w.b);
+    ks_sb_free(&w.b);
+    return r > 0 ? kt_to_json_jansson(t, indent) : NULL;
+}
+
+char *kt_to_json_jansson(const ks_tree *t, int indent) {
     json_t *j = to_json(t, 0);
     if (!j) return NULL;
     size_t flags = JSON_ENCODE_ANY | JSON_REAL_PRECISION(17);

@@ -85,6 +85,8 @@ bool kt_parse(ks_arena *a, const char *name, const char *buf, size_t len, ks_tre
 
 /* Emit as JSON (indent > 0 pretty) or as YAML into a malloc'd string. */
 char *kt_to_json(const ks_tree *t, int indent);
+/* The same through a jansson tree (kt_to_json's fallback; tests compare). */
+char *kt_to_json_jansson(const ks_tree *t, int indent);
 char *kt_to_yaml(const ks_tree *t);
 
 /* s when it is valid UTF-8, else a malloc'd copy (in *tofree) with each

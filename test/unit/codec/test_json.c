@@ -159,7 +159,93 @@ static void test_random(void **st) {
     assert_true(taken > 1500);
 }
 
+/* ---- the writer: kt_to_json against jansson's json_dumps ---- */
+
+static void emit_same(const ks_tree *t) {
+    static const int indents[] = {0, 1, 4, 40, -1};
+    for (size_t i = 0; i < sizeof(indents) / sizeof(*indents); i++) {
+        char *w = kt_to_json(t, indents[i]), *j = kt_to_json_jansson(t, indents[i]);
+        if ((w == NULL) != (j == NULL) || (w && strcmp(w, j) != 0))
+            fail_msg("indent %d: writer %s, jansson %s", indents[i], w ? w : "(null)", j ? j : "(null)");
+        free(w);
+        free(j);
+    }
+}
+
+static void emit_text(const char *text) {
+    ks_arena *a = ks_arena_new(0);
+    ks_tree **d = NULL;
+    uint32_t n = 0;
+    char *err = NULL;
+    if (kt_parse_json_jansson(a, "t.json", text, strlen(text), &d, &n, &err))
+        for (uint32_t i = 0; i < n; i++) emit_same(d[i]);
+    free(err);
+    ks_arena_free(a);
+}
+
+static void test_emit_cases(void **st) {
+    (void)st;
+    static const char *docs[] = {
+        "{}", "[]", "{\"a\":[]}", "{\"a\":{}}", "{\"a\":[1,[2,[3,{}]]],\"b\":{\"c\":null}}",
+        "{\"k\":\"esc \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\u0001 \\u001f \\u007f\"}",
+        "{\"u\":\"\\u00e9\\u4e2d\\ud83d\\ude00\"}",
+        "{\"n\":[0, -0, 9223372036854775807, -9223372036854775808, 1e3, 1E-3, 1.5e+10, -0.0, 0.1, 1e300, 5e-324]}",
+        "null", "42", "\"s\"", "true", "[1.0, 100.0, 123456789012345678, 0.30000000000000004]",
+    };
+    for (size_t i = 0; i < sizeof(docs) / sizeof(*docs); i++) emit_text(docs[i]);
+
+    ks_arena *a = ks_arena_new(0);
+    emit_same(NULL);
+    /* a key twice, and keys and strings needing UTF-8 repair: jansson's */
+    ks_tree *m = kt_new(a, KT_MAP, 1);
+    kt_map_add(a, m, "dup", kt_int(a, 1));
+    kt_map_add(a, m, "x", kt_string(a, "bad \xff byte \x01", 1));
+    kt_map_add(a, m, "dup", kt_int(a, 3));
+    emit_same(m);
+    ks_tree *k = kt_new(a, KT_MAP, 1);
+    kt_map_add(a, k, "k\xc3", kt_bool(a, true));
+    emit_same(k);
+    /* a big map, and a non-finite real (both sides fail) */
+    ks_tree *big = kt_new(a, KT_MAP, 1);
+    for (int i = 0; i < 100; i++) {
+        char key[16];
+        snprintf(key, sizeof(key), "k%d", i);
+        kt_map_add(a, big, ks_arena_strdup(a, key), kt_int(a, i));
+    }
+    emit_same(big);
+    ks_tree *inf = kt_new(a, KT_FLOAT, 1);
+    inf->fval = 1.0 / 0.0;
+    ks_tree *seq = kt_new(a, KT_SEQ, 1);
+    kt_seq_add(a, seq, inf);
+    emit_same(seq);
+    assert_null(kt_to_json(seq, 0));
+    /* nested past the depth limit: both fail */
+    ks_tree *deep = kt_new(a, KT_SEQ, 1);
+    for (int i = 0; i < 10005; i++) {
+        ks_tree *outer = kt_new(a, KT_SEQ, 1);
+        kt_seq_add(a, outer, deep);
+        deep = outer;
+    }
+    assert_null(kt_to_json(deep, 0));
+    assert_null(kt_to_json_jansson(deep, 0));
+    ks_arena_free(a);
+}
+
+static void test_emit_random(void **st) {
+    (void)st;
+    char *b = NULL;
+    size_t cap = 0;
+    for (int i = 0; i < 2000; i++) {
+        size_t n = 0;
+        put(&b, &n, &cap, "");
+        gen(&b, &n, &cap, 0);
+        emit_text(b);
+    }
+    free(b);
+}
+
 int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_cases), cmocka_unit_test(test_random)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_cases), cmocka_unit_test(test_random),
+                                       cmocka_unit_test(test_emit_cases), cmocka_unit_test(test_emit_random)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
