@@ -324,6 +324,15 @@ static void insufficient(ks_status **s, bool unresolvable, const char *fmt, cons
     if (unresolvable) (*s)->code = KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
 }
 
+/* The same with a constant reason (a literal), kept by pointer when it is
+ * the first: most rejected nodes have one reason, made for every node
+ * (an openb study cycle rejects hundreds of nodes for CPU). */
+static void insufficient_const(ks_status **s, bool unresolvable, const char *reason) {
+    if (!*s) *s = ks_status_new_const(KS_UNSCHEDULABLE, reason);
+    else ks_status_add_reason(*s, "%s", reason);
+    if (unresolvable) (*s)->code = KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+}
+
 static ks_status *filter(void *self, ks_cycle_state *st, const ks_pod *pod,
                          const ks_node_info *ni) {
     fit *pl = self;
@@ -339,17 +348,17 @@ static ks_status *filter(void *self, ks_cycle_state *st, const ks_pod *pod,
     const ks_resource *alloc = &ni->allocatable, *used = &ni->requested;
     ks_status *out = NULL;
 
-    if ((int64_t)ni->npods + 1 > alloc->allowed_pods) insufficient(&out, false, "%s", "Too many pods");
+    if ((int64_t)ni->npods + 1 > alloc->allowed_pods) insufficient_const(&out, false, "Too many pods");
     if (s->empty) return out;
 
     if (s->milli_cpu > 0 && s->milli_cpu > alloc->milli_cpu - used->milli_cpu)
-        insufficient(&out, s->milli_cpu > alloc->milli_cpu, "Insufficient %s", "cpu");
+        insufficient_const(&out, s->milli_cpu > alloc->milli_cpu, "Insufficient cpu");
     if (s->memory > 0 && s->memory > alloc->memory - used->memory)
-        insufficient(&out, s->memory > alloc->memory, "Insufficient %s", "memory");
+        insufficient_const(&out, s->memory > alloc->memory, "Insufficient memory");
     if (s->ephemeral_storage > 0 &&
         s->ephemeral_storage > alloc->ephemeral_storage - used->ephemeral_storage)
-        insufficient(&out, s->ephemeral_storage > alloc->ephemeral_storage, "Insufficient %s",
-                     "ephemeral-storage");
+        insufficient_const(&out, s->ephemeral_storage > alloc->ephemeral_storage,
+                           "Insufficient ephemeral-storage");
     for (uint32_t i = 0; i < s->nscalar; i++) {
         int64_t a = ks_resource_get(alloc, s->scalars[i].name);
         int64_t u = ks_resource_get(used, s->scalars[i].name);

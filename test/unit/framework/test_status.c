@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,7 +47,37 @@ static void constant(void **st) {
     ks_status_free(ks_status_new_const(KS_UNSCHEDULABLE, "alone"));
 }
 
+/* Statuses made and freed in turns, thousands at a time (as Filter's
+ * verdicts, whose constant ones are reused per thread), constant,
+ * formatted (short and long) and empty ones mixed: each intact until
+ * freed. */
+static void pooled_blocks(void **st) {
+    (void)st;
+    char longer[300];
+    memset(longer, 'x', sizeof(longer) - 1);
+    longer[sizeof(longer) - 1] = '\0';
+    for (int round = 0; round < 3; round++) {
+        ks_status *v[2000];
+        for (int i = 0; i < 2000; i++) {
+            if (i % 3 == 0) v[i] = ks_status_new_const(KS_UNSCHEDULABLE, "Insufficient cpu");
+            else if (i % 3 == 1) v[i] = ks_status_new(KS_UNSCHEDULABLE, "node %d: %s", i, i % 7 ? "short" : longer);
+            else v[i] = ks_status_new(KS_ERROR, NULL);
+        }
+        for (int i = 0; i < 2000; i++) {
+            if (i % 3 == 0) assert_string_equal(ks_status_reason(v[i], 0), "Insufficient cpu");
+            if (i % 3 == 1) {
+                char want[400];
+                snprintf(want, sizeof(want), "node %d: %s", i, i % 7 ? "short" : longer);
+                assert_string_equal(ks_status_reason(v[i], 0), want);
+            }
+            if (i % 3 == 2) assert_int_equal(ks_status_nreasons(v[i]), 0);
+        }
+        for (int i = 0; i < 2000; i++) ks_status_free(v[i]);
+    }
+}
+
 int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(formatted), cmocka_unit_test(constant)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(formatted), cmocka_unit_test(constant),
+                                       cmocka_unit_test(pooled_blocks)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
