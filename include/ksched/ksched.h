@@ -238,6 +238,9 @@ int64_t ks_node_info_image_size(const ks_node_info *ni, const char *image);
  * several plugins are intersected. No result means all nodes. */
 ks_pre_filter_result *ks_pre_filter_result_new(ks_cycle_state *st);
 void ks_pre_filter_result_add(ks_pre_filter_result *r, const char *node_name);
+/* The same for a NodeInfo's node, without looking its name up: for a
+ * PreFilter that keeps a part of the nodes[] it was handed. */
+void ks_pre_filter_result_add_node(ks_pre_filter_result *r, const ks_node_info *ni);
 
 /* One node's score in NormalizeScore. */
 typedef struct ks_node_score {

@@ -524,11 +524,12 @@ static int cmp_id(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-void ks_pre_filter_result_add(ks_pre_filter_result *r, const char *node_name) {
-    ks_id id = ks_intern(node_name);
+static void add_id(ks_pre_filter_result *r, ks_id id) {
     /* Keep the set sorted: binary search, then insert. Plugins add few
-     * names (a node name selector) or add them in node order. */
+     * names (a node name selector) or add them in node order (mostly
+     * increasing ids: appended). */
     uint32_t lo = 0, hi = r->n;
+    if (hi && r->nodes[hi - 1] < id) lo = hi;
     while (lo < hi) {
         uint32_t mid = (lo + hi) / 2;
         if (r->nodes[mid] < id) lo = mid + 1;
@@ -546,6 +547,9 @@ void ks_pre_filter_result_add(ks_pre_filter_result *r, const char *node_name) {
     r->nodes[lo] = id;
     r->n++;
 }
+
+void ks_pre_filter_result_add(ks_pre_filter_result *r, const char *node_name) { add_id(r, ks_intern(node_name)); }
+void ks_pre_filter_result_add_node(ks_pre_filter_result *r, const ks_node_info *ni) { add_id(r, ni->name); }
 
 bool ks_pre_filter_result_all_nodes(const ks_pre_filter_result *r) { return r == NULL; }
 size_t ks_pre_filter_result_len(const ks_pre_filter_result *r) { return r ? r->n : 0; }

@@ -25,6 +25,9 @@ typedef struct ks_image_state {
 
 struct ks_node_info {
     ks_node *node;             /* NULL while only pods reference the node */
+    /* next to the name: plugins that cache per node read both for every
+     * node of every cycle (one cache line instead of two) */
+    uint64_t generation;
     ks_id name;
     uint32_t npods, pods_cap;
     ks_pod **pods;             /* referenced */
@@ -40,7 +43,6 @@ struct ks_node_info {
     uint32_t nimages;
     ks_image_state *images;    /* sorted by name; filled by the snapshot */
     ks_map pvc_refs;           /* key: (ns<<32|claim)+1 -> count as (void*)(uintptr_t) */
-    uint64_t generation;
 };
 
 ks_node_info *ks_node_info_new(void);

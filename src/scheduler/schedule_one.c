@@ -353,6 +353,34 @@ static ks_status *pass_filters(attempt *a, ks_diagnosis *diag, const ks_node_inf
     return err;
 }
 
+/* The snapshot's nodes that are in a PreFilter result, in snapshot order,
+ * into sub. The result's ids are sorted: a bitmap over their range
+ * answers for each node at once (a binary search per node of the cluster
+ * was 3 % of an openb study's CPU), unless the range is much wider than
+ * the cluster. */
+static size_t pre_filter_nodes(ks_cycle_state *st, const ks_pre_filter_result *r, const ks_node_info *const *all,
+                               size_t nall, const ks_node_info **sub) {
+    size_t n = 0;
+    if (!r->n) return 0;
+    ks_id lo = r->nodes[0], span = r->nodes[r->n - 1] - lo;
+    size_t words = (size_t)span / 64 + 1;
+    if (words > nall + 64) {
+        for (size_t i = 0; i < nall; i++)
+            if (ks_pre_filter_result_has_id(r, all[i]->name)) sub[n++] = all[i];
+        return n;
+    }
+    uint64_t *bits = ks_cycle_state_alloc(st, words * sizeof(uint64_t));
+    for (uint32_t i = 0; i < r->n; i++) {
+        ks_id d = r->nodes[i] - lo;
+        bits[d / 64] |= 1ULL << (d % 64);
+    }
+    for (size_t i = 0; i < nall; i++) {
+        ks_id d = all[i]->name - lo; /* wraps for ids below lo: out of range */
+        if (d <= span && (bits[d / 64] >> (d % 64) & 1)) sub[n++] = all[i];
+    }
+    return n;
+}
+
 static ks_status *find_nodes_that_fit(attempt *a, ks_diagnosis *diag, const ks_node_info ***feasible,
                                        size_t *nfeasible) {
     ks_scheduler *s = a->s;
@@ -406,9 +434,7 @@ static ks_status *find_nodes_that_fit(attempt *a, ks_diagnosis *diag, const ks_n
     size_t n = nall;
     if (pfr) {
         const ks_node_info **sub = ks_cycle_state_alloc_uninit(a->st, (nall ? nall : 1) * sizeof(*sub));
-        n = 0;
-        for (size_t i = 0; i < nall; i++)
-            if (ks_pre_filter_result_has_id(pfr, all[i]->name)) sub[n++] = all[i];
+        n = pre_filter_nodes(a->st, pfr, all, nall, sub);
         nodes = sub;
         /* The nodes the PreFilter set left out. */
         ks_strbuf b;
@@ -440,11 +466,19 @@ static ks_status *find_nodes_that_fit(attempt *a, ks_diagnosis *diag, const ks_n
 static const ks_node_info *select_host(ks_framework *fw, const ks_score_result *r) {
     size_t best = 0;
     if (ks_framework_tie_rules(fw).host_by_name) {
+        const char *best_name = NULL; /* looked up at the first tie */
         for (size_t i = 1; i < r->nnodes; i++) {
-            if (r->total[i] > r->total[best] ||
-                (r->total[i] == r->total[best] &&
-                 strcmp(ks_str(r->nodes[i]->name), ks_str(r->nodes[best]->name)) < 0))
+            if (r->total[i] > r->total[best]) {
                 best = i;
+                best_name = NULL;
+            } else if (r->total[i] == r->total[best]) {
+                const char *name = ks_str(r->nodes[i]->name);
+                if (!best_name) best_name = ks_str(r->nodes[best]->name);
+                if (strcmp(name, best_name) < 0) {
+                    best = i;
+                    best_name = name;
+                }
+            }
         }
         return r->nodes[best];
     }

@@ -309,6 +309,52 @@ static void test_prefilter_messages(void **state) {
     sim_free();
 }
 
+/* A PreFilter result made from the NodeInfos it was handed: the nodes
+ * whose names end in an odd digit. The result's ids here span more than
+ * 70,000 interned strings (the node list is looked up per node, not
+ * through a bitmap of that span): the same nodes are kept either way. */
+static ks_status *pf_odd(void *self, ks_cycle_state *st, const ks_pod *pod, const ks_node_info *const *nodes,
+                         size_t n, ks_pre_filter_result **r) {
+    *r = ks_pre_filter_result_new(st);
+    for (size_t i = 0; i < n; i++) {
+        const char *name = ks_node_info_name(nodes[i]);
+        if ((name[strlen(name) - 1] - '0') % 2) ks_pre_filter_result_add_node(*r, nodes[i]);
+    }
+    return NULL;
+}
+static const ks_plugin_ops p_odd = {.abi_version = KS_ABI_VERSION, .name = "KeepOdd", .pre_filter = pf_odd};
+
+static void test_prefilter_node_sets(void **state) {
+    for (int spread = 0; spread < 2; spread++) {
+        tu_profile tp;
+        tu_profile_init(&tp, NULL);
+        tu_profile_add_plugin(&tp, &p_odd, 0);
+        tu_profile_add_plugin(&tp, &tu_fit_plugin, 1);
+        const ks_plugin_ops *extra[] = {&p_odd};
+        sim_init(&tp, extra, 1);
+        add_node(spread ? "s1" : "n1", 1000, "a");
+        add_node(spread ? "s2" : "n2", 8000, "a");
+        if (spread) {
+            char junk[32];
+            for (int i = 0; i < 70000; i++) {
+                snprintf(junk, sizeof(junk), "pf-node-set-junk-%d", i);
+                ks_intern(junk);
+            }
+        }
+        add_node(spread ? "s3" : "n3", 4000, "b");
+        add_node(spread ? "s4" : "n4", 8000, "b");
+        if (spread) assert_true(ks_intern_find("s3") - ks_intern_find("s1") > 70000);
+        add_pod("fits", 2000, 0);
+        add_pod("big", 6000, 0);
+        sim_start(true);
+        ks_scheduler_run_until_idle(S.s);
+        assert_int_equal(pod_now("fits")->node_name, ks_intern(spread ? "s3" : "n3"));
+        assert_string_equal(scheduled_cond(pod_now("big"))->message,
+                            "0/4 nodes are available: 2 Insufficient cpu, 2 node(s) didn't satisfy plugin(s) [KeepOdd].");
+        sim_free();
+    }
+}
+
 /* ---- Permit across the loop ------------------------------------------------ */
 
 /* Gang of two: the first member waits; the second allows it. */
@@ -683,6 +729,7 @@ int main(void) {
         cmocka_unit_test(test_failure_one_write_and_nomination),
         cmocka_unit_test(test_no_nodes),
         cmocka_unit_test(test_prefilter_messages),
+        cmocka_unit_test(test_prefilter_node_sets),
         cmocka_unit_test(test_permit_gang),
         cmocka_unit_test(test_bind_failure_retried),
         cmocka_unit_test(test_num_feasible_nodes),
