@@ -38,6 +38,8 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,30 +66,52 @@ typedef struct gpu_req {
     const char *model; /* accepted models, "A|B"; NULL or "": any */
 } gpu_req;
 
+#define SC_WAYS 16
+
+/* One node's GPU state. Laid out by use: the first cache line is what
+ * every cycle's sync, Filter and Score read, the second what PreFilter
+ * and PreScore read, then FGD's per-request scores, then the rest (every
+ * cycle visits hundreds of nodes: their lines miss the cache). */
 typedef struct gnode {
-    const char *name; /* ks_node_info_name's: interned, so compared by pointer */
-    uint64_t hash, fp;
-    uint64_t name_hash; /* of the name's text: RandomScore's draw */
-    int ngpu;
-    int32_t left[MAX_GPUS];
+    /* line 0 */
+    const char *name;       /* ks_node_info_name's: interned, so compared by pointer */
+    const ks_node_info *ni; /* the NodeInfo the last sync saw */
+    uint64_t fp;
+    uint64_t stamp; /* the last PreScore's verdict for this node */
+    int64_t score;
     int64_t cpu_left;
     const char *model; /* the node's label (owned by the node object) */
+    const void *sc_w;  /* the workload sc[] is for (NULL: none) */
+    /* line 1: the state as FGD's score memo keys it: free shares sorted,
+     * hashed with the CPU left and the model; OpenGpuShare's PreFilter
+     * verdict (whether the pod's GPUs fit, for sync fit_sync) */
+    int16_t sorted[MAX_GPUS];
+    uint64_t shash;
+    uint64_t fit_sync;
+    int ngpu;
+    uint32_t slot; /* its place in the last sync's list */
+    bool fits;
+    /* lines 2-3: FGDScore's scores of this state by request, two ways by
+     * the request's hash: a node keeps its state until a pod lands on it,
+     * and a few dozen task shapes make most of a trace (the default
+     * openb trace: 16 shapes 75 % of it) */
+    struct {
+        int32_t cpu;
+        int16_t milli;
+        uint8_t count, score; /* count 0: empty */
+    } sc[SC_WAYS] __attribute__((aligned(64)));
+    /* the rest */
+    uint64_t hash;
+    uint64_t name_hash; /* of the name's text: RandomScore's draw */
+    int32_t left[MAX_GPUS];
     const ks_node *node_ref;
-    const ks_node_info *ni; /* the NodeInfo the last sync saw */
     /* pods per GPU shape: [0] sharing one GPU, [k] k whole GPUs */
     uint32_t shapes[MAX_GPUS + 1];
-    /* the last PreScore's verdict for this node */
-    uint64_t stamp;
-    int64_t score;
-    bool fits; /* scratch of OpenGpuShare's PreFilter */
     /* FGD's measure of this state for workload frag_w (NULL: not known) */
     const void *frag_w;
     double frag;
-    /* the state as FGD's score memo keys it: free shares sorted, hashed
-     * with the CPU left and the model */
-    int16_t sorted[MAX_GPUS];
-    uint64_t shash;
-} gnode;
+} __attribute__((aligned(64))) gnode;
+_Static_assert(offsetof(gnode, sorted) == 64 && offsetof(gnode, sc) == 128, "gnode's hot lines");
 
 /* Whether r's GPUs fit g: count GPUs with milli free each (the sorted
  * shares: the count-th largest). */
@@ -95,11 +119,16 @@ static bool gpus_fit(const gnode *g, int64_t milli, int count) {
     return count <= g->ngpu && g->sorted[g->ngpu - count] >= milli;
 }
 
-static int64_t parse_int(const char *s, int64_t dflt) {
-    if (!s || !*s) return dflt;
-    char *end;
-    long long v = strtoll(s, &end, 10);
-    return end == s ? dflt : (int64_t)v;
+/* The integer in annotation name, else the pod's request of the extended
+ * resource of that name (looked up only then). */
+static int64_t annotation_or_request(const ks_pod *p, const char *name) {
+    const char *s = ks_pod_annotation(p, name);
+    if (s && *s) {
+        char *end;
+        long long v = strtoll(s, &end, 10);
+        if (end != s) return (int64_t)v;
+    }
+    return ks_pod_request(p, name);
 }
 
 /* What pod asks for. false when the request is malformed. A count
@@ -107,8 +136,8 @@ static int64_t parse_int(const char *s, int64_t dflt) {
  * the simulator counts it). */
 static bool pod_request(const ks_pod *p, gpu_req *r) {
     r->cpu = ks_pod_request(p, "cpu");
-    r->count = (int)parse_int(ks_pod_annotation(p, ANN_COUNT), ks_pod_request(p, ANN_COUNT));
-    r->milli = parse_int(ks_pod_annotation(p, ANN_MILLI), ks_pod_request(p, ANN_MILLI));
+    r->count = (int)annotation_or_request(p, ANN_COUNT);
+    r->milli = annotation_or_request(p, ANN_MILLI);
     r->model = ks_pod_annotation(p, ANN_MODEL);
     if (r->count < 0) return false;
     if (r->count == 0) {
@@ -165,6 +194,7 @@ typedef struct gctx {
     int refs;
     pthread_mutex_t mu; /* Reserve/Unreserve vs PreFilter across profiles */
     gnode *nodes;       /* open addressing by name hash */
+    const char **keys;  /* keys[i]: nodes[i].name (a compact probe) */
     size_t ncap, nused;
     assign *asg;        /* open addressing by key hash; key NULL empty, "" deleted */
     size_t acap, aused;
@@ -175,6 +205,7 @@ typedef struct gctx {
     gnode **slot_g;
     size_t nslots, slot_cap;
     uint64_t cycle;
+    uint64_t syncs; /* OpenGpuShare's PreFilters so far */
 } gctx;
 
 static pthread_mutex_t ctx_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -209,6 +240,7 @@ static void ctx_put(gctx *c) {
         for (size_t i = 0; i < c->acap; i++)
             if (c->asg[i].key && *c->asg[i].key) free(c->asg[i].key);
         free(c->nodes);
+        free(c->keys);
         free(c->asg);
         free(c->slot_ni);
         free(c->slot_g);
@@ -344,6 +376,7 @@ static void gnode_fill(const gctx *c, gnode *g, const ks_node_info *ni) {
     g->cpu_left = ks_node_info_allocatable(ni, "cpu") - ks_node_info_requested(ni, "cpu");
     for (int i = 0; i < g->ngpu; i++) g->left[i] = MILLI;
     g->frag_w = NULL;
+    g->sc_w = NULL;
     size_t n = ks_node_info_npods(ni);
     for (size_t i = 0; i < n; i++) place_pod(c, g, ks_node_info_pod(ni, i));
     g->fp = node_fp(ni);
@@ -367,19 +400,24 @@ static gnode *gnode_slot(gctx *c, const char *name, uint64_t h) {
         gnode *old = c->nodes;
         size_t ocap = c->ncap;
         c->ncap = ocap ? ocap * 2 : 256;
-        c->nodes = calloc(c->ncap, sizeof(*c->nodes));
+        c->nodes = aligned_alloc(64, c->ncap * sizeof(*c->nodes)); /* lines as gnode's layout says */
+        memset(c->nodes, 0, c->ncap * sizeof(*c->nodes));
+        free(c->keys);
+        c->keys = calloc(c->ncap, sizeof(*c->keys));
         for (size_t i = 0; i < ocap; i++) {
             if (!old[i].name) continue;
             size_t j = old[i].hash & (c->ncap - 1);
-            while (c->nodes[j].name) j = (j + 1) & (c->ncap - 1);
+            while (c->keys[j]) j = (j + 1) & (c->ncap - 1);
             c->nodes[j] = old[i];
+            c->keys[j] = old[i].name;
         }
         free(old);
     }
     size_t m = c->ncap - 1;
     size_t i = h & m;
-    for (; c->nodes[i].name; i = (i + 1) & m)
-        if (c->nodes[i].name == name) return &c->nodes[i];
+    for (; c->keys[i]; i = (i + 1) & m)
+        if (c->keys[i] == name) return &c->nodes[i];
+    c->keys[i] = name;
     c->nodes[i].name = name;
     c->nodes[i].name_hash = str_hash(name);
     c->nodes[i].hash = h;
@@ -391,8 +429,8 @@ static gnode *gnode_slot(gctx *c, const char *name, uint64_t h) {
 static const gnode *gnode_lookup(const gctx *c, const char *name) {
     if (!c->ncap) return NULL;
     size_t m = c->ncap - 1;
-    for (size_t i = ptr_hash(name) & m; c->nodes[i].name; i = (i + 1) & m)
-        if (c->nodes[i].name == name) return &c->nodes[i];
+    for (size_t i = ptr_hash(name) & m; c->keys[i]; i = (i + 1) & m)
+        if (c->keys[i] == name) return &c->nodes[i];
     return NULL;
 }
 
@@ -420,15 +458,24 @@ static void ctx_sync(gctx *c, const ks_node_info *const *nodes, size_t n) {
     }
     size_t cap = c->ncap;
     for (size_t i = 0; i < n; i++) {
+        if (i + 8 < n) { /* hundreds of nodes: their lines miss the cache */
+            __builtin_prefetch(nodes[i + 8]);
+            if (i + 8 < c->nslots) __builtin_prefetch(c->slot_g[i + 8]);
+        }
+        uint64_t fp = node_fp(nodes[i]);
+        /* Same NodeInfo, same generation: the entry is this node's and up
+         * to date (generations are unique to one node's content). */
+        if (i < c->nslots && c->slot_ni[i] == nodes[i] && c->slot_g[i]->fp == fp) continue;
         const char *name = ks_node_info_name(nodes[i]);
         gnode *g;
         if (i < c->nslots && c->slot_ni[i] == nodes[i] && c->slot_g[i]->name == name) g = c->slot_g[i];
         else g = gnode_slot(c, name, ptr_hash(name));
-        if (g->fp != node_fp(nodes[i])) {
+        if (g->fp != fp) {
             gnode_fill(c, g, nodes[i]);
             if (c->alive) prune_written(c, nodes[i]);
         }
         g->ni = nodes[i];
+        g->slot = (uint32_t)i;
         c->slot_ni[i] = nodes[i];
         c->slot_g[i] = g;
     }
@@ -438,11 +485,32 @@ static void ctx_sync(gctx *c, const ks_node_info *const *nodes, size_t n) {
     pthread_mutex_unlock(&c->mu);
 }
 
+/* The table's entry for ni, as gnode_lookup by its name. Filter, PreScore
+ * and Score go through the nodes in an order close to the last sync's
+ * list (a rotation of it, some left out): the entry is found by looking
+ * a few places on from where *hint (NULL: none) says the last one was,
+ * which reads the list in order instead of missing the cache on a hash
+ * probe per node. A hint shared by threads only finds less. */
+static const gnode *gnode_find(const gctx *c, const ks_node_info *ni, atomic_size_t *hint) {
+    size_t n = c->nslots, h = hint ? atomic_load_explicit(hint, memory_order_relaxed) : 0;
+    for (size_t k = 0; hint && k < 16 && n; k++, h++) {
+        if (h >= n) h = 0;
+        if (c->slot_ni[h] != ni) continue;
+        if (c->slot_g[h]->fp != node_fp(ni)) break; /* (a NodeInfo at a reused address) */
+        if (h + 3 < n) __builtin_prefetch(c->slot_g[h + 3]); /* the next calls' */
+        atomic_store_explicit(hint, h + 1, memory_order_relaxed);
+        return c->slot_g[h];
+    }
+    const gnode *g = gnode_lookup(c, ks_node_info_name(ni));
+    if (hint && g && g->ni == ni) atomic_store_explicit(hint, g->slot + 1, memory_order_relaxed);
+    return g;
+}
+
 /* The node's state: the table's entry when this cycle's sync saw this
  * NodeInfo (the snapshot's do not change within a cycle), else computed
  * into *tmp (preemption's what-if copies). */
-static const gnode *gnode_of(const gctx *c, const ks_node_info *ni, gnode *tmp) {
-    const gnode *g = gnode_lookup(c, ks_node_info_name(ni));
+static const gnode *gnode_of(const gctx *c, const ks_node_info *ni, gnode *tmp, atomic_size_t *hint) {
+    const gnode *g = gnode_find(c, ni, hint);
     if (g && g->ni == ni) return g;
     memset(tmp, 0, sizeof(*tmp));
     gnode_fill(c, tmp, ni);
@@ -693,6 +761,11 @@ static smemo_ent *smemo_slot(smemo *m, const gnode *g, const gpu_req *r, bool *f
     }
 }
 
+/* The first way of r's scores in gnode.sc. */
+static size_t sc_index(const gpu_req *r) {
+    return mix(mix((uint64_t)r->cpu, (uint64_t)r->milli), (uint64_t)r->count) & (SC_WAYS - 1);
+}
+
 static int64_t frag_score(double before, double after) {
     double x = (before - after) / 1000.0;
     return (int64_t)(1.0 / (1.0 + exp(-x)) * KS_MAX_NODE_SCORE);
@@ -708,9 +781,25 @@ static int64_t fgd_score(memo *m, smemo *sm, const workload *w, const gnode *g, 
     if (r->cpu == 0 && r->count == 0) return KS_MAX_NODE_SCORE;
     if (!sm || g->cpu_left != (int32_t)g->cpu_left || r->cpu != (int32_t)r->cpu)
         return fgd_score_of(m, w, g, r, gpu);
+    /* PreScore's one thread: the table entry's own cache first (in cache
+     * already), then the memo shared by all states */
+    gnode *gw = (gnode *)g;
+    if (gw->sc_w != w) {
+        memset(gw->sc, 0, sizeof(gw->sc));
+        gw->sc_w = w;
+    }
+    size_t k = sc_index(r);
+    for (int way = 0; way < 2; way++, k ^= 1)
+        if (gw->sc[k].count == r->count && gw->sc[k].milli == r->milli && gw->sc[k].cpu == r->cpu)
+            return gw->sc[k].score;
     bool found;
     smemo_ent *e = smemo_slot(sm, g, r, &found);
     if (!found) e->score = (uint8_t)fgd_score_of(m, w, g, r, gpu); /* 0..100 */
+    if (gw->sc[k].count) k ^= 1; /* the first way when free, else the second */
+    gw->sc[k].cpu = (int32_t)r->cpu;
+    gw->sc[k].milli = (int16_t)r->milli;
+    gw->sc[k].count = (uint8_t)r->count;
+    gw->sc[k].score = e->score;
     return e->score;
 }
 
@@ -756,6 +845,14 @@ static int64_t fgd_score_of(memo *m, const workload *w, const gnode *g, const gp
 /* ---- OpenGpuShare ------------------------------------------------------ */
 
 static ks_state_key req_key;
+
+/* OpenGpuShare's PreFilter state: the pod's request, and the number of
+ * the sync whose gnode.fits are this pod's. */
+typedef struct req_state {
+    gpu_req r;
+    uint64_t sync;
+    atomic_size_t hint; /* Filter's gnode_find */
+} req_state;
 static void keys_init(void);
 
 typedef enum gpu_sel { SEL_BEST, SEL_WORST, SEL_RANDOM, SEL_FGD } gpu_sel;
@@ -819,26 +916,30 @@ static ks_status *share_pre_filter(void *self, ks_cycle_state *st, const ks_pod 
         return ks_status_new(KS_UNSCHEDULABLE_AND_UNRESOLVABLE,
                              "invalid GPU request: %s must be 1..1000, and 1000 when %s > 1", ANN_MILLI, ANN_COUNT);
     if (!r.count) return ks_status_new(KS_SKIP, "no GPU");
-    gpu_req *saved = ks_cycle_state_alloc(st, sizeof(*saved));
-    *saved = r;
+    req_state *saved = ks_cycle_state_alloc(st, sizeof(*saved));
+    saved->r = r;
     ks_cycle_state_write(st, req_key, saved, NULL, NULL);
     ctx_sync(s->c, nodes, n);
+    /* Which nodes' GPUs fit, for Filter (a node that fits passes at once)
+     * and narrowNodes. */
+    saved->sync = ++s->c->syncs;
+    size_t fit = 0;
+    gnode *const *gs = s->c->slot_g;
+    for (size_t i = 0; i < n; i++) {
+        gnode *g = gs[i];
+        g->fits = g->ngpu && gpus_fit(g, r.milli, r.count) && model_ok(g->model, r.model);
+        g->fit_sync = saved->sync;
+        fit += g->fits;
+    }
     /* narrowNodes: the nodes whose GPUs fit, so that the other filters
      * skip the rest (same decisions, faster on large clusters; the others
      * are reported as not satisfying OpenGpuShare). */
     if (s->narrow) {
-        size_t fit = 0;
-        gnode *const *gs = s->c->slot_g;
-        for (size_t i = 0; i < n; i++) {
-            gnode *g = gs[i];
-            g->fits = g->ngpu && gpus_fit(g, r.milli, r.count) && model_ok(g->model, r.model);
-            fit += g->fits;
-        }
         /* worth it only when it leaves out most nodes */
         if (fit * 2 < n) {
             *res = ks_pre_filter_result_new(st);
             for (size_t i = 0; i < n; i++)
-                if (gs[i]->fits) ks_pre_filter_result_add(*res, ks_node_info_name(nodes[i]));
+                if (gs[i]->fits) ks_pre_filter_result_add_node(*res, nodes[i]);
         }
     }
     return NULL;
@@ -847,12 +948,13 @@ static ks_status *share_pre_filter(void *self, ks_cycle_state *st, const ks_pod 
 static ks_status *share_filter(void *self, ks_cycle_state *st, const ks_pod *pod, const ks_node_info *ni) {
     share *s = self;
     gpu_req r;
-    const gpu_req *saved = ks_cycle_state_read(st, req_key);
-    if (saved) r = *saved;
+    req_state *saved = ks_cycle_state_read(st, req_key);
+    if (saved) r = saved->r;
     else if (!pod_request(pod, &r)) return NULL;
     if (!r.count) return NULL;
     gnode tmp;
-    const gnode *g = gnode_of(s->c, ni, &tmp);
+    const gnode *g = gnode_of(s->c, ni, &tmp, saved ? &saved->hint : NULL);
+    if (saved && g->fit_sync == saved->sync && g->fits) return NULL; /* PreFilter's verdict on this NodeInfo */
     if (g->ngpu == 0) return ks_status_new(KS_UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) had no GPU");
     if (!model_ok(g->model, r.model))
         return ks_status_new(KS_UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) didn't match the GPU model");
@@ -1111,6 +1213,7 @@ static int64_t policy_score(scorer *s, memo *m, smemo *sm, const gnode *g, const
 typedef struct stamp {
     uint64_t cycle;
     const ks_node_info *chosen; /* RandomScore */
+    atomic_size_t hint;         /* Score's gnode_find */
 } stamp;
 
 /* PreScore computes every node's score (one thread: the FGD memo is
@@ -1129,7 +1232,7 @@ static ks_status *scorer_pre_score(void *self, ks_cycle_state *st, const ks_pod 
          * the node whose name hashes lowest under this cycle's key */
         uint64_t key = rng_next(&s->rng), best = UINT64_MAX;
         for (size_t i = 0; i < n; i++) {
-            const gnode *g = gnode_lookup(s->c, ks_node_info_name(nodes[i]));
+            const gnode *g = gnode_find(s->c, nodes[i], &sp->hint);
             uint64_t v = mix(key, g ? g->name_hash : 0);
             if (!sp->chosen || v < best) {
                 best = v;
@@ -1141,8 +1244,18 @@ static ks_status *scorer_pre_score(void *self, ks_cycle_state *st, const ks_pod 
     }
     pthread_mutex_lock(&s->c->mu);
     sp->cycle = ++s->c->cycle;
+    /* the entries first (a compact probe each), then their lines fetched
+     * ahead of the scoring: hundreds of nodes, each a cache miss */
+    gnode **gs = ks_cycle_state_alloc(st, (n ? n : 1) * sizeof(*gs));
+    for (size_t i = 0; i < n; i++) gs[i] = (gnode *)gnode_find(s->c, nodes[i], &sp->hint);
+    atomic_store_explicit(&sp->hint, 0, memory_order_relaxed);
     for (size_t i = 0; i < n; i++) {
-        gnode *g = (gnode *)gnode_lookup(s->c, ks_node_info_name(nodes[i]));
+        if (i + 4 < n && gs[i + 4]) {
+            __builtin_prefetch(gs[i + 4]);
+            __builtin_prefetch((const char *)gs[i + 4] + 64);
+            if (s->p == P_FGD) __builtin_prefetch(&gs[i + 4]->sc[sc_index(&r)]);
+        }
+        gnode *g = gs[i];
         if (!g) continue;
         g->score = policy_score(s, &s->m, &s->sm, g, &r);
         g->stamp = sp->cycle;
@@ -1160,8 +1273,8 @@ static ks_status *scorer_score(void *self, ks_cycle_state *st, const ks_pod *pod
         *score = sp && sp->chosen == ni ? KS_MAX_NODE_SCORE : 0;
         return NULL;
     }
-    const stamp *sp = ks_cycle_state_read(st, stamp_keys[s->p]);
-    const gnode *g = gnode_lookup(s->c, ks_node_info_name(ni));
+    stamp *sp = ks_cycle_state_read(st, stamp_keys[s->p]);
+    const gnode *g = gnode_find(s->c, ni, sp ? &sp->hint : NULL);
     if (sp && g && g->stamp == sp->cycle && g->ni == ni) {
         *score = g->score;
         return NULL;
@@ -1169,7 +1282,7 @@ static ks_status *scorer_score(void *self, ks_cycle_state *st, const ks_pod *pod
     gpu_req r;
     if (!pod_request(pod, &r)) r = (gpu_req){.cpu = ks_pod_request(pod, "cpu")};
     gnode tmp;
-    *score = policy_score(s, NULL, NULL, gnode_of(s->c, ni, &tmp), &r);
+    *score = policy_score(s, NULL, NULL, gnode_of(s->c, ni, &tmp, NULL), &r);
     return NULL;
 }
 
