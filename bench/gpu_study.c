@@ -196,7 +196,8 @@ typedef struct study {
 typedef struct result {
     double alloc[NPCT]; /* NAN: no sample */
     uint32_t arrived, scheduled;
-    double seconds;
+    double seconds;     /* wall */
+    double cpu_seconds; /* the process's CPU (one experiment at a time per process) */
 } result;
 
 
@@ -314,17 +315,18 @@ static uint32_t *arrival_order(const study *sy, const trace *tr, uint64_t *rng, 
     return o;
 }
 
-static double now_s(void) {
+static double clock_s(clockid_t id) {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(id, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
+static double now_s(void) { return clock_s(CLOCK_MONOTONIC); }
 
 /* Python's round(x, 2) on the simulator's ratios, closely enough. */
 static double round2(double x) { return nearbyint(x * 100) / 100; }
 
 static bool run_one(const study *sy, const trace *tr, const policy *p, uint64_t seed, result *res, char **err) {
-    double t0 = now_s();
+    double t0 = now_s(), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
     memset(res, 0, sizeof(*res));
     uint64_t rng = seed;
     size_t n = 0;
@@ -440,10 +442,15 @@ out:
     free(arr);
     free(used);
     res->seconds = now_s() - t0;
+    res->cpu_seconds = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
     return ok;
 }
 
 /* ---- output ------------------------------------------------------------------- */
+
+typedef struct job {
+    size_t trace, policy, seed;
+} job;
 
 static void print_row(FILE *f, const char *workload, const char *pol, uint64_t seed, int total, const result *r) {
     fprintf(f, "%s,%s,%llu,%d", workload, pol, (unsigned long long)seed, total);
@@ -509,6 +516,25 @@ static const expected *find_expected(const expected *e, size_t n, const char *w,
     return NULL;
 }
 
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* One trace's CPU seconds: in all, and the median and range of one
+ * experiment. */
+static void cpu_line(const result *res, const job *jl, size_t njobs, size_t t) {
+    double *v = ks_xmalloc((njobs ? njobs : 1) * sizeof(double)), sum = 0;
+    size_t n = 0;
+    for (size_t j = 0; j < njobs; j++)
+        if (jl[j].trace == t) sum += v[n++] = res[j].cpu_seconds;
+    qsort(v, n, sizeof(double), cmp_double);
+    if (n)
+        fprintf(stderr, "CPU: %.1f s in all; one experiment %.2f s median, %.2f-%.2f s\n", sum,
+                n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2, v[0], v[n - 1]);
+    free(v);
+}
+
 /* ---- command line ---------------------------------------------------------------- */
 
 static void usage(FILE *f) {
@@ -540,10 +566,6 @@ static bool parse_seeds(const char *s, uint64_t **out, size_t *n) {
     }
     return *n > 0;
 }
-
-typedef struct job {
-    size_t trace, policy, seed;
-} job;
 
 int main(int argc, char **argv) {
     const char *nodes_path = NULL, *out_path = NULL, *plugin = NULL, *expected_path = NULL;
@@ -741,9 +763,10 @@ int main(int argc, char **argv) {
     /* Summary: the mean over seeds at every 10 % from 50 %, and the paper's. */
     size_t nexp = 0;
     expected *ex = expected_path ? load_expected(expected_path, &nexp) : NULL;
-    double tsum = 0, tmax = 0;
+    double tsum = 0, tmax = 0, csum = 0;
     for (size_t j = 0; j < njobs; j++) {
         tsum += res[j].seconds;
+        csum += res[j].cpu_seconds;
         if (res[j].seconds > tmax) tmax = res[j].seconds;
     }
     for (size_t t = 0; t < ntraces; t++) {
@@ -769,9 +792,10 @@ int main(int argc, char **argv) {
             }
             fputc('\n', stderr);
         }
+        cpu_line(res, jl, njobs, t);
     }
-    fprintf(stderr, "\n%zu experiments in %.1f s wall (%d jobs); per experiment mean %.2f s, max %.2f s\n", njobs,
-            wall, jobs, tsum / (double)njobs, tmax);
+    fprintf(stderr, "\n%zu experiments in %.1f s wall (%d jobs); per experiment mean %.2f s, max %.2f s; CPU %.1f s in all\n",
+            njobs, wall, jobs, tsum / (double)njobs, tmax, csum);
     free(ex);
     for (size_t i = 0; i < ntraces; i++) trace_free(&traces[i]);
     free(traces);
