@@ -81,60 +81,24 @@ static void format_into(char *w, const char *fmt, const char **args) {
     *w = 0;
 }
 
-/* A block of `extra` bytes after the struct `before` (0 or sizeof the
- * struct) holding the formatted text; returns the text. */
-static char *format_alloc(const char *fmt, va_list ap, size_t before, void **block) {
-    const char *args[MAX_ARGS];
-    size_t nargs;
-    long n = format_len(fmt, ap, args, &nargs);
-    if (n >= 0) {
-        *block = ks_xmalloc(before + (size_t)n + 1);
-        char *t = (char *)*block + before;
-        format_into(t, fmt, args);
-        return t;
-    }
-    va_list cp;
-    va_copy(cp, ap);
-    int len = vsnprintf(NULL, 0, fmt, cp);
-    va_end(cp);
-    *block = ks_xmalloc(before + (size_t)len + 1);
-    char *t = (char *)*block + before;
-    va_copy(cp, ap);
-    vsnprintf(t, (size_t)len + 1, fmt, cp);
-    va_end(cp);
-    return t;
-}
-
-ks_status *ks_status_newv(ks_code code, const char *fmt, va_list ap) {
-    ks_status *s;
-    if (fmt) {
-        void *block;
-        char *t = format_alloc(fmt, ap, sizeof(*s), &block);
-        s = block;
-        memset(s, 0, sizeof(*s));
-        s->first[0] = t;
-        s->nreasons = 1;
-    } else {
-        s = ks_xcalloc(1, sizeof(*s));
-    }
-    s->reasons = s->first;
-    s->cap = 1;
-    s->code = code;
-    return s;
-}
-
-/* Freed statuses of ks_status_new_const kept for the next, per thread
- * (linked through `reasons`): a Filter pass makes one for every node a
- * plugin turns down and the cycle's diagnosis frees them all; malloc and
- * free of them were 7% of the instructions of a bench/gen_workloads.py
- * run. Off under ASan, which should see every free. */
+/* Freed statuses kept for the next, per thread (linked through
+ * `reasons`): a Filter pass makes one for every node a plugin turns down
+ * and the cycle's diagnosis frees them all; malloc and free of them were
+ * 7% of the instructions of a bench/gen_workloads.py run. A status whose
+ * block (struct and text) fits SPARE_BLOCK bytes gets one of that size,
+ * constant or formatted ("node(s) had no GPU with enough free share":
+ * with the constant ones, ~10 % of an openb study's CPU in malloc and
+ * free). Off under ASan, which should see every free. */
 #if defined(__SANITIZE_ADDRESS__)
+#define SPARE_BLOCK 0
 static ks_status *spare_take(void) { return NULL; }
 static bool spare_put(ks_status *s) {
     (void)s;
     return false;
 }
 #else
+#define SPARE_BLOCK 96
+_Static_assert(sizeof(ks_status) <= SPARE_BLOCK, "a status fits a spare block");
 #define SPARE_MAX 4096
 static _Thread_local ks_status *spare;
 static _Thread_local uint32_t nspare;
@@ -175,10 +139,67 @@ static bool spare_put(ks_status *s) {
 }
 #endif
 
+/* A block of need bytes for a status: *sb when of the spare size. */
+static void *status_block(size_t need, bool *sb) {
+    *sb = need <= SPARE_BLOCK;
+    if (!*sb) return ks_xmalloc(need);
+    void *b = spare_take();
+    return b ? b : ks_xmalloc(SPARE_BLOCK);
+}
+
+/* A block of `extra` bytes after the struct `before` (0 or sizeof the
+ * struct) holding the formatted text; returns the text. A status's block
+ * (before > 0) may be of the spare size: *sb. */
+static char *format_alloc(const char *fmt, va_list ap, size_t before, void **block, bool *sb) {
+    const char *args[MAX_ARGS];
+    size_t nargs;
+    long n = format_len(fmt, ap, args, &nargs);
+    *sb = false;
+    if (n >= 0) {
+        *block = before ? status_block(before + (size_t)n + 1, sb) : ks_xmalloc((size_t)n + 1);
+        char *t = (char *)*block + before;
+        format_into(t, fmt, args);
+        return t;
+    }
+    va_list cp;
+    va_copy(cp, ap);
+    int len = vsnprintf(NULL, 0, fmt, cp);
+    va_end(cp);
+    *block = before ? status_block(before + (size_t)len + 1, sb) : ks_xmalloc((size_t)len + 1);
+    char *t = (char *)*block + before;
+    va_copy(cp, ap);
+    vsnprintf(t, (size_t)len + 1, fmt, cp);
+    va_end(cp);
+    return t;
+}
+
+ks_status *ks_status_newv(ks_code code, const char *fmt, va_list ap) {
+    ks_status *s;
+    bool sb;
+    if (fmt) {
+        void *block;
+        char *t = format_alloc(fmt, ap, sizeof(*s), &block, &sb);
+        s = block;
+        memset(s, 0, sizeof(*s));
+        s->first[0] = t;
+        s->nreasons = 1;
+    } else {
+        s = status_block(sizeof(*s), &sb);
+        memset(s, 0, sizeof(*s));
+    }
+    s->spare_block = sb;
+    s->reasons = s->first;
+    s->cap = 1;
+    s->code = code;
+    return s;
+}
+
+
 ks_status *ks_status_new_const(ks_code code, const char *reason) {
-    ks_status *s = spare_take();
-    if (!s) s = ks_xmalloc(sizeof(*s));
+    bool sb;
+    ks_status *s = status_block(sizeof(*s), &sb);
     memset(s, 0, sizeof(*s));
+    s->spare_block = sb;
     s->first[0] = (char *)reason;
     s->first_static = true;
     s->nreasons = 1;
@@ -200,7 +221,8 @@ void ks_status_add_reason(ks_status *s, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     void *block;
-    push_reason(s, format_alloc(fmt, ap, 0, &block));
+    bool sb;
+    push_reason(s, format_alloc(fmt, ap, 0, &block, &sb));
     va_end(ap);
 }
 
@@ -216,12 +238,10 @@ void ks_status_set_plugin(ks_status *s, const char *plugin) {
 
 void ks_status_free(ks_status *s) {
     if (!s) return;
-    /* one constant reason: made by ks_status_new_const, nothing to free */
-    if (s->first_static && s->reasons == s->first && spare_put(s)) return;
     for (uint32_t i = s->first_static; i < s->nreasons; i++)
         if (s->reasons[i] != inline_text(s)) free(s->reasons[i]);
     if (s->reasons != s->first) free(s->reasons);
-    free(s);
+    if (!(s->spare_block && spare_put(s))) free(s);
 }
 
 ks_status *ks_status_clone(const ks_status *s) {

@@ -13,6 +13,7 @@ struct ks_status {
     char **reasons;
     const char *plugin; /* static (the plugin's registered name) */
     bool first_static;  /* reasons[0] is a constant string, not owned */
+    bool spare_block;   /* a block of the spare size (status.c): may be reused */
     char *first[1];
 };
 
