@@ -31,6 +31,22 @@ typedef struct ps_ctx {
     const uint64_t *gens; /* the nodes' generations, when the list is the snapshot's */
 } ps_ctx;
 
+/* Whether node ni counts for constraint pc under its node inclusion
+ * policies; *aff_ok and *taints_ok (-1: not asked yet) keep the node's
+ * answers across the pod's constraints. */
+static bool node_included(const pts_constraint *pc, const ks_pod *pod, const ks_node_info *ni, int *aff_ok,
+                          int *taints_ok) {
+    if (pc->honor_affinity) {
+        if (*aff_ok < 0) *aff_ok = pts_node_affinity_matches(pod, ni);
+        if (!*aff_ok) return false;
+    }
+    if (pc->honor_taints) {
+        if (*taints_ok < 0) *taints_ok = pts_node_taints_tolerated(pod, ni);
+        if (!*taints_ok) return false;
+    }
+    return true;
+}
+
 /* Count matching pods on every node of the cluster into the domains the
  * feasible nodes span (hostname domains are counted in Score). */
 static void count_nodes(size_t lo, size_t hi, void *arg) {
@@ -45,15 +61,7 @@ static void count_nodes(size_t lo, size_t hi, void *arg) {
         int aff_ok = -1, taints_ok = -1;
         for (uint32_t k = 0; k < s->n; k++) {
             const pts_constraint *pc = &s->c[k];
-            if (pc->hostname) continue;
-            if (pc->honor_affinity) {
-                if (aff_ok < 0) aff_ok = pts_node_affinity_matches(c->pod, ni);
-                if (!aff_ok) continue;
-            }
-            if (pc->honor_taints) {
-                if (taints_ok < 0) taints_ok = pts_node_taints_tolerated(c->pod, ni);
-                if (!taints_ok) continue;
-            }
+            if (pc->hostname || !node_included(pc, c->pod, ni, &aff_ok, &taints_ok)) continue;
             ks_id v = 0; /* a missing label reads as "" */
             ks_ni_label(ni, pc->key, &v);
             uint64_t key = ks_pair(k, v);
@@ -74,15 +82,7 @@ static void count_node(const ks_node_info *ni, ks_nodememo_rec *rec, void *arg) 
     int aff_ok = -1, taints_ok = -1;
     for (uint32_t k = 0; k < s->n; k++) {
         const pts_constraint *pc = &s->c[k];
-        if (pc->hostname) continue;
-        if (pc->honor_affinity) {
-            if (aff_ok < 0) aff_ok = pts_node_affinity_matches(c->pod, ni);
-            if (!aff_ok) continue;
-        }
-        if (pc->honor_taints) {
-            if (taints_ok < 0) taints_ok = pts_node_taints_tolerated(c->pod, ni);
-            if (!taints_ok) continue;
-        }
+        if (pc->hostname || !node_included(pc, c->pod, ni, &aff_ok, &taints_ok)) continue;
         ks_id v = 0; /* a missing label reads as "" */
         ks_ni_label(ni, pc->key, &v);
         ks_nodememo_rec_add(rec, 0, ks_pair(k, v), pts_count_matching(pc, ni, c->pod->ns));
