@@ -648,6 +648,21 @@ static double node_frag(const workload *w, int64_t cpu_left, const int32_t *left
     return frag;
 }
 
+/* The memos below are open-addressing tables started over when half full
+ * (bounded memory): doubled from 4096 slots up to max, then cleared. */
+static void *restart_if_full(void *e, size_t *cap, size_t *n, size_t elsz, size_t max) {
+    if (*n * 2 < *cap) return e;
+    if (*cap < max) {
+        free(e);
+        *cap = *cap ? *cap * 2 : 4096;
+        e = calloc(*cap, elsz);
+    } else {
+        memset(e, 0, *cap * elsz);
+    }
+    *n = 0;
+    return e;
+}
+
 /* Memo of node_frag by state (CPU left, GPUs left as a multiset, model):
  * identical nodes are common (every idle node of a type), and the score
  * asks for each node's state before and after the placement. */
@@ -680,16 +695,7 @@ static double frag_memo(memo *m, const workload *w, int64_t cpu_left, const int3
         for (; j > 0 && k.left[j - 1] > v; j--) k.left[j] = k.left[j - 1];
         k.left[j] = v;
     }
-    if (m->n * 2 >= m->cap) { /* full enough: start over (bounded memory) */
-        if (m->cap < ((size_t)1 << 20)) {
-            free(m->e);
-            m->cap = m->cap ? m->cap * 2 : 4096;
-            m->e = calloc(m->cap, sizeof(*m->e));
-        } else {
-            memset(m->e, 0, m->cap * sizeof(*m->e));
-        }
-        m->n = 0;
-    }
+    m->e = restart_if_full(m->e, &m->cap, &m->n, sizeof(*m->e), (size_t)1 << 20);
     uint64_t h = mix(mix((uint64_t)cpu_left, (uint64_t)(uintptr_t)model), (uint64_t)ngpu);
     for (int i = 0; i < ngpu; i++) h = mix(h, (uint64_t)(uint16_t)k.left[i]);
     size_t mask = m->cap - 1;
@@ -730,16 +736,7 @@ typedef struct smemo {
 #define SMEMO_MAX ((size_t)1 << 18)
 
 static smemo_ent *smemo_slot(smemo *m, const gnode *g, const gpu_req *r, bool *found) {
-    if (m->n * 2 >= m->cap) {
-        if (m->cap < SMEMO_MAX) {
-            free(m->e);
-            m->cap = m->cap ? m->cap * 2 : 4096;
-            m->e = calloc(m->cap, sizeof(*m->e));
-        } else {
-            memset(m->e, 0, m->cap * sizeof(*m->e));
-        }
-        m->n = 0;
-    }
+    m->e = restart_if_full(m->e, &m->cap, &m->n, sizeof(*m->e), SMEMO_MAX);
     uint64_t h = mix(mix(mix(g->shash, (uint64_t)r->cpu), (uint64_t)r->milli), (uint64_t)r->count) | 1;
     size_t mask = m->cap - 1;
     for (size_t i = h & mask;; i = (i + 1) & mask) {
