@@ -14,10 +14,11 @@
 CC      ?= gcc
 FUZZ_CC ?= clang
 PREFIX  ?= /usr/local
-PKGS    := yaml-0.1 jansson libpcre2-8 libcurl libmicrohttpd
+PKGS    := yaml-0.1 jansson libpcre2-8 libcurl openssl libevent_openssl libevent_pthreads libmicrohttpd
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-# libcurl is loaded at run time when first needed (src/util/curl_lazy.c),
-# so only its headers are used here; libmicrohttpd is for the tests.
+# libcurl, OpenSSL and libevent are loaded at run time when first needed
+# (src/util/curl_lazy.c, src/util/openssl_lazy.c, src/server/evhttp_lazy.c),
+# so only their headers are used here; libmicrohttpd is for the tests' fakes.
 PKG_LIBS   := $(shell pkg-config --libs yaml-0.1 jansson libpcre2-8 2>/dev/null)
 LIBS    := $(PKG_LIBS) -lz -lpthread -ldl -lm
 TEST_LIBS  := $(shell pkg-config --libs libmicrohttpd 2>/dev/null) -lcmocka

@@ -3,7 +3,7 @@
 # daemon, no registry). The image is made from scratch out of this
 # machine's files: the release binary, the example plugins, every shared
 # library they need (ksched links libyaml, jansson and PCRE2 and loads libcurl,
-# libmicrohttpd and gnutls on first use, so those are listed by hand and
+# OpenSSL and libevent on first use, so those are listed by hand and
 # their own dependencies found with ldd), glibc's NSS modules for DNS
 # (kubernetes.default.svc), CA certificates and a non-root user.
 #
@@ -53,8 +53,8 @@ for so in "$here"/build/release/plugins/*.so; do
     cp "$so" "$root/usr/local/lib/ksched/plugins/"
     add_with_deps "$so"
 done
-for name in libcurl.so.4 libmicrohttpd.so.12 libgnutls.so.30 libnss_dns.so.2 libnss_files.so.2 \
-            libresolv.so.2; do
+for name in libcurl.so.4 libssl.so.3 libevent_extra-2.1.so.7 libevent_openssl-2.1.so.7 \
+            libevent_pthreads-2.1.so.7 libnss_dns.so.2 libnss_files.so.2 libresolv.so.2; do
     p=$(lib_path "$name")
     if [ -z "$p" ]; then
         echo "deploy/image.sh: $name not found (scripts/deps.sh installs the runtime libraries)" >&2

@@ -1,8 +1,8 @@
 #include "server/auth.h"
 
-#include "server/httpd_lazy.h"
 #include "util/clock.h"
 #include "util/hash.h"
+#include "util/openssl_lazy.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
@@ -298,12 +298,13 @@ static char *bearer_token(const char *h) {
 
 /* The cache key of a token: its SHA-256, so that tokens are not kept in
  * memory (as upstream's cached token authenticator does). NULL when
- * GnuTLS is missing: nothing is cached then. */
+ * OpenSSL is missing: nothing is cached then. */
 static char *token_key(const char *token) {
-    const ks_gnutls_api *g = ks_gnutls(NULL);
-    if (!g) return NULL;
+    const ks_openssl_api *o = ks_openssl(NULL);
+    if (!o) return NULL;
     unsigned char d[32];
-    if (g->hash_fast(GNUTLS_DIG_SHA256, token, strlen(token), d) < 0) return NULL;
+    unsigned int n = 0;
+    if (o->EVP_Digest(token, strlen(token), d, &n, o->EVP_sha256(), NULL) != 1 || n != 32) return NULL;
     char *hex = ks_xmalloc(65);
     for (int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", d[i]);
     return hex;

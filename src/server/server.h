@@ -1,5 +1,6 @@
 /* The secure serving port of `ksched run`, as kube-scheduler serves its
- * port 10259: HTTPS (libmicrohttpd on GnuTLS, both loaded on first use),
+ * port 10259: HTTPS (libevent's HTTP server on OpenSSL, both loaded on
+ * first use: server/evhttp_lazy.h, util/openssl_lazy.h),
  * authentication and authorization delegated to the API server
  * (server/auth.h), and
  *
@@ -16,8 +17,11 @@
  *                             (?format=json for JSON)
  *   extra routes              ks_server_route, for what run mode adds
  *
- * Every request runs on a thread of its own (a connection per thread,
- * at most 100 at once): health checks and routes must be thread-safe. */
+ * HTTP/1.1 with keep-alive (idle connections close after 60 s). One
+ * thread reads and writes every connection; each request runs on a thread
+ * of its own (at most 100 at once, one more is answered 503), so that a
+ * long one (a CPU profile) holds up no other: health checks and routes
+ * must be thread-safe. */
 #ifndef KS_SERVER_H
 #define KS_SERVER_H
 
@@ -59,6 +63,7 @@ typedef struct ks_server_options {
     ks_metrics *metrics;      /* NULL: the default registry */
     const ks_server_route *routes;
     size_t nroutes;
+    int idle_timeout_s;       /* 0: 60 s; a keep-alive connection idle this long closes */
 } ks_server_options;
 
 typedef struct ks_server ks_server;

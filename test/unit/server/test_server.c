@@ -3,12 +3,14 @@
  * (fake reviewers, a fake clock), and the HTTPS server itself on
  * 127.0.0.1 (libcurl as the client): endpoints, a certificate made in
  * memory, one from files checked against its CA, auth over the wire,
- * secure port 0 and start errors. */
+ * keep-alive, long requests beside short ones, stop with a request in
+ * progress, secure port 0 and start errors. */
 #include "metrics/metrics.h"
 #include "server/auth.h"
 #include "server/selfsigned.h"
 #include "server/server.h"
 #include "util/curl_lazy.h"
+#include "util/clock.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +19,8 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -220,6 +224,7 @@ typedef struct resp {
     size_t len;
     char ctype[128];
     char err[256];
+    long connects; /* connections this transfer opened (0: one kept alive) */
 } resp;
 
 static size_t on_body(char *p, size_t sz, size_t n, void *arg) {
@@ -231,13 +236,15 @@ static size_t on_body(char *p, size_t sz, size_t n, void *arg) {
     return sz * n;
 }
 
-/* GET https://host:port/path; cainfo NULL: no verification. */
-static void get(const char *host, int port, const char *path, const char *auth, const char *cainfo, resp *r) {
+/* GET (or HEAD) https://host:port/path on handle h, which keeps its
+ * connection between calls; cainfo NULL: no verification. */
+static void request_on(CURL *h, bool head, const char *host, int port, const char *path, const char *auth,
+                       const char *cainfo, resp *r) {
     memset(r, 0, sizeof(*r));
-    const char *why = NULL;
-    const ks_curl_api *c = ks_curl(&why);
+    const ks_curl_api *c = ks_curl(NULL);
     assert_non_null(c);
-    CURL *h = c->easy_init();
+    c->easy_setopt(h, CURLOPT_NOBODY, head ? 1L : 0L);
+    if (getenv("TEST_VERBOSE")) c->easy_setopt(h, CURLOPT_VERBOSE, 1L);
     char url[512];
     snprintf(url, sizeof(url), "https://%s:%d%s", host, port, path);
     c->easy_setopt(h, CURLOPT_URL, url);
@@ -267,9 +274,20 @@ static void get(const char *host, int port, const char *path, const char *auth, 
     char *ct = NULL;
     c->easy_getinfo(h, CURLINFO_CONTENT_TYPE, &ct);
     if (ct) snprintf(r->ctype, sizeof(r->ctype), "%s", ct);
+    c->easy_getinfo(h, CURLINFO_NUM_CONNECTS, &r->connects);
     if (!r->body) r->body = calloc(1, 1);
+    c->easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+    c->easy_setopt(h, CURLOPT_RESOLVE, NULL);
     c->slist_free_all(hdrs);
     c->slist_free_all(resolve);
+}
+
+static void get(const char *host, int port, const char *path, const char *auth, const char *cainfo, resp *r) {
+    const char *why = NULL;
+    const ks_curl_api *c = ks_curl(&why);
+    assert_non_null(c);
+    CURL *h = c->easy_init();
+    request_on(h, false, host, port, path, auth, cainfo, r);
     c->easy_cleanup(h);
 }
 
@@ -455,6 +473,130 @@ static void test_server_auth(void **state) {
     ks_auth_free(a);
 }
 
+/* A route that answers once released (or after 10 s): a long request,
+ * as a CPU profile is. */
+static atomic_int slow_started, slow_release;
+static int route_slow(void *arg, const char *method, const char *path, const char *query, ks_strbuf *body,
+                      const char **content_type) {
+    (void)arg;
+    (void)method;
+    (void)path;
+    (void)query;
+    atomic_fetch_add(&slow_started, 1);
+    int64_t until = ks_monotonic_ns() + 10 * 1000000000LL;
+    while (!atomic_load(&slow_release) && ks_monotonic_ns() < until) usleep(10000);
+    ks_sb_puts(body, "slow done");
+    *content_type = "text/plain; charset=utf-8";
+    return 200;
+}
+
+typedef struct slow_call {
+    int port;
+    resp r;
+} slow_call;
+
+static void *call_slow(void *arg) {
+    slow_call *sc = arg;
+    get("127.0.0.1", sc->port, "/debug/slow", NULL, NULL, &sc->r);
+    return NULL;
+}
+
+static void wait_started(int n) {
+    for (int i = 0; i < 1000 && atomic_load(&slow_started) < n; i++) usleep(10000);
+    assert_int_equal(atomic_load(&slow_started), n);
+}
+
+static void *stop_server(void *s) {
+    ks_server_stop(s);
+    return NULL;
+}
+
+static void test_server_keepalive_and_long_requests(void **state) {
+    (void)state;
+    ks_server_route routes[] = {{"/debug/slow", route_slow, NULL}, {"/debug/echo/", route_echo, NULL}};
+    /* Connections idle for 1 s close; a request in progress for longer
+     * must still be answered. */
+    ks_server_options o = {.bind_address = "127.0.0.1", .port = -1, .routes = routes, .nroutes = 2,
+                           .idle_timeout_s = 1};
+    char *err = NULL;
+    ks_server *s = ks_server_start(&o, &err);
+    if (!s) fail_msg("start: %s", err);
+    int port = ks_server_port(s);
+    const ks_curl_api *c = ks_curl(NULL);
+    CURL *h = c->easy_init();
+    resp r;
+
+    /* keep-alive: the second request rides the first one's connection */
+    request_on(h, false, "127.0.0.1", port, "/healthz", NULL, NULL, &r);
+    assert_int_equal(r.code, 200);
+    assert_int_equal(r.connects, 1);
+    free(r.body);
+    request_on(h, false, "127.0.0.1", port, "/livez", NULL, NULL, &r);
+    assert_int_equal(r.code, 200);
+    assert_string_equal(r.body, "ok");
+    assert_int_equal(r.connects, 0);
+    free(r.body);
+    /* HEAD: the headers, no body */
+    request_on(h, true, "127.0.0.1", port, "/healthz", NULL, NULL, &r);
+    assert_int_equal(r.code, 200);
+    assert_int_equal(r.len, 0);
+    free(r.body);
+    /* the path and the query decoded as Go's url package decodes them */
+    request_on(h, false, "127.0.0.1", port, "/debug/echo/a%20b?x=%41+B&bad=%zz&y", NULL, NULL, &r);
+    assert_int_equal(r.code, 202);
+    assert_int_equal(r.connects, 0); /* the HEAD reply left the connection clean */
+    assert_string_equal(r.body, "GET /debug/echo/a b x=A B&y");
+    free(r.body);
+    request_on(h, false, "127.0.0.1", port, "/debug/echo/%zz", NULL, NULL, &r);
+    assert_int_equal(r.code, 400);
+    free(r.body);
+    /* idle past the timeout: the server closed it, curl opens another */
+    usleep(2500000);
+    request_on(h, false, "127.0.0.1", port, "/healthz", NULL, NULL, &r);
+    assert_int_equal(r.code, 200);
+    assert_int_equal(r.connects, 1);
+    free(r.body);
+
+    /* Two long requests in progress (past the idle timeout); others are
+     * served meanwhile. */
+    atomic_store(&slow_started, 0);
+    atomic_store(&slow_release, 0);
+    slow_call sc[2] = {{.port = port}, {.port = port}};
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++) assert_int_equal(pthread_create(&t[i], NULL, call_slow, &sc[i]), 0);
+    wait_started(2);
+    for (int i = 0; i < 5; i++) {
+        request_on(h, false, "127.0.0.1", port, "/readyz", NULL, NULL, &r);
+        assert_int_equal(r.code, 200);
+        free(r.body);
+    }
+    usleep(1500000);
+    atomic_store(&slow_release, 1);
+    for (int i = 0; i < 2; i++) {
+        pthread_join(t[i], NULL);
+        if (sc[i].r.code != 200) fail_msg("long request: %ld %s", sc[i].r.code, sc[i].r.err);
+        assert_string_equal(sc[i].r.body, "slow done");
+        free(sc[i].r.body);
+    }
+
+    /* Stop with a request in progress: it is answered, then the server
+     * stops. */
+    atomic_store(&slow_started, 0);
+    atomic_store(&slow_release, 0);
+    assert_int_equal(pthread_create(&t[0], NULL, call_slow, &sc[0]), 0);
+    wait_started(1);
+    pthread_t stopper;
+    assert_int_equal(pthread_create(&stopper, NULL, stop_server, s), 0);
+    usleep(200000);
+    atomic_store(&slow_release, 1);
+    pthread_join(t[0], NULL);
+    pthread_join(stopper, NULL);
+    assert_int_equal(sc[0].r.code, 200);
+    assert_string_equal(sc[0].r.body, "slow done");
+    free(sc[0].r.body);
+    c->easy_cleanup(h);
+}
+
 static void test_server_off_and_errors(void **state) {
     (void)state;
     char *err = (char *)"untouched";
@@ -494,6 +636,7 @@ int main(void) {
         cmocka_unit_test(test_server_endpoints),
         cmocka_unit_test(test_server_cert_files),
         cmocka_unit_test(test_server_auth),
+        cmocka_unit_test(test_server_keepalive_and_long_requests),
         cmocka_unit_test(test_server_off_and_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
