@@ -114,15 +114,62 @@ def thread_cpu_s(pid):
     return dict(sorted(out.items(), key=lambda kv: -kv[1]))
 
 
-def peak_rss_mb(pid):
+def status_mb(pid, field):
+    """A /proc/PID/status memory field (VmHWM: peak RSS, VmRSS), MiB."""
     try:
         with open(f"/proc/{pid}/status") as f:
             for line in f:
-                if line.startswith("VmHWM:"):
+                if line.startswith(field + ":"):
                     return int(line.split()[1]) / 1024
     except OSError:
         pass
     return 0.0
+
+
+def peak_rss_mb(pid):
+    return status_mb(pid, "VmHWM")
+
+
+def runner_pid(p):
+    """The scheduler's own pid: p's, or under KSCHED_BENCH_PREFIX (heaptrack,
+    perf) the process of its group that runs the ksched binary."""
+    if not os.environ.get("KSCHED_BENCH_PREFIX"):
+        return p.pid
+    exe = os.path.realpath(KSCHED)
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            if os.getpgid(int(d)) == p.pid and os.path.realpath(f"/proc/{d}/exe") == exe:
+                return int(d)
+        except OSError:
+            pass
+    return p.pid
+
+
+def stop_runner(p):
+    """SIGTERM to the runner's group, SIGKILL after 30 s: a profiler in
+    front (heaptrack) writes its file only when the process exits."""
+    try:
+        os.killpg(p.pid, 15)
+        p.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, 9)
+        p.wait()
+    except ProcessLookupError:
+        p.wait()
+
+
+def save_smaps(pid, path):
+    """KSCHED_BENCH_SMAPS=DIR: the runner's /proc/PID/smaps at the highest
+    RSS seen, for the split of its memory by mapping (docs/performance.md)."""
+    try:
+        with open(f"/proc/{pid}/smaps") as f:
+            text = f.read()
+        with open(path, "w") as out:
+            out.write(text)
+    except OSError:
+        pass
 
 
 def apitool(c, *args, token=C.ADMIN_TOKEN):
@@ -417,19 +464,31 @@ def measure(c, name, runner, ns, count, a, churn_of=None, timeout=1200):
         th.start()
     # the runner's CPU and RSS are read while it lives
     last = {"cpu": 0.0, "rss": 0.0}
+    smaps_dir = os.environ.get("KSCHED_BENCH_SMAPS") if runner != "ceiling" else None
+    if smaps_dir:
+        os.makedirs(smaps_dir, exist_ok=True)
 
     def sample():
+        pid, now_max = p.pid, 0.0
         while w.poll() is None and p.poll() is None:
-            last["cpu"], last["rss"] = cpu_s(p.pid), max(last["rss"], peak_rss_mb(p.pid))
+            if pid == p.pid:
+                pid = runner_pid(p)
+            last["cpu"], last["rss"] = cpu_s(pid), max(last["rss"], peak_rss_mb(pid))
+            if smaps_dir:
+                now = status_mb(pid, "VmRSS")
+                if now > now_max + 0.5:
+                    now_max = now
+                    save_smaps(pid, os.path.join(smaps_dir, f"{runner}-{name}.smaps"))
             time.sleep(0.2)
     sm = threading.Thread(target=sample, daemon=True)
     sm.start()
     out, err = w.communicate()
     t1 = time.time_ns()
-    sched_cpu, rss = cpu_s(p.pid) or last["cpu"], max(peak_rss_mb(p.pid), last["rss"])
-    threads = thread_cpu_s(p.pid)
+    rpid = runner_pid(p)
+    sched_cpu, rss = cpu_s(rpid) or last["cpu"], max(peak_rss_mb(rpid), last["rss"])
+    threads = thread_cpu_s(rpid)
     try:
-        nthreads = len(os.listdir(f"/proc/{p.pid}/task"))
+        nthreads = len(os.listdir(f"/proc/{rpid}/task"))
     except OSError:
         nthreads = None
     ctl_cpu = sum(cpu_s(q) for q in ctl) - ctl0
@@ -437,8 +496,7 @@ def measure(c, name, runner, ns, count, a, churn_of=None, timeout=1200):
     stop.set()
     alive = p.poll() is None
     if alive:
-        os.killpg(p.pid, 9)
-        p.wait()
+        stop_runner(p)
     sm.join()
     if th:
         th.join(timeout=5)
