@@ -14,14 +14,16 @@
 CC      ?= gcc
 FUZZ_CC ?= clang
 PREFIX  ?= /usr/local
-PKGS    := yaml-0.1 jansson libpcre2-8 libcurl openssl libevent_openssl libevent_pthreads libmicrohttpd
+PKGS    := yaml-0.1 jansson libpcre2-8 libcurl openssl libnghttp2 libevent_openssl libevent_pthreads libmicrohttpd
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-# libcurl, OpenSSL and libevent are loaded at run time when first needed
-# (src/util/curl_lazy.c, src/util/openssl_lazy.c, src/server/evhttp_lazy.c),
-# so only their headers are used here; libmicrohttpd is for the tests' fakes.
+# libcurl, OpenSSL, nghttp2 and libevent are loaded at run time when first
+# needed (src/util/curl_lazy.c, src/util/openssl_lazy.c,
+# src/util/nghttp2_lazy.c, src/server/evhttp_lazy.c), so only their headers
+# are used here; libmicrohttpd, nghttp2 and OpenSSL are linked into the
+# tests' fake servers.
 PKG_LIBS   := $(shell pkg-config --libs yaml-0.1 jansson libpcre2-8 2>/dev/null)
 LIBS    := $(PKG_LIBS) -lz -lpthread -ldl -lm
-TEST_LIBS  := $(shell pkg-config --libs libmicrohttpd 2>/dev/null) -lcmocka
+TEST_LIBS  := $(shell pkg-config --libs libmicrohttpd libnghttp2 openssl 2>/dev/null) -lcmocka
 
 WARN    := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -fPIC $(WARN) -Isrc -Iinclude $(PKG_CFLAGS)

@@ -5,7 +5,7 @@
 #   scripts/deps.sh fuzz   the same plus clang and libFuzzer (make fuzz)
 #   scripts/deps.sh coverage   the same plus gcovr (make coverage)
 set -eu
-PKGS="gcc g++ make pkg-config libyaml-dev libjansson-dev libpcre2-dev libcurl4-openssl-dev libmicrohttpd-dev libssl-dev libevent-dev libcmocka-dev zlib1g-dev python3 python3-prometheus-client buildah"
+PKGS="gcc g++ make pkg-config libyaml-dev libjansson-dev libpcre2-dev libcurl4-openssl-dev libmicrohttpd-dev libssl-dev libnghttp2-dev libevent-dev libcmocka-dev zlib1g-dev python3 python3-prometheus-client buildah"
 [ "${1:-}" = fuzz ] && PKGS="$PKGS clang libclang-rt-dev"
 [ "${1:-}" = coverage ] && PKGS="$PKGS gcovr"
 missing=""

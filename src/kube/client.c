@@ -1,11 +1,11 @@
 #include "kube/client.h"
 
 #include "codec/pb.h"
+#include "kube/client_impl.h"
 #include "kube/ratelimit.h"
 #include "metrics/sched_metrics.h"
 #include "util/base64.h"
 #include "util/clock.h"
-#include "util/curl_lazy.h"
 #include "util/log.h"
 #include "util/strbuf.h"
 #include "util/timefmt.h"
@@ -20,10 +20,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "util/version.h"
 
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <poll.h>
 #include <time.h>
 #include <unistd.h>
 #include <pthread.h>
@@ -38,21 +41,10 @@ extern char **environ;
 #define KS_ARCH "unknown"
 #endif
 
-/* Easy handles kept for reuse: as many as requests are usually in flight
- * at once (the dispatcher's and binders' 16 each, the watches). */
-#define KS_KUBE_SPARE_HANDLES 64
+typedef ks_kube_creds creds;
+typedef ks_kube_xfer xfer;
 
 /* ---- credentials -------------------------------------------------------- */
-
-/* What authenticates one attempt. Shared by the requests that use it; a
- * new one replaces it when the token file changes or the exec plugin runs. */
-typedef struct creds {
-    atomic_int refs;
-    char *auth;              /* "Authorization: ..." header line, or NULL */
-    char *cert, *key;        /* exec plugin's client certificate (PEM), or NULL */
-    size_t cert_len, key_len;
-} creds;
-
 static void creds_unref(creds *cr) {
     if (!cr || atomic_fetch_sub(&cr->refs, 1) != 1) return;
     free(cr->auth);
@@ -75,106 +67,13 @@ static char *b64_encode(const char *s, size_t n) {
 
 /* ---- transfers ---------------------------------------------------------- */
 
-struct ks_kube_stream {
-    ks_kube_client *c;
-    ks_kube_data_fn data;
-    ks_kube_end_fn end;
-    void *arg;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    bool ended;          /* end has been called (and returned) */
-    bool cancel_pending; /* queued on the client's cancels, not yet seen */
-    struct xfer *x;      /* the transfer while it runs (I/O thread's) */
-    struct ks_kube_stream *next_cancel;
-};
-
-typedef struct sync_wait {
+struct ks_kube_sync_wait {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     bool done;
     ks_kube_response *out;
-} sync_wait;
-
-/* One request across its attempts. Owned by the I/O thread once queued. */
-typedef struct xfer {
-    struct xfer *next;
-    char *method, *path, *content_type, *body;
-    size_t body_len;
-    bool idempotent, negotiate;
-    ks_kube_stream *stream;  /* a watch, or NULL */
-    creds *cr;
-    int attempts;            /* made so far */
-    int64_t due_ns;          /* start (or take a token) at */
-    bool need_token;
-    int64_t started_ns;
-    CURL *easy;
-    struct curl_slist *hdrs;
-    ks_strbuf resp;
-    long retry_after;        /* seconds from the last answer, -1 none */
-    size_t max_resp;         /* the body's limit (not streams) */
-    bool too_big;            /* the body went over it: the transfer was stopped */
-    char errbuf[CURL_ERROR_SIZE];
-    ks_kube_done_fn done;
-    void *arg;
-    sync_wait *sync;
-    struct ks_kube_client *client; /* while started: for the callbacks */
-    int64_t deadline_ms;     /* streams: end the transfer after this long; 0 none */
-} xfer;
-
-struct ks_kube_client {
-    const ks_curl_api *C;
-    ks_kube_config cfg;
-    char *base_url;          /* scheme://host[:port][/prefix], host possibly the tls-server-name */
-    struct curl_slist *connect_to; /* tls-server-name: where that name really connects */
-    char *user_agent;
-    char *accept;            /* "Accept: ..." for requests that negotiate */
-    bool protobuf;           /* contentType is protobuf */
-    bool no_gzip;            /* options.disable_compression */
-    int max_retries;
-    int64_t timeout_ms, retry_base_ns;
-    size_t max_response;
-    ks_ratelimit rl;
-
-    /* credentials: cred_mu guards these */
-    pthread_mutex_t cred_mu;
-    creds *cur;
-    bool stale;              /* exec: a 401 asked for new credentials */
-    int64_t exp_ns;          /* exec: expiry (wall clock), 0 none */
-    struct stat token_st;    /* the token file as last read */
-    char *exec_info;         /* KUBERNETES_EXEC_INFO value */
-
-    /* the I/O thread; mu guards incoming, cancels, stopping */
-    pthread_t io;
-    CURLM *multi;
-    pthread_mutex_t mu;
-    xfer *incoming, **incoming_tail;
-    ks_kube_stream *cancels;
-    bool stopping;
-    xfer *waiting;           /* I/O thread only: queued, not started */
-    xfer *active;            /* I/O thread only: in the multi handle */
-    unsigned seed;           /* I/O thread only: jitter */
-    /* I/O thread only: easy handles of finished transfers, reset and
-     * used again (curl_easy_init + cleanup of a handle per request was
-     * a tenth of the thread's time) */
-    CURL *spare[KS_KUBE_SPARE_HANDLES];
-    int nspare;
-    /* a wake-up is on its way to the I/O thread: submitters do not send
-     * another one (one multi_wakeup per batch, not per request) */
-    atomic_bool wake_pending;
-
-    /* Dead connections, I/O thread only (client-go's HTTP/2 health check,
-     * with a request for its PING): when transfers are in flight and no
-     * byte has come in for read_idle_ns, a probe goes out on the same
-     * connection; unanswered for ping_timeout_ns, the connection is
-     * closed and its transfers end as connection errors. */
-    int64_t read_idle_ns, ping_timeout_ns; /* read_idle_ns 0: off */
-    int64_t watch_grace_ms;
-    int64_t last_rx_ns;
-    xfer *probe;
-
-    pthread_mutex_t stats_mu;
-    ks_kube_client_stats stats;
 };
+typedef ks_kube_sync_wait sync_wait;
 
 static void xfer_free(xfer *x) {
     if (!x) return;
@@ -439,143 +338,43 @@ long ks_kube_parse_retry_after(const char *v, size_t n) {
     return s;
 }
 
-static size_t on_header(char *buf, size_t size, size_t n, void *arg) {
-    xfer *x = arg;
-    size_t len = size * n;
-    x->client->last_rx_ns = ks_monotonic_ns();
-    if (len >= 5 && strncmp(buf, "HTTP/", 5) == 0) x->retry_after = -1; /* a new answer (after 100 Continue, ...) */
-    else if (len > 12 && strncasecmp(buf, "Retry-After:", 12) == 0)
-        x->retry_after = ks_kube_parse_retry_after(buf + 12, len - 12);
-    return len;
+
+void ks_kube_xfer_header(xfer *x, const char *name, size_t nlen, const char *value, size_t vlen) {
+    if (nlen == 11 && strncasecmp(name, "Retry-After", 11) == 0) x->retry_after = ks_kube_parse_retry_after(value, vlen);
 }
 
-static size_t on_body(char *buf, size_t size, size_t n, void *arg) {
-    xfer *x = arg;
-    size_t len = size * n;
-    x->client->last_rx_ns = ks_monotonic_ns();
+bool ks_kube_xfer_body(xfer *x, const char *buf, size_t len) {
     if (x->stream) {
-        long code = 0;
-        ks_curl(NULL)->easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &code);
-        if (code >= 200 && code < 300) {
+        if (x->code >= 200 && x->code < 300) {
             x->stream->data(x->stream->arg, buf, len);
-            return len;
+            return true;
         }
         /* an error answer's Status, for the end callback's message */
         if (x->resp.len < 65536) ks_sb_putn(&x->resp, buf, len);
-        return len;
+        return true;
     }
     /* a hostile or broken server cannot make the client buffer without
-     * bound: stop the transfer (finished() gives the message) */
+     * bound: stop the transfer (ks_kube_xfer_ended gives the message) */
     if (len > x->max_resp - x->resp.len) {
         x->too_big = true;
-        return 0;
-    }
-    ks_sb_putn(&x->resp, buf, len);
-    return len;
-}
-
-/* Not copied: the configuration's PEM lives as long as the client, an exec
- * plugin's as long as the transfer's credentials reference. */
-static void set_blob(const ks_curl_api *C, CURL *h, CURLoption opt, const char *data, size_t len) {
-    struct curl_blob b = {.data = (void *)data, .len = len, .flags = CURL_BLOB_NOCOPY};
-    C->easy_setopt(h, opt, &b);
-}
-
-static bool start(ks_kube_client *c, xfer *x) {
-    const ks_curl_api *C = c->C;
-    CURL *h;
-    if (c->nspare) {
-        h = c->spare[--c->nspare];
-        C->easy_reset(h);
-    } else if (!(h = C->easy_init())) {
         return false;
     }
-    x->easy = h;
-    x->client = c;
+    ks_sb_putn(&x->resp, buf, len);
+    return true;
+}
+
+/* Begin an attempt on the transport. */
+static bool start(ks_kube_client *c, xfer *x) {
+    x->code = 0;
     x->retry_after = -1;
     x->max_resp = c->max_response;
     x->too_big = false;
-    x->errbuf[0] = '\0';
     ks_sb_reset(&x->resp);
-    char *url = ks_xasprintf("%s%s", c->base_url, x->path);
-    C->easy_setopt(h, CURLOPT_URL, url);
-    free(url);
-    C->easy_setopt(h, CURLOPT_PRIVATE, x);
-    C->easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    C->easy_setopt(h, CURLOPT_ERRORBUFFER, x->errbuf);
-    C->easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-    C->easy_setopt(h, CURLOPT_HEADERDATA, x);
-    C->easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-    C->easy_setopt(h, CURLOPT_WRITEDATA, x);
-    C->easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
-    /* libcurl's upload buffer is 64 KB by default, allocated per handle
-     * that sends a body and kept with a spare handle; our bodies are a
-     * few KB: the minimum, 16 KB (peak heap -4.4 MB on SchedulingBasic
-     * through the API server, heaptrack) */
-    C->easy_setopt(h, CURLOPT_UPLOAD_BUFFERSIZE, 16384L);
-    /* HTTP/2 where TLS negotiates it; wait for a connection that can
-     * multiplex rather than open another one */
-    C->easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
-    C->easy_setopt(h, CURLOPT_PIPEWAIT, 1L);
-    C->easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 30000L);
-    /* dead peers on idle watches: TCP keepalive as Go's dialer (30 s) */
-    C->easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
-    C->easy_setopt(h, CURLOPT_TCP_KEEPIDLE, 30L);
-    C->easy_setopt(h, CURLOPT_TCP_KEEPINTVL, 30L);
-    if (!c->cfg.disable_compression && !c->no_gzip) C->easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
-    if (c->connect_to) C->easy_setopt(h, CURLOPT_CONNECT_TO, c->connect_to);
-    if (c->cfg.proxy_url) C->easy_setopt(h, CURLOPT_PROXY, c->cfg.proxy_url);
-    if (c->timeout_ms > 0 && !x->stream) C->easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)c->timeout_ms);
-    if (x->deadline_ms > 0) C->easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)x->deadline_ms);
-    /* TLS */
-    C->easy_setopt(h, CURLOPT_SSL_VERIFYPEER, c->cfg.insecure ? 0L : 1L);
-    C->easy_setopt(h, CURLOPT_SSL_VERIFYHOST, c->cfg.insecure ? 0L : 2L);
-    if (c->cfg.ca_data) set_blob(C, h, CURLOPT_CAINFO_BLOB, c->cfg.ca_data, c->cfg.ca_len);
-    else if (c->cfg.ca_file) C->easy_setopt(h, CURLOPT_CAINFO, c->cfg.ca_file);
-    const char *cert = c->cfg.cert_data, *key = c->cfg.key_data;
-    size_t cert_len = c->cfg.cert_len, key_len = c->cfg.key_len;
-    if (x->cr && x->cr->cert) {
-        cert = x->cr->cert, cert_len = x->cr->cert_len;
-        key = x->cr->key, key_len = x->cr->key_len;
-    }
-    if (cert) {
-        set_blob(C, h, CURLOPT_SSLCERT_BLOB, cert, cert_len);
-        C->easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
-        set_blob(C, h, CURLOPT_SSLKEY_BLOB, key, key_len);
-        C->easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
-    } else if (c->cfg.cert_file) {
-        /* files are read at each handshake: rotated certificates are picked up */
-        C->easy_setopt(h, CURLOPT_SSLCERT, c->cfg.cert_file);
-        C->easy_setopt(h, CURLOPT_SSLKEY, c->cfg.key_file);
-    }
-    /* headers */
-    struct curl_slist *hd = NULL;
-    hd = C->slist_append(hd, x->negotiate ? c->accept : "Accept: application/json");
-    hd = C->slist_append(hd, "Expect:"); /* no 100-continue round trip for bodies */
-    if (x->cr && x->cr->auth) hd = C->slist_append(hd, x->cr->auth);
-    if (x->body) {
-        char ct[256];
-        snprintf(ct, sizeof(ct), "Content-Type: %s", x->content_type ? x->content_type : "application/json");
-        hd = C->slist_append(hd, ct);
-    }
-    x->hdrs = hd;
-    C->easy_setopt(h, CURLOPT_HTTPHEADER, hd);
-    if (strcmp(x->method, "GET") == 0) {
-        C->easy_setopt(h, CURLOPT_HTTPGET, 1L);
-    } else {
-        if (strcmp(x->method, "POST") != 0) C->easy_setopt(h, CURLOPT_CUSTOMREQUEST, x->method);
-        if (x->body || strcmp(x->method, "POST") == 0) {
-            C->easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)x->body_len);
-            C->easy_setopt(h, CURLOPT_POSTFIELDS, x->body ? x->body : "");
-        }
-    }
     x->started_ns = ks_monotonic_ns();
     x->attempts++;
-    if (C->multi_add_handle(c->multi, h) != CURLM_OK) {
-        C->easy_cleanup(h);
-        C->slist_free_all(x->hdrs);
-        x->easy = NULL;
-        x->hdrs = NULL;
+    x->t = NULL;
+    if (!c->tr->start(c, x)) {
+        x->attempts--;
         return false;
     }
     x->next = c->active;
@@ -583,19 +382,29 @@ static bool start(ks_kube_client *c, xfer *x) {
     return true;
 }
 
-static void detach(ks_kube_client *c, xfer *x) {
+static void unlink_active(ks_kube_client *c, xfer *x) {
     for (xfer **p = &c->active; *p; p = &(*p)->next)
         if (*p == x) {
             *p = x->next;
             break;
         }
-    c->C->multi_remove_handle(c->multi, x->easy);
-    if (c->nspare < KS_KUBE_SPARE_HANDLES) c->spare[c->nspare++] = x->easy;
-    else c->C->easy_cleanup(x->easy);
-    c->C->slist_free_all(x->hdrs);
-    x->easy = NULL;
-    x->hdrs = NULL;
     x->next = NULL;
+}
+
+void ks_kube_client_dead_connection(ks_kube_client *c) {
+    pthread_mutex_lock(&c->stats_mu);
+    c->stats.dead_connections++;
+    pthread_mutex_unlock(&c->stats_mu);
+}
+
+void ks_kube_client_woken(ks_kube_client *c) {
+    uint64_t v;
+    if (read(c->wake_fd, &v, sizeof(v)) < 0) {} /* EAGAIN: another read took it */
+}
+
+static void wake(ks_kube_client *c) {
+    uint64_t one = 1;
+    if (write(c->wake_fd, &one, sizeof(one)) < 0) {} /* EAGAIN: the counter is full, it is awake anyway */
 }
 
 static void cancel_seen(ks_kube_stream *s) {
@@ -671,28 +480,24 @@ static void count(ks_kube_client *c, long code, bool retry) {
     pthread_mutex_unlock(&c->stats_mu);
 }
 
-/* host[:port] of a URL, for the rest_client_* metrics' host label. */
-static void url_host(const char *url, char *buf, size_t n) {
-    const char *h = strstr(url, "://");
-    h = h ? h + 3 : url;
-    size_t len = strcspn(h, "/");
-    snprintf(buf, n, "%.*s", (int)len, h);
-}
-
-static void finished(ks_kube_client *c, xfer *x, CURLcode rc) {
-    long code = 0;
-    if (rc == CURLE_OK) c->C->easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &code);
-    detach(c, x);
+/* The transport's report of an attempt's end (client_impl.h): retry or complete. */
+void ks_kube_xfer_ended(ks_kube_client *c, xfer *x, const char *transport_error) {
+    unlink_active(c, x);
+    x->t = NULL;
+    long code = transport_error ? 0 : x->code;
     char *error = NULL;
-    if (x->too_big)
+    if (x->too_big) {
+        code = 0;
         error = ks_xasprintf("an answer larger than the limit of %zu bytes", x->max_resp);
-    else if (rc != CURLE_OK) error = ks_xstrdup(x->errbuf[0] ? x->errbuf : c->C->easy_strerror(rc));
+    } else if (transport_error) {
+        error = ks_xstrdup(transport_error);
+    }
     ks_infof(6, "%s %s%s %ld %s in %lld ms", x->method, c->base_url, x->path, code, error ? error : "",
              (long long)((ks_monotonic_ns() - x->started_ns) / KS_NS_PER_MS));
     if (code == 401) creds_rejected(c, x->cr);
     int64_t delay = -1;
     if (!x->stream && !x->too_big && x->attempts <= c->max_retries) {
-        if (rc != CURLE_OK) {
+        if (code == 0) {
             if (x->idempotent) delay = backoff_ns(c, x->attempts);
         } else if (code == 429 || code >= 500) {
             if (x->retry_after >= 0) delay = x->retry_after * KS_NS_PER_SEC;
@@ -700,10 +505,8 @@ static void finished(ks_kube_client *c, xfer *x, CURLcode rc) {
         }
     }
     count(c, code, x->attempts > 1);
-    char host[256];
-    url_host(c->base_url, host, sizeof(host));
-    ks_sm_rest_request(x->method, host, code, (double)(ks_monotonic_ns() - x->started_ns) / 1e9);
-    if (delay >= 0) ks_sm_rest_retry(x->method, host, code);
+    ks_sm_rest_request(x->method, c->host, code, (double)(ks_monotonic_ns() - x->started_ns) / 1e9);
+    if (delay >= 0) ks_sm_rest_retry(x->method, c->host, code);
     if (delay >= 0) {
         ks_infof(4, "%s %s: %s, retry %d in %lld ms", x->method, x->path,
                  error ? error : (code == 429 ? "429 Too Many Requests" : "server error"), x->attempts,
@@ -727,9 +530,7 @@ static int64_t run_waiting(ks_kube_client *c) {
             /* a retry is rate limited again (client-go's tryThrottle) */
             x->need_token = false;
             int64_t w = ks_ratelimit_reserve(&c->rl, now);
-            char host[256];
-            url_host(c->base_url, host, sizeof(host));
-            ks_sm_rest_rate_limited(x->method, host, w > 0 ? (double)w / 1e9 : 0);
+            ks_sm_rest_rate_limited(x->method, c->host, w > 0 ? (double)w / 1e9 : 0);
             if (w > 0) {
                 pthread_mutex_lock(&c->stats_mu);
                 c->stats.throttled_ns += w;
@@ -756,86 +557,13 @@ static int64_t run_waiting(ks_kube_client *c) {
     return next;
 }
 
-/* ---- dead connections ------------------------------------------------------ */
 
-static xfer *xfer_new(const ks_kube_request *req);
-
-/* The probe ended: any answer means the connection is alive. */
-static void probe_finished(ks_kube_client *c, CURLcode rc) {
-    xfer *x = c->probe;
-    c->probe = NULL;
-    detach(c, x);
-    if (rc != CURLE_OK && rc != CURLE_OPERATION_TIMEDOUT)
-        ks_infof(2, "probe of the API server connection failed: %s", x->errbuf[0] ? x->errbuf : c->C->easy_strerror(rc));
-    xfer_free(x);
-}
-
-/* The connection stopped answering: every transfer on it ends as a
- * connection error (retried when idempotent; watches are opened again),
- * and none may leave it in the pool for the retries to find: the last
- * one removed closes it. */
-static void connection_dead(ks_kube_client *c, int64_t silent_ns) {
-    const ks_curl_api *C = c->C;
-    int n = 0;
-    for (xfer *x = c->active; x; x = x->next) n++;
-    ks_errorf("\"No answer from the API server; closing the connection\" silentSeconds=%.1f probeTimeoutSeconds=%.1f requests=%d",
-              (double)silent_ns / 1e9, (double)c->ping_timeout_ns / 1e9, n - (c->probe != NULL));
-    /* counted before the requests end: their callers may read it then */
-    pthread_mutex_lock(&c->stats_mu);
-    c->stats.dead_connections++;
-    pthread_mutex_unlock(&c->stats_mu);
-    for (xfer *x = c->active; x; x = x->next) C->easy_setopt(x->easy, CURLOPT_FORBID_REUSE, 1L);
-    if (c->probe) {
-        xfer *p = c->probe;
-        c->probe = NULL;
-        detach(c, p);
-        xfer_free(p);
-    }
-    while (c->active) {
-        xfer *x = c->active;
-        snprintf(x->errbuf, sizeof(x->errbuf), "connection closed: no answer from the server for %lld s",
-                 (long long)(silent_ns / KS_NS_PER_SEC));
-        finished(c, x, CURLE_OPERATION_TIMEDOUT); /* detaches it */
-    }
-    c->last_rx_ns = ks_monotonic_ns();
-}
-
-static void check_alive(ks_kube_client *c) {
-    if (c->read_idle_ns <= 0) return;
-    int64_t now = ks_monotonic_ns();
-    bool busy = false;
-    for (xfer *x = c->active; x && !busy; x = x->next) busy = x != c->probe;
-    if (!busy) {
-        /* nothing to lose: the silence counts from the next request */
-        c->last_rx_ns = now;
-        return;
-    }
-    if (c->probe) {
-        if (now - c->probe->started_ns >= c->ping_timeout_ns) connection_dead(c, now - c->last_rx_ns);
-        return;
-    }
-    if (now - c->last_rx_ns < c->read_idle_ns) return;
-    /* The PING: a small GET multiplexed on the same HTTP/2 connection,
-     * without credentials or a rate-limit token (any answer will do). */
-    ks_kube_request req = {.method = "GET", .path = "/version"};
-    xfer *p = xfer_new(&req);
-    p->deadline_ms = c->ping_timeout_ns / KS_NS_PER_MS + 1000;
-    if (!start(c, p)) {
-        xfer_free(p);
-        return;
-    }
-    c->probe = p;
-    ks_infof(4, "no byte from the API server for %lld ms: probing the connection",
-             (long long)((now - c->last_rx_ns) / KS_NS_PER_MS));
-}
-
-/* s->x is only ever changed on the I/O thread, which this is; the stream
- * may have ended on its own since close queued the cancel. */
 static void cancel_stream(ks_kube_client *c, ks_kube_stream *s) {
     xfer *x = s->x;
     if (x) {
-        if (x->easy) {
-            detach(c, x);
+        if (x->t) {
+            c->tr->stop(c, x);
+            unlink_active(c, x);
         } else {
             for (xfer **p = &c->waiting; *p; p = &(*p)->next)
                 if (*p == x) {
@@ -848,10 +576,40 @@ static void cancel_stream(ks_kube_client *c, ks_kube_stream *s) {
     cancel_seen(s);
 }
 
+
+/* The server does not speak h2: what the h2 transport held goes to
+ * libcurl, which then carries this client's requests. */
+static void fall_back(ks_kube_client *c) {
+    ks_infof(2, "API server client: %s; using libcurl", c->fall_back);
+    free(c->fall_back);
+    c->fall_back = NULL;
+    while (c->active) {
+        xfer *x = c->active;
+        c->tr->stop(c, x);
+        unlink_active(c, x);
+        x->attempts--; /* not sent: not an attempt */
+        x->due_ns = 0;
+        x->need_token = false;
+        x->next = c->waiting;
+        c->waiting = x;
+    }
+    c->tr->destroy(c);
+    c->tr = &ks_kube_curl_transport;
+    char *err = NULL;
+    if (!c->tr->init(c, &err)) {
+        c->tr = NULL;
+        while (c->waiting) {
+            xfer *x = c->waiting;
+            c->waiting = x->next;
+            complete(c, x, 0, err);
+        }
+    }
+    c->broken = err;
+}
+
 static void *io_main(void *arg) {
     pthread_setname_np(pthread_self(), "kube-io"); /* top -H, pprof's thread label */
     ks_kube_client *c = arg;
-    const ks_curl_api *C = c->C;
     for (;;) {
         /* cleared before the queue is taken: a request queued after this
          * sends a wake-up of its own */
@@ -876,44 +634,27 @@ static void *io_main(void *arg) {
             cancels = nx;
         }
         if (stop) break;
+        if (c->broken) {
+            /* no transport: every request ends with why */
+            while (c->waiting) {
+                xfer *x = c->waiting;
+                c->waiting = x->next;
+                complete(c, x, 0, c->broken);
+            }
+            struct pollfd p = {.fd = c->wake_fd, .events = POLLIN};
+            if (poll(&p, 1, 1000) > 0) ks_kube_client_woken(c);
+            continue;
+        }
+        if (atomic_exchange(&c->flow_pending, false)) c->tr->flow(c);
         int64_t next = run_waiting(c);
-        int running = 0;
-        C->multi_perform(c->multi, &running);
-        CURLMsg *m;
-        int left;
-        while ((m = C->multi_info_read(c->multi, &left))) {
-            if (m->msg != CURLMSG_DONE) continue;
-            xfer *x = NULL;
-            C->easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&x);
-            if (x == c->probe) probe_finished(c, m->data.result);
-            else finished(c, x, m->data.result);
-        }
-        check_alive(c);
-        /* a retry queued just now may be due before `next` */
-        for (xfer *x = c->waiting; x; x = x->next)
-            if (x->due_ns < next) next = x->due_ns;
-        /* the health check's next moment */
-        if (c->read_idle_ns > 0 && c->active) {
-            int64_t h = c->probe ? c->probe->started_ns + c->ping_timeout_ns : c->last_rx_ns + c->read_idle_ns;
-            if (h < next) next = h;
-        }
-        int timeout = 1000;
-        if (next != INT64_MAX) {
-            int64_t d = (next - ks_monotonic_ns()) / KS_NS_PER_MS + 1;
-            timeout = d < 0 ? 0 : d < timeout ? (int)d : timeout;
-        }
-        C->multi_poll(c->multi, NULL, 0, timeout, NULL);
+        c->tr->step(c, next);
+        if (c->fall_back) fall_back(c);
     }
     /* stopping: everything still here ends as cancelled */
-    if (c->probe) {
-        xfer *p = c->probe;
-        c->probe = NULL;
-        detach(c, p);
-        xfer_free(p);
-    }
     while (c->active) {
         xfer *x = c->active;
-        detach(c, x);
+        if (c->tr) c->tr->stop(c, x);
+        unlink_active(c, x);
         complete(c, x, 0, "cancelled");
     }
     while (c->waiting) {
@@ -921,51 +662,86 @@ static void *io_main(void *arg) {
         c->waiting = x->next;
         complete(c, x, 0, "cancelled");
     }
-    while (c->nspare) C->easy_cleanup(c->spare[--c->nspare]);
     return NULL;
 }
 
 /* ---- public API ----------------------------------------------------------- */
 
-/* Split the server URL so that a tls-server-name can stand for the host
- * (the name curl verifies and sends as SNI) while CONNECT_TO sends the
- * connection to the real host. */
+/* The server URL without trailing slashes, and its host[:port] for the
+ * rest_client_* metrics' host label. */
 static bool setup_url(ks_kube_client *c, char **err) {
     const char *s = c->cfg.server;
     const char *sep = strstr(s, "://");
     if (!sep) return ks_set_error(err, "server %s: not a URL", s);
     const char *host = sep + 3;
-    const char *end = host + strcspn(host, "/");
-    if (end == host) return ks_set_error(err, "server %s: no host", s);
-    const char *hp_end = end;
-    /* host[:port], host may be [v6] */
-    const char *port = NULL;
-    const char *hend = hp_end;
-    if (*host == '[') {
-        const char *rb = memchr(host, ']', (size_t)(hp_end - host));
-        if (!rb) return ks_set_error(err, "server %s: bad IPv6 address", s);
-        hend = rb + 1;
-        if (hend < hp_end && *hend == ':') port = hend + 1;
-    } else {
-        const char *colon = memchr(host, ':', (size_t)(hp_end - host));
-        if (colon) hend = colon, port = colon + 1;
-    }
-    bool https = strncmp(s, "https", 5) == 0;
-    char *portstr = port ? ks_xstrndup(port, (size_t)(hp_end - port)) : ks_xstrdup(https ? "443" : "80");
-    char *hoststr = ks_xstrndup(host, (size_t)(hend - host));
-    if (c->cfg.tls_server_name && https) {
-        c->base_url = ks_xasprintf("%.*s%s:%s%s", (int)(host - s), s, c->cfg.tls_server_name, portstr, end);
-        char *ct = ks_xasprintf("%s:%s:%s:%s", c->cfg.tls_server_name, portstr, hoststr, portstr);
-        c->connect_to = c->C->slist_append(NULL, ct);
-        free(ct);
-    } else {
-        c->base_url = ks_xstrdup(s);
-    }
-    free(portstr);
-    free(hoststr);
+    size_t hl = strcspn(host, "/");
+    if (hl == 0) return ks_set_error(err, "server %s: no host", s);
+    c->host = ks_xstrndup(host, hl);
+    c->base_url = ks_xstrdup(s);
     size_t n = strlen(c->base_url);
     while (n && c->base_url[n - 1] == '/') c->base_url[--n] = '\0';
     return true;
+}
+
+/* Whether NO_PROXY (or no_proxy) exempts host (without port) from the
+ * proxy, as Go's httpproxy reads it: "*", an exact name or IP, or a
+ * domain suffix (".example.com" or "example.com" both match
+ * a.example.com); an entry's port, when given, must be the port too. */
+static bool no_proxy_matches(const char *host, const char *port) {
+    const char *np = getenv("NO_PROXY");
+    if (!np || !*np) np = getenv("no_proxy");
+    if (!np) return false;
+    size_t hl = strlen(host);
+    while (*np) {
+        size_t n = strcspn(np, ",");
+        const char *e = np;
+        size_t el = n;
+        while (el && (*e == ' ')) e++, el--;
+        while (el && e[el - 1] == ' ') el--;
+        if (el == 1 && *e == '*') return true;
+        const char *colon = el && *e != '[' ? memchr(e, ':', el) : NULL;
+        size_t nl = colon ? (size_t)(colon - e) : el;
+        bool port_ok = !colon || (strlen(port) == el - nl - 1 && strncmp(colon + 1, port, el - nl - 1) == 0);
+        if (nl && *e == '.') e++, nl--;
+        if (nl && port_ok) {
+            if (hl == nl && strncasecmp(host, e, nl) == 0) return true;
+            if (hl > nl && host[hl - nl - 1] == '.' && strncasecmp(host + hl - nl, e, nl) == 0) return true;
+        }
+        np += n;
+        if (*np == ',') np++;
+    }
+    return false;
+}
+
+/* Which transport carries this client's requests: HTTP/2 on nghttp2 for
+ * https unless a proxy is in the way or KSCHED_KUBE_TRANSPORT=curl; libcurl
+ * otherwise (and when the server turns out not to offer h2). */
+static const ks_kube_transport *choose_transport(const ks_kube_client *c) {
+    const char *force = getenv("KSCHED_KUBE_TRANSPORT");
+    if (force && strcmp(force, "curl") == 0) return &ks_kube_curl_transport;
+    if (force && *force && strcmp(force, "h2") != 0 && strcmp(force, "auto") != 0)
+        ks_warnf("KSCHED_KUBE_TRANSPORT=%s: neither h2, curl nor auto; auto is used", force);
+    if (strncmp(c->cfg.server, "https://", 8) != 0 || c->cfg.proxy_url) return &ks_kube_curl_transport;
+    const char *proxy = getenv("HTTPS_PROXY");
+    if (!proxy || !*proxy) proxy = getenv("https_proxy");
+    if (proxy && *proxy) {
+        char host[256], port[16] = "443";
+        const char *h = c->host;
+        size_t hl;
+        if (*h == '[') {
+            const char *rb = strchr(h, ']');
+            hl = rb ? (size_t)(rb - h - 1) : strlen(h);
+            h++;
+            if (rb && rb[1] == ':') snprintf(port, sizeof(port), "%s", rb + 2);
+        } else {
+            const char *colon = strchr(h, ':');
+            hl = colon ? (size_t)(colon - h) : strlen(h);
+            if (colon) snprintf(port, sizeof(port), "%s", colon + 1);
+        }
+        snprintf(host, sizeof(host), "%.*s", (int)hl, h);
+        if (!no_proxy_matches(host, port)) return &ks_kube_curl_transport;
+    }
+    return &ks_kube_h2_transport;
 }
 
 /* A whole number of seconds from the environment (client-go's
@@ -984,18 +760,12 @@ static int64_t env_seconds(const char *name, int64_t def) {
 
 ks_kube_client *ks_kube_client_new(const ks_kube_client_options *o, char **err) {
     *err = NULL;
-    const char *why = NULL;
-    const ks_curl_api *C = ks_curl(&why);
-    if (!C) {
-        ks_set_error(err, "API server client: %s", why);
-        return NULL;
-    }
     if (!o->config || !o->config->server) {
         ks_set_error(err, "API server client: no server configured");
         return NULL;
     }
     ks_kube_client *c = ks_xcalloc(1, sizeof(*c));
-    c->C = C;
+    c->wake_fd = -1;
     ks_kube_config_copy(&c->cfg, o->config);
     if (!setup_url(c, err)) {
         ks_kube_config_free(&c->cfg);
@@ -1021,7 +791,6 @@ ks_kube_client *ks_kube_client_new(const ks_kube_client_options *o, char **err) 
                                              : env_seconds("HTTP2_PING_TIMEOUT_SECONDS", 15) * 1000;
     c->read_idle_ns = idle_ms > 0 ? idle_ms * KS_NS_PER_MS : 0;
     c->ping_timeout_ns = (ping_ms > 0 ? ping_ms : 15000) * KS_NS_PER_MS;
-    c->last_rx_ns = ks_monotonic_ns();
     c->watch_grace_ms = o->watch_grace_ms > 0 ? o->watch_grace_ms : KS_KUBE_WATCH_GRACE_S * 1000;
     ks_ratelimit_init(&c->rl, o->qps, o->burst, ks_monotonic_ns());
     c->seed = (unsigned)ks_monotonic_ns();
@@ -1045,25 +814,28 @@ ks_kube_client *ks_kube_client_new(const ks_kube_client_options *o, char **err) 
         }
         c->cur = cr;
     }
-    c->multi = C->multi_init();
-    if (!c->multi) {
-        ks_set_error(err, "API server client: curl_multi_init failed");
+    c->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (c->wake_fd < 0) {
+        ks_set_error(err, "API server client: eventfd: %s", strerror(errno));
         goto bad;
     }
-    C->multi_setopt(c->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
+    c->tr = choose_transport(c);
+    if (!c->tr->init(c, err)) goto bad;
+    ks_infof(4, "API server client for %s: %s", c->base_url, c->tr->name);
     if (pthread_create(&c->io, NULL, io_main, c) != 0) {
         ks_set_error(err, "API server client: cannot start its thread");
-        C->multi_cleanup(c->multi);
+        c->tr->destroy(c);
         goto bad;
     }
     return c;
 bad:
+    if (c->wake_fd >= 0) close(c->wake_fd);
     creds_unref(c->cur);
     free(c->exec_info);
     free(c->user_agent);
     free(c->accept);
     free(c->base_url);
-    C->slist_free_all(c->connect_to);
+    free(c->host);
     ks_ratelimit_destroy(&c->rl);
     ks_kube_config_free(&c->cfg);
     free(c);
@@ -1075,7 +847,7 @@ void ks_kube_client_free(ks_kube_client *c) {
     pthread_mutex_lock(&c->mu);
     c->stopping = true;
     pthread_mutex_unlock(&c->mu);
-    c->C->multi_wakeup(c->multi);
+    wake(c);
     pthread_join(c->io, NULL);
     /* requests queued after the thread looked for the last time */
     pthread_mutex_lock(&c->mu);
@@ -1098,8 +870,11 @@ void ks_kube_client_free(ks_kube_client *c) {
         cl = s->next_cancel;
         cancel_seen(s);
     }
-    c->C->multi_cleanup(c->multi);
-    c->C->slist_free_all(c->connect_to);
+    if (c->tr) c->tr->destroy(c);
+    close(c->wake_fd);
+    free(c->broken);
+    free(c->fall_back);
+    free(c->host);
     creds_unref(c->cur);
     free(c->exec_info);
     free(c->user_agent);
@@ -1146,9 +921,7 @@ static bool submit(ks_kube_client *c, xfer *x, char **err) {
     if (!x->cr) return false;
     int64_t now = ks_monotonic_ns();
     int64_t w = ks_ratelimit_reserve(&c->rl, now);
-    char host[256];
-    url_host(c->base_url, host, sizeof(host));
-    ks_sm_rest_rate_limited(x->method, host, w > 0 ? (double)w / 1e9 : 0);
+    ks_sm_rest_rate_limited(x->method, c->host, w > 0 ? (double)w / 1e9 : 0);
     if (w > 0) {
         pthread_mutex_lock(&c->stats_mu);
         c->stats.throttled_ns += w;
@@ -1168,7 +941,7 @@ static bool submit(ks_kube_client *c, xfer *x, char **err) {
     }
     pthread_mutex_unlock(&c->mu);
     if (!ok) return ks_set_error(err, "cancelled");
-    if (!atomic_exchange(&c->wake_pending, true)) c->C->multi_wakeup(c->multi);
+    if (!atomic_exchange(&c->wake_pending, true)) wake(c);
     return true;
 }
 
@@ -1228,9 +1001,11 @@ void ks_kube_do_async(ks_kube_client *c, const ks_kube_request *req, ks_kube_don
     }
 }
 
-ks_kube_stream *ks_kube_stream_open(ks_kube_client *c, const char *path, bool negotiate, ks_kube_data_fn data,
-                                    ks_kube_end_fn end, void *arg) {
+static ks_kube_stream *stream_open(ks_kube_client *c, const char *path, bool negotiate, bool paced,
+                                   ks_kube_data_fn data, ks_kube_end_fn end, void *arg) {
     ks_kube_stream *s = ks_xcalloc(1, sizeof(*s));
+    s->paced = paced;
+    atomic_init(&s->consumed, 0);
     s->c = c;
     s->data = data;
     s->end = end;
@@ -1257,6 +1032,25 @@ ks_kube_stream *ks_kube_stream_open(ks_kube_client *c, const char *path, bool ne
     return s;
 }
 
+ks_kube_stream *ks_kube_stream_open(ks_kube_client *c, const char *path, bool negotiate, ks_kube_data_fn data,
+                                    ks_kube_end_fn end, void *arg) {
+    return stream_open(c, path, negotiate, false, data, end, arg);
+}
+
+ks_kube_stream *ks_kube_stream_open_paced(ks_kube_client *c, const char *path, bool negotiate, ks_kube_data_fn data,
+                                          ks_kube_end_fn end, void *arg) {
+    return stream_open(c, path, negotiate, true, data, end, arg);
+}
+
+void ks_kube_stream_consumed(ks_kube_stream *s, size_t n) {
+    if (!s || !s->paced || n == 0) return;
+    /* the first report since the I/O thread last looked wakes it */
+    if (atomic_fetch_add(&s->consumed, n) == 0) {
+        atomic_store(&s->c->flow_pending, true);
+        wake(s->c);
+    }
+}
+
 void ks_kube_stream_close(ks_kube_stream *s) {
     if (!s) return;
     ks_kube_client *c = s->c;
@@ -1269,7 +1063,7 @@ void ks_kube_stream_close(ks_kube_stream *s) {
         c->cancels = s;
         s->cancel_pending = true;
         pthread_mutex_unlock(&c->mu);
-        c->C->multi_wakeup(c->multi);
+        wake(c);
         while (!s->ended || s->cancel_pending) pthread_cond_wait(&s->cv, &s->mu);
     }
     pthread_mutex_unlock(&s->mu);

@@ -1,8 +1,9 @@
-/* A client for the kube-apiserver on libcurl (loaded on first use, see
- * util/curl_lazy.h) and jansson: one I/O thread drives a curl multi handle
- * (connections reused, HTTP/2 multiplexed where the server offers it, any
- * number of requests in flight); callers block on a request, get a
- * callback, or stream a watch.
+/* A client for the kube-apiserver: one I/O thread carries any number of
+ * requests in flight; callers block on a request, get a callback, or
+ * stream a watch. An https server is spoken to in HTTP/2 on nghttp2 over
+ * one OpenSSL connection (h2_transport.c); http://, a proxy, a server that
+ * does not offer h2, or KSCHED_KUBE_TRANSPORT=curl use libcurl (loaded on
+ * first use, see util/curl_lazy.h; curl_transport.c).
  *
  * Rate limiting is client-go's token bucket (qps, burst); a client made
  * for events or leader election has a budget of its own (a second client
@@ -46,10 +47,11 @@ typedef struct ks_kube_client_options {
     int64_t timeout_ms;           /* per attempt (not watches); 0: none */
     int64_t retry_base_ms;        /* first backoff without Retry-After; 0: 500 ms */
     size_t max_response_bytes;    /* one answer's body (not watches); 0: KS_KUBE_MAX_RESPONSE */
-    /* Dead connections, as client-go's HTTP/2 health check: with requests
-     * in flight and no byte received for read_idle_ms, a probe request is
-     * sent on the connection; unanswered after ping_timeout_ms, the
-     * connection is closed and its requests end as connection errors.
+    /* Dead connections, as client-go's HTTP/2 health check: with no frame
+     * received for read_idle_ms, a PING is sent on the connection (on
+     * libcurl, with requests in flight, a probe request); unanswered after
+     * ping_timeout_ms, the connection is closed and its requests end as
+     * connection errors.
      * 0: client-go's environment variables HTTP2_READ_IDLE_TIMEOUT_SECONDS
      * and HTTP2_PING_TIMEOUT_SECONDS, else 30 s and 15 s; read_idle_ms < 0
      * (or the variable 0): no check. */
@@ -122,6 +124,18 @@ typedef void (*ks_kube_data_fn)(void *arg, const char *buf, size_t len);
 typedef void (*ks_kube_end_fn)(void *arg, long code, const char *error);
 ks_kube_stream *ks_kube_stream_open(ks_kube_client *c, const char *path, bool negotiate, ks_kube_data_fn data,
                                     ks_kube_end_fn end, void *arg);
+
+/* As ks_kube_stream_open, but paced: the server sends only so much ahead
+ * of what the consumer has taken (HTTP/2 flow control: the stream's
+ * window is opened again only by ks_kube_stream_consumed), so a reader
+ * slower than the network bounds what waits in memory to about
+ * KS_KUBE_STREAM_WINDOW bytes. The consumer (any thread, until close)
+ * reports each byte data gave it once it has taken it. On libcurl the
+ * stream is not paced. */
+#define KS_KUBE_STREAM_WINDOW ((size_t)1 << 20)
+ks_kube_stream *ks_kube_stream_open_paced(ks_kube_client *c, const char *path, bool negotiate, ks_kube_data_fn data,
+                                          ks_kube_end_fn end, void *arg);
+void ks_kube_stream_consumed(ks_kube_stream *s, size_t n);
 
 /* Whether the configured contentType is protobuf: what callers write
  * objects in when the kind has a protobuf form (codec/pb.h). */
