@@ -1,0 +1,529 @@
+/* The kube client's own HTTP/2 transport against a real TLS HTTP/2 server
+ * (test/unit/h2_fake.h: nghttp2's server API and OpenSSL): the request's
+ * headers and body, concurrency within the server's
+ * SETTINGS_MAX_CONCURRENT_STREAMS on one connection, Retry-After, a 401
+ * that re-runs the exec plugin, a paced watch whose slow consumer holds
+ * the server back (bounded memory), GOAWAY and a dropped connection mid
+ * stream, the PING health check, timeouts, and certificate errors. */
+#include "kube/client.h"
+
+#include "h2_fake.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+static char tmpdir[256];
+static char cafile[512];
+static char *ca_pem, *other_pem;
+
+static char *slurp(const char *name) {
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = calloc(1, 65536);
+    size_t n = fread(buf, 1, 65535, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* A CA, a server certificate for apiserver.test and 127.0.0.1, a second
+ * CA that signed nothing. */
+static int setup_group(void **st) {
+    if (system("openssl version >/dev/null 2>&1") != 0) {
+        printf("skipped: the openssl command is not installed\n");
+        return -1;
+    }
+    snprintf(tmpdir, sizeof(tmpdir), "/tmp/ks_h2_XXXXXX");
+    if (!mkdtemp(tmpdir)) return -1;
+    char cmd[4096];
+    snprintf(cmd, sizeof(cmd),
+             "cd '%s' && ( "
+             "openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 2 -subj /CN=test-ca && "
+             "openssl req -x509 -newkey rsa:2048 -nodes -keyout other.key -out other.crt -days 2 -subj /CN=other-ca && "
+             "openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj /CN=apiserver && "
+             "printf 'subjectAltName=DNS:apiserver.test,IP:127.0.0.1\\n' > ext.cnf && "
+             "openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out server.crt -days 2 "
+             "-extfile ext.cnf ) >/dev/null 2>&1",
+             tmpdir);
+    if (system(cmd) != 0) return -1;
+    snprintf(cafile, sizeof(cafile), "%s/ca.crt", tmpdir);
+    ca_pem = slurp("ca.crt");
+    other_pem = slurp("other.crt");
+    return ca_pem && other_pem ? 0 : -1;
+}
+
+static int teardown_group(void **st) {
+    free(ca_pem);
+    free(other_pem);
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static int setup(void **st) {
+    char cert[512], key[512];
+    snprintf(cert, sizeof(cert), "%s/server.crt", tmpdir);
+    snprintf(key, sizeof(key), "%s/server.key", tmpdir);
+    return h2f_start(cert, key) ? 0 : -1;
+}
+
+static int teardown(void **st) {
+    h2f_stop();
+    return 0;
+}
+
+typedef struct copts {
+    int64_t timeout_ms, read_idle_ms, ping_timeout_ms;
+    size_t max_response;
+} copts;
+
+static ks_kube_client *client(ks_kube_config *cfg, copts o) {
+    char server[64];
+    snprintf(server, sizeof(server), "https://127.0.0.1:%u", H2F.port);
+    if (!cfg->server) cfg->server = strdup(server);
+    if (!cfg->ca_data && !cfg->ca_file && !cfg->insecure) cfg->ca_file = strdup(cafile);
+    ks_kube_client_options opt = {.config = cfg, .max_retries = 3, .retry_base_ms = 10,
+                                  .timeout_ms = o.timeout_ms ? o.timeout_ms : 20000,
+                                  .read_idle_ms = o.read_idle_ms ? o.read_idle_ms : -1,
+                                  .ping_timeout_ms = o.ping_timeout_ms, .max_response_bytes = o.max_response};
+    char *err = NULL;
+    ks_kube_client *c = ks_kube_client_new(&opt, &err);
+    if (!c) fail_msg("client: %s", err);
+    return c;
+}
+
+static ks_kube_response req(ks_kube_client *c, const char *method, const char *path, const char *body) {
+    ks_kube_request r = {.method = method, .path = path, .body = body, .body_len = body ? strlen(body) : 0,
+                         .idempotent = true};
+    ks_kube_response out;
+    ks_kube_do(c, &r, &out);
+    return out;
+}
+
+static h2f_req logged(int i) {
+    pthread_mutex_lock(&H2F.mu);
+    h2f_req r = H2F.log[i < 0 ? H2F.nlog + i : i];
+    pthread_mutex_unlock(&H2F.mu);
+    return r;
+}
+
+/* The server's script, written under its lock. */
+#define H2F_SET(stmt)                   \
+    do {                                \
+        pthread_mutex_lock(&H2F.mu);    \
+        stmt;                           \
+        pthread_mutex_unlock(&H2F.mu);  \
+    } while (0)
+
+static int locked_int(const int *p) {
+    pthread_mutex_lock(&H2F.mu);
+    int v = *p;
+    pthread_mutex_unlock(&H2F.mu);
+    return v;
+}
+
+static void wait_ms(int ms) {
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+    nanosleep(&ts, NULL);
+}
+
+/* ---- requests ---- */
+
+static void test_request_headers_and_body(void **st) {
+    ks_kube_config cfg = {.token = strdup("tok")};
+    ks_kube_client *c = client(&cfg, (copts){0});
+    ks_kube_response r = req(c, "GET", "/ok?x=1", NULL);
+    assert_int_equal(r.code, 200);
+    assert_string_equal(r.body, "{\"ok\":0}");
+    h2f_req q = logged(0);
+    assert_string_equal(q.method, "GET");
+    assert_string_equal(q.path, "/ok?x=1");
+    assert_string_equal(q.auth, "Bearer tok");
+    assert_string_equal(q.accept, "application/json");
+    assert_true(strncmp(q.ua, "ksched/", 7) == 0);
+    char auth[64];
+    snprintf(auth, sizeof(auth), "127.0.0.1:%u", H2F.port);
+    assert_string_equal(q.authority, auth);
+    ks_kube_response_free(&r);
+    r = req(c, "PATCH", "/echo", "{\"a\":1}");
+    assert_int_equal(r.code, 200);
+    assert_string_equal(r.body, "{\"a\":1}");
+    q = logged(1);
+    assert_string_equal(q.method, "PATCH");
+    assert_string_equal(q.ctype, "application/json");
+    ks_kube_response_free(&r);
+    /* an unknown path: the answer's code, no retry */
+    r = req(c, "GET", "/nothere", NULL);
+    assert_int_equal(r.code, 404);
+    assert_int_equal(r.retries, 0);
+    ks_kube_response_free(&r);
+    assert_int_equal(locked_int(&H2F.accepted), 1); /* one connection for all */
+    ks_kube_client_stats s;
+    ks_kube_client_stats_get(c, &s);
+    assert_int_equal(s.requests, 3);
+    assert_int_equal(s.errors_4xx, 1);
+    ks_kube_client_free(c);
+    ks_kube_config_free(&cfg);
+}
+
+typedef struct counter {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int done, ok;
+} counter;
+
+static void on_done(void *arg, const ks_kube_response *r) {
+    counter *k = arg;
+    pthread_mutex_lock(&k->mu);
+    k->done++;
+    if (r->code == 200) k->ok++;
+    pthread_cond_signal(&k->cv);
+    pthread_mutex_unlock(&k->mu);
+}
+
+static void test_concurrency_within_max_streams(void **st) {
+    H2F_SET(H2F.max_streams = 3);
+    ks_kube_config cfg = {0};
+    ks_kube_client *c = client(&cfg, (copts){0});
+    counter k = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+    /* the server's SETTINGS first: until then nghttp2 assumes 100 */
+    ks_kube_response r = req(c, "GET", "/ok", NULL);
+    ks_kube_response_free(&r);
+    enum { N = 15 };
+    ks_kube_request q = {.method = "GET", .path = "/slow"};
+    for (int i = 0; i < N; i++) ks_kube_do_async(c, &q, on_done, &k);
+    pthread_mutex_lock(&k.mu);
+    while (k.done < N) pthread_cond_wait(&k.cv, &k.mu);
+    pthread_mutex_unlock(&k.mu);
+    assert_int_equal(k.ok, N);
+    int maxc = locked_int(&H2F.max_concurrent);
+    assert_true(maxc >= 2 && maxc <= 3);
+    assert_int_equal(locked_int(&H2F.accepted), 1);
+    ks_kube_client_free(c);
+    ks_kube_config_free(&cfg);
+}
+
+static void test_retry_after(void **st) {
+    H2F_SET(H2F.fail = 2);
+    ks_kube_config cfg = {0};
+    ks_kube_client *c = client(&cfg, (copts){0});
+    ks_kube_request q = {.method = "POST", .path = "/retry", .body = "{}", .body_len = 2}; /* not idempotent */
+    ks_kube_response r;
+    ks_kube_do(c, &q, &r);
+    assert_int_equal(r.code, 200);
+    assert_int_equal(r.retries, 2);
+    ks_kube_response_free(&r);
+    ks_kube_client_free(c);
+    ks_kube_config_free(&cfg);
+}
+
+static void test_401_runs_the_exec_plugin_again(void **st) {
+    char script[512], counterf[512];
+    snprintf(script, sizeof(script), "%s/plugin.sh", tmpdir);
+    snprintf(counterf, sizeof(counterf), "%s/runs", tmpdir);
+    FILE *f = fopen(script, "w");
+    assert_non_null(f);
+    fprintf(f,
+            "#!/bin/sh\nn=$(cat '%s' 2>/dev/null || echo 0); n=$((n+1)); echo $n > '%s'\n"
+            "echo '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\","
+            "\"status\":{\"token\":\"t'$n'\"}}'\n",
+            counterf, counterf);
+    fclose(f);
+    chmod(script, 0755);
+    H2F_SET(snprintf(H2F.want_auth, sizeof(H2F.want_auth), "Bearer t2"));
+    ks_kube_config cfg = {0};
+    cfg.exec = calloc(1, sizeof(*cfg.exec));
+    cfg.exec->api_version = strdup("client.authentication.k8s.io/v1");
+    cfg.exec->command = strdup(script);
+    ks_kube_client *c = client(&cfg, (copts){0});
+    ks_kube_response r = req(c, "GET", "/auth", NULL);
+    assert_int_equal(r.code, 200);
+    assert_int_equal(r.retries, 1);
+    ks_kube_response_free(&r);
+    assert_string_equal(logged(0).auth, "Bearer t1");
+    assert_string_equal(logged(1).auth, "Bearer t2");
+    ks_kube_client_free(c);
+    ks_kube_config_free(&cfg);
+}
+
+static void test_limits_and_timeouts(void **st) {
+    H2F_SET(H2F.big_bytes = 3 << 20);
+    ks_kube_config cfg = {0};
+    ks_kube_client *c = client(&cfg, (copts){.max_response = 1 << 20, .timeout_ms = 300});
+    ks_kube_response r = req(c, "GET", "/big", NULL);
+    assert_int_equal(r.code, 0);
+    assert_non_null(strstr(r.error, "larger than the limit"));
+    ks_kube_response_free(&r);
+    ks_kube_request q = {.method = "POST", .path = "/hang", .body = "{}", .body_len = 2};
+    ks_kube_do(c, &q, &r);
+    assert_int_equal(r.code, 0);
+    assert_non_null(strstr(r.error, "timed out"));
+    ks_kube_response_free(&r);
+    /* the connection still serves */
+    r = req(c, "GET", "/ok", NULL);
+    assert_int_equal(r.code, 200);
+    ks_kube_response_free(&r);
+    assert_int_equal(locked_int(&H2F.accepted), 1);
+    ks_kube_client_free(c);
+    ks_kube_config_free(&cfg);
+}
+
+/* ---- streams ---- */
+
+typedef struct sink {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    size_t got;
+    bool ended;
+    long code;
+    char error[256];
+} sink;
+
+static void on_data(void *arg, const char *buf, size_t len) {
+    sink *s = arg;
+    pthread_mutex_lock(&s->mu);
+    s->got += len;
+    pthread_mutex_unlock(&s->mu);
+}
+
+static void on_end(void *arg, long code, const char *error) {
+    sink *s = arg;
+    pthread_mutex_lock(&s->mu);
+    s->ended = true;
+    s->code = code;
+    snprintf(s->error, sizeof(s->error), "%s", error ? error : "");
+    pthread_cond_signal(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+static size_t sink_got(sink *s) {
+    pthread_mutex_lock(&s->mu);
+    size_t n = s->got;
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
+static bool sink_wait_end(sink *s, int ms) {
+    pthread_mutex_lock(&s->mu);
+    for (int i = 0; !s->ended && i < ms / 10; i++) {
+        pthread_mutex_unlock(&s->mu);
+        wait_ms(10);
+        pthread_mutex_lock(&s->mu);
+    }
+    bool e = s->ended;
+    pthread_mutex_unlock(&s->mu);
+    return e;
+}
+
+#define SINK {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER}
+
+/* A consumer that takes nothing holds the server back at one window; as
+ * it takes the bytes, the rest comes. */
+static void test_paced_watch_bounds_memory(void **st) {
+    const size_t total = 16 << 20;
+    H2F_SET(H2F.watch_bytes = total);
+    ks_kube_config cfg = {0};
+    ks_kube_client *c = client(&cfg, (copts){0});
+    sink s = SINK;
+    ks_kube_stream *w = ks_kube_stream_open_paced(c, "/watch?watch=true", false, on_data, on_end, &s);
+    for (int i = 0; i < 500 && sink_got(&s) == 0; i++) wait_ms(10);
+    size_t prev = (size_t)-1;
+    for (int i = 0; i < 100 && sink_got(&s) != prev; i++) { /* until it stops growing */
+        prev = sink_got(&s);
+        wait_ms(100);
+    }
+    size_t held = sink_got(&s);
+    pthread_mutex_lock(&H2F.mu);
+    size_t sent = H2F.watch_sent;
+    pthread_mutex_unlock(&H2F.mu);
+    printf("# paced: %zu bytes delivered, %zu sent by the server, before the consumer took any\n", held, sent);
+    assert_true(held > 0);
+    assert_true(held <= KS_KUBE_STREAM_WINDOW);
+    assert_true(sent <= KS_KUBE_STREAM_WINDOW + 65536);
+    /* the consumer takes what it has, and then all that comes */
+    size_t taken = 0;
+    for (int i = 0; i < 3000 && !sink_wait_end(&s, 0); i++) {
+        size_t g = sink_got(&s);
+        if (g > taken) {
+            ks_kube_stream_consumed(w, g - taken);
+            taken = g;
+        }
+        wait_ms(2);
+    }
+    assert_true(sink_wait_end(&s, 5000));
+    assert_int_equal(s.code, 200);
+    assert_int_equal(sink_got(&s), total);
+    ks_kube_stream_close(w);
+    ks_kube_client_free(c);
+    ks_kube_config_free(&cfg);
+}
+
+/* An unpaced stream takes all at once. */
+static void test_unpaced_watch(void **st) {
+    H2F_SET(H2F.watch_bytes = 4 << 20);
+    ks_kube_config cfg = {0};
+    ks_kube_client *c = client(&cfg, (copts){0});
+    sink s = SINK;
+    ks_kube_stream *w = ks_kube_stream_open(c, "/watch", false, on_data, on_end, &s);
+    assert_true(sink_wait_end(&s, 10000));
+    assert_int_equal(s.code, 200);
+    assert_int_equal(sink_got(&s), 4 << 20);
+    ks_kube_stream_close(w);
+    ks_kube_client_free(c);
+    ks_kube_config_free(&cfg);
+}
+
+static void held_watch(ks_kube_client *c, sink *s, ks_kube_stream **w) {
+    H2F_SET(H2F.watch_bytes = 8 << 20);
+    *w = ks_kube_stream_open_paced(c, "/watch", false, on_data, on_end, s);
+    for (int i = 0; i < 500 && sink_got(s) == 0; i++) wait_ms(10);
+    assert_true(sink_got(s) > 0);
+}
+
+static void test_goaway_and_drop_end_streams(void **st) {
+    ks_kube_config cfg = {0};
+    ks_kube_client *c = client(&cfg, (copts){0});
+    /* GOAWAY after the watch's stream: the watch ends as the connection closes */
+    sink s = SINK;
+    ks_kube_stream *w;
+    held_watch(c, &s, &w);
+    pthread_mutex_lock(&H2F.mu);
+    H2F.goaway = true;
+    pthread_mutex_unlock(&H2F.mu);
+    assert_true(sink_wait_end(&s, 5000));
+    assert_int_equal(s.code, 0);
+    assert_true(s.error[0] != '\0');
+    ks_kube_stream_close(w);
+    /* the next request connects again */
+    ks_kube_response r = req(c, "GET", "/ok", NULL);
+    assert_int_equal(r.code, 200);
+    ks_kube_response_free(&r);
+    assert_int_equal(locked_int(&H2F.accepted), 2);
+    /* a dropped connection mid stream */
+    sink s2 = SINK;
+    held_watch(c, &s2, &w);
+    pthread_mutex_lock(&H2F.mu);
+    H2F.drop = true;
+    pthread_mutex_unlock(&H2F.mu);
+    assert_true(sink_wait_end(&s2, 5000));
+    assert_int_equal(s2.code, 0);
+    ks_kube_stream_close(w);
+    r = req(c, "GET", "/ok", NULL);
+    assert_int_equal(r.code, 200);
+    ks_kube_response_free(&r);
+    assert_int_equal(locked_int(&H2F.accepted), 3);
+    ks_kube_client_free(c);
+    ks_kube_config_free(&cfg);
+}
+
+/* A GOAWAY that refuses a request the server had not processed: sent
+ * again on a new connection, even a POST. */
+static void test_goaway_refused_request_is_sent_again(void **st) {
+    ks_kube_config cfg = {0};
+    ks_kube_client *c = client(&cfg, (copts){0});
+    ks_kube_response r = req(c, "GET", "/ok", NULL);
+    ks_kube_response_free(&r);
+    counter k = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+    ks_kube_request q = {.method = "POST", .path = "/slow", .body = "{}", .body_len = 2};
+    ks_kube_do_async(c, &q, on_done, &k);
+    for (int i = 0; i < 500 && locked_int(&H2F.nlog) < 2; i++) wait_ms(5);
+    pthread_mutex_lock(&H2F.mu);
+    H2F.goaway = true;
+    H2F.goaway_all = true;
+    pthread_mutex_unlock(&H2F.mu);
+    pthread_mutex_lock(&k.mu);
+    while (k.done < 1) pthread_cond_wait(&k.cv, &k.mu);
+    pthread_mutex_unlock(&k.mu);
+    assert_int_equal(k.ok, 1);
+    assert_int_equal(locked_int(&H2F.accepted), 2);
+    ks_kube_client_free(c);
+    ks_kube_config_free(&cfg);
+}
+
+static void test_ping_health_check(void **st) {
+    ks_kube_config cfg = {0};
+    ks_kube_client *c = client(&cfg, (copts){.read_idle_ms = 200, .ping_timeout_ms = 300});
+    sink s = SINK;
+    ks_kube_stream *w;
+    held_watch(c, &s, &w);
+    /* quiet but answering PINGs: the watch stays */
+    wait_ms(900);
+    assert_true(locked_int(&H2F.pings) >= 2);
+    assert_false(sink_wait_end(&s, 0));
+    /* a black hole: the PING goes unanswered, the connection is closed */
+    pthread_mutex_lock(&H2F.mu);
+    H2F.mute = true;
+    pthread_mutex_unlock(&H2F.mu);
+    assert_true(sink_wait_end(&s, 5000));
+    assert_int_equal(s.code, 0);
+    assert_non_null(strstr(s.error, "no answer from the server"));
+    ks_kube_client_stats cs;
+    ks_kube_client_stats_get(c, &cs);
+    assert_int_equal(cs.dead_connections, 1);
+    ks_kube_stream_close(w);
+    ks_kube_response r = req(c, "GET", "/ok", NULL);
+    assert_int_equal(r.code, 200);
+    ks_kube_response_free(&r);
+    ks_kube_client_free(c);
+    ks_kube_config_free(&cfg);
+}
+
+/* ---- TLS ---- */
+
+static void test_certificates(void **st) {
+    struct {
+        const char *ca_data, *tls_name;
+        bool insecure;
+        long want;
+        const char *error;
+    } cases[] = {
+        {NULL, NULL, false, 200, NULL},              /* CA file, the IP address in the certificate */
+        {"ca", "apiserver.test", false, 200, NULL},  /* CA data, tls-server-name */
+        {"other", NULL, false, 0, "SSL certificate problem: "},
+        {"ca", "wrong.test", false, 0, "no alternative certificate subject name matches target host name 'wrong.test'"},
+        {"other", "wrong.test", true, 200, NULL},    /* insecure-skip-tls-verify */
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        ks_kube_config cfg = {.insecure = cases[i].insecure};
+        if (cases[i].ca_data) {
+            const char *pem = strcmp(cases[i].ca_data, "ca") == 0 ? ca_pem : other_pem;
+            cfg.ca_data = strdup(pem);
+            cfg.ca_len = strlen(pem);
+        }
+        if (cases[i].tls_name) cfg.tls_server_name = strdup(cases[i].tls_name);
+        ks_kube_client *c = client(&cfg, (copts){0});
+        ks_kube_request q = {.method = "GET", .path = "/ok"};
+        ks_kube_response r;
+        ks_kube_do(c, &q, &r);
+        if (r.code != cases[i].want) fail_msg("case %zu: code %ld (%s)", i, r.code, r.error ? r.error : "");
+        if (cases[i].error) {
+            if (!r.error || !strstr(r.error, cases[i].error)) fail_msg("case %zu: error %s", i, r.error);
+        }
+        ks_kube_response_free(&r);
+        ks_kube_client_free(c);
+        ks_kube_config_free(&cfg);
+    }
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_request_headers_and_body, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_concurrency_within_max_streams, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_retry_after, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_401_runs_the_exec_plugin_again, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_limits_and_timeouts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_paced_watch_bounds_memory, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unpaced_watch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_goaway_and_drop_end_streams, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_goaway_refused_request_is_sent_again, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ping_health_check, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_certificates, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, setup_group, teardown_group);
+}
