@@ -620,7 +620,8 @@ static bool fetch_page(ks_reflector *r, const char *url, page *pg, size_t *n) {
     r->w_error = NULL;
     pthread_mutex_unlock(&r->mu);
     if (!r->listed_once && !r->t_ask_ns) r->t_ask_ns = ks_monotonic_ns();
-    ks_kube_stream *s = ks_kube_stream_open(r->c, url, true, on_watch_data, on_watch_end, r);
+    /* paced: the API server sends a window ahead of the decoding, no more */
+    ks_kube_stream *s = ks_kube_stream_open_paced(r->c, url, true, on_watch_data, on_watch_end, r);
     ks_strbuf pend;
     ks_sb_init(&pend);
     size_t off = 0;
@@ -633,6 +634,7 @@ static bool fetch_page(ks_reflector *r, const char *url, page *pg, size_t *n) {
     for (;;) {
         pthread_mutex_lock(&r->mu);
         while (!r->in.len && !r->w_ended && !r->stopping) pthread_cond_wait(&r->cv, &r->mu);
+        size_t took = r->in.len;
         if (r->in.len) {
             if (!r->t_first_ns) r->t_first_ns = ks_monotonic_ns();
             r->list_bytes += r->in.len;
@@ -652,6 +654,7 @@ static bool fetch_page(ks_reflector *r, const char *url, page *pg, size_t *n) {
         code = r->w_code;
         if (ended && r->w_error) set_str(&error, r->w_error);
         pthread_mutex_unlock(&r->mu);
+        ks_kube_stream_consumed(s, took);
         if (stop) break;
         if (ended && !r->listed_once) r->t_last_ns = ks_monotonic_ns();
         if (mode == 0 && pend.len >= 4) mode = ks_pb_is_protobuf(pend.s, pend.len) ? 1 : 2;
@@ -968,7 +971,7 @@ static watch_result watch_once(ks_reflector *r) {
     r->stats.watches++;
     pthread_mutex_unlock(&r->mu);
     int64_t start = ks_monotonic_ns();
-    ks_kube_stream *s = ks_kube_stream_open(r->c, ks_sb_str(&b), r->negotiate, on_watch_data, on_watch_end, r);
+    ks_kube_stream *s = ks_kube_stream_open_paced(r->c, ks_sb_str(&b), r->negotiate, on_watch_data, on_watch_end, r);
     ks_infof(4, "%s watch: %s", r->kind, ks_sb_str(&b));
     ks_sb_free(&b);
 
@@ -985,6 +988,7 @@ static watch_result watch_once(ks_reflector *r) {
     while (res == W_AGAIN) {
         pthread_mutex_lock(&r->mu);
         while (!r->in.len && !r->w_ended && !r->stopping) pthread_cond_wait(&r->cv, &r->mu);
+        size_t took = r->in.len;
         if (r->in.len) {
             ks_sb_putn(&pend, r->in.s, r->in.len);
             ks_sb_reset(&r->in);
@@ -995,6 +999,7 @@ static watch_result watch_once(ks_reflector *r) {
         code = r->w_code;
         if (ended && r->w_error) set_str(&error, r->w_error);
         pthread_mutex_unlock(&r->mu);
+        ks_kube_stream_consumed(s, took);
         /* the first byte tells: a JSON event starts with '{', a protobuf
          * frame with the high byte of its length (0 below 16 MiB) */
         if (fmt == 0 && pend.len) fmt = frame_start(pend.s[0]) ? 2 : 1;
