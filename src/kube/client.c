@@ -820,7 +820,15 @@ ks_kube_client *ks_kube_client_new(const ks_kube_client_options *o, char **err) 
         goto bad;
     }
     c->tr = choose_transport(c);
-    if (!c->tr->init(c, err)) goto bad;
+    if (!c->tr->init(c, err)) {
+        if (c->tr == &ks_kube_curl_transport) goto bad;
+        /* nghttp2 or OpenSSL missing: libcurl may still do */
+        ks_warnf("%s; using libcurl", *err);
+        free(*err);
+        *err = NULL;
+        c->tr = &ks_kube_curl_transport;
+        if (!c->tr->init(c, err)) goto bad;
+    }
     ks_infof(4, "API server client for %s: %s", c->base_url, c->tr->name);
     if (pthread_create(&c->io, NULL, io_main, c) != 0) {
         ks_set_error(err, "API server client: cannot start its thread");

@@ -31,14 +31,14 @@
 #include "kube/tls_client.h"
 #include "util/clock.h"
 #include "util/log.h"
+#include "util/nghttp2_lazy.h"
+#include "util/openssl_lazy.h"
 #include "util/xalloc.h"
 
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <nghttp2/nghttp2.h>
-#include <openssl/err.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,6 +90,8 @@ typedef struct h2s {
 
 struct h2_tp {
     ks_kube_client *c;
+    const ks_nghttp2_api *N;
+    const ks_openssl_api *O;
     ks_tls_client tls;
     char *host, *port;       /* where to connect (host without brackets) */
     char *authority;         /* the URL's host[:port] */
@@ -103,8 +105,10 @@ struct h2_tp {
 /* ---- connections ------------------------------------------------------------ */
 
 static void conn_free(h2conn *cn) {
-    if (cn->ng) nghttp2_session_del(cn->ng);
-    if (cn->ssl) SSL_free(cn->ssl);
+    const ks_nghttp2_api *N = cn->t->N;
+    const ks_openssl_api *O = cn->t->O;
+    if (cn->ng) N->nghttp2_session_del(cn->ng);
+    if (cn->ssl) O->SSL_free(cn->ssl);
     if (cn->fd >= 0) close(cn->fd);
     if (cn->ai) freeaddrinfo(cn->ai);
     ks_sb_free(&cn->out);
@@ -175,15 +179,17 @@ static ssize_t read_body(nghttp2_session *ng, int32_t id, uint8_t *buf, size_t l
 }
 
 static int on_begin_headers(nghttp2_session *ng, const nghttp2_frame *f, void *user) {
-    h2s *st = nghttp2_session_get_stream_user_data(ng, f->hd.stream_id);
+    const ks_nghttp2_api *N = ((h2conn *)user)->t->N;
+    h2s *st = N->nghttp2_session_get_stream_user_data(ng, f->hd.stream_id);
     if (st && f->headers.cat == NGHTTP2_HCAT_RESPONSE) st->x->retry_after = -1;
     return 0;
 }
 
 static int on_header(nghttp2_session *ng, const nghttp2_frame *f, const uint8_t *name, size_t nlen,
                      const uint8_t *value, size_t vlen, uint8_t flags, void *user) {
+    const ks_nghttp2_api *N = ((h2conn *)user)->t->N;
     if (f->hd.type != NGHTTP2_HEADERS || f->headers.cat == NGHTTP2_HCAT_HEADERS) return 0; /* trailers */
-    h2s *st = nghttp2_session_get_stream_user_data(ng, f->hd.stream_id);
+    h2s *st = N->nghttp2_session_get_stream_user_data(ng, f->hd.stream_id);
     if (!st) return 0;
     if (nlen == 7 && memcmp(name, ":status", 7) == 0) {
         long code = 0;
@@ -197,14 +203,15 @@ static int on_header(nghttp2_session *ng, const nghttp2_frame *f, const uint8_t 
 }
 
 static int on_data(nghttp2_session *ng, uint8_t flags, int32_t id, const uint8_t *data, size_t len, void *user) {
-    h2s *st = nghttp2_session_get_stream_user_data(ng, id);
+    const ks_nghttp2_api *N = ((h2conn *)user)->t->N;
+    h2s *st = N->nghttp2_session_get_stream_user_data(ng, id);
     ks_kube_xfer *x = st ? st->x : NULL;
     /* a paced stream's window opens when its consumer says so; the
      * connection's at once, so that one slow reader stalls nobody else */
-    if (x && x->stream && x->stream->paced && x->code >= 200 && x->code < 300) nghttp2_session_consume_connection(ng, len);
-    else nghttp2_session_consume(ng, id, len);
+    if (x && x->stream && x->stream->paced && x->code >= 200 && x->code < 300) N->nghttp2_session_consume_connection(ng, len);
+    else N->nghttp2_session_consume(ng, id, len);
     if (!x) return 0;
-    if (!ks_kube_xfer_body(x, (const char *)data, len)) nghttp2_submit_rst_stream(ng, NGHTTP2_FLAG_NONE, id, NGHTTP2_CANCEL);
+    if (!ks_kube_xfer_body(x, (const char *)data, len)) N->nghttp2_submit_rst_stream(ng, NGHTTP2_FLAG_NONE, id, NGHTTP2_CANCEL);
     return 0;
 }
 
@@ -226,11 +233,12 @@ static void pend(h2_tp *t, h2s *st) {
 }
 
 static int on_close(nghttp2_session *ng, int32_t id, uint32_t code, void *user) {
+    const ks_nghttp2_api *N = ((h2conn *)user)->t->N;
     h2conn *cn = user;
     cn->nstreams--;
-    h2s *st = nghttp2_session_get_stream_user_data(ng, id);
+    h2s *st = N->nghttp2_session_get_stream_user_data(ng, id);
     if (!st) return 0;
-    nghttp2_session_set_stream_user_data(ng, id, NULL);
+    N->nghttp2_session_set_stream_user_data(ng, id, NULL);
     ks_kube_xfer *x = st->x;
     h2_tp *t = cn->t;
     if (code == NGHTTP2_REFUSED_STREAM && x->code == 0 && st->resends < H2_MAX_RESEND) {
@@ -247,7 +255,7 @@ static int on_close(nghttp2_session *ng, int32_t id, uint32_t code, void *user) 
         e = NULL; /* the policy says why */
     } else if (code != NGHTTP2_NO_ERROR) {
         snprintf(err, sizeof(err), "HTTP/2 stream %d was not closed cleanly: %s (err %u)", id,
-                 nghttp2_http2_strerror(code), code);
+                 N->nghttp2_http2_strerror(code), code);
         e = err;
     } else if (x->code == 0) {
         e = "HTTP/2 stream closed without an answer";
@@ -261,8 +269,14 @@ static int on_close(nghttp2_session *ng, int32_t id, uint32_t code, void *user) 
 /* ---- the transport --------------------------------------------------------------- */
 
 static bool h2_init(ks_kube_client *c, char **err) {
+    const char *why = NULL;
+    const ks_nghttp2_api *N = ks_nghttp2(&why);
+    const ks_openssl_api *O = N ? ks_openssl(&why) : NULL;
+    if (!O) return ks_set_error(err, "API server client: %s", why);
     h2_tp *t = ks_xcalloc(1, sizeof(*t));
     t->c = c;
+    t->N = N;
+    t->O = O;
     const char *s = strstr(c->cfg.server, "://") + 3;
     const char *end = s + strcspn(s, "/");
     t->authority = ks_xstrndup(s, (size_t)(end - s));
@@ -287,20 +301,21 @@ static bool h2_init(ks_kube_client *c, char **err) {
     t->port = ks_xstrdup(colon && colon[1] ? colon + 1 : "443");
     ks_tls_client_init(&t->tls, &c->cfg, t->host);
     t->pending_tail = &t->pending;
-    nghttp2_session_callbacks_new(&t->cbs);
-    nghttp2_session_callbacks_set_on_begin_headers_callback(t->cbs, on_begin_headers);
-    nghttp2_session_callbacks_set_on_header_callback(t->cbs, on_header);
-    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(t->cbs, on_data);
-    nghttp2_session_callbacks_set_on_frame_recv_callback(t->cbs, on_frame);
-    nghttp2_session_callbacks_set_on_stream_close_callback(t->cbs, on_close);
-    nghttp2_option_new(&t->opt);
-    nghttp2_option_set_no_auto_window_update(t->opt, 1);
+    N->nghttp2_session_callbacks_new(&t->cbs);
+    N->nghttp2_session_callbacks_set_on_begin_headers_callback(t->cbs, on_begin_headers);
+    N->nghttp2_session_callbacks_set_on_header_callback(t->cbs, on_header);
+    N->nghttp2_session_callbacks_set_on_data_chunk_recv_callback(t->cbs, on_data);
+    N->nghttp2_session_callbacks_set_on_frame_recv_callback(t->cbs, on_frame);
+    N->nghttp2_session_callbacks_set_on_stream_close_callback(t->cbs, on_close);
+    N->nghttp2_option_new(&t->opt);
+    N->nghttp2_option_set_no_auto_window_update(t->opt, 1);
     c->tp = t;
     return true;
 }
 
 /* Every stream of cn ends with its error; cn is freed. */
 static void conn_close(h2_tp *t, h2conn *cn) {
+    const ks_nghttp2_api *N = t->N;
     for (h2conn **p = &t->conns; *p; p = &(*p)->next)
         if (*p == cn) {
             *p = cn->next;
@@ -312,7 +327,7 @@ static void conn_close(h2_tp *t, h2conn *cn) {
         ks_kube_xfer *nx = x->next;
         h2s *st = x->t;
         if (st && st->cn == cn) {
-            if (cn->ng) nghttp2_session_set_stream_user_data(cn->ng, st->id, NULL);
+            if (cn->ng) N->nghttp2_session_set_stream_user_data(cn->ng, st->id, NULL);
             free(st);
             x->t = NULL;
             ks_kube_xfer_ended(t->c, x, e); /* unlinks x; nx stays valid */
@@ -344,6 +359,7 @@ static void conn_close(h2_tp *t, h2conn *cn) {
 static void h2_destroy(ks_kube_client *c) {
     h2_tp *t = c->tp;
     if (!t) return;
+    const ks_nghttp2_api *N = t->N;
     while (t->conns) {
         h2conn *cn = t->conns;
         t->conns = cn->next;
@@ -354,8 +370,8 @@ static void h2_destroy(ks_kube_client *c) {
         t->pending = p->next_pending;
         free(p);
     }
-    nghttp2_session_callbacks_del(t->cbs);
-    nghttp2_option_del(t->opt);
+    N->nghttp2_session_callbacks_del(t->cbs);
+    N->nghttp2_option_del(t->opt);
     ks_tls_client_destroy(&t->tls);
     free(t->host);
     free(t->port);
@@ -375,6 +391,7 @@ static bool h2_start(ks_kube_client *c, ks_kube_xfer *x) {
 }
 
 static void h2_stop(ks_kube_client *c, ks_kube_xfer *x) {
+    const ks_nghttp2_api *N = ((h2_tp *)c->tp)->N;
     h2_tp *t = c->tp;
     h2s *st = x->t;
     if (!st) return;
@@ -387,8 +404,8 @@ static void h2_stop(ks_kube_client *c, ks_kube_xfer *x) {
         t->pending_tail = &t->pending;
         while (*t->pending_tail) t->pending_tail = &(*t->pending_tail)->next_pending;
     } else if (st->cn && st->cn->ng) {
-        nghttp2_session_set_stream_user_data(st->cn->ng, st->id, NULL);
-        nghttp2_submit_rst_stream(st->cn->ng, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_CANCEL);
+        N->nghttp2_session_set_stream_user_data(st->cn->ng, st->id, NULL);
+        N->nghttp2_submit_rst_stream(st->cn->ng, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_CANCEL);
     }
     free(st);
     x->t = NULL;
@@ -396,6 +413,7 @@ static void h2_stop(ks_kube_client *c, ks_kube_xfer *x) {
 
 /* The HEADERS of x, submitted on cn. */
 static bool submit(h2_tp *t, h2conn *cn, h2s *st) {
+    const ks_nghttp2_api *N = t->N;
     ks_kube_xfer *x = st->x;
     ks_kube_client *c = t->c;
 #define NV(n, v, vl) {(uint8_t *)(n), (uint8_t *)(v), sizeof(n) - 1, (vl), NGHTTP2_NV_FLAG_NO_COPY_NAME}
@@ -430,7 +448,7 @@ static bool submit(h2_tp *t, h2conn *cn, h2s *st) {
     }
 #undef NV
     nghttp2_data_provider dp = {.source.ptr = st, .read_callback = read_body};
-    int32_t id = nghttp2_submit_request(cn->ng, NULL, nv, n, body ? &dp : NULL, st);
+    int32_t id = N->nghttp2_submit_request(cn->ng, NULL, nv, n, body ? &dp : NULL, st);
     free(path);
     if (id < 0) return false;
     st->id = id;
@@ -444,6 +462,7 @@ static bool is_ready(h2conn *cn) { return cn->state == C_OPEN && !cn->retiring; 
 
 /* Pending attempts onto the current connection, as many as it takes. */
 static void place(h2_tp *t) {
+    const ks_nghttp2_api *N = t->N;
     while (t->pending) {
         h2s *st = t->pending;
         const char *cert = st->x->cr ? st->x->cr->cert : NULL;
@@ -460,7 +479,7 @@ static void place(h2_tp *t) {
             continue;
         }
         if (!is_ready(cn)) return;
-        uint32_t max = nghttp2_session_get_remote_settings(cn->ng, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS);
+        uint32_t max = N->nghttp2_session_get_remote_settings(cn->ng, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS);
         if ((uint32_t)cn->nstreams >= max) return;
         t->pending = st->next_pending;
         if (!t->pending) t->pending_tail = &t->pending;
@@ -481,9 +500,11 @@ static void conn_fail(h2conn *cn, char *error) {
 
 /* The TLS handshake is done: HTTP/2, or back to libcurl. */
 static void conn_opened(h2_tp *t, h2conn *cn) {
+    const ks_nghttp2_api *N = t->N;
+    const ks_openssl_api *O = t->O;
     const unsigned char *proto = NULL;
     unsigned plen = 0;
-    SSL_get0_alpn_selected(cn->ssl, &proto, &plen);
+    O->SSL_get0_alpn_selected(cn->ssl, &proto, &plen);
     if (plen != 2 || memcmp(proto, "h2", 2) != 0) {
         if (!t->c->fall_back)
             t->c->fall_back = ks_xasprintf("%s does not offer HTTP/2 (ALPN %.*s)", t->authority, (int)plen,
@@ -491,14 +512,14 @@ static void conn_opened(h2_tp *t, h2conn *cn) {
         conn_fail(cn, ks_xstrdup("the server does not offer HTTP/2"));
         return;
     }
-    nghttp2_session_client_new2(&cn->ng, t->cbs, cn, t->opt);
+    N->nghttp2_session_client_new2(&cn->ng, t->cbs, cn, t->opt);
     nghttp2_settings_entry iv[] = {
         {NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
         {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, (uint32_t)KS_KUBE_STREAM_WINDOW},
         {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, 1 << 20},
     };
-    nghttp2_submit_settings(cn->ng, NGHTTP2_FLAG_NONE, iv, sizeof(iv) / sizeof(*iv));
-    nghttp2_session_set_local_window_size(cn->ng, NGHTTP2_FLAG_NONE, 0, H2_CONN_WINDOW);
+    N->nghttp2_submit_settings(cn->ng, NGHTTP2_FLAG_NONE, iv, sizeof(iv) / sizeof(*iv));
+    N->nghttp2_session_set_local_window_size(cn->ng, NGHTTP2_FLAG_NONE, 0, H2_CONN_WINDOW);
     cn->state = C_OPEN;
     cn->opened = true;
     cn->last_rx_ns = ks_monotonic_ns();
@@ -509,14 +530,15 @@ static void conn_opened(h2_tp *t, h2conn *cn) {
 }
 
 static void handshake(h2_tp *t, h2conn *cn) {
-    ERR_clear_error();
+    const ks_openssl_api *O = t->O;
+    O->ERR_clear_error();
     errno = 0;
-    int r = SSL_connect(cn->ssl);
+    int r = O->SSL_connect(cn->ssl);
     if (r == 1) {
         conn_opened(t, cn);
         return;
     }
-    int e = SSL_get_error(cn->ssl, r);
+    int e = O->SSL_get_error(cn->ssl, r);
     if (e == SSL_ERROR_WANT_READ) cn->want_write = false;
     else if (e == SSL_ERROR_WANT_WRITE) cn->want_write = true;
     else conn_fail(cn, ks_tls_client_handshake_error(&t->tls, cn->ssl, e));
@@ -566,34 +588,36 @@ static void connected(h2_tp *t, h2conn *cn) {
 
 /* Read what TLS has; false when the connection is gone. */
 static bool conn_read(h2_tp *t, h2conn *cn) {
+    const ks_nghttp2_api *N = t->N;
+    const ks_openssl_api *O = t->O;
     uint8_t buf[16384];
     for (;;) {
-        ERR_clear_error();
+        O->ERR_clear_error();
         errno = 0;
-        int r = SSL_read(cn->ssl, buf, sizeof(buf));
+        int r = O->SSL_read(cn->ssl, buf, sizeof(buf));
         if (r > 0) {
             cn->last_rx_ns = ks_monotonic_ns();
-            ssize_t used = nghttp2_session_mem_recv(cn->ng, buf, (size_t)r);
+            ssize_t used = N->nghttp2_session_mem_recv(cn->ng, buf, (size_t)r);
             if (used < 0) {
-                conn_fail(cn, ks_xasprintf("HTTP/2 error: %s", nghttp2_strerror((int)used)));
+                conn_fail(cn, ks_xasprintf("HTTP/2 error: %s", N->nghttp2_strerror((int)used)));
                 return false;
             }
             continue;
         }
-        int e = SSL_get_error(cn->ssl, r);
+        int e = O->SSL_get_error(cn->ssl, r);
         if (e == SSL_ERROR_WANT_READ) return true;
         if (e == SSL_ERROR_WANT_WRITE) {
             cn->want_write = true;
             return true;
         }
-        if (e == SSL_ERROR_ZERO_RETURN || (e == SSL_ERROR_SYSCALL && errno == 0 && !ERR_peek_error()))
+        if (e == SSL_ERROR_ZERO_RETURN || (e == SSL_ERROR_SYSCALL && errno == 0 && !O->ERR_peek_error()))
             conn_fail(cn, ks_xstrdup("the server closed the connection"));
         else if (e == SSL_ERROR_SYSCALL && errno)
             conn_fail(cn, ks_xasprintf("Recv failure: %s", strerror(errno)));
         else {
-            unsigned long le = ERR_get_error();
+            unsigned long le = O->ERR_get_error();
             char eb[256] = "";
-            if (le) ERR_error_string_n(le, eb, sizeof(eb));
+            if (le) O->ERR_error_string_n(le, eb, sizeof(eb));
             conn_fail(cn, ks_xasprintf("TLS read error: %s", eb));
         }
         return false;
@@ -603,6 +627,8 @@ static bool conn_read(h2_tp *t, h2conn *cn) {
 /* Write what nghttp2 has made, all frames of a pass in as few TLS
  * records as fit; false when the connection is gone. */
 static bool conn_write(h2conn *cn) {
+    const ks_nghttp2_api *N = cn->t->N;
+    const ks_openssl_api *O = cn->t->O;
     cn->want_write = false;
     for (;;) {
         if (cn->out_off == cn->out.len) {
@@ -610,9 +636,9 @@ static bool conn_write(h2conn *cn) {
             ks_sb_reset(&cn->out);
             for (;;) {
                 const uint8_t *d;
-                ssize_t n = nghttp2_session_mem_send(cn->ng, &d);
+                ssize_t n = N->nghttp2_session_mem_send(cn->ng, &d);
                 if (n < 0) {
-                    conn_fail(cn, ks_xasprintf("HTTP/2 error: %s", nghttp2_strerror((int)n)));
+                    conn_fail(cn, ks_xasprintf("HTTP/2 error: %s", N->nghttp2_strerror((int)n)));
                     return false;
                 }
                 if (n == 0) break;
@@ -622,15 +648,15 @@ static bool conn_write(h2conn *cn) {
             if (!cn->out.len) return true;
         }
         size_t n = cn->out_try ? cn->out_try : cn->out.len - cn->out_off;
-        ERR_clear_error();
+        O->ERR_clear_error();
         errno = 0;
-        int r = SSL_write(cn->ssl, cn->out.s + cn->out_off, (int)n);
+        int r = O->SSL_write(cn->ssl, cn->out.s + cn->out_off, (int)n);
         if (r > 0) {
             cn->out_off += (size_t)r;
             cn->out_try = 0;
             continue;
         }
-        int e = SSL_get_error(cn->ssl, r);
+        int e = O->SSL_get_error(cn->ssl, r);
         if (e == SSL_ERROR_WANT_WRITE || e == SSL_ERROR_WANT_READ) {
             cn->out_try = n;
             cn->want_write = e == SSL_ERROR_WANT_WRITE;
@@ -643,6 +669,7 @@ static bool conn_write(h2conn *cn) {
 
 /* The health check and the time it wants to be called again at. */
 static int64_t check_alive(h2_tp *t, h2conn *cn, int64_t now) {
+    const ks_nghttp2_api *N = t->N;
     ks_kube_client *c = t->c;
     if (c->read_idle_ns <= 0 || cn->state != C_OPEN) return INT64_MAX;
     if (cn->ping_ns) {
@@ -657,7 +684,7 @@ static int64_t check_alive(h2_tp *t, h2conn *cn, int64_t now) {
     }
     if (now - cn->last_rx_ns < c->read_idle_ns) return cn->last_rx_ns + c->read_idle_ns;
     ks_infof(4, "no frame from the API server for %lld ms: PING", (long long)((now - cn->last_rx_ns) / KS_NS_PER_MS));
-    nghttp2_submit_ping(cn->ng, NGHTTP2_FLAG_NONE, NULL);
+    N->nghttp2_submit_ping(cn->ng, NGHTTP2_FLAG_NONE, NULL);
     cn->ping_ns = now;
     return now + c->ping_timeout_ns;
 }
@@ -688,15 +715,17 @@ static int64_t check_timeouts(h2_tp *t, int64_t now) {
 }
 
 static void h2_flow(ks_kube_client *c) {
+    const ks_nghttp2_api *N = ((h2_tp *)c->tp)->N;
     for (ks_kube_xfer *x = c->active; x; x = x->next) {
         if (!x->stream || !x->stream->paced) continue;
         size_t n = atomic_exchange(&x->stream->consumed, 0);
         h2s *st = x->t;
-        if (n && st && st->cn && st->cn->ng && st->id > 0) nghttp2_session_consume_stream(st->cn->ng, st->id, n);
+        if (n && st && st->cn && st->cn->ng && st->id > 0) N->nghttp2_session_consume_stream(st->cn->ng, st->id, n);
     }
 }
 
 static void h2_step(ks_kube_client *c, int64_t until_ns) {
+    const ks_nghttp2_api *N = ((h2_tp *)c->tp)->N;
     h2_tp *t = c->tp;
     place(t);
     int64_t now = ks_monotonic_ns();
@@ -722,7 +751,7 @@ static void h2_step(ks_kube_client *c, int64_t until_ns) {
         if (cn->state == C_DEAD || n == 9) continue;
         short ev = POLLIN;
         if (cn->state == C_CONNECTING) ev = POLLOUT;
-        else if (cn->want_write || (cn->state == C_OPEN && (cn->out_off < cn->out.len || nghttp2_session_want_write(cn->ng))))
+        else if (cn->want_write || (cn->state == C_OPEN && (cn->out_off < cn->out.len || N->nghttp2_session_want_write(cn->ng))))
             ev |= POLLOUT;
         pc[n] = cn;
         pfd[n++] = (struct pollfd){.fd = cn->fd, .events = ev};

@@ -4,7 +4,8 @@
  * an exec plugin's PEM wins), insecure-skip-tls-verify, tls-server-name
  * (the name verified and sent as SNI), a host name or an IP address
  * verified against the certificate, TLS 1.2 or later, ALPN h2. Error
- * texts say what libcurl's said. */
+ * texts say what libcurl's said. OpenSSL is loaded on first use
+ * (util/openssl_lazy.h). */
 #ifndef KS_KUBE_TLS_CLIENT_H
 #define KS_KUBE_TLS_CLIENT_H
 
@@ -20,6 +21,7 @@ typedef struct ks_tls_client {
     char *name;          /* what is verified (tls-server-name or the URL's host) */
     bool name_is_ip;
     const ks_kube_config *cfg;
+    const struct ks_openssl_api *o; /* OpenSSL, loaded on first use */
 } ks_tls_client;
 
 /* host: the URL's host, without brackets. */

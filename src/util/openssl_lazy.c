@@ -30,6 +30,7 @@ static void load(void) {
         memcpy(&api.name, &p_, sizeof(p_));                                                                          \
     } while (0);
     KS_OPENSSL_FUNCS(KS_OPENSSL_LOAD)
+    KS_OPENSSL_CLIENT_FUNCS(KS_OPENSSL_LOAD)
 #undef KS_OPENSSL_LOAD
     if (!ok) {
         failure = "OpenSSL lacks a function ksched uses (OpenSSL 3 is needed)";

@@ -68,9 +68,43 @@
     X(SSL_new)                                                                                                       \
     X(SSL_free)
 
+/* The API server client's (kube/tls_client.c, kube/h2_transport.c). */
+#define KS_OPENSSL_CLIENT_FUNCS(X) \
+    X(ERR_peek_error) \
+    X(SSL_ctrl) \
+    X(OPENSSL_sk_num) \
+    X(OPENSSL_sk_value) \
+    X(OPENSSL_sk_free) \
+    X(X509_INFO_free) \
+    X(PEM_X509_INFO_read_bio) \
+    X(X509_STORE_add_cert) \
+    X(TLS_client_method) \
+    X(SSL_CTX_set_alpn_protos) \
+    X(SSL_CTX_set_verify) \
+    X(SSL_CTX_get_cert_store) \
+    X(SSL_CTX_load_verify_locations) \
+    X(SSL_CTX_set_default_verify_paths) \
+    X(SSL_use_certificate) \
+    X(SSL_use_PrivateKey) \
+    X(SSL_check_private_key) \
+    X(SSL_set_fd) \
+    X(X509_VERIFY_PARAM_set1_ip_asc) \
+    X(SSL_get0_param) \
+    X(SSL_set1_host) \
+    X(SSL_use_certificate_chain_file) \
+    X(SSL_use_PrivateKey_file) \
+    X(SSL_get_verify_result) \
+    X(X509_verify_cert_error_string) \
+    X(SSL_connect) \
+    X(SSL_get_error) \
+    X(SSL_read) \
+    X(SSL_write) \
+    X(SSL_get0_alpn_selected)
+
 typedef struct ks_openssl_api {
 #define KS_OPENSSL_FIELD(name) __typeof__(&name) name;
     KS_OPENSSL_FUNCS(KS_OPENSSL_FIELD)
+    KS_OPENSSL_CLIENT_FUNCS(KS_OPENSSL_FIELD)
 #undef KS_OPENSSL_FIELD
 } ks_openssl_api;
 
