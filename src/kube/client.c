@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <poll.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 #include <pthread.h>
@@ -609,6 +610,15 @@ static void fall_back(ks_kube_client *c) {
 
 static void *io_main(void *arg) {
     pthread_setname_np(pthread_self(), "kube-io"); /* top -H, pprof's thread label */
+    /* A write to a connection the peer closed raises SIGPIPE in the
+     * writing thread, which kills the process unless handled: OpenSSL
+     * writes with write(2), not send(MSG_NOSIGNAL). Blocked here, the
+     * write fails with EPIPE instead (the signal stays pending on this
+     * thread only, blocked). */
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, NULL);
     ks_kube_client *c = arg;
     for (;;) {
         /* cleared before the queue is taken: a request queued after this

@@ -463,6 +463,7 @@ static bool is_ready(h2conn *cn) { return cn->state == C_OPEN && !cn->retiring; 
 /* Pending attempts onto the current connection, as many as it takes. */
 static void place(h2_tp *t) {
     const ks_nghttp2_api *N = t->N;
+    if (t->c->fall_back) return; /* they are moving to libcurl */
     while (t->pending) {
         h2s *st = t->pending;
         const char *cert = st->x->cr ? st->x->cr->cert : NULL;

@@ -28,6 +28,7 @@
 #include <openssl/ssl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -72,6 +73,7 @@ static struct {
     unsigned port;
     SSL_CTX *ctx;
     bool no_h2;              /* ALPN: never select h2 */
+    bool refuse;             /* close each connection as it is accepted */
     uint32_t max_streams;    /* SETTINGS_MAX_CONCURRENT_STREAMS, 0: 100 */
     h2f_conn conns[H2F_MAX_CONNS];
     int nconns, accepted;
@@ -337,6 +339,10 @@ static void h2f_serve(h2f_conn *c) {
 }
 
 static void *h2f_main(void *arg) {
+    sigset_t pipe; /* a client gone: EPIPE, not the test killed */
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, NULL);
     for (;;) {
         struct pollfd p[H2F_MAX_CONNS + 1];
         p[0] = (struct pollfd){.fd = H2F.lfd, .events = POLLIN};
@@ -353,6 +359,11 @@ static void *h2f_main(void *arg) {
         pthread_mutex_lock(&H2F.mu);
         if (p[0].revents) {
             int fd = accept4(H2F.lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+            if (fd >= 0 && H2F.refuse) {
+                H2F.accepted++;
+                close(fd);
+                fd = -1;
+            }
             for (int i = 0; fd >= 0 && i < H2F_MAX_CONNS; i++)
                 if (H2F.conns[i].fd < 0) {
                     H2F.conns[i].fd = fd;

@@ -474,6 +474,28 @@ static void test_ping_health_check(void **st) {
     ks_kube_config_free(&cfg);
 }
 
+/* A server that closes every connection at once (a proxy held closed):
+ * errors, retried, and the process lives (a write to the closed socket
+ * must not raise a fatal SIGPIPE). */
+static void test_closed_at_once(void **st) {
+    H2F_SET(H2F.refuse = true);
+    ks_kube_config cfg = {0};
+    ks_kube_client *c = client(&cfg, (copts){0});
+    for (int i = 0; i < 5; i++) {
+        ks_kube_response r = req(c, "POST", "/echo", "{\"x\":1}");
+        assert_int_equal(r.code, 0);
+        assert_non_null(r.error);
+        ks_kube_response_free(&r);
+    }
+    assert_true(locked_int(&H2F.accepted) >= 5 * 4); /* idempotent: 3 retries each */
+    H2F_SET(H2F.refuse = false);
+    ks_kube_response r = req(c, "GET", "/ok", NULL);
+    assert_int_equal(r.code, 200);
+    ks_kube_response_free(&r);
+    ks_kube_client_free(c);
+    ks_kube_config_free(&cfg);
+}
+
 /* ---- TLS ---- */
 
 static void test_certificates(void **st) {
@@ -523,6 +545,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_goaway_and_drop_end_streams, setup, teardown),
         cmocka_unit_test_setup_teardown(test_goaway_refused_request_is_sent_again, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ping_health_check, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_closed_at_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_certificates, setup, teardown),
     };
     return cmocka_run_group_tests(tests, setup_group, teardown_group);
