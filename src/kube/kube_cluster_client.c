@@ -689,6 +689,33 @@ static void json_keep(ks_kube_cluster_client *kb, size_t ki, const char *key, ch
     pthread_mutex_unlock(&kb->json_mu);
 }
 
+/* The JSON text of obj as kept, without metadata.managedFields (a third
+ * to half of a claim's text): a PUT that carries none keeps the live
+ * object's (the API server's field manager reads the live object's when an
+ * update has none, "to prevent clients who don't understand managedFields
+ * from deleting it"), and a status PUT always keeps them. The tree is the
+ * reflector's: shallow copies of the two maps leave it out. */
+static char *kept_text(const ks_tree *obj) {
+    const ks_tree *md = kt_get(obj, "metadata");
+    if (!md || md->type != KT_MAP || !kt_get(md, "managedFields")) return kt_to_json(obj, 0);
+    ks_tree m = *md, top = *obj;
+    m.keys = ks_xcalloc(md->n, sizeof(*m.keys));
+    m.items = ks_xcalloc(md->n, sizeof(*m.items));
+    m.n = 0;
+    for (uint32_t i = 0; i < md->n; i++) {
+        if (strcmp(md->keys[i], "managedFields") == 0) continue;
+        m.keys[m.n] = md->keys[i];
+        m.items[m.n++] = md->items[i];
+    }
+    top.items = ks_xcalloc(obj->n, sizeof(*top.items));
+    for (uint32_t i = 0; i < obj->n; i++) top.items[i] = obj->items[i] == md ? &m : obj->items[i];
+    char *text = kt_to_json(&top, 0);
+    free(m.keys);
+    free(m.items);
+    free(top.items);
+    return text;
+}
+
 static void json_note(ks_kube_cluster_client *kb, size_t ki, ks_refl_event type, const ks_tree *obj) {
     char key[512];
     obj_key(obj, key, sizeof(key));
@@ -699,7 +726,7 @@ static void json_note(ks_kube_cluster_client *kb, size_t ki, ks_refl_event type,
         return;
     }
     const ks_tree *rv = kt_get(kt_get(obj, "metadata"), "resourceVersion");
-    json_keep(kb, ki, key, kt_to_json(obj, 0), rv && rv->type == KT_STRING ? rv->text : NULL, false);
+    json_keep(kb, ki, key, kept_text(obj), rv && rv->type == KT_STRING ? rv->text : NULL, false);
 }
 
 static void write_key(const ks_object_write *w, char *buf, size_t n) {
@@ -780,6 +807,9 @@ static ks_status *write_failed(const ks_object_write *w, const char *action, cha
 
 /* A write's answer: kept (keep_json), decoded for the writer. */
 static void answered(ks_kube_cluster_client *kb, size_t ki, const ks_object_write *w, json_t *o) {
+    /* kept as the watch's copies are (kept_text); the decoder reads no
+     * managedFields either */
+    json_object_del(json_object_get(o, "metadata"), "managedFields");
     char *js = json_dumps(o, JSON_COMPACT);
     if (kinds[ki].keep_json) {
         char key[512];

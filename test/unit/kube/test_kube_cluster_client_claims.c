@@ -365,6 +365,52 @@ static void test_reserve_with_allocation(void **st) {
     env_stop(&e);
 }
 
+/* The client keeps its copies without metadata.managedFields (the API
+ * server keeps the live object's when an update carries none): neither
+ * the PUT from the listed copy nor the status PUT from the first answer's
+ * copy sends them; the rest of the metadata is kept. */
+#define MANAGED "\"managedFields\":[{\"manager\":\"apitool\",\"operation\":\"Update\",\"apiVersion\":" \
+                "\"resource.k8s.io/v1\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:spec\":{}}}]"
+static const char claim_managed[] =
+    "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":\"c1\","
+    "\"namespace\":\"default\",\"uid\":\"claim-uid\",\"resourceVersion\":\"10\"," MANAGED
+    ",\"labels\":{\"a\":\"b\"}}," CLAIM_SPEC "}";
+static const char claim_managed_finalized[] =
+    "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":\"c1\","
+    "\"namespace\":\"default\",\"uid\":\"claim-uid\",\"resourceVersion\":\"11\"," MANAGED
+    ",\"finalizers\":[\"resource.kubernetes.io/delete-protection\"]}," CLAIM_SPEC "}";
+
+static void test_kept_without_managed_fields(void **st) {
+    env e;
+    env_start(&e, claim_managed, (answer[]){{200, claim_managed_finalized}, {200, NULL}}, 2);
+    ks_resource_claim *c = claim_of(claim_managed), *donor = claim_of(claim_allocated), *out = NULL;
+    ks_pod *p = pod_of();
+    ks_claim_update u = {.op = KS_CLAIM_RESERVE, .claim = c, .pod = p, .allocation = donor->allocation};
+    ks_status *s = claim_update(e.b, &u, &out);
+    assert_null(s);
+    assert_int_equal(ncalls(), 2);
+    assert_call(0, "PUT", PATH);
+    assert_call(1, "PUT", PATH "/status");
+    json_t *b0 = call_body(0), *b1 = call_body(1);
+    json_t *m0 = json_object_get(b0, "metadata"), *m1 = json_object_get(b1, "metadata");
+    assert_null(json_object_get(m0, "managedFields"));
+    assert_null(json_object_get(m1, "managedFields"));
+    assert_string_equal(get_str(b0, "metadata", "uid"), "claim-uid");
+    assert_string_equal(get_str(b0, "metadata", "resourceVersion"), "10");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(m0, "labels"), "a")), "b");
+    assert_string_equal(get_str(b1, "metadata", "resourceVersion"), "11");
+    assert_non_null(json_object_get(m1, "finalizers"));
+    assert_non_null(json_object_get(json_object_get(b1, "status"), "allocation"));
+    assert_non_null(json_object_get(b0, "spec"));
+    json_decref(b0);
+    json_decref(b1);
+    KS_OBJECT_UNREF(out);
+    KS_OBJECT_UNREF(c);
+    KS_OBJECT_UNREF(donor);
+    ks_pod_unref(p);
+    env_stop(&e);
+}
+
 /* The plugin holds another version than the backend's: the update is
  * sent under the plugin's resourceVersion; a conflict gets the claim
  * again and retries; an allocation found then is upstream's error. */
@@ -512,6 +558,7 @@ static void test_taint_rules_and_shares(void **st) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reserve_with_allocation),
+        cmocka_unit_test(test_kept_without_managed_fields),
         cmocka_unit_test(test_conflict_then_allocated_elsewhere),
         cmocka_unit_test(test_conflicts_exhausted_and_deleted),
         cmocka_unit_test(test_unreserve_and_deallocate),
