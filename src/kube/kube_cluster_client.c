@@ -684,7 +684,8 @@ static void json_keep(ks_kube_cluster_client *kb, size_t ki, const char *key, ch
     }
     json_text *t = ks_xcalloc(1, sizeof(*t));
     t->rv = got;
-    t->text = text;
+    /* kept for long: without the encoder's spare room (up to as much again) */
+    t->text = ks_xrealloc(text, strlen(text) + 1);
     json_text_free(store_put(&kb->json[ki], key, t));
     pthread_mutex_unlock(&kb->json_mu);
 }

@@ -591,7 +591,8 @@ static ks_status *scheduling_cycle(attempt *a) {
     /* Assume: the next cycle sees the pod on its node before the binding
      * is done. */
     const char *host = ks_str(a->host);
-    ks_pod *assumed = ks_pod_clone(a->pod);
+    /* only node_name changes: no room in its arena (one per pod in flight) */
+    ks_pod *assumed = ks_pod_clone_room(a->pod, 0);
     assumed->node_name = a->host;
     st = ks_cache_assume_pod(s->cache, assumed);
     if (st) {
