@@ -206,11 +206,18 @@ bool ks_pod_level_supported(ks_id name) {
     return name == KS_RES_CPU || name == KS_RES_MEMORY || ks_resource_is_hugepages(ks_str(name));
 }
 
+ks_pod_level *ks_pod_level_make(ks_pod *p) {
+    if (!p->level) p->level = ks_arena_alloc(p->arena, sizeof(*p->level));
+    return p->level;
+}
+
 static void pod_level_reqs(const ks_pod *p, acc *out) {
     out->n = 0;
     out->overflow = false;
-    if (p->pod_req_q.v) acc_from_qlist(out, &p->pod_req_q);
-    else if (p->has_pod_level_requests) acc_from_resource(out, &p->pod_level_requests, false, false);
+    const ks_pod_level *lv = p->level;
+    if (!lv) return;
+    if (lv->req_q.v) acc_from_qlist(out, &lv->req_q);
+    else if (lv->has_requests) acc_from_resource(out, &lv->requests, false, false);
 }
 
 static bool pod_level_set(const acc *pl) {
@@ -231,10 +238,11 @@ static void pod_requests(const ks_pod *p, const acc *nonmissing, acc *reqs) {
             if (s) s->nano = pl.e[i].nano;
         }
     }
-    if (p->overhead_q.v) {
-        acc_add(reqs, p->overhead_q.v, p->overhead_q.n);
-    } else if (p->has_overhead) {
-        acc_from_resource(&tmp, &p->overhead, false, false);
+    const ks_pod_level *lv = p->level;
+    if (lv && lv->overhead_q.v) {
+        acc_add(reqs, lv->overhead_q.v, lv->overhead_q.n);
+    } else if (lv && lv->has_overhead) {
+        acc_from_resource(&tmp, &lv->overhead, false, false);
         acc_add(reqs, tmp.e, tmp.n);
     }
 }

@@ -149,6 +149,18 @@ typedef struct ks_pod_condition {
     const char *reason, *message;
 } ks_pod_condition;
 
+/* spec.overhead and spec.resources (PodLevelResources), which few pods
+ * set: kept outside the pod, so that the others (and every assumed copy)
+ * do not carry their 144 bytes. */
+typedef struct ks_pod_level {
+    ks_resource overhead;
+    ks_resource requests;    /* spec.resources.requests */
+    /* Exact lists behind the two above (v NULL: use the ks_resource). */
+    ks_qlist overhead_q, req_q, lim_q;
+    bool has_overhead;
+    bool has_requests;       /* upstream IsPodLevelRequestsSet */
+} ks_pod_level;
+
 typedef struct ks_pod {
     /* Fields are ordered to leave no padding: there is one ks_pod per pod
      * and per clone. */
@@ -193,13 +205,8 @@ typedef struct ks_pod {
     ks_spread_constraint *spread;
     uint32_t ncontainers, ninit;
     ks_container *containers, *init_containers;
-    ks_resource overhead;
-    ks_resource pod_level_requests; /* spec.resources.requests (PodLevelResources) */
-    bool has_overhead;
-    bool has_pod_level_requests;    /* upstream IsPodLevelRequestsSet */
+    ks_pod_level *level;       /* NULL: neither overhead nor pod-level resources */
     uint32_t nvolumes;
-    /* Exact lists behind the two above (v NULL: use the ks_resource). */
-    ks_qlist overhead_q, pod_req_q, pod_lim_q;
     ks_volume *volumes;
     uint32_t ngates;
     uint32_t nresource_claims; /* spec.resourceClaims entries (DRA) */
@@ -255,6 +262,11 @@ void ks_pod_note_arena(const ks_pod *p);
  * non-zero variant scoring uses). False when a total does not fit an
  * int64. */
 bool ks_pod_compute_requests(ks_pod *p);
+/* p's pod-level block, made (zeroed, in p's arena) when it has none: for
+ * code that builds a pod. */
+ks_pod_level *ks_pod_level_make(ks_pod *p);
+static inline bool ks_pod_has_overhead(const ks_pod *p) { return p->level && p->level->has_overhead; }
+static inline bool ks_pod_has_level_requests(const ks_pod *p) { return p->level && p->level->has_requests; }
 
 /* AggregateContainerRequests (limits false) or AggregateContainerLimits
  * without in-place resize status, as API defaulting computes them: up to

@@ -414,26 +414,26 @@ static void qlist_put(dec *d, ks_qlist *l, ks_id name, __int128 nano) {
  * set, hugepage limits default to the containers' sum, and each supported
  * request defaults to the containers' effective request (cpu, memory), else
  * to the pod-level limit. */
-static void default_pod_level(dec *d, ks_pod *pod, bool has_resources) {
-    if (!has_resources || (pod->pod_lim_q.n == 0 && pod->pod_req_q.n == 0)) return;
+static void default_pod_level(dec *d, const ks_pod *pod, ks_pod_level *lv, bool has_resources) {
+    if (!has_resources || (lv->lim_q.n == 0 && lv->req_q.n == 0)) return;
     ks_qentry agg[64];
     uint32_t n = ks_pod_aggregate_containers(pod, true, agg, 64);
     for (uint32_t i = 0; i < n && i < 64; i++) {
         ks_id name = agg[i].name;
-        if (!ks_resource_is_hugepages(ks_str(name)) || ks_qlist_find(&pod->pod_req_q, name)) continue;
-        if (!ks_qlist_find(&pod->pod_lim_q, name)) qlist_put(d, &pod->pod_lim_q, name, agg[i].nano);
+        if (!ks_resource_is_hugepages(ks_str(name)) || ks_qlist_find(&lv->req_q, name)) continue;
+        if (!ks_qlist_find(&lv->lim_q, name)) qlist_put(d, &lv->lim_q, name, agg[i].nano);
     }
-    if (pod->pod_lim_q.n == 0) return;
+    if (lv->lim_q.n == 0) return;
     n = ks_pod_aggregate_containers(pod, false, agg, 64);
     for (uint32_t i = 0; i < n && i < 64; i++) {
         ks_id name = agg[i].name;
         bool overcommit = name == KS_RES_CPU || name == KS_RES_MEMORY;
-        if (overcommit && !ks_qlist_find(&pod->pod_req_q, name)) qlist_put(d, &pod->pod_req_q, name, agg[i].nano);
+        if (overcommit && !ks_qlist_find(&lv->req_q, name)) qlist_put(d, &lv->req_q, name, agg[i].nano);
     }
-    for (uint32_t i = 0; i < pod->pod_lim_q.n; i++) {
-        ks_id name = pod->pod_lim_q.v[i].name;
-        if (ks_pod_level_supported(name) && !ks_qlist_find(&pod->pod_req_q, name))
-            qlist_put(d, &pod->pod_req_q, name, pod->pod_lim_q.v[i].nano);
+    for (uint32_t i = 0; i < lv->lim_q.n; i++) {
+        ks_id name = lv->lim_q.v[i].name;
+        if (ks_pod_level_supported(name) && !ks_qlist_find(&lv->req_q, name))
+            qlist_put(d, &lv->req_q, name, lv->lim_q.v[i].nano);
     }
 }
 
@@ -550,22 +550,25 @@ ks_pod *ks_decode_pod(const ks_tree *t, ks_decode_ctx *ctx) {
     d_containers(d, kt_get(spec, "initContainers"), KP(sp, "initContainers"), true,
                  pod->host_network, &pod->ninit, &pod->init_containers);
 
+    /* decoded aside; kept (pod->level) only when the pod sets either */
+    ks_pod_level lv = {0};
     const ks_tree *ovh = kt_get(spec, "overhead");
     if (!d_absent(ovh)) {
-        pod->has_overhead = d_resource(d, ovh, KP(sp, "overhead"), &pod->overhead_q, &pod->overhead);
+        lv.has_overhead = d_resource(d, ovh, KP(sp, "overhead"), &lv.overhead_q, &lv.overhead);
     }
     const ks_tree *pres = kt_get(spec, "resources");
     const kpath *prp = KP(sp, "resources");
     bool has_pres = d_map(d, pres, prp);
     if (has_pres) {
-        d_qlist(d, kt_get(pres, "requests"), KP(prp, "requests"), &pod->pod_req_q);
-        d_qlist(d, kt_get(pres, "limits"), KP(prp, "limits"), &pod->pod_lim_q);
+        d_qlist(d, kt_get(pres, "requests"), KP(prp, "requests"), &lv.req_q);
+        d_qlist(d, kt_get(pres, "limits"), KP(prp, "limits"), &lv.lim_q);
     }
-    default_pod_level(d, pod, has_pres);
-    for (uint32_t i = 0; i < pod->pod_req_q.n; i++)
-        if (ks_pod_level_supported(pod->pod_req_q.v[i].name)) pod->has_pod_level_requests = true;
-    if (!ks_resource_add_qlist(&pod->pod_level_requests, d->a, &pod->pod_req_q))
+    default_pod_level(d, pod, &lv, has_pres);
+    for (uint32_t i = 0; i < lv.req_q.n; i++)
+        if (ks_pod_level_supported(lv.req_q.v[i].name)) lv.has_requests = true;
+    if (!ks_resource_add_qlist(&lv.requests, d->a, &lv.req_q))
         derr(d, pres, prp, "resource quantities do not fit an int64");
+    if (!d_absent(ovh) || has_pres) *ks_pod_level_make(pod) = lv;
 
     const ks_tree *vols = kt_get(spec, "volumes");
     const kpath *vp = KP(sp, "volumes");

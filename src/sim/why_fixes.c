@@ -516,7 +516,7 @@ static int largest_container(const ks_pod *p, ks_id res, int64_t *val) {
 }
 
 static void gen_lower_request(const ks_pod *p, const ks_tree *t, const why_capture *cap, cand_list *l) {
-    if (p->has_pod_level_requests) return;
+    if (ks_pod_has_level_requests(p)) return;
     /* The node that needs the smallest relative cut. */
     const why_node *best = NULL;
     double best_cut = 2;

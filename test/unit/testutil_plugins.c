@@ -141,9 +141,10 @@ void tp_container_port(ks_pod *p, ks_container *c, int32_t host_port, const char
 }
 
 void tp_pod_overhead(ks_pod *p, int64_t milli_cpu, int64_t memory) {
-    p->has_overhead = true;
-    p->overhead.milli_cpu = milli_cpu;
-    p->overhead.memory = memory;
+    ks_pod_level *lv = ks_pod_level_make(p);
+    lv->has_overhead = true;
+    lv->overhead.milli_cpu = milli_cpu;
+    lv->overhead.memory = memory;
 }
 
 void tp_pod_priority(ks_pod *p, int32_t prio) {

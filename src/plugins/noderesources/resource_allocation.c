@@ -61,8 +61,9 @@ static int64_t non_zero_request(const ks_pod *pod, const ks_resource_spec *s) {
         if (need > init_max) init_max = need;
     }
     if (init_max > sum) sum = init_max;
-    if (pod->overhead_q.v) sum += qlist_nano(&pod->overhead_q, s);
-    else if (pod->has_overhead) sum += to_nano(s, resource_value(&pod->overhead, s));
+    const ks_pod_level *lv = pod->level;
+    if (lv && lv->overhead_q.v) sum += qlist_nano(&lv->overhead_q, s);
+    else if (lv && lv->has_overhead) sum += to_nano(s, resource_value(&lv->overhead, s));
     int64_t out = 0;
     bool ok = s->cls == KS_RCLASS_CPU ? ks_nano_to_milli(sum, &out) : ks_nano_to_value(sum, &out);
     return ok ? out : INT64_MAX;

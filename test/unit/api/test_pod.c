@@ -95,8 +95,8 @@ static void test_overhead(void **st) {
                          "  initContainers:\n" C("i", "2", "1Gi")
                          "  containers:\n" C("a", "1", "3Gi"));
     expect(p, 2250, 3 * GI + 120 * MI, 2250, 3 * GI + 120 * MI);
-    assert_true(p->has_overhead);
-    assert_int_equal(p->overhead.milli_cpu, 250);
+    assert_true(ks_pod_has_overhead(p));
+    assert_int_equal(p->level->overhead.milli_cpu, 250);
     ks_pod_unref(p);
 }
 
@@ -156,7 +156,7 @@ static void test_pod_level_resources(void **st) {
                          "      requests: {cpu: \"1\", memory: 1Gi, ephemeral-storage: 1Gi}\n");
     expect(p, 4100, 8 * GI, 4100, 8 * GI);
     assert_int_equal(p->requests.ephemeral_storage, GI);
-    assert_true(p->has_pod_level_requests);
+    assert_true(ks_pod_has_level_requests(p));
     ks_pod_unref(p);
 
     /* no defaults for what the pod level names; the rest defaults */
@@ -183,8 +183,8 @@ static void test_pod_level_resources(void **st) {
     p = pod_from("  resources:\n    limits: {cpu: \"1\"}\n"
                  "  containers:\n  - name: a\n    image: x\n    resources:\n"
                  "      limits: {hugepages-2Mi: 4Mi, memory: 1Gi}\n");
-    assert_true(p->has_pod_level_requests);
-    assert_non_null(ks_qlist_find(&p->pod_lim_q, ks_intern("hugepages-2Mi")));
+    assert_true(ks_pod_has_level_requests(p));
+    assert_non_null(ks_qlist_find(&p->level->lim_q, ks_intern("hugepages-2Mi")));
     assert_int_equal(ks_resource_get(&p->requests, ks_intern("hugepages-2Mi")), 4 * MI);
     expect(p, 1000, GI, 1000, GI);
     ks_pod_unref(p);
@@ -192,7 +192,7 @@ static void test_pod_level_resources(void **st) {
     /* unsupported names at the pod level do not count as set */
     p = pod_from("  resources:\n    requests: {ephemeral-storage: 1Gi}\n"
                  "  containers:\n" C("a", "300m", "100Mi"));
-    assert_false(p->has_pod_level_requests);
+    assert_false(ks_pod_has_level_requests(p));
     expect(p, 300, 100 * MI, 300, 100 * MI);
     ks_pod_unref(p);
 }

@@ -230,9 +230,10 @@ static void ephemeral_storage_is_checked(void **st) {
 
 static void pod_level_requests_override_containers(void **st) {
     ks_pod *p = res_pod("p", 1, 1);
-    p->has_pod_level_requests = true;
-    p->pod_level_requests.milli_cpu = 7;
-    p->pod_level_requests.memory = 2;
+    ks_pod_level *lv = ks_pod_level_make(p);
+    lv->has_requests = true;
+    lv->requests.milli_cpu = 7;
+    lv->requests.memory = 2;
     assert_string_equal(verdict(p, res_pod("e", 5, 5)), "Unschedulable: Insufficient cpu");
 }
 
@@ -483,9 +484,10 @@ static void least_pod_level_requests_are_ignored_by_scoring(void **st) {
     node_spec ns[1] = {{1000, 1000, NULL, 0}};
     ks_pod *p = tp_pod("p");
     tp_container(p, 500, 500);
-    p->has_pod_level_requests = true;
-    p->pod_level_requests.milli_cpu = 900;
-    p->pod_level_requests.memory = 900;
+    ks_pod_level *lv = ks_pod_level_make(p);
+    lv->has_requests = true;
+    lv->requests.milli_cpu = 900;
+    lv->requests.memory = 900;
     int64_t s[1];
     fit_scores(LEAST, p, ns, 1, NULL, 0, s);
     assert_int_equal(s[0], 50);
