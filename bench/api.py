@@ -148,16 +148,24 @@ def runner_pid(p):
 
 
 def stop_runner(p):
-    """SIGTERM to the runner's group, SIGKILL after 30 s: a profiler in
-    front (heaptrack) writes its file only when the process exits."""
+    """SIGTERM to the scheduler, then its group SIGKILLed once the group's
+    leader exits or 30 s later: a profiler in front (heaptrack) writes its
+    file after the process exits, with helpers of its own in the group that
+    a SIGTERM to the whole group would kill first (an empty file)."""
+    pid = runner_pid(p)
     try:
-        os.killpg(p.pid, 15)
+        if pid == p.pid:
+            os.killpg(p.pid, 15)
+        else:
+            os.kill(pid, 15)
         p.wait(timeout=30)
-    except subprocess.TimeoutExpired:
+    except (subprocess.TimeoutExpired, ProcessLookupError):
+        pass
+    try:
         os.killpg(p.pid, 9)
-        p.wait()
     except ProcessLookupError:
-        p.wait()
+        pass
+    p.wait()
 
 
 def save_smaps(pid, path):
