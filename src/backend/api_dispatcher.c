@@ -32,6 +32,9 @@ typedef struct call {
      * deletes it, outside the dispatcher, so neither call is dropped. */
     struct call *before;
     bool first; /* a deletion to run before the other deletions queued */
+    /* Started by the caller's thread straight on the client (try_direct) */
+    ks_api_dispatcher *d;
+    int64_t start_ns;
 } call;
 
 typedef struct worker {
@@ -68,6 +71,7 @@ struct ks_api_dispatcher {
     int started[2];    /* per kind: [0] regular, [1] eviction */
     int busy[2];       /* per kind: running a call */
     int alive;         /* workers that have not exited */
+    uint32_t direct;   /* calls started by their callers on the client, not answered yet */
     bool closed;
     bool orphaned;     /* freed while workers were still in abandoned calls */
 };
@@ -170,6 +174,7 @@ static uint64_t pop_key(ks_api_dispatcher *d, bool evictions) {
 }
 
 static void *worker_main(void *arg);
+static void destroy(ks_api_dispatcher *d);
 
 /* One more worker of a kind, when more keys wait than workers of that
  * kind are free and the kind is below its cap (lock held). */
@@ -289,8 +294,8 @@ static ks_status *add_call(ks_api_dispatcher *d, call *c) {
     return ret;
 }
 
-/* Queue a copy of ac; an own key for calls that never merge. */
-static ks_status *add(ks_api_dispatcher *d, const ks_api_call *ac, bool first, ks_call_done_fn done, void *arg) {
+/* A copy of ac; an own key for calls that never merge. */
+static call *new_call(ks_api_dispatcher *d, const ks_api_call *ac, bool first, ks_call_done_fn done, void *arg) {
     call *c = ks_xcalloc(1, sizeof(*c));
     c->ac = ks_api_call_clone(ac);
     c->rules = ks_api_call_rules(ac);
@@ -304,7 +309,11 @@ static ks_status *add(ks_api_dispatcher *d, const ks_api_call *ac, bool first, k
         c->key = OWN_KEY_BASE | d->next_own++;
         pthread_mutex_unlock(&d->mu);
     }
-    return add_call(d, c);
+    return c;
+}
+
+static ks_status *add(ks_api_dispatcher *d, const ks_api_call *ac, bool first, ks_call_done_fn done, void *arg) {
+    return add_call(d, new_call(d, ac, first, done, arg));
 }
 
 ks_status *ks_api_dispatcher_add(ks_api_dispatcher *d, const ks_api_call *ac, ks_call_done_fn done, void *arg) {
@@ -336,12 +345,29 @@ ks_status *ks_api_dispatcher_delete_first(ks_api_dispatcher *d, const ks_pod *po
     return add(d, &ac, true, done, arg);
 }
 
+static void drop_result(void *arg, ks_status *result) { ks_status_free(result); }
+
 void ks_api_dispatcher_event(ks_api_dispatcher *d, const ks_pod *regarding, const ks_pod *related,
                              const char *type, const char *reason, const char *action,
                              const char *note) {
     ks_event_record ev = {.regarding = regarding, .related = related, .type = type, .reason = reason,
                           .action = action, .note = note, .time_ns = ks_clock_now(d->clock)};
     ks_api_call ac = {.type = KS_CALL_EVENT, .pod = regarding, .event = &ev};
+    /* Run mode, a client that takes events without blocking (the kube
+     * client hands them to its event recorder's queue): from here, with
+     * no copy and no worker woken per event. Events never merge, so the
+     * queue adds nothing but a thread hand-off. */
+    const ks_cluster_client *b = d->backend;
+    if (b->execute_async && (b->starts & b->executes & KS_CALL_BIT(KS_CALL_EVENT))) {
+        pthread_mutex_lock(&d->mu);
+        bool direct = d->max_workers > 0 && !d->closed;
+        if (direct) d->executed[KS_CALL_EVENT]++;
+        pthread_mutex_unlock(&d->mu);
+        if (direct) {
+            b->execute_async(b->ctx, &ac, drop_result, NULL);
+            return;
+        }
+    }
     ks_status_free(add(d, &ac, false, NULL, NULL));
 }
 
@@ -364,11 +390,8 @@ static ks_status *execute_call(ks_api_dispatcher *d, const call *c) {
 
 /* The call, counted and timed as upstream's dispatcher does its API
  * calls (events are not among them: upstream sends them elsewhere). */
-static ks_status *execute(ks_api_dispatcher *d, const call *c) {
-    if (c->rules->forget) return execute_call(d, c);
+static void observe(const call *c, int64_t t0, const ks_status *r) {
     ks_call_type t = c->ac->type;
-    int64_t t0 = ks_monotonic_ns();
-    ks_status *r = execute_call(d, c);
     const ks_sched_metrics *sm = ks_sm();
     bool ok = ks_status_is_success(r);
     const char *v[2] = {c->rules->name, ok ? "success" : "error"};
@@ -376,6 +399,13 @@ static ks_status *execute(ks_api_dispatcher *d, const call *c) {
     ks_counter_inc(ks_metric_cached(&calls[t][ok], sm->async_api_call_execution, v));
     ks_histogram_observe(ks_metric_cached(&durations[t][ok], sm->async_api_call_duration, v),
                          (double)(ks_monotonic_ns() - t0) / 1e9);
+}
+
+static ks_status *execute(ks_api_dispatcher *d, const call *c) {
+    if (c->rules->forget) return execute_call(d, c);
+    int64_t t0 = ks_monotonic_ns();
+    ks_status *r = execute_call(d, c);
+    observe(c, t0, r);
     return r;
 }
 
@@ -403,6 +433,8 @@ static call *pop_locked(ks_api_dispatcher *d, bool evictions) {
  * flight, it would wait for a finalize that has already run, and so would
  * every later call for the pod (a pod never bound again, seen under the
  * fault proxy). */
+static void complete(ks_api_dispatcher *d, call *c, ks_status *result, bool executed, int *busy);
+
 static void run_popped(ks_api_dispatcher *d, call *c, int *busy) {
     if (c->before) {
         ks_status *r = execute(d, c->before);
@@ -415,10 +447,14 @@ static void run_popped(ks_api_dispatcher *d, call *c, int *busy) {
     pthread_mutex_lock(&d->mu);
     bool abandoned = c->abandoned;
     pthread_mutex_unlock(&d->mu);
-    ks_status *result = abandoned ? NULL : execute(d, c);
+    complete(d, c, abandoned ? NULL : execute(d, c), !abandoned, busy);
+}
 
+/* The end of a call in flight (result consumed): run_popped's, or the
+ * client's answer to a call started directly (busy NULL, c->d set). */
+static void complete(ks_api_dispatcher *d, call *c, ks_status *result, bool executed, int *busy) {
     pthread_mutex_lock(&d->mu);
-    if (!abandoned) d->executed[c->ac->type]++;
+    if (executed) d->executed[c->ac->type]++;
     call *cur = ks_map_get(&d->calls, c->key + 1);
     if (cur == c) {
         ks_map_del(&d->calls, c->key + 1);
@@ -435,9 +471,62 @@ static void run_popped(ks_api_dispatcher *d, call *c, int *busy) {
     pthread_mutex_lock(&d->mu);
     d->in_flight--;
     if (busy) (*busy)--; /* free from here: a call queued now need not start a worker */
+    bool direct = c->d != NULL;
+    if (direct) d->direct--;
+    /* Freed meanwhile (ks_api_dispatcher_free): the last one out frees it. */
+    bool last = direct && d->orphaned && d->alive == 0 && d->direct == 0;
     pthread_cond_broadcast(&d->idle_cv);
     pthread_mutex_unlock(&d->mu);
     free_call(c);
+    if (last) destroy(d);
+}
+
+/* ---- calls started on the client by their callers --------------------------- */
+
+/* The client's answer to a call try_direct started. */
+static void direct_done(void *arg, ks_status *result) {
+    call *c = arg;
+    if (c->rules->forget) {
+        ks_status_free(result);
+        result = NULL;
+    } else {
+        observe(c, c->start_ns, result);
+    }
+    complete(c->d, c, result, true, NULL);
+}
+
+/* Run mode: a binding cycle's binding that no other call for its pod
+ * waits behind (none queued, none in flight) goes to the client from the
+ * binder's thread, when the client can start it without blocking
+ * (execute_async): upstream's binding goroutine makes its call itself.
+ * Through a worker it cost two thread hand-offs more per pod (binder ->
+ * worker -> client's I/O thread -> worker -> binder), about 50 us of CPU
+ * per pod on SchedulingBasic through kube-apiserver (docs/performance.md,
+ * fourth pass). It is in flight as any other call: a call for the pod
+ * queued meanwhile waits for it, closing gives it the grace period and
+ * then abandons it. Takes c (done or freed) when it returns true. */
+static bool try_direct(ks_api_dispatcher *d, call *c) {
+    const ks_cluster_client *b = d->backend;
+    uint32_t bit = KS_CALL_BIT(c->ac->type);
+    if (!b->execute_async || !(b->starts & b->executes & bit)) return false;
+    pthread_mutex_lock(&d->mu);
+    bool ok = d->max_workers > 0 && !d->closed && !ks_map_get(&d->calls, c->key + 1) &&
+              !ks_map_get(&d->inflight, c->key + 1);
+    if (ok) {
+        c->id = d->next_id++;
+        c->in_flight = true;
+        c->d = d;
+        ks_map_put(&d->calls, c->key + 1, c);
+        ks_map_put(&d->inflight, c->key + 1, c);
+        if (++d->in_flight > d->max_in_flight) d->max_in_flight = d->in_flight;
+        d->direct++;
+    }
+    pthread_mutex_unlock(&d->mu);
+    if (!ok) return false;
+    if (c->rules->trace) c->rules->trace(c->ac);
+    c->start_ns = ks_monotonic_ns();
+    b->execute_async(b->ctx, c->ac, direct_done, c);
+    return true;
 }
 
 /* Pop one call and run it on this thread; false when nothing is queued. */
@@ -480,7 +569,7 @@ static void *worker_main(void *arg) {
     }
     w->exited = true;
     d->alive--;
-    bool last = d->orphaned && d->alive == 0;
+    bool last = d->orphaned && d->alive == 0 && d->direct == 0;
     pthread_cond_broadcast(&d->idle_cv);
     pthread_mutex_unlock(&d->mu);
     /* Freed while this worker was in an abandoned call: the last one out
@@ -551,7 +640,7 @@ size_t ks_api_dispatcher_close(ks_api_dispatcher *d, int64_t grace_ns) {
     /* Calls in flight get the grace period, on the real clock. */
     ks_clock *real = ks_clock_real();
     int64_t deadline = ks_clock_now(real) + grace_ns;
-    while (d->in_flight > 0 && d->alive > 0)
+    while (d->in_flight > 0 && (d->alive > 0 || d->direct > 0))
         if (!ks_clock_cond_wait(real, &d->idle_cv, &d->mu, deadline)) break;
     /* Whatever is still in flight is given up on: its waiters hear now. */
     size_t nab = 0, ndone = 0;
@@ -589,12 +678,12 @@ void ks_api_dispatcher_free(ks_api_dispatcher *d) {
     int njoin = 0;
     pthread_mutex_lock(&d->mu);
     /* Idle workers are on their way out: wait for them. */
-    while (d->alive > (int)d->in_flight) pthread_cond_wait(&d->idle_cv, &d->mu);
+    while (d->alive > (int)(d->in_flight - d->direct)) pthread_cond_wait(&d->idle_cv, &d->mu);
     for (int i = 0; i < d->nworkers; i++) {
         if (d->workers[i].exited) join[njoin++] = &d->workers[i];
         else pthread_detach(d->workers[i].thread);
     }
-    d->orphaned = d->alive > 0;
+    d->orphaned = d->alive > 0 || d->direct > 0;
     bool orphaned = d->orphaned;
     pthread_mutex_unlock(&d->mu);
     for (int i = 0; i < njoin; i++) pthread_join(join[i]->thread, NULL);
@@ -649,7 +738,9 @@ static void sync_done(void *arg, const ks_status *result) {
 static void sync_start(ks_api_dispatcher *d, sync_wait *w, const ks_pod *pod, const char *node) {
     *w = (sync_wait){.d = d};
     pthread_cond_init(&w->cv, NULL);
-    ks_status_free(ks_api_dispatcher_bind(d, pod, node, sync_done, w));
+    ks_api_call ac = {.type = KS_CALL_BINDING, .pod = pod, .node = node};
+    call *c = new_call(d, &ac, false, sync_done, w);
+    if (!try_direct(d, c)) ks_status_free(add_call(d, c));
 }
 
 static bool sync_answered(sync_wait *w) {

@@ -50,6 +50,17 @@ typedef struct ks_cluster_client {
     /* The call types execute makes (KS_CALL_BIT each). Object writes it
      * does not make stay assumed in their plugins. */
     uint32_t executes;
+    /* Optional: start one call of a type in `starts` (a subset of
+     * executes) without waiting for its answer. done gets the result
+     * (owned by done; NULL on success) exactly once: from the client's own
+     * thread, or from this one before execute_async returns (an event
+     * handed to a queue, a request that could not be sent). The call is
+     * borrowed until execute_async returns. The dispatcher's run mode uses
+     * it to make a binding or an event without a thread of its own in
+     * between (api_dispatcher.c try_direct). */
+    void (*execute_async)(void *ctx, const ks_api_call *call, void (*done)(void *arg, ks_status *result),
+                          void *arg);
+    uint32_t starts;
     /* Whether the initial list of every kind the scheduler needs has been
      * delivered (upstream's WaitForCacheSync). NULL: start() delivers it
      * before returning. */

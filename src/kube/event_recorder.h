@@ -28,7 +28,8 @@
  * (1000) and returns; a full queue drops the event and counts it. One
  * thread of the recorder's own writes with ks_kube_do_async through a
  * client of its own (its own rate budget), at most max_outstanding writes
- * in flight or waiting for a retry. A write that fails without an answer
+ * in flight or waiting for a retry; a new event waits up to batch_ns
+ * (10 ms) for more, so that a burst is one wake-up. A write that fails without an answer
  * is retried every 10 s (jittered) up to 12 times; one the API server
  * refuses is logged and dropped, as upstream. Notes are cut to 1024 bytes
  * (" ..." at the end, on a UTF-8 character boundary). Upstream's
@@ -66,6 +67,10 @@ typedef struct ks_event_recorder_options {
     int64_t finish_period_ns;   /* 0: 6 min (how often quiet series end) */
     int64_t refresh_period_ns;  /* 0: 30 min */
     int64_t flush_timeout_ns;   /* 0: 5 s (ks_event_recorder_free) */
+    /* How long a new event waits for more before they are written
+     * together (one wake-up of the recorder's thread and of the client's
+     * I/O thread for a burst); 0: 10 ms; < 0: no wait. */
+    int64_t batch_ns;
     /* Wall clock for eventTime, series times and ages (tests): NULL is
      * CLOCK_REALTIME. Nanoseconds since the epoch. */
     int64_t (*now)(void *arg);

@@ -498,8 +498,13 @@ static ks_tree *binding_tree(ks_arena *a, const ks_pod *pod, const char *node) {
     return b;
 }
 
-static ks_status *kb_bind(void *ctx, const ks_pod *pod, const char *node) {
-    ks_kube_cluster_client *kb = ctx;
+/* A binding's request, for ks_kube_do or ks_kube_do_async (which copies it). */
+typedef struct bind_req {
+    ks_kube_request req;
+    char *path, *body;
+} bind_req;
+
+static void bind_req_init(ks_kube_cluster_client *kb, bind_req *b, const ks_pod *pod, const char *node) {
     ks_arena *a = ks_arena_new(0);
     ks_tree *bt = binding_tree(a, pod, node);
     char *js = NULL, *perr = NULL;
@@ -513,21 +518,77 @@ static ks_status *kb_bind(void *ctx, const ks_pod *pod, const char *node) {
         len = strlen(js);
     }
     ks_arena_free(a);
-    char *path = pod_path(pod, "binding");
-    ks_kube_request req = {
-        .method = "POST", .path = path, .content_type = ctype, .body = js, .body_len = len, .negotiate = true};
-    ks_kube_response r = {0};
-    ks_kube_do(kb->client, &req, &r);
-    ks_status *st = NULL;
+    b->path = pod_path(pod, "binding");
+    b->body = js;
+    b->req = (ks_kube_request){
+        .method = "POST", .path = b->path, .content_type = ctype, .body = js, .body_len = len, .negotiate = true};
+}
+
+static void bind_req_free(bind_req *b) {
+    free(b->path);
+    free(b->body);
+}
+
+static ks_status *bind_result(ks_kube_cluster_client *kb, const ks_pod *pod, const ks_kube_response *r) {
     pthread_mutex_lock(&kb->mu);
     kb->stats.binds++;
-    if (r.code == 409) kb->stats.bind_conflicts++;
+    if (r->code == 409) kb->stats.bind_conflicts++;
     pthread_mutex_unlock(&kb->mu);
-    if (r.code != 200 && r.code != 201) st = api_error("binding", pod, &r);
+    return r->code != 200 && r->code != 201 ? api_error("binding", pod, r) : NULL;
+}
+
+static ks_status *kb_bind(void *ctx, const ks_pod *pod, const char *node) {
+    ks_kube_cluster_client *kb = ctx;
+    bind_req b;
+    bind_req_init(kb, &b, pod, node);
+    ks_kube_response r = {0};
+    ks_kube_do(kb->client, &b.req, &r);
+    ks_status *st = bind_result(kb, pod, &r);
     ks_kube_response_free(&r);
-    free(path);
-    free(js);
+    bind_req_free(&b);
     return st;
+}
+
+/* A binding started by kb_execute_async: answered on the client's I/O
+ * thread. */
+typedef struct async_bind {
+    ks_kube_cluster_client *kb;
+    ks_pod *pod; /* referenced */
+    bind_req b;
+    bool retried;
+    void (*done)(void *arg, ks_status *result);
+    void *arg;
+} async_bind;
+
+static void async_bind_done(void *arg, const ks_kube_response *r) {
+    async_bind *ab = arg;
+    /* ks_kube_do tries once more after a 401 when the credential comes
+     * from an exec plugin (run again); here the request is sent once
+     * more whatever the credential (the client refreshes an exec
+     * plugin's; any other gets its 401 again). */
+    if (r->code == 401 && !ab->retried) {
+        ab->retried = true;
+        ks_kube_do_async(ab->kb->client, &ab->b.req, async_bind_done, ab);
+        return;
+    }
+    ks_status *st = bind_result(ab->kb, ab->pod, r);
+    bind_req_free(&ab->b);
+    ks_pod_unref(ab->pod);
+    void (*done)(void *, ks_status *) = ab->done;
+    void *darg = ab->arg;
+    free(ab);
+    done(darg, st);
+}
+
+static void kb_bind_async(ks_kube_cluster_client *kb, const ks_pod *pod, const char *node,
+                          void (*done)(void *arg, ks_status *result), void *arg) {
+    async_bind *ab = ks_xcalloc(1, sizeof(*ab));
+    ab->kb = kb;
+    ab->pod = ks_pod_ref((ks_pod *)pod);
+    ab->done = done;
+    ab->arg = arg;
+    bind_req_init(kb, &ab->b, pod, node);
+    ks_kube_do_async(kb->client, &ab->b.req, async_bind_done, ab);
 }
 
 
@@ -967,6 +1028,17 @@ static ks_status *kb_execute(void *ctx, const ks_api_call *c) {
     }
 }
 
+/* Bindings go out without blocking the caller; an event only enters the
+ * recorder's queue; anything else is made at once on the caller's thread. */
+static void kb_execute_async(void *ctx, const ks_api_call *c, void (*done)(void *arg, ks_status *result),
+                             void *arg) {
+    if (c->type == KS_CALL_BINDING) {
+        kb_bind_async(ctx, c->pod, c->node, done, arg);
+        return;
+    }
+    done(arg, kb_execute(ctx, c));
+}
+
 ks_kube_cluster_client *ks_kube_cluster_client_new(const ks_kube_cluster_client_options *o) {
     ks_kube_cluster_client *kb = ks_xcalloc(1, sizeof(*kb));
     kb->client = o->client;
@@ -993,7 +1065,9 @@ ks_kube_cluster_client *ks_kube_cluster_client_new(const ks_kube_cluster_client_
                                     .stop = kb_stop,
                                     .synced = kb_synced,
                                     .execute = kb_execute,
-                                    .executes = KS_CALLS_ALL};
+                                    .executes = KS_CALLS_ALL,
+                                    .execute_async = kb_execute_async,
+                                    .starts = KS_CALL_BIT(KS_CALL_BINDING) | KS_CALL_BIT(KS_CALL_EVENT)};
     return kb;
 }
 

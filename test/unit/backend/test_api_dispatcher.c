@@ -558,6 +558,181 @@ static void test_close_with_calls_in_flight(void **state) {
     assert_int_equal(b.n, 4);
 }
 
+/* ---- calls started by their callers (a client with execute_async) ---------- */
+
+/* The client's pending answers: execute_async keeps them until the test,
+ * playing the client's I/O thread, answers. */
+typedef struct pending_answer {
+    int pod;
+    void (*done)(void *arg, ks_status *result);
+    void *arg;
+} pending_answer;
+
+static struct {
+    pending_answer v[16];
+    int n;
+    int events;
+} A;
+
+static void async_execute(void *ctx, const ks_api_call *c, void (*done)(void *arg, ks_status *result), void *arg) {
+    if (c->type == KS_CALL_EVENT) {
+        pthread_mutex_lock(&G.mu);
+        A.events++;
+        pthread_mutex_unlock(&G.mu);
+        done(arg, NULL);
+        return;
+    }
+    int i = pod_index(c->pod);
+    pthread_mutex_lock(&G.mu);
+    if (G.nlog < 64) snprintf(G.log[G.nlog++], sizeof(G.log[0]), "start %s", ks_str(c->pod->name));
+    if (i >= 0 && ++G.per_pod[i] > 1) G.overlap = true;
+    A.v[A.n++] = (pending_answer){i, done, arg};
+    G.inside++;
+    pthread_cond_broadcast(&G.cv);
+    pthread_mutex_unlock(&G.mu);
+}
+
+/* Answer the oldest pending call, from this thread. */
+static void async_answer(ks_status *result) {
+    pthread_mutex_lock(&G.mu);
+    pending_answer a = A.v[0];
+    memmove(A.v, A.v + 1, (size_t)(--A.n) * sizeof(A.v[0]));
+    G.inside--;
+    if (a.pod >= 0) G.per_pod[a.pod]--;
+    pthread_mutex_unlock(&G.mu);
+    a.done(a.arg, result);
+}
+
+static const ks_cluster_client async_backend = {
+    .execute = gate_execute,
+    .executes = KS_CALL_BIT(KS_CALL_BINDING) | KS_CALL_BIT(KS_CALL_STATUS_PATCH) | KS_CALL_BIT(KS_CALL_DELETE) |
+                KS_CALL_BIT(KS_CALL_EVENT),
+    .execute_async = async_execute,
+    .starts = KS_CALL_BIT(KS_CALL_BINDING) | KS_CALL_BIT(KS_CALL_EVENT)};
+
+typedef struct binder {
+    pthread_t t;
+    ks_api_dispatcher *d;
+    const ks_pod *pod;
+    ks_status *result;
+} binder;
+
+static void *binder_main(void *arg) {
+    binder *b = arg;
+    b->result = ks_api_dispatcher_bind_wait(b->d, b->pod, "n1");
+    return NULL;
+}
+
+/* Wait (bounded, 20 s) until n calls are queued or in flight. */
+static bool wait_pending(ks_api_dispatcher *d, size_t n) {
+    for (int i = 0; i < 20000; i++) {
+        if (ks_api_dispatcher_pending(d) >= n) return true;
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    return false;
+}
+
+static int setup_async(void **state) {
+    setup_gate(state);
+    memset(&A, 0, sizeof(A));
+    return 0;
+}
+
+/* In run mode a binding nothing waits behind goes from the binding
+ * cycle's thread to the client: no worker starts; a call for the pod
+ * made meanwhile waits for its answer (never two at once for a pod),
+ * then runs on a worker. */
+static void test_binding_started_by_its_caller(void **state) {
+    ks_api_dispatcher *d = ks_api_dispatcher_new(&async_backend, NULL, 4);
+    gate_set(true); /* calls made through execute return at once */
+    binder b = {.d = d, .pod = gate_pods[0]};
+    assert_int_equal(pthread_create(&b.t, NULL, binder_main, &b), 0);
+    assert_true(gate_wait_inside(1));
+    assert_int_equal(ks_api_dispatcher_threads(d), 0);
+    /* (a status patch would be skipped: less relevant than the binding) */
+    assert_null(ks_api_dispatcher_delete(d, gate_pods[0], NULL, NULL));
+    assert_int_equal(ks_api_dispatcher_pending(d), 2);
+    assert_int_equal(ks_api_dispatcher_executed(d, KS_CALL_DELETE), 0);
+    async_answer(NULL);
+    pthread_join(b.t, NULL);
+    assert_null(b.result);
+    ks_api_dispatcher_flush(d);
+    assert_false(G.overlap);
+    assert_int_equal(G.nlog, 2);
+    assert_string_equal(G.log[0], "start g0");
+    assert_string_equal(G.log[1], "delete g0");
+    assert_int_equal(ks_api_dispatcher_executed(d, KS_CALL_BINDING), 1);
+    assert_true(ks_api_dispatcher_threads(d) >= 1); /* the deletion's worker */
+
+    /* A binding behind a queued call of its pod goes through the queue. */
+    gate_set(false);
+    ks_status_patch p = cond("Unschedulable", "x");
+    assert_null(ks_api_dispatcher_patch_status(d, gate_pods[1], &p, NULL, NULL));
+    assert_true(gate_wait_inside(1));
+    binder b2 = {.d = d, .pod = gate_pods[1]};
+    assert_int_equal(pthread_create(&b2.t, NULL, binder_main, &b2), 0);
+    assert_true(wait_pending(d, 2)); /* the patch in flight, the binding queued */
+    gate_set(true);
+    pthread_join(b2.t, NULL);
+    assert_null(b2.result);
+    assert_int_equal(A.n, 0); /* made by a worker, through execute */
+    assert_string_equal(G.log[G.nlog - 1], "bind g1");
+
+    /* An error from the client is the binding's result. */
+    binder b3 = {.d = d, .pod = gate_pods[2]};
+    assert_int_equal(pthread_create(&b3.t, NULL, binder_main, &b3), 0);
+    assert_true(gate_wait_inside(1));
+    async_answer(ks_status_new(KS_ERROR, "binding g2: 409 conflict"));
+    pthread_join(b3.t, NULL);
+    assert_int_equal(ks_status_code(b3.result), KS_ERROR);
+    char *msg = ks_status_message(b3.result);
+    assert_string_equal(msg, "binding g2: 409 conflict");
+    free(msg);
+    ks_status_free(b3.result);
+    ks_api_dispatcher_free(d);
+}
+
+/* Closing gives a binding the client holds the grace period, then its
+ * waiter hears an error; freed before the client answers, the dispatcher
+ * is freed by that answer (ASan: nothing leaks, nothing used after). */
+static void test_close_with_a_started_binding(void **state) {
+    ks_api_dispatcher *d = ks_api_dispatcher_new(&async_backend, NULL, 2);
+    binder b = {.d = d, .pod = gate_pods[3]};
+    assert_int_equal(pthread_create(&b.t, NULL, binder_main, &b), 0);
+    assert_true(gate_wait_inside(1));
+    assert_int_equal(ks_api_dispatcher_close(d, 10 * KS_NS_PER_MS), 1);
+    pthread_join(b.t, NULL);
+    assert_int_equal(ks_status_code(b.result), KS_ERROR);
+    ks_status_free(b.result);
+    ks_api_dispatcher_free(d);
+    async_answer(NULL);
+    assert_int_equal(A.n, 0);
+}
+
+/* Events in run mode go to a client that takes them without blocking at
+ * once (no copy, no worker); without workers (stepping) they are queued
+ * and made in queue order by drain. */
+static void test_events_started_by_their_callers(void **state) {
+    ks_api_dispatcher *d = ks_api_dispatcher_new(&async_backend, NULL, 4);
+    for (int i = 0; i < 3; i++)
+        ks_api_dispatcher_event(d, gate_pods[i], NULL, "Normal", "Scheduled", "Binding", "x");
+    assert_int_equal(A.events, 3);
+    assert_int_equal(ks_api_dispatcher_executed(d, KS_CALL_EVENT), 3);
+    assert_int_equal(ks_api_dispatcher_threads(d), 0);
+    assert_int_equal(ks_api_dispatcher_pending(d), 0);
+    ks_api_dispatcher_free(d);
+
+    gate_set(true);
+    d = ks_api_dispatcher_new(&async_backend, NULL, 0);
+    ks_api_dispatcher_event(d, gate_pods[0], NULL, "Normal", "Scheduled", "Binding", "x");
+    assert_int_equal(ks_api_dispatcher_pending(d), 1);
+    assert_int_equal(A.events, 3);
+    assert_int_equal(ks_api_dispatcher_drain(d), 1);
+    assert_int_equal(ks_api_dispatcher_executed(d, KS_CALL_EVENT), 1);
+    ks_api_dispatcher_free(d);
+}
+
 int main(void) {
     tu_init();
     const struct CMUnitTest tests[] = {
@@ -578,6 +753,9 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_deletion_waits_for_its_pod, setup_gate, teardown_gate),
         cmocka_unit_test_setup_teardown(test_many_calls_same_pods, setup_gate, teardown_gate),
         cmocka_unit_test_setup_teardown(test_close_with_calls_in_flight, setup_gate, teardown_gate),
+        cmocka_unit_test_setup_teardown(test_binding_started_by_its_caller, setup_async, teardown_gate),
+        cmocka_unit_test_setup_teardown(test_close_with_a_started_binding, setup_async, teardown_gate),
+        cmocka_unit_test_setup_teardown(test_events_started_by_their_callers, setup_async, teardown_gate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -588,6 +588,33 @@ static void test_shutdown_flush(void **state) {
     rec_free();
 }
 
+/* New events wait batch_ns for more and are written together: a batch
+ * that fills (64 events) goes at once; the rest waits for its time or,
+ * at a stop, goes then. (No timing asserted: the wait is 10 minutes.) */
+static void test_batch(void **state) {
+    (void)state;
+    ks_event_recorder_options o = {.batch_ns = 600LL * 1000 * MS};
+    rec_new(&o);
+    for (int i = 0; i < 70; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "pod%d", i);
+        ks_event_ref ref = POD1;
+        ref.name = name;
+        ks_event_recorder_emit(REC, "sched-a", &ref, NULL, "Normal", "Scheduled", "Binding", "n");
+    }
+    /* the first alone (the API is not known before its answer), then a
+     * full batch */
+    wait_requests(65);
+    ks_event_recorder_stats st;
+    ks_event_recorder_stats_get(REC, &st);
+    assert_int_equal(st.queued, 5);
+    assert_int_equal(af_nlog(), 65);
+    ks_event_recorder_free(REC);
+    REC = NULL;
+    assert_int_equal(af_nlog(), 70);
+    rec_free();
+}
+
 /* An event waiting to be retried (its write got no answer) is written at
  * a stop, not dropped because its 10 s sleep outlasts the flush. */
 static void test_shutdown_retries_now(void **state) {
@@ -684,6 +711,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_legacy_aggregation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_legacy_spam, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shutdown_flush, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_batch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shutdown_retries_now, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shutdown_bounded, setup, teardown),
     };
