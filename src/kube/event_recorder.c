@@ -448,6 +448,15 @@ typedef struct ev_entry {
     bool series;
     int32_t count, sent_count;
     int64_t last_observed;
+    /* Its create is unanswered (busy); the second occurrence's series
+     * patch waits for that answer (held: count and time to write).
+     * client-go's sink writes one event at a time, so its patch never
+     * reaches the API server before the create; with writes side by side
+     * here it could, and the Event then stayed a count-1 pair (e2e
+     * events_series). */
+    bool busy, held;
+    int32_t held_count;
+    int64_t held_last;
 } ev_entry;
 
 typedef struct spam_rec {
@@ -486,6 +495,7 @@ typedef struct ev_job {
     bool creating;                   /* the patch turned into its create */
     bool series;                     /* v1 series: AlreadyExists is retried */
     bool legacy_delay;               /* record's retry: first delay random */
+    uint64_t entry;                  /* v1 create: its cache entry's hash (0: none) */
     ev_item *probe;                  /* v1 create while the API is unknown */
     int tries, max_tries;
     int64_t due;
@@ -701,16 +711,37 @@ static ev_job *v1_create_job(rec_core *c, const ev_item *ev) {
     return j;
 }
 
-static ev_job *v1_patch_job(rec_core *c, ev_entry *e) {
+static ev_job *v1_patch_job_at(rec_core *c, ev_entry *e, int32_t count, int64_t last) {
     ev_job *j = job_new(c, J_V1_PATCH);
     j->series = true;
     j->path = obj_path(true, e->ev->ns, e->ev->name);
-    j->body = v1_series_patch(e->count, e->last_observed);
+    j->body = v1_series_patch(count, last);
     j->create_path = coll_path(true, e->ev->ns);
-    j->create_body = v1_body(e->ev, e->count, e->last_observed, ks_kube_client_writes_protobuf(c->client),
-                             &j->create_pb, &j->create_len);
-    e->sent_count = e->count;
+    j->create_body = v1_body(e->ev, count, last, ks_kube_client_writes_protobuf(c->client), &j->create_pb,
+                             &j->create_len);
+    e->sent_count = count;
     return j;
+}
+
+static ev_job *v1_patch_job(rec_core *c, ev_entry *e) { return v1_patch_job_at(c, e, e->count, e->last_observed); }
+
+/* The entry a create was for, if still cached (not moved in the LRU). */
+static ev_entry *entry_of(rec_core *c, const ev_job *j) {
+    return j->entry ? ks_map_get(&c->cache.map, lru_key(j->entry)) : NULL;
+}
+
+/* A create is over (written, refused or given up on): the series patch
+ * held for it goes now (out NULL: the caller made sure none is held). */
+static void job_retire(rec_core *c, ev_job *j, ev_job **out, int *nout) {
+    ev_entry *e = entry_of(c, j);
+    if (e) {
+        e->busy = false;
+        if (e->held && out) {
+            e->held = false;
+            out[(*nout)++] = v1_patch_job_at(c, e, e->held_count, e->held_last);
+        }
+    }
+    job_free(j);
 }
 
 static void job_send(rec_core *c, ev_job *j);
@@ -759,7 +790,13 @@ static void process_v1(rec_core *c, ev_item *ev, ev_job **out, int *nout) {
         }
         e->series = true;
         e->count = 2;
-        out[(*nout)++] = v1_patch_job(c, e);
+        if (e->busy) {
+            e->held = true;
+            e->held_count = e->count;
+            e->held_last = e->last_observed;
+        } else {
+            out[(*nout)++] = v1_patch_job(c, e);
+        }
         item_free(ev);
         return;
     }
@@ -767,7 +804,9 @@ static void process_v1(rec_core *c, ev_item *ev, ev_job **out, int *nout) {
     e->n.key = h;
     e->key = key;
     e->ev = ev;
+    e->busy = true;
     ev_job *j = v1_create_job(c, ev);
+    j->entry = h;
     if (c->api == API_UNKNOWN) j->probe = item_dup(ev);
     out[(*nout)++] = j;
     ev_entry *old = (ev_entry *)lru_put(&c->cache, &e->n);
@@ -944,11 +983,11 @@ static void job_done(void *arg, const ks_kube_response *r) {
     bool last = false;
     if (c->closed) {
         job_free(j);
-    } else if (r->code >= 200 && r->code < 300) {
-        /* Written: only counted (handle_answer), here on the client's
-         * thread; the recorder's thread is woken only when it waits for
-         * this answer to send more (or to stop). One wake-up less per
-         * event. */
+    } else if (r->code >= 200 && r->code < 300 && !(entry_of(c, j) && entry_of(c, j)->held)) {
+        /* Written (and no series patch waits for it): only counted
+         * (handle_answer), here on the client's thread; the recorder's
+         * thread is woken only when it waits for this answer to send more
+         * (or to stop). One wake-up less per event. */
         bool held = c->api == API_UNKNOWN || c->outstanding >= c->o.max_outstanding;
         handle_answer(c, j, NULL, NULL);
         if (c->stopping || (held && c->q_head)) pthread_cond_signal(&c->cv);
@@ -962,14 +1001,14 @@ static void job_done(void *arg, const ks_kube_response *r) {
     if (last) core_free(c);
 }
 
-static void retry_later(rec_core *c, ev_job *j) {
+static void retry_later(rec_core *c, ev_job *j, ev_job **out, int *nout) {
     j->tries++;
     if (j->tries >= j->max_tries) {
         if (j->max_tries > 1) ks_errorf("Unable to write event (retry limit exceeded!) path=\"%s\"", j->path);
         c->failed++;
         ks_sm_k8s_event_dropped("failed", 1);
         c->outstanding--;
-        job_free(j);
+        job_retire(c, j, out, nout);
         return;
     }
     double d = (double)c->o.retry_sleep_ns;
@@ -994,13 +1033,13 @@ static void handle_answer(rec_core *c, ev_job *j, ev_job **out, int *nout) {
         if (create) c->created++;
         else c->patched++;
         c->outstanding--;
-        job_free(j);
+        job_retire(c, j, out, nout);
         return;
     }
     if (code == 0) {
         ks_errorf("Unable to write event (may retry after sleeping) path=\"%s\" err=\"%s\"", j->path,
                   j->error ? j->error : "");
-        retry_later(c, j);
+        retry_later(c, j, out, nout);
         return;
     }
     if (code == 404 && !create) {
@@ -1029,7 +1068,7 @@ static void handle_answer(rec_core *c, ev_job *j, ev_job **out, int *nout) {
         return;
     }
     if (code == 409 && j->already_exists && v1 && j->series) {
-        retry_later(c, j);
+        retry_later(c, j, out, nout);
         return;
     }
     if (code == 409 && j->already_exists) {
@@ -1042,7 +1081,7 @@ static void handle_answer(rec_core *c, ev_job *j, ev_job **out, int *nout) {
     c->rejected++;
     ks_sm_k8s_event_dropped("rejected", 1);
     c->outstanding--;
-    job_free(j);
+    job_retire(c, j, out, nout);
 }
 
 static void job_send(rec_core *c, ev_job *j) {

@@ -588,6 +588,34 @@ static void test_shutdown_flush(void **state) {
     rec_free();
 }
 
+/* The second occurrence's series patch waits for the create's answer
+ * (client-go writes one event at a time): sent beside a slow create, it
+ * reached the API server first, got a 404, and the pair stayed two
+ * count-1 writes. */
+static void test_series_waits_for_its_create(void **state) {
+    (void)state;
+    ks_event_recorder_options o = {0};
+    rec_new(&o);
+    ks_event_ref other = POD1;
+    other.name = "pod0";
+    ks_event_recorder_emit(REC, "sched-a", &other, NULL, "Warning", "FailedScheduling", "Scheduling", "x");
+    wait_idle(REC); /* the API is known: writes go side by side */
+    af_lock();
+    AF.delay_ms = 300;
+    af_unlock();
+    emit("first");
+    emit("second, same key");
+    wait_idle(REC);
+    assert_int_equal(af_nlog(), 3);
+    af_request c = af_get(1), p = af_get(2);
+    assert_string_equal(c.method, "POST");
+    assert_int_equal(c.status, 201);
+    assert_string_equal(p.method, "PATCH");
+    assert_int_equal(p.status, 200);
+    assert_non_null(strstr(p.body, "\"count\":2"));
+    rec_free();
+}
+
 /* New events wait batch_ns for more and are written together: a batch
  * that fills (64 events) goes at once; the rest waits for its time or,
  * at a stop, goes then. (No timing asserted: the wait is 10 minutes.) */
@@ -712,6 +740,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_legacy_spam, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shutdown_flush, setup, teardown),
         cmocka_unit_test_setup_teardown(test_batch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_series_waits_for_its_create, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shutdown_retries_now, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shutdown_bounded, setup, teardown),
     };
