@@ -16,7 +16,12 @@
  * at once: a call queued while another for its pod is in flight waits for
  * it to end, then goes to the back of the queue. Queue order: bindings
  * first, then deletions, then the rest, each in arrival order (the
- * types' lanes). The dispatcher knows no type by name. */
+ * types' lanes). The dispatcher knows no type by name.
+ *
+ * Run mode, a client with execute_async (the kube client): a binding
+ * cycle's binding that no call of its pod waits behind, and every event,
+ * go from the caller's thread to the client, no worker in between (the
+ * binding is still in flight for the pod's other calls and for closing). */
 #ifndef KS_API_DISPATCHER_H
 #define KS_API_DISPATCHER_H
 
@@ -78,7 +83,8 @@ void ks_api_dispatcher_event(ks_api_dispatcher *d, const ks_pod *regarding, cons
                              const char *note);
 
 /* Queue a binding and wait for its result (the Bind extension point waits
- * like upstream's DefaultBinder): answered by the workers (threaded), or
+ * like upstream's DefaultBinder): started on the client from this thread
+ * or answered by the workers (threaded), or
  * by executing the queue on the calling thread, in order, up to it
  * (stepping, no workers). Which one is the caller's run mode's choice. */
 ks_status *ks_api_dispatcher_bind_wait(ks_api_dispatcher *d, const ks_pod *pod,
