@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -71,16 +70,18 @@ bool ks_set_error(char **err, const char *fmt, ...) {
 }
 
 /* glibc gives a thread that allocates an arena of its own, up to 8 per
- * core, and memory freed in one arena is not reused by another. ksched
- * run has about 50 threads, most of them waiting on the API server; with
- * one arena per core its peak RSS on SchedulingBasic through the API
- * server (2000 pods bound, 1000 nodes) was 36-37 MiB against 40-41 with
- * glibc's default, CPU unchanged (docs/performance.md). */
+ * core, and memory freed in one arena is not reused by another: the
+ * reflectors decode objects that other threads free. ksched run has about
+ * 50 threads, most of them waiting on the API server, and small blocks
+ * come from each thread's cache without the arena's lock. Peak RSS
+ * through the API server, 2 cores (docs/performance.md, fourth pass):
+ * TopologySpreading 29.7-29.9 MiB with two arenas, 27.1-27.5 with one;
+ * DRA at 500 nodes 62.0 against 56.7; CPU the same (0.74-0.86 s against
+ * 0.77-0.93, 5.22 against 5.27). */
 void ks_malloc_cap_arenas(void) {
 #ifdef __GLIBC__
     const char *t = getenv("GLIBC_TUNABLES");
     if (getenv("MALLOC_ARENA_MAX") || (t && strstr(t, "arena_max"))) return;
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    mallopt(M_ARENA_MAX, n < 2 ? 2 : (int)n);
+    mallopt(M_ARENA_MAX, 1);
 #endif
 }

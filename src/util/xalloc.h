@@ -19,9 +19,9 @@ char *ks_xvasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1
  * a failing function can end with `return ks_set_error(err, ...)`. */
 bool ks_set_error(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* For a long-running process with many threads (ksched run): at most as
- * many malloc arenas as cores, unless MALLOC_ARENA_MAX or GLIBC_TUNABLES
- * says otherwise. Call before threads start. */
+/* For a long-running process with many threads (ksched run): one malloc
+ * arena, unless MALLOC_ARENA_MAX or GLIBC_TUNABLES says otherwise. Call
+ * before threads start. */
 void ks_malloc_cap_arenas(void);
 
 /* Grow a dynamic array: ensure room for `need` elements. */
