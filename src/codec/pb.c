@@ -185,14 +185,42 @@ static const char *rfc3339(dec *d, int64_t sec, int64_t nanos, bool micro) {
     time_t t = (time_t)sec;
     struct tm tm;
     if (!gmtime_r(&t, &tm)) return NULL;
-    char buf[64];
-    size_t k = (size_t)snprintf(buf, sizeof(buf), "%04lld-%02d-%02dT%02d:%02d:%02d", (long long)tm.tm_year + 1900,
-                                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
-    if (micro && k < sizeof(buf))
-        snprintf(buf + k, sizeof(buf) - k, ".%06dZ", (int)((nanos % 1000000000 + 1000000000) % 1000000000 / 1000));
-    else if (k < sizeof(buf))
-        snprintf(buf + k, sizeof(buf) - k, "Z");
-    return ks_arena_strdup(d->a, buf);
+    long long year = (long long)tm.tm_year + 1900;
+    if (year < 0 || year > 9999) {
+        /* not a year metav1.Time writes in four digits: as printf does */
+        char buf[64];
+        size_t k = (size_t)snprintf(buf, sizeof(buf), "%04lld-%02d-%02dT%02d:%02d:%02d", year, tm.tm_mon + 1,
+                                    tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+        if (micro && k < sizeof(buf))
+            snprintf(buf + k, sizeof(buf) - k, ".%06dZ", (int)((nanos % 1000000000 + 1000000000) % 1000000000 / 1000));
+        else if (k < sizeof(buf))
+            snprintf(buf + k, sizeof(buf) - k, "Z");
+        return ks_arena_strdup(d->a, buf);
+    }
+    /* "YYYY-MM-DDTHH:MM:SS[.uuuuuu]Z" by hand: snprintf was most of
+     * decoding a pod's timestamps (every watch event has several) */
+    char *b = ks_arena_alloc_uninit(d->a, 28);
+    const int f[6] = {(int)year, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec};
+    static const char sep[6] = {'-', '-', 'T', ':', ':', 0};
+    size_t k = 0;
+    for (int i = 0; i < 6; i++) {
+        int v = f[i];
+        if (i == 0) {
+            b[k++] = (char)('0' + v / 1000);
+            b[k++] = (char)('0' + v / 100 % 10);
+        }
+        b[k++] = (char)('0' + v / 10 % 10);
+        b[k++] = (char)('0' + v % 10);
+        if (sep[i]) b[k++] = sep[i];
+    }
+    if (micro) {
+        int us = (int)((nanos % 1000000000 + 1000000000) % 1000000000 / 1000);
+        b[k++] = '.';
+        for (int p = 100000; p; p /= 10) b[k++] = (char)('0' + us / p % 10);
+    }
+    b[k++] = 'Z';
+    b[k] = '\0';
+    return b;
 }
 
 /* v's fraction digits below 10^prec, trailing zeros dropped, at the end of buf[..*w) going left. */

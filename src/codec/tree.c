@@ -89,7 +89,20 @@ ks_tree *kt_string(ks_arena *a, const char *s, int line) {
 ks_tree *kt_int(ks_arena *a, int64_t v) {
     ks_tree *t = kt_new(a, KT_INT, 0);
     t->ival = v;
-    t->text = ks_arena_printf(a, "%" PRId64, v);
+    /* the digits by hand: printf was a tenth of decoding a protobuf
+     * watch event (every int of a pod has its text) */
+    char buf[24];
+    size_t w = sizeof(buf);
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    buf[--w] = '\0';
+    do {
+        buf[--w] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0) buf[--w] = '-';
+    char *text = ks_arena_alloc_uninit(a, sizeof(buf) - w);
+    memcpy(text, buf + w, sizeof(buf) - w);
+    t->text = text;
     return t;
 }
 

@@ -876,21 +876,31 @@ typedef enum { W_AGAIN, W_BACKOFF_REWATCH, W_RELIST, W_STOP } watch_result;
  * JSON's '{' or blank. */
 static bool frame_start(char c) { return (unsigned char)c < 0x20 && c != '\n' && c != '\r' && c != '\t'; }
 
+/* "<kind> watch event <idx>", formatted into name the first time it is needed. */
+static const char *event_name(const ks_reflector *r, uint64_t idx, char *name, size_t n) {
+    if (!name[0]) snprintf(name, n, "%s watch event %llu", r->kind, (unsigned long long)idx);
+    return name;
+}
+
 /* One watch event. Returns W_AGAIN to go on, W_RELIST for an ERROR event. */
 static watch_result handle_event(ks_reflector *r, ks_arena *a, const char *text, size_t len, uint64_t idx, bool pb) {
     ks_tree **docs = NULL;
     uint32_t ndocs = 0;
     char *perr = NULL;
+    /* named for the JSON parser and for a warning only: formatting it
+     * for every event showed in the watch's profile */
     char name[300];
-    snprintf(name, sizeof(name), "%s watch event %llu", r->kind, (unsigned long long)idx);
+    name[0] = '\0';
     ks_tree *ev = NULL;
     if (pb) {
         if (!ks_pb_decode_watch_event(a, text, len, &ev, &perr)) ev = NULL;
-    } else if (kt_parse(a, name, text, len, &docs, &ndocs, &perr) && ndocs == 1 && docs[0]->type == KT_MAP) {
+    } else if (kt_parse(a, event_name(r, idx, name, sizeof(name)), text, len, &docs, &ndocs, &perr) && ndocs == 1 &&
+               docs[0]->type == KT_MAP) {
         ev = docs[0];
     }
     if (!ev) {
-        ks_warnf("%s (%s): %s, skipped", name, r->path, perr ? perr : "not an object");
+        ks_warnf("%s (%s): %s, skipped", event_name(r, idx, name, sizeof(name)), r->path,
+                 perr ? perr : "not an object");
         free(perr);
         count_decode_error(r);
         return W_AGAIN;
@@ -923,12 +933,13 @@ static watch_result handle_event(ks_reflector *r, ks_arena *a, const char *text,
     bool add = strcmp(type, "ADDED") == 0, mod = strcmp(type, "MODIFIED") == 0, del = strcmp(type, "DELETED") == 0;
     const char *ns, *nm, *uid, *rv, *why;
     if (!add && !mod && !del) {
-        ks_warnf("%s (%s): unknown event type \"%s\", skipped", name, r->path, type);
+        ks_warnf("%s (%s): unknown event type \"%s\", skipped", event_name(r, idx, name, sizeof(name)), r->path,
+                 type);
         count_decode_error(r);
         return W_AGAIN;
     }
     if (!object_meta(obj, &ns, &nm, &uid, &rv, &why)) {
-        ks_warnf("%s (%s, %s): %s, skipped", name, type, r->path, why);
+        ks_warnf("%s (%s, %s): %s, skipped", event_name(r, idx, name, sizeof(name)), type, r->path, why);
         count_decode_error(r);
         return W_AGAIN;
     }

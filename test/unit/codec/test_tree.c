@@ -287,9 +287,24 @@ static void test_args(void **st) {
     assert_int_equal(ks_args_len(NULL), 0);
 }
 
+/* An int made in code carries its decimal text (the protobuf decoder's
+ * ints): both ends of int64 and zero. */
+static void test_int_text(void **state) {
+    (void)state;
+    ks_arena *a = ks_arena_new(0);
+    const int64_t v[] = {0, 7, -7, 1234567890123LL, INT64_MAX, INT64_MIN};
+    const char *want[] = {"0", "7", "-7", "1234567890123", "9223372036854775807", "-9223372036854775808"};
+    for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+        ks_tree *t = kt_int(a, v[i]);
+        assert_int_equal(t->ival, v[i]);
+        assert_string_equal(t->text, want[i]);
+    }
+    ks_arena_free(a);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_yaml_typing), cmocka_unit_test(test_number_text),
+        cmocka_unit_test(test_yaml_typing), cmocka_unit_test(test_number_text), cmocka_unit_test(test_int_text),
         cmocka_unit_test(test_structure),   cmocka_unit_test(test_anchors_and_merge),
         cmocka_unit_test(test_documents),   cmocka_unit_test(test_emit_round_trip),
         cmocka_unit_test(test_emit_quotes_timestamps),
