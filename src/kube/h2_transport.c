@@ -603,6 +603,9 @@ static bool conn_read(h2_tp *t, h2conn *cn) {
                 conn_fail(cn, ks_xasprintf("HTTP/2 error: %s", N->nghttp2_strerror((int)used)));
                 return false;
             }
+            /* nothing buffered: poll(2) says when more comes, rather than
+             * a read(2) that fails with EAGAIN on every pass */
+            if (!O->SSL_has_pending(cn->ssl)) return true;
             continue;
         }
         int e = O->SSL_get_error(cn->ssl, r);

@@ -57,8 +57,13 @@ void ks_tls_client_init(ks_tls_client *t, const ks_kube_config *cfg, const char 
         return;
     }
     o->SSL_CTX_ctrl(ctx, SSL_CTRL_SET_MIN_PROTO_VERSION, TLS1_2_VERSION, NULL);
-    o->SSL_CTX_ctrl(ctx, SSL_CTRL_MODE, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS,
-                   NULL);
+    o->SSL_CTX_ctrl(ctx, SSL_CTRL_MODE, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER, NULL);
+    /* Read ahead into a 64 KiB buffer: one read(2) takes every record
+     * that has arrived. Without it OpenSSL reads each record's header and
+     * body apart, and SchedulingBasic's I/O thread made 6.6 reads per
+     * pod (perf record -e raw_syscalls:sys_enter). */
+    o->SSL_CTX_ctrl(ctx, SSL_CTRL_SET_READ_AHEAD, 1, NULL);
+    o->SSL_CTX_set_default_read_buffer_len(ctx, 65536);
     o->SSL_CTX_set_alpn_protos(ctx, alpn, sizeof(alpn) - 1);
     if (!cfg->insecure) {
         o->SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);

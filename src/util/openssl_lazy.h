@@ -99,7 +99,9 @@
     X(SSL_get_error) \
     X(SSL_read) \
     X(SSL_write) \
-    X(SSL_get0_alpn_selected)
+    X(SSL_get0_alpn_selected) \
+    X(SSL_has_pending) \
+    X(SSL_CTX_set_default_read_buffer_len)
 
 typedef struct ks_openssl_api {
 #define KS_OPENSSL_FIELD(name) __typeof__(&name) name;
