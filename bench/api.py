@@ -19,6 +19,8 @@ starts and a watch records when each measured pod is bound. Runners:
   kube-scheduler-default  kube-scheduler at upstream's defaults (50/100)
   ksched-json      ksched with clientConnection.contentType application/json
                    (not run unless named: what protobuf saves)
+  ksched-curl      ksched with KSCHED_KUBE_TRANSPORT=curl: libcurl instead
+                   of its own HTTP/2 client (not run unless named)
   ceiling          apitool ceiling: no scheduling, only the calls a
                    scheduler makes per pod (binding POST and the Scheduled
                    event), 16 at once, round robin over the nodes; on a
@@ -68,7 +70,7 @@ OUT = os.path.join(ROOT, "build", "bench-api")
 APITOOL = os.path.join(OUT, "apitool")
 KSCHED = os.environ.get("KSCHED") or os.path.join(ROOT, "build", "release", "ksched")
 TICK = os.sysconf("SC_CLK_TCK")
-RUNNERS = ["ksched", "kube-scheduler", "kube-scheduler-default", "ceiling", "ksched-json"]
+RUNNERS = ["ksched", "kube-scheduler", "kube-scheduler-default", "ceiling", "ksched-json", "ksched-curl"]
 DEFAULT_WORKLOADS = ["SchedulingBasic", "TopologySpreading", "SchedulingPodAntiAffinity",
                      "PreemptionBasic", "PreemptionMinimum", "SchedulingWithMixedChurn"]
 
@@ -213,7 +215,8 @@ def runner_cmd(c, runner, cfg, port, workload=""):
         return apitool(c, "ceiling", "-c", "16", *(["-preempt"] if is_preemption(workload) else []))
     if runner.startswith("ksched"):
         # KSCHED_BENCH_PREFIX: a profiler in front, e.g. "perf record -g -o F --"
-        return (os.environ.get("KSCHED_BENCH_PREFIX", "").split() +
+        return ((["env", "KSCHED_KUBE_TRANSPORT=curl"] if runner == "ksched-curl" else []) +
+                os.environ.get("KSCHED_BENCH_PREFIX", "").split() +
                 [KSCHED, "run", "--config", cfg, "-v=1", f"--secure-port={port}"] + METRICS_FLAGS)
     return [os.path.join(C.BIN, "kube-scheduler"), "--config", cfg, f"--secure-port={port}", "-v=1"] + METRICS_FLAGS
 
@@ -888,7 +891,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--nodes", type=int, default=1000)
     ap.add_argument("--workloads", default=",".join(DEFAULT_WORKLOADS))
-    ap.add_argument("--runners", default=",".join(r for r in RUNNERS if r != "ksched-json"))
+    ap.add_argument("--runners", default=",".join(r for r in RUNNERS if r not in ("ksched-json", "ksched-curl")))
     ap.add_argument("--qps", type=float, default=5000)
     ap.add_argument("--burst", type=int, default=5000)
     ap.add_argument("--cold-nodes", type=int, default=5000)
@@ -937,7 +940,7 @@ def main():
     t = time.monotonic()
     if a.envelope:
         a.cold_only, a.no_cold = True, True
-        env = envelope(a, [x for x in runners if x in ("ksched", "kube-scheduler", "ksched-json")])
+        env = envelope(a, [x for x in runners if x in ("ksched", "kube-scheduler", "ksched-json", "ksched-curl")])
         results += env
     if not a.cold_only:
         for name in [x for x in a.workloads.split(",") if x]:
