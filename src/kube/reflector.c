@@ -37,10 +37,22 @@ typedef struct list_call {
     struct ks_reflector *r; /* NULL once abandoned */
 } list_call;
 
+/* One streamed answer (a watch, a list page) as the client's I/O thread
+ * hands it over, for the reflector's thread to take; guarded by r->mu. A
+ * list has two open at once when it asks for its next page early. */
+typedef struct feed {
+    struct ks_reflector *r;
+    ks_kube_stream *s;
+    ks_strbuf in; /* bytes not taken yet */
+    bool ended, data;
+    long code;
+    char *error;
+} feed;
+
 struct ks_reflector {
     ks_kube_client *c;
     char *kind, *path, *fsel, *lsel;
-    uint32_t page;
+    uint32_t page, first_page;
     int64_t min_timeout_s, backoff_init_ns;
     size_t max_event;
     bool negotiate;       /* Accept protobuf when the client is configured for it */
@@ -51,10 +63,6 @@ struct ks_reflector {
     pthread_cond_t cv;
     bool stopping;
     ks_reflector_stats stats;
-    ks_strbuf in;         /* watch bytes not yet taken by the thread */
-    bool w_ended, w_data;
-    long w_code;
-    char *w_error;
 
     atomic_bool synced;
     /* the first list's timeline (reflector thread), logged at -v=2 once
@@ -240,24 +248,42 @@ static void deliver_deleted_stub(ks_reflector *r, ks_arena *a, const known *k) {
 
 /* ---- streamed answers (a watch, a protobuf list) ----------------------------------- */
 
-static void on_watch_data(void *arg, const char *buf, size_t n) {
-    ks_reflector *r = arg;
-    pthread_mutex_lock(&r->mu);
-    ks_sb_putn(&r->in, buf, n);
-    r->w_data = true;
-    pthread_cond_broadcast(&r->cv);
-    pthread_mutex_unlock(&r->mu);
+static void on_feed_data(void *arg, const char *buf, size_t n) {
+    feed *f = arg;
+    pthread_mutex_lock(&f->r->mu);
+    ks_sb_putn(&f->in, buf, n);
+    f->data = true;
+    pthread_cond_broadcast(&f->r->cv);
+    pthread_mutex_unlock(&f->r->mu);
 }
 
-static void on_watch_end(void *arg, long code, const char *error) {
-    ks_reflector *r = arg;
-    pthread_mutex_lock(&r->mu);
-    r->w_ended = true;
-    r->w_code = code;
-    free(r->w_error);
-    r->w_error = error ? ks_xstrdup(error) : NULL;
-    pthread_cond_broadcast(&r->cv);
-    pthread_mutex_unlock(&r->mu);
+static void on_feed_end(void *arg, long code, const char *error) {
+    feed *f = arg;
+    pthread_mutex_lock(&f->r->mu);
+    f->ended = true;
+    f->code = code;
+    free(f->error);
+    f->error = error ? ks_xstrdup(error) : NULL;
+    pthread_cond_broadcast(&f->r->cv);
+    pthread_mutex_unlock(&f->r->mu);
+}
+
+static feed *feed_open(ks_reflector *r, const char *url, bool negotiate) {
+    feed *f = ks_xcalloc(1, sizeof(*f));
+    f->r = r;
+    ks_sb_init(&f->in);
+    /* paced: the API server sends a window ahead of the decoding, no more */
+    f->s = ks_kube_stream_open_paced(r->c, url, negotiate, on_feed_data, on_feed_end, f);
+    return f;
+}
+
+/* Cancels the stream if it still runs (no callback runs once this returns). */
+static void feed_close(feed *f) {
+    if (!f) return;
+    ks_kube_stream_close(f->s);
+    ks_sb_free(&f->in);
+    free(f->error);
+    free(f);
 }
 
 /* ---- LIST ------------------------------------------------------------------------ */
@@ -601,6 +627,14 @@ static bool take_pb(ks_reflector *r, ks_arena *ia, page *pg, int k, ks_tree *out
     return true;
 }
 
+/* What the next page of a list is asked with, when it is asked for as
+ * soon as the current page's continue token is in (fetch_page). */
+typedef struct next_ask {
+    uint32_t limit;
+    const char *rv;
+    feed **next; /* the next page's stream, opened by fetch_page */
+} next_ask;
+
 /* The list's GET, on a stream: an answer in protobuf is read while it
  * arrives (its items handed to replace_items one by one, *n counting
  * them, and only the bytes of an unfinished item held), so that the
@@ -608,20 +642,18 @@ static bool take_pb(ks_reflector *r, ks_arena *ia, page *pg, int k, ks_tree *out
  * it, and the answer is never one buffer. Anything else (JSON, a Status)
  * is kept whole in pg->resp; one that failed as the client retries (no
  * answer, 429, 5xx) is asked again through get(), which retries it.
- * false when the reflector stops. */
-static bool fetch_page(ks_reflector *r, const char *url, page *pg, size_t *n) {
+ * f: the page's stream when it was opened already (taken), else NULL.
+ * ask: when not NULL, the next page is asked for (*ask->next) as soon as
+ * this page's metadata gives its continue token, so that the API server
+ * prepares it while it sends this one. false when the reflector stops. */
+static bool fetch_page(ks_reflector *r, const char *url, page *pg, size_t *n, feed *f, const next_ask *ask) {
     memset(pg, 0, sizeof(*pg));
-    if (!r->negotiate) return get(r, url, &pg->resp);
-    pthread_mutex_lock(&r->mu);
-    ks_sb_reset(&r->in);
-    r->w_ended = r->w_data = false;
-    r->w_code = 0;
-    free(r->w_error);
-    r->w_error = NULL;
-    pthread_mutex_unlock(&r->mu);
+    if (!r->negotiate) {
+        feed_close(f);
+        return get(r, url, &pg->resp);
+    }
     if (!r->listed_once && !r->t_ask_ns) r->t_ask_ns = ks_monotonic_ns();
-    /* paced: the API server sends a window ahead of the decoding, no more */
-    ks_kube_stream *s = ks_kube_stream_open_paced(r->c, url, true, on_watch_data, on_watch_end, r);
+    if (!f) f = feed_open(r, url, true);
     ks_strbuf pend;
     ks_sb_init(&pend);
     size_t off = 0;
@@ -633,28 +665,28 @@ static bool fetch_page(ks_reflector *r, const char *url, page *pg, size_t *n) {
     char *error = NULL;
     for (;;) {
         pthread_mutex_lock(&r->mu);
-        while (!r->in.len && !r->w_ended && !r->stopping) pthread_cond_wait(&r->cv, &r->mu);
-        size_t took = r->in.len;
-        if (r->in.len) {
+        while (!f->in.len && !f->ended && !r->stopping) pthread_cond_wait(&r->cv, &r->mu);
+        size_t took = f->in.len;
+        if (f->in.len) {
             if (!r->t_first_ns) r->t_first_ns = ks_monotonic_ns();
-            r->list_bytes += r->in.len;
+            r->list_bytes += f->in.len;
             if (off == pend.len) {
                 /* all read: take the client's buffer as it is */
                 ks_strbuf t = pend;
-                pend = r->in;
-                r->in = t;
+                pend = f->in;
+                f->in = t;
                 off = 0;
             } else {
-                ks_sb_putn(&pend, r->in.s, r->in.len);
+                ks_sb_putn(&pend, f->in.s, f->in.len);
             }
-            ks_sb_reset(&r->in);
+            ks_sb_reset(&f->in);
         }
         stop = r->stopping;
-        ended = r->w_ended;
-        code = r->w_code;
-        if (ended && r->w_error) set_str(&error, r->w_error);
+        ended = f->ended;
+        code = f->code;
+        if (ended && f->error) set_str(&error, f->error);
         pthread_mutex_unlock(&r->mu);
-        ks_kube_stream_consumed(s, took);
+        ks_kube_stream_consumed(f->s, took);
         if (stop) break;
         if (ended && !r->listed_once) r->t_last_ns = ks_monotonic_ns();
         if (mode == 0 && pend.len >= 4) mode = ks_pb_is_protobuf(pend.s, pend.len) ? 1 : 2;
@@ -668,6 +700,11 @@ static bool fetch_page(ks_reflector *r, const char *url, page *pg, size_t *n) {
             if (k == KS_PB_NOT_LIST) mode = 2;
             else if (k == KS_PB_END) complete = true;
             else if (!take_pb(r, ia, pg, k, out, perr, n)) pg->failed = true;
+            else if (k == KS_PB_ROOT && ask && !*ask->next && pg->cont && *pg->cont) {
+                char *nu = list_url(r, pg->cont, ask->limit, ask->rv);
+                *ask->next = feed_open(r, nu, true);
+                free(nu);
+            }
             free(perr);
             ks_arena_reset(ia);
         }
@@ -690,7 +727,7 @@ static bool fetch_page(ks_reflector *r, const char *url, page *pg, size_t *n) {
         }
         if (ended || pg->failed) break;
     }
-    ks_kube_stream_close(s);
+    feed_close(f);
     ks_arena_free(ia);
     if (!stop && mode == 1) {
         pg->streamed = true;
@@ -724,26 +761,39 @@ static bool fetch_page(ks_reflector *r, const char *url, page *pg, size_t *n) {
  * and "", unpaginated at a given resourceVersion (the watch cache serves
  * it) unless the first list came in pages; an expired continue token
  * turns into one full list; a list at an unavailable resourceVersion is
- * retried at once at "". */
+ * retried at once at "". With first_page set, the first list is a
+ * consistent one (resourceVersion "") in pages of first_page, as are the
+ * lists at "" after it. A paginated list asks for page k+1 as soon as
+ * page k's continue token is in (fetch_page), and reads it once page k is
+ * read: the items reach the handler in the list's order. */
 static list_result do_list(ks_reflector *r) {
-    const char *rv = r->rv_unavailable ? "" : r->rv ? r->rv : "0";
+    const char *rv = r->rv_unavailable ? "" : r->rv ? r->rv : r->first_page ? "" : "0";
     char *want_rv = ks_xstrdup(rv);
-    uint32_t limit = (!*want_rv || strcmp(want_rv, "0") == 0 || r->paginated) ? r->page : 0;
+    uint32_t limit = !*want_rv && r->first_page ? r->first_page
+                     : (!*want_rv || strcmp(want_rv, "0") == 0 || r->paginated) ? r->page
+                                                                                 : 0;
     ks_arena *a = ks_arena_new(0);
     size_t n = 0;
-    char *cont = NULL, *list_rv = NULL;
+    char *cont = NULL, *list_rv = NULL, *early_cont = NULL;
+    feed *early = NULL; /* the next page's stream, asked for early; early_cont: its continue token */
     replace_begin(r);
     list_result res = L_ERR;
     int pages = 0;
     bool full_fallback = false;
     for (;;) {
         char *url = full_fallback ? list_url(r, NULL, 0, want_rv) : list_url(r, cont, limit, want_rv);
+        feed *f = NULL;
+        if (early && !full_fallback && cont && strcmp(early_cont, cont) == 0) f = early;
+        else feed_close(early);
+        early = NULL;
+        next_ask ask = {.limit = limit, .rv = want_rv, .next = &early};
         page pg;
-        if (!fetch_page(r, url, &pg, &n)) {
+        if (!fetch_page(r, url, &pg, &n, f, full_fallback || !limit ? NULL : &ask)) {
             free(url);
             res = L_STOP;
             break;
         }
+        if (early) set_str(&early_cont, pg.cont);
         ks_kube_response *resp = &pg.resp;
         pthread_mutex_lock(&r->mu);
         r->stats.lists++;
@@ -836,6 +886,8 @@ static list_result do_list(ks_reflector *r) {
         res = L_OK;
         break;
     }
+    feed_close(early);
+    free(early_cont);
     if (res == L_OK) {
         pthread_mutex_lock(&r->mu);
         bool relist = r->listed_once;
@@ -974,15 +1026,10 @@ static watch_result watch_once(ks_reflector *r) {
     param(&b, "timeoutSeconds", timeout);
     param(&b, "watch", "true");
     pthread_mutex_lock(&r->mu);
-    ks_sb_reset(&r->in);
-    r->w_ended = r->w_data = false;
-    r->w_code = 0;
-    free(r->w_error);
-    r->w_error = NULL;
     r->stats.watches++;
     pthread_mutex_unlock(&r->mu);
     int64_t start = ks_monotonic_ns();
-    ks_kube_stream *s = ks_kube_stream_open_paced(r->c, ks_sb_str(&b), r->negotiate, on_watch_data, on_watch_end, r);
+    feed *f = feed_open(r, ks_sb_str(&b), r->negotiate);
     ks_infof(4, "%s watch: %s", r->kind, ks_sb_str(&b));
     ks_sb_free(&b);
 
@@ -998,19 +1045,19 @@ static watch_result watch_once(ks_reflector *r) {
     char *error = NULL;
     while (res == W_AGAIN) {
         pthread_mutex_lock(&r->mu);
-        while (!r->in.len && !r->w_ended && !r->stopping) pthread_cond_wait(&r->cv, &r->mu);
-        size_t took = r->in.len;
-        if (r->in.len) {
-            ks_sb_putn(&pend, r->in.s, r->in.len);
-            ks_sb_reset(&r->in);
+        while (!f->in.len && !f->ended && !r->stopping) pthread_cond_wait(&r->cv, &r->mu);
+        size_t took = f->in.len;
+        if (f->in.len) {
+            ks_sb_putn(&pend, f->in.s, f->in.len);
+            ks_sb_reset(&f->in);
         }
         bool stop = r->stopping;
-        ended = r->w_ended;
-        had_data = r->w_data;
-        code = r->w_code;
-        if (ended && r->w_error) set_str(&error, r->w_error);
+        ended = f->ended;
+        had_data = f->data;
+        code = f->code;
+        if (ended && f->error) set_str(&error, f->error);
         pthread_mutex_unlock(&r->mu);
-        ks_kube_stream_consumed(s, took);
+        ks_kube_stream_consumed(f->s, took);
         /* the first byte tells: a JSON event starts with '{', a protobuf
          * frame with the high byte of its length (0 below 16 MiB) */
         if (fmt == 0 && pend.len) fmt = frame_start(pend.s[0]) ? 2 : 1;
@@ -1085,7 +1132,7 @@ static watch_result watch_once(ks_reflector *r) {
         }
         if (ended) break;
     }
-    ks_kube_stream_close(s);
+    feed_close(f);
     if (res == W_AGAIN) {
         if (pend.len && (sp.depth > 0 || fmt == 2))
             ks_infof(1, "%s watch (%s): the stream ended inside an event (%zu bytes dropped); watching again from %s",
@@ -1156,6 +1203,7 @@ ks_reflector *ks_reflector_start(ks_kube_client *c, const ks_reflector_options *
     r->fsel = o->field_selector && *o->field_selector ? ks_xstrdup(o->field_selector) : NULL;
     r->lsel = o->label_selector && *o->label_selector ? ks_xstrdup(o->label_selector) : NULL;
     r->page = o->page_size ? o->page_size : 500;
+    r->first_page = o->first_page_size;
     r->min_timeout_s = o->min_watch_timeout_s > 0 ? o->min_watch_timeout_s : 300;
     r->backoff_init_ns = (o->backoff_initial_ms > 0 ? o->backoff_initial_ms : 800) * KS_NS_PER_MS;
     r->max_event = o->max_event_bytes ? o->max_event_bytes : (size_t)64 << 20;
@@ -1168,7 +1216,6 @@ ks_reflector *ks_reflector_start(ks_kube_client *c, const ks_reflector_options *
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&r->cv, &ca);
     pthread_condattr_destroy(&ca);
-    ks_sb_init(&r->in);
     ks_map_init(&r->objs);
     atomic_init(&r->synced, false);
     if (pthread_create(&r->th, NULL, reflector_main, r) != 0) ks_oom();
@@ -1190,8 +1237,6 @@ void ks_reflector_stop(ks_reflector *r) {
             known_free(k);
         }
     ks_map_free(&r->objs);
-    ks_sb_free(&r->in);
-    free(r->w_error);
     free(r->rv);
     free(r->api_version);
     free(r->kind);

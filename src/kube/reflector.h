@@ -1,5 +1,6 @@
 /* client-go's Reflector for one resource: LIST (resourceVersion=0 first,
- * paginated with limit/continue), then WATCH from the list's
+ * or a consistent list in pipelined pages with first_page_size; paginated
+ * with limit/continue), then WATCH from the list's
  * resourceVersion with allowWatchBookmarks=true and a timeoutSeconds drawn
  * from [300, 600) s, re-watching at once from the last resourceVersion
  * seen when a watch ends (or is cut); a watch that fails (410 Gone as a
@@ -43,6 +44,12 @@ typedef struct ks_reflector_options {
     const char *field_selector;  /* optional, unescaped */
     const char *label_selector;  /* optional, unescaped */
     uint32_t page_size;          /* 0: 500 */
+    /* 0: the first list as client-go's (resourceVersion 0, page_size:
+     * the watch cache answers it whole, in one page). N: a consistent
+     * list (resourceVersion unset) in pages of N, each asked for as soon
+     * as the previous one's continue token is in, so that the API server
+     * prepares page k+1 while it sends page k (docs/differences.md). */
+    uint32_t first_page_size;
     int64_t min_watch_timeout_s; /* 0: 300 (tests shorten it) */
     int64_t backoff_initial_ms;  /* 0: 800 (tests shorten it) */
     size_t max_event_bytes;      /* one watch event; 0: 64 MiB (tests shorten it) */

@@ -570,6 +570,114 @@ static void test_protobuf_streamed(void **st) {
     ks_sb_free(&one);
 }
 
+/* A protobuf PodList page: resourceVersion rv, continue token cont, pods
+ * named names[0..n). */
+static void pb_page(ks_strbuf *out, const char *rv, const char *cont, const char *const *names, int n) {
+    ks_strbuf items, lm, one;
+    ks_sb_init(&items);
+    ks_sb_init(&lm);
+    ks_sb_init(&one);
+    put_len(&lm, 2, rv, strlen(rv));
+    if (*cont) put_len(&lm, 3, cont, strlen(cont));
+    put_len(&items, 1, lm.s, lm.len);
+    for (int i = 0; i < n; i++) {
+        ks_sb_reset(&one);
+        pod_raw(&one, names[i], "1");
+        put_len(&items, 2, one.s, one.len);
+    }
+    wrap(out, "PodList", items.s, items.len);
+    ks_sb_free(&items);
+    ks_sb_free(&lm);
+    ks_sb_free(&one);
+}
+
+static ks_reflector *start_first_pages(uint32_t first_page) {
+    ks_kube_client_free(C);
+    ks_kube_client_options o = {.config = &CFG, .retry_base_ms = 10, .max_retries = 2,
+                                .content_type = KS_KUBE_PROTOBUF};
+    char *err = NULL;
+    C = ks_kube_client_new(&o, &err);
+    assert_non_null(C);
+    ks_reflector_options ro = {.kind = "Pod", .path = "/api/v1/pods", .backoff_initial_ms = 10,
+                               .first_page_size = first_page,
+                               .field_selector = "status.phase!=Succeeded,status.phase!=Failed"};
+    ks_reflector_handler h = {.arg = &R, .event = on_event, .synced = on_synced};
+    return ks_reflector_start(C, &ro, &h);
+}
+
+/* first_page_size: the first list is a consistent one (no
+ * resourceVersion) in pages of that size; page 2 is asked for as soon as
+ * page 1's continue token is in, while page 1 is still arriving, and its
+ * items are handed over only after page 1's: in the list's order. The
+ * watch starts at the list's resourceVersion. */
+static void test_first_list_pipelined(void **st) {
+    ks_strbuf p1, p2;
+    ks_sb_init(&p1);
+    ks_sb_init(&p2);
+    static const char *const n1[] = {"a", "b"}, *const n2[] = {"c"};
+    pb_page(&p1, "9", "c1", n1, 2);
+    pb_page(&p2, "9", "", n2, 1);
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "continue=c1", .body = p2.s, .body_len = p2.len});
+    /* page 1 whole but held open: the reflector cannot know it ended */
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "limit=2", .chunks = {p1.s}, .chunk_len = {p1.len},
+                       .hold = true});
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "watch=true", .hold = true, .times = -1});
+    ks_reflector *r = start_first_pages(2);
+    static const char *const first[] = {"ADDED ns/a rv=1 v1 Pod", "ADDED ns/b rv=1 v1 Pod"};
+    expect_events(first, 2);
+    assert_true(wait_requests("GET", "/api/v1/pods?continue=c1", 1));
+    usleep(50000);
+    pthread_mutex_lock(&R.mu);
+    assert_int_equal(R.n, 2); /* page 2 is in, but waits for page 1's end */
+    pthread_mutex_unlock(&R.mu);
+    assert_false(ks_reflector_synced(r));
+    fk_request l1 = nth_request("/api/v1/pods", 0), l2 = nth_request("/api/v1/pods", 1);
+    assert_string_equal(l1.url, "/api/v1/pods?fieldSelector=status.phase!=Succeeded,status.phase!=Failed&limit=2");
+    assert_string_equal(l2.url, "/api/v1/pods?continue=c1&fieldSelector=status.phase!=Succeeded,status.phase!=Failed&limit=2");
+    fk_release();
+    static const char *const all[] = {"ADDED ns/a rv=1 v1 Pod", "ADDED ns/b rv=1 v1 Pod", "ADDED ns/c rv=1 v1 Pod"};
+    expect_events(all, 3);
+    for (int i = 0; i < 10000 && !ks_reflector_synced(r); i++) usleep(1000);
+    assert_true(ks_reflector_synced(r));
+    assert_int_equal(R.synced, 1);
+    assert_true(wait_requests("GET", "/api/v1/pods?allowWatchBookmarks", 1));
+    assert_non_null(strstr(nth_request("/api/v1/pods?allowWatchBookmarks", 0).url, "resourceVersion=9"));
+    ks_reflector_stop(r);
+    ks_sb_free(&p1);
+    ks_sb_free(&p2);
+}
+
+/* The page asked for early answers 410 (its continue token expired): the
+ * list starts over in one consistent, unpaginated list, whose items
+ * replace what the first page delivered (an object gone since is
+ * DELETED). */
+static void test_first_list_pipelined_expired(void **st) {
+    ks_strbuf p1, full;
+    ks_sb_init(&p1);
+    ks_sb_init(&full);
+    static const char *const n1[] = {"a", "b"}, *const nf[] = {"b", "c", "d"};
+    pb_page(&p1, "9", "c1", n1, 2);
+    pb_page(&full, "12", "", nf, 3);
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "continue=c1", .status = 410,
+                       .body = "{\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\",\"message\":\"continue expired\"}"});
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "limit=2", .body = p1.s, .body_len = p1.len});
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "watch=true", .hold = true, .times = -1});
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "fieldSelector", .body = full.s, .body_len = full.len});
+    ks_reflector *r = start_first_pages(2);
+    static const char *const want[] = {"ADDED ns/a rv=1 v1 Pod", "ADDED ns/b rv=1 v1 Pod", "ADDED ns/c rv=1 v1 Pod",
+                                       "ADDED ns/d rv=1 v1 Pod", "DELETED ns/a uid=u-a kind=Pod"};
+    expect_events(want, 5);
+    assert_true(wait_requests("GET", "/api/v1/pods?allowWatchBookmarks", 1));
+    assert_non_null(strstr(nth_request("/api/v1/pods?allowWatchBookmarks", 0).url, "resourceVersion=12"));
+    fk_request l3 = nth_request("/api/v1/pods?field", 1);
+    assert_null(strstr(l3.url, "limit="));
+    assert_null(strstr(l3.url, "resourceVersion"));
+    assert_int_equal(R.synced, 1);
+    ks_reflector_stop(r);
+    ks_sb_free(&p1);
+    ks_sb_free(&full);
+}
+
 /* A CRD's reflector asks for JSON whatever the contentType. */
 static void test_json_only(void **st) {
     ks_kube_client_free(C);
@@ -607,6 +715,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_protobuf, setup, teardown),
         cmocka_unit_test_setup_teardown(test_protobuf_streamed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_json_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_first_list_pipelined, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_first_list_pipelined_expired, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
