@@ -7,6 +7,7 @@
 //	apitool load     -server URL -ca FILE -token T [-c 32] FILE.jsonl...
 //	apitool watch    -server URL -ca FILE -token T -ns NS -count N [-timeout S]
 //	apitool ceiling  -server URL -ca FILE -token T -scheduler NAME [-c 16] [-count N] [-preempt]
+//	apitool list     -server URL -ca FILE -token T [-path P] [-accept A] [-limit N [-pipeline] | -watchlist]
 //
 // ceiling -preempt: where a pod does not fit, the evictions a preemption
 // must make first (preempt.go).
@@ -491,6 +492,9 @@ func main() {
 	preempt := fs.Bool("preempt", false, "ceiling: evict lower-priority pods where a pod does not fit (preempt.go)")
 	path := fs.String("path", "/api/v1/pods?limit=500&resourceVersion=0", "list: the path")
 	accept := fs.String("accept", "application/vnd.kubernetes.protobuf, */*", "list: the Accept header")
+	limit := fs.Int("limit", 0, "list: read in pages of this many items (path without limit/continue; pages.go)")
+	watchlist := fs.Bool("watchlist", false, "list: as a watch's initial events (sendInitialEvents=true)")
+	pipeline := fs.Bool("pipeline", false, "list -limit: ask for the next page as soon as a page's continue token is in")
 	fs.Parse(os.Args[2:])
 	c := newClient(*server, *ca, *token)
 	switch os.Args[1] {
@@ -499,7 +503,13 @@ func main() {
 	case "watch":
 		cmdWatch(c, *ns, *count, time.Duration(*timeout*float64(time.Second)))
 	case "list":
-		cmdList(c, *path, *accept)
+		if *watchlist {
+			cmdWatchList(c, *path, *accept)
+		} else if *limit > 0 {
+			cmdListPages(c, *path, *accept, *limit, *pipeline)
+		} else {
+			cmdList(c, *path, *accept)
+		}
 	case "ceiling":
 		if *preempt {
 			cmdCeilingPreempt(c, *sched, *conc, *count)
