@@ -104,15 +104,22 @@ typedef struct fk_conn {
 typedef struct fk_stream {
     fk_answer a;
     int next;
+    size_t off; /* of chunks[next] already sent (a chunk larger than MHD's buffer goes in parts) */
 } fk_stream;
 
 static ssize_t fk_read(void *cls, uint64_t pos, char *buf, size_t max) {
     fk_stream *s = cls;
     (void)pos;
     if (s->next < FK_MAX_CHUNKS && s->a.chunks[s->next]) {
-        size_t n = s->a.chunk_len[s->next] ? s->a.chunk_len[s->next] : strlen(s->a.chunks[s->next]);
-        const char *c = s->a.chunks[s->next++];
-        if (n > max) n = max; /* chunks are small in the tests */
+        size_t len = s->a.chunk_len[s->next] ? s->a.chunk_len[s->next] : strlen(s->a.chunks[s->next]);
+        const char *c = s->a.chunks[s->next] + s->off;
+        size_t n = len - s->off;
+        if (n > max) n = max;
+        s->off += n;
+        if (s->off == len) {
+            s->next++;
+            s->off = 0;
+        }
         memcpy(buf, c, n);
         /* give the client a chance to see chunks apart */
         struct timespec ts = {0, 2 * 1000 * 1000};

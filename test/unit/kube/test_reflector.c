@@ -678,6 +678,97 @@ static void test_first_list_pipelined_expired(void **st) {
     ks_sb_free(&full);
 }
 
+/* A big list's items in order, counted, and on which thread they came. */
+static struct {
+    pthread_mutex_t mu;
+    int n, out_of_order, on_deliverer;
+    bool synced;
+} BIG;
+
+static void big_event(void *arg, ks_refl_event type, const ks_tree *obj) {
+    const char *name = tstr(kt_get(kt_get(obj, "metadata"), "name"));
+    char tn[32] = "";
+    pthread_getname_np(pthread_self(), tn, sizeof(tn));
+    pthread_mutex_lock(&BIG.mu);
+    if (type != KS_REFL_ADDED || atoi(name + 1) != BIG.n || strcmp(tstr(kt_get(obj, "kind")), "Pod") != 0)
+        BIG.out_of_order++;
+    if (!strcmp(tn, "reflector-dlv")) BIG.on_deliverer++;
+    BIG.n++;
+    pthread_mutex_unlock(&BIG.mu);
+}
+
+static void big_synced(void *arg) {
+    pthread_mutex_lock(&BIG.mu);
+    BIG.synced = true;
+    pthread_mutex_unlock(&BIG.mu);
+}
+
+/* pages of a list of npods pods named p0, p1, ... (per pages items each,
+ * continue tokens "k<first item of the next page>") */
+static void big_pages(int npods, int per, ks_strbuf *pages, int *npages) {
+    char names[per][16];
+    const char *ptrs[per];
+    *npages = 0;
+    for (int first = 0; first < npods; first += per) {
+        int n = npods - first < per ? npods - first : per;
+        for (int i = 0; i < n; i++) {
+            snprintf(names[i], sizeof(names[i]), "p%d", first + i);
+            ptrs[i] = names[i];
+        }
+        char cont[32] = "";
+        if (first + per < npods) snprintf(cont, sizeof(cont), "k%d", first + per);
+        ks_sb_init(&pages[*npages]);
+        pb_page(&pages[(*npages)++], "77", cont, ptrs, n);
+    }
+}
+
+/* A list past SPLIT_AFTER items is delivered by a second thread: every
+ * item once, in the list's order, whole pages (pipelined, in the cuts the
+ * fake makes) or one; then the watch from its resourceVersion. */
+static void test_big_list_two_threads(void **st) {
+    for (int pipelined = 0; pipelined < 2; pipelined++) {
+        fk_reset();
+        memset(&BIG, 0, sizeof(BIG));
+        pthread_mutex_init(&BIG.mu, NULL);
+        ks_strbuf pages[8];
+        int np = 0;
+        big_pages(9000, pipelined ? 4000 : 9000, pages, &np);
+        char q[8][32];
+        for (int i = np - 1; i >= 1; i--) {
+            snprintf(q[i], sizeof(q[i]), "continue=k%d", i * 4000);
+            fk_add((fk_answer){.path = "/api/v1/pods", .query = q[i], .chunks = {pages[i].s, pages[i].s + 100},
+                               .chunk_len = {100, pages[i].len - 100}});
+        }
+        fk_add((fk_answer){.path = "/api/v1/pods", .query = pipelined ? "limit=4000" : "resourceVersion=0",
+                           .chunks = {pages[0].s, pages[0].s + 7, pages[0].s + pages[0].len / 3},
+                           .chunk_len = {7, pages[0].len / 3 - 7, pages[0].len - pages[0].len / 3}});
+        fk_add((fk_answer){.path = "/api/v1/pods", .query = "watch=true", .hold = true, .times = -1});
+        ks_kube_client_free(C);
+        ks_kube_client_options o = {.config = &CFG, .retry_base_ms = 10, .max_retries = 2,
+                                    .content_type = KS_KUBE_PROTOBUF};
+        char *err = NULL;
+        C = ks_kube_client_new(&o, &err);
+        ks_reflector_options ro = {.kind = "Pod", .path = "/api/v1/pods", .backoff_initial_ms = 10,
+                                   .first_page_size = pipelined ? 4000 : 0};
+        ks_reflector_handler h = {.arg = NULL, .event = big_event, .synced = big_synced};
+        ks_reflector *r = ks_reflector_start(C, &ro, &h);
+        assert_true(wait_requests("GET", "/api/v1/pods?allowWatchBookmarks", 1));
+        assert_non_null(strstr(nth_request("/api/v1/pods?allowWatchBookmarks", 0).url, "resourceVersion=77"));
+        ks_reflector_stop(r);
+        pthread_mutex_lock(&BIG.mu);
+        assert_int_equal(BIG.n, 9000);
+        assert_int_equal(BIG.out_of_order, 0);
+        assert_true(BIG.synced);
+        /* the first SPLIT_AFTER inline, most of the rest on the deliverer */
+        assert_true(BIG.on_deliverer > 5000);
+        assert_true(BIG.on_deliverer <= 9000 - 2048);
+        pthread_mutex_unlock(&BIG.mu);
+        assert_int_equal(fk_count("GET", "/api/v1/pods?"), np + 1);
+        for (int i = 0; i < np; i++) ks_sb_free(&pages[i]);
+        fk_release();
+    }
+}
+
 /* A CRD's reflector asks for JSON whatever the contentType. */
 static void test_json_only(void **st) {
     ks_kube_client_free(C);
@@ -717,6 +808,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_json_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_first_list_pipelined, setup, teardown),
         cmocka_unit_test_setup_teardown(test_first_list_pipelined_expired, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_big_list_two_threads, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
