@@ -5,7 +5,8 @@
                  [--qps 5000 --burst 5000] [--repeat R] [--no-cold] [--cold-only]
                  [--list]
                  [--cold-nodes 5000 --cold-pods 30000]
-                 [--envelope [--envelope-nodes 5000 --envelope-pods 150000 --envelope-pending 1000 --envelope-rest 30]]
+                 [--envelope [--envelope-nodes 5000 --envelope-pods 150000 --envelope-pending 1000 --envelope-rest 30]
+                             [--envelope-warm] [--envelope-profile S]]
 
 For every workload (bench/gen.py's, 1000 nodes by default) and every runner,
 one after the other, each on a fresh API server and etcd
@@ -404,8 +405,8 @@ def throughput(bound, t0):
 
 # ---- one run -------------------------------------------------------------------
 
-def start_cluster():
-    c = C.Cluster(lifetime=3600)
+def start_cluster(flags=()):
+    c = C.Cluster(lifetime=3600, apiserver_flags=list(flags))
     c.start()
     # deploy/'s RBAC: ksched runs as its service account
     subprocess.run([os.path.join(C.BIN, "kubectl"), "--kubeconfig", c.admin_kubeconfig,
@@ -639,7 +640,7 @@ def envelope(a, runners):
             for i in range(npods):
                 f.write(json.dumps(gen.pod("pod-default", f"pod-{i:06d}", "env", names[i % nn])) + "\n")
         os.rename(path + ".tmp", path)
-    c = start_cluster()
+    c = start_cluster(["--profiling=true"] if a.envelope_profile else [])
     out = []
     try:
         load(c, [path], "envelope cluster")
@@ -681,6 +682,9 @@ def envelope(a, runners):
             if pl:
                 log(f"  the same pods listed by a plain client after it: first byte {pl['first_byte_s']:.2f} s, "
                     f"last byte {pl['last_byte_s']:.2f} s, {pl['bytes'] / 1e6:.1f} MB ({pl['content_type']})")
+            if r.get("apiserver_profile"):
+                log(f"  {runner}: the API server's profile (s): " +
+                    " ".join(f"{k} {v}" for k, v in r["apiserver_profile"].items() if k != "path" and v))
             if r.get("threads_cpu_s"):
                 log(f"  {runner}: CPU s by thread: " +
                     ", ".join(f"{k} {v:.2f}" for k, v in r["threads_cpu_s"].items() if v >= 0.005))
@@ -705,6 +709,15 @@ def envelope_one(c, runner, ns, count, a):
     time.sleep(a.envelope_rest)
     rest_rate = (cpu_s(c.apiserver.pid) - b0) / (time.monotonic() - bt0)
     before = plain_list(c) if a.envelope_plain_before else None
+    prof = None
+    if a.envelope_profile:
+        # the API server's own CPU profile over the runner's start
+        # (bench/list_study.py reads it: where its CPU goes)
+        import list_study  # noqa: E402
+        prof = {"path": os.path.join(OUT, f"envelope-{runner}-{int(time.time())}.apiserver.pb.gz")}
+        prof["thread"] = threading.Thread(target=list_study.profile, args=(c, a.envelope_profile, prof["path"]))
+        prof["thread"].start()
+        time.sleep(0.3)
     m0 = apiserver_metrics(c)
     api0, etcd0 = cpu_s(c.apiserver.pid), cpu_s(c.etcd.pid)
     t0 = time.time_ns()
@@ -741,6 +754,10 @@ def envelope_one(c, runner, ns, count, a):
     # The same list of pods as a plain client (Go, HTTP/2, protobuf, not
     # decoded): what the API server takes to encode and send it to anyone,
     # against the runner's time to its first binding.
+    if prof:
+        prof["thread"].join()
+        import list_study  # noqa: E402
+        r["apiserver_profile"] = {"path": prof["path"], **list_study.breakdown(prof["path"])}
     r["plain_list"] = plain_list(c)
     r["plain_list_before"] = before
     # resync: the API server killed and restarted under the running scheduler
@@ -906,6 +923,9 @@ def main():
     ap.add_argument("--envelope-pending", type=int, default=1000)
     ap.add_argument("--envelope-warm", action="store_true",
                     help="list every pod once with a plain client before the first envelope runner")
+    ap.add_argument("--envelope-profile", type=int, default=0, metavar="S",
+                    help="the API server's CPU profile over S seconds from each envelope runner's start "
+                         "(profiling on; its breakdown in results.json and the log)")
     ap.add_argument("--envelope-plain-before", action="store_true",
                     help="list every pod with a plain client just before each envelope runner starts")
     ap.add_argument("--envelope-no-resync", action="store_true",

@@ -11,9 +11,10 @@ read with `go tool pprof -top`).
     bench/list_study.py [--nodes 5000 --pods 150000] [--ways one,paged:500,pipe:500]
                         [--rounds 2] [--profile] [--runners ksched,kube-scheduler]
 
-Runner ways (ksched, kube-scheduler): first byte and last byte are the
+Runner ways (ksched, ksched@N: its first list in pipelined pages of N,
+kube-scheduler): first byte and last byte are the
 first and the last binding. Ways: one (limit=500&resourceVersion=0: the informers' first list, served
-whole from the watch cache), paged:N (a consistent list, resourceVersion
+whole from the watch cache), one-http1 (the same over HTTP/1.1), paged:N (a consistent list, resourceVersion
 unset, in pages of N read one after the other), pipe:N (the same with page
 k+1 asked for as soon as page k's continue token is in), and runners
 (ksched or kube-scheduler started until its first binding of --pending
@@ -108,7 +109,12 @@ PARTS = [("total", None),
          ("gc_background", "runtime.gcBgMarkWorker"),
          ("gc_assist", "runtime.gcAssistAlloc"),
          ("mallocgc", "runtime.mallocgc"),
-         ("create", "k8s.io/apiserver/pkg/endpoints/handlers.CreateResource.func1"),
+         ("list_handler", "k8s.io/apiserver/pkg/endpoints/handlers.ListResource.func1"),
+         ("create", "k8s.io/apiserver/pkg/endpoints/handlers.CreateResource.createHandler.func1.2"),
+         ("create_named", "k8s.io/apiserver/pkg/endpoints/handlers.CreateNamedResource.createHandler.func1.2"),
+         ("finish_request", "k8s.io/apiserver/pkg/endpoints/handlers/finisher.finishRequest.func1"),
+         ("http1_serve", "net/http.(*conn).serve"),
+         ("go_scheduler", "runtime.schedule"),
          ("binding", "k8s.io/kubernetes/pkg/registry/core/pod/storage.(*BindingREST).Create"),
          ("watch_serve", "k8s.io/apiserver/pkg/endpoints/handlers.serveWatchHandler.func1"),
          ("watch_dispatch", "k8s.io/apiserver/pkg/storage/cacher.(*Cacher).dispatchEvents"),
@@ -134,11 +140,13 @@ def breakdown(path):
     return out
 
 
-def run_runner(c, runner, a, rnd, prof_path=None):
+def run_runner(c, way, a, rnd, prof_path=None):
     """A scheduler's cold start: --pending pending pods of a namespace of
     its own, the scheduler started, until all are bound (then it is
     stopped); the API server's CPU and metrics over that span."""
-    ns = f"study-{runner}-{rnd}"
+    way_, _, perf = way.partition("+")
+    runner, _, page = way_.partition("@")
+    ns = f"study-{runner}-{page or 0}-{rnd}"
     f = os.path.join(c.dir, ns + ".jsonl")
     with open(f, "w") as out:
         out.write(json.dumps(gen.namespace(ns)) + "\n")
@@ -160,18 +168,42 @@ def run_runner(c, runner, a, rnd, prof_path=None):
     m0 = metrics(c)
     api0, etcd0 = A.cpu_s(c.apiserver.pid), A.cpu_s(c.etcd.pid)
     t0 = time.time_ns()
-    p = c.spawn(f"{runner}-study-{rnd}", A.runner_cmd(c, runner, cfg, C.free_port()))
+    cmd = [x if x != "-v=1" or runner != "ksched" else "-v=2" for x in A.runner_cmd(c, runner, cfg, C.free_port())]
+    env = dict(os.environ)
+    if page:
+        env["KSCHED_FIRST_LIST_PAGE"] = page
+    name = f"{runner}-{page or 0}-study-{rnd}"
+    if perf:
+        # perf record of the scheduler (call graphs by frame pointer)
+        cmd = ["perf", "record", "-F", "999", "-g", "-o", os.path.join(OUT, name + ".perf.data"), "--"] + cmd
+    p = c.spawn(name, cmd, env=env)
     outw, _ = w.communicate()
     t1 = time.time_ns()
     api1, etcd1 = A.cpu_s(c.apiserver.pid), A.cpu_s(c.etcd.pid)
     sched = A.cpu_s(p.pid)
+    threads = A.thread_cpu_s(p.pid)
     m1 = metrics(c)
-    os.killpg(p.pid, 9)
+    if perf:
+        os.killpg(p.pid, 2)  # perf writes its file on SIGINT
+        try:
+            p.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            pass
+    if p.poll() is None:
+        os.killpg(p.pid, 9)
     p.wait()
     if th:
         th.join()
     bound = json.loads(outw)["bound"] if outw.strip() else []
-    return {"way": runner, "first_byte_s": (bound[0] - t0) / 1e9 if bound else -1,
+    timeline = ""
+    try:
+        with open(os.path.join(c.dir, name + ".log")) as f:
+            for line in f:
+                if '"List read" type="Pod"' in line:
+                    timeline = line.split('"List read" ', 1)[1].strip()
+    except OSError:
+        pass
+    return {"way": way, "timeline": timeline, "threads_cpu_s": threads, "first_byte_s": (bound[0] - t0) / 1e9 if bound else -1,
             "last_byte_s": (bound[-1] - t0) / 1e9 if bound else -1, "bound": len(bound),
             "span_s": (t1 - t0) / 1e9, "sched_cpu_s": sched,
             "apiserver_cpu_s": api1 - api0, "etcd_cpu_s": etcd1 - etcd0,
@@ -181,9 +213,9 @@ def run_runner(c, runner, a, rnd, prof_path=None):
 
 def run_way(c, way, a, prof_path=None):
     path = "/api/v1/pods?fieldSelector=" + urllib.parse.quote(FSEL, safe="")
-    if way == "one":
+    if way in ("one", "one-http1"):
         cmd = A.apitool(c, "list", "-path", "/api/v1/pods?limit=500&resourceVersion=0&fieldSelector=" +
-                        urllib.parse.quote(FSEL, safe=""))
+                        urllib.parse.quote(FSEL, safe=""), *(["-http1"] if way == "one-http1" else []))
     elif way == "watchlist":
         cmd = A.apitool(c, "list", "-path", path, "-watchlist")
     else:
@@ -255,7 +287,7 @@ def main():
                     force_gc(c)
                     time.sleep(1)
                 pp = os.path.join(OUT, f"{w.replace(':', '-')}-r{rnd}.pb.gz") if a.profile else None
-                if w in ("ksched", "kube-scheduler", "ksched-json"):
+                if w.partition("@")[0].partition("+")[0] in ("ksched", "kube-scheduler", "ksched-json"):
                     r = run_runner(c, w, a, rnd, pp)
                 else:
                     r = run_way(c, w, a, pp)
@@ -267,6 +299,11 @@ def main():
                       f"{r.get('last_byte_s', -1):.2f} s, {r.get('bytes', 0) / 1e6:.1f} MB, pages {r.get('pages', 1)}, "
                       f"apiserver CPU {r['apiserver_cpu_s']:.2f} s, etcd {r['etcd_cpu_s']:.2f} s, load {r['load']:.2f}"
                       + (f" error {r['error']}" if "error" in r else ""))
+                if r.get("timeline"):
+                    A.log("      " + r["timeline"])
+                if r.get("threads_cpu_s"):
+                    A.log("      CPU s by thread: " + ", ".join(f"{k} {v:.2f}" for k, v in r["threads_cpu_s"].items()
+                                                             if v >= 0.005))
                 for k, v in sorted(r["metrics"].items()):
                     A.log(f"      {k} +{v:g}")
                 if pp:

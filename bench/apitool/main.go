@@ -43,6 +43,11 @@ type client struct {
 }
 
 func newClient(server, ca, token string) *client {
+	return newClientProto(server, ca, token, false)
+}
+
+// newClientProto: with http1, HTTP/1.1 only (client-go's DISABLE_HTTP2).
+func newClientProto(server, ca, token string, http1 bool) *client {
 	pem, err := os.ReadFile(ca)
 	if err != nil {
 		fatal("reading %s: %v", ca, err)
@@ -51,8 +56,11 @@ func newClient(server, ca, token string) *client {
 	pool.AppendCertsFromPEM(pem)
 	tr := &http.Transport{
 		TLSClientConfig:     &tls.Config{RootCAs: pool},
-		ForceAttemptHTTP2:   true,
+		ForceAttemptHTTP2:   !http1,
 		MaxIdleConnsPerHost: 64,
+	}
+	if http1 {
+		tr.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
 	}
 	return &client{server: server, token: token, hc: &http.Client{Transport: tr}}
 }
@@ -495,8 +503,9 @@ func main() {
 	limit := fs.Int("limit", 0, "list: read in pages of this many items (path without limit/continue; pages.go)")
 	watchlist := fs.Bool("watchlist", false, "list: as a watch's initial events (sendInitialEvents=true)")
 	pipeline := fs.Bool("pipeline", false, "list -limit: ask for the next page as soon as a page's continue token is in")
+	http1 := fs.Bool("http1", false, "list: over HTTP/1.1")
 	fs.Parse(os.Args[2:])
-	c := newClient(*server, *ca, *token)
+	c := newClientProto(*server, *ca, *token, *http1)
 	switch os.Args[1] {
 	case "load":
 		cmdLoad(c, *conc, fs.Args())
