@@ -28,7 +28,7 @@
     X(event_base_once)                                                                                               \
     X(evbuffer_new)                                                                                                  \
     X(evbuffer_free)                                                                                                 \
-    X(evbuffer_add)                                                                                                  \
+    X(evbuffer_add_reference)                                                                                        \
     X(bufferevent_openssl_socket_new)                                                                                \
     X(bufferevent_openssl_set_allow_dirty_shutdown)                                                                  \
     X(evhttp_new)                                                                                                    \
