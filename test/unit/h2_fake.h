@@ -26,6 +26,7 @@
 #include <nghttp2/nghttp2.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <openssl/x509.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -43,6 +44,8 @@
 
 typedef struct h2f_req {
     char method[16], path[256], auth[256], ctype[128], accept[128], ua[128], authority[128];
+    char accept_encoding[128];
+    char client_cn[64];      /* the client certificate's CN, "" without one */
     char body[512];
     size_t body_len;
 } h2f_req;
@@ -62,6 +65,7 @@ typedef struct h2f_conn {
     SSL *ssl;
     nghttp2_session *ng;
     bool handshaken, muted, dead;
+    char client_cn[64];
     h2f_stream *streams;
 } h2f_conn;
 
@@ -190,6 +194,7 @@ static int h2f_on_begin(nghttp2_session *ng, const nghttp2_frame *f, void *user)
     if (f->hd.type != NGHTTP2_HEADERS || f->headers.cat != NGHTTP2_HCAT_REQUEST) return 0;
     h2f_stream *s = calloc(1, sizeof(*s));
     s->id = f->hd.stream_id;
+    snprintf(s->req.client_cn, sizeof(s->req.client_cn), "%s", c->client_cn);
     s->next = c->streams;
     c->streams = s;
     return 0;
@@ -213,6 +218,7 @@ static int h2f_on_header(nghttp2_session *ng, const nghttp2_frame *f, const uint
     else if (H2F_IS("content-type")) h2f_copy(s->req.ctype, sizeof(s->req.ctype), value, vlen);
     else if (H2F_IS("accept")) h2f_copy(s->req.accept, sizeof(s->req.accept), value, vlen);
     else if (H2F_IS("user-agent")) h2f_copy(s->req.ua, sizeof(s->req.ua), value, vlen);
+    else if (H2F_IS("accept-encoding")) h2f_copy(s->req.accept_encoding, sizeof(s->req.accept_encoding), value, vlen);
 #undef H2F_IS
     return 0;
 }
@@ -284,6 +290,12 @@ static void h2f_serve(h2f_conn *c) {
         int r = SSL_accept(c->ssl);
         if (r == 1) {
             c->handshaken = true;
+            X509 *peer = SSL_get1_peer_certificate(c->ssl);
+            if (peer) {
+                X509_NAME_get_text_by_NID(X509_get_subject_name(peer), NID_commonName, c->client_cn,
+                                          sizeof(c->client_cn));
+                X509_free(peer);
+            }
             const unsigned char *p;
             unsigned n;
             SSL_get0_alpn_selected(c->ssl, &p, &n);
@@ -399,8 +411,10 @@ static void *h2f_main(void *arg) {
     return NULL;
 }
 
-/* Start on 127.0.0.1 with cert/key files; false when it cannot. */
-static bool h2f_start(const char *cert_file, const char *key_file) {
+/* Start on 127.0.0.1 with cert/key files, asking clients for a
+ * certificate signed by client_ca when it is not NULL; false when it
+ * cannot. */
+static bool h2f_start_ca(const char *cert_file, const char *key_file, const char *client_ca) {
     pthread_mutex_init(&H2F.mu, NULL);
     for (int i = 0; i < H2F_MAX_CONNS; i++) H2F.conns[i].fd = -1;
     H2F.ctx = SSL_CTX_new(TLS_server_method());
@@ -408,6 +422,10 @@ static bool h2f_start(const char *cert_file, const char *key_file) {
         SSL_CTX_use_PrivateKey_file(H2F.ctx, key_file, SSL_FILETYPE_PEM) != 1)
         return false;
     SSL_CTX_set_alpn_select_cb(H2F.ctx, h2f_alpn, NULL);
+    if (client_ca) {
+        if (SSL_CTX_load_verify_locations(H2F.ctx, client_ca, NULL) != 1) return false;
+        SSL_CTX_set_verify(H2F.ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
+    }
     H2F.lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t al = sizeof(a);
@@ -417,6 +435,10 @@ static bool h2f_start(const char *cert_file, const char *key_file) {
     H2F.stop = false;
     H2F.running = pthread_create(&H2F.th, NULL, h2f_main, NULL) == 0;
     return H2F.running;
+}
+
+static bool h2f_start(const char *cert_file, const char *key_file) {
+    return h2f_start_ca(cert_file, key_file, NULL);
 }
 
 static void h2f_stop(void) {

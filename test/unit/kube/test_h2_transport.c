@@ -49,7 +49,12 @@ static int setup_group(void **st) {
              "openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj /CN=apiserver && "
              "printf 'subjectAltName=DNS:apiserver.test,IP:127.0.0.1\\n' > ext.cnf && "
              "openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out server.crt -days 2 "
-             "-extfile ext.cnf ) >/dev/null 2>&1",
+             "-extfile ext.cnf && "
+             "openssl req -newkey rsa:2048 -nodes -keyout client.key -out client.csr -subj /CN=ksched-client && "
+             "openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out client.crt -days 2 && "
+             "openssl req -newkey rsa:2048 -nodes -keyout exec.key -out exec.csr -subj /CN=exec-client && "
+             "openssl x509 -req -in exec.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out exec.crt -days 2 "
+             ") >/dev/null 2>&1",
              tmpdir);
     if (system(cmd) != 0) return -1;
     snprintf(cafile, sizeof(cafile), "%s/ca.crt", tmpdir);
@@ -496,7 +501,123 @@ static void test_closed_at_once(void **st) {
     ks_kube_config_free(&cfg);
 }
 
+/* ---- which transport ---- */
+
+/* A proxy for the server's host sends the client to libcurl (which then
+ * fails on the proxy that is not there); NO_PROXY exempting the host, or
+ * no proxy, keeps it on its own HTTP/2; KSCHED_KUBE_TRANSPORT=curl forces
+ * libcurl, which asks for gzip where the own HTTP/2 never does. */
+static void test_transport_choice(void **st) {
+    ks_kube_config cfg = {0};
+    setenv("HTTPS_PROXY", "http://127.0.0.1:9", 1);
+    ks_kube_client *c = client(&cfg, (copts){0});
+    ks_kube_request q = {.method = "GET", .path = "/ok"};
+    ks_kube_response r;
+    ks_kube_do(c, &q, &r);
+    assert_int_equal(r.code, 0);
+    assert_non_null(r.error);
+    assert_int_equal(locked_int(&H2F.nlog), 0);
+    ks_kube_response_free(&r);
+    ks_kube_client_free(c);
+    setenv("NO_PROXY", "localhost,.example.com,127.0.0.1", 1);
+    c = client(&cfg, (copts){0});
+    ks_kube_do(c, &q, &r);
+    assert_int_equal(r.code, 200);
+    assert_string_equal(logged(-1).accept_encoding, "");
+    ks_kube_response_free(&r);
+    ks_kube_client_free(c);
+    unsetenv("HTTPS_PROXY");
+    unsetenv("NO_PROXY");
+    setenv("KSCHED_KUBE_TRANSPORT", "curl", 1);
+    c = client(&cfg, (copts){0});
+    ks_kube_do(c, &q, &r);
+    unsetenv("KSCHED_KUBE_TRANSPORT");
+    assert_int_equal(r.code, 200);
+    assert_true(logged(-1).accept_encoding[0] != '\0');
+    ks_kube_response_free(&r);
+    ks_kube_client_free(c);
+    ks_kube_config_free(&cfg);
+}
+
 /* ---- TLS ---- */
+
+static int setup_client_ca(void **st) {
+    char cert[512], key[512];
+    snprintf(cert, sizeof(cert), "%s/server.crt", tmpdir);
+    snprintf(key, sizeof(key), "%s/server.key", tmpdir);
+    return h2f_start_ca(cert, key, cafile) ? 0 : -1;
+}
+
+static char *path_in(const char *name) {
+    char p[512];
+    snprintf(p, sizeof(p), "%s/%s", tmpdir, name);
+    return strdup(p);
+}
+
+/* The client certificate from files, from data, from the exec plugin;
+ * none: the server refuses the handshake. */
+static void test_client_certificates(void **st) {
+    char *cert = slurp("client.crt"), *key = slurp("client.key");
+    assert_non_null(cert);
+    for (int i = 0; i < 4; i++) {
+        ks_kube_config cfg = {0};
+        const char *want = "ksched-client";
+        if (i == 0) {
+            cfg.cert_file = path_in("client.crt");
+            cfg.key_file = path_in("client.key");
+        } else if (i == 1) {
+            cfg.cert_data = strdup(cert);
+            cfg.cert_len = strlen(cert);
+            cfg.key_data = strdup(key);
+            cfg.key_len = strlen(key);
+        } else if (i == 2) {
+            /* the plugin prints an ExecCredential written here */
+            char *ec = slurp("exec.crt"), *ek = slurp("exec.key");
+            assert_non_null(ec);
+            char json[512], script[512];
+            snprintf(json, sizeof(json), "%s/exec.json", tmpdir);
+            snprintf(script, sizeof(script), "%s/certplugin.sh", tmpdir);
+            FILE *f = fopen(json, "w");
+            assert_non_null(f);
+            fputs("{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\","
+                  "\"status\":{\"clientCertificateData\":\"", f);
+            for (const char *p = ec; *p; p++) *p == '\n' ? fputs("\\n", f) : fputc(*p, f);
+            fputs("\",\"clientKeyData\":\"", f);
+            for (const char *p = ek; *p; p++) *p == '\n' ? fputs("\\n", f) : fputc(*p, f);
+            fputs("\"}}\n", f);
+            fclose(f);
+            free(ec);
+            free(ek);
+            f = fopen(script, "w");
+            assert_non_null(f);
+            fprintf(f, "#!/bin/sh\ncat '%s'\n", json);
+            fclose(f);
+            chmod(script, 0755);
+            cfg.exec = calloc(1, sizeof(*cfg.exec));
+            cfg.exec->api_version = strdup("client.authentication.k8s.io/v1");
+            cfg.exec->command = strdup(script);
+            want = "exec-client";
+        } else {
+            want = NULL;
+        }
+        ks_kube_client *c = client(&cfg, (copts){0});
+        ks_kube_request q = {.method = "GET", .path = "/ok"};
+        ks_kube_response r;
+        ks_kube_do(c, &q, &r);
+        if (want) {
+            if (r.code != 200) fail_msg("case %d: code %ld (%s)", i, r.code, r.error ? r.error : "");
+            assert_string_equal(logged(-1).client_cn, want);
+        } else {
+            assert_int_equal(r.code, 0);
+            assert_non_null(r.error);
+        }
+        ks_kube_response_free(&r);
+        ks_kube_client_free(c);
+        ks_kube_config_free(&cfg);
+    }
+    free(cert);
+    free(key);
+}
 
 static void test_certificates(void **st) {
     struct {
@@ -547,6 +668,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_ping_health_check, setup, teardown),
         cmocka_unit_test_setup_teardown(test_closed_at_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_certificates, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_transport_choice, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_client_certificates, setup_client_ca, teardown),
     };
     return cmocka_run_group_tests(tests, setup_group, teardown_group);
 }
