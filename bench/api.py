@@ -6,7 +6,7 @@
                  [--list]
                  [--cold-nodes 5000 --cold-pods 30000]
                  [--envelope [--envelope-nodes 5000 --envelope-pods 150000 --envelope-pending 1000 --envelope-rest 30]
-                             [--envelope-warm] [--envelope-profile S]]
+                             [--envelope-warm] [--envelope-profile S] [--envelope-gc]]
 
 For every workload (bench/gen.py's, 1000 nodes by default) and every runner,
 one after the other, each on a fresh API server and etcd
@@ -640,7 +640,7 @@ def envelope(a, runners):
             for i in range(npods):
                 f.write(json.dumps(gen.pod("pod-default", f"pod-{i:06d}", "env", names[i % nn])) + "\n")
         os.rename(path + ".tmp", path)
-    c = start_cluster(["--profiling=true"] if a.envelope_profile else [])
+    c = start_cluster(["--profiling=true"] if a.envelope_profile or a.envelope_gc else [])
     out = []
     try:
         load(c, [path], "envelope cluster")
@@ -709,6 +709,13 @@ def envelope_one(c, runner, ns, count, a):
     time.sleep(a.envelope_rest)
     rest_rate = (cpu_s(c.apiserver.pid) - b0) / (time.monotonic() - bt0)
     before = plain_list(c) if a.envelope_plain_before else None
+    if a.envelope_gc:
+        # a GC in the API server now: the runner does not pay (or escape) a
+        # collection of garbage left by what ran before it (a GC of the
+        # envelope's heap costs the API server 1.3-3.9 s)
+        import list_study  # noqa: E402
+        list_study.force_gc(c)
+        time.sleep(1)
     prof = None
     if a.envelope_profile:
         # the API server's own CPU profile over the runner's start
@@ -926,6 +933,8 @@ def main():
     ap.add_argument("--envelope-profile", type=int, default=0, metavar="S",
                     help="the API server's CPU profile over S seconds from each envelope runner's start "
                          "(profiling on; its breakdown in results.json and the log)")
+    ap.add_argument("--envelope-gc", action="store_true",
+                    help="force a garbage collection in the API server before each envelope runner (profiling on)")
     ap.add_argument("--envelope-plain-before", action="store_true",
                     help="list every pod with a plain client just before each envelope runner starts")
     ap.add_argument("--envelope-no-resync", action="store_true",
