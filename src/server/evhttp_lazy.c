@@ -1,10 +1,10 @@
 #include "server/evhttp_lazy.h"
 
-#include <dlfcn.h>
+#include "util/dl.h"
+
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include <string.h>
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static ks_evhttp_api api;
@@ -22,8 +22,7 @@ static const char *const libs[][2] = {
 static void load(void) {
     void *h[3];
     for (size_t i = 0; i < 3; i++) {
-        h[i] = dlopen(libs[i][0], RTLD_NOW | RTLD_LOCAL);
-        if (!h[i]) h[i] = dlopen(libs[i][1], RTLD_NOW | RTLD_LOCAL);
+        h[i] = ks_dl_open(libs[i][0], libs[i][1]);
         if (!h[i]) {
             failure = "cannot load libevent (libevent_extra-2.1.so.7, libevent_openssl-2.1.so.7, "
                       "libevent_pthreads-2.1.so.7)";
@@ -31,15 +30,8 @@ static void load(void) {
         }
     }
     bool ok = true;
-    /* Each handle also finds libevent_core's functions; function pointers
-     * from dlsym are copied, not cast from void *. */
-#define KS_EVHTTP_LOAD(name)                                                                                          \
-    do {                                                                                                             \
-        void *p_ = NULL;                                                                                             \
-        for (size_t i = 0; i < 3 && !p_; i++) p_ = dlsym(h[i], #name);                                               \
-        if (!p_) ok = false;                                                                                         \
-        memcpy(&api.name, &p_, sizeof(p_));                                                                          \
-    } while (0);
+    /* Each handle also finds libevent_core's functions. */
+#define KS_EVHTTP_LOAD(name) ok &= ks_dl_sym(h, 3, #name, &api.name, sizeof(api.name));
     KS_EVHTTP_FUNCS(KS_EVHTTP_LOAD)
 #undef KS_EVHTTP_LOAD
     if (!ok) {

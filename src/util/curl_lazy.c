@@ -1,5 +1,7 @@
 #include "util/curl_lazy.h"
 
+#include "util/dl.h"
+
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -19,8 +21,7 @@ static void *sym(void *lib, const char *name, bool *ok) {
 static void load(void) {
     /* The runtime package's soname first; the development symlink when
      * only that is installed. */
-    void *lib = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) lib = dlopen("libcurl.so", RTLD_NOW | RTLD_LOCAL);
+    void *lib = ks_dl_open("libcurl.so.4", "libcurl.so");
     if (!lib) {
         failure = "cannot load libcurl (libcurl.so.4)";
         return;

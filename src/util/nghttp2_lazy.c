@@ -1,9 +1,9 @@
 #include "util/nghttp2_lazy.h"
 
-#include <dlfcn.h>
+#include "util/dl.h"
+
 #include <pthread.h>
 #include <stdbool.h>
-#include <string.h>
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static ks_nghttp2_api api;
@@ -13,20 +13,13 @@ static const char *failure = "nghttp2 not loaded";
 static void load(void) {
     /* the runtime package's soname first; the development symlink when
      * only that is installed */
-    void *lib = dlopen("libnghttp2.so.14", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) lib = dlopen("libnghttp2.so", RTLD_NOW | RTLD_LOCAL);
+    void *lib = ks_dl_open("libnghttp2.so.14", "libnghttp2.so");
     if (!lib) {
         failure = "cannot load nghttp2 (libnghttp2.so.14)";
         return;
     }
     bool ok = true;
-    /* function pointers from dlsym: copied, not cast from void * */
-#define KS_NGHTTP2_LOAD(name)                                                                                         \
-    do {                                                                                                             \
-        void *p_ = dlsym(lib, #name);                                                                                \
-        if (!p_) ok = false;                                                                                         \
-        memcpy(&api.name, &p_, sizeof(p_));                                                                          \
-    } while (0);
+#define KS_NGHTTP2_LOAD(name) ok &= ks_dl_sym(&lib, 1, #name, &api.name, sizeof(api.name));
     KS_NGHTTP2_FUNCS(KS_NGHTTP2_LOAD)
 #undef KS_NGHTTP2_LOAD
     if (!ok) {

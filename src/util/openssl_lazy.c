@@ -1,10 +1,10 @@
 #include "util/openssl_lazy.h"
 
-#include <dlfcn.h>
+#include "util/dl.h"
+
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <string.h>
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static ks_openssl_api api;
@@ -15,20 +15,13 @@ static void load(void) {
     /* libssl's handle also finds libcrypto's functions (its dependency).
      * The runtime package's soname first; the development symlink when
      * only that is installed. */
-    void *lib = dlopen("libssl.so.3", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) lib = dlopen("libssl.so", RTLD_NOW | RTLD_LOCAL);
+    void *lib = ks_dl_open("libssl.so.3", "libssl.so");
     if (!lib) {
         failure = "cannot load OpenSSL (libssl.so.3)";
         return;
     }
     bool ok = true;
-    /* Function pointers from dlsym: copied, not cast from void *. */
-#define KS_OPENSSL_LOAD(name)                                                                                         \
-    do {                                                                                                             \
-        void *p_ = dlsym(lib, #name);                                                                                \
-        if (!p_) ok = false;                                                                                         \
-        memcpy(&api.name, &p_, sizeof(p_));                                                                          \
-    } while (0);
+#define KS_OPENSSL_LOAD(name) ok &= ks_dl_sym(&lib, 1, #name, &api.name, sizeof(api.name));
     KS_OPENSSL_FUNCS(KS_OPENSSL_LOAD)
     KS_OPENSSL_CLIENT_FUNCS(KS_OPENSSL_LOAD)
 #undef KS_OPENSSL_LOAD
