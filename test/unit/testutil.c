@@ -1,9 +1,11 @@
 #include "testutil.h"
 #include "framework/status.h"
+#include "util/strbuf.h"
 #include "util/xalloc.h"
 
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -197,4 +199,18 @@ void tu_config_free(ks_config *cfg) {
         for (int ep = 0; ep < KS_EP_COUNT; ep++) free(cfg->profiles[i].resolved[ep].plugins);
     free(cfg->profiles);
     free(cfg);
+}
+
+char *tu_slurp(const char *dir, const char *name) {
+    char *path = ks_xasprintf("%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    free(path);
+    if (!f) return NULL;
+    ks_strbuf b = {0};
+    char chunk[4096];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) ks_sb_putn(&b, chunk, n);
+    fclose(f);
+    char *out = ks_sb_take(&b);
+    return out ? out : ks_xstrdup("");
 }

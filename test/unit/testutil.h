@@ -51,4 +51,8 @@ void tu_profile_add_plugin(tu_profile *tp, const ks_plugin_ops *ops, int32_t wei
 ks_config *tu_config(tu_profile *const *profiles, size_t n);
 void tu_config_free(ks_config *cfg);
 
+/* The whole of dir/name, NUL-terminated (malloc'd), or NULL when it
+ * cannot be read: certificates and keys a test made with openssl(1). */
+char *tu_slurp(const char *dir, const char *name);
+
 #endif

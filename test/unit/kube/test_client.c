@@ -7,6 +7,7 @@
 #include "util/clock.h"
 
 #include "kube_fake.h"
+#include "testutil.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -764,17 +765,6 @@ static void test_exec_plugin_expiry_and_errors(void **st) {
 
 static bool have_openssl(void) { return system("openssl version >/dev/null 2>&1") == 0; }
 
-static char *slurp_file(const char *dir, const char *name) {
-    char path[512];
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = calloc(1, 65536);
-    size_t n = fread(buf, 1, 65535, f);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
 
 /* A CA, a server certificate for apiserver.test (not for 127.0.0.1) and a
  * second CA that signed nothing. */
@@ -802,8 +792,8 @@ static void test_tls(void **st) {
         skip();
     }
     assert_true(make_certs());
-    char *cert = slurp_file(tmpdir, "server.crt"), *key = slurp_file(tmpdir, "server.key");
-    char *ca = slurp_file(tmpdir, "ca.crt"), *other = slurp_file(tmpdir, "other.crt");
+    char *cert = tu_slurp(tmpdir, "server.crt"), *key = tu_slurp(tmpdir, "server.key");
+    char *ca = tu_slurp(tmpdir, "ca.crt"), *other = tu_slurp(tmpdir, "other.crt");
     assert_non_null(cert);
     fk_stop();
     assert_true(fk_start_on(0, cert, key));

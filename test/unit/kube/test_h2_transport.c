@@ -8,6 +8,7 @@
 #include "kube/client.h"
 
 #include "h2_fake.h"
+#include "testutil.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,17 +21,7 @@ static char tmpdir[256];
 static char cafile[512];
 static char *ca_pem, *other_pem;
 
-static char *slurp(const char *name) {
-    char path[512];
-    snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = calloc(1, 65536);
-    size_t n = fread(buf, 1, 65535, f);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
+static char *slurp(const char *name) { return tu_slurp(tmpdir, name); }
 
 /* A CA, a server certificate for apiserver.test and 127.0.0.1, a second
  * CA that signed nothing. */
