@@ -1064,8 +1064,10 @@ static list_result do_list(ks_reflector *r) {
                          r->kind, n, r->list_bytes, (double)(r->t_first_ns - r->t_ask_ns) / 1e6,
                          (double)((r->t_last_ns ? r->t_last_ns : now) - r->t_ask_ns) / 1e6, (double)(now - r->t_ask_ns) / 1e6);
             r->listed_once = true;
-            atomic_store(&r->synced, true);
+            /* published after the handler has taken it in: whoever sees
+             * ks_reflector_synced sees what the handler did with it */
             if (r->h.synced) r->h.synced(r->h.arg);
+            atomic_store(&r->synced, true);
         }
     }
     free(cont);

@@ -67,6 +67,7 @@ ks_reflector *ks_reflector_start(ks_kube_client *c, const ks_reflector_options *
                                  const ks_reflector_handler *h);
 /* Stops the thread (a watch in progress is cancelled) and frees. */
 void ks_reflector_stop(ks_reflector *r);
+/* True once the first list is handed over and the handler's synced has returned. */
 bool ks_reflector_synced(const ks_reflector *r);
 
 typedef struct ks_reflector_stats {

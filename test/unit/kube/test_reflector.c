@@ -11,6 +11,7 @@
 
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <unistd.h>
 
@@ -102,6 +103,20 @@ static ks_kube_config CFG;
 static FILE *logf_;
 static char logpath[64];
 
+/* The test's running reflector: a failed assertion leaves it running, and
+ * teardown stops it before the client it uses is freed. */
+static ks_reflector *LIVE;
+
+static ks_reflector *refl_start(const ks_reflector_options *o, const ks_reflector_handler *h) {
+    LIVE = ks_reflector_start(C, o, h);
+    return LIVE;
+}
+
+static void refl_stop(ks_reflector *r) {
+    if (r == LIVE) LIVE = NULL;
+    ks_reflector_stop(r);
+}
+
 static int setup(void **st) {
     fk_reset();
     pthread_mutex_init(&R.mu, NULL);
@@ -126,6 +141,7 @@ static int setup(void **st) {
 
 static int teardown(void **st) {
     fk_release();
+    if (LIVE) refl_stop(LIVE);
     ks_kube_client_free(C);
     fk_stop();
     ks_kube_config_free(&CFG);
@@ -150,7 +166,7 @@ static ks_reflector *start(const char *path, uint32_t page) {
     ks_reflector_options o = {.kind = "Pod", .path = path, .page_size = page, .backoff_initial_ms = 10,
                               .field_selector = "status.phase!=Succeeded,status.phase!=Failed"};
     ks_reflector_handler h = {.arg = &R, .event = on_event, .synced = on_synced};
-    return ks_reflector_start(C, &o, &h);
+    return refl_start(&o, &h);
 }
 
 #define POD(name, rv) "{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"ns\",\"uid\":\"u-" name "\",\"resourceVersion\":\"" rv "\"}}"
@@ -185,7 +201,32 @@ static void test_pagination(void **st) {
     assert_int_equal(s.lists, 2);
     assert_int_equal(s.relists, 0);
     assert_int_equal(s.events, 3);
-    ks_reflector_stop(r);
+    refl_stop(r);
+}
+
+/* A handler whose synced takes its time: ks_reflector_synced turns true
+ * only after it has returned, so that whoever polls it sees the handler's
+ * work done. */
+static atomic_int slow_synced_done;
+static void on_synced_slow(void *arg) {
+    usleep(100000);
+    on_synced(arg);
+    atomic_store(&slow_synced_done, 1);
+}
+
+static void test_synced_after_handler(void **st) {
+    atomic_store(&slow_synced_done, 0);
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "resourceVersion=0", .body = LIST("10", "", POD("a", "1"))});
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "watch=true", .hold = true, .times = -1});
+    ks_reflector_options o = {.kind = "Pod", .path = "/api/v1/pods", .backoff_initial_ms = 10};
+    ks_reflector_handler h = {.arg = &R, .event = on_event, .synced = on_synced_slow};
+    ks_reflector *r = refl_start(&o, &h);
+    assert_true(wait_events(1));
+    for (int i = 0; i < 100000 && !ks_reflector_synced(r); i++) usleep(100);
+    assert_true(ks_reflector_synced(r));
+    assert_int_equal(atomic_load(&slow_synced_done), 1);
+    assert_int_equal(R.synced, 1);
+    refl_stop(r);
 }
 
 /* Events split at awkward places (inside strings holding braces), a
@@ -210,7 +251,7 @@ static void test_bookmark_and_framing(void **st) {
     assert_int_equal(s.lists, 1); /* a watch that ends normally does not relist */
     /* the default page size */
     assert_non_null(strstr(nth_request("/api/v1/pods", 0).url, "limit=500"));
-    ks_reflector_stop(r);
+    refl_stop(r);
 }
 
 /* 410 as an ERROR event: backoff, relist at the last resourceVersion (410
@@ -247,7 +288,7 @@ static void test_410_relist(void **st) {
     pthread_mutex_lock(&R.mu);
     assert_int_equal(R.n, 6);
     pthread_mutex_unlock(&R.mu);
-    ks_reflector_stop(r);
+    refl_stop(r);
 }
 
 /* The connection drops inside an event: the partial event is dropped and
@@ -270,7 +311,7 @@ static void test_watch_cut(void **st) {
     pthread_mutex_lock(&R.mu);
     assert_int_equal(R.n, 3);
     pthread_mutex_unlock(&R.mu);
-    ks_reflector_stop(r);
+    refl_stop(r);
 }
 
 static void test_malformed(void **st) {
@@ -295,7 +336,7 @@ static void test_malformed(void **st) {
     assert_int_equal(log_count("Pod watch event 2 (ADDED, /api/v1/pods): no metadata.name"), 1);
     assert_int_equal(log_count("Pod watch event 3"), 1);
     assert_int_equal(log_count("unknown event type \"SOMETHING\""), 1);
-    ks_reflector_stop(r);
+    refl_stop(r);
 }
 
 /* An event that does not end within the limit: the stream is given up
@@ -312,7 +353,7 @@ static void test_event_limit(void **st) {
     fk_add((fk_answer){.path = "/api/v1/pods", .query = "watch=true", .hold = true, .times = -1});
     ks_reflector_options o = {.kind = "Pod", .path = "/api/v1/pods", .backoff_initial_ms = 10, .max_event_bytes = 100};
     ks_reflector_handler h = {.arg = &R, .event = on_event, .synced = on_synced};
-    ks_reflector *r = ks_reflector_start(C, &o, &h);
+    ks_reflector *r = refl_start(&o, &h);
     static const char *const want[] = {"ADDED ns/a rv=1 v1 Pod", "ADDED ns/b rv=6 v1 Pod"};
     expect_events(want, 2);
     assert_true(wait_requests("GET", "/api/v1/pods?allowWatchBookmarks=true", 2));
@@ -320,7 +361,7 @@ static void test_event_limit(void **st) {
     ks_reflector_stats_get(r, &s);
     assert_int_equal(s.relists, 1);
     assert_int_equal(log_count("Pod watch (/api/v1/pods): an event of over 100 bytes, the stream is broken"), 1);
-    ks_reflector_stop(r);
+    refl_stop(r);
 }
 
 /* A resource the server does not have (a CRD not installed): logged once,
@@ -329,7 +370,7 @@ static void test_404(void **st) {
     ks_reflector_options o = {.kind = "PodGroup", .path = "/apis/scheduling.x-k8s.io/v1alpha1/podgroups",
                               .backoff_initial_ms = 5};
     ks_reflector_handler h = {.arg = &R, .event = on_event, .synced = on_synced};
-    ks_reflector *r = ks_reflector_start(C, &o, &h);
+    ks_reflector *r = refl_start(&o, &h);
     assert_true(wait_requests("GET", "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", 4));
     assert_false(ks_reflector_synced(r));
     ks_reflector_stats s;
@@ -344,7 +385,7 @@ static void test_404(void **st) {
     expect_events(want, 1);
     for (int i = 0; i < 10000 && !ks_reflector_synced(r); i++) usleep(1000);
     assert_true(ks_reflector_synced(r));
-    ks_reflector_stop(r);
+    refl_stop(r);
 }
 
 /* A continue token that expired between pages: one full list (no limit,
@@ -365,7 +406,7 @@ static void test_continue_expired(void **st) {
     assert_null(strstr(l3.url, "continue"));
     assert_non_null(strstr(l3.url, "resourceVersion=0"));
     assert_non_null(strstr(w.url, "resourceVersion=120"));
-    ks_reflector_stop(r);
+    refl_stop(r);
 }
 
 /* ---- Protocol Buffers ---------------------------------------------------------------- */
@@ -492,7 +533,7 @@ static void test_protobuf(void **st) {
     assert_string_equal(lr.accept, "application/vnd.kubernetes.protobuf, */*");
     fk_request wr = nth_request("/api/v1/pods?allowWatchBookmarks", 0);
     assert_string_equal(wr.accept, "application/vnd.kubernetes.protobuf, */*");
-    ks_reflector_stop(r);
+    refl_stop(r);
     ks_log_set_verbosity(saved_v);
     ks_sb_free(&list);
     ks_sb_free(&items);
@@ -541,7 +582,7 @@ static void test_protobuf_streamed(void **st) {
     assert_false(ks_reflector_synced(r));
     usleep(20000);
     assert_int_equal(R.n, 1); /* b is not whole yet */
-    ks_reflector_stop(r);
+    refl_stop(r);
     /* 2. cut short after b: an error, then the whole list in pieces of every size */
     fk_reset();
     R.n = 0;
@@ -563,7 +604,7 @@ static void test_protobuf_streamed(void **st) {
     ks_reflector_stats_get(r, &s);
     assert_int_equal(s.lists, 2);
     assert_int_equal(log_count("Pod list (/api/v1/pods) failed: "), 1);
-    ks_reflector_stop(r);
+    refl_stop(r);
     ks_sb_free(&list);
     ks_sb_free(&items);
     ks_sb_free(&lm);
@@ -602,7 +643,7 @@ static ks_reflector *start_first_pages(uint32_t first_page) {
                                .first_page_size = first_page,
                                .field_selector = "status.phase!=Succeeded,status.phase!=Failed"};
     ks_reflector_handler h = {.arg = &R, .event = on_event, .synced = on_synced};
-    return ks_reflector_start(C, &ro, &h);
+    return refl_start(&ro, &h);
 }
 
 /* first_page_size: the first list is a consistent one (no
@@ -642,7 +683,7 @@ static void test_first_list_pipelined(void **st) {
     assert_int_equal(R.synced, 1);
     assert_true(wait_requests("GET", "/api/v1/pods?allowWatchBookmarks", 1));
     assert_non_null(strstr(nth_request("/api/v1/pods?allowWatchBookmarks", 0).url, "resourceVersion=9"));
-    ks_reflector_stop(r);
+    refl_stop(r);
     ks_sb_free(&p1);
     ks_sb_free(&p2);
 }
@@ -673,7 +714,7 @@ static void test_first_list_pipelined_expired(void **st) {
     assert_null(strstr(l3.url, "limit="));
     assert_null(strstr(l3.url, "resourceVersion"));
     assert_int_equal(R.synced, 1);
-    ks_reflector_stop(r);
+    refl_stop(r);
     ks_sb_free(&p1);
     ks_sb_free(&full);
 }
@@ -751,10 +792,10 @@ static void test_big_list_two_threads(void **st) {
         ks_reflector_options ro = {.kind = "Pod", .path = "/api/v1/pods", .backoff_initial_ms = 10,
                                    .first_page_size = pipelined ? 4000 : 0};
         ks_reflector_handler h = {.arg = NULL, .event = big_event, .synced = big_synced};
-        ks_reflector *r = ks_reflector_start(C, &ro, &h);
+        ks_reflector *r = refl_start(&ro, &h);
         assert_true(wait_requests("GET", "/api/v1/pods?allowWatchBookmarks", 1));
         assert_non_null(strstr(nth_request("/api/v1/pods?allowWatchBookmarks", 0).url, "resourceVersion=77"));
-        ks_reflector_stop(r);
+        refl_stop(r);
         pthread_mutex_lock(&BIG.mu);
         assert_int_equal(BIG.n, 9000);
         assert_int_equal(BIG.out_of_order, 0);
@@ -782,14 +823,14 @@ static void test_json_only(void **st) {
     ks_reflector_handler h = {.arg = &R, .event = on_event, .synced = on_synced};
     int saved_v = ks_log_verbosity;
     ks_log_set_verbosity(2);
-    ks_reflector *r = ks_reflector_start(C, &ro, &h);
+    ks_reflector *r = refl_start(&ro, &h);
     static const char *const want[] = {"ADDED ns/a rv=1 v1 Pod"};
     expect_events(want, 1);
     assert_true(wait_requests("GET", "/api/v1/pods?allowWatchBookmarks", 1));
     assert_string_equal(nth_request("/api/v1/pods?", 0).accept, "application/json");
     assert_string_equal(nth_request("/api/v1/pods?allowWatchBookmarks", 0).accept, "application/json");
     assert_int_equal(log_count("the API server answers in JSON"), 1);
-    ks_reflector_stop(r);
+    refl_stop(r);
     ks_log_set_verbosity(saved_v);
 }
 
@@ -806,6 +847,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_protobuf, setup, teardown),
         cmocka_unit_test_setup_teardown(test_protobuf_streamed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_json_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_synced_after_handler, setup, teardown),
         cmocka_unit_test_setup_teardown(test_first_list_pipelined, setup, teardown),
         cmocka_unit_test_setup_teardown(test_first_list_pipelined_expired, setup, teardown),
         cmocka_unit_test_setup_teardown(test_big_list_two_threads, setup, teardown),
