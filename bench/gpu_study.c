@@ -33,9 +33,11 @@
 #include "util/xalloc.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -699,10 +701,12 @@ int main(int argc, char **argv) {
             for (size_t s = 0; s < nseeds; s++) jl[k++] = (job){t, pol_idx[p], s};
     result *res = ks_xcalloc(njobs, sizeof(*res));
 
-    /* Experiments are independent: --jobs N runs them in N processes, each
-     * writing its results to a pipe. */
+    /* Experiments are independent: --jobs N runs them in N processes. They
+     * take the next experiment from a shared counter as each finishes (an
+     * experiment lasts 0.2-2 s by policy and trace, so a fixed share would
+     * leave processes idle at the end) and write its result into a shared
+     * array; the parent waits for them all. */
     if (jobs > (int)njobs) jobs = (int)njobs;
-    int failed = 0;
     if (jobs == 1) {
         for (size_t j = 0; j < njobs; j++)
             if (!run_one(&sy, &traces[jl[j].trace], &policies[jl[j].policy], seeds[jl[j].seed], &res[j], &err)) {
@@ -710,41 +714,39 @@ int main(int argc, char **argv) {
                 return 1;
             }
     } else {
-        int (*fds)[2] = ks_xcalloc((size_t)jobs, sizeof(*fds));
+        size_t shared_len = sizeof(atomic_size_t) + njobs * sizeof(result);
+        void *shared = mmap(NULL, shared_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (shared == MAP_FAILED) {
+            fprintf(stderr, "gpu-study: cannot map shared memory for %zu results\n", njobs);
+            return 1;
+        }
+        atomic_size_t *next = shared;
+        atomic_init(next, 0);
+        result *sres = (result *)((char *)shared + sizeof(atomic_size_t));
         pid_t *pids = ks_xcalloc((size_t)jobs, sizeof(*pids));
+        int failed = 0;
         for (int w = 0; w < jobs; w++) {
-            if (pipe(fds[w]) != 0) return 1;
             pids[w] = fork();
+            if (pids[w] < 0) {
+                failed = 1;
+                break;
+            }
             if (pids[w] == 0) {
-                close(fds[w][0]);
-                for (size_t j = (size_t)w; j < njobs; j += (size_t)jobs) {
-                    if (!run_one(&sy, &traces[jl[j].trace], &policies[jl[j].policy], seeds[jl[j].seed], &res[j],
+                for (size_t j; (j = atomic_fetch_add(next, 1)) < njobs;)
+                    if (!run_one(&sy, &traces[jl[j].trace], &policies[jl[j].policy], seeds[jl[j].seed], &sres[j],
                                  &err)) {
                         fprintf(stderr, "gpu-study: %s\n", err);
                         _exit(1);
                     }
-                    if (write(fds[w][1], &res[j], sizeof(res[j])) != (ssize_t)sizeof(res[j])) _exit(1);
-                }
                 _exit(0);
             }
-            close(fds[w][1]);
         }
-        for (int w = 0; w < jobs; w++) {
-            for (size_t j = (size_t)w; j < njobs; j += (size_t)jobs) {
-                size_t got = 0;
-                while (got < sizeof(res[j])) {
-                    ssize_t r = read(fds[w][0], (char *)&res[j] + got, sizeof(res[j]) - got);
-                    if (r <= 0) break;
-                    got += (size_t)r;
-                }
-                if (got != sizeof(res[j])) failed = 1;
-            }
-            close(fds[w][0]);
+        for (int w = 0; w < jobs && pids[w] > 0; w++) {
             int st = 0;
-            waitpid(pids[w], &st, 0);
-            if (!WIFEXITED(st) || WEXITSTATUS(st)) failed = 1;
+            if (waitpid(pids[w], &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st)) failed = 1;
         }
-        free(fds);
+        memcpy(res, sres, njobs * sizeof(result));
+        munmap(shared, shared_len);
         free(pids);
         if (failed) {
             fprintf(stderr, "gpu-study: a worker failed\n");

@@ -33,6 +33,9 @@ grep -q "^FGD " "$tmp/a.err" && grep -q "experiments in" "$tmp/a.err" && ok "sum
 
 "$bin" --nodes "$fx/nodes.csv" --trace "$fx/pods.csv" --seeds 1-2 --jobs 2 --out "$tmp/b.csv" 2>/dev/null
 cmp -s "$tmp/a.csv" "$tmp/b.csv" && ok "--jobs 2 gives the same rows" || bad "--jobs 2 differs"
+# 12 experiments over 5 processes, each taking the next as it finishes
+"$bin" --nodes "$fx/nodes.csv" --trace "$fx/pods.csv" --seeds 1-2 --jobs 5 --out "$tmp/b5.csv" 2>/dev/null
+cmp -s "$tmp/a.csv" "$tmp/b5.csv" && ok "--jobs 5 gives the same rows" || bad "--jobs 5 differs"
 # narrowing the nodes at PreFilter must not change a decision
 "$bin" --nodes "$fx/nodes.csv" --trace "$fx/pods.csv" --seeds 1-2 --no-narrow --out "$tmp/n.csv" 2>/dev/null
 cmp -s "$tmp/a.csv" "$tmp/n.csv" && ok "--no-narrow gives the same rows" || bad "--no-narrow differs"
