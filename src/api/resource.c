@@ -117,6 +117,21 @@ int64_t ks_resource_get(const ks_resource *r, ks_id name) {
     return i >= 0 ? r->scalars[i].val : 0;
 }
 
+int64_t ks_resource_get_named(const ks_resource *r, const char *name) {
+    if (!name) return 0;
+    switch (ks_resource_class(name)) {
+    case KS_RCLASS_CPU: return r->milli_cpu;
+    case KS_RCLASS_MEMORY: return r->memory;
+    case KS_RCLASS_EPHEMERAL: return r->ephemeral_storage;
+    case KS_RCLASS_PODS: return r->allowed_pods;
+    case KS_RCLASS_SCALAR: {
+        ks_id id = ks_intern_find(name);
+        return id == KS_ID_INVALID ? 0 : ks_resource_get(r, id);
+    }
+    default: return 0;
+    }
+}
+
 /* Give r a private, writable scalar array with room for `extra` more
  * entries (see the ownership notes in resource.h). */
 static void make_writable(ks_resource *r, ks_arena *a, uint32_t extra) {

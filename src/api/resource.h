@@ -81,6 +81,8 @@ bool ks_resource_is_extended(const char *name);   /* not native, not hugepages *
 bool ks_resource_is_hugepages(const char *name);
 
 int64_t ks_resource_get(const ks_resource *r, ks_id name);
+/* By name, as upstream's plugins ask (0 for a NULL, unknown or non-scalar name). */
+int64_t ks_resource_get_named(const ks_resource *r, const char *name);
 /* `a` as above: an arena, or NULL for a heap-owned vector. */
 void ks_resource_set(ks_resource *r, ks_arena *a, ks_id name, int64_t v);
 void ks_resource_add(ks_resource *dst, ks_arena *a, const ks_resource *src);

@@ -477,27 +477,13 @@ const ks_pod *ks_node_info_pod(const ks_node_info *ni, size_t i) {
     return i < ni->npods ? ni->pods[i] : NULL;
 }
 
-static int64_t resource_of(const ks_resource *r, const char *name) {
-    switch (ks_resource_class(name)) {
-    case KS_RCLASS_CPU: return r->milli_cpu;
-    case KS_RCLASS_MEMORY: return r->memory;
-    case KS_RCLASS_EPHEMERAL: return r->ephemeral_storage;
-    case KS_RCLASS_PODS: return r->allowed_pods;
-    case KS_RCLASS_SCALAR: {
-        ks_id id = ks_intern_find(name);
-        return id == KS_ID_INVALID ? 0 : ks_resource_get(r, id);
-    }
-    default: return 0;
-    }
-}
-
 int64_t ks_node_info_allocatable(const ks_node_info *ni, const char *resource) {
-    return resource_of(&ni->allocatable, resource);
+    return ks_resource_get_named(&ni->allocatable, resource);
 }
 int64_t ks_node_info_requested(const ks_node_info *ni, const char *resource) {
     /* Pods are counted, not requested (upstream uses len(Pods)). */
     if (ks_resource_class(resource) == KS_RCLASS_PODS) return ni->npods;
-    return resource_of(&ni->requested, resource);
+    return ks_resource_get_named(&ni->requested, resource);
 }
 
 int64_t ks_node_info_image_size(const ks_node_info *ni, const char *image) {

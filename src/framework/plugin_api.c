@@ -55,21 +55,6 @@ static void label_at(const ks_labels *l, size_t i, const char **key, const char 
 }
 
 /* One resource of a vector by name, in the units ks_resource keeps. */
-static int64_t resource_by_name(const ks_resource *r, const char *name) {
-    if (!name) return 0;
-    switch (ks_resource_class(name)) {
-    case KS_RCLASS_CPU: return r->milli_cpu;
-    case KS_RCLASS_MEMORY: return r->memory;
-    case KS_RCLASS_EPHEMERAL: return r->ephemeral_storage;
-    case KS_RCLASS_PODS: return r->allowed_pods;
-    case KS_RCLASS_SCALAR: {
-        ks_id id = ks_intern_find(name);
-        return id == KS_ID_INVALID ? 0 : ks_resource_get(r, id);
-    }
-    default: return 0;
-    }
-}
-
 /* ---- pods ---- */
 
 const char *ks_pod_namespace(const ks_pod *p) { return ks_str(p->ns); }
@@ -100,7 +85,7 @@ const char *ks_pod_phase_name(const ks_pod *p) {
 int32_t ks_pod_get_priority(const ks_pod *p) { return ks_pod_priority(p); }
 size_t ks_pod_nscheduling_gates(const ks_pod *p) { return p->ngates; }
 int64_t ks_pod_request(const ks_pod *p, const char *resource) {
-    return resource_by_name(&p->requests, resource);
+    return ks_resource_get_named(&p->requests, resource);
 }
 int64_t ks_pod_creation_unix(const ks_pod *p) { return p->creation_ts; }
 
@@ -137,10 +122,10 @@ void ks_node_taint(const ks_node *n, size_t i, const char **key, const char **va
 
 bool ks_node_is_unschedulable(const ks_node *n) { return n->unschedulable; }
 int64_t ks_node_allocatable(const ks_node *n, const char *resource) {
-    return resource_by_name(&n->allocatable, resource);
+    return ks_resource_get_named(&n->allocatable, resource);
 }
 int64_t ks_node_capacity(const ks_node *n, const char *resource) {
-    return resource_by_name(&n->capacity, resource);
+    return ks_resource_get_named(&n->capacity, resource);
 }
 const ks_node *ks_node_retain(const ks_node *n) {
     if (n) ks_node_ref((ks_node *)n);
