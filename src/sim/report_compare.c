@@ -1,7 +1,7 @@
 /* Printing `simulate --compare`: the decision diff as text, and as one
  * JSON/YAML document (shape in docs/simulate.md). */
-#include "codec/tree.h"
 #include "sim/compare.h"
+#include "sim/report.h"
 #include "util/xalloc.h"
 
 #include <jansson.h>
@@ -145,23 +145,5 @@ json_t *ks_compare_json(const ks_compare_result *r) {
 }
 
 void ks_compare_report_json(FILE *out, const ks_compare_result *r, bool yaml) {
-    json_t *doc = ks_compare_json(r);
-    char *s = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    json_decref(doc);
-    if (!yaml) {
-        fprintf(out, "%s\n", s);
-    } else {
-        ks_arena *a = ks_arena_new(4096);
-        ks_tree **docs;
-        uint32_t n;
-        char *err = NULL;
-        if (kt_parse(a, "compare", s, strlen(s), &docs, &n, &err) && n == 1) {
-            char *y = kt_to_yaml(docs[0]);
-            fputs(y, out);
-            free(y);
-        }
-        free(err);
-        ks_arena_free(a);
-    }
-    free(s);
+    ks_report_print_doc(out, ks_compare_json(r), "compare", yaml);
 }

@@ -439,3 +439,25 @@ void ks_report_list(FILE *out, const ks_sim_result *r, bool explain, bool yaml) 
     free(s);
     ks_arena_free(a);
 }
+
+void ks_report_print_doc(FILE *out, json_t *doc, const char *source, bool yaml) {
+    char *s = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_decref(doc);
+    if (!yaml) {
+        fprintf(out, "%s\n", s);
+        free(s);
+        return;
+    }
+    ks_arena *a = ks_arena_new(4096);
+    ks_tree **docs;
+    uint32_t n;
+    char *err = NULL;
+    if (kt_parse(a, source, s, strlen(s), &docs, &n, &err) && n == 1) {
+        char *y = kt_to_yaml(docs[0]);
+        fputs(y, out);
+        free(y);
+    }
+    free(err);
+    ks_arena_free(a);
+    free(s);
+}

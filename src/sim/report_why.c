@@ -1,6 +1,6 @@
 /* Printing `ksched why`: the text a person reads, and one JSON/YAML
  * document for tools (shape in docs/why.md). */
-#include "codec/tree.h"
+#include "sim/report.h"
 #include "sim/why.h"
 #include "util/xalloc.h"
 
@@ -212,23 +212,5 @@ void ks_why_report_list(FILE *out, const ks_why_result *r, bool yaml) {
         for (uint32_t i = 0; i < r->ncluster_fixes; i++) json_array_append_new(cf, fix_json(&r->cluster_fixes[i]));
         json_object_set_new(doc, "clusterFixes", cf);
     }
-    char *s = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    json_decref(doc);
-    if (!yaml) {
-        fprintf(out, "%s\n", s);
-        free(s);
-        return;
-    }
-    ks_arena *a = ks_arena_new(4096);
-    ks_tree **docs;
-    uint32_t n;
-    char *err = NULL;
-    if (kt_parse(a, "why", s, strlen(s), &docs, &n, &err) && n == 1) {
-        char *y = kt_to_yaml(docs[0]);
-        fputs(y, out);
-        free(y);
-    }
-    free(err);
-    ks_arena_free(a);
-    free(s);
+    ks_report_print_doc(out, doc, "why", yaml);
 }
