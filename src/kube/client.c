@@ -83,6 +83,7 @@ static void xfer_free(xfer *x) {
     free(x->content_type);
     free(x->body);
     creds_unref(x->cr);
+    free(x->cred_error);
     ks_sb_free(&x->resp);
     free(x);
 }
@@ -285,23 +286,30 @@ static bool refresh_token_file(ks_kube_client *c, char **err) {
     return true;
 }
 
+/* Whether the exec plugin gives the credentials: static ones win over
+ * it (client-go), a token file too. */
+static bool exec_creds(const ks_kube_client *c) {
+    const ks_kube_config *k = &c->cfg;
+    return k->exec && !k->token && !k->token_file && !k->username && !k->cert_file && !k->cert_data;
+}
+
 /* The credentials for a request about to be made, with a reference for it. */
 static creds *creds_acquire(ks_kube_client *c, char **err) {
     pthread_mutex_lock(&c->cred_mu);
     bool ok = true;
     if (c->cfg.token_file && !c->cfg.token) {
         ok = refresh_token_file(c, err);
-    } else if (c->cfg.exec && !c->cfg.token && !c->cfg.username && !c->cfg.cert_file && !c->cfg.cert_data) {
-        /* the plugin runs when there are no credentials yet, after a 401,
-         * and once they expire; static credentials win over it (client-go) */
-        if (!c->cur || c->stale || (c->exp_ns && ks_wall_ns() >= c->exp_ns)) {
+    } else if (exec_creds(c)) {
+        /* the plugin runs when there are no credentials yet, after a 401
+         * refused the current ones, and once they expire */
+        if (!c->cur || atomic_load(&c->rejected_gen) == c->cur->gen || (c->exp_ns && ks_wall_ns() >= c->exp_ns)) {
             int64_t exp = 0;
             creds *cr = run_exec(c, &exp, err);
             if (cr) {
                 creds_unref(c->cur);
+                cr->gen = ++c->cred_gen;
                 c->cur = cr;
                 c->exp_ns = exp;
-                c->stale = false;
             } else {
                 ok = false;
             }
@@ -317,12 +325,13 @@ static creds *creds_acquire(ks_kube_client *c, char **err) {
     return cr;
 }
 
-/* A 401 with these credentials: the exec plugin runs again next time. */
-static void creds_rejected(ks_kube_client *c, creds *cr) {
-    if (!c->cfg.exec) return;
-    pthread_mutex_lock(&c->cred_mu);
-    if (c->cur == cr) c->stale = true;
-    pthread_mutex_unlock(&c->cred_mu);
+/* A 401 with these credentials: if they are still the current ones, the
+ * exec plugin runs again next time. Without cred_mu: a plugin's run holds
+ * it, and this is called on the I/O thread. */
+static void creds_rejected(ks_kube_client *c, const creds *cr) {
+    if (!cr->gen) return;
+    uint_least64_t seen = atomic_load(&c->rejected_gen);
+    while (seen < cr->gen && !atomic_compare_exchange_weak(&c->rejected_gen, &seen, cr->gen)) {}
 }
 
 /* ---- the I/O thread ------------------------------------------------------- */
@@ -462,6 +471,68 @@ static void requeue(ks_kube_client *c, xfer *x, int64_t delay_ns) {
     c->waiting = x;
 }
 
+/* ---- exec credentials refused: the plugin again, off the I/O thread --------- */
+
+/* The thread that runs the exec plugin for async requests a 401 refused:
+ * each batch waits for one creds_acquire (which runs the plugin only if
+ * the refused credentials are still the current ones: many requests
+ * refused at once run it once), then goes back to the I/O thread with the
+ * new credentials or with why there are none. A client that stops gives
+ * its queued requests back untouched (they end as cancelled). */
+static void *reauth_main(void *arg) {
+    pthread_setname_np(pthread_self(), "kube-reauth");
+    ks_kube_client *c = arg;
+    pthread_mutex_lock(&c->mu);
+    for (;;) {
+        while (!c->reauth_q && !c->stopping) pthread_cond_wait(&c->reauth_cv, &c->mu);
+        xfer *q = c->reauth_q;
+        c->reauth_q = NULL;
+        if (!q) break;
+        bool stop = c->stopping;
+        pthread_mutex_unlock(&c->mu);
+        char *err = NULL;
+        creds *cr = stop ? NULL : creds_acquire(c, &err);
+        xfer *last = q;
+        for (xfer *x = q; x; x = x->next) {
+            if (cr) {
+                creds_unref(x->cr);
+                atomic_fetch_add(&cr->refs, 1);
+                x->cr = cr;
+            } else if (!stop) {
+                x->cred_error = ks_xstrdup(err ? err : "exec plugin: no credentials");
+            }
+            x->due_ns = 0;
+            x->need_token = cr != NULL; /* sent again: rate limited again */
+            last = x;
+        }
+        creds_unref(cr);
+        free(err);
+        pthread_mutex_lock(&c->mu);
+        *c->incoming_tail = q;
+        c->incoming_tail = &last->next;
+        /* wake_fd stays open until this thread is joined */
+        if (!atomic_exchange(&c->wake_pending, true)) wake(c);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return NULL;
+}
+
+/* A 401 refused x's exec credentials (I/O thread): x waits for the plugin
+ * to run again, then is sent once more; false when no thread can run it. */
+static bool reauth_later(ks_kube_client *c, xfer *x) {
+    pthread_mutex_lock(&c->mu);
+    bool ok = c->reauth_started || pthread_create(&c->reauth_th, NULL, reauth_main, c) == 0;
+    if (ok) {
+        c->reauth_started = true;
+        x->reauthed = true;
+        x->next = c->reauth_q;
+        c->reauth_q = x;
+        pthread_cond_signal(&c->reauth_cv);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return ok;
+}
+
 static int64_t backoff_ns(ks_kube_client *c, int attempt) {
     int64_t d = c->retry_base_ns;
     for (int i = 1; i < attempt && d < 8 * KS_NS_PER_SEC; i++) d *= 2;
@@ -507,6 +578,13 @@ void ks_kube_xfer_ended(ks_kube_client *c, xfer *x, const char *transport_error)
     }
     count(c, code, x->attempts > 1);
     ks_sm_rest_request(x->method, c->host, code, (double)(ks_monotonic_ns() - x->started_ns) / 1e9);
+    /* as ks_kube_do: once more with the exec plugin's new credentials
+     * (streams end: their owner opens them again, which runs the plugin) */
+    if (code == 401 && !x->sync && !x->stream && !x->reauthed && exec_creds(c) && reauth_later(c, x)) {
+        ks_infof(4, "%s %s: 401, running the exec plugin again", x->method, x->path);
+        free(error);
+        return;
+    }
     if (delay >= 0) ks_sm_rest_retry(x->method, c->host, code);
     if (delay >= 0) {
         ks_infof(4, "%s %s: %s, retry %d in %lld ms", x->method, x->path,
@@ -540,7 +618,8 @@ static int64_t run_waiting(ks_kube_client *c) {
             }
         }
         if (x->due_ns <= now) {
-            if (!start(c, x)) complete(c, x, 0, "cannot start a transfer");
+            if (x->cred_error) complete(c, x, 0, x->cred_error); /* the exec plugin failed after a 401 */
+            else if (!start(c, x)) complete(c, x, 0, "cannot start a transfer");
         } else {
             if (x->due_ns < next) next = x->due_ns;
             x->next = keep;
@@ -807,6 +886,7 @@ ks_kube_client *ks_kube_client_new(const ks_kube_client_options *o, char **err) 
     pthread_mutex_init(&c->cred_mu, NULL);
     pthread_mutex_init(&c->mu, NULL);
     pthread_mutex_init(&c->stats_mu, NULL);
+    pthread_cond_init(&c->reauth_cv, NULL);
     c->incoming_tail = &c->incoming;
     if (c->cfg.exec) c->exec_info = exec_info_json(&c->cfg);
     if (!c->cfg.token_file && !c->cfg.exec) {
@@ -867,6 +947,11 @@ void ks_kube_client_free(ks_kube_client *c) {
     pthread_mutex_unlock(&c->mu);
     wake(c);
     pthread_join(c->io, NULL);
+    /* the exec plugin's thread: it ends its run and gives back what it held */
+    pthread_mutex_lock(&c->mu);
+    pthread_cond_signal(&c->reauth_cv);
+    pthread_mutex_unlock(&c->mu);
+    if (c->reauth_started) pthread_join(c->reauth_th, NULL);
     /* requests queued after the thread looked for the last time */
     pthread_mutex_lock(&c->mu);
     xfer *in = c->incoming;
@@ -902,6 +987,7 @@ void ks_kube_client_free(ks_kube_client *c) {
     pthread_mutex_destroy(&c->cred_mu);
     pthread_mutex_destroy(&c->mu);
     pthread_mutex_destroy(&c->stats_mu);
+    pthread_cond_destroy(&c->reauth_cv);
     ks_kube_config_free(&c->cfg);
     free(c);
 }
@@ -987,7 +1073,7 @@ void ks_kube_do(ks_kube_client *c, const ks_kube_request *req, ks_kube_response 
     do_once(c, req, out);
     /* An exec plugin's credential refused: run the plugin again and retry
      * once (client-go only refreshes, and the next request benefits). */
-    if (out->code == 401 && c->cfg.exec) {
+    if (out->code == 401 && exec_creds(c)) {
         int retries = out->retries;
         ks_kube_response_free(out);
         do_once(c, req, out);

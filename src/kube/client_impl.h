@@ -20,6 +20,7 @@
  * new one replaces it when the token file changes or the exec plugin runs. */
 typedef struct ks_kube_creds {
     atomic_int refs;
+    uint64_t gen;            /* exec: which run of the plugin made them (1, 2, ...); 0 others */
     char *auth;              /* "Authorization: ..." header line, or NULL */
     char *cert, *key;        /* exec plugin's client certificate (PEM), or NULL */
     size_t cert_len, key_len;
@@ -50,6 +51,8 @@ typedef struct ks_kube_xfer {
     bool idempotent, negotiate;
     ks_kube_stream *stream;  /* a watch, or NULL */
     ks_kube_creds *cr;
+    bool reauthed;           /* a 401 has run the exec plugin again for it */
+    char *cred_error;        /* that run failed: why (the request ends with it) */
     int attempts;            /* made so far */
     int64_t due_ns;          /* start (or take a token) at */
     bool need_token;
@@ -87,7 +90,10 @@ struct ks_kube_client {
     /* credentials: cred_mu guards these */
     pthread_mutex_t cred_mu;
     ks_kube_creds *cur;
-    bool stale;              /* exec: a 401 asked for new credentials */
+    uint64_t cred_gen;       /* exec: the plugin's runs that gave credentials */
+    /* exec: the newest credentials a 401 refused (their gen); set without
+     * cred_mu, which an exec plugin's run holds, by the I/O thread */
+    atomic_uint_least64_t rejected_gen;
     int64_t exp_ns;          /* exec: expiry (wall clock), 0 none */
     struct stat token_st;    /* the token file as last read */
     char *exec_info;         /* KUBERNETES_EXEC_INFO value */
@@ -118,6 +124,15 @@ struct ks_kube_client {
 
     pthread_mutex_t stats_mu;
     ks_kube_client_stats stats;
+
+    /* async requests refused (401) with an exec plugin's credentials wait
+     * here while a thread of their own runs the plugin again (a subprocess:
+     * not on the I/O thread), then go back on incoming. mu guards the
+     * queue; the thread starts at the first such 401. */
+    ks_kube_xfer *reauth_q;
+    pthread_cond_t reauth_cv;
+    pthread_t reauth_th;
+    bool reauth_started;
 };
 
 /* A transport. start begins an attempt of x (x->attempts, started_ns and

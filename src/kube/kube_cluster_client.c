@@ -583,22 +583,13 @@ typedef struct async_bind {
     ks_kube_cluster_client *kb;
     ks_pod *pod; /* referenced */
     bind_req b;
-    bool retried;
     void (*done)(void *arg, ks_status *result);
     void *arg;
 } async_bind;
 
 static void async_bind_done(void *arg, const ks_kube_response *r) {
     async_bind *ab = arg;
-    /* ks_kube_do tries once more after a 401 when the credential comes
-     * from an exec plugin (run again); here the request is sent once
-     * more whatever the credential (the client refreshes an exec
-     * plugin's; any other gets its 401 again). */
-    if (r->code == 401 && !ab->retried) {
-        ab->retried = true;
-        ks_kube_do_async(ab->kb->client, &ab->b.req, async_bind_done, ab);
-        return;
-    }
+    /* a 401 with an exec plugin's credentials was retried by the client */
     ks_status *st = bind_result(ab->kb, ab->pod, r);
     bind_req_free(&ab->b);
     ks_pod_unref(ab->pod);

@@ -2,7 +2,8 @@
  * (test/unit/h2_fake.h: nghttp2's server API and OpenSSL): the request's
  * headers and body, concurrency within the server's
  * SETTINGS_MAX_CONCURRENT_STREAMS on one connection, Retry-After, a 401
- * that re-runs the exec plugin, a paced watch whose slow consumer holds
+ * that re-runs the exec plugin (also for async requests: off the I/O
+ * thread, once for many), a paced watch whose slow consumer holds
  * the server back (bounded memory), GOAWAY and a dropped connection mid
  * stream, the PING health check, timeouts, and certificate errors. */
 #include "kube/client.h"
@@ -645,12 +646,196 @@ static void test_certificates(void **st) {
     }
 }
 
+/* ---- async requests refused with an exec plugin's credentials ---- */
+
+/* An exec plugin whose first run gives token t1; later runs run `then`
+ * (shell) and, unless it exits, give t<run>. Its runs are counted in
+ * tmpdir/<name>.runs. */
+static void exec_plugin(ks_kube_config *cfg, const char *name, const char *then) {
+    char script[512], runs[512];
+    snprintf(script, sizeof(script), "%s/%s.sh", tmpdir, name);
+    snprintf(runs, sizeof(runs), "%s/%s.runs", tmpdir, name);
+    unlink(runs);
+    FILE *f = fopen(script, "w");
+    assert_non_null(f);
+    fprintf(f,
+            "#!/bin/sh\nn=$(cat '%s' 2>/dev/null || echo 0); n=$((n+1)); echo $n > '%s'\n"
+            "if [ $n -gt 1 ]; then\n%s\nfi\n"
+            "echo '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\","
+            "\"status\":{\"token\":\"t'$n'\"}}'\n",
+            runs, runs, then);
+    fclose(f);
+    chmod(script, 0755);
+    cfg->exec = calloc(1, sizeof(*cfg->exec));
+    cfg->exec->api_version = strdup("client.authentication.k8s.io/v1");
+    cfg->exec->command = strdup(script);
+}
+
+static int exec_runs(const char *name) {
+    char *t = tu_slurp(tmpdir, name);
+    int n = t ? atoi(t) : 0;
+    free(t);
+    return n;
+}
+
+typedef struct answer {
+    pthread_mutex_t mu;
+    bool done;
+    ks_kube_response r;
+} answer;
+
+static void on_answer(void *arg, const ks_kube_response *r) {
+    answer *a = arg;
+    pthread_mutex_lock(&a->mu);
+    a->r = *r;
+    a->r.body = r->body ? strdup(r->body) : NULL;
+    a->r.error = r->error ? strdup(r->error) : NULL;
+    a->done = true;
+    pthread_mutex_unlock(&a->mu);
+}
+
+static bool answer_wait(answer *a, int ms) {
+    for (int i = 0; i <= ms / 10; i++) {
+        pthread_mutex_lock(&a->mu);
+        bool d = a->done;
+        pthread_mutex_unlock(&a->mu);
+        if (d) return true;
+        wait_ms(10);
+    }
+    return false;
+}
+
+static bool file_exists(const char *name) {
+    char p[512];
+    snprintf(p, sizeof(p), "%s/%s", tmpdir, name);
+    return access(p, F_OK) == 0;
+}
+
+/* As ks_kube_do: a 401 runs the plugin again and sends the request once
+ * more with its token. The plugin runs off the I/O thread: while it waits,
+ * a watch already open keeps receiving. */
+static void test_async_401_runs_the_exec_plugin_again(void **st) {
+    char then[1024];
+    snprintf(then, sizeof(then),
+             "touch '%s/reauth.started'; i=0; while [ ! -e '%s/reauth.go' ] && [ $i -lt 1000 ]; do sleep 0.01; "
+             "i=$((i+1)); done",
+             tmpdir, tmpdir);
+    char p[512];
+    snprintf(p, sizeof(p), "%s/reauth.started", tmpdir);
+    unlink(p);
+    snprintf(p, sizeof(p), "%s/reauth.go", tmpdir);
+    unlink(p);
+    H2F_SET(snprintf(H2F.want_auth, sizeof(H2F.want_auth), "Bearer t2"));
+    ks_kube_config cfg = {0};
+    exec_plugin(&cfg, "reauth", then);
+    ks_kube_client *c = client(&cfg, (copts){0});
+    sink s = SINK;
+    ks_kube_stream *w;
+    held_watch(c, &s, &w);
+    size_t prev = 0;
+    for (int i = 0; i < 100 && sink_got(&s) != prev; i++) { /* until the window is full */
+        prev = sink_got(&s);
+        wait_ms(50);
+    }
+    answer a = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    ks_kube_request q = {.method = "POST", .path = "/auth", .body = "{}", .body_len = 2};
+    ks_kube_do_async(c, &q, on_answer, &a);
+    for (int i = 0; i < 1000 && !file_exists("reauth.started"); i++) wait_ms(10);
+    assert_true(file_exists("reauth.started"));
+    /* the plugin is running: the I/O thread still moves the watch on */
+    size_t held = sink_got(&s);
+    ks_kube_stream_consumed(w, held);
+    for (int i = 0; i < 500 && sink_got(&s) == held; i++) wait_ms(10);
+    printf("# while the plugin ran: the watch had %zu bytes, then %zu\n", held, sink_got(&s));
+    assert_true(sink_got(&s) > held);
+    assert_false(answer_wait(&a, 0));
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fclose(f);
+    assert_true(answer_wait(&a, 10000));
+    assert_int_equal(a.r.code, 200);
+    assert_int_equal(a.r.retries, 1);
+    assert_null(a.r.error);
+    assert_string_equal(logged(-2).auth, "Bearer t1");
+    assert_string_equal(logged(-1).auth, "Bearer t2");
+    assert_string_equal(logged(-1).path, "/auth");
+    assert_int_equal(exec_runs("reauth.runs"), 2);
+    ks_kube_response_free(&a.r);
+    ks_kube_stream_close(w);
+    ks_kube_client_free(c);
+    ks_kube_config_free(&cfg);
+}
+
+/* The plugin fails when run again: the request ends with its message. */
+static void test_async_401_plugin_fails(void **st) {
+    H2F_SET(snprintf(H2F.want_auth, sizeof(H2F.want_auth), "Bearer t2"));
+    ks_kube_config cfg = {0};
+    exec_plugin(&cfg, "reauthfail", "echo 'no more tokens' >&2; exit 3");
+    ks_kube_client *c = client(&cfg, (copts){0});
+    answer a = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    ks_kube_request q = {.method = "GET", .path = "/auth"};
+    ks_kube_do_async(c, &q, on_answer, &a);
+    assert_true(answer_wait(&a, 10000));
+    assert_int_equal(a.r.code, 0);
+    assert_non_null(a.r.error);
+    if (!strstr(a.r.error, "reauthfail.sh failed with exit code 3")) fail_msg("error: %s", a.r.error);
+    assert_int_equal(exec_runs("reauthfail.runs"), 2);
+    assert_int_equal(locked_int(&H2F.nlog), 1); /* not sent again */
+    ks_kube_response_free(&a.r);
+    ks_kube_client_free(c);
+    ks_kube_config_free(&cfg);
+}
+
+/* Many requests refused at once: the plugin runs once for all of them. */
+static void test_async_401_many_run_the_plugin_once(void **st) {
+    H2F_SET(snprintf(H2F.want_auth, sizeof(H2F.want_auth), "Bearer t2"));
+    ks_kube_config cfg = {0};
+    exec_plugin(&cfg, "reauthmany", "sleep 0.3");
+    ks_kube_client *c = client(&cfg, (copts){0});
+    enum { N = 12 };
+    counter k = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+    ks_kube_request q = {.method = "GET", .path = "/auth"};
+    for (int i = 0; i < N; i++) ks_kube_do_async(c, &q, on_done, &k);
+    pthread_mutex_lock(&k.mu);
+    while (k.done < N) pthread_cond_wait(&k.cv, &k.mu);
+    pthread_mutex_unlock(&k.mu);
+    assert_int_equal(k.ok, N);
+    int refused = 0;
+    pthread_mutex_lock(&H2F.mu);
+    for (int i = 0; i < H2F.nlog; i++) refused += strcmp(H2F.log[i].auth, "Bearer t1") == 0;
+    pthread_mutex_unlock(&H2F.mu);
+    printf("# %d of %d requests refused, the plugin ran %d times\n", refused, N, exec_runs("reauthmany.runs"));
+    assert_true(refused >= 2);
+    assert_int_equal(exec_runs("reauthmany.runs"), 2);
+    ks_kube_client_free(c);
+    ks_kube_config_free(&cfg);
+}
+
+/* Freed while the plugin runs again: the request ends, nothing leaks. */
+static void test_async_401_free_while_the_plugin_runs(void **st) {
+    H2F_SET(snprintf(H2F.want_auth, sizeof(H2F.want_auth), "Bearer t2"));
+    ks_kube_config cfg = {0};
+    exec_plugin(&cfg, "reauthfree", "sleep 0.3");
+    ks_kube_client *c = client(&cfg, (copts){0});
+    counter k = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+    ks_kube_request q = {.method = "GET", .path = "/auth"};
+    ks_kube_do_async(c, &q, on_done, &k);
+    for (int i = 0; i < 500 && exec_runs("reauthfree.runs") < 2; i++) wait_ms(10);
+    ks_kube_client_free(c);
+    assert_int_equal(k.done, 1);
+    ks_kube_config_free(&cfg);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_request_headers_and_body, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrency_within_max_streams, setup, teardown),
         cmocka_unit_test_setup_teardown(test_retry_after, setup, teardown),
         cmocka_unit_test_setup_teardown(test_401_runs_the_exec_plugin_again, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_async_401_runs_the_exec_plugin_again, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_async_401_plugin_fails, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_async_401_many_run_the_plugin_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_async_401_free_while_the_plugin_runs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_limits_and_timeouts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_paced_watch_bounds_memory, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unpaced_watch, setup, teardown),
