@@ -154,6 +154,15 @@ struct ks_kube_transport {
 extern const ks_kube_transport ks_kube_curl_transport;
 extern const ks_kube_transport ks_kube_h2_transport;
 
+struct addrinfo;
+/* The h2 transport's name resolution: getaddrinfo, run on a thread of its
+ * own. Tests put a resolver they control here (its results are freed with
+ * freeaddrinfo). */
+extern int (*ks_kube_getaddrinfo)(const char *host, const char *port, const struct addrinfo *hints,
+                                  struct addrinfo **res);
+/* Those threads still running, in the whole process (tests). */
+int ks_kube_h2_resolving(void);
+
 /* Called by the transport with an answer's parts. */
 void ks_kube_xfer_header(ks_kube_xfer *x, const char *name, size_t nlen, const char *value, size_t vlen);
 /* false: stop the transfer (a body over its limit; too_big is set) */

@@ -25,7 +25,10 @@
  * or ends them; watches end, the reflector watches again).
  *
  * Dead connections as client-go's HTTP/2 health check: no frame for
- * read_idle_ns: a PING; no answer within ping_timeout_ns: closed. */
+ * read_idle_ns: a PING; no answer within ping_timeout_ns: closed.
+ *
+ * Host names are resolved on a thread of their own (resolve_*), so that a
+ * slow DNS holds up only the connection that waits for it. */
 #include "kube/client_impl.h"
 
 #include "kube/tls_client.h"
@@ -40,6 +43,8 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,9 +58,10 @@
 #define H2_MAX_RESEND 5
 #define H2_CONNECT_TIMEOUT_NS (30 * KS_NS_PER_SEC)
 
-enum { C_CONNECTING, C_HANDSHAKE, C_OPEN, C_DEAD };
+enum { C_CONNECTING, C_HANDSHAKE, C_OPEN, C_DEAD, C_RESOLVING };
 
 typedef struct h2_tp h2_tp;
+typedef struct h2_resolve h2_resolve;
 
 typedef struct h2conn {
     struct h2conn *next;
@@ -68,7 +74,9 @@ typedef struct h2conn {
     char *cert;              /* the exec plugin's certificate it presents, or NULL */
     bool retiring;           /* no new streams */
     int nstreams;            /* submitted, not closed */
-    struct addrinfo *ai, *ai_next;
+    struct addrinfo *ai;     /* the server's address when it is one (no lookup) */
+    h2_resolve *res;         /* the lookup of its name (a reference), until open */
+    struct addrinfo *ai_next; /* the next address to try (in ai or res's) */
     int64_t deadline_ns;     /* to be open by */
     bool want_write;         /* SSL needs POLLOUT */
     ks_strbuf out;           /* frames not written yet */
@@ -98,9 +106,141 @@ struct h2_tp {
     char *prefix;            /* the URL's path, "" or "/prefix" */
     h2conn *conns;           /* the first one not retiring is the current one */
     h2s *pending, **pending_tail;
+    h2_resolve *res;         /* the last lookup started (a reference) */
     nghttp2_session_callbacks *cbs;
     nghttp2_option *opt;
 };
+
+/* ---- name resolution, off the I/O thread ---------------------------------------- */
+
+/* getaddrinfo blocks for as long as the system's resolver waits (seconds
+ * per name server and attempt) and cannot be cancelled: it runs on a
+ * detached thread, which wakes the I/O thread when it is done. Connections
+ * wait for it in C_RESOLVING, within their 30 s to be open. One lookup
+ * runs at a time per client: a connection made while one runs (say, after
+ * the last one timed out) waits for the same one, so a DNS that never
+ * answers costs one thread, not one per attempt. A client freed meanwhile
+ * lets go of it; the thread frees it when getaddrinfo returns. */
+struct h2_resolve {
+    pthread_mutex_t mu;      /* guards all but host and port */
+    int refs;                /* the thread, the transport, each connection waiting */
+    bool done;
+    int wake_fd;             /* the client's; -1 once the transport let go */
+    char *host, *port;
+    int rc;                  /* getaddrinfo's */
+    struct addrinfo *ai;
+};
+
+int (*ks_kube_getaddrinfo)(const char *host, const char *port, const struct addrinfo *hints,
+                           struct addrinfo **res) = getaddrinfo;
+
+static atomic_int resolving;
+
+int ks_kube_h2_resolving(void) { return atomic_load(&resolving); }
+
+static void resolve_unref(h2_resolve *r) {
+    pthread_mutex_lock(&r->mu);
+    bool last = --r->refs == 0;
+    pthread_mutex_unlock(&r->mu);
+    if (!last) return;
+    if (r->ai) freeaddrinfo(r->ai);
+    pthread_mutex_destroy(&r->mu);
+    free(r->host);
+    free(r->port);
+    free(r);
+}
+
+static void resolve_run(h2_resolve *r) {
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+    struct addrinfo *ai = NULL;
+    int rc = ks_kube_getaddrinfo(r->host, r->port, &hints, &ai);
+    pthread_mutex_lock(&r->mu);
+    r->rc = rc;
+    r->ai = rc == 0 ? ai : NULL;
+    r->done = true;
+    uint64_t one = 1;
+    if (r->wake_fd >= 0 && write(r->wake_fd, &one, sizeof(one)) < 0) {} /* EAGAIN: awake anyway */
+    pthread_mutex_unlock(&r->mu);
+}
+
+static void *resolve_main(void *arg) {
+    pthread_setname_np(pthread_self(), "kube-resolve");
+    resolve_run(arg);
+    resolve_unref(arg);
+    atomic_fetch_sub(&resolving, 1);
+    return NULL;
+}
+
+/* cn waits for its host's addresses: the lookup running, or a new one. */
+static void resolve_start(h2_tp *t, h2conn *cn) {
+    h2_resolve *r = t->res;
+    if (r) {
+        pthread_mutex_lock(&r->mu);
+        bool running = !r->done;
+        pthread_mutex_unlock(&r->mu);
+        if (!running) {
+            /* a new connection looks the name up again, as Go's dialer */
+            resolve_unref(r);
+            t->res = r = NULL;
+        }
+    }
+    if (!r) {
+        r = ks_xcalloc(1, sizeof(*r));
+        pthread_mutex_init(&r->mu, NULL);
+        r->refs = 2; /* the transport's and the thread's */
+        r->wake_fd = t->c->wake_fd;
+        r->host = ks_xstrdup(t->host);
+        r->port = ks_xstrdup(t->port);
+        t->res = r;
+        pthread_attr_t at;
+        pthread_attr_init(&at);
+        pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+        atomic_fetch_add(&resolving, 1);
+        pthread_t th;
+        if (pthread_create(&th, &at, resolve_main, r) != 0) {
+            /* no thread: here, as before */
+            atomic_fetch_sub(&resolving, 1);
+            r->refs--;
+            resolve_run(r);
+        }
+        pthread_attr_destroy(&at);
+    }
+    pthread_mutex_lock(&r->mu);
+    r->refs++;
+    pthread_mutex_unlock(&r->mu);
+    cn->res = r;
+    cn->state = C_RESOLVING;
+}
+
+/* The lookup cn waits for, if it is done: cn connects, or fails. */
+static bool conn_dial(h2_tp *t, h2conn *cn);
+static void resolve_check(h2_tp *t, h2conn *cn) {
+    h2_resolve *r = cn->res;
+    pthread_mutex_lock(&r->mu);
+    bool done = r->done;
+    int rc = r->rc;
+    pthread_mutex_unlock(&r->mu);
+    if (!done) return;
+    if (rc != 0) {
+        cn->state = C_DEAD;
+        free(cn->error);
+        cn->error = ks_xasprintf("Could not resolve host: %s (%s)", t->host, gai_strerror(rc));
+        return;
+    }
+    cn->ai_next = r->ai; /* r's, read only; cn keeps its reference until open */
+    if (!conn_dial(t, cn)) cn->state = C_DEAD;
+}
+
+/* The transport goes: the lookup running wakes nobody any more. */
+static void resolve_release(h2_tp *t) {
+    h2_resolve *r = t->res;
+    if (!r) return;
+    pthread_mutex_lock(&r->mu);
+    r->wake_fd = -1;
+    pthread_mutex_unlock(&r->mu);
+    resolve_unref(r);
+    t->res = NULL;
+}
 
 /* ---- connections ------------------------------------------------------------ */
 
@@ -111,6 +251,7 @@ static void conn_free(h2conn *cn) {
     if (cn->ssl) O->SSL_free(cn->ssl);
     if (cn->fd >= 0) close(cn->fd);
     if (cn->ai) freeaddrinfo(cn->ai);
+    if (cn->res) resolve_unref(cn->res);
     ks_sb_free(&cn->out);
     free(cn->cert);
     free(cn->error);
@@ -149,15 +290,15 @@ static h2conn *conn_new(h2_tp *t, const char *cert) {
     ks_sb_init(&cn->out);
     cn->deadline_ns = ks_monotonic_ns() + H2_CONNECT_TIMEOUT_NS;
     cn->last_rx_ns = ks_monotonic_ns();
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
-    int rc = getaddrinfo(t->host, t->port, &hints, &cn->ai);
-    if (rc != 0) {
-        cn->state = C_DEAD;
-        cn->error = ks_xasprintf("Could not resolve host: %s (%s)", t->host, gai_strerror(rc));
-        cn->ai = NULL;
-    } else {
+    /* an address needs no lookup: connect now; a name is looked up on
+     * the resolver's thread */
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST};
+    if (getaddrinfo(t->host, t->port, &hints, &cn->ai) == 0) {
         cn->ai_next = cn->ai;
         if (!conn_dial(t, cn)) cn->state = C_DEAD;
+    } else {
+        cn->ai = NULL;
+        resolve_start(t, cn);
     }
     cn->next = t->conns;
     t->conns = cn;
@@ -360,6 +501,7 @@ static void h2_destroy(ks_kube_client *c) {
     h2_tp *t = c->tp;
     if (!t) return;
     const ks_nghttp2_api *N = t->N;
+    resolve_release(t);
     while (t->conns) {
         h2conn *cn = t->conns;
         t->conns = cn->next;
@@ -524,10 +666,10 @@ static void conn_opened(h2_tp *t, h2conn *cn) {
     cn->state = C_OPEN;
     cn->opened = true;
     cn->last_rx_ns = ks_monotonic_ns();
-    if (cn->ai) {
-        freeaddrinfo(cn->ai);
-        cn->ai = cn->ai_next = NULL;
-    }
+    if (cn->ai) freeaddrinfo(cn->ai);
+    if (cn->res) resolve_unref(cn->res);
+    cn->ai = cn->ai_next = NULL;
+    cn->res = NULL;
 }
 
 static void handshake(h2_tp *t, h2conn *cn) {
@@ -740,6 +882,7 @@ static void h2_step(ks_kube_client *c, int64_t until_ns) {
     int n = 0;
     pfd[n++] = (struct pollfd){.fd = c->wake_fd, .events = POLLIN};
     for (h2conn *cn = t->conns; cn; cn = cn->next) {
+        if (cn->state == C_RESOLVING) resolve_check(t, cn);
         if (cn->state == C_OPEN) {
             int64_t h = check_alive(t, cn, now);
             if (h < until_ns) until_ns = h;
@@ -747,12 +890,13 @@ static void h2_step(ks_kube_client *c, int64_t until_ns) {
         }
         if (cn->state != C_DEAD && cn->deadline_ns && cn->state != C_OPEN) {
             if (cn->deadline_ns <= now)
-                conn_fail(cn, ks_xasprintf("Connection timed out after %lld milliseconds",
+                conn_fail(cn, ks_xasprintf("%s timed out after %lld milliseconds",
+                                           cn->state == C_RESOLVING ? "Resolving" : "Connection",
                                            (long long)(H2_CONNECT_TIMEOUT_NS / KS_NS_PER_MS)));
             else if (cn->deadline_ns < until_ns)
                 until_ns = cn->deadline_ns;
         }
-        if (cn->state == C_DEAD || n == 9) continue;
+        if (cn->state == C_DEAD || cn->state == C_RESOLVING || n == 9) continue;
         short ev = POLLIN;
         if (cn->state == C_CONNECTING) ev = POLLOUT;
         else if (cn->want_write || (cn->state == C_OPEN && (cn->out_off < cn->out.len || N->nghttp2_session_want_write(cn->ng))))

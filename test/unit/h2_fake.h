@@ -14,7 +14,7 @@
  *                       stream's window allows, then the end
  *   /hang               headers never sent
  * Control (under H2F.mu): goaway (GOAWAY, last stream 0 if goaway_all,
- * then close), drop (close every connection), mute (stop reading and
+ * then close), goaway_keep (GOAWAY, the streams begun carry on), drop (close every connection), mute (stop reading and
  * writing existing connections: a black hole). */
 #ifndef KS_TEST_H2_FAKE_H
 #define KS_TEST_H2_FAKE_H
@@ -86,7 +86,7 @@ static struct {
     char want_auth[256];
     size_t watch_bytes, big_bytes;
     /* control */
-    bool goaway, goaway_all, drop, mute;
+    bool goaway, goaway_all, goaway_keep, drop, mute;
     /* observed */
     h2f_req log[H2F_MAX_LOG];
     int nlog;
@@ -402,10 +402,13 @@ static void *h2f_main(void *arg) {
                 h2f_conn_close(c);
                 continue;
             }
+            if (H2F.goaway_keep && c->ng)
+                nghttp2_submit_goaway(c->ng, NGHTTP2_FLAG_NONE, nghttp2_session_get_last_proc_stream_id(c->ng),
+                                      NGHTTP2_NO_ERROR, NULL, 0);
             h2f_serve(c);
             if (c->dead) h2f_conn_close(c);
         }
-        H2F.drop = H2F.goaway = H2F.mute = false;
+        H2F.drop = H2F.goaway = H2F.goaway_keep = H2F.mute = false;
         pthread_mutex_unlock(&H2F.mu);
     }
     return NULL;

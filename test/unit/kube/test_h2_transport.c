@@ -5,8 +5,10 @@
  * that re-runs the exec plugin (also for async requests: off the I/O
  * thread, once for many), a paced watch whose slow consumer holds
  * the server back (bounded memory), GOAWAY and a dropped connection mid
- * stream, the PING health check, timeouts, and certificate errors. */
+ * stream, the PING health check, timeouts, certificate errors, and host
+ * names looked up off the I/O thread. */
 #include "kube/client.h"
+#include "kube/client_impl.h"
 
 #include "h2_fake.h"
 #include "testutil.h"
@@ -14,6 +16,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <netdb.h>
 #include <sys/stat.h>
 
 #include <cmocka.h>
@@ -826,6 +829,146 @@ static void test_async_401_free_while_the_plugin_runs(void **st) {
     ks_kube_config_free(&cfg);
 }
 
+/* ---- name resolution off the I/O thread ---- */
+
+/* A resolver the test holds: apiserver.test is 127.0.0.1, other names are
+ * unknown; while dns.block, lookups wait. */
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool block;
+    int calls;
+} dns = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+
+static int held_resolver(const char *host, const char *port, const struct addrinfo *hints, struct addrinfo **res) {
+    pthread_mutex_lock(&dns.mu);
+    dns.calls++;
+    pthread_cond_broadcast(&dns.cv);
+    while (dns.block) pthread_cond_wait(&dns.cv, &dns.mu);
+    pthread_mutex_unlock(&dns.mu);
+    if (strcmp(host, "apiserver.test") != 0) return EAI_NONAME;
+    struct addrinfo h = *hints;
+    h.ai_flags |= AI_NUMERICHOST;
+    return getaddrinfo("127.0.0.1", port, &h, res);
+}
+
+static void dns_hold(bool block) {
+    pthread_mutex_lock(&dns.mu);
+    dns.block = block;
+    pthread_cond_broadcast(&dns.cv);
+    pthread_mutex_unlock(&dns.mu);
+}
+
+/* Until n lookups have begun; false after ms. */
+static bool dns_wait_calls(int n, int ms) {
+    for (int i = 0; i <= ms / 10; i++) {
+        pthread_mutex_lock(&dns.mu);
+        bool ok = dns.calls >= n;
+        pthread_mutex_unlock(&dns.mu);
+        if (ok) return true;
+        wait_ms(10);
+    }
+    return false;
+}
+
+static void dns_setup(ks_kube_config *cfg, const char *host) {
+    char server[128];
+    snprintf(server, sizeof(server), "https://%s:%u", host, H2F.port);
+    cfg->server = strdup(server);
+    dns_hold(false);
+    pthread_mutex_lock(&dns.mu);
+    dns.calls = 0;
+    pthread_mutex_unlock(&dns.mu);
+    ks_kube_getaddrinfo = held_resolver;
+}
+
+/* The resolver's threads have ended (they free what they hold). */
+static void dns_teardown(void) {
+    dns_hold(false);
+    for (int i = 0; i < 500 && ks_kube_h2_resolving() > 0; i++) wait_ms(10);
+    assert_int_equal(ks_kube_h2_resolving(), 0);
+    ks_kube_getaddrinfo = getaddrinfo;
+}
+
+/* A new connection waiting for a slow lookup holds up nothing that runs on
+ * the connection already open: a watch there keeps receiving. */
+static void test_slow_lookup_stalls_no_open_connection(void **st) {
+    ks_kube_config cfg = {0};
+    dns_setup(&cfg, "apiserver.test");
+    ks_kube_client *c = client(&cfg, (copts){0});
+    ks_kube_response r = req(c, "GET", "/ok", NULL);
+    assert_int_equal(r.code, 200);
+    ks_kube_response_free(&r);
+    sink s = SINK;
+    ks_kube_stream *w;
+    held_watch(c, &s, &w);
+    size_t prev = 0;
+    for (int i = 0; i < 100 && sink_got(&s) != prev; i++) {
+        prev = sink_got(&s);
+        wait_ms(50);
+    }
+    /* the server retires the connection (its watch carries on); the next
+     * request needs a new one, whose lookup hangs */
+    dns_hold(true);
+    H2F_SET(H2F.goaway_keep = true);
+    wait_ms(100);
+    counter k = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+    ks_kube_request q = {.method = "GET", .path = "/ok"};
+    ks_kube_do_async(c, &q, on_done, &k);
+    assert_true(dns_wait_calls(2, 5000));
+    size_t held = sink_got(&s);
+    ks_kube_stream_consumed(w, held);
+    for (int i = 0; i < 500 && sink_got(&s) == held; i++) wait_ms(10);
+    printf("# while the lookup hung: the watch had %zu bytes, then %zu\n", held, sink_got(&s));
+    assert_true(sink_got(&s) > held);
+    pthread_mutex_lock(&k.mu);
+    assert_int_equal(k.done, 0);
+    pthread_mutex_unlock(&k.mu);
+    dns_hold(false);
+    pthread_mutex_lock(&k.mu);
+    while (k.done < 1) pthread_cond_wait(&k.cv, &k.mu);
+    pthread_mutex_unlock(&k.mu);
+    assert_int_equal(k.ok, 1);
+    assert_int_equal(locked_int(&H2F.accepted), 2);
+    ks_kube_stream_close(w);
+    ks_kube_client_free(c);
+    ks_kube_config_free(&cfg);
+    dns_teardown();
+}
+
+/* Freed while a lookup hangs: the request ends, the client goes at once,
+ * the lookup's thread frees what it holds when it returns. An unknown
+ * name ends requests with curl's words. */
+static void test_lookup_free_and_failure(void **st) {
+    ks_kube_config cfg = {0};
+    dns_setup(&cfg, "apiserver.test");
+    dns_hold(true);
+    ks_kube_client *c = client(&cfg, (copts){0});
+    counter k = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+    ks_kube_request q = {.method = "GET", .path = "/ok"};
+    ks_kube_do_async(c, &q, on_done, &k);
+    ks_kube_do_async(c, &q, on_done, &k);
+    assert_true(dns_wait_calls(1, 5000));
+    assert_int_equal(ks_kube_h2_resolving(), 1);
+    ks_kube_client_free(c);
+    assert_int_equal(k.done, 2);
+    assert_int_equal(k.ok, 0);
+    assert_int_equal(ks_kube_h2_resolving(), 1); /* still in the lookup */
+    ks_kube_config_free(&cfg);
+    dns_teardown();
+
+    ks_kube_config cfg2 = {0};
+    dns_setup(&cfg2, "nosuch.test");
+    c = client(&cfg2, (copts){0});
+    ks_kube_response r = req(c, "GET", "/ok", NULL);
+    assert_int_equal(r.code, 0);
+    if (!r.error || !strstr(r.error, "Could not resolve host: nosuch.test")) fail_msg("error: %s", r.error);
+    ks_kube_response_free(&r);
+    ks_kube_client_free(c);
+    ks_kube_config_free(&cfg2);
+    dns_teardown();
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_request_headers_and_body, setup, teardown),
@@ -836,6 +979,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_async_401_plugin_fails, setup, teardown),
         cmocka_unit_test_setup_teardown(test_async_401_many_run_the_plugin_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_async_401_free_while_the_plugin_runs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slow_lookup_stalls_no_open_connection, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lookup_free_and_failure, setup, teardown),
         cmocka_unit_test_setup_teardown(test_limits_and_timeouts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_paced_watch_bounds_memory, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unpaced_watch, setup, teardown),
