@@ -503,6 +503,12 @@ static bool find_items(const char *b, size_t len, size_t *from, size_t *to) {
     }
 }
 
+/* The source name the parser's messages begin with for a list item: the
+ * item's own ("<kind> list item <n>") replaces it in the one message that
+ * needs it, rather than being formatted for every item (as the protobuf
+ * path and the watch do). */
+#define ITEM_SOURCE "item"
+
 /* Each element of the array b[from, to) parsed on its own into `ia`
  * (reset between them) and handed to replace_items: a list of 30,000
  * pods is never one tree. false (after note_error) when one cannot be
@@ -515,10 +521,13 @@ static bool replace_each(ks_reflector *r, ks_arena *ia, const char *b, size_t fr
         ks_tree **docs = NULL;
         uint32_t ndocs = 0;
         char *perr = NULL;
-        char name[300];
-        snprintf(name, sizeof(name), "%s list item %zu", r->kind, *n);
-        if (!e || !kt_parse(ia, name, b + i, e - i, &docs, &ndocs, &perr) || ndocs != 1) {
-            note_error(r, "%s list (%s): cannot read the answer: %s", r->kind, r->path, perr ? perr : "not a list");
+        if (!e || !kt_parse(ia, ITEM_SOURCE, b + i, e - i, &docs, &ndocs, &perr) || ndocs != 1) {
+            const size_t sl = sizeof(ITEM_SOURCE) - 1;
+            if (perr && strncmp(perr, ITEM_SOURCE ":", sl + 1) == 0) /* "item:LINE: why" */
+                note_error(r, "%s list (%s): cannot read the answer: %s list item %zu%s", r->kind, r->path, r->kind,
+                           *n, perr + sl);
+            else
+                note_error(r, "%s list (%s): cannot read the answer: %s", r->kind, r->path, perr ? perr : "not a list");
             free(perr);
             return false;
         }

@@ -339,6 +339,21 @@ static void test_malformed(void **st) {
     refl_stop(r);
 }
 
+/* A list item the JSON parser cannot read: the list fails, the message
+ * names the item by its place in the list. */
+static void test_unreadable_list_item(void **st) {
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "resourceVersion=0", .times = -1,
+                       .body = LIST("5", "", POD("a", "1") ",{\"metadata\":tru}")});
+    ks_reflector *r = start("/api/v1/pods", 0);
+    assert_true(wait_requests("GET", "/api/v1/pods", 2));
+    ks_reflector_stats s;
+    ks_reflector_stats_get(r, &s);
+    if (!strstr(s.last_error, "Pod list (/api/v1/pods): cannot read the answer: Pod list item 1:1: "))
+        fail_msg("last error: %s", s.last_error);
+    assert_false(ks_reflector_synced(r));
+    refl_stop(r);
+}
+
 /* An event that does not end within the limit: the stream is given up
  * with a message and the reflector lists again. */
 static void test_event_limit(void **st) {
@@ -841,6 +856,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_410_relist, setup, teardown),
         cmocka_unit_test_setup_teardown(test_watch_cut, setup, teardown),
         cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unreadable_list_item, setup, teardown),
         cmocka_unit_test_setup_teardown(test_event_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_404, setup, teardown),
         cmocka_unit_test_setup_teardown(test_continue_expired, setup, teardown),
