@@ -503,11 +503,18 @@ static bool find_items(const char *b, size_t len, size_t *from, size_t *to) {
     }
 }
 
-/* The source name the parser's messages begin with for a list item: the
- * item's own ("<kind> list item <n>") replaces it in the one message that
- * needs it, rather than being formatted for every item (as the protobuf
- * path and the watch do). */
-#define ITEM_SOURCE "item"
+/* The source name the JSON parser's messages begin with for a list item
+ * or a watch event: the piece's own ("<kind> list item <n>") replaces it
+ * in the one message that needs it, rather than being formatted for every
+ * piece (as the protobuf path does). */
+#define PIECE_SOURCE "piece"
+
+/* A parser's message about a piece: what follows PIECE_SOURCE
+ * (":LINE: why"), or NULL when it is not such a message. */
+static const char *piece_error_tail(const char *perr) {
+    const size_t n = sizeof(PIECE_SOURCE) - 1;
+    return perr && strncmp(perr, PIECE_SOURCE ":", n + 1) == 0 ? perr + n : NULL;
+}
 
 /* Each element of the array b[from, to) parsed on its own into `ia`
  * (reset between them) and handed to replace_items: a list of 30,000
@@ -521,11 +528,11 @@ static bool replace_each(ks_reflector *r, ks_arena *ia, const char *b, size_t fr
         ks_tree **docs = NULL;
         uint32_t ndocs = 0;
         char *perr = NULL;
-        if (!e || !kt_parse(ia, ITEM_SOURCE, b + i, e - i, &docs, &ndocs, &perr) || ndocs != 1) {
-            const size_t sl = sizeof(ITEM_SOURCE) - 1;
-            if (perr && strncmp(perr, ITEM_SOURCE ":", sl + 1) == 0) /* "item:LINE: why" */
+        if (!e || !kt_parse(ia, PIECE_SOURCE, b + i, e - i, &docs, &ndocs, &perr) || ndocs != 1) {
+            const char *tail = piece_error_tail(perr);
+            if (tail)
                 note_error(r, "%s list (%s): cannot read the answer: %s list item %zu%s", r->kind, r->path, r->kind,
-                           *n, perr + sl);
+                           *n, tail);
             else
                 note_error(r, "%s list (%s): cannot read the answer: %s", r->kind, r->path, perr ? perr : "not a list");
             free(perr);
@@ -1112,13 +1119,14 @@ static watch_result handle_event(ks_reflector *r, ks_arena *a, const char *text,
     ks_tree *ev = NULL;
     if (pb) {
         if (!ks_pb_decode_watch_event(a, text, len, &ev, &perr)) ev = NULL;
-    } else if (kt_parse(a, event_name(r, idx, name, sizeof(name)), text, len, &docs, &ndocs, &perr) && ndocs == 1 &&
-               docs[0]->type == KT_MAP) {
+    } else if (kt_parse(a, PIECE_SOURCE, text, len, &docs, &ndocs, &perr) && ndocs == 1 && docs[0]->type == KT_MAP) {
         ev = docs[0];
     }
     if (!ev) {
-        ks_warnf("%s (%s): %s, skipped", event_name(r, idx, name, sizeof(name)), r->path,
-                 perr ? perr : "not an object");
+        const char *tail = piece_error_tail(perr);
+        event_name(r, idx, name, sizeof(name));
+        ks_warnf("%s (%s): %s%s, skipped", name, r->path, tail ? name : "",
+                 tail ? tail : perr ? perr : "not an object");
         free(perr);
         count_decode_error(r);
         return W_AGAIN;

@@ -334,7 +334,7 @@ static void test_malformed(void **st) {
     assert_int_equal(log_count("item 2: no metadata.name"), 1);
     assert_int_equal(log_count("Pod watch event 1 (/api/v1/pods): not a JSON object"), 1);
     assert_int_equal(log_count("Pod watch event 2 (ADDED, /api/v1/pods): no metadata.name"), 1);
-    assert_int_equal(log_count("Pod watch event 3"), 1);
+    assert_int_equal(log_count("Pod watch event 3 (/api/v1/pods): Pod watch event 3:1: "), 1);
     assert_int_equal(log_count("unknown event type \"SOMETHING\""), 1);
     refl_stop(r);
 }
