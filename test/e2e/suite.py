@@ -772,6 +772,90 @@ def plain_pods(prefix, n, sched="ksched", cpu="10m"):
     return [pod(f"{prefix}-{i}", sched, cpu=cpu) for i in range(n)]
 
 
+def exec_kubeconfig(c, name, script):
+    """A kubeconfig whose user's credentials come from an exec plugin."""
+    path = os.path.join(c.dir, name)
+    with open(path, "w") as f:
+        f.write(f"""apiVersion: v1
+kind: Config
+clusters:
+- name: e2e
+  cluster:
+    server: {c.server}
+    certificate-authority: {c.certs[0]}
+users:
+- name: exec
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1
+      command: {script}
+      interactiveMode: Never
+contexts:
+- name: e2e
+  context:
+    cluster: e2e
+    user: exec
+current-context: e2e
+""")
+    return path
+
+
+def test_exec_credential(c):
+    """ksched's credentials from an exec plugin (a ServiceAccount token from
+    kubectl create token, as a cloud's plugin would give): pods are bound
+    with it. Then the ServiceAccount is deleted and created again, which
+    revokes the token: the API server answers 401, ksched runs the plugin
+    again and binds the next pods with the new token (bindings, events and
+    lists all go through it)."""
+    if SUBJECT != "ksched":
+        raise Skip("ksched's exec credential plugin")
+    runs = os.path.join(c.dir, "exec-runs")
+    script = os.path.join(c.dir, "exec-plugin.sh")
+    with open(script, "w") as f:
+        f.write(f"""#!/bin/sh
+n=$(cat '{runs}' 2>/dev/null || echo 0); echo $((n+1)) > '{runs}'
+tok=$('{os.path.join(C.BIN, "kubectl")}' --kubeconfig '{c.admin_kubeconfig}' -n kube-system \
+      create token ksched --duration=1h) || exit 1
+printf '{{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{{"token":"%s"}}}}\n' "$tok"
+""")
+    os.chmod(script, 0o755)
+
+    def nruns():
+        try:
+            with open(runs) as f:
+                return int(f.read().strip() or 0)
+        except (OSError, ValueError):
+            return 0
+    create_nodes(c, [node(f"n{i}") for i in range(5)])
+    s = Sched(c, [profile()], kubeconfig=exec_kubeconfig(c, "exec.kubeconfig", script)).start()
+    create_pods(c, plain_pods("before", 10))
+    wait_settled(c, set(), 60, sched=s)
+    before = nruns()
+    check(before >= 1, "the exec plugin never ran")
+    sa_uid = kjson(c, "-n", "kube-system", "get", "sa", "ksched")["metadata"]["uid"]
+    kubectl(c, "-n", "kube-system", "delete", "sa", "ksched")
+    kubectl(c, "-n", "kube-system", "create", "sa", "ksched")
+    new_uid = kjson(c, "-n", "kube-system", "get", "sa", "ksched")["metadata"]["uid"]
+    time.sleep(11)  # the API server caches a token's authentication for 10 s
+    create_pods(c, plain_pods("after", 10))
+    got = wait_settled(c, set(), 120, sched=s)
+    check_bound_once(c, got)
+    after = nruns()
+    figure("exec_credential", plugin_runs_before=before, plugin_runs_after=after)
+    check(after > before, f"the plugin did not run again after the token was revoked ({before} runs)")
+    # many requests refused at once run it once per client (the scheduler's, the events')
+    check(after - before <= 2, f"the plugin ran {after - before} times after the token was revoked")
+    uids = {}
+    for ev in c.audit_events():
+        ref = ev.get("objectRef") or {}
+        if ref.get("subresource") == "binding" and (ev.get("responseStatus") or {}).get("code") == 201:
+            uids[ref.get("name")] = (ev.get("user") or {}).get("uid")
+    for i in range(10):
+        check(uids.get(f"before-{i}") == sa_uid, f"before-{i} bound as {uids.get(f'before-{i}')}, want {sa_uid}")
+        check(uids.get(f"after-{i}") == new_uid, f"after-{i} bound as {uids.get(f'after-{i}')}, want {new_uid}")
+    s.check_alive()
+
+
 def test_scale(c):
     """1000 nodes, 20,000 pods (E2E_SCALE_NODES / E2E_SCALE_PODS change
     it): all bound, each exactly once per the audit log. Under make test
@@ -3568,6 +3652,7 @@ TESTS = [
     ("fault_429", test_fault_429, True),
     ("fault_black_hole", test_fault_black_hole, True),
     ("two_schedulers", test_two_schedulers, True),
+    ("exec_credential", test_exec_credential, True),
     ("fault_sched_kill", test_fault_sched_kill, True),
     ("fault_undecodable", test_fault_undecodable, True),
     ("logs", test_logs, True),
