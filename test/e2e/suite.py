@@ -772,7 +772,7 @@ def plain_pods(prefix, n, sched="ksched", cpu="10m"):
     return [pod(f"{prefix}-{i}", sched, cpu=cpu) for i in range(n)]
 
 
-def exec_kubeconfig(c, name, script):
+def exec_kubeconfig(c, name, script, server=None):
     """A kubeconfig whose user's credentials come from an exec plugin."""
     path = os.path.join(c.dir, name)
     with open(path, "w") as f:
@@ -781,7 +781,7 @@ kind: Config
 clusters:
 - name: e2e
   cluster:
-    server: {c.server}
+    server: {server or c.server}
     certificate-authority: {c.certs[0]}
 users:
 - name: exec
@@ -806,7 +806,8 @@ def test_exec_credential(c):
     with it. Then the ServiceAccount is deleted and created again, which
     revokes the token: the API server answers 401, ksched runs the plugin
     again and binds the next pods with the new token (bindings, events and
-    lists all go through it)."""
+    lists all go through it). The server is named localhost: its address is
+    looked up (off the I/O thread)."""
     if SUBJECT != "ksched":
         raise Skip("ksched's exec credential plugin")
     runs = os.path.join(c.dir, "exec-runs")
@@ -827,7 +828,8 @@ printf '{{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential"
         except (OSError, ValueError):
             return 0
     create_nodes(c, [node(f"n{i}") for i in range(5)])
-    s = Sched(c, [profile()], kubeconfig=exec_kubeconfig(c, "exec.kubeconfig", script)).start()
+    server = c.server.replace("127.0.0.1", "localhost")
+    s = Sched(c, [profile()], kubeconfig=exec_kubeconfig(c, "exec.kubeconfig", script, server)).start()
     create_pods(c, plain_pods("before", 10))
     wait_settled(c, set(), 60, sched=s)
     before = nruns()
