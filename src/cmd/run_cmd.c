@@ -225,11 +225,13 @@ static bool run_start(run_ctx *x, char **err) {
     if (!ks_run_kube_config_load(&x->c->rf, x->cfg, &x->kc, err)) return false;
     x->have_kc = true;
     /* Three clients, each with its own rate budget, as kube-scheduler
-     * makes them: scheduling, events (a storm of failures cannot hold up
-     * bindings), and the lease (nothing can starve a renewal). */
-    if (!(x->client = ks_run_client_new(&x->kc, x->cfg, 0, NULL, "run")) ||
-        !(x->events_client = ks_run_client_new(&x->kc, x->cfg, 0, NULL, "run")))
-        return false;
+     * makes them: scheduling ("/scheduler" in its User-Agent), events (a
+     * storm of failures cannot hold up bindings), and the lease (nothing
+     * can starve a renewal). As client-go's clientsets made from one
+     * rest.Config share its cached transport, they share one connection
+     * and I/O thread (ks_kube_client_new_sibling). */
+    if (!(x->client = ks_run_client_new(&x->kc, x->cfg, 0, "scheduler", "run"))) return false;
+    x->events_client = ks_run_client_new_sibling(x->client, x->cfg, 0, NULL);
     if (!(x->recorder = ks_event_recorder_new(x->events_client, NULL, err))) return false;
     ks_kube_cluster_client_options bo = {.client = x->client, .events = x->recorder};
     ks_run_backend_watches(x->cfg, &bo);
@@ -257,9 +259,8 @@ static bool run_lead(run_ctx *x, bool *go, char **err) {
     const ks_leader_election *lec = &x->cfg->leader_election;
     *go = true;
     if (!lec->leader_elect) return true;
-    if (!(x->lease_client = ks_run_client_new(&x->kc, x->cfg, ks_leader_election_client_timeout_ms(lec),
-                                              "leader-election", "run")))
-        return false;
+    x->lease_client =
+        ks_run_client_new_sibling(x->client, x->cfg, ks_leader_election_client_timeout_ms(lec), "leader-election");
     if (!(x->identity = ks_leader_identity_new(err))) return false;
     ks_leader_elector_options lo = {
         .client = x->lease_client,

@@ -123,24 +123,35 @@ bool ks_run_kube_config_load(const ks_run_flags *f, const ks_config *cfg, ks_kub
     return ks_kube_config_load(path && *path ? path : NULL, NULL, f->master, kc, err);
 }
 
+static ks_kube_client_options client_options(const ks_kube_config *kc, const ks_config *cfg, int64_t timeout_ms,
+                                             const char *ua_suffix) {
+    return (ks_kube_client_options){.config = kc,
+                                    .qps = cfg->client_connection.qps,
+                                    .burst = cfg->client_connection.burst,
+                                    .timeout_ms = timeout_ms,
+                                    .user_agent_suffix = ua_suffix,
+                                    .content_type = cfg->client_connection.content_type,
+                                    .accept_content_types = cfg->client_connection.accept_content_types,
+                                    /* as kube-scheduler's createKubeConfig */
+                                    .disable_compression = true};
+}
+
 ks_kube_client *ks_run_client_new(const ks_kube_config *kc, const ks_config *cfg, int64_t timeout_ms,
                                   const char *ua_suffix, const char *cmd) {
     char *err = NULL;
-    ks_kube_client_options o = {.config = kc,
-                                .qps = cfg->client_connection.qps,
-                                .burst = cfg->client_connection.burst,
-                                .timeout_ms = timeout_ms,
-                                .user_agent_suffix = ua_suffix,
-                                .content_type = cfg->client_connection.content_type,
-                                .accept_content_types = cfg->client_connection.accept_content_types,
-                                /* as kube-scheduler's createKubeConfig */
-                                .disable_compression = true};
+    ks_kube_client_options o = client_options(kc, cfg, timeout_ms, ua_suffix);
     ks_kube_client *c = ks_kube_client_new(&o, &err);
     if (!c) {
         fprintf(stderr, "ksched %s: %s\n", cmd, err);
         free(err);
     }
     return c;
+}
+
+ks_kube_client *ks_run_client_new_sibling(ks_kube_client *base, const ks_config *cfg, int64_t timeout_ms,
+                                          const char *ua_suffix) {
+    ks_kube_client_options o = client_options(NULL, cfg, timeout_ms, ua_suffix);
+    return ks_kube_client_new_sibling(base, &o);
 }
 
 static bool profiles_enable(const ks_config *cfg, const char *plugin) {

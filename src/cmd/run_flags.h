@@ -77,6 +77,10 @@ bool ks_run_kube_config_load(const ks_run_flags *f, const ks_config *cfg, ks_kub
 /* A client with the configuration's rate limits; errors printed. */
 ks_kube_client *ks_run_client_new(const ks_kube_config *kc, const ks_config *cfg, int64_t timeout_ms,
                                   const char *ua_suffix, const char *cmd);
+/* A client with the same limits and a budget of its own, on base's
+ * connection and I/O thread (ks_kube_client_new_sibling). */
+ks_kube_client *ks_run_client_new_sibling(ks_kube_client *base, const ks_config *cfg, int64_t timeout_ms,
+                                          const char *ua_suffix);
 /* The kinds beyond the core set: those the profiles need (PodGroups) and
  * those the feature gates ask for (DRA objects, DeviceTaintRules). */
 void ks_run_backend_watches(const ks_config *cfg, ks_kube_cluster_client_options *o);

@@ -136,8 +136,8 @@ static char *exec_info_json(const ks_kube_config *cfg) {
 
 /* Run the plugin (stdin /dev/null, stderr inherited), read its
  * ExecCredential from stdout. Called with cred_mu held: one run at a time. */
-static creds *run_exec(ks_kube_client *c, int64_t *exp_ns, char **err) {
-    const ks_kube_exec *ex = c->cfg.exec;
+static creds *run_exec(ks_kube_io *io, int64_t *exp_ns, char **err) {
+    const ks_kube_exec *ex = io->cfg.exec;
     size_t na = 0, ne = 0, nenv = 0;
     while (ex->args && ex->args[na]) na++;
     while (ex->env && ex->env[ne]) ne++;
@@ -150,7 +150,7 @@ static creds *run_exec(ks_kube_client *c, int64_t *exp_ns, char **err) {
     for (size_t i = 0; i < nenv; i++)
         if (strncmp(environ[i], "KUBERNETES_EXEC_INFO=", 21) != 0) envp[k++] = environ[i];
     for (size_t i = 0; i < ne; i++) envp[k++] = ex->env[i];
-    char *info = ks_xasprintf("KUBERNETES_EXEC_INFO=%s", c->exec_info);
+    char *info = ks_xasprintf("KUBERNETES_EXEC_INFO=%s", io->exec_info);
     envp[k++] = info;
 
     creds *cr = NULL;
@@ -248,17 +248,17 @@ out:
 
 /* Read the token file when it is new or changed; keep the last good
  * token when a read fails (client-go's cached file token source). */
-static bool refresh_token_file(ks_kube_client *c, char **err) {
+static bool refresh_token_file(ks_kube_io *io, char **err) {
     struct stat st;
-    if (stat(c->cfg.token_file, &st) != 0) {
-        if (c->cur) return true;
-        return ks_set_error(err, "cannot read the token file %s: %s", c->cfg.token_file, strerror(errno));
+    if (stat(io->cfg.token_file, &st) != 0) {
+        if (io->cur) return true;
+        return ks_set_error(err, "cannot read the token file %s: %s", io->cfg.token_file, strerror(errno));
     }
-    if (c->cur && st.st_mtim.tv_sec == c->token_st.st_mtim.tv_sec &&
-        st.st_mtim.tv_nsec == c->token_st.st_mtim.tv_nsec && st.st_ino == c->token_st.st_ino &&
-        st.st_size == c->token_st.st_size)
+    if (io->cur && st.st_mtim.tv_sec == io->token_st.st_mtim.tv_sec &&
+        st.st_mtim.tv_nsec == io->token_st.st_mtim.tv_nsec && st.st_ino == io->token_st.st_ino &&
+        st.st_size == io->token_st.st_size)
         return true;
-    FILE *f = fopen(c->cfg.token_file, "rb");
+    FILE *f = fopen(io->cfg.token_file, "rb");
     ks_strbuf b;
     ks_sb_init(&b);
     if (f) {
@@ -274,42 +274,42 @@ static bool refresh_token_file(ks_kube_client *c, char **err) {
     while (n && strchr(" \t\r\n", *s)) s++, n--;
     if (!f || n == 0) {
         ks_sb_free(&b);
-        if (c->cur) return true;
-        return ks_set_error(err, "token file %s: %s", c->cfg.token_file, f ? "empty" : strerror(errno));
+        if (io->cur) return true;
+        return ks_set_error(err, "token file %s: %s", io->cfg.token_file, f ? "empty" : strerror(errno));
     }
     creds *cr = creds_new();
     cr->auth = ks_xasprintf("Authorization: Bearer %.*s", (int)n, s);
     ks_sb_free(&b);
-    creds_unref(c->cur);
-    c->cur = cr;
-    c->token_st = st;
+    creds_unref(io->cur);
+    io->cur = cr;
+    io->token_st = st;
     return true;
 }
 
 /* Whether the exec plugin gives the credentials: static ones win over
  * it (client-go), a token file too. */
-static bool exec_creds(const ks_kube_client *c) {
-    const ks_kube_config *k = &c->cfg;
+static bool exec_creds(const ks_kube_io *io) {
+    const ks_kube_config *k = &io->cfg;
     return k->exec && !k->token && !k->token_file && !k->username && !k->cert_file && !k->cert_data;
 }
 
 /* The credentials for a request about to be made, with a reference for it. */
-static creds *creds_acquire(ks_kube_client *c, char **err) {
-    pthread_mutex_lock(&c->cred_mu);
+static creds *creds_acquire(ks_kube_io *io, char **err) {
+    pthread_mutex_lock(&io->cred_mu);
     bool ok = true;
-    if (c->cfg.token_file && !c->cfg.token) {
-        ok = refresh_token_file(c, err);
-    } else if (exec_creds(c)) {
+    if (io->cfg.token_file && !io->cfg.token) {
+        ok = refresh_token_file(io, err);
+    } else if (exec_creds(io)) {
         /* the plugin runs when there are no credentials yet, after a 401
          * refused the current ones, and once they expire */
-        if (!c->cur || atomic_load(&c->rejected_gen) == c->cur->gen || (c->exp_ns && ks_wall_ns() >= c->exp_ns)) {
+        if (!io->cur || atomic_load(&io->rejected_gen) == io->cur->gen || (io->exp_ns && ks_wall_ns() >= io->exp_ns)) {
             int64_t exp = 0;
-            creds *cr = run_exec(c, &exp, err);
+            creds *cr = run_exec(io, &exp, err);
             if (cr) {
-                creds_unref(c->cur);
-                cr->gen = ++c->cred_gen;
-                c->cur = cr;
-                c->exp_ns = exp;
+                creds_unref(io->cur);
+                cr->gen = ++io->cred_gen;
+                io->cur = cr;
+                io->exp_ns = exp;
             } else {
                 ok = false;
             }
@@ -317,21 +317,21 @@ static creds *creds_acquire(ks_kube_client *c, char **err) {
     }
     creds *cr = NULL;
     if (ok) {
-        cr = c->cur;
-        if (!cr) c->cur = cr = creds_new(); /* anonymous */
+        cr = io->cur;
+        if (!cr) io->cur = cr = creds_new(); /* anonymous */
         atomic_fetch_add(&cr->refs, 1);
     }
-    pthread_mutex_unlock(&c->cred_mu);
+    pthread_mutex_unlock(&io->cred_mu);
     return cr;
 }
 
 /* A 401 with these credentials: if they are still the current ones, the
  * exec plugin runs again next time. Without cred_mu: a plugin's run holds
  * it, and this is called on the I/O thread. */
-static void creds_rejected(ks_kube_client *c, const creds *cr) {
+static void creds_rejected(ks_kube_io *io, const creds *cr) {
     if (!cr->gen) return;
-    uint_least64_t seen = atomic_load(&c->rejected_gen);
-    while (seen < cr->gen && !atomic_compare_exchange_weak(&c->rejected_gen, &seen, cr->gen)) {}
+    uint_least64_t seen = atomic_load(&io->rejected_gen);
+    while (seen < cr->gen && !atomic_compare_exchange_weak(&io->rejected_gen, &seen, cr->gen)) {}
 }
 
 /* ---- the I/O thread ------------------------------------------------------- */
@@ -374,26 +374,26 @@ bool ks_kube_xfer_body(xfer *x, const char *buf, size_t len) {
 }
 
 /* Begin an attempt on the transport. */
-static bool start(ks_kube_client *c, xfer *x) {
+static bool start(ks_kube_io *io, xfer *x) {
     x->code = 0;
     x->retry_after = -1;
-    x->max_resp = c->max_response;
+    x->max_resp = x->c->max_response;
     x->too_big = false;
     ks_sb_reset(&x->resp);
     x->started_ns = ks_monotonic_ns();
     x->attempts++;
     x->t = NULL;
-    if (!c->tr->start(c, x)) {
+    if (!io->tr->start(io, x)) {
         x->attempts--;
         return false;
     }
-    x->next = c->active;
-    c->active = x;
+    x->next = io->active;
+    io->active = x;
     return true;
 }
 
-static void unlink_active(ks_kube_client *c, xfer *x) {
-    for (xfer **p = &c->active; *p; p = &(*p)->next)
+static void unlink_active(ks_kube_io *io, xfer *x) {
+    for (xfer **p = &io->active; *p; p = &(*p)->next)
         if (*p == x) {
             *p = x->next;
             break;
@@ -401,20 +401,14 @@ static void unlink_active(ks_kube_client *c, xfer *x) {
     x->next = NULL;
 }
 
-void ks_kube_client_dead_connection(ks_kube_client *c) {
-    pthread_mutex_lock(&c->stats_mu);
-    c->stats.dead_connections++;
-    pthread_mutex_unlock(&c->stats_mu);
-}
-
-void ks_kube_client_woken(ks_kube_client *c) {
+void ks_kube_io_woken(ks_kube_io *io) {
     uint64_t v;
-    if (read(c->wake_fd, &v, sizeof(v)) < 0) {} /* EAGAIN: another read took it */
+    if (read(io->wake_fd, &v, sizeof(v)) < 0) {} /* EAGAIN: another read took it */
 }
 
-static void wake(ks_kube_client *c) {
+static void wake(ks_kube_io *io) {
     uint64_t one = 1;
-    if (write(c->wake_fd, &one, sizeof(one)) < 0) {} /* EAGAIN: the counter is full, it is awake anyway */
+    if (write(io->wake_fd, &one, sizeof(one)) < 0) {} /* EAGAIN: the counter is full, it is awake anyway */
 }
 
 static void cancel_seen(ks_kube_stream *s) {
@@ -425,7 +419,7 @@ static void cancel_seen(ks_kube_stream *s) {
 }
 
 /* The request is over: hand the result over and free it. */
-static void complete(ks_kube_client *c, xfer *x, long code, const char *error) {
+static void complete(xfer *x, long code, const char *error) {
     if (x->stream) {
         ks_kube_stream *s = x->stream;
         char *msg = NULL;
@@ -464,11 +458,11 @@ static void complete(ks_kube_client *c, xfer *x, long code, const char *error) {
 }
 
 /* Queue for a later attempt (I/O thread). */
-static void requeue(ks_kube_client *c, xfer *x, int64_t delay_ns) {
+static void requeue(ks_kube_io *io, xfer *x, int64_t delay_ns) {
     x->due_ns = ks_monotonic_ns() + delay_ns;
     x->need_token = true;
-    x->next = c->waiting;
-    c->waiting = x;
+    x->next = io->waiting;
+    io->waiting = x;
 }
 
 /* ---- exec credentials refused: the plugin again, off the I/O thread --------- */
@@ -481,17 +475,17 @@ static void requeue(ks_kube_client *c, xfer *x, int64_t delay_ns) {
  * its queued requests back untouched (they end as cancelled). */
 static void *reauth_main(void *arg) {
     pthread_setname_np(pthread_self(), "kube-reauth");
-    ks_kube_client *c = arg;
-    pthread_mutex_lock(&c->mu);
+    ks_kube_io *io = arg;
+    pthread_mutex_lock(&io->mu);
     for (;;) {
-        while (!c->reauth_q && !c->stopping) pthread_cond_wait(&c->reauth_cv, &c->mu);
-        xfer *q = c->reauth_q;
-        c->reauth_q = NULL;
+        while (!io->reauth_q && !io->stopping) pthread_cond_wait(&io->reauth_cv, &io->mu);
+        xfer *q = io->reauth_q;
+        io->reauth_q = NULL;
         if (!q) break;
-        bool stop = c->stopping;
-        pthread_mutex_unlock(&c->mu);
+        bool stop = io->stopping;
+        pthread_mutex_unlock(&io->mu);
         char *err = NULL;
-        creds *cr = stop ? NULL : creds_acquire(c, &err);
+        creds *cr = stop ? NULL : creds_acquire(io, &err);
         xfer *last = q;
         for (xfer *x = q; x; x = x->next) {
             if (cr) {
@@ -507,38 +501,38 @@ static void *reauth_main(void *arg) {
         }
         creds_unref(cr);
         free(err);
-        pthread_mutex_lock(&c->mu);
-        *c->incoming_tail = q;
-        c->incoming_tail = &last->next;
+        pthread_mutex_lock(&io->mu);
+        *io->incoming_tail = q;
+        io->incoming_tail = &last->next;
         /* wake_fd stays open until this thread is joined */
-        if (!atomic_exchange(&c->wake_pending, true)) wake(c);
+        if (!atomic_exchange(&io->wake_pending, true)) wake(io);
     }
-    pthread_mutex_unlock(&c->mu);
+    pthread_mutex_unlock(&io->mu);
     return NULL;
 }
 
 /* A 401 refused x's exec credentials (I/O thread): x waits for the plugin
  * to run again, then is sent once more; false when no thread can run it. */
-static bool reauth_later(ks_kube_client *c, xfer *x) {
-    pthread_mutex_lock(&c->mu);
-    bool ok = c->reauth_started || pthread_create(&c->reauth_th, NULL, reauth_main, c) == 0;
+static bool reauth_later(ks_kube_io *io, xfer *x) {
+    pthread_mutex_lock(&io->mu);
+    bool ok = io->reauth_started || pthread_create(&io->reauth_th, NULL, reauth_main, io) == 0;
     if (ok) {
-        c->reauth_started = true;
+        io->reauth_started = true;
         x->reauthed = true;
-        x->next = c->reauth_q;
-        c->reauth_q = x;
-        pthread_cond_signal(&c->reauth_cv);
+        x->next = io->reauth_q;
+        io->reauth_q = x;
+        pthread_cond_signal(&io->reauth_cv);
     }
-    pthread_mutex_unlock(&c->mu);
+    pthread_mutex_unlock(&io->mu);
     return ok;
 }
 
-static int64_t backoff_ns(ks_kube_client *c, int attempt) {
+static int64_t backoff_ns(ks_kube_io *io, const ks_kube_client *c, int attempt) {
     int64_t d = c->retry_base_ns;
     for (int i = 1; i < attempt && d < 8 * KS_NS_PER_SEC; i++) d *= 2;
     if (d > 8 * KS_NS_PER_SEC) d = 8 * KS_NS_PER_SEC;
     /* up to a quarter more, so that many clients do not come back together */
-    return d + (int64_t)((double)rand_r(&c->seed) / RAND_MAX * (double)d / 4);
+    return d + (int64_t)((double)rand_r(&io->seed) / RAND_MAX * (double)d / 4);
 }
 
 static void count(ks_kube_client *c, long code, bool retry) {
@@ -553,9 +547,10 @@ static void count(ks_kube_client *c, long code, bool retry) {
 }
 
 /* The transport's report of an attempt's end (client_impl.h): retry or complete. */
-void ks_kube_xfer_ended(ks_kube_client *c, xfer *x, const char *transport_error) {
-    unlink_active(c, x);
+void ks_kube_xfer_ended(ks_kube_io *io, xfer *x, const char *transport_error) {
+    unlink_active(io, x);
     x->t = NULL;
+    ks_kube_client *c = x->c;
     long code = transport_error ? 0 : x->code;
     char *error = NULL;
     if (x->too_big) {
@@ -564,52 +559,54 @@ void ks_kube_xfer_ended(ks_kube_client *c, xfer *x, const char *transport_error)
     } else if (transport_error) {
         error = ks_xstrdup(transport_error);
     }
-    ks_infof(6, "%s %s%s %ld %s in %lld ms", x->method, c->base_url, x->path, code, error ? error : "",
+    ks_infof(6, "%s %s%s %ld %s in %lld ms", x->method, io->base_url, x->path, code, error ? error : "",
              (long long)((ks_monotonic_ns() - x->started_ns) / KS_NS_PER_MS));
-    if (code == 401) creds_rejected(c, x->cr);
+    if (code == 401) creds_rejected(io, x->cr);
     int64_t delay = -1;
     if (!x->stream && !x->too_big && x->attempts <= c->max_retries) {
         if (code == 0) {
-            if (x->idempotent) delay = backoff_ns(c, x->attempts);
+            if (x->idempotent) delay = backoff_ns(io, c, x->attempts);
         } else if (code == 429 || code >= 500) {
             if (x->retry_after >= 0) delay = x->retry_after * KS_NS_PER_SEC;
-            else if (code == 429 || x->idempotent) delay = backoff_ns(c, x->attempts);
+            else if (code == 429 || x->idempotent) delay = backoff_ns(io, c, x->attempts);
         }
     }
     count(c, code, x->attempts > 1);
-    ks_sm_rest_request(x->method, c->host, code, (double)(ks_monotonic_ns() - x->started_ns) / 1e9);
+    ks_sm_rest_request(x->method, io->host, code, (double)(ks_monotonic_ns() - x->started_ns) / 1e9);
     /* as ks_kube_do: once more with the exec plugin's new credentials
      * (streams end: their owner opens them again, which runs the plugin) */
-    if (code == 401 && !x->sync && !x->stream && !x->reauthed && exec_creds(c) && reauth_later(c, x)) {
+    if (code == 401 && !x->sync && !x->stream && !x->reauthed && exec_creds(io) && reauth_later(io, x)) {
         ks_infof(4, "%s %s: 401, running the exec plugin again", x->method, x->path);
         free(error);
         return;
     }
-    if (delay >= 0) ks_sm_rest_retry(x->method, c->host, code);
+    if (delay >= 0) ks_sm_rest_retry(x->method, io->host, code);
     if (delay >= 0) {
         ks_infof(4, "%s %s: %s, retry %d in %lld ms", x->method, x->path,
                  error ? error : (code == 429 ? "429 Too Many Requests" : "server error"), x->attempts,
                  (long long)(delay / KS_NS_PER_MS));
         free(error);
-        requeue(c, x, delay);
+        requeue(io, x, delay);
         return;
     }
-    complete(c, x, code, error);
+    complete(x, code, error);
     free(error);
 }
 
 /* Start what is due; take tokens for what needs one. Returns the next due time. */
-static int64_t run_waiting(ks_kube_client *c) {
+static int64_t run_waiting(ks_kube_io *io) {
     int64_t now = ks_monotonic_ns(), next = INT64_MAX;
-    xfer *keep = NULL, *x = c->waiting;
-    c->waiting = NULL;
+    xfer *keep = NULL, *x = io->waiting;
+    io->waiting = NULL;
     while (x) {
         xfer *nx = x->next;
         if (x->due_ns <= now && x->need_token) {
-            /* a retry is rate limited again (client-go's tryThrottle) */
+            /* a retry is rate limited again (client-go's tryThrottle), by
+             * its own client's budget */
+            ks_kube_client *c = x->c;
             x->need_token = false;
             int64_t w = ks_ratelimit_reserve(&c->rl, now);
-            ks_sm_rest_rate_limited(x->method, c->host, w > 0 ? (double)w / 1e9 : 0);
+            ks_sm_rest_rate_limited(x->method, io->host, w > 0 ? (double)w / 1e9 : 0);
             if (w > 0) {
                 pthread_mutex_lock(&c->stats_mu);
                 c->stats.throttled_ns += w;
@@ -618,8 +615,8 @@ static int64_t run_waiting(ks_kube_client *c) {
             }
         }
         if (x->due_ns <= now) {
-            if (x->cred_error) complete(c, x, 0, x->cred_error); /* the exec plugin failed after a 401 */
-            else if (!start(c, x)) complete(c, x, 0, "cannot start a transfer");
+            if (x->cred_error) complete(x, 0, x->cred_error); /* the exec plugin failed after a 401 */
+            else if (!start(io, x)) complete(x, 0, "cannot start a transfer");
         } else {
             if (x->due_ns < next) next = x->due_ns;
             x->next = keep;
@@ -630,61 +627,77 @@ static int64_t run_waiting(ks_kube_client *c) {
     /* complete() may not add to waiting, but finished() may have while we ran: merge */
     while (keep) {
         xfer *nx = keep->next;
-        keep->next = c->waiting;
-        c->waiting = keep;
+        keep->next = io->waiting;
+        io->waiting = keep;
         keep = nx;
     }
     return next;
 }
 
-
-static void cancel_stream(ks_kube_client *c, ks_kube_stream *s) {
-    xfer *x = s->x;
-    if (x) {
-        if (x->t) {
-            c->tr->stop(c, x);
-            unlink_active(c, x);
-        } else {
-            for (xfer **p = &c->waiting; *p; p = &(*p)->next)
-                if (*p == x) {
-                    *p = x->next;
-                    break;
-                }
-        }
-        complete(c, x, 0, "cancelled");
+/* x is over before its end: out of the transport or the queue, cancelled. */
+static void cancel_xfer(ks_kube_io *io, xfer *x) {
+    if (x->t) {
+        io->tr->stop(io, x);
+        unlink_active(io, x);
+    } else {
+        for (xfer **p = &io->waiting; *p; p = &(*p)->next)
+            if (*p == x) {
+                *p = x->next;
+                break;
+            }
     }
+    complete(x, 0, "cancelled");
+}
+
+static void cancel_stream(ks_kube_io *io, ks_kube_stream *s) {
+    if (s->x) cancel_xfer(io, s->x);
     cancel_seen(s);
 }
 
+/* A client is being freed while others share the thread: its requests
+ * end as cancelled here, then it is told it may go. */
+static void detach_client(ks_kube_io *io, ks_kube_client *c) {
+    for (xfer **lists[] = {&io->active, &io->waiting}, ***l = lists; l < lists + 2; l++)
+        for (xfer *x = **l, *nx; x; x = nx) {
+            nx = x->next;
+            if (x->c != c) continue;
+            cancel_xfer(io, x);
+            nx = **l; /* completing may have changed the list */
+        }
+    pthread_mutex_lock(&io->mu);
+    c->detached = true;
+    pthread_cond_broadcast(&c->detached_cv);
+    pthread_mutex_unlock(&io->mu);
+}
 
 /* The server does not speak h2: what the h2 transport held goes to
- * libcurl, which then carries this client's requests. */
-static void fall_back(ks_kube_client *c) {
-    ks_infof(2, "API server client: %s; using libcurl", c->fall_back);
-    free(c->fall_back);
-    c->fall_back = NULL;
-    while (c->active) {
-        xfer *x = c->active;
-        c->tr->stop(c, x);
-        unlink_active(c, x);
+ * libcurl, which then carries these clients' requests. */
+static void fall_back(ks_kube_io *io) {
+    ks_infof(2, "API server client: %s; using libcurl", io->fall_back);
+    free(io->fall_back);
+    io->fall_back = NULL;
+    while (io->active) {
+        xfer *x = io->active;
+        io->tr->stop(io, x);
+        unlink_active(io, x);
         x->attempts--; /* not sent: not an attempt */
         x->due_ns = 0;
         x->need_token = false;
-        x->next = c->waiting;
-        c->waiting = x;
+        x->next = io->waiting;
+        io->waiting = x;
     }
-    c->tr->destroy(c);
-    c->tr = &ks_kube_curl_transport;
+    io->tr->destroy(io);
+    io->tr = &ks_kube_curl_transport;
     char *err = NULL;
-    if (!c->tr->init(c, &err)) {
-        c->tr = NULL;
-        while (c->waiting) {
-            xfer *x = c->waiting;
-            c->waiting = x->next;
-            complete(c, x, 0, err);
+    if (!io->tr->init(io, &err)) {
+        io->tr = NULL;
+        while (io->waiting) {
+            xfer *x = io->waiting;
+            io->waiting = x->next;
+            complete(x, 0, err);
         }
     }
-    c->broken = err;
+    io->broken = err;
 }
 
 static void *io_main(void *arg) {
@@ -698,58 +711,67 @@ static void *io_main(void *arg) {
     sigemptyset(&pipe);
     sigaddset(&pipe, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe, NULL);
-    ks_kube_client *c = arg;
+    ks_kube_io *io = arg;
     for (;;) {
         /* cleared before the queue is taken: a request queued after this
          * sends a wake-up of its own */
-        atomic_store(&c->wake_pending, false);
-        pthread_mutex_lock(&c->mu);
-        xfer *in = c->incoming;
-        c->incoming = NULL;
-        c->incoming_tail = &c->incoming;
-        ks_kube_stream *cancels = c->cancels;
-        c->cancels = NULL;
-        bool stop = c->stopping;
-        pthread_mutex_unlock(&c->mu);
+        atomic_store(&io->wake_pending, false);
+        pthread_mutex_lock(&io->mu);
+        xfer *in = io->incoming;
+        io->incoming = NULL;
+        io->incoming_tail = &io->incoming;
+        ks_kube_stream *cancels = io->cancels;
+        io->cancels = NULL;
+        ks_kube_client *detach = io->detach;
+        io->detach = NULL;
+        bool stop = io->stopping;
+        pthread_mutex_unlock(&io->mu);
         while (in) {
             xfer *nx = in->next;
-            in->next = c->waiting;
-            c->waiting = in;
+            in->next = io->waiting;
+            io->waiting = in;
             in = nx;
         }
         while (cancels) {
             ks_kube_stream *nx = cancels->next_cancel;
-            cancel_stream(c, cancels);
+            cancel_stream(io, cancels);
             cancels = nx;
         }
+        /* a client marked closing queues nothing more: all its requests
+         * are in waiting or active now */
+        while (detach) {
+            ks_kube_client *nx = detach->next_detach;
+            detach_client(io, detach);
+            detach = nx;
+        }
         if (stop) break;
-        if (c->broken) {
+        if (io->broken) {
             /* no transport: every request ends with why */
-            while (c->waiting) {
-                xfer *x = c->waiting;
-                c->waiting = x->next;
-                complete(c, x, 0, c->broken);
+            while (io->waiting) {
+                xfer *x = io->waiting;
+                io->waiting = x->next;
+                complete(x, 0, io->broken);
             }
-            struct pollfd p = {.fd = c->wake_fd, .events = POLLIN};
-            if (poll(&p, 1, 1000) > 0) ks_kube_client_woken(c);
+            struct pollfd p = {.fd = io->wake_fd, .events = POLLIN};
+            if (poll(&p, 1, 1000) > 0) ks_kube_io_woken(io);
             continue;
         }
-        if (atomic_exchange(&c->flow_pending, false)) c->tr->flow(c);
-        int64_t next = run_waiting(c);
-        c->tr->step(c, next);
-        if (c->fall_back) fall_back(c);
+        if (atomic_exchange(&io->flow_pending, false)) io->tr->flow(io);
+        int64_t next = run_waiting(io);
+        io->tr->step(io, next);
+        if (io->fall_back) fall_back(io);
     }
     /* stopping: everything still here ends as cancelled */
-    while (c->active) {
-        xfer *x = c->active;
-        if (c->tr) c->tr->stop(c, x);
-        unlink_active(c, x);
-        complete(c, x, 0, "cancelled");
+    while (io->active) {
+        xfer *x = io->active;
+        if (io->tr) io->tr->stop(io, x);
+        unlink_active(io, x);
+        complete(x, 0, "cancelled");
     }
-    while (c->waiting) {
-        xfer *x = c->waiting;
-        c->waiting = x->next;
-        complete(c, x, 0, "cancelled");
+    while (io->waiting) {
+        xfer *x = io->waiting;
+        io->waiting = x->next;
+        complete(x, 0, "cancelled");
     }
     return NULL;
 }
@@ -758,17 +780,17 @@ static void *io_main(void *arg) {
 
 /* The server URL without trailing slashes, and its host[:port] for the
  * rest_client_* metrics' host label. */
-static bool setup_url(ks_kube_client *c, char **err) {
-    const char *s = c->cfg.server;
+static bool setup_url(ks_kube_io *io, char **err) {
+    const char *s = io->cfg.server;
     const char *sep = strstr(s, "://");
     if (!sep) return ks_set_error(err, "server %s: not a URL", s);
     const char *host = sep + 3;
     size_t hl = strcspn(host, "/");
     if (hl == 0) return ks_set_error(err, "server %s: no host", s);
-    c->host = ks_xstrndup(host, hl);
-    c->base_url = ks_xstrdup(s);
-    size_t n = strlen(c->base_url);
-    while (n && c->base_url[n - 1] == '/') c->base_url[--n] = '\0';
+    io->host = ks_xstrndup(host, hl);
+    io->base_url = ks_xstrdup(s);
+    size_t n = strlen(io->base_url);
+    while (n && io->base_url[n - 1] == '/') io->base_url[--n] = '\0';
     return true;
 }
 
@@ -805,17 +827,17 @@ static bool no_proxy_matches(const char *host, const char *port) {
 /* Which transport carries this client's requests: HTTP/2 on nghttp2 for
  * https unless a proxy is in the way or KSCHED_KUBE_TRANSPORT=curl; libcurl
  * otherwise (and when the server turns out not to offer h2). */
-static const ks_kube_transport *choose_transport(const ks_kube_client *c) {
+static const ks_kube_transport *choose_transport(const ks_kube_io *io) {
     const char *force = getenv("KSCHED_KUBE_TRANSPORT");
     if (force && strcmp(force, "curl") == 0) return &ks_kube_curl_transport;
     if (force && *force && strcmp(force, "h2") != 0 && strcmp(force, "auto") != 0)
         ks_warnf("KSCHED_KUBE_TRANSPORT=%s: neither h2, curl nor auto; auto is used", force);
-    if (strncmp(c->cfg.server, "https://", 8) != 0 || c->cfg.proxy_url) return &ks_kube_curl_transport;
+    if (strncmp(io->cfg.server, "https://", 8) != 0 || io->cfg.proxy_url) return &ks_kube_curl_transport;
     const char *proxy = getenv("HTTPS_PROXY");
     if (!proxy || !*proxy) proxy = getenv("https_proxy");
     if (proxy && *proxy) {
         char host[256], port[16] = "443";
-        const char *h = c->host;
+        const char *h = io->host;
         size_t hl;
         if (*h == '[') {
             const char *rb = strchr(h, ']');
@@ -847,20 +869,89 @@ static int64_t env_seconds(const char *name, int64_t def) {
     return n;
 }
 
-ks_kube_client *ks_kube_client_new(const ks_kube_client_options *o, char **err) {
-    *err = NULL;
-    if (!o->config || !o->config->server) {
-        ks_set_error(err, "API server client: no server configured");
+static void io_free(ks_kube_io *io) {
+    if (io->tr) io->tr->destroy(io);
+    if (io->wake_fd >= 0) close(io->wake_fd);
+    free(io->broken);
+    free(io->fall_back);
+    free(io->host);
+    creds_unref(io->cur);
+    free(io->exec_info);
+    free(io->base_url);
+    pthread_mutex_destroy(&io->cred_mu);
+    pthread_mutex_destroy(&io->mu);
+    pthread_cond_destroy(&io->reauth_cv);
+    ks_kube_config_free(&io->cfg);
+    free(io);
+}
+
+/* The shared part: configuration, credentials, transport, I/O thread. */
+static ks_kube_io *io_new(const ks_kube_client_options *o, char **err) {
+    ks_kube_io *io = ks_xcalloc(1, sizeof(*io));
+    io->wake_fd = -1;
+    pthread_mutex_init(&io->cred_mu, NULL);
+    pthread_mutex_init(&io->mu, NULL);
+    pthread_cond_init(&io->reauth_cv, NULL);
+    ks_kube_config_copy(&io->cfg, o->config);
+    if (!setup_url(io, err)) {
+        io_free(io);
         return NULL;
     }
+    int64_t idle_ms = o->read_idle_ms ? o->read_idle_ms : env_seconds("HTTP2_READ_IDLE_TIMEOUT_SECONDS", 30) * 1000;
+    int64_t ping_ms = o->ping_timeout_ms > 0 ? o->ping_timeout_ms
+                                             : env_seconds("HTTP2_PING_TIMEOUT_SECONDS", 15) * 1000;
+    io->read_idle_ns = idle_ms > 0 ? idle_ms * KS_NS_PER_MS : 0;
+    io->ping_timeout_ns = (ping_ms > 0 ? ping_ms : 15000) * KS_NS_PER_MS;
+    io->seed = (unsigned)ks_monotonic_ns();
+    io->incoming_tail = &io->incoming;
+    io->nclients = 1;
+    if (io->cfg.exec) io->exec_info = exec_info_json(&io->cfg);
+    if (!io->cfg.token_file && !io->cfg.exec) {
+        /* static credentials: built once */
+        creds *cr = creds_new();
+        if (io->cfg.token) {
+            cr->auth = ks_xasprintf("Authorization: Bearer %s", io->cfg.token);
+        } else if (io->cfg.username || io->cfg.password) {
+            char *up = ks_xasprintf("%s:%s", io->cfg.username ? io->cfg.username : "",
+                                    io->cfg.password ? io->cfg.password : "");
+            char *b = b64_encode(up, strlen(up));
+            cr->auth = ks_xasprintf("Authorization: Basic %s", b);
+            free(b);
+            free(up);
+        }
+        io->cur = cr;
+    }
+    io->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (io->wake_fd < 0) {
+        ks_set_error(err, "API server client: eventfd: %s", strerror(errno));
+        io_free(io);
+        return NULL;
+    }
+    const ks_kube_transport *tr = choose_transport(io);
+    if (!tr->init(io, err)) {
+        if (tr == &ks_kube_curl_transport) {
+            io_free(io);
+            return NULL;
+        }
+        /* nghttp2 or OpenSSL missing: libcurl may still do */
+        ks_warnf("%s; using libcurl", *err);
+        free(*err);
+        *err = NULL;
+        tr = &ks_kube_curl_transport;
+        if (!tr->init(io, err)) {
+            io_free(io);
+            return NULL;
+        }
+    }
+    io->tr = tr;
+    ks_infof(4, "API server client for %s: %s", io->base_url, io->tr->name);
+    return io;
+}
+
+/* The per-client part of o: budget, User-Agent, negotiation, limits. */
+static ks_kube_client *client_new(ks_kube_io *io, const ks_kube_client_options *o) {
     ks_kube_client *c = ks_xcalloc(1, sizeof(*c));
-    c->wake_fd = -1;
-    ks_kube_config_copy(&c->cfg, o->config);
-    if (!setup_url(c, err)) {
-        ks_kube_config_free(&c->cfg);
-        free(c);
-        return NULL;
-    }
+    c->io = io;
     const char *ua = o->user_agent ? o->user_agent : "ksched/" KS_VERSION " (linux/" KS_ARCH ")";
     c->user_agent = o->user_agent_suffix ? ks_xasprintf("%s/%s", ua, o->user_agent_suffix) : ks_xstrdup(ua);
     if (o->accept_content_types && *o->accept_content_types)
@@ -875,121 +966,100 @@ ks_kube_client *ks_kube_client_new(const ks_kube_client_options *o, char **err) 
     c->timeout_ms = o->timeout_ms;
     c->max_response = o->max_response_bytes ? o->max_response_bytes : KS_KUBE_MAX_RESPONSE;
     c->retry_base_ns = (o->retry_base_ms > 0 ? o->retry_base_ms : 500) * KS_NS_PER_MS;
-    int64_t idle_ms = o->read_idle_ms ? o->read_idle_ms : env_seconds("HTTP2_READ_IDLE_TIMEOUT_SECONDS", 30) * 1000;
-    int64_t ping_ms = o->ping_timeout_ms > 0 ? o->ping_timeout_ms
-                                             : env_seconds("HTTP2_PING_TIMEOUT_SECONDS", 15) * 1000;
-    c->read_idle_ns = idle_ms > 0 ? idle_ms * KS_NS_PER_MS : 0;
-    c->ping_timeout_ns = (ping_ms > 0 ? ping_ms : 15000) * KS_NS_PER_MS;
     c->watch_grace_ms = o->watch_grace_ms > 0 ? o->watch_grace_ms : KS_KUBE_WATCH_GRACE_S * 1000;
     ks_ratelimit_init(&c->rl, o->qps, o->burst, ks_monotonic_ns());
-    c->seed = (unsigned)ks_monotonic_ns();
-    pthread_mutex_init(&c->cred_mu, NULL);
-    pthread_mutex_init(&c->mu, NULL);
     pthread_mutex_init(&c->stats_mu, NULL);
-    pthread_cond_init(&c->reauth_cv, NULL);
-    c->incoming_tail = &c->incoming;
-    if (c->cfg.exec) c->exec_info = exec_info_json(&c->cfg);
-    if (!c->cfg.token_file && !c->cfg.exec) {
-        /* static credentials: built once */
-        creds *cr = creds_new();
-        if (c->cfg.token) {
-            cr->auth = ks_xasprintf("Authorization: Bearer %s", c->cfg.token);
-        } else if (c->cfg.username || c->cfg.password) {
-            char *up = ks_xasprintf("%s:%s", c->cfg.username ? c->cfg.username : "",
-                                    c->cfg.password ? c->cfg.password : "");
-            char *b = b64_encode(up, strlen(up));
-            cr->auth = ks_xasprintf("Authorization: Basic %s", b);
-            free(b);
-            free(up);
-        }
-        c->cur = cr;
-    }
-    c->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (c->wake_fd < 0) {
-        ks_set_error(err, "API server client: eventfd: %s", strerror(errno));
-        goto bad;
-    }
-    c->tr = choose_transport(c);
-    if (!c->tr->init(c, err)) {
-        if (c->tr == &ks_kube_curl_transport) goto bad;
-        /* nghttp2 or OpenSSL missing: libcurl may still do */
-        ks_warnf("%s; using libcurl", *err);
-        free(*err);
-        *err = NULL;
-        c->tr = &ks_kube_curl_transport;
-        if (!c->tr->init(c, err)) goto bad;
-    }
-    ks_infof(4, "API server client for %s: %s", c->base_url, c->tr->name);
-    if (pthread_create(&c->io, NULL, io_main, c) != 0) {
-        ks_set_error(err, "API server client: cannot start its thread");
-        c->tr->destroy(c);
-        goto bad;
-    }
+    pthread_cond_init(&c->detached_cv, NULL);
     return c;
-bad:
-    if (c->wake_fd >= 0) close(c->wake_fd);
-    creds_unref(c->cur);
-    free(c->exec_info);
+}
+
+static void client_destroy(ks_kube_client *c) {
     free(c->user_agent);
     free(c->accept);
-    free(c->base_url);
-    free(c->host);
     ks_ratelimit_destroy(&c->rl);
-    ks_kube_config_free(&c->cfg);
+    pthread_mutex_destroy(&c->stats_mu);
+    pthread_cond_destroy(&c->detached_cv);
     free(c);
-    return NULL;
+}
+
+ks_kube_client *ks_kube_client_new(const ks_kube_client_options *o, char **err) {
+    *err = NULL;
+    if (!o->config || !o->config->server) {
+        ks_set_error(err, "API server client: no server configured");
+        return NULL;
+    }
+    ks_kube_io *io = io_new(o, err);
+    if (!io) return NULL;
+    if (pthread_create(&io->io, NULL, io_main, io) != 0) {
+        ks_set_error(err, "API server client: cannot start its thread");
+        io_free(io);
+        return NULL;
+    }
+    return client_new(io, o);
+}
+
+ks_kube_client *ks_kube_client_new_sibling(ks_kube_client *base, const ks_kube_client_options *o) {
+    ks_kube_io *io = base->io;
+    pthread_mutex_lock(&io->mu);
+    io->nclients++;
+    pthread_mutex_unlock(&io->mu);
+    ks_kube_client *c = client_new(io, o);
+    c->sibling = true;
+    return c;
 }
 
 void ks_kube_client_free(ks_kube_client *c) {
     if (!c) return;
-    pthread_mutex_lock(&c->mu);
-    c->stopping = true;
-    pthread_mutex_unlock(&c->mu);
-    wake(c);
-    pthread_join(c->io, NULL);
+    ks_kube_io *io = c->io;
+    pthread_mutex_lock(&io->mu);
+    /* from here, submit refuses this client's requests */
+    c->closing = true;
+    bool last = --io->nclients == 0;
+    if (last) {
+        io->stopping = true;
+    } else {
+        c->next_detach = io->detach;
+        io->detach = c;
+    }
+    pthread_mutex_unlock(&io->mu);
+    wake(io);
+    if (!last) {
+        /* the others go on: the I/O thread ends this one's requests */
+        pthread_mutex_lock(&io->mu);
+        while (!c->detached) pthread_cond_wait(&c->detached_cv, &io->mu);
+        pthread_mutex_unlock(&io->mu);
+        client_destroy(c);
+        return;
+    }
+    pthread_join(io->io, NULL);
     /* the exec plugin's thread: it ends its run and gives back what it held */
-    pthread_mutex_lock(&c->mu);
-    pthread_cond_signal(&c->reauth_cv);
-    pthread_mutex_unlock(&c->mu);
-    if (c->reauth_started) pthread_join(c->reauth_th, NULL);
+    pthread_mutex_lock(&io->mu);
+    pthread_cond_signal(&io->reauth_cv);
+    pthread_mutex_unlock(&io->mu);
+    if (io->reauth_started) pthread_join(io->reauth_th, NULL);
     /* requests queued after the thread looked for the last time */
-    pthread_mutex_lock(&c->mu);
-    xfer *in = c->incoming;
-    c->incoming = NULL;
-    pthread_mutex_unlock(&c->mu);
+    pthread_mutex_lock(&io->mu);
+    xfer *in = io->incoming;
+    io->incoming = NULL;
+    pthread_mutex_unlock(&io->mu);
     while (in) {
         xfer *x = in;
         in = x->next;
-        complete(c, x, 0, "cancelled");
+        complete(x, 0, "cancelled");
     }
     /* every stream has ended now; closes that queued a cancel the thread
      * did not see are told here */
-    pthread_mutex_lock(&c->mu);
-    ks_kube_stream *cl = c->cancels;
-    c->cancels = NULL;
-    pthread_mutex_unlock(&c->mu);
+    pthread_mutex_lock(&io->mu);
+    ks_kube_stream *cl = io->cancels;
+    io->cancels = NULL;
+    pthread_mutex_unlock(&io->mu);
     while (cl) {
         ks_kube_stream *s = cl;
         cl = s->next_cancel;
         cancel_seen(s);
     }
-    if (c->tr) c->tr->destroy(c);
-    close(c->wake_fd);
-    free(c->broken);
-    free(c->fall_back);
-    free(c->host);
-    creds_unref(c->cur);
-    free(c->exec_info);
-    free(c->user_agent);
-    free(c->accept);
-    free(c->base_url);
-    ks_ratelimit_destroy(&c->rl);
-    pthread_mutex_destroy(&c->cred_mu);
-    pthread_mutex_destroy(&c->mu);
-    pthread_mutex_destroy(&c->stats_mu);
-    pthread_cond_destroy(&c->reauth_cv);
-    ks_kube_config_free(&c->cfg);
-    free(c);
+    client_destroy(c);
+    io_free(io);
 }
 
 void ks_kube_response_free(ks_kube_response *r) {
@@ -999,8 +1069,9 @@ void ks_kube_response_free(ks_kube_response *r) {
     memset(r, 0, sizeof(*r));
 }
 
-static xfer *xfer_new(const ks_kube_request *req) {
+static xfer *xfer_new(ks_kube_client *c, const ks_kube_request *req) {
     xfer *x = ks_xcalloc(1, sizeof(*x));
+    x->c = c;
     x->method = ks_xstrdup(req->method ? req->method : "GET");
     x->path = ks_xstrdup(req->path);
     x->content_type = req->content_type ? ks_xstrdup(req->content_type) : NULL;
@@ -1021,11 +1092,12 @@ static xfer *xfer_new(const ks_kube_request *req) {
  * the rate limiter, then the queue. False (x freed, *err set) when there
  * are no credentials or the client is stopping. */
 static bool submit(ks_kube_client *c, xfer *x, char **err) {
-    x->cr = creds_acquire(c, err);
+    ks_kube_io *io = c->io;
+    x->cr = creds_acquire(io, err);
     if (!x->cr) return false;
     int64_t now = ks_monotonic_ns();
     int64_t w = ks_ratelimit_reserve(&c->rl, now);
-    ks_sm_rest_rate_limited(x->method, c->host, w > 0 ? (double)w / 1e9 : 0);
+    ks_sm_rest_rate_limited(x->method, io->host, w > 0 ? (double)w / 1e9 : 0);
     if (w > 0) {
         pthread_mutex_lock(&c->stats_mu);
         c->stats.throttled_ns += w;
@@ -1036,22 +1108,22 @@ static bool submit(ks_kube_client *c, xfer *x, char **err) {
     }
     x->due_ns = now + w;
     x->need_token = false;
-    pthread_mutex_lock(&c->mu);
-    bool ok = !c->stopping;
+    pthread_mutex_lock(&io->mu);
+    bool ok = !c->closing;
     if (ok) {
         x->next = NULL;
-        *c->incoming_tail = x;
-        c->incoming_tail = &x->next;
+        *io->incoming_tail = x;
+        io->incoming_tail = &x->next;
     }
-    pthread_mutex_unlock(&c->mu);
+    pthread_mutex_unlock(&io->mu);
     if (!ok) return ks_set_error(err, "cancelled");
-    if (!atomic_exchange(&c->wake_pending, true)) wake(c);
+    if (!atomic_exchange(&io->wake_pending, true)) wake(io);
     return true;
 }
 
 static void do_once(ks_kube_client *c, const ks_kube_request *req, ks_kube_response *out) {
     memset(out, 0, sizeof(*out));
-    xfer *x = xfer_new(req);
+    xfer *x = xfer_new(c, req);
     sync_wait w = {.out = out};
     pthread_mutex_init(&w.mu, NULL);
     pthread_cond_init(&w.cv, NULL);
@@ -1073,7 +1145,7 @@ void ks_kube_do(ks_kube_client *c, const ks_kube_request *req, ks_kube_response 
     do_once(c, req, out);
     /* An exec plugin's credential refused: run the plugin again and retry
      * once (client-go only refreshes, and the next request benefits). */
-    if (out->code == 401 && exec_creds(c)) {
+    if (out->code == 401 && exec_creds(c->io)) {
         int retries = out->retries;
         ks_kube_response_free(out);
         do_once(c, req, out);
@@ -1091,7 +1163,7 @@ char *ks_kube_response_take_body(const ks_kube_response *r) {
 }
 
 void ks_kube_do_async(ks_kube_client *c, const ks_kube_request *req, ks_kube_done_fn done, void *arg) {
-    xfer *x = xfer_new(req);
+    xfer *x = xfer_new(c, req);
     x->done = done;
     x->arg = arg;
     char *err = NULL;
@@ -1111,13 +1183,14 @@ static ks_kube_stream *stream_open(ks_kube_client *c, const char *path, bool neg
     s->paced = paced;
     atomic_init(&s->consumed, 0);
     s->c = c;
+    s->io = c->io;
     s->data = data;
     s->end = end;
     s->arg = arg;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
     ks_kube_request req = {.method = "GET", .path = path, .negotiate = negotiate};
-    xfer *x = xfer_new(&req);
+    xfer *x = xfer_new(c, &req);
     x->stream = s;
     s->x = x;
     const char *t = strstr(path, "timeoutSeconds=");
@@ -1150,24 +1223,24 @@ void ks_kube_stream_consumed(ks_kube_stream *s, size_t n) {
     if (!s || !s->paced || n == 0) return;
     /* the first report since the I/O thread last looked wakes it */
     if (atomic_fetch_add(&s->consumed, n) == 0) {
-        atomic_store(&s->c->flow_pending, true);
-        wake(s->c);
+        atomic_store(&s->io->flow_pending, true);
+        wake(s->io);
     }
 }
 
 void ks_kube_stream_close(ks_kube_stream *s) {
     if (!s) return;
-    ks_kube_client *c = s->c;
+    ks_kube_io *io = s->io;
     pthread_mutex_lock(&s->mu);
     if (!s->ended) {
         /* s->mu held: the I/O thread cannot end the stream (nor the client
          * finish stopping) before the cancel is queued */
-        pthread_mutex_lock(&c->mu);
-        s->next_cancel = c->cancels;
-        c->cancels = s;
+        pthread_mutex_lock(&io->mu);
+        s->next_cancel = io->cancels;
+        io->cancels = s;
         s->cancel_pending = true;
-        pthread_mutex_unlock(&c->mu);
-        wake(c);
+        pthread_mutex_unlock(&io->mu);
+        wake(io);
         while (!s->ended || s->cancel_pending) pthread_cond_wait(&s->cv, &s->mu);
     }
     pthread_mutex_unlock(&s->mu);
@@ -1180,6 +1253,8 @@ void ks_kube_client_stats_get(ks_kube_client *c, ks_kube_client_stats *out) {
     pthread_mutex_lock(&c->stats_mu);
     *out = c->stats;
     pthread_mutex_unlock(&c->stats_mu);
+    /* the connection's, shared with the siblings */
+    out->dead_connections = atomic_load(&c->io->dead_connections);
 }
 
 bool ks_kube_client_writes_protobuf(const ks_kube_client *c) { return c->protobuf; }

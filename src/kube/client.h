@@ -6,8 +6,8 @@
  * first use, see util/curl_lazy.h; curl_transport.c).
  *
  * Rate limiting is client-go's token bucket (qps, burst); a client made
- * for events or leader election has a budget of its own (a second client
- * on the same config). Retries, up to max_retries, each one rate limited
+ * for events or leader election has a budget of its own (a sibling on the
+ * same connection, ks_kube_client_new_sibling). Retries, up to max_retries, each one rate limited
  * again: a 429 or 5xx with Retry-After waits that long and retries, for
  * any method (as client-go: the server asked for it); a 429 without it
  * backs off and retries; a 5xx without it and connection errors back off
@@ -74,7 +74,19 @@ typedef struct ks_kube_client_options {
 #define KS_KUBE_MAX_RESPONSE ((size_t)512 << 20)
 
 ks_kube_client *ks_kube_client_new(const ks_kube_client_options *o, char **err);
-/* Cancels what is in flight (callbacks get code 0, error "cancelled"). */
+/* A client of its own (rate limiter, User-Agent, negotiation, retries,
+ * timeouts, counters: every option but config, read_idle_ms and
+ * ping_timeout_ms, which are base's) on base's I/O thread, transport and
+ * credentials: its requests are streams on base's HTTP/2 connection (or
+ * handles on its libcurl multi), as client-go's clientsets made from one
+ * rest.Config share one cached transport. kube-scheduler's event and
+ * leader-election clients are made so. Either may be freed first; the
+ * last one freed stops the thread. On h2, a sibling holds at most half of
+ * the connection's SETTINGS_MAX_CONCURRENT_STREAMS at once, so that a
+ * stuck endpoint of a sibling's cannot take every stream from base. */
+ks_kube_client *ks_kube_client_new_sibling(ks_kube_client *base, const ks_kube_client_options *o);
+/* Cancels what is in flight (callbacks get code 0, error "cancelled"):
+ * this client's requests only, when siblings remain. */
 void ks_kube_client_free(ks_kube_client *c);
 
 typedef struct ks_kube_request {
@@ -148,7 +160,7 @@ void ks_kube_stream_close(ks_kube_stream *s);
 /* Counters for metrics: requests by code class, retries, throttle wait. */
 typedef struct ks_kube_client_stats {
     uint64_t requests, retries, errors_2xx, errors_4xx, errors_5xx, errors_conn;
-    uint64_t dead_connections; /* closed because they stopped answering */
+    uint64_t dead_connections; /* closed because they stopped answering (the shared connection's) */
     int64_t throttled_ns;
 } ks_kube_client_stats;
 void ks_kube_client_stats_get(ks_kube_client *c, ks_kube_client_stats *out);

@@ -26,8 +26,11 @@ typedef struct ks_kube_creds {
     size_t cert_len, key_len;
 } ks_kube_creds;
 
+typedef struct ks_kube_io ks_kube_io;
+
 struct ks_kube_stream {
     ks_kube_client *c;
+    ks_kube_io *io;
     ks_kube_data_fn data;
     ks_kube_end_fn end;
     void *arg;
@@ -46,6 +49,7 @@ typedef struct ks_kube_sync_wait ks_kube_sync_wait;
 /* One request across its attempts. Owned by the I/O thread once queued. */
 typedef struct ks_kube_xfer {
     struct ks_kube_xfer *next;
+    ks_kube_client *c;       /* whose request (its budget, headers, options) */
     char *method, *path, *content_type, *body;
     size_t body_len;
     bool idempotent, negotiate;
@@ -72,20 +76,16 @@ typedef struct ks_kube_xfer {
 
 typedef struct ks_kube_transport ks_kube_transport;
 
-struct ks_kube_client {
+/* What a client shares with its siblings (ks_kube_client_new_sibling):
+ * one I/O thread, one transport (one HTTP/2 connection, or one libcurl
+ * multi handle), the credentials. Each client holds a reference; the last
+ * one to go stops the thread. */
+struct ks_kube_io {
     const ks_kube_transport *tr;
     void *tp;                /* the transport's state */
     ks_kube_config cfg;
     char *base_url;          /* scheme://host[:port][/prefix] */
     char *host;              /* host[:port] for metrics' labels */
-    char *user_agent;
-    char *accept;            /* "Accept: ..." for requests that negotiate */
-    bool protobuf;           /* contentType is protobuf */
-    bool no_gzip;            /* options.disable_compression */
-    int max_retries;
-    int64_t timeout_ms, retry_base_ns;
-    size_t max_response;
-    ks_ratelimit rl;
 
     /* credentials: cred_mu guards these */
     pthread_mutex_t cred_mu;
@@ -98,11 +98,13 @@ struct ks_kube_client {
     struct stat token_st;    /* the token file as last read */
     char *exec_info;         /* KUBERNETES_EXEC_INFO value */
 
-    /* the I/O thread; mu guards incoming, cancels, stopping */
+    /* the I/O thread; mu guards incoming, cancels, detach, nclients, stopping */
     pthread_t io;
     pthread_mutex_t mu;
     ks_kube_xfer *incoming, **incoming_tail;
     ks_kube_stream *cancels;
+    struct ks_kube_client *detach; /* clients being freed: their requests end */
+    int nclients;            /* the clients sharing this (references) */
     bool stopping;
     ks_kube_xfer *waiting;   /* I/O thread only: queued, not started */
     ks_kube_xfer *active;    /* I/O thread only: started, in the transport */
@@ -115,15 +117,12 @@ struct ks_kube_client {
 
     /* dead connections (client-go's HTTP/2 health check), see client.h */
     int64_t read_idle_ns, ping_timeout_ns; /* read_idle_ns 0: off */
-    int64_t watch_grace_ms;
+    atomic_uint_least64_t dead_connections;
 
     /* set by the h2 transport when the server does not speak h2: the I/O
-     * thread moves this client to libcurl (malloc'd reason) */
+     * thread moves these clients to libcurl (malloc'd reason) */
     char *fall_back;
     char *broken;            /* libcurl cannot be loaded after a fall-back: why */
-
-    pthread_mutex_t stats_mu;
-    ks_kube_client_stats stats;
 
     /* async requests refused (401) with an exec plugin's credentials wait
      * here while a thread of their own runs the plugin again (a subprocess:
@@ -135,6 +134,32 @@ struct ks_kube_client {
     bool reauth_started;
 };
 
+/* One client: its own rate budget, User-Agent, options and counters, on
+ * an ks_kube_io it may share. */
+struct ks_kube_client {
+    ks_kube_io *io;
+    bool sibling;            /* made by ks_kube_client_new_sibling */
+    char *user_agent;
+    char *accept;            /* "Accept: ..." for requests that negotiate */
+    bool protobuf;           /* contentType is protobuf */
+    bool no_gzip;            /* options.disable_compression */
+    int max_retries;
+    int64_t timeout_ms, retry_base_ns;
+    size_t max_response;
+    int64_t watch_grace_ms;
+    ks_ratelimit rl;
+    int nstreams;            /* I/O thread only: its requests in the transport (h2's share) */
+
+    /* being freed: io->mu guards these */
+    bool closing;
+    bool detached;           /* the I/O thread ended its requests */
+    pthread_cond_t detached_cv;
+    struct ks_kube_client *next_detach;
+
+    pthread_mutex_t stats_mu;
+    ks_kube_client_stats stats;
+};
+
 /* A transport. start begins an attempt of x (x->attempts, started_ns and
  * the answer's fields are set by the caller); the transport reports its
  * end once with ks_kube_xfer_ended, or forgets it when stop is called.
@@ -143,12 +168,12 @@ struct ks_kube_client {
  * more. flow tells it that paced streams' consumers took bytes. */
 struct ks_kube_transport {
     const char *name;
-    bool (*init)(ks_kube_client *c, char **err); /* on the caller's thread */
-    void (*destroy)(ks_kube_client *c);
-    bool (*start)(ks_kube_client *c, ks_kube_xfer *x);
-    void (*stop)(ks_kube_client *c, ks_kube_xfer *x);
-    void (*step)(ks_kube_client *c, int64_t until_ns);
-    void (*flow)(ks_kube_client *c);
+    bool (*init)(ks_kube_io *io, char **err); /* on the caller's thread */
+    void (*destroy)(ks_kube_io *io);
+    bool (*start)(ks_kube_io *io, ks_kube_xfer *x);
+    void (*stop)(ks_kube_io *io, ks_kube_xfer *x);
+    void (*step)(ks_kube_io *io, int64_t until_ns);
+    void (*flow)(ks_kube_io *io);
 };
 
 extern const ks_kube_transport ks_kube_curl_transport;
@@ -169,10 +194,8 @@ void ks_kube_xfer_header(ks_kube_xfer *x, const char *name, size_t nlen, const c
 bool ks_kube_xfer_body(ks_kube_xfer *x, const char *buf, size_t len);
 /* The attempt is over: error NULL when an answer (x->code) came whole.
  * The transport has let go of x; the policy retries or completes it. */
-void ks_kube_xfer_ended(ks_kube_client *c, ks_kube_xfer *x, const char *error);
+void ks_kube_xfer_ended(ks_kube_io *io, ks_kube_xfer *x, const char *error);
 /* The I/O thread saw wake_fd readable: reads it. */
-void ks_kube_client_woken(ks_kube_client *c);
-/* Counted when a transport closes a connection that stopped answering. */
-void ks_kube_client_dead_connection(ks_kube_client *c);
+void ks_kube_io_woken(ks_kube_io *io);
 
 #endif

@@ -43,7 +43,7 @@ typedef struct curl_tp {
 typedef struct curl_x {
     CURL *easy;
     struct curl_slist *hdrs;
-    ks_kube_client *c;
+    ks_kube_io *io;
     char errbuf[CURL_ERROR_SIZE];
 } curl_x;
 
@@ -52,8 +52,8 @@ typedef struct curl_x {
 /* Split the server URL so that a tls-server-name can stand for the host
  * (the name curl verifies and sends as SNI) while CONNECT_TO sends the
  * connection to the real host. */
-static bool setup_url(ks_kube_client *c, curl_tp *t, char **err) {
-    const char *s = c->cfg.server;
+static bool setup_url(ks_kube_io *io, curl_tp *t, char **err) {
+    const char *s = io->cfg.server;
     const char *sep = strstr(s, "://");
     if (!sep) return ks_set_error(err, "server %s: not a URL", s);
     const char *host = sep + 3;
@@ -70,11 +70,11 @@ static bool setup_url(ks_kube_client *c, curl_tp *t, char **err) {
         if (colon) hend = colon, port = colon + 1;
     }
     bool https = strncmp(s, "https", 5) == 0;
-    if (c->cfg.tls_server_name && https) {
+    if (io->cfg.tls_server_name && https) {
         char *portstr = port ? ks_xstrndup(port, (size_t)(end - port)) : ks_xstrdup("443");
         char *hoststr = ks_xstrndup(host, (size_t)(hend - host));
-        t->url = ks_xasprintf("%.*s%s:%s%s", (int)(host - s), s, c->cfg.tls_server_name, portstr, end);
-        char *ct = ks_xasprintf("%s:%s:%s:%s", c->cfg.tls_server_name, portstr, hoststr, portstr);
+        t->url = ks_xasprintf("%.*s%s:%s%s", (int)(host - s), s, io->cfg.tls_server_name, portstr, end);
+        char *ct = ks_xasprintf("%s:%s:%s:%s", io->cfg.tls_server_name, portstr, hoststr, portstr);
         t->connect_to = t->C->slist_append(NULL, ct);
         free(ct);
         free(portstr);
@@ -87,13 +87,13 @@ static bool setup_url(ks_kube_client *c, curl_tp *t, char **err) {
     return true;
 }
 
-static bool curl_init(ks_kube_client *c, char **err) {
+static bool curl_init(ks_kube_io *io, char **err) {
     const char *why = NULL;
     const ks_curl_api *C = ks_curl(&why);
     if (!C) return ks_set_error(err, "API server client: %s", why);
     curl_tp *t = ks_xcalloc(1, sizeof(*t));
     t->C = C;
-    if (!setup_url(c, t, err)) {
+    if (!setup_url(io, t, err)) {
         free(t);
         return false;
     }
@@ -106,7 +106,7 @@ static bool curl_init(ks_kube_client *c, char **err) {
     }
     C->multi_setopt(t->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
     t->last_rx_ns = ks_monotonic_ns();
-    c->tp = t;
+    io->tp = t;
     return true;
 }
 
@@ -118,8 +118,8 @@ static void release(curl_tp *t, curl_x *cx) {
     free(cx);
 }
 
-static void curl_destroy(ks_kube_client *c) {
-    curl_tp *t = c->tp;
+static void curl_destroy(ks_kube_io *io) {
+    curl_tp *t = io->tp;
     if (!t) return;
     if (t->probe) {
         t->C->multi_remove_handle(t->multi, t->probe);
@@ -130,7 +130,7 @@ static void curl_destroy(ks_kube_client *c) {
     t->C->slist_free_all(t->connect_to);
     free(t->url);
     free(t);
-    c->tp = NULL;
+    io->tp = NULL;
 }
 
 /* ---- callbacks ---------------------------------------------------------------- */
@@ -139,7 +139,7 @@ static size_t on_header(char *buf, size_t size, size_t n, void *arg) {
     ks_kube_xfer *x = arg;
     curl_x *cx = x->t;
     size_t len = size * n;
-    ((curl_tp *)cx->c->tp)->last_rx_ns = ks_monotonic_ns();
+    ((curl_tp *)cx->io->tp)->last_rx_ns = ks_monotonic_ns();
     if (len >= 5 && strncmp(buf, "HTTP/", 5) == 0) {
         /* a new answer (after 100 Continue, ...) */
         x->retry_after = -1;
@@ -155,7 +155,7 @@ static size_t on_header(char *buf, size_t size, size_t n, void *arg) {
 static size_t on_body(char *buf, size_t size, size_t n, void *arg) {
     ks_kube_xfer *x = arg;
     curl_x *cx = x->t;
-    ((curl_tp *)cx->c->tp)->last_rx_ns = ks_monotonic_ns();
+    ((curl_tp *)cx->io->tp)->last_rx_ns = ks_monotonic_ns();
     return ks_kube_xfer_body(x, buf, size * n) ? size * n : 0;
 }
 
@@ -172,11 +172,12 @@ static void set_blob(const ks_curl_api *C, CURL *h, CURLoption opt, const char *
     C->easy_setopt(h, opt, &b);
 }
 
-/* The options every handle gets: connection, TLS. */
-static void common_opts(ks_kube_client *c, curl_tp *t, CURL *h, const ks_kube_creds *cr) {
+/* The options every handle gets: connection, TLS; the User-Agent and
+ * compression of the client that asks (cl). */
+static void common_opts(ks_kube_io *io, const ks_kube_client *cl, curl_tp *t, CURL *h, const ks_kube_creds *cr) {
     const ks_curl_api *C = t->C;
     C->easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    C->easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
+    C->easy_setopt(h, CURLOPT_USERAGENT, cl->user_agent);
     /* libcurl's upload buffer is 64 KB by default, allocated per handle
      * that sends a body and kept with a spare handle; our bodies are a
      * few KB: the minimum, 16 KB (peak heap -4.4 MB on SchedulingBasic
@@ -191,15 +192,15 @@ static void common_opts(ks_kube_client *c, curl_tp *t, CURL *h, const ks_kube_cr
     C->easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
     C->easy_setopt(h, CURLOPT_TCP_KEEPIDLE, 30L);
     C->easy_setopt(h, CURLOPT_TCP_KEEPINTVL, 30L);
-    if (!c->cfg.disable_compression && !c->no_gzip) C->easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+    if (!io->cfg.disable_compression && !cl->no_gzip) C->easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
     if (t->connect_to) C->easy_setopt(h, CURLOPT_CONNECT_TO, t->connect_to);
-    if (c->cfg.proxy_url) C->easy_setopt(h, CURLOPT_PROXY, c->cfg.proxy_url);
-    C->easy_setopt(h, CURLOPT_SSL_VERIFYPEER, c->cfg.insecure ? 0L : 1L);
-    C->easy_setopt(h, CURLOPT_SSL_VERIFYHOST, c->cfg.insecure ? 0L : 2L);
-    if (c->cfg.ca_data) set_blob(C, h, CURLOPT_CAINFO_BLOB, c->cfg.ca_data, c->cfg.ca_len);
-    else if (c->cfg.ca_file) C->easy_setopt(h, CURLOPT_CAINFO, c->cfg.ca_file);
-    const char *cert = c->cfg.cert_data, *key = c->cfg.key_data;
-    size_t cert_len = c->cfg.cert_len, key_len = c->cfg.key_len;
+    if (io->cfg.proxy_url) C->easy_setopt(h, CURLOPT_PROXY, io->cfg.proxy_url);
+    C->easy_setopt(h, CURLOPT_SSL_VERIFYPEER, io->cfg.insecure ? 0L : 1L);
+    C->easy_setopt(h, CURLOPT_SSL_VERIFYHOST, io->cfg.insecure ? 0L : 2L);
+    if (io->cfg.ca_data) set_blob(C, h, CURLOPT_CAINFO_BLOB, io->cfg.ca_data, io->cfg.ca_len);
+    else if (io->cfg.ca_file) C->easy_setopt(h, CURLOPT_CAINFO, io->cfg.ca_file);
+    const char *cert = io->cfg.cert_data, *key = io->cfg.key_data;
+    size_t cert_len = io->cfg.cert_len, key_len = io->cfg.key_len;
     if (cr && cr->cert) {
         cert = cr->cert, cert_len = cr->cert_len;
         key = cr->key, key_len = cr->key_len;
@@ -209,10 +210,10 @@ static void common_opts(ks_kube_client *c, curl_tp *t, CURL *h, const ks_kube_cr
         C->easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
         set_blob(C, h, CURLOPT_SSLKEY_BLOB, key, key_len);
         C->easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
-    } else if (c->cfg.cert_file) {
+    } else if (io->cfg.cert_file) {
         /* files are read at each handshake: rotated certificates are picked up */
-        C->easy_setopt(h, CURLOPT_SSLCERT, c->cfg.cert_file);
-        C->easy_setopt(h, CURLOPT_SSLKEY, c->cfg.key_file);
+        C->easy_setopt(h, CURLOPT_SSLCERT, io->cfg.cert_file);
+        C->easy_setopt(h, CURLOPT_SSLKEY, io->cfg.key_file);
     }
 }
 
@@ -225,14 +226,15 @@ static CURL *handle(curl_tp *t) {
     return t->C->easy_init();
 }
 
-static bool curl_start(ks_kube_client *c, ks_kube_xfer *x) {
-    curl_tp *t = c->tp;
+static bool curl_start(ks_kube_io *io, ks_kube_xfer *x) {
+    curl_tp *t = io->tp;
+    const ks_kube_client *c = x->c;
     const ks_curl_api *C = t->C;
     CURL *h = handle(t);
     if (!h) return false;
     curl_x *cx = ks_xcalloc(1, sizeof(*cx));
     cx->easy = h;
-    cx->c = c;
+    cx->io = io;
     x->t = cx;
     char *url = ks_xasprintf("%s%s", t->url, x->path);
     C->easy_setopt(h, CURLOPT_URL, url);
@@ -243,7 +245,7 @@ static bool curl_start(ks_kube_client *c, ks_kube_xfer *x) {
     C->easy_setopt(h, CURLOPT_HEADERDATA, x);
     C->easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
     C->easy_setopt(h, CURLOPT_WRITEDATA, x);
-    common_opts(c, t, h, x->cr);
+    common_opts(io, c, t, h, x->cr);
     if (c->timeout_ms > 0 && !x->stream) C->easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)c->timeout_ms);
     if (x->deadline_ms > 0) C->easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)x->deadline_ms);
     struct curl_slist *hd = NULL;
@@ -276,20 +278,20 @@ static bool curl_start(ks_kube_client *c, ks_kube_xfer *x) {
     return true;
 }
 
-static void curl_stop(ks_kube_client *c, ks_kube_xfer *x) {
+static void curl_stop(ks_kube_io *io, ks_kube_xfer *x) {
     if (!x->t) return;
-    release(c->tp, x->t);
+    release(io->tp, x->t);
     x->t = NULL;
 }
 
-static void finished(ks_kube_client *c, ks_kube_xfer *x, CURLcode rc) {
-    curl_tp *t = c->tp;
+static void finished(ks_kube_io *io, ks_kube_xfer *x, CURLcode rc) {
+    curl_tp *t = io->tp;
     curl_x *cx = x->t;
     if (rc == CURLE_OK) t->C->easy_getinfo(cx->easy, CURLINFO_RESPONSE_CODE, &x->code);
     char *error = rc == CURLE_OK ? NULL : ks_xstrdup(cx->errbuf[0] ? cx->errbuf : t->C->easy_strerror(rc));
     release(t, cx);
     x->t = NULL;
-    ks_kube_xfer_ended(c, x, error);
+    ks_kube_xfer_ended(io, x, error);
     free(error);
 }
 
@@ -308,15 +310,15 @@ static void probe_end(curl_tp *t, CURLcode rc) {
  * connection error (retried when idempotent; watches are opened again),
  * and none may leave it in the pool for the retries to find: the last
  * one removed closes it. */
-static void connection_dead(ks_kube_client *c, int64_t silent_ns) {
-    curl_tp *t = c->tp;
+static void connection_dead(ks_kube_io *io, int64_t silent_ns) {
+    curl_tp *t = io->tp;
     int n = 0;
-    for (ks_kube_xfer *x = c->active; x; x = x->next) n++;
+    for (ks_kube_xfer *x = io->active; x; x = x->next) n++;
     ks_errorf("\"No answer from the API server; closing the connection\" silentSeconds=%.1f probeTimeoutSeconds=%.1f requests=%d",
-              (double)silent_ns / 1e9, (double)c->ping_timeout_ns / 1e9, n);
+              (double)silent_ns / 1e9, (double)io->ping_timeout_ns / 1e9, n);
     /* counted before the requests end: their callers may read it then */
-    ks_kube_client_dead_connection(c);
-    for (ks_kube_xfer *x = c->active; x; x = x->next) t->C->easy_setopt(((curl_x *)x->t)->easy, CURLOPT_FORBID_REUSE, 1L);
+    atomic_fetch_add(&io->dead_connections, 1);
+    for (ks_kube_xfer *x = io->active; x; x = x->next) t->C->easy_setopt(((curl_x *)x->t)->easy, CURLOPT_FORBID_REUSE, 1L);
     if (t->probe) {
         t->C->easy_setopt(t->probe, CURLOPT_FORBID_REUSE, 1L);
         probe_end(t, CURLE_OK);
@@ -324,29 +326,29 @@ static void connection_dead(ks_kube_client *c, int64_t silent_ns) {
     char msg[128];
     snprintf(msg, sizeof(msg), "connection closed: no answer from the server for %lld s",
              (long long)(silent_ns / KS_NS_PER_SEC));
-    while (c->active) {
-        ks_kube_xfer *x = c->active;
+    while (io->active) {
+        ks_kube_xfer *x = io->active;
         release(t, x->t);
         x->t = NULL;
-        ks_kube_xfer_ended(c, x, msg); /* takes it off c->active */
+        ks_kube_xfer_ended(io, x, msg); /* takes it off io->active */
     }
     t->last_rx_ns = ks_monotonic_ns();
 }
 
-static void check_alive(ks_kube_client *c) {
-    curl_tp *t = c->tp;
-    if (c->read_idle_ns <= 0) return;
+static void check_alive(ks_kube_io *io) {
+    curl_tp *t = io->tp;
+    if (io->read_idle_ns <= 0) return;
     int64_t now = ks_monotonic_ns();
-    if (!c->active) {
+    if (!io->active) {
         /* nothing to lose: the silence counts from the next request */
         t->last_rx_ns = now;
         return;
     }
     if (t->probe) {
-        if (now - t->probe_ns >= c->ping_timeout_ns) connection_dead(c, now - t->last_rx_ns);
+        if (now - t->probe_ns >= io->ping_timeout_ns) connection_dead(io, now - t->last_rx_ns);
         return;
     }
-    if (now - t->last_rx_ns < c->read_idle_ns) return;
+    if (now - t->last_rx_ns < io->read_idle_ns) return;
     /* The PING: a small GET multiplexed on the same HTTP/2 connection,
      * without credentials or a rate-limit token (any answer will do). */
     CURL *h = handle(t);
@@ -356,8 +358,8 @@ static void check_alive(ks_kube_client *c) {
     free(url);
     t->C->easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
     t->C->easy_setopt(h, CURLOPT_WRITEDATA, t);
-    common_opts(c, t, h, NULL);
-    t->C->easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(c->ping_timeout_ns / KS_NS_PER_MS + 1000));
+    common_opts(io, io->active->c, t, h, NULL); /* as the oldest request's client */
+    t->C->easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(io->ping_timeout_ns / KS_NS_PER_MS + 1000));
     if (t->C->multi_add_handle(t->multi, h) != CURLM_OK) {
         t->C->easy_cleanup(h);
         return;
@@ -370,8 +372,8 @@ static void check_alive(ks_kube_client *c) {
 
 /* ---- the loop's step ---------------------------------------------------------- */
 
-static void curl_step(ks_kube_client *c, int64_t until_ns) {
-    curl_tp *t = c->tp;
+static void curl_step(ks_kube_io *io, int64_t until_ns) {
+    curl_tp *t = io->tp;
     const ks_curl_api *C = t->C;
     int running = 0;
     C->multi_perform(t->multi, &running);
@@ -385,30 +387,30 @@ static void curl_step(ks_kube_client *c, int64_t until_ns) {
         }
         ks_kube_xfer *x = NULL;
         C->easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&x);
-        finished(c, x, m->data.result);
+        finished(io, x, m->data.result);
     }
-    check_alive(c);
-    if (c->read_idle_ns > 0 && c->active) {
-        int64_t h = t->probe ? t->probe_ns + c->ping_timeout_ns : t->last_rx_ns + c->read_idle_ns;
+    check_alive(io);
+    if (io->read_idle_ns > 0 && io->active) {
+        int64_t h = t->probe ? t->probe_ns + io->ping_timeout_ns : t->last_rx_ns + io->read_idle_ns;
         if (h < until_ns) until_ns = h;
     }
     /* a retry queued just now may be due before until_ns */
-    for (ks_kube_xfer *x = c->waiting; x; x = x->next)
+    for (ks_kube_xfer *x = io->waiting; x; x = x->next)
         if (x->due_ns < until_ns) until_ns = x->due_ns;
     int timeout = 1000;
     if (until_ns != INT64_MAX) {
         int64_t d = (until_ns - ks_monotonic_ns()) / KS_NS_PER_MS + 1;
         timeout = d < 0 ? 0 : d < timeout ? (int)d : timeout;
     }
-    struct curl_waitfd w = {.fd = c->wake_fd, .events = CURL_WAIT_POLLIN};
+    struct curl_waitfd w = {.fd = io->wake_fd, .events = CURL_WAIT_POLLIN};
     C->multi_poll(t->multi, &w, 1, timeout, NULL);
-    if (w.revents) ks_kube_client_woken(c);
+    if (w.revents) ks_kube_io_woken(io);
 }
 
-static void curl_flow(ks_kube_client *c) {
+static void curl_flow(ks_kube_io *io) {
     /* libcurl 7.88 cannot hold one HTTP/2 stream back without stalling
      * its connection: paced streams are not paced here */
-    for (ks_kube_xfer *x = c->active; x; x = x->next)
+    for (ks_kube_xfer *x = io->active; x; x = x->next)
         if (x->stream) atomic_store(&x->stream->consumed, 0);
 }
 

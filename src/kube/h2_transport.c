@@ -97,7 +97,7 @@ typedef struct h2s {
 } h2s;
 
 struct h2_tp {
-    ks_kube_client *c;
+    ks_kube_io *io;
     const ks_nghttp2_api *N;
     const ks_openssl_api *O;
     ks_tls_client tls;
@@ -188,7 +188,7 @@ static void resolve_start(h2_tp *t, h2conn *cn) {
         r = ks_xcalloc(1, sizeof(*r));
         pthread_mutex_init(&r->mu, NULL);
         r->refs = 2; /* the transport's and the thread's */
-        r->wake_fd = t->c->wake_fd;
+        r->wake_fd = t->io->wake_fd;
         r->host = ks_xstrdup(t->host);
         r->port = ks_xstrdup(t->port);
         t->res = r;
@@ -381,6 +381,7 @@ static int on_close(nghttp2_session *ng, int32_t id, uint32_t code, void *user) 
     if (!st) return 0;
     N->nghttp2_session_set_stream_user_data(ng, id, NULL);
     ks_kube_xfer *x = st->x;
+    x->c->nstreams--;
     h2_tp *t = cn->t;
     if (code == NGHTTP2_REFUSED_STREAM && x->code == 0 && st->resends < H2_MAX_RESEND) {
         /* not processed (a GOAWAY's later streams, or refused): again on
@@ -403,22 +404,22 @@ static int on_close(nghttp2_session *ng, int32_t id, uint32_t code, void *user) 
     }
     free(st);
     x->t = NULL;
-    ks_kube_xfer_ended(t->c, x, e);
+    ks_kube_xfer_ended(t->io, x, e);
     return 0;
 }
 
 /* ---- the transport --------------------------------------------------------------- */
 
-static bool h2_init(ks_kube_client *c, char **err) {
+static bool h2_init(ks_kube_io *io, char **err) {
     const char *why = NULL;
     const ks_nghttp2_api *N = ks_nghttp2(&why);
     const ks_openssl_api *O = N ? ks_openssl(&why) : NULL;
     if (!O) return ks_set_error(err, "API server client: %s", why);
     h2_tp *t = ks_xcalloc(1, sizeof(*t));
-    t->c = c;
+    t->io = io;
     t->N = N;
     t->O = O;
-    const char *s = strstr(c->cfg.server, "://") + 3;
+    const char *s = strstr(io->cfg.server, "://") + 3;
     const char *end = s + strcspn(s, "/");
     t->authority = ks_xstrndup(s, (size_t)(end - s));
     t->prefix = ks_xstrdup(end);
@@ -431,7 +432,7 @@ static bool h2_init(ks_kube_client *c, char **err) {
             free(t->authority);
             free(t->prefix);
             free(t);
-            return ks_set_error(err, "server %s: bad IPv6 address", c->cfg.server);
+            return ks_set_error(err, "server %s: bad IPv6 address", io->cfg.server);
         }
         t->host = ks_xstrndup(a + 1, (size_t)(rb - a - 1));
         colon = rb[1] == ':' ? rb + 1 : NULL;
@@ -440,7 +441,7 @@ static bool h2_init(ks_kube_client *c, char **err) {
         t->host = colon ? ks_xstrndup(a, (size_t)(colon - a)) : ks_xstrdup(a);
     }
     t->port = ks_xstrdup(colon && colon[1] ? colon + 1 : "443");
-    ks_tls_client_init(&t->tls, &c->cfg, t->host);
+    ks_tls_client_init(&t->tls, &io->cfg, t->host);
     t->pending_tail = &t->pending;
     N->nghttp2_session_callbacks_new(&t->cbs);
     N->nghttp2_session_callbacks_set_on_begin_headers_callback(t->cbs, on_begin_headers);
@@ -450,7 +451,7 @@ static bool h2_init(ks_kube_client *c, char **err) {
     N->nghttp2_session_callbacks_set_on_stream_close_callback(t->cbs, on_close);
     N->nghttp2_option_new(&t->opt);
     N->nghttp2_option_set_no_auto_window_update(t->opt, 1);
-    c->tp = t;
+    io->tp = t;
     return true;
 }
 
@@ -463,21 +464,22 @@ static void conn_close(h2_tp *t, h2conn *cn) {
             break;
         }
     const char *e = cn->error ? cn->error : "connection closed";
-    ks_kube_xfer *x = t->c->active;
+    ks_kube_xfer *x = t->io->active;
     while (x) {
         ks_kube_xfer *nx = x->next;
         h2s *st = x->t;
         if (st && st->cn == cn) {
+            x->c->nstreams--;
             if (cn->ng) N->nghttp2_session_set_stream_user_data(cn->ng, st->id, NULL);
             free(st);
             x->t = NULL;
-            ks_kube_xfer_ended(t->c, x, e); /* unlinks x; nx stays valid */
+            ks_kube_xfer_ended(t->io, x, e); /* unlinks x; nx stays valid */
         }
         x = nx;
     }
     /* a connection that never opened: the requests waiting for it end
      * with its error (unless they are moving to libcurl) */
-    if (!cn->opened && !t->c->fall_back) {
+    if (!cn->opened && !t->io->fall_back) {
         bool other = false;
         for (h2conn *o = t->conns; o; o = o->next) other |= !o->retiring;
         if (!other) {
@@ -489,7 +491,7 @@ static void conn_close(h2_tp *t, h2conn *cn) {
                 ks_kube_xfer *px = p->x;
                 free(p);
                 px->t = NULL;
-                ks_kube_xfer_ended(t->c, px, e);
+                ks_kube_xfer_ended(t->io, px, e);
                 p = np;
             }
         }
@@ -497,8 +499,8 @@ static void conn_close(h2_tp *t, h2conn *cn) {
     conn_free(cn);
 }
 
-static void h2_destroy(ks_kube_client *c) {
-    h2_tp *t = c->tp;
+static void h2_destroy(ks_kube_io *io) {
+    h2_tp *t = io->tp;
     if (!t) return;
     const ks_nghttp2_api *N = t->N;
     resolve_release(t);
@@ -520,11 +522,11 @@ static void h2_destroy(ks_kube_client *c) {
     free(t->authority);
     free(t->prefix);
     free(t);
-    c->tp = NULL;
+    io->tp = NULL;
 }
 
-static bool h2_start(ks_kube_client *c, ks_kube_xfer *x) {
-    h2_tp *t = c->tp;
+static bool h2_start(ks_kube_io *io, ks_kube_xfer *x) {
+    h2_tp *t = io->tp;
     h2s *st = ks_xcalloc(1, sizeof(*st));
     st->x = x;
     x->t = st;
@@ -532,9 +534,9 @@ static bool h2_start(ks_kube_client *c, ks_kube_xfer *x) {
     return true;
 }
 
-static void h2_stop(ks_kube_client *c, ks_kube_xfer *x) {
-    const ks_nghttp2_api *N = ((h2_tp *)c->tp)->N;
-    h2_tp *t = c->tp;
+static void h2_stop(ks_kube_io *io, ks_kube_xfer *x) {
+    const ks_nghttp2_api *N = ((h2_tp *)io->tp)->N;
+    h2_tp *t = io->tp;
     h2s *st = x->t;
     if (!st) return;
     if (st->pending) {
@@ -545,7 +547,10 @@ static void h2_stop(ks_kube_client *c, ks_kube_xfer *x) {
             }
         t->pending_tail = &t->pending;
         while (*t->pending_tail) t->pending_tail = &(*t->pending_tail)->next_pending;
-    } else if (st->cn && st->cn->ng) {
+    } else if (st->cn) {
+        x->c->nstreams--;
+    }
+    if (!st->pending && st->cn && st->cn->ng) {
         N->nghttp2_session_set_stream_user_data(st->cn->ng, st->id, NULL);
         N->nghttp2_submit_rst_stream(st->cn->ng, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_CANCEL);
     }
@@ -557,7 +562,7 @@ static void h2_stop(ks_kube_client *c, ks_kube_xfer *x) {
 static bool submit(h2_tp *t, h2conn *cn, h2s *st) {
     const ks_nghttp2_api *N = t->N;
     ks_kube_xfer *x = st->x;
-    ks_kube_client *c = t->c;
+    ks_kube_client *c = x->c;
 #define NV(n, v, vl) {(uint8_t *)(n), (uint8_t *)(v), sizeof(n) - 1, (vl), NGHTTP2_NV_FLAG_NO_COPY_NAME}
     char *path = *t->prefix ? ks_xasprintf("%s%s", t->prefix, x->path) : NULL;
     const char *p = path ? path : x->path;
@@ -597,17 +602,29 @@ static bool submit(h2_tp *t, h2conn *cn, h2s *st) {
     st->cn = cn;
     st->pending = false;
     cn->nstreams++;
+    c->nstreams++;
     return true;
 }
 
 static bool is_ready(h2conn *cn) { return cn->state == C_OPEN && !cn->retiring; }
 
-/* Pending attempts onto the current connection, as many as it takes. */
+/* The most streams a sibling client (ks_kube_client_new_sibling) holds on
+ * a connection that allows max: half. kube-apiserver allows 100; a
+ * sibling's endpoint that stops answering (events, with up to 64 writes
+ * outstanding) then leaves base's watches and bindings at least 50, where
+ * a queue shared without a bound would let it take them all. (Go's
+ * transport opens another connection instead; one connection is what
+ * saves the I/O here.) */
+static uint32_t sibling_share(uint32_t max) { return max > 1 ? max / 2 : 1; }
+
+/* Pending attempts onto the current connection, as many as it takes, in
+ * order, but past a sibling's that holds its share. */
 static void place(h2_tp *t) {
     const ks_nghttp2_api *N = t->N;
-    if (t->c->fall_back) return; /* they are moving to libcurl */
-    while (t->pending) {
-        h2s *st = t->pending;
+    if (t->io->fall_back) return; /* they are moving to libcurl */
+    h2s **pp = &t->pending;
+    while (*pp) {
+        h2s *st = *pp;
         const char *cert = st->x->cr ? st->x->cr->cert : NULL;
         h2conn *cn = t->conns;
         while (cn && cn->retiring) cn = cn->next;
@@ -618,14 +635,20 @@ static void place(h2_tp *t) {
         }
         if (!cn) cn = conn_new(t, cert);
         if (cn->state == C_DEAD) {
-            conn_close(t, cn);
+            conn_close(t, cn); /* may end pending attempts */
+            pp = &t->pending;
             continue;
         }
         if (!is_ready(cn)) return;
         uint32_t max = N->nghttp2_session_get_remote_settings(cn->ng, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS);
         if ((uint32_t)cn->nstreams >= max) return;
-        t->pending = st->next_pending;
-        if (!t->pending) t->pending_tail = &t->pending;
+        ks_kube_client *c = st->x->c;
+        if (c->sibling && (uint32_t)c->nstreams >= sibling_share(max)) {
+            pp = &st->next_pending;
+            continue;
+        }
+        *pp = st->next_pending;
+        if (t->pending_tail == &st->next_pending) t->pending_tail = pp;
         st->next_pending = NULL;
         if (!submit(t, cn, st)) {
             /* out of stream ids or the session failing: a new connection */
@@ -649,8 +672,8 @@ static void conn_opened(h2_tp *t, h2conn *cn) {
     unsigned plen = 0;
     O->SSL_get0_alpn_selected(cn->ssl, &proto, &plen);
     if (plen != 2 || memcmp(proto, "h2", 2) != 0) {
-        if (!t->c->fall_back)
-            t->c->fall_back = ks_xasprintf("%s does not offer HTTP/2 (ALPN %.*s)", t->authority, (int)plen,
+        if (!t->io->fall_back)
+            t->io->fall_back = ks_xasprintf("%s does not offer HTTP/2 (ALPN %.*s)", t->authority, (int)plen,
                                            plen ? (const char *)proto : "none");
         conn_fail(cn, ks_xstrdup("the server does not offer HTTP/2"));
         return;
@@ -816,41 +839,42 @@ static bool conn_write(h2conn *cn) {
 /* The health check and the time it wants to be called again at. */
 static int64_t check_alive(h2_tp *t, h2conn *cn, int64_t now) {
     const ks_nghttp2_api *N = t->N;
-    ks_kube_client *c = t->c;
-    if (c->read_idle_ns <= 0 || cn->state != C_OPEN) return INT64_MAX;
+    ks_kube_io *io = t->io;
+    if (io->read_idle_ns <= 0 || cn->state != C_OPEN) return INT64_MAX;
     if (cn->ping_ns) {
-        if (now - cn->ping_ns < c->ping_timeout_ns) return cn->ping_ns + c->ping_timeout_ns;
+        if (now - cn->ping_ns < io->ping_timeout_ns) return cn->ping_ns + io->ping_timeout_ns;
         int64_t silent = now - cn->last_rx_ns;
         ks_errorf("\"No answer from the API server; closing the connection\" silentSeconds=%.1f probeTimeoutSeconds=%.1f requests=%d",
-                  (double)silent / 1e9, (double)c->ping_timeout_ns / 1e9, cn->nstreams);
-        ks_kube_client_dead_connection(c);
+                  (double)silent / 1e9, (double)io->ping_timeout_ns / 1e9, cn->nstreams);
+        atomic_fetch_add(&io->dead_connections, 1);
         conn_fail(cn, ks_xasprintf("connection closed: no answer from the server for %lld s",
                                    (long long)(silent / KS_NS_PER_SEC)));
         return INT64_MAX;
     }
-    if (now - cn->last_rx_ns < c->read_idle_ns) return cn->last_rx_ns + c->read_idle_ns;
+    if (now - cn->last_rx_ns < io->read_idle_ns) return cn->last_rx_ns + io->read_idle_ns;
     ks_infof(4, "no frame from the API server for %lld ms: PING", (long long)((now - cn->last_rx_ns) / KS_NS_PER_MS));
     N->nghttp2_submit_ping(cn->ng, NGHTTP2_FLAG_NONE, NULL);
     cn->ping_ns = now;
-    return now + c->ping_timeout_ns;
+    return now + io->ping_timeout_ns;
 }
 
 /* Requests past their timeout, watches past their deadline. */
 static int64_t check_timeouts(h2_tp *t, int64_t now) {
-    ks_kube_client *c = t->c;
+    ks_kube_io *io = t->io;
     int64_t next = INT64_MAX;
-    ks_kube_xfer *x = c->active;
+    ks_kube_xfer *x = io->active;
     while (x) {
         ks_kube_xfer *nx = x->next;
-        int64_t lim = x->deadline_ms > 0 ? x->deadline_ms : !x->stream && c->timeout_ms > 0 ? c->timeout_ms : 0;
+        int64_t tmo = x->c->timeout_ms;
+        int64_t lim = x->deadline_ms > 0 ? x->deadline_ms : !x->stream && tmo > 0 ? tmo : 0;
         if (lim > 0) {
             int64_t at = x->started_ns + lim * KS_NS_PER_MS;
             if (at <= now) {
                 char e[128];
                 snprintf(e, sizeof(e), "Operation timed out after %lld milliseconds with %zu bytes received",
                          (long long)((now - x->started_ns) / KS_NS_PER_MS), x->resp.len);
-                h2_stop(c, x);
-                ks_kube_xfer_ended(c, x, e);
+                h2_stop(io, x);
+                ks_kube_xfer_ended(io, x, e);
             } else if (at < next) {
                 next = at;
             }
@@ -860,9 +884,9 @@ static int64_t check_timeouts(h2_tp *t, int64_t now) {
     return next;
 }
 
-static void h2_flow(ks_kube_client *c) {
-    const ks_nghttp2_api *N = ((h2_tp *)c->tp)->N;
-    for (ks_kube_xfer *x = c->active; x; x = x->next) {
+static void h2_flow(ks_kube_io *io) {
+    const ks_nghttp2_api *N = ((h2_tp *)io->tp)->N;
+    for (ks_kube_xfer *x = io->active; x; x = x->next) {
         if (!x->stream || !x->stream->paced) continue;
         size_t n = atomic_exchange(&x->stream->consumed, 0);
         h2s *st = x->t;
@@ -870,9 +894,9 @@ static void h2_flow(ks_kube_client *c) {
     }
 }
 
-static void h2_step(ks_kube_client *c, int64_t until_ns) {
-    const ks_nghttp2_api *N = ((h2_tp *)c->tp)->N;
-    h2_tp *t = c->tp;
+static void h2_step(ks_kube_io *io, int64_t until_ns) {
+    const ks_nghttp2_api *N = ((h2_tp *)io->tp)->N;
+    h2_tp *t = io->tp;
     place(t);
     int64_t now = ks_monotonic_ns();
     int64_t tn = check_timeouts(t, now);
@@ -880,7 +904,7 @@ static void h2_step(ks_kube_client *c, int64_t until_ns) {
     struct pollfd pfd[9];
     h2conn *pc[9];
     int n = 0;
-    pfd[n++] = (struct pollfd){.fd = c->wake_fd, .events = POLLIN};
+    pfd[n++] = (struct pollfd){.fd = io->wake_fd, .events = POLLIN};
     for (h2conn *cn = t->conns; cn; cn = cn->next) {
         if (cn->state == C_RESOLVING) resolve_check(t, cn);
         if (cn->state == C_OPEN) {
@@ -914,7 +938,7 @@ static void h2_step(ks_kube_client *c, int64_t until_ns) {
     }
     int r = poll(pfd, (nfds_t)n, timeout);
     if (r > 0) {
-        if (pfd[0].revents) ks_kube_client_woken(c);
+        if (pfd[0].revents) ks_kube_io_woken(io);
         for (int i = 1; i < n; i++) {
             h2conn *cn = pc[i];
             if (!pfd[i].revents || cn->state == C_DEAD) continue;

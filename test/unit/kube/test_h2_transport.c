@@ -5,8 +5,9 @@
  * that re-runs the exec plugin (also for async requests: off the I/O
  * thread, once for many), a paced watch whose slow consumer holds
  * the server back (bounded memory), GOAWAY and a dropped connection mid
- * stream, the PING health check, timeouts, certificate errors, and host
- * names looked up off the I/O thread. */
+ * stream, the PING health check, timeouts, certificate errors, host
+ * names looked up off the I/O thread, and sibling clients sharing one
+ * connection (ks_kube_client_new_sibling). */
 #include "kube/client.h"
 #include "kube/client_impl.h"
 
@@ -493,6 +494,177 @@ static void test_closed_at_once(void **st) {
     assert_int_equal(r.code, 200);
     ks_kube_response_free(&r);
     ks_kube_client_free(c);
+    ks_kube_config_free(&cfg);
+}
+
+/* ---- siblings: one connection and I/O thread, budgets of their own ---- */
+
+static ks_kube_client *sibling(ks_kube_client *base, double qps, int burst, const char *ua_suffix) {
+    ks_kube_client_options opt = {.qps = qps, .burst = burst, .user_agent_suffix = ua_suffix, .max_retries = 3,
+                                  .retry_base_ms = 10, .timeout_ms = 20000};
+    return ks_kube_client_new_sibling(base, &opt);
+}
+
+/* Both clients' requests on one connection (on h2 and on libcurl), each
+ * with its own User-Agent and counters. */
+static void shares_one_connection(const char *transport) {
+    setenv("KSCHED_KUBE_TRANSPORT", transport, 1);
+    ks_kube_config cfg = {.token = strdup("tok")};
+    ks_kube_client *base = client(&cfg, (copts){0});
+    ks_kube_client *ev = sibling(base, 0, 0, "events");
+    unsetenv("KSCHED_KUBE_TRANSPORT");
+    for (int i = 0; i < 3; i++) {
+        ks_kube_response r = req(i == 1 ? base : ev, "GET", "/ok", NULL);
+        assert_int_equal(r.code, 200);
+        ks_kube_response_free(&r);
+    }
+    assert_int_equal(locked_int(&H2F.accepted), 1);
+    h2f_req b = logged(1), e = logged(2);
+    assert_string_equal(e.auth, "Bearer tok"); /* the base's credentials */
+    size_t bl = strlen(b.ua);
+    assert_true(bl > 0 && strncmp(b.ua, "ksched/", 7) == 0);
+    assert_true(strncmp(e.ua, b.ua, bl) == 0);
+    assert_string_equal(e.ua + bl, "/events");
+    ks_kube_client_stats s;
+    ks_kube_client_stats_get(base, &s);
+    assert_int_equal(s.requests, 1);
+    ks_kube_client_stats_get(ev, &s);
+    assert_int_equal(s.requests, 2);
+    ks_kube_client_free(ev);
+    ks_kube_client_free(base);
+    ks_kube_config_free(&cfg);
+}
+
+static void test_sibling_shares_the_connection(void **st) { shares_one_connection("h2"); }
+static void test_sibling_shares_the_connection_curl(void **st) { shares_one_connection("curl"); }
+
+/* A sibling's budget is its own: a tight one throttles it, and not base. */
+static void test_sibling_rate_limit_is_its_own(void **st) {
+    ks_kube_config cfg = {0};
+    ks_kube_client *base = client(&cfg, (copts){0}); /* no limit */
+    ks_kube_client *ev = sibling(base, 5, 1, NULL);
+    for (int i = 0; i < 4; i++) {
+        ks_kube_response r = req(ev, "GET", "/ok", NULL);
+        assert_int_equal(r.code, 200);
+        ks_kube_response_free(&r);
+        r = req(base, "GET", "/ok", NULL);
+        assert_int_equal(r.code, 200);
+        ks_kube_response_free(&r);
+    }
+    ks_kube_client_stats s;
+    ks_kube_client_stats_get(ev, &s);
+    assert_int_equal(s.requests, 4);
+    assert_true(s.throttled_ns > 0); /* 3 of 4 waited for a token */
+    ks_kube_client_stats_get(base, &s);
+    assert_int_equal(s.requests, 4);
+    assert_int_equal(s.throttled_ns, 0);
+    ks_kube_client_free(base);
+    ks_kube_client_free(ev);
+    ks_kube_config_free(&cfg);
+}
+
+/* Either may go first: the one freed has its requests cancelled, the
+ * other's go on, on the same connection. */
+static void test_sibling_free_order(void **st) {
+    ks_kube_config cfg = {0};
+    for (int round = 0; round < 2; round++) {
+        ks_kube_client *base = client(&cfg, (copts){0});
+        ks_kube_client *ev = sibling(base, 0, 0, NULL);
+        ks_kube_client *gone = round == 0 ? base : ev, *stays = round == 0 ? ev : base;
+        int n0 = locked_int(&H2F.nlog);
+        ks_kube_response r = req(gone, "GET", "/ok", NULL);
+        assert_int_equal(r.code, 200);
+        ks_kube_response_free(&r);
+        counter kg = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+        counter ks = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+        ks_kube_request hang = {.method = "GET", .path = "/hang"}, slow = {.method = "GET", .path = "/slow"};
+        ks_kube_do_async(gone, &hang, on_done, &kg);
+        ks_kube_do_async(stays, &slow, on_done, &ks);
+        for (int i = 0; i < 500 && locked_int(&H2F.nlog) < n0 + 3; i++) wait_ms(5);
+        ks_kube_client_free(gone);
+        /* its request ended as cancelled before free returned */
+        pthread_mutex_lock(&kg.mu);
+        assert_int_equal(kg.done, 1);
+        assert_int_equal(kg.ok, 0);
+        pthread_mutex_unlock(&kg.mu);
+        pthread_mutex_lock(&ks.mu);
+        while (ks.done < 1) pthread_cond_wait(&ks.cv, &ks.mu);
+        assert_int_equal(ks.ok, 1);
+        pthread_mutex_unlock(&ks.mu);
+        r = req(stays, "GET", "/ok", NULL);
+        assert_int_equal(r.code, 200);
+        ks_kube_response_free(&r);
+        ks_kube_client_free(stays);
+        assert_int_equal(locked_int(&H2F.accepted), round + 1); /* one connection each round */
+    }
+    ks_kube_config_free(&cfg);
+}
+
+/* A GOAWAY retires the shared connection for both: each one's next
+ * request goes to one new connection. */
+static void test_sibling_goaway_seen_by_both(void **st) {
+    ks_kube_config cfg = {0};
+    ks_kube_client *base = client(&cfg, (copts){0});
+    ks_kube_client *ev = sibling(base, 0, 0, NULL);
+    sink s = SINK;
+    ks_kube_stream *w;
+    held_watch(base, &s, &w);
+    ks_kube_response r = req(ev, "GET", "/ok", NULL);
+    assert_int_equal(r.code, 200);
+    ks_kube_response_free(&r);
+    H2F_SET(H2F.goaway = true);
+    assert_true(sink_wait_end(&s, 5000));
+    assert_int_equal(s.code, 0);
+    ks_kube_stream_close(w);
+    r = req(ev, "GET", "/ok", NULL);
+    assert_int_equal(r.code, 200);
+    ks_kube_response_free(&r);
+    r = req(base, "GET", "/ok", NULL);
+    assert_int_equal(r.code, 200);
+    ks_kube_response_free(&r);
+    assert_int_equal(locked_int(&H2F.accepted), 2);
+    ks_kube_client_free(ev);
+    ks_kube_client_free(base);
+    ks_kube_config_free(&cfg);
+}
+
+static int count_logged(const char *path) {
+    pthread_mutex_lock(&H2F.mu);
+    int n = 0;
+    for (int i = 0; i < H2F.nlog; i++) n += strcmp(H2F.log[i].path, path) == 0;
+    pthread_mutex_unlock(&H2F.mu);
+    return n;
+}
+
+/* A sibling whose requests never end holds at most half of the server's
+ * SETTINGS_MAX_CONCURRENT_STREAMS: base's requests still go out. */
+static void test_sibling_cannot_take_every_stream(void **st) {
+    H2F_SET(H2F.max_streams = 4);
+    ks_kube_config cfg = {0};
+    ks_kube_client *base = client(&cfg, (copts){.timeout_ms = 5000});
+    ks_kube_client *ev = sibling(base, 0, 0, NULL);
+    ks_kube_response r = req(base, "GET", "/ok", NULL); /* the server's SETTINGS first */
+    ks_kube_response_free(&r);
+    counter k = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+    ks_kube_request hang = {.method = "POST", .path = "/hang", .body = "{}", .body_len = 2};
+    for (int i = 0; i < 6; i++) ks_kube_do_async(ev, &hang, on_done, &k);
+    for (int i = 0; i < 500 && count_logged("/hang") < 2; i++) wait_ms(5);
+    for (int i = 0; i < 3; i++) {
+        r = req(base, "GET", "/ok", NULL);
+        assert_int_equal(r.code, 200);
+        ks_kube_response_free(&r);
+    }
+    assert_int_equal(count_logged("/hang"), 2);
+    ks_kube_client_free(ev);
+    pthread_mutex_lock(&k.mu);
+    assert_int_equal(k.done, 6);
+    assert_int_equal(k.ok, 0);
+    pthread_mutex_unlock(&k.mu);
+    r = req(base, "GET", "/ok", NULL);
+    assert_int_equal(r.code, 200);
+    ks_kube_response_free(&r);
+    assert_int_equal(locked_int(&H2F.accepted), 1);
+    ks_kube_client_free(base);
     ks_kube_config_free(&cfg);
 }
 
@@ -988,6 +1160,12 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_goaway_refused_request_is_sent_again, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ping_health_check, setup, teardown),
         cmocka_unit_test_setup_teardown(test_closed_at_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sibling_shares_the_connection, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sibling_shares_the_connection_curl, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sibling_rate_limit_is_its_own, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sibling_free_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sibling_goaway_seen_by_both, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sibling_cannot_take_every_stream, setup, teardown),
         cmocka_unit_test_setup_teardown(test_certificates, setup, teardown),
         cmocka_unit_test_setup_teardown(test_transport_choice, setup, teardown),
         cmocka_unit_test_setup_teardown(test_client_certificates, setup_client_ca, teardown),
