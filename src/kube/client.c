@@ -904,7 +904,7 @@ static ks_kube_io *io_new(const ks_kube_client_options *o, char **err) {
     io->ping_timeout_ns = (ping_ms > 0 ? ping_ms : 15000) * KS_NS_PER_MS;
     io->seed = (unsigned)ks_monotonic_ns();
     io->incoming_tail = &io->incoming;
-    io->nclients = 1;
+    atomic_init(&io->nclients, 1);
     if (io->cfg.exec) io->exec_info = exec_info_json(&io->cfg);
     if (!io->cfg.token_file && !io->cfg.exec) {
         /* static credentials: built once */
@@ -1001,7 +1001,7 @@ ks_kube_client *ks_kube_client_new(const ks_kube_client_options *o, char **err) 
 ks_kube_client *ks_kube_client_new_sibling(ks_kube_client *base, const ks_kube_client_options *o) {
     ks_kube_io *io = base->io;
     pthread_mutex_lock(&io->mu);
-    io->nclients++;
+    atomic_fetch_add(&io->nclients, 1);
     pthread_mutex_unlock(&io->mu);
     ks_kube_client *c = client_new(io, o);
     c->sibling = true;
@@ -1014,7 +1014,7 @@ void ks_kube_client_free(ks_kube_client *c) {
     pthread_mutex_lock(&io->mu);
     /* from here, submit refuses this client's requests */
     c->closing = true;
-    bool last = --io->nclients == 0;
+    bool last = atomic_fetch_sub(&io->nclients, 1) == 1;
     if (last) {
         io->stopping = true;
     } else {

@@ -81,9 +81,11 @@ ks_kube_client *ks_kube_client_new(const ks_kube_client_options *o, char **err);
  * handles on its libcurl multi), as client-go's clientsets made from one
  * rest.Config share one cached transport. kube-scheduler's event and
  * leader-election clients are made so. Either may be freed first; the
- * last one freed stops the thread. On h2, a sibling holds at most half of
- * the connection's SETTINGS_MAX_CONCURRENT_STREAMS at once, so that a
- * stuck endpoint of a sibling's cannot take every stream from base. */
+ * last one freed stops the thread. On h2, while clients share it, a
+ * sibling holds at most half of the connection's
+ * SETTINGS_MAX_CONCURRENT_STREAMS, base three quarters: one client's
+ * endpoint that stops answering cannot take every stream from the
+ * others. */
 ks_kube_client *ks_kube_client_new_sibling(ks_kube_client *base, const ks_kube_client_options *o);
 /* Cancels what is in flight (callbacks get code 0, error "cancelled"):
  * this client's requests only, when siblings remain. */

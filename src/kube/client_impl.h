@@ -104,7 +104,7 @@ struct ks_kube_io {
     ks_kube_xfer *incoming, **incoming_tail;
     ks_kube_stream *cancels;
     struct ks_kube_client *detach; /* clients being freed: their requests end */
-    int nclients;            /* the clients sharing this (references) */
+    atomic_int nclients;     /* the clients sharing this (references); changed under mu */
     bool stopping;
     ks_kube_xfer *waiting;   /* I/O thread only: queued, not started */
     ks_kube_xfer *active;    /* I/O thread only: started, in the transport */

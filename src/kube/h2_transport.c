@@ -608,17 +608,23 @@ static bool submit(h2_tp *t, h2conn *cn, h2s *st) {
 
 static bool is_ready(h2conn *cn) { return cn->state == C_OPEN && !cn->retiring; }
 
-/* The most streams a sibling client (ks_kube_client_new_sibling) holds on
- * a connection that allows max: half. kube-apiserver allows 100; a
- * sibling's endpoint that stops answering (events, with up to 64 writes
- * outstanding) then leaves base's watches and bindings at least 50, where
- * a queue shared without a bound would let it take them all. (Go's
+/* The most streams one client holds on a connection that allows max
+ * while others share it (ks_kube_client_new_sibling): a sibling half, the
+ * base three quarters. kube-apiserver allows 100: when one client's
+ * endpoint stops answering, its requests (events: up to 64 writes
+ * outstanding; bindings behind a stuck webhook) leave the others 25 to 50
+ * streams, where one queue without bounds would let them take every
+ * stream until they time out (the events client has no timeout). Go's
  * transport opens another connection instead; one connection is what
- * saves the I/O here.) */
-static uint32_t sibling_share(uint32_t max) { return max > 1 ? max / 2 : 1; }
+ * saves the I/O here. Alone, a client has them all. */
+static uint32_t share(const ks_kube_client *c, uint32_t max) {
+    if (atomic_load(&c->io->nclients) <= 1) return max;
+    uint32_t n = c->sibling ? max / 2 : max - max / 4;
+    return n ? n : 1;
+}
 
 /* Pending attempts onto the current connection, as many as it takes, in
- * order, but past a sibling's that holds its share. */
+ * order, but past those of a client that holds its share. */
 static void place(h2_tp *t) {
     const ks_nghttp2_api *N = t->N;
     if (t->io->fall_back) return; /* they are moving to libcurl */
@@ -643,7 +649,7 @@ static void place(h2_tp *t) {
         uint32_t max = N->nghttp2_session_get_remote_settings(cn->ng, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS);
         if ((uint32_t)cn->nstreams >= max) return;
         ks_kube_client *c = st->x->c;
-        if (c->sibling && (uint32_t)c->nstreams >= sibling_share(max)) {
+        if ((uint32_t)c->nstreams >= share(c, max)) {
             pp = &st->next_pending;
             continue;
         }
