@@ -502,6 +502,7 @@ static void *reauth_main(void *arg) {
         creds_unref(cr);
         free(err);
         pthread_mutex_lock(&io->mu);
+        for (xfer *x = q; x; x = x->next) x->c->reauth_out--;
         *io->incoming_tail = q;
         io->incoming_tail = &last->next;
         /* wake_fd stays open until this thread is joined */
@@ -519,6 +520,7 @@ static bool reauth_later(ks_kube_io *io, xfer *x) {
     if (ok) {
         io->reauth_started = true;
         x->reauthed = true;
+        x->c->reauth_out++;
         x->next = io->reauth_q;
         io->reauth_q = x;
         pthread_cond_signal(&io->reauth_cv);
@@ -655,8 +657,35 @@ static void cancel_stream(ks_kube_io *io, ks_kube_stream *s) {
 }
 
 /* A client is being freed while others share the thread: its requests
- * end as cancelled here, then it is told it may go. */
-static void detach_client(ks_kube_io *io, ks_kube_client *c) {
+ * end as cancelled, wherever they are. True when none is left; false while
+ * the exec plugin's thread still holds some (they come back on incoming,
+ * and are ended at a later pass). */
+static bool detach_client(ks_kube_io *io, ks_kube_client *c) {
+    xfer *mine = NULL;
+    pthread_mutex_lock(&io->mu);
+    for (int q = 0; q < 2; q++) {
+        xfer **p = q == 0 ? &io->incoming : &io->reauth_q;
+        while (*p) {
+            xfer *x = *p;
+            if (x->c != c) {
+                p = &x->next;
+                continue;
+            }
+            *p = x->next;
+            if (q == 1) c->reauth_out--;
+            x->next = mine;
+            mine = x;
+        }
+    }
+    io->incoming_tail = &io->incoming;
+    while (*io->incoming_tail) io->incoming_tail = &(*io->incoming_tail)->next;
+    bool done = c->reauth_out == 0;
+    pthread_mutex_unlock(&io->mu);
+    while (mine) {
+        xfer *x = mine;
+        mine = x->next;
+        complete(x, 0, "cancelled");
+    }
     for (xfer **lists[] = {&io->active, &io->waiting}, ***l = lists; l < lists + 2; l++)
         for (xfer *x = **l, *nx; x; x = nx) {
             nx = x->next;
@@ -664,10 +693,28 @@ static void detach_client(ks_kube_io *io, ks_kube_client *c) {
             cancel_xfer(io, x);
             nx = **l; /* completing may have changed the list */
         }
+    return done;
+}
+
+/* The freeing thread may go on (and free c). */
+static void detached(ks_kube_io *io, ks_kube_client *c) {
     pthread_mutex_lock(&io->mu);
     c->detached = true;
     pthread_cond_broadcast(&c->detached_cv);
     pthread_mutex_unlock(&io->mu);
+}
+
+/* Clients being freed: those whose requests have all ended are let go. */
+static void run_detaching(ks_kube_io *io) {
+    for (ks_kube_client **p = &io->detaching; *p;) {
+        ks_kube_client *c = *p;
+        if (!detach_client(io, c)) {
+            p = &c->next_detach;
+            continue;
+        }
+        *p = c->next_detach;
+        detached(io, c);
+    }
 }
 
 /* The server does not speak h2: what the h2 transport held goes to
@@ -741,9 +788,11 @@ static void *io_main(void *arg) {
          * are in waiting or active now */
         while (detach) {
             ks_kube_client *nx = detach->next_detach;
-            detach_client(io, detach);
+            detach->next_detach = io->detaching;
+            io->detaching = detach;
             detach = nx;
         }
+        if (io->detaching) run_detaching(io);
         if (stop) break;
         if (io->broken) {
             /* no transport: every request ends with why */
@@ -905,6 +954,7 @@ static ks_kube_io *io_new(const ks_kube_client_options *o, char **err) {
     io->seed = (unsigned)ks_monotonic_ns();
     io->incoming_tail = &io->incoming;
     atomic_init(&io->nclients, 1);
+    atomic_init(&io->refs, 1);
     if (io->cfg.exec) io->exec_info = exec_info_json(&io->cfg);
     if (!io->cfg.token_file && !io->cfg.exec) {
         /* static credentials: built once */
@@ -1002,6 +1052,7 @@ ks_kube_client *ks_kube_client_new_sibling(ks_kube_client *base, const ks_kube_c
     ks_kube_io *io = base->io;
     pthread_mutex_lock(&io->mu);
     atomic_fetch_add(&io->nclients, 1);
+    atomic_fetch_add(&io->refs, 1);
     pthread_mutex_unlock(&io->mu);
     ks_kube_client *c = client_new(io, o);
     c->sibling = true;
@@ -1024,11 +1075,13 @@ void ks_kube_client_free(ks_kube_client *c) {
     pthread_mutex_unlock(&io->mu);
     wake(io);
     if (!last) {
-        /* the others go on: the I/O thread ends this one's requests */
+        /* the others go on: the I/O thread ends this one's requests (or
+         * the last client's free, if it stops the thread first) */
         pthread_mutex_lock(&io->mu);
         while (!c->detached) pthread_cond_wait(&c->detached_cv, &io->mu);
         pthread_mutex_unlock(&io->mu);
         client_destroy(c);
+        if (atomic_fetch_sub(&io->refs, 1) == 1) io_free(io);
         return;
     }
     pthread_join(io->io, NULL);
@@ -1058,8 +1111,15 @@ void ks_kube_client_free(ks_kube_client *c) {
         cl = s->next_cancel;
         cancel_seen(s);
     }
+    /* siblings being freed whose requests the exec plugin's thread held:
+     * all ended now */
+    while (io->detaching) {
+        ks_kube_client *d = io->detaching;
+        io->detaching = d->next_detach;
+        detached(io, d);
+    }
     client_destroy(c);
-    io_free(io);
+    if (atomic_fetch_sub(&io->refs, 1) == 1) io_free(io);
 }
 
 void ks_kube_response_free(ks_kube_response *r) {

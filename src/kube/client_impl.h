@@ -99,12 +99,14 @@ struct ks_kube_io {
     char *exec_info;         /* KUBERNETES_EXEC_INFO value */
 
     /* the I/O thread; mu guards incoming, cancels, detach, nclients, stopping */
+    atomic_int refs;         /* the clients not yet gone: the last one frees this */
     pthread_t io;
     pthread_mutex_t mu;
     ks_kube_xfer *incoming, **incoming_tail;
     ks_kube_stream *cancels;
     struct ks_kube_client *detach; /* clients being freed: their requests end */
-    atomic_int nclients;     /* the clients sharing this (references); changed under mu */
+    struct ks_kube_client *detaching; /* I/O thread only: those not done yet */
+    atomic_int nclients;     /* the clients not being freed; changed under mu */
     bool stopping;
     ks_kube_xfer *waiting;   /* I/O thread only: queued, not started */
     ks_kube_xfer *active;    /* I/O thread only: started, in the transport */
@@ -153,6 +155,7 @@ struct ks_kube_client {
     /* being freed: io->mu guards these */
     bool closing;
     bool detached;           /* the I/O thread ended its requests */
+    int reauth_out;          /* its requests with the exec plugin's thread */
     pthread_cond_t detached_cv;
     struct ks_kube_client *next_detach;
 

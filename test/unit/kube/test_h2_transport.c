@@ -1010,6 +1010,34 @@ static void test_async_401_free_while_the_plugin_runs(void **st) {
     ks_kube_config_free(&cfg);
 }
 
+/* A sibling freed while the plugin runs again for its request: free waits
+ * for the plugin's thread to give the request back, which then ends as
+ * cancelled; the base goes on with the new credentials. */
+static void test_async_401_sibling_freed_while_the_plugin_runs(void **st) {
+    H2F_SET(snprintf(H2F.want_auth, sizeof(H2F.want_auth), "Bearer t2"));
+    ks_kube_config cfg = {0};
+    exec_plugin(&cfg, "reauthsib", "sleep 0.3");
+    ks_kube_client *base = client(&cfg, (copts){0});
+    ks_kube_client *ev = sibling(base, 0, 0, NULL);
+    counter k = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+    ks_kube_request q = {.method = "GET", .path = "/auth"};
+    ks_kube_do_async(ev, &q, on_done, &k);
+    for (int i = 0; i < 500 && exec_runs("reauthsib.runs") < 2; i++) wait_ms(10);
+    assert_int_equal(exec_runs("reauthsib.runs"), 2);
+    ks_kube_client_free(ev);
+    pthread_mutex_lock(&k.mu);
+    assert_int_equal(k.done, 1);
+    assert_int_equal(k.ok, 0);
+    pthread_mutex_unlock(&k.mu);
+    ks_kube_response r = req(base, "GET", "/auth", NULL);
+    assert_int_equal(r.code, 200);
+    ks_kube_response_free(&r);
+    assert_string_equal(logged(-1).auth, "Bearer t2");
+    assert_int_equal(exec_runs("reauthsib.runs"), 2);
+    ks_kube_client_free(base);
+    ks_kube_config_free(&cfg);
+}
+
 /* ---- name resolution off the I/O thread ---- */
 
 /* A resolver the test holds: apiserver.test is 127.0.0.1, other names are
@@ -1160,6 +1188,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_async_401_plugin_fails, setup, teardown),
         cmocka_unit_test_setup_teardown(test_async_401_many_run_the_plugin_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_async_401_free_while_the_plugin_runs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_async_401_sibling_freed_while_the_plugin_runs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slow_lookup_stalls_no_open_connection, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lookup_free_and_failure, setup, teardown),
         cmocka_unit_test_setup_teardown(test_limits_and_timeouts, setup, teardown),
