@@ -100,11 +100,13 @@ typedef struct ptr_vec {
  * Between two views there are a few writes (the scheduler pins a view
  * around every watch event); a vector further behind, as after a list of
  * thousands of objects, is copied whole. Up to SPARES are kept: pins end
- * in batches (binding cycles hold theirs across API calls), freeing
- * several vectors at once while the next events each need one. ksched
- * run, DRA at 500 nodes: 5-9 pins held, the oldest 30-40 views behind;
+ * in batches, freeing several vectors at once while the next events each
+ * need one. ksched run, DRA at 500 nodes, when binding cycles held their
+ * pins across API calls: 5-9 pins held, the oldest 30-40 views behind;
  * 9 updates in 10 copied the claims' vector whole with one spare, 1 in 2
- * with 8. A spare the log no longer covers is freed when next looked at. */
+ * with 8. Since they let go during calls (scheduler.c view_suspend): 0-9
+ * views behind, 4-17 spares in use. A spare the log no longer covers is
+ * freed when next looked at. */
 #define LOG_SIZE 256
 #define SPARES 32
 
@@ -253,7 +255,10 @@ static spare_vec take_spare(kind_vec *kv) {
  * vector. */
 static void **copy_current(ks_listers *l, kind_vec *kv, uint32_t *cap) {
     ptr_vec *pv = &kv->cur;
-    *cap = pv->cap ? pv->cap : 1;
+    /* a copy has room for a few adds, not the doubling's spare half
+     * (5000 claims: 40 KB, not 64) */
+    *cap = pv->n + pv->n / 16 + 8;
+    if (*cap > pv->cap && pv->cap) *cap = pv->cap;
     spare_vec sp = take_spare(kv);
     void **v = sp.v;
     if (v) {
@@ -420,6 +425,17 @@ void ks_listers_stats_get(ks_listers *l, ks_listers_stats *out) {
     out->objects = 0;
     for (size_t i = 0; i < NSTORES; i++) out->objects += l->stores[i].len;
     out->retired_pending = 0;
-    for (retired *r = l->retired_list; r; r = r->next) out->retired_pending++;
+    out->vector_bytes = 0;
+    for (retired *r = l->retired_list; r; r = r->next) {
+        out->retired_pending++;
+        if (r->kind >= 0) out->vector_bytes += (uint64_t)r->cap * sizeof(void *);
+    }
+    for (retired *r = l->pending; r; r = r->next)
+        if (r->kind >= 0) out->vector_bytes += (uint64_t)r->cap * sizeof(void *);
+    for (size_t i = 0; i < NKINDS; i++) {
+        const kind_vec *kv = &l->vecs[i];
+        out->vector_bytes += (uint64_t)kv->cur.cap * sizeof(void *);
+        for (uint32_t j = 0; j < kv->nspares; j++) out->vector_bytes += (uint64_t)kv->spares[j].cap * sizeof(void *);
+    }
     pthread_mutex_unlock(&l->mu);
 }

@@ -28,11 +28,12 @@ bool ks_listers_apply(ks_listers *l, ks_kind k, ks_watch_type type, void *old_ob
 const ks_objects *ks_listers_pin(ks_listers *l, uint64_t *token);
 void ks_listers_unpin(ks_listers *l, uint64_t token);
 
-/* Views built, objects held, retired items waiting for pins, and object
+/* Views built, objects held, retired items waiting for pins, object
  * pointers copied into new vectors (a kind's vector is copied when it
- * changes while a view shows it), for tests and metrics. */
+ * changes while a view shows it), and the bytes of every vector held
+ * (current, spare, retired), for tests and metrics. */
 typedef struct ks_listers_stats {
-    uint64_t views, objects, retired_pending, copied;
+    uint64_t views, objects, retired_pending, copied, vector_bytes;
 } ks_listers_stats;
 void ks_listers_stats_get(ks_listers *l, ks_listers_stats *out);
 

@@ -38,9 +38,15 @@ static ks_pod *lookup_for_queue(void *ctx, uint64_t key) { return ks_sched_looku
 
 /* ---- the environment plugins reach through the handle ------------------- */
 
+static void *view_suspend(ks_scheduler *s);
+static void view_resume(ks_scheduler *s, void *v);
+
 static ks_status *env_bind(void *ctx, const ks_pod *pod, const char *node) {
     ks_scheduler *s = ctx;
-    return s->exec->bind(s, pod, node);
+    void *v = view_suspend(s);
+    ks_status *st = s->exec->bind(s, pod, node);
+    view_resume(s, v);
+    return st;
 }
 
 static ks_status *env_delete(void *ctx, const ks_pod *pod) {
@@ -69,7 +75,10 @@ static void env_event(void *ctx, const ks_pod *regarding, const ks_pod *related,
 
 static ks_status *env_api_call(void *ctx, const ks_api_call *call) {
     ks_scheduler *s = ctx;
-    return ks_api_dispatcher_execute_now(s->disp, call);
+    void *v = view_suspend(s);
+    ks_status *st = ks_api_dispatcher_execute_now(s->disp, call);
+    view_resume(s, v);
+    return st;
 }
 
 static ks_status *env_preempt_extenders(void *ctx, const ks_pod *pod, const ks_snapshot *snap, ks_candidates *cands) {
@@ -91,9 +100,10 @@ static ks_status *env_preempt_extenders(void *ctx, const ks_pod *pod, const ks_s
 #define MAX_THREAD_VIEWS 8
 typedef struct thread_view {
     const ks_scheduler *s;
-    const ks_objects *view;
+    const ks_objects *view; /* NULL while suspended (view_suspend) */
     uint64_t token;
     int depth;
+    bool binding; /* a binding cycle's own pin (ks_sched_run_binding_cycle) */
 } thread_view;
 static _Thread_local thread_view tls_views[MAX_THREAD_VIEWS];
 
@@ -114,15 +124,47 @@ void ks_sched_view_enter(ks_scheduler *s) {
         }
         v->s = s;
     }
-    if (v->depth++ > 0) return;
+    if (v->depth++ > 0 && v->view) return;
     v->view = ks_listers_pin(s->listers, &v->token);
 }
 
 void ks_sched_view_exit(ks_scheduler *s) {
     thread_view *v = thread_view_of(s);
     if (!v || --v->depth > 0) return;
-    ks_listers_unpin(s->listers, v->token);
+    if (v->view) ks_listers_unpin(s->listers, v->token);
     *v = (thread_view){0};
+}
+
+/* A binding cycle's API calls wait on the API server (the binding, claim
+ * and volume writes; VolumeBinding waits up to bindTimeoutSeconds for the
+ * PV controller). Its view is released meanwhile and a current one pinned
+ * after: a pin held keeps every object version and vector the listers
+ * replaced since (DRA through the API server: 20-40 views behind, 1-3 MB
+ * of claim vectors; docs/performance.md, fifth pass), and upstream's
+ * binding cycle reads its informers' current objects anyway. What a
+ * binding cycle keeps across a call is referenced by its cycle state. Only
+ * a pin the binding cycle made itself on a scheduler thread (not one it
+ * shares with a scheduling cycle that runs it inline) is released.
+ * Returns what view_resume needs (NULL: nothing released). */
+static void *view_suspend(ks_scheduler *s) {
+    if (s->exec != &ks_executor_threaded) return NULL; /* simulations stay as they were */
+    thread_view *v = thread_view_of(s);
+    if (!v || !v->binding || !v->view) return NULL;
+    ks_listers_unpin(s->listers, v->token);
+    v->view = NULL;
+    return v;
+}
+
+static void view_resume(ks_scheduler *s, void *p) {
+    thread_view *v = p;
+    /* a view entered during the call pinned one already */
+    if (v && !v->view) v->view = ks_listers_pin(s->listers, &v->token);
+}
+
+void ks_sched_binding_view_enter(ks_scheduler *s) {
+    ks_sched_view_enter(s);
+    thread_view *v = thread_view_of(s);
+    if (v->depth == 1) v->binding = true;
 }
 
 static const ks_objects *thread_view_get(const ks_scheduler *s) {

@@ -235,6 +235,34 @@ void ks_dra_manager_assume(ks_dra_manager *m, const ks_resource_claim *base, ks_
     pthread_mutex_unlock(&m->mu);
 }
 
+/* Whether the backend reported assumption a's write, by resourceVersions
+ * alone: v is at least as new as the write (the API server's rule of the
+ * assume cache). False whenever that cannot be told (no numbers, the
+ * memory backend). */
+static bool write_reported(const assumed *a, const ks_resource_claim *v) {
+    unsigned long long vrv, arv, brv;
+    const ks_resource_claim *b = a->nolder ? a->older[0] : NULL;
+    return v && b && parse_rv(v->resource_version, &vrv) && parse_rv(a->claim->resource_version, &arv) &&
+           parse_rv(b->resource_version, &brv) && arv > brv && vrv >= arv;
+}
+
+size_t ks_dra_manager_sweep(ks_dra_manager *m, const ks_objects *o) {
+    size_t n = o ? o->resource_claims.n : 0;
+    pthread_mutex_lock(&m->mu);
+    for (size_t i = m->na; i-- > 0;) {
+        assumed *a = &m->a[i];
+        /* the claim's position in the last synced view; the listers keep
+         * positions while claims are only updated, so it is o's too unless
+         * claims came or went in between (then the next sync decides) */
+        uintptr_t at = (uintptr_t)ks_map_get(&m->vpos, claim_key(a->ns, a->name));
+        const ks_resource_claim *v = at && at - 1 < n ? o->resource_claims.v[at - 1] : NULL;
+        if (v && v->ns == a->ns && v->name == a->name && write_reported(a, v)) drop_assumed(m, i);
+    }
+    size_t left = m->na;
+    pthread_mutex_unlock(&m->mu);
+    return left;
+}
+
 void ks_dra_manager_restore(ks_dra_manager *m, ks_id ns, ks_id name) {
     pthread_mutex_lock(&m->mu);
     for (size_t i = 0; i < m->na; i++)

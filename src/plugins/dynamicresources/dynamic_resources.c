@@ -715,6 +715,9 @@ static ks_status *pre_bind(void *self, ks_cycle_state *st, const ks_pod *pod, co
     dra_state *s = get_state(st);
     if (!s) return ks_status_new(KS_ERROR, NOT_FOUND);
     if (!s->n) return NULL;
+    /* earlier pods' writes the objects now show: their assumptions go
+     * (scheduling cycles may have ended long before the last binding) */
+    ks_dra_manager_sweep(mgr(pl), objects(pl));
     for (uint32_t i = 0; i < s->n; i++) {
         if (ks_claim_reserved_for(s->claims[i], pod->uid)) continue;
         ks_status *e = bind_claim(pl, s, i, pod);

@@ -417,6 +417,36 @@ static void test_spares_after_batch_release(void **st) {
     ks_listers_free(l);
 }
 
+/* A vector copied for a change has room for a few adds, not the spare
+ * half the vector's doubling left: 1100 claims in a vector of 2048, the
+ * copy ~1200 pointers. */
+static void test_copies_sized_to_use(void **st) {
+    enum { N = 1100 };
+    ks_listers *l = ks_listers_new();
+    char name[32];
+    for (int i = 0; i < N; i++) {
+        snprintf(name, sizeof(name), "c%d", i);
+        ks_resource_claim *c = claim(name, 0);
+        apply(l, KS_KIND_RESOURCE_CLAIM, KS_WATCH_ADDED, NULL, c);
+        KS_OBJECT_UNREF(c);
+    }
+    uint64_t t1, t2;
+    ks_listers_pin(l, &t1);
+    ks_resource_claim *c = claim("c7", 1);
+    apply(l, KS_KIND_RESOURCE_CLAIM, KS_WATCH_MODIFIED, NULL, c);
+    KS_OBJECT_UNREF(c);
+    const ks_objects *v = ks_listers_pin(l, &t2);
+    assert_int_equal(v->resource_claims.n, N);
+    ks_listers_unpin(l, t1);
+    ks_listers_stats stats;
+    ks_listers_stats_get(l, &stats);
+    /* the old vector (2048) as a spare, the copy current */
+    assert_true(stats.vector_bytes >= (2048 + N) * sizeof(void *));
+    assert_true(stats.vector_bytes <= (2048 + N + N / 8) * sizeof(void *));
+    ks_listers_unpin(l, t2);
+    ks_listers_free(l);
+}
+
 /* A watch thread applying changes while readers pin, read and unpin. */
 typedef struct race {
     ks_listers *l;
@@ -474,6 +504,7 @@ int main(void) {
         cmocka_unit_test(test_random_against_model),
         cmocka_unit_test(test_update_costs_its_changes),
         cmocka_unit_test(test_spares_after_batch_release),
+        cmocka_unit_test(test_copies_sized_to_use),
         cmocka_unit_test(test_concurrent_changes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,7 +8,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "api/dra.h"
+#include "backend/api_calls.h"
 #include "codec/decode.h"
+#include "framework/handle.h"
 #include "framework/status.h"
 #include "scheduler/scheduler.h"
 #include "sim/memory_client.h"
@@ -717,6 +720,67 @@ static void test_real_clock_waiting_pods_hold_no_thread(void **state) {
     sim_free();
 }
 
+/* A binding cycle's view is let go while its API calls wait (a pin held
+ * keeps every version the listers replace meanwhile) and a current one is
+ * pinned after: PreBind writes a claim and then reads it as written. */
+static ks_handle *rb_handle;
+static _Atomic int rb_saw_write = -1;
+static void *rb_create(const ks_args *a, ks_handle *h, char **err) {
+    rb_handle = h;
+    return h;
+}
+static const ks_resource_claim *rb_claim(void) {
+    const ks_objects *o = ks_handle_objects(rb_handle);
+    for (uint32_t i = 0; o && i < o->resource_claims.n; i++)
+        if (o->resource_claims.v[i]->name == ks_intern("c")) return o->resource_claims.v[i];
+    return NULL;
+}
+static void *rb_apply(const void *cur, const ks_object_write *w, ks_status **err) {
+    return ks_claim_with_status(cur, NULL, NULL, 0, true);
+}
+static ks_status *rb_pre_bind(void *self, ks_cycle_state *st, const ks_pod *pod, const char *node) {
+    const ks_resource_claim *before = rb_claim();
+    static const ks_call_rules rules = {.name = "resource_claim_update"};
+    ks_object_write w = {.kind = "ResourceClaim", .ns = "default", .name = "c", .verb = KS_WRITE_UPDATE,
+                         .apply = rb_apply};
+    ks_api_call call = {.type = KS_CALL_OBJECT_WRITE, .pod = pod, .write = &w, .rules = &rules};
+    ks_status *e = ks_handle_api_call(rb_handle, &call);
+    if (e) return e;
+    const ks_resource_claim *after = rb_claim();
+    rb_saw_write = before && after && after != before && after->nfinalizers == 1;
+    return NULL;
+}
+static const ks_plugin_ops p_read_back = {.abi_version = KS_ABI_VERSION, .name = "ReadBack", .create = rb_create,
+                                          .pre_bind = rb_pre_bind};
+
+static void test_real_clock_binding_view_after_call(void **state) {
+    tu_profile tp;
+    tu_profile_init(&tp, NULL);
+    const ks_plugin_ops *extra[] = {&p_read_back};
+    tu_profile_add_plugin(&tp, &p_read_back, 0);
+    sim_init(&tp, extra, 1);
+    ks_cluster_free(S.c);
+    S.c = load_yaml("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '8', pods: '10'}}\n"
+                    "---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: c, namespace: default}\n"
+                    "spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu}}]}}\n"
+                    "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default}\n"
+                    "spec: {containers: [{name: c, image: i}]}\n");
+    ks_clock_free(S.clock);
+    S.clock = ks_clock_real();
+    S.mode = KS_RUN_THREADED;
+    sim_start(true);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, run_thread, S.s), 0);
+    assert_true(eventually(n_bound, (void *)(uintptr_t)1));
+    ks_scheduler_stop(S.s);
+    pthread_join(t, NULL);
+    assert_int_equal(rb_saw_write, 1);
+    ks_scheduler_free(S.s);
+    S.s = NULL;
+    S.clock = NULL;
+    sim_free();
+}
+
 int main(void) {
     tu_init();
     /* The scheduler logs errors it recovers from (a failed bind); keep
@@ -739,6 +803,7 @@ int main(void) {
         cmocka_unit_test(test_claim_created_after_pod),
         cmocka_unit_test(test_real_clock_threads),
         cmocka_unit_test(test_real_clock_waiting_pods_hold_no_thread),
+        cmocka_unit_test(test_real_clock_binding_view_after_call),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

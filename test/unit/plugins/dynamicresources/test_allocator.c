@@ -540,6 +540,52 @@ static void manager_views_and_assumptions(void **st) {
     env_free(&e);
 }
 
+/* PreBind's sweep drops an assumption as soon as a view shows its write
+ * (by resourceVersion), without a scheduling cycle; it leaves the rest
+ * (not yet reported, the memory backend's, a claim not where the last
+ * synced view had it) to the next sync. */
+static void manager_sweep(void **st) {
+    env e;
+    env_load(&e, CLAIM("a", "{requests: [{name: gpu, exactly: {deviceClassName: gpu}}]}")
+                 CLAIM("b", "{requests: [{name: gpu, exactly: {deviceClassName: gpu}}]}"));
+    static int key;
+    ks_dra_manager *m = ks_dra_manager_acquire(&key, false);
+    ks_resource_claim *a0 = with_device(claim(&e, "a"), NULL), *b0 = with_device(claim(&e, "b"), NULL);
+    a0->resource_version = "3";
+    b0->resource_version = "5";
+    ks_resource_claim *v1[] = {a0, b0};
+    assert_string_equal(in_use(m, v1, 2), ""); /* synced: b at position 2 */
+    ks_resource_claim *b1 = with_device(b0, "gpu-1"), *b1w = with_device(b0, "gpu-1");
+    b1->resource_version = "7";
+    b1w->resource_version = "7"; /* the watch's copy of the write */
+    ks_dra_manager_assume(m, b0, b1);
+    ks_objects o = {0};
+    o.resource_claims.v = v1;
+    o.resource_claims.n = 2;
+    assert_int_equal(ks_dra_manager_sweep(m, &o), 1); /* not reported yet */
+    ks_resource_claim *moved[] = {b1w, a0};
+    o.resource_claims.v = moved;
+    assert_int_equal(ks_dra_manager_sweep(m, &o), 1); /* not where the sync saw b */
+    ks_resource_claim *v2[] = {a0, b1w};
+    o.resource_claims.v = v2;
+    assert_int_equal(ks_dra_manager_sweep(m, &o), 0);
+    assert_string_equal(seen(m, v1, 2, b0), "-"); /* the objects' version again */
+    /* without resourceVersions (the memory backend) only a sync decides */
+    ks_resource_claim *a1 = with_device(a0, "gpu-0");
+    a1->resource_version = NULL;
+    ks_dra_manager_assume(m, a0, a1);
+    ks_resource_claim *v3[] = {a1, b1w};
+    o.resource_claims.v = v3;
+    assert_int_equal(ks_dra_manager_sweep(m, &o), 1);
+    assert_int_equal(ks_dra_manager_sweep(m, NULL), 1);
+    assert_string_equal(in_use(m, v3, 2), "gpu-0 gpu-1");
+    assert_int_equal(ks_dra_manager_sweep(m, &o), 0);
+    ks_dra_manager_release(m);
+    ks_resource_claim *all[] = {a0, b0, b1, b1w, a1};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) KS_OBJECT_UNREF(all[i]);
+    env_free(&e);
+}
+
 static const ks_dra_features taints_on = {.admin_access = true, .prioritized_list = true, .device_status = true,
                                           .device_taints = true};
 static const ks_dra_features partitions_on = {.admin_access = true, .prioritized_list = true, .device_status = true,
@@ -786,6 +832,7 @@ int main(void) {
         cmocka_unit_test(first_fit_in_order), cmocka_unit_test(match_attribute), cmocka_unit_test(all_devices),
         cmocka_unit_test(first_available), cmocka_unit_test(first_available_mixes),    cmocka_unit_test(admin_access),    cmocka_unit_test(refusals),
         cmocka_unit_test(pools), cmocka_unit_test(device_set_counts), cmocka_unit_test(manager_views_and_assumptions),
+        cmocka_unit_test(manager_sweep),
         cmocka_unit_test(device_taints), cmocka_unit_test(device_taint_rules), cmocka_unit_test(partitionable_devices),
         cmocka_unit_test(consumable_capacity),
     };
