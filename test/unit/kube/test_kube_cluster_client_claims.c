@@ -514,8 +514,62 @@ static void test_unreserve_and_deallocate(void **st) {
     b = call_body(1);
     assert_string_equal(get_str(b, "metadata", "resourceVersion"), "13");
     assert_int_equal(json_object_size(json_object_get(b, "status")), 0);
-    assert_non_null(json_object_get(b, "spec"));
+    /* kept from the patch's answer, allocated: what a status update needs */
+    assert_null(json_object_get(b, "spec"));
+    assert_string_equal(get_str(b, "metadata", "uid"), "claim-uid");
     json_decref(b);
+    KS_OBJECT_UNREF(c);
+    ks_pod_unref(p);
+    env_stop(&e);
+}
+
+/* An allocated claim is only written through /status, where the API
+ * server takes the spec and the metadata from the stored object: the
+ * client keeps of it the identity, resourceVersion, finalizers and the
+ * whole status, and a shared claim's next reservation is one status PUT
+ * of that, as upstream's (same verb, same resulting object). */
+static const char claim_allocated_labeled[] =
+    "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":\"c1\","
+    "\"namespace\":\"default\",\"uid\":\"claim-uid\",\"resourceVersion\":\"13\",\"generation\":1,"
+    "\"creationTimestamp\":\"2026-01-01T00:00:00Z\",\"labels\":{\"a\":\"b\"},\"annotations\":{\"x\":\"y\"},"
+    "\"finalizers\":[\"resource.kubernetes.io/delete-protection\"]}," CLAIM_SPEC
+    ",\"status\":{\"allocation\":{\"devices\":{\"results\":[{\"request\":\"gpu\",\"driver\":\"gpu.example.com\","
+    "\"pool\":\"n1\",\"device\":\"gpu-3\"}]},\"nodeSelector\":{\"nodeSelectorTerms\":[{\"matchFields\":"
+    "[{\"key\":\"metadata.name\",\"operator\":\"In\",\"values\":[\"n1\"]}]}]}},\"reservedFor\":[{\"resource\":"
+    "\"pods\",\"name\":\"other\",\"uid\":\"other-uid\"}],\"devices\":[{\"driver\":\"gpu.example.com\","
+    "\"pool\":\"n1\",\"device\":\"gpu-3\",\"data\":{\"k\":1}}]}}";
+
+static void test_allocated_kept_for_status_updates(void **st) {
+    env e;
+    env_start(&e, claim_allocated_labeled, (answer[]){{200, NULL}}, 1);
+    ks_resource_claim *c = claim_of(claim_allocated_labeled), *out = NULL;
+    ks_pod *p = pod_of();
+    ks_claim_update u = {.op = KS_CLAIM_RESERVE, .claim = c, .pod = p};
+    assert_null(claim_update(e.b, &u, &out));
+    assert_int_equal(ncalls(), 1);
+    assert_call(0, "PUT", PATH "/status");
+    json_t *b = call_body(0);
+    json_t *want = json_loads(
+        "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":\"c1\","
+        "\"namespace\":\"default\",\"uid\":\"claim-uid\",\"resourceVersion\":\"13\","
+        "\"finalizers\":[\"resource.kubernetes.io/delete-protection\"]},"
+        "\"status\":{\"allocation\":{\"devices\":{\"results\":[{\"request\":\"gpu\",\"driver\":\"gpu.example.com\","
+        "\"pool\":\"n1\",\"device\":\"gpu-3\"}]},\"nodeSelector\":{\"nodeSelectorTerms\":[{\"matchFields\":"
+        "[{\"key\":\"metadata.name\",\"operator\":\"In\",\"values\":[\"n1\"]}]}]}},\"reservedFor\":[{\"resource\":"
+        "\"pods\",\"name\":\"other\",\"uid\":\"other-uid\"},{\"resource\":\"pods\",\"name\":\"p1\",\"uid\":\"pod-uid\"}],"
+        "\"devices\":[{\"driver\":\"gpu.example.com\",\"pool\":\"n1\",\"device\":\"gpu-3\",\"data\":{\"k\":1}}]}}",
+        0, NULL);
+    assert_non_null(want);
+    if (!json_equal(b, want)) {
+        char *t = json_dumps(b, JSON_COMPACT);
+        fail_msg("status PUT body %s", t);
+    }
+    json_decref(b);
+    json_decref(want);
+    /* the answer is decoded for the plugin */
+    assert_non_null(out);
+    assert_int_equal(out->nreserved, 2);
+    KS_OBJECT_UNREF(out);
     KS_OBJECT_UNREF(c);
     ks_pod_unref(p);
     env_stop(&e);
@@ -559,6 +613,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reserve_with_allocation),
         cmocka_unit_test(test_kept_without_managed_fields),
+        cmocka_unit_test(test_allocated_kept_for_status_updates),
         cmocka_unit_test(test_conflict_then_allocated_elsewhere),
         cmocka_unit_test(test_conflicts_exhausted_and_deleted),
         cmocka_unit_test(test_unreserve_and_deallocate),
