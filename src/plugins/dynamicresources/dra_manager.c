@@ -247,16 +247,16 @@ static bool write_reported(const assumed *a, const ks_resource_claim *v) {
 }
 
 size_t ks_dra_manager_sweep(ks_dra_manager *m, const ks_objects *o) {
-    size_t n = o ? o->resource_claims.n : 0;
     pthread_mutex_lock(&m->mu);
+    /* o is as new as the objects this binding cycle saw: the versions
+     * the last scheduling cycle synced (every claim written since, which
+     * may be all of them once the last pod is scheduled) go too */
+    if (o) sync_view(m, o);
     for (size_t i = m->na; i-- > 0;) {
         assumed *a = &m->a[i];
-        /* the claim's position in the last synced view; the listers keep
-         * positions while claims are only updated, so it is o's too unless
-         * claims came or went in between (then the next sync decides) */
         uintptr_t at = (uintptr_t)ks_map_get(&m->vpos, claim_key(a->ns, a->name));
-        const ks_resource_claim *v = at && at - 1 < n ? o->resource_claims.v[at - 1] : NULL;
-        if (v && v->ns == a->ns && v->name == a->name && write_reported(a, v)) drop_assumed(m, i);
+        const ks_resource_claim *v = at ? m->vclaims[at - 1] : NULL;
+        if (write_reported(a, v)) drop_assumed(m, i);
     }
     size_t left = m->na;
     pthread_mutex_unlock(&m->mu);

@@ -33,12 +33,14 @@ bool ks_dra_manager_remove_pending(ks_dra_manager *m, const char *uid);
  * objects show now; restore drops the assumption of ns/name. */
 void ks_dra_manager_assume(ks_dra_manager *m, const ks_resource_claim *base, ks_resource_claim *written);
 void ks_dra_manager_restore(ks_dra_manager *m, ks_id ns, ks_id name);
-/* Drop the assumptions whose write the objects o already show (by
+/* Bring the manager to the objects o (it holds the claims of the view
+ * it last saw) and drop the assumptions whose write o already shows (by
  * resourceVersion), as upstream's assume cache does when its informer
- * reports the object: a binding cycle's PreBind calls it, so that
- * assumptions (each holding the written claim and the version it was
- * written over) do not wait for the next scheduling cycle, which may be
- * long after the last one is written. The number left, for tests. */
+ * reports the object: a binding cycle's PreBind calls it, so that the
+ * claims the last scheduling cycle saw and the assumptions (each holding
+ * the written claim and the version it was written over) do not wait for
+ * a next scheduling cycle, which may come long after the last binding.
+ * The number of assumptions left, for tests. */
 size_t ks_dra_manager_sweep(ks_dra_manager *m, const ks_objects *o);
 
 /* The objects' slices indexed, with the objects' DeviceTaintRules applied

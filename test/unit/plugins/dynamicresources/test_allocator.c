@@ -540,10 +540,11 @@ static void manager_views_and_assumptions(void **st) {
     env_free(&e);
 }
 
-/* PreBind's sweep drops an assumption as soon as a view shows its write
- * (by resourceVersion), without a scheduling cycle; it leaves the rest
- * (not yet reported, the memory backend's, a claim not where the last
- * synced view had it) to the next sync. */
+/* PreBind's sweep brings the manager to the binding cycle's view (the
+ * versions an earlier view showed are let go) and drops an assumption as
+ * soon as the view shows its write (by resourceVersion), without a
+ * scheduling cycle; the rest (not yet reported, the memory backend's)
+ * stays. */
 static void manager_sweep(void **st) {
     env e;
     env_load(&e, CLAIM("a", "{requests: [{name: gpu, exactly: {deviceClassName: gpu}}]}")
@@ -563,13 +564,16 @@ static void manager_sweep(void **st) {
     o.resource_claims.v = v1;
     o.resource_claims.n = 2;
     assert_int_equal(ks_dra_manager_sweep(m, &o), 1); /* not reported yet */
-    ks_resource_claim *moved[] = {b1w, a0};
+    /* the synced view and the assumption hold b0 (and b1, b1w: copies of
+     * it share its spec) */
+    int held = (int)b0->refs;
+    ks_resource_claim *moved[] = {b1w, a0}; /* reported, and moved */
     o.resource_claims.v = moved;
-    assert_int_equal(ks_dra_manager_sweep(m, &o), 1); /* not where the sync saw b */
+    assert_int_equal(ks_dra_manager_sweep(m, &o), 0);
+    assert_int_equal((int)b0->refs, held - 2); /* neither holds the old version now */
+    assert_string_equal(seen(m, v1, 2, b0), "-"); /* the objects' version again */
     ks_resource_claim *v2[] = {a0, b1w};
     o.resource_claims.v = v2;
-    assert_int_equal(ks_dra_manager_sweep(m, &o), 0);
-    assert_string_equal(seen(m, v1, 2, b0), "-"); /* the objects' version again */
     /* without resourceVersions (the memory backend) only a sync decides */
     ks_resource_claim *a1 = with_device(a0, "gpu-0");
     a1->resource_version = NULL;
