@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <zlib.h>
 
 /* ---- kinds ---------------------------------------------------------------- */
 
@@ -263,6 +264,8 @@ struct ks_kube_cluster_client {
      * updates are made from (json_mu) */
     pthread_mutex_t json_mu;
     store json[NKINDS];
+    z_stream z; /* deflates what json_keep keeps (json_mu); z_ready once set up */
+    bool z_ready;
 };
 
 /* ---- watch events ------------------------------------------------------------ */
@@ -735,16 +738,86 @@ static const char *json_rv(json_t *o) {
     return json_string_value(json_object_get(json_object_get(o, "metadata"), "resourceVersion"));
 }
 
-/* An object's JSON text and its resourceVersion. */
+/* An object's JSON text, deflated (zlen 0: as is), and its
+ * resourceVersion: one block. */
 typedef struct json_text {
     long long rv;
-    char *text;
+    uint32_t len, zlen; /* the text's length, its deflated length */
+    unsigned char z[];
 } json_text;
 
-static void json_text_free(void *p) {
-    json_text *t = p;
-    if (t) free(t->text);
-    free(t);
+static void json_text_free(void *p) { free(p); }
+
+/* Kept texts are deflated (raw, level 1, a 2 KB window) against this
+ * claim's usual text: most of a claim's text is its keys and the
+ * scheduler's own strings. DRA benchmark: an allocated claim as kept
+ * ~650 bytes -> ~170, an unallocated one ~570 -> ~175; 5000 claims ~2.4
+ * MB less. The texts are read back only for a write. */
+static const char kept_dict[] =
+    "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":\"\",\"namespace\":\"\","
+    "\"uid\":\"\",\"resourceVersion\":\"\",\"generation\":1,\"creationTimestamp\":\"\",\"annotations\":{},"
+    "\"finalizers\":[\"resource.kubernetes.io/delete-protection\"],\"ownerReferences\":[{\"apiVersion\":\"v1\","
+    "\"kind\":\"Pod\",\"name\":\"\",\"uid\":\"\",\"controller\":true,\"blockOwnerDeletion\":true}]},"
+    "\"spec\":{\"devices\":{\"requests\":[{\"name\":\"\",\"exactly\":{\"deviceClassName\":\"\","
+    "\"allocationMode\":\"ExactCount\",\"count\":1}}]}},\"status\":{\"allocation\":{\"devices\":{\"results\":"
+    "[{\"request\":\"\",\"driver\":\"\",\"pool\":\"\",\"device\":\"\"}]},\"nodeSelector\":{\"nodeSelectorTerms\":"
+    "[{\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":\"In\",\"values\":[\"\"]}]}]}},"
+    "\"reservedFor\":[{\"resource\":\"pods\",\"name\":\"\",\"uid\":\"\"}]}}";
+#define KEPT_WBITS (-11)
+
+/* json_mu held: text as kept (deflated when that works). */
+static json_text *json_text_new(ks_kube_cluster_client *kb, const char *text, long long rv) {
+    size_t len = strlen(text);
+    z_stream *z = &kb->z;
+    bool ok = len < UINT32_MAX / 2;
+    if (ok && !kb->z_ready) {
+        memset(z, 0, sizeof(*z));
+        ok = kb->z_ready = deflateInit2(z, 1, Z_DEFLATED, KEPT_WBITS, 4, Z_DEFAULT_STRATEGY) == Z_OK;
+    } else if (ok) {
+        ok = deflateReset(z) == Z_OK;
+    }
+    ok = ok && deflateSetDictionary(z, (const Bytef *)kept_dict, sizeof kept_dict - 1) == Z_OK;
+    size_t room = ok ? deflateBound(z, (uLong)len) : len;
+    json_text *t = ks_xmalloc(sizeof(*t) + (room > len ? room : len));
+    t->rv = rv;
+    t->len = (uint32_t)len;
+    t->zlen = 0;
+    if (ok) {
+        z->next_in = (Bytef *)text;
+        z->avail_in = (uInt)len;
+        z->next_out = t->z;
+        z->avail_out = (uInt)room;
+        if (deflate(z, Z_FINISH) == Z_STREAM_END && room - z->avail_out < len) t->zlen = (uint32_t)(room - z->avail_out);
+    }
+    if (!t->zlen) memcpy(t->z, text, len);
+    return ks_xrealloc(t, sizeof(*t) + (t->zlen ? t->zlen : len));
+}
+
+/* The kept text again (NULL: it does not inflate). */
+static char *json_text_get(const json_text *t) {
+    char *s = ks_xmalloc((size_t)t->len + 1);
+    s[t->len] = 0;
+    if (!t->zlen) {
+        memcpy(s, t->z, t->len);
+        return s;
+    }
+    z_stream z;
+    memset(&z, 0, sizeof(z));
+    bool ok = inflateInit2(&z, KEPT_WBITS) == Z_OK;
+    if (ok) {
+        ok = inflateSetDictionary(&z, (const Bytef *)kept_dict, sizeof kept_dict - 1) == Z_OK;
+        z.next_in = (Bytef *)t->z;
+        z.avail_in = t->zlen;
+        z.next_out = (Bytef *)s;
+        z.avail_out = t->len;
+        ok = ok && inflate(&z, Z_FINISH) == Z_STREAM_END && z.total_out == t->len;
+        inflateEnd(&z);
+    }
+    if (!ok) {
+        free(s);
+        return NULL;
+    }
+    return s;
 }
 
 /* Keep text as the object's JSON unless a newer version is already kept
@@ -762,12 +835,9 @@ static void json_keep(ks_kube_cluster_client *kb, size_t ki, const char *key, ch
         free(text);
         return;
     }
-    json_text *t = ks_xcalloc(1, sizeof(*t));
-    t->rv = got;
-    /* kept for long: without the encoder's spare room (up to as much again) */
-    t->text = ks_xrealloc(text, strlen(text) + 1);
-    json_text_free(store_put(&kb->json[ki], key, t));
+    json_text_free(store_put(&kb->json[ki], key, json_text_new(kb, text, got)));
     pthread_mutex_unlock(&kb->json_mu);
+    free(text);
 }
 
 /* What of a kept object an update needs. A claim not yet allocated: all
@@ -881,8 +951,10 @@ static json_t *kept_object(ks_kube_cluster_client *kb, size_t ki, const ks_objec
     write_key(w, key, sizeof(key));
     pthread_mutex_lock(&kb->json_mu);
     entry *e = store_find(&kb->json[ki], key, ks_hash_bytes(key, strlen(key)));
-    json_t *o = e ? json_loads(((json_text *)e->obj)->text, 0, NULL) : NULL;
+    char *text = e ? json_text_get(e->obj) : NULL;
     pthread_mutex_unlock(&kb->json_mu);
+    json_t *o = text ? json_loads(text, 0, NULL) : NULL;
+    free(text);
     if (!o) return NULL;
     const char *rv = json_rv(o);
     if (w->resource_version && (!rv || strcmp(rv, w->resource_version) != 0))
@@ -1163,6 +1235,7 @@ void ks_kube_cluster_client_free(ks_kube_cluster_client *kb) {
     ks_map_free(&kb->nodes);
     for (size_t i = 0; i < NKINDS; i++) store_free(&kb->stores[i], kinds[i].free);
     for (size_t i = 0; i < NKINDS; i++) store_free(&kb->json[i], json_text_free);
+    if (kb->z_ready) deflateEnd(&kb->z);
     pthread_mutex_destroy(&kb->json_mu);
     pthread_mutex_destroy(&kb->mu);
     pthread_mutex_destroy(&kb->deliver_mu);
@@ -1176,4 +1249,18 @@ void ks_kube_cluster_client_stats_get(ks_kube_cluster_client *kb, ks_kube_cluste
     pthread_mutex_lock(&kb->mu);
     *out = kb->stats;
     pthread_mutex_unlock(&kb->mu);
+    out->kept_json = out->kept_json_bytes = out->kept_json_text_bytes = 0;
+    pthread_mutex_lock(&kb->json_mu);
+    for (size_t i = 0; i < NKINDS; i++) {
+        uint64_t k;
+        void *v;
+        for (size_t it = 0; ks_map_next(&kb->json[i].by_hash, &it, &k, &v);)
+            for (const entry *e = v; e; e = e->next) {
+                const json_text *t = e->obj;
+                out->kept_json++;
+                out->kept_json_bytes += t->zlen ? t->zlen : t->len;
+                out->kept_json_text_bytes += t->len;
+            }
+    }
+    pthread_mutex_unlock(&kb->json_mu);
 }

@@ -27,6 +27,9 @@ const ks_cluster_client *ks_kube_cluster_client_iface(ks_kube_cluster_client *kb
 
 typedef struct ks_kube_cluster_client_stats {
     uint64_t decode_errors, binds, bind_conflicts, patches, deletes, object_writes;
+    /* the objects kept as JSON for updates (claims), and their bytes as
+     * kept (deflated) and as text */
+    uint64_t kept_json, kept_json_bytes, kept_json_text_bytes;
 } ks_kube_cluster_client_stats;
 void ks_kube_cluster_client_stats_get(ks_kube_cluster_client *kb, ks_kube_cluster_client_stats *out);
 

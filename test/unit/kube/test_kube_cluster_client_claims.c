@@ -542,6 +542,12 @@ static const char claim_allocated_labeled[] =
 static void test_allocated_kept_for_status_updates(void **st) {
     env e;
     env_start(&e, claim_allocated_labeled, (answer[]){{200, NULL}}, 1);
+    /* kept deflated: the text comes back whole for the write below */
+    ks_kube_cluster_client_stats stats;
+    ks_kube_cluster_client_stats_get(e.kb, &stats);
+    assert_int_equal(stats.kept_json, 1);
+    assert_true(stats.kept_json_text_bytes > 400);
+    assert_true(stats.kept_json_bytes * 2 < stats.kept_json_text_bytes);
     ks_resource_claim *c = claim_of(claim_allocated_labeled), *out = NULL;
     ks_pod *p = pod_of();
     ks_claim_update u = {.op = KS_CLAIM_RESERVE, .claim = c, .pod = p};
