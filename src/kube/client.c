@@ -1281,11 +1281,16 @@ ks_kube_stream *ks_kube_stream_open_paced(ks_kube_client *c, const char *path, b
 
 void ks_kube_stream_consumed(ks_kube_stream *s, size_t n) {
     if (!s || !s->paced || n == 0) return;
-    /* the first report since the I/O thread last looked wakes it */
-    if (atomic_fetch_add(&s->consumed, n) == 0) {
-        atomic_store(&s->io->flow_pending, true);
-        wake(s->io);
-    }
+    /* The I/O thread gives the bytes back to the server at its next pass
+     * (flow_pending, set by the first report since it last looked). It
+     * is woken for them only once half the window waits: until then the
+     * server still has half a window to send, and what it sends wakes the
+     * I/O thread anyway (nghttp2's own rule for WINDOW_UPDATE). A wake
+     * per report was one I/O thread wake-up for every three pods bound
+     * on SchedulingBasic (the reflector takes each watch event). */
+    size_t before = atomic_fetch_add(&s->consumed, n);
+    if (before == 0) atomic_store(&s->io->flow_pending, true);
+    if (before < KS_KUBE_STREAM_WINDOW / 2 && before + n >= KS_KUBE_STREAM_WINDOW / 2) wake(s->io);
 }
 
 void ks_kube_stream_close(ks_kube_stream *s) {

@@ -57,41 +57,42 @@ static double rand01(void) {
     return (double)v / 4294967296.0;
 }
 
+/* The length of the UTF-8 sequence at u[i] (of n bytes), 0 when it is
+ * not a valid one (overlong, a surrogate, above U+10FFFF, cut short). */
+static size_t utf8_seq(const unsigned char *u, size_t i, size_t n) {
+    unsigned char c = u[i];
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    if (!len || i + len > n) return 0;
+    for (size_t k = 1; k < len; k++)
+        if ((u[i + k] >> 6) != 2) return 0;
+    if (len == 2 && c < 0xc2) return 0;
+    if (len == 3 && ((c == 0xe0 && u[i + 1] < 0xa0) || (c == 0xed && u[i + 1] >= 0xa0))) return 0;
+    if (len == 4 && (c > 0xf4 || (c == 0xf0 && u[i + 1] < 0x90) || (c == 0xf4 && u[i + 1] >= 0x90))) return 0;
+    return len;
+}
+
 /* Go's json.Marshal writes each invalid UTF-8 byte as U+FFFD; jansson
- * refuses invalid strings, so make them valid the same way first. */
+ * refuses invalid strings, so make them valid the same way first. A
+ * valid string (every one, nearly) is checked in one pass and copied:
+ * this runs for each field of every Event. */
 static char *utf8_clean(const char *s) {
     if (!s) return ks_xstrdup("");
-    size_t n = strlen(s);
+    const unsigned char *u = (const unsigned char *)s;
+    size_t n = strlen(s), i = 0, len;
+    while (i < n && (len = u[i] < 0x80 ? 1 : utf8_seq(u, i, n)) > 0) i += len;
+    if (i == n) return ks_xstrndup(s, n);
     ks_strbuf b;
     ks_sb_init(&b);
-    size_t i = 0;
-    bool dirty = false;
+    ks_sb_putn(&b, s, i);
     while (i < n) {
-        unsigned char c = (unsigned char)s[i];
-        size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-        bool ok = len > 0 && i + len <= n;
-        for (size_t k = 1; ok && k < len; k++) ok = ((unsigned char)s[i + k] >> 6) == 2;
-        if (ok && len == 2) ok = c >= 0xc2;
-        if (ok && len == 3) {
-            unsigned char c1 = (unsigned char)s[i + 1];
-            ok = !(c == 0xe0 && c1 < 0xa0) && !(c == 0xed && c1 >= 0xa0);
-        }
-        if (ok && len == 4) {
-            unsigned char c1 = (unsigned char)s[i + 1];
-            ok = c <= 0xf4 && !(c == 0xf0 && c1 < 0x90) && !(c == 0xf4 && c1 >= 0x90);
-        }
-        if (ok) {
+        len = utf8_seq(u, i, n);
+        if (len) {
             ks_sb_putn(&b, s + i, len);
             i += len;
         } else {
             ks_sb_puts(&b, "\xef\xbf\xbd");
             i++;
-            dirty = true;
         }
-    }
-    if (!dirty) {
-        ks_sb_free(&b);
-        return ks_xstrdup(s);
     }
     return ks_sb_take(&b);
 }

@@ -382,6 +382,13 @@ static void test_truncate(void **state) {
     s = ks_event_truncate_note("ab\xff" "c");
     assert_string_equal(s, "ab\xef\xbf\xbd" "c");
     free(s);
+    /* each invalid byte, once one was seen: overlong, cut short; valid kept */
+    s = ks_event_truncate_note("\xc3\xa9" "x\xc0\x80" "y\xe2\x82");
+    assert_string_equal(s, "\xc3\xa9" "x\xef\xbf\xbd\xef\xbf\xbd" "y\xef\xbf\xbd\xef\xbf\xbd");
+    free(s);
+    s = ks_event_truncate_note("\xe2\x82\xac" "\xf0\x9f\x98\x80");
+    assert_string_equal(s, "\xe2\x82\xac" "\xf0\x9f\x98\x80");
+    free(s);
 
     /* through the recorder */
     ks_event_recorder_options o = {0};
