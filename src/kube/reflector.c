@@ -20,11 +20,21 @@
 #include <pthread.h>
 
 /* What the reflector remembers of each object it delivered: enough to
- * tell, on a relist, what is new, what changed and what went away. */
+ * tell, on a relist, what is new, what changed and what went away. One
+ * block per object: its namespace and name after the struct, uid and
+ * resourceVersion in buffers of their own while they fit (a uid is 36
+ * characters, a resourceVersion an etcd revision), else allocated. It
+ * was five blocks: with malloc's headers ~224 bytes an object against
+ * ~144 (DRA benchmark: 11,000 objects, ~0.9 MB). */
+#define KNOWN_UID 40
+#define KNOWN_RV 24
 typedef struct known {
     struct known *next; /* same hash */
-    char *ns, *name, *uid, *rv;
+    char *uid, *rv;     /* NULL, uid_buf / rv_buf, or their own block */
     uint64_t seen;      /* the relist that last saw it */
+    const char *name;   /* in text, after ns */
+    char uid_buf[KNOWN_UID], rv_buf[KNOWN_RV];
+    char ns[];          /* ns, then name */
 } known;
 
 /* A LIST request in flight. The reflector may give up on it (stop); the
@@ -159,17 +169,39 @@ static known *known_find(ks_reflector *r, const char *ns, const char *name) {
 }
 
 static void known_free(known *k) {
-    free(k->ns);
-    free(k->name);
-    free(k->uid);
-    free(k->rv);
+    if (k->uid != k->uid_buf) free(k->uid);
+    if (k->rv != k->rv_buf) free(k->rv);
     free(k);
 }
 
+/* *dst = s (NULL: none), in buf (cap bytes) when it fits. */
+static void known_set(char **dst, char *buf, size_t cap, const char *s) {
+    if (*dst && s && strcmp(*dst, s) == 0) return;
+    if (*dst != buf) free(*dst);
+    *dst = NULL;
+    if (!s) return;
+    size_t n = strlen(s);
+    if (n < cap) {
+        memcpy(buf, s, n + 1);
+        *dst = buf;
+    } else {
+        *dst = ks_xstrdup(s);
+    }
+}
+
+static void known_set_uid_rv(known *k, const char *uid, const char *rv) {
+    known_set(&k->uid, k->uid_buf, sizeof k->uid_buf, uid);
+    known_set(&k->rv, k->rv_buf, sizeof k->rv_buf, rv);
+}
+
 static known *known_add(ks_reflector *r, const char *ns, const char *name) {
-    known *k = ks_xcalloc(1, sizeof(*k));
-    k->ns = ks_xstrdup(ns);
-    k->name = ks_xstrdup(name);
+    size_t nl = strlen(ns), ml = strlen(name);
+    known *k = ks_xmalloc(sizeof(*k) + nl + ml + 2);
+    k->uid = k->rv = NULL;
+    k->seen = 0;
+    memcpy(k->ns, ns, nl + 1);
+    memcpy(k->ns + nl + 1, name, ml + 1);
+    k->name = k->ns + nl + 1;
     uint64_t h = key_hash(ns, name);
     k->next = ks_map_get(&r->objs, h);
     ks_map_put(&r->objs, h, k);
@@ -412,8 +444,7 @@ static void replace_items(ks_reflector *r, ks_arena *a, ks_tree **items, size_t 
             k->seen = r->gen; /* unchanged */
             continue;
         }
-        set_str(&k->rv, rv);
-        set_str(&k->uid, uid);
+        known_set_uid_rv(k, uid, rv);
         k->seen = r->gen;
         deliver(r, ev, obj);
     }
@@ -1177,8 +1208,7 @@ static watch_result handle_event(ks_reflector *r, ks_arena *a, const char *text,
         /* as an informer: an object it has is updated, one it has not is added */
         ks_refl_event t = k ? KS_REFL_MODIFIED : KS_REFL_ADDED;
         if (!k) k = known_add(r, ns, nm);
-        set_str(&k->rv, rv);
-        set_str(&k->uid, uid);
+        known_set_uid_rv(k, uid, rv);
         k->seen = r->gen;
         deliver(r, t, obj);
     }

@@ -291,6 +291,31 @@ static void test_410_relist(void **st) {
     refl_stop(r);
 }
 
+/* uids and resourceVersions longer than the known set keeps inline: a
+ * relist still tells an unchanged object (no event) from one gone (its
+ * uid in the DELETED stand-in). */
+#define LONG1 "a-name-long-enough-that-its-uid-passes-forty-1"
+#define LONG2 "a-name-long-enough-that-its-uid-passes-forty-2"
+#define LONGRV "1000000000000000000000000000001"
+static void test_relist_long_ids(void **st) {
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "resourceVersion=0",
+                       .body = LIST("10", "", POD(LONG1, LONGRV) "," POD(LONG2, LONGRV) "," POD("c", "3"))});
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "watch=true",
+                       .chunks = {EV("ERROR", "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"message\":\"too old resource version: 10 (15)\",\"reason\":\"Expired\",\"code\":410}")}});
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "resourceVersion=10", .body = LIST("20", "", POD(LONG1, LONGRV) "," POD("c", "5"))});
+    fk_add((fk_answer){.path = "/api/v1/pods", .query = "watch=true", .hold = true, .times = -1});
+    ks_reflector *r = start("/api/v1/pods", 0);
+    static const char *const want[] = {"ADDED ns/" LONG1 " rv=" LONGRV " v1 Pod", "ADDED ns/" LONG2 " rv=" LONGRV " v1 Pod",
+                                       "ADDED ns/c rv=3 v1 Pod", "MODIFIED ns/c rv=5 v1 Pod",
+                                       "DELETED ns/" LONG2 " uid=u-" LONG2 " kind=Pod"};
+    expect_events(want, 5);
+    assert_true(wait_requests("GET", "/api/v1/pods?allowWatchBookmarks=true", 2));
+    pthread_mutex_lock(&R.mu);
+    assert_int_equal(R.n, 5);
+    pthread_mutex_unlock(&R.mu);
+    refl_stop(r);
+}
+
 /* The connection drops inside an event: the partial event is dropped and
  * the watch resumes from the last complete one. */
 static void test_watch_cut(void **st) {
@@ -854,6 +879,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_pagination, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bookmark_and_framing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_410_relist, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_relist_long_ids, setup, teardown),
         cmocka_unit_test_setup_teardown(test_watch_cut, setup, teardown),
         cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unreadable_list_item, setup, teardown),
