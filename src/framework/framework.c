@@ -120,6 +120,18 @@ static void fail(char **err, const char *fmt, ...) {
     *err = ks_xstrdup(buf);
 }
 
+/* Whether every plugin a binding cycle runs (PreBind, Bind, PostBind) is
+ * ksched's own (see ks_framework_binding_plugins_own). */
+static bool binding_plugins_own(const ks_framework *fw, const ks_registry *reg) {
+    static const int eps[] = {KS_EP_PRE_BIND, KS_EP_BIND, KS_EP_POST_BIND};
+    for (size_t e = 0; e < sizeof(eps) / sizeof(eps[0]); e++)
+        for (uint32_t i = 0; i < fw->ep[eps[e]].n; i++)
+            if (!ks_registry_is_own(reg, fw->ep[eps[e]].v[i]->ops)) return false;
+    return true;
+}
+
+bool ks_framework_binding_plugins_own(const ks_framework *fw) { return fw && fw->binding_own; }
+
 ks_framework *ks_framework_new(ks_registry *reg, const ks_profile_config *profile,
                                const ks_framework_options *opts, char **err) {
     if (!reg) reg = ks_default_registry();
@@ -207,6 +219,7 @@ ks_framework *ks_framework_new(ks_registry *reg, const ks_profile_config *profil
              fw->profile_name);
         goto bad;
     }
+    fw->binding_own = binding_plugins_own(fw, reg);
     fw->metrics = ks_fw_metrics_new(fw);
     fw->node_mask = ks_fwm_node_mask(fw);
     return fw;

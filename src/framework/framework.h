@@ -26,6 +26,8 @@ struct ks_candidates; /* framework/preemption.h */
 struct ks_registry {
     const ks_plugin_ops **ops;
     uint32_t n, cap;
+    const ks_plugin_ops **own; /* of ops, those ksched registered as its own */
+    uint32_t nown, cap_own;
     char *error; /* first refusal not yet taken (see ks_registry_take_error) */
 };
 
@@ -36,11 +38,25 @@ const ks_plugin_ops *ks_registry_find(const ks_registry *reg, const char *name);
  * caller frees), NULL when none: the loader reports it even when the
  * plugin ignored the error. */
 char *ks_registry_take_error(ks_registry *reg);
+/* ks_registry_add for ksched's own plugins (the in-tree ones; tests' stand-ins
+ * for them): plugins that keep nothing they read through the handle across
+ * their own API calls (ks_framework_binding_plugins_own). */
+bool ks_registry_add_own(ks_registry *reg, const ks_plugin_ops *ops, char **err);
+bool ks_registry_is_own(const ks_registry *reg, const ks_plugin_ops *ops);
 /* Which extension points the named plugin implements (KS_EP_BIT mask),
  * 0 when unknown; a ks_plugin_points_fn for ks_config_resolve with the
  * registry as ctx. */
 uint32_t ks_registry_points(void *reg, const char *name);
 uint32_t ks_plugin_ops_points(const ks_plugin_ops *ops);
+
+/* True when every PreBind, Bind and PostBind plugin of fw is ksched's own
+ * (ks_registry_add_own). The plugin API promises what a plugin reads
+ * through the handle (objects, pods) until its extension point returns;
+ * ksched's own keep nothing of it across their own API calls
+ * (ks_handle_bind, annotation patches, claim and volume writes), so the
+ * scheduler may let a binding cycle's view go while such a call waits. A
+ * plugin from a .so or an embedder may keep it. */
+bool ks_framework_binding_plugins_own(const ks_framework *fw);
 
 /* src/plugins/registry.c: the in-tree plugins. */
 extern const ks_plugin_ops *const ks_intree_plugins[];

@@ -57,6 +57,7 @@ struct ks_framework {
     uint64_t rng;              /* selectHost's generator (ks_framework_rand) */
     struct ks_fw_metrics *metrics; /* the series this profile records (fw_metrics.h) */
     unsigned node_mask;        /* its per-node timing sample (ks_fwm_node_sampled) */
+    bool binding_own;       /* ks_framework_binding_plugins_own */
 };
 
 /* Plugin statuses carry the plugin name (static string). */

@@ -10,6 +10,7 @@ ks_registry *ks_registry_new(void) { return ks_xcalloc(1, sizeof(ks_registry)); 
 void ks_registry_free(ks_registry *reg) {
     if (!reg || reg == ks_default_registry()) return;
     free(reg->ops);
+    free(reg->own);
     free(reg->error);
     free(reg);
 }
@@ -53,13 +54,26 @@ bool ks_registry_add(ks_registry *reg, const ks_plugin_ops *ops, char **err) {
     return true;
 }
 
+bool ks_registry_add_own(ks_registry *reg, const ks_plugin_ops *ops, char **err) {
+    if (!ks_registry_add(reg, ops, err)) return false;
+    KS_GROW(reg->own, reg->cap_own, reg->nown + 1);
+    reg->own[reg->nown++] = ops;
+    return true;
+}
+
+bool ks_registry_is_own(const ks_registry *reg, const ks_plugin_ops *ops) {
+    for (uint32_t i = 0; reg && i < reg->nown; i++)
+        if (reg->own[i] == ops) return true;
+    return false;
+}
+
 static ks_registry default_registry;
 static pthread_once_t default_once = PTHREAD_ONCE_INIT;
 
 static void default_init(void) {
     for (size_t i = 0; i < ks_intree_plugins_count; i++) {
         char *err = NULL;
-        if (!ks_registry_add(&default_registry, ks_intree_plugins[i], &err)) free(err);
+        if (!ks_registry_add_own(&default_registry, ks_intree_plugins[i], &err)) free(err);
     }
 }
 

@@ -746,11 +746,12 @@ static void binding_failed(binding_cycle *bc, ks_status *st, ks_fit_error *fit) 
 
 static void binding_cycle_run(binding_cycle *bc);
 
-/* A binding cycle reads the objects as they are when it starts, and
- * after each of its API calls (ks_sched_binding_view_enter). */
+/* A binding cycle reads the objects as they are when it starts, and, when
+ * its plugins are all in-tree, after each of its API calls
+ * (ks_sched_binding_view_enter). */
 void ks_sched_run_binding_cycle(binding_cycle *bc) {
     ks_scheduler *s = bc->s;
-    ks_sched_binding_view_enter(s);
+    ks_sched_binding_view_enter(s, ks_framework_binding_plugins_own(bc->fw));
     binding_cycle_run(bc);
     ks_sched_view_exit(s);
 }

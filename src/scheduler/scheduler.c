@@ -144,7 +144,10 @@ void ks_sched_view_exit(ks_scheduler *s) {
  * binding cycle reads its informers' current objects anyway. What a
  * binding cycle keeps across a call is referenced by its cycle state. Only
  * a pin the binding cycle made itself on a scheduler thread (not one it
- * shares with a scheduling cycle that runs it inline) is released.
+ * shares with a scheduling cycle that runs it inline), for a profile whose
+ * binding plugins are all in-tree (ks_framework_binding_plugins_own:
+ * an out-of-tree plugin is promised what it read until it returns), is
+ * released.
  * Returns what view_resume needs (NULL: nothing released). */
 static void *view_suspend(ks_scheduler *s) {
     if (s->exec != &ks_executor_threaded) return NULL; /* simulations stay as they were */
@@ -161,10 +164,10 @@ static void view_resume(ks_scheduler *s, void *p) {
     if (v && !v->view) v->view = ks_listers_pin(s->listers, &v->token);
 }
 
-void ks_sched_binding_view_enter(ks_scheduler *s) {
+void ks_sched_binding_view_enter(ks_scheduler *s, bool releasable) {
     ks_sched_view_enter(s);
     thread_view *v = thread_view_of(s);
-    if (v->depth == 1) v->binding = true;
+    if (v->depth == 1) v->binding = releasable;
 }
 
 static const ks_objects *thread_view_get(const ks_scheduler *s) {

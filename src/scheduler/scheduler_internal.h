@@ -103,9 +103,10 @@ void ks_sched_metrics_detach(struct ks_scheduler *s);
  * share the outer pin); plugins on this thread read it until exit. */
 void ks_sched_view_enter(struct ks_scheduler *s);
 void ks_sched_view_exit(struct ks_scheduler *s);
-/* A binding cycle's enter: its own pin (none outer on this thread) is
- * released while its API calls wait, and a current one pinned after. */
-void ks_sched_binding_view_enter(struct ks_scheduler *s);
+/* A binding cycle's enter: with releasable, its own pin (none outer on
+ * this thread) is released while its API calls wait, and a current one
+ * pinned after. */
+void ks_sched_binding_view_enter(struct ks_scheduler *s, bool releasable);
 /* Share (or stop sharing) the calling thread's view with the workers of
  * the current scheduling cycle. */
 void ks_sched_cycle_view_set(struct ks_scheduler *s, bool on);

@@ -140,9 +140,9 @@ const ks_plugin_ops tu_fit_plugin = {.abi_version = KS_ABI_VERSION,
 
 ks_registry *tu_registry(const ks_plugin_ops *const *extra, size_t n) {
     ks_registry *r = ks_registry_new();
-    ks_registry_add(r, &tu_sort_plugin, NULL);
-    ks_registry_add(r, &tu_bind_plugin, NULL);
-    ks_registry_add(r, &tu_fit_plugin, NULL);
+    ks_registry_add_own(r, &tu_sort_plugin, NULL);
+    ks_registry_add_own(r, &tu_bind_plugin, NULL);
+    ks_registry_add_own(r, &tu_fit_plugin, NULL);
     for (size_t i = 0; i < n; i++) {
         char *err = NULL;
         if (!ks_registry_add(r, extra[i], &err)) free(err);

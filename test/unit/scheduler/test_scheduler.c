@@ -722,9 +722,12 @@ static void test_real_clock_waiting_pods_hold_no_thread(void **state) {
 
 /* A binding cycle's view is let go while its API calls wait (a pin held
  * keeps every version the listers replace meanwhile) and a current one is
- * pinned after: PreBind writes a claim and then reads it as written. */
+ * pinned after, when its binding plugins are ksched's own: PreBind writes
+ * a claim and then reads it as written. An out-of-tree plugin is promised
+ * what it read until it returns: its view stays, the claim it read before
+ * the write still readable (ASan) and the same. */
 static ks_handle *rb_handle;
-static _Atomic int rb_saw_write = -1;
+static _Atomic int rb_saw_write = -1, rb_kept = -1;
 static void *rb_create(const ks_args *a, ks_handle *h, char **err) {
     rb_handle = h;
     return h;
@@ -748,17 +751,20 @@ static ks_status *rb_pre_bind(void *self, ks_cycle_state *st, const ks_pod *pod,
     if (e) return e;
     const ks_resource_claim *after = rb_claim();
     rb_saw_write = before && after && after != before && after->nfinalizers == 1;
+    rb_kept = before && after == before && before->nfinalizers == 0;
     return NULL;
 }
 static const ks_plugin_ops p_read_back = {.abi_version = KS_ABI_VERSION, .name = "ReadBack", .create = rb_create,
                                           .pre_bind = rb_pre_bind};
 
-static void test_real_clock_binding_view_after_call(void **state) {
+static void binding_view_case(bool own) {
+    rb_saw_write = rb_kept = -1;
     tu_profile tp;
     tu_profile_init(&tp, NULL);
     const ks_plugin_ops *extra[] = {&p_read_back};
     tu_profile_add_plugin(&tp, &p_read_back, 0);
-    sim_init(&tp, extra, 1);
+    sim_init(&tp, own ? NULL : extra, own ? 0 : 1);
+    if (own) assert_true(ks_registry_add_own(S.reg, &p_read_back, NULL));
     ks_cluster_free(S.c);
     S.c = load_yaml("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '8', pods: '10'}}\n"
                     "---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: c, namespace: default}\n"
@@ -774,12 +780,16 @@ static void test_real_clock_binding_view_after_call(void **state) {
     assert_true(eventually(n_bound, (void *)(uintptr_t)1));
     ks_scheduler_stop(S.s);
     pthread_join(t, NULL);
-    assert_int_equal(rb_saw_write, 1);
+    assert_int_equal(rb_saw_write, own ? 1 : 0);
+    assert_int_equal(rb_kept, own ? 0 : 1);
     ks_scheduler_free(S.s);
     S.s = NULL;
     S.clock = NULL;
     sim_free();
 }
+
+static void test_real_clock_binding_view_after_call(void **state) { binding_view_case(true); }
+static void test_real_clock_binding_view_kept_for_plugins(void **state) { binding_view_case(false); }
 
 int main(void) {
     tu_init();
@@ -804,6 +814,7 @@ int main(void) {
         cmocka_unit_test(test_real_clock_threads),
         cmocka_unit_test(test_real_clock_waiting_pods_hold_no_thread),
         cmocka_unit_test(test_real_clock_binding_view_after_call),
+        cmocka_unit_test(test_real_clock_binding_view_kept_for_plugins),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
