@@ -24,8 +24,9 @@
  * block per object: its namespace and name after the struct, uid and
  * resourceVersion in buffers of their own while they fit (a uid is 36
  * characters, a resourceVersion an etcd revision), else allocated. It
- * was five blocks: with malloc's headers ~224 bytes an object against
- * ~144 (DRA benchmark: 11,000 objects, ~0.9 MB). */
+ * was five blocks (DRA benchmark, 11,000 objects: 1.27 MB in 55,000
+ * blocks, now 1.42 MB in 11,000; ~0.5 MB less with malloc's ~16 bytes a
+ * block). */
 #define KNOWN_UID 40
 #define KNOWN_RV 24
 typedef struct known {
