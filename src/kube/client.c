@@ -134,6 +134,34 @@ static char *exec_info_json(const ks_kube_config *cfg) {
     return s;
 }
 
+/* The plugin's run is known to exec_stop from its start until it has
+ * exited; it is reaped only after that (exec_ended), so that the group id
+ * exec_stop kills cannot be another process's. */
+static void exec_started(ks_kube_io *io, pid_t pid) {
+    pthread_mutex_lock(&io->exec_mu);
+    io->exec_pid = pid;
+    if (io->exec_stopped) kill(-pid, SIGKILL);
+    pthread_mutex_unlock(&io->exec_mu);
+}
+
+static void exec_ended(ks_kube_io *io, pid_t pid) {
+    siginfo_t si;
+    while (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) < 0 && errno == EINTR) {}
+    pthread_mutex_lock(&io->exec_mu);
+    io->exec_pid = 0;
+    pthread_mutex_unlock(&io->exec_mu);
+}
+
+/* The last client is going: a plugin that runs now (and what it started)
+ * is killed, and none starts after, so that a plugin that hangs cannot
+ * hold up the free (client-go's process would simply exit). */
+static void exec_stop(ks_kube_io *io) {
+    pthread_mutex_lock(&io->exec_mu);
+    io->exec_stopped = true;
+    if (io->exec_pid > 0) kill(-io->exec_pid, SIGKILL);
+    pthread_mutex_unlock(&io->exec_mu);
+}
+
 /* Run the plugin (stdin /dev/null, stderr inherited), read its
  * ExecCredential from stdout. Called with cred_mu held: one run at a time. */
 static creds *run_exec(ks_kube_io *io, int64_t *exp_ns, char **err) {
@@ -163,10 +191,18 @@ static creds *run_exec(ks_kube_io *io, int64_t *exp_ns, char **err) {
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+    /* a group of its own: stopping kills what the plugin started too (a
+     * script's child holding stdout would keep the read below waiting) */
+    posix_spawnattr_t at;
+    posix_spawnattr_init(&at);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&at, 0);
     pid_t pid;
-    int rc = posix_spawnp(&pid, ex->command, &fa, NULL, argv, envp);
+    int rc = posix_spawnp(&pid, ex->command, &fa, &at, argv, envp);
     posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
     close(fds[1]);
+    if (rc == 0) exec_started(io, pid);
     if (rc != 0) {
         close(fds[0]);
         if (rc == ENOENT)
@@ -186,6 +222,7 @@ static creds *run_exec(ks_kube_io *io, int64_t *exp_ns, char **err) {
     }
     close(fds[0]);
     int status = 0;
+    exec_ended(io, pid);
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         if (WIFEXITED(status))
@@ -928,6 +965,7 @@ static void io_free(ks_kube_io *io) {
     free(io->exec_info);
     free(io->base_url);
     pthread_mutex_destroy(&io->cred_mu);
+    pthread_mutex_destroy(&io->exec_mu);
     pthread_mutex_destroy(&io->mu);
     pthread_cond_destroy(&io->reauth_cv);
     ks_kube_config_free(&io->cfg);
@@ -939,6 +977,7 @@ static ks_kube_io *io_new(const ks_kube_client_options *o, char **err) {
     ks_kube_io *io = ks_xcalloc(1, sizeof(*io));
     io->wake_fd = -1;
     pthread_mutex_init(&io->cred_mu, NULL);
+    pthread_mutex_init(&io->exec_mu, NULL);
     pthread_mutex_init(&io->mu, NULL);
     pthread_cond_init(&io->reauth_cv, NULL);
     ks_kube_config_copy(&io->cfg, o->config);
@@ -1085,7 +1124,9 @@ void ks_kube_client_free(ks_kube_client *c) {
         return;
     }
     pthread_join(io->io, NULL);
-    /* the exec plugin's thread: it ends its run and gives back what it held */
+    /* the exec plugin's thread: its run is cut short, then it gives back
+     * what it held */
+    exec_stop(io);
     pthread_mutex_lock(&io->mu);
     pthread_cond_signal(&io->reauth_cv);
     pthread_mutex_unlock(&io->mu);

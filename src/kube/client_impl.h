@@ -97,6 +97,11 @@ struct ks_kube_io {
     int64_t exp_ns;          /* exec: expiry (wall clock), 0 none */
     struct stat token_st;    /* the token file as last read */
     char *exec_info;         /* KUBERNETES_EXEC_INFO value */
+    /* exec: the plugin's process group while it runs (exec_mu; 0: none),
+     * killed when the last client is freed (exec_stopped) */
+    pthread_mutex_t exec_mu;
+    pid_t exec_pid;
+    bool exec_stopped;
 
     /* the I/O thread; mu guards incoming, cancels, detach, nclients, stopping */
     atomic_int refs;         /* the clients not yet gone: the last one frees this */

@@ -1010,6 +1010,38 @@ static void test_async_401_free_while_the_plugin_runs(void **st) {
     ks_kube_config_free(&cfg);
 }
 
+/* A plugin that hangs (here a script whose child keeps its stdout open)
+ * does not hold up the last client's free: its process group is killed,
+ * the request ends. */
+static void *free_client(void *c) {
+    ks_kube_client_free(c);
+    return NULL;
+}
+
+static void test_async_401_free_kills_a_hung_plugin(void **st) {
+    H2F_SET(snprintf(H2F.want_auth, sizeof(H2F.want_auth), "Bearer t2"));
+    ks_kube_config cfg = {0};
+    exec_plugin(&cfg, "reauthhang", "sleep 600");
+    ks_kube_client *c = client(&cfg, (copts){0});
+    counter k = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+    ks_kube_request q = {.method = "GET", .path = "/auth"};
+    ks_kube_do_async(c, &q, on_done, &k);
+    for (int i = 0; i < 500 && exec_runs("reauthhang.runs") < 2; i++) wait_ms(10);
+    assert_int_equal(exec_runs("reauthhang.runs"), 2);
+    wait_ms(100); /* the script is in its sleep */
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, free_client, c), 0);
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += 20;
+    if (pthread_timedjoin_np(t, NULL, &dl) != 0) fail_msg("the free still waits for the plugin after 20 s");
+    pthread_mutex_lock(&k.mu);
+    assert_int_equal(k.done, 1);
+    assert_int_equal(k.ok, 0);
+    pthread_mutex_unlock(&k.mu);
+    ks_kube_config_free(&cfg);
+}
+
 /* A sibling freed while the plugin runs again for its request: free waits
  * for the plugin's thread to give the request back, which then ends as
  * cancelled; the base goes on with the new credentials. */
@@ -1188,6 +1220,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_async_401_plugin_fails, setup, teardown),
         cmocka_unit_test_setup_teardown(test_async_401_many_run_the_plugin_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_async_401_free_while_the_plugin_runs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_async_401_free_kills_a_hung_plugin, setup, teardown),
         cmocka_unit_test_setup_teardown(test_async_401_sibling_freed_while_the_plugin_runs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slow_lookup_stalls_no_open_connection, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lookup_free_and_failure, setup, teardown),
