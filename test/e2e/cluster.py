@@ -104,7 +104,13 @@ def make_certs(d):
     return ca_crt, crt, key, sa
 
 
-def kubeconfig(path, server, ca, token, user):
+def kubeconfig(path, server, ca, token, user, exec_command=None):
+    """A kubeconfig for user: a bearer token, or with exec_command the
+    credentials of that exec plugin."""
+    cred = (f"""    exec:
+      apiVersion: client.authentication.k8s.io/v1
+      command: {exec_command}
+      interactiveMode: Never""" if exec_command else f"    token: {token}")
     with open(path, "w") as f:
         f.write(f"""apiVersion: v1
 kind: Config
@@ -116,7 +122,7 @@ clusters:
 users:
 - name: {user}
   user:
-    token: {token}
+{cred}
 contexts:
 - name: e2e
   context:

@@ -775,28 +775,7 @@ def plain_pods(prefix, n, sched="ksched", cpu="10m"):
 def exec_kubeconfig(c, name, script, server=None):
     """A kubeconfig whose user's credentials come from an exec plugin."""
     path = os.path.join(c.dir, name)
-    with open(path, "w") as f:
-        f.write(f"""apiVersion: v1
-kind: Config
-clusters:
-- name: e2e
-  cluster:
-    server: {server or c.server}
-    certificate-authority: {c.certs[0]}
-users:
-- name: exec
-  user:
-    exec:
-      apiVersion: client.authentication.k8s.io/v1
-      command: {script}
-      interactiveMode: Never
-contexts:
-- name: e2e
-  context:
-    cluster: e2e
-    user: exec
-current-context: e2e
-""")
+    C.kubeconfig(path, server or c.server, c.certs[0], None, "exec", exec_command=script)
     return path
 
 
