@@ -338,19 +338,25 @@ static void test_random_against_model(void **st) {
     ks_listers_free(l);
 }
 
+/* Claims c0..c<n-1>, added as a watch would. */
+static void add_claims(ks_listers *l, int n) {
+    char name[32];
+    for (int i = 0; i < n; i++) {
+        snprintf(name, sizeof(name), "c%d", i);
+        ks_resource_claim *c = claim(name, 0);
+        apply(l, KS_KIND_RESOURCE_CLAIM, KS_WATCH_ADDED, NULL, c);
+        KS_OBJECT_UNREF(c);
+    }
+}
+
 /* One update between views, as a watch event between cycles: once
  * earlier views are unpinned, a change copies the positions written
  * since, not the whole vector. */
 static void test_update_costs_its_changes(void **st) {
     enum { N = 1000 };
     ks_listers *l = ks_listers_new();
+    add_claims(l, N);
     char name[32];
-    for (int i = 0; i < N; i++) {
-        snprintf(name, sizeof(name), "c%d", i);
-        ks_resource_claim *c = claim(name, 0);
-        apply(l, KS_KIND_RESOURCE_CLAIM, KS_WATCH_ADDED, NULL, c);
-        KS_OBJECT_UNREF(c);
-    }
     uint64_t t;
     ks_listers_unpin(l, (ks_listers_pin(l, &t), t));
     ks_listers_stats before, after;
@@ -385,13 +391,8 @@ static void test_update_costs_its_changes(void **st) {
 static void test_spares_after_batch_release(void **st) {
     enum { N = 1000, HOLD = 6, NEXT = 4 };
     ks_listers *l = ks_listers_new();
+    add_claims(l, N);
     char name[32];
-    for (int i = 0; i < N; i++) {
-        snprintf(name, sizeof(name), "c%d", i);
-        ks_resource_claim *c = claim(name, 0);
-        apply(l, KS_KIND_RESOURCE_CLAIM, KS_WATCH_ADDED, NULL, c);
-        KS_OBJECT_UNREF(c);
-    }
     uint64_t t[HOLD + NEXT + 1];
     ks_listers_pin(l, &t[0]);
     for (int k = 1; k <= HOLD + NEXT; k++) {
@@ -423,13 +424,7 @@ static void test_spares_after_batch_release(void **st) {
 static void test_copies_sized_to_use(void **st) {
     enum { N = 1100 };
     ks_listers *l = ks_listers_new();
-    char name[32];
-    for (int i = 0; i < N; i++) {
-        snprintf(name, sizeof(name), "c%d", i);
-        ks_resource_claim *c = claim(name, 0);
-        apply(l, KS_KIND_RESOURCE_CLAIM, KS_WATCH_ADDED, NULL, c);
-        KS_OBJECT_UNREF(c);
-    }
+    add_claims(l, N);
     uint64_t t1, t2;
     ks_listers_pin(l, &t1);
     ks_resource_claim *c = claim("c7", 1);
